@@ -1,0 +1,16 @@
+//! The rtlab task model.
+//!
+//! Everything else in rtlab (analysis, simulation, real-thread runs, reports)
+//! stands on the types here:
+//!
+//! - [`time`]: integer-nanosecond time ([`Nanos`]), human durations, hyperperiods;
+//! - [`task`]: [`Task`], [`TaskSet`] and their validation;
+//! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
+//! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
+//! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed.
+
+pub mod time;
+pub mod task;
+
+pub use task::{CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet};
+pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};
