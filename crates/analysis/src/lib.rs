@@ -1,0 +1,1 @@
+//! Schedulability analysis (work in progress).
