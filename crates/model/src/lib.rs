@@ -9,8 +9,10 @@
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed.
 
-pub mod time;
+pub mod catalog;
+pub mod file;
 pub mod task;
+pub mod time;
 
 pub use task::{CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet};
 pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};

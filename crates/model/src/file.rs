@@ -1,0 +1,635 @@
+//! Task-set files: TOML (primary) and JSON with the same fields.
+//!
+//! ```toml
+//! name = "lf-scenario-4"
+//! [[task]]
+//! name = "t1"
+//! period = "25ms"
+//! deadline = "23ms"     # optional, defaults to period
+//! wcet = "3ms"
+//! offset = "1ms"        # optional release offset
+//! jitter = "0ns"        # optional release jitter
+//! bcet = "2ms"          # optional best-case execution time
+//! priority = 2          # optional; larger is more urgent
+//! [[task.critical_sections]]
+//! resource = "bus"
+//! start = "1ms"         # execution time into the job
+//! length = "500us"
+//! ```
+//!
+//! Every problem is reported as one line, `file:line:col: what is wrong`,
+//! whether the parser found it (syntax, unknown field, bad unit) or the
+//! model's validation did (C > D, duplicate names, ...). Nothing here panics
+//! on any input.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog;
+use crate::task::{CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet};
+use crate::time::Nanos;
+
+/// The prefix that names a built-in task set instead of a file.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The two accepted encodings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// TOML, as in DESIGN.md.
+    Toml,
+    /// JSON with the same fields.
+    Json,
+}
+
+impl Format {
+    /// `.json` files are JSON; everything else is read as TOML.
+    pub fn from_path(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("json") => Format::Json,
+            _ => Format::Toml,
+        }
+    }
+}
+
+/// The on-disk shape of a task set (also what the generators write).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskSetDocument {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default)]
+    task: Vec<TaskEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskEntry {
+    name: String,
+    period: Nanos,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deadline: Option<Nanos>,
+    wcet: Nanos,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bcet: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    offset: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jitter: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    priority: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    critical_sections: Vec<CriticalSection>,
+}
+
+impl From<TaskEntry> for Task {
+    fn from(e: TaskEntry) -> Task {
+        Task {
+            name: e.name,
+            period: e.period,
+            deadline: e.deadline.unwrap_or(e.period),
+            wcet: e.wcet,
+            bcet: e.bcet,
+            offset: e.offset.unwrap_or_default(),
+            jitter: e.jitter.unwrap_or_default(),
+            priority: e.priority,
+            critical_sections: e.critical_sections,
+        }
+    }
+}
+
+impl From<&Task> for TaskEntry {
+    fn from(t: &Task) -> TaskEntry {
+        let nonzero = |n: Nanos| (!n.is_zero()).then_some(n);
+        TaskEntry {
+            name: t.name.clone(),
+            period: t.period,
+            deadline: Some(t.deadline),
+            wcet: t.wcet,
+            bcet: t.bcet,
+            offset: nonzero(t.offset),
+            jitter: nonzero(t.jitter),
+            priority: t.priority,
+            critical_sections: t.critical_sections.clone(),
+        }
+    }
+}
+
+/// A problem or note with its place in a file: prints as
+/// `file:line:col: message` (notes as `file:line:col: note: message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedDiagnostic {
+    /// The file as the user named it (or `builtin:NAME`).
+    pub origin: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// Error or note.
+    pub severity: Severity,
+    /// What is wrong, in one line.
+    pub message: String,
+}
+
+impl fmt::Display for LocatedDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.severity {
+            Severity::Error => "",
+            Severity::Note => "note: ",
+        };
+        write!(
+            f,
+            "{}:{}:{}: {kind}{}",
+            self.origin, self.line, self.column, self.message
+        )
+    }
+}
+
+/// Why a task set could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {reason}")]
+    Read {
+        /// The path as given.
+        path: String,
+        /// The operating system's reason, in words.
+        reason: String,
+    },
+    /// The text is not a well-formed task-set document.
+    #[error("{0}")]
+    Syntax(LocatedDiagnostic),
+    /// The document parses but breaks the model's rules. Displays the first
+    /// error and how many more there are.
+    #[error("{}{}", .errors[0], more_errors(.errors.len()))]
+    Invalid {
+        /// Every error, in file order (never empty).
+        errors: Vec<LocatedDiagnostic>,
+    },
+    /// `builtin:NAME` with an unknown name or a bad parameter.
+    #[error("{0}")]
+    Builtin(#[from] catalog::CatalogError),
+}
+
+fn more_errors(count: usize) -> String {
+    match count {
+        0 | 1 => String::new(),
+        2 => " (and 1 more error)".to_string(),
+        n => format!(" (and {} more errors)", n - 1),
+    }
+}
+
+/// A loaded, valid task set with the notes its validation produced.
+#[derive(Debug, Clone)]
+pub struct LoadedTaskSet {
+    /// The task set.
+    pub set: TaskSet,
+    /// Accepted-but-reported findings (e.g. arbitrary deadlines).
+    pub notes: Vec<LocatedDiagnostic>,
+    /// Where it came from: the path as given, or `builtin:NAME`.
+    pub origin: String,
+}
+
+/// Loads a task set from a path (`.json` is JSON, anything else TOML) or
+/// from the catalog (`builtin:NAME`, see [`catalog`]).
+pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
+    if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
+        let set = catalog::build(name)?;
+        let notes = set
+            .validate()
+            .into_iter()
+            .map(|d| LocatedDiagnostic {
+                origin: spec.to_string(),
+                line: 1,
+                column: 1,
+                severity: d.severity,
+                message: d.message,
+            })
+            .collect();
+        return Ok(LoadedTaskSet {
+            set,
+            notes,
+            origin: spec.to_string(),
+        });
+    }
+    let path = Path::new(spec);
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Read {
+        path: spec.to_string(),
+        reason: match e.kind() {
+            std::io::ErrorKind::InvalidData => "the file is not UTF-8 text".to_string(),
+            _ => e.to_string(),
+        },
+    })?;
+    let default_name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("taskset");
+    parse_str(&text, Format::from_path(path), spec, default_name)
+}
+
+/// Parses and validates a task-set document. `origin` names it in messages;
+/// `default_name` is used when the document has no `name`.
+pub fn parse_str(
+    text: &str,
+    format: Format,
+    origin: &str,
+    default_name: &str,
+) -> Result<LoadedTaskSet, LoadError> {
+    let document: TaskSetDocument = match format {
+        Format::Toml => toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            syntax_error(origin, text, offset, e.message().trim_end())
+        })?,
+        Format::Json => serde_json::from_str(text).map_err(|e| json_syntax_error(origin, &e))?,
+    };
+    let set = TaskSet {
+        name: document.name.unwrap_or_else(|| default_name.to_string()),
+        tasks: document.task.into_iter().map(Task::from).collect(),
+    };
+    let (errors, notes): (Vec<_>, Vec<_>) = set
+        .validate()
+        .into_iter()
+        .map(|d| locate(origin, text, format, d))
+        .partition(|d| d.severity == Severity::Error);
+    if !errors.is_empty() {
+        return Err(LoadError::Invalid { errors });
+    }
+    Ok(LoadedTaskSet {
+        set,
+        notes,
+        origin: origin.to_string(),
+    })
+}
+
+/// The task set as a TOML document in the file format (deterministic).
+pub fn to_toml_string(set: &TaskSet) -> String {
+    toml::to_string(&document_of(set)).expect("a task set always serializes to TOML")
+}
+
+/// The task set as a JSON document in the file format (deterministic).
+pub fn to_json_string(set: &TaskSet) -> String {
+    serde_json::to_string_pretty(&document_of(set)).expect("a task set always serializes to JSON")
+}
+
+fn document_of(set: &TaskSet) -> TaskSetDocument {
+    TaskSetDocument {
+        name: Some(set.name.clone()),
+        task: set.tasks.iter().map(TaskEntry::from).collect(),
+    }
+}
+
+fn syntax_error(origin: &str, text: &str, offset: usize, message: &str) -> LoadError {
+    let (line, column) = line_column(text, offset);
+    LoadError::Syntax(LocatedDiagnostic {
+        origin: origin.to_string(),
+        line,
+        column,
+        severity: Severity::Error,
+        // toml's messages can span lines; keep the promise of one line.
+        message: message.lines().collect::<Vec<_>>().join("; "),
+    })
+}
+
+fn json_syntax_error(origin: &str, e: &serde_json::Error) -> LoadError {
+    let full = e.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(cut) => &full[..cut],
+        None => &full,
+    };
+    LoadError::Syntax(LocatedDiagnostic {
+        origin: origin.to_string(),
+        line: e.line().max(1),
+        column: e.column().max(1),
+        severity: Severity::Error,
+        message: message.to_string(),
+    })
+}
+
+/// 1-based line and character column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+fn locate(origin: &str, text: &str, format: Format, d: Diagnostic) -> LocatedDiagnostic {
+    let offset = match format {
+        Format::Toml => toml_offset(text, &d.path),
+        Format::Json => json_offset(text, &d.path),
+    };
+    let (line, column) = line_column(text, offset);
+    LocatedDiagnostic {
+        origin: origin.to_string(),
+        line,
+        column,
+        severity: d.severity,
+        message: d.message,
+    }
+}
+
+/// Byte offset of the deepest part of `path` present in a TOML document (a
+/// defaulted field points at its task's table).
+fn toml_offset(text: &str, path: &FieldPath) -> usize {
+    use toml::de::{DeTable, DeValue};
+    let Ok(root) = DeTable::parse(text) else {
+        return 0;
+    };
+    let mut best = 0;
+    let mut segments = path.0.iter();
+    let Some(PathSegment::Key(first)) = segments.next() else {
+        return 0;
+    };
+    let Some((_, mut value)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == first) else {
+        return 0;
+    };
+    best = best.max(value.span().start);
+    for segment in segments {
+        let next = match (segment, value.get_ref()) {
+            (PathSegment::Key(key), DeValue::Table(table)) => table
+                .iter()
+                .find(|(k, _)| k.get_ref() == key)
+                .map(|(_, v)| v),
+            (PathSegment::Index(i), DeValue::Array(array)) => array.iter().nth(*i),
+            _ => None,
+        };
+        match next {
+            Some(v) => {
+                value = v;
+                best = v.span().start;
+            }
+            None => break,
+        }
+    }
+    best
+}
+
+/// Byte offset of the deepest part of `path` present in a JSON document.
+fn json_offset(text: &str, path: &FieldPath) -> usize {
+    use jsonc_parser::ast::Value;
+    use jsonc_parser::common::Ranged;
+    let Ok(parsed) = jsonc_parser::parse_to_ast(text, &Default::default(), &Default::default())
+    else {
+        return 0;
+    };
+    let Some(mut value) = parsed.value.as_ref() else {
+        return 0;
+    };
+    let mut best = value.start();
+    for segment in &path.0 {
+        let next = match (segment, value) {
+            (PathSegment::Key(key), Value::Object(object)) => {
+                object.get(key).map(|prop| &prop.value)
+            }
+            (PathSegment::Index(i), Value::Array(array)) => array.elements.get(*i),
+            _ => None,
+        };
+        match next {
+            Some(v) => {
+                value = v;
+                best = v.start();
+            }
+            None => break,
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toml_err(text: &str) -> String {
+        parse_str(text, Format::Toml, "set.toml", "set")
+            .unwrap_err()
+            .to_string()
+    }
+
+    fn json_err(text: &str) -> String {
+        parse_str(text, Format::Json, "set.json", "set")
+            .unwrap_err()
+            .to_string()
+    }
+
+    const GOOD: &str = r#"
+name = "demo"
+[[task]]
+name = "t1"
+period = "25ms"
+deadline = "23ms"
+wcet = "3ms"
+offset = "1ms"
+priority = 2
+
+[[task]]
+name = "t2"
+period = "50ms"
+wcet = "40ms"
+[[task.critical_sections]]
+resource = "bus"
+start = "1ms"
+length = "500us"
+"#;
+
+    #[test]
+    fn reads_the_design_example() {
+        let loaded = parse_str(GOOD, Format::Toml, "x.toml", "x").unwrap();
+        let set = loaded.set;
+        assert_eq!(set.name, "demo");
+        assert_eq!(set.tasks.len(), 2);
+        let t1 = &set.tasks[0];
+        assert_eq!(t1.deadline, Nanos::from_ms(23));
+        assert_eq!(t1.offset, Nanos::from_ms(1));
+        assert_eq!(t1.priority, Some(2));
+        let t2 = &set.tasks[1];
+        assert_eq!(t2.deadline, t2.period, "deadline defaults to period");
+        assert_eq!(t2.critical_sections[0].length, Nanos::from_us(500));
+        assert!(loaded.notes.is_empty());
+    }
+
+    #[test]
+    fn toml_and_json_round_trip() {
+        let set = parse_str(GOOD, Format::Toml, "x.toml", "x").unwrap().set;
+        let again = parse_str(&to_toml_string(&set), Format::Toml, "y", "y")
+            .unwrap()
+            .set;
+        assert_eq!(set, again);
+        let json = parse_str(&to_json_string(&set), Format::Json, "z", "z")
+            .unwrap()
+            .set;
+        assert_eq!(set, json);
+    }
+
+    #[test]
+    fn name_defaults_to_the_file_stem() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"1ms\"\nwcet = \"1us\"\n";
+        let loaded = parse_str(text, Format::Toml, "dir/mine.toml", "mine").unwrap();
+        assert_eq!(loaded.set.name, "mine");
+    }
+
+    #[test]
+    fn arbitrary_deadline_is_reported_with_its_place() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"15ms\"\nwcet = \"1ms\"\n";
+        let loaded = parse_str(text, Format::Toml, "d.toml", "d").unwrap();
+        assert_eq!(
+            loaded.notes[0].to_string(),
+            "d.toml:4:12: note: task `a`: deadline 15ms is longer than period 10ms (arbitrary deadline: jobs may overlap)"
+        );
+    }
+
+    // Malformed files, each with its exact one-line message.
+
+    #[test]
+    fn unknown_field() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperod = \"10ms\"\nwcet = \"1ms\"\n"),
+            "set.toml:3:1: unknown field `perod`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
+        );
+    }
+
+    #[test]
+    fn bad_unit() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"10xs\"\nwcet = \"1ms\"\n"),
+            "set.toml:3:10: invalid duration `10xs`: unknown unit `xs` (use ns, us, ms or s)"
+        );
+    }
+
+    #[test]
+    fn negative_period() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"-10ms\"\nwcet = \"1ms\"\n"),
+            "set.toml:3:10: invalid duration `-10ms`: durations cannot be negative"
+        );
+    }
+
+    #[test]
+    fn number_without_unit() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = 10\nwcet = \"1ms\"\n"),
+            "set.toml:3:10: invalid duration 10: a duration is a string with a unit, e.g. \"10ms\""
+        );
+    }
+
+    #[test]
+    fn missing_wcet() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"10ms\"\n"),
+            "set.toml:1:1: missing field `wcet`"
+        );
+    }
+
+    #[test]
+    fn zero_period() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"0ms\"\ndeadline = \"5ms\"\nwcet = \"1ms\"\n"),
+            "set.toml:3:10: task `a`: period must be greater than 0"
+        );
+    }
+
+    #[test]
+    fn wcet_above_deadline() {
+        assert_eq!(
+            toml_err(
+                "name = \"x\"\n[[task]]\nname = \"a\"\nperiod = \"25ms\"\ndeadline = \"20ms\"\nwcet = \"21ms\"\n"
+            ),
+            "set.toml:6:8: task `a`: wcet 21ms exceeds deadline 20ms: no job can meet it"
+        );
+    }
+
+    #[test]
+    fn wcet_above_defaulted_deadline_points_at_wcet() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"2ms\"\nwcet = \"3ms\"\n"),
+            "set.toml:4:8: task `a`: wcet 3ms exceeds deadline 2ms: no job can meet it"
+        );
+    }
+
+    #[test]
+    fn duplicate_names_count_further_errors() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"2ms\"\nwcet = \"1ms\"\n\
+                    [[task]]\nname = \"a\"\nperiod = \"2ms\"\nwcet = \"0ms\"\n";
+        assert_eq!(
+            toml_err(text),
+            "set.toml:6:8: task `a`: duplicate task name (and 1 more error)"
+        );
+    }
+
+    #[test]
+    fn critical_section_outside_the_job() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\n\
+                    critical_sections = [{ resource = \"bus\", start = \"1ms\", length = \"2ms\" }]\n";
+        assert_eq!(
+            toml_err(text),
+            "set.toml:5:66: task `a`: critical section on `bus` ends at 3ms of execution, after the job's wcet 2ms"
+        );
+    }
+
+    #[test]
+    fn toml_syntax_error() {
+        assert_eq!(
+            toml_err("[[task]\nname = \"a\"\n"),
+            "set.toml:1:8: unclosed array table, expected `]`"
+        );
+    }
+
+    #[test]
+    fn no_tasks() {
+        assert_eq!(
+            toml_err("name = \"empty\"\n"),
+            "set.toml:1:1: the task set has no tasks (add a [[task]] table)"
+        );
+    }
+
+    #[test]
+    fn negative_priority() {
+        assert_eq!(
+            toml_err("[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\npriority = -1\n"),
+            "set.toml:5:12: invalid value: integer `-1`, expected u32"
+        );
+    }
+
+    #[test]
+    fn json_unknown_field() {
+        assert_eq!(
+            json_err("{\"task\": [{\"name\": \"a\", \"period\": \"1ms\", \"wcet\": \"1us\", \"prio\": 1}]}"),
+            "set.json:1:62: unknown field `prio`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
+        );
+    }
+
+    #[test]
+    fn json_validation_error_points_at_the_field() {
+        let text = "{\n  \"task\": [\n    {\"name\": \"a\", \"period\": \"1ms\",\n     \"wcet\": \"2ms\"}\n  ]\n}";
+        assert_eq!(
+            json_err(text),
+            "set.json:4:14: task `a`: wcet 2ms exceeds deadline 1ms: no job can meet it"
+        );
+    }
+
+    #[test]
+    fn json_syntax_error() {
+        assert_eq!(
+            json_err("{\"task\": [}"),
+            "set.json:1:11: expected value"
+        );
+    }
+
+    #[test]
+    fn unreadable_file_names_the_path() {
+        let err = load("/nonexistent/rtlab/x.toml").unwrap_err().to_string();
+        assert!(err.starts_with("/nonexistent/rtlab/x.toml: cannot read: "), "{err}");
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncµd", 6), (2, 3));
+        assert_eq!(line_column("", 10), (1, 1));
+    }
+}
