@@ -1,1 +1,88 @@
-fn main(){}
+//! `rtlab`: the real-time scheduling lab. This binary only parses arguments
+//! and wires the library crates together; every command lives in
+//! [`commands`].
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+mod table;
+
+/// rtlab — measure, run, simulate and analyse periodic real-time task sets.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rtlab",
+    version,
+    about = "rtlab: a real-time scheduling lab — task sets, analysis, simulation and measurement on one task model",
+    long_about = None,
+    after_help = "Task sets are TOML or JSON files, or built-ins named `builtin:NAME` (see `rtlab taskset list`).\n\
+                  Every command prints a human summary by default and a documented JSON document with --json.\n\n\
+                  Examples:\n  rtlab demo\n  rtlab taskset show builtin:avionics\n  rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Work with task sets: list the built-ins, show, validate, generate.
+    #[command(subcommand)]
+    Taskset(commands::taskset::TasksetCommand),
+    /// A short tour: the catalog, one task set in detail, generated sets validated.
+    #[command(after_help = "Example:\n  rtlab demo")]
+    Demo(commands::demo::DemoArgs),
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Taskset(command) => commands::taskset::run(command),
+        Command::Demo(args) => commands::demo::run(&args),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_an_example_in_its_help() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            for sub in cmd.get_subcommands() {
+                let here = format!("{path} {}", sub.get_name());
+                if sub.has_subcommands() {
+                    walk(sub, &here);
+                    continue;
+                }
+                let help = sub
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                assert!(
+                    help.contains("Example") && help.contains("rtlab "),
+                    "`{here}` has no example in its help"
+                );
+            }
+        }
+        walk(&Cli::command(), "rtlab");
+    }
+}

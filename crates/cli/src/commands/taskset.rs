@@ -1,0 +1,296 @@
+//! `rtlab taskset list | show | validate | gen`.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use rtlab_model::file::{self, LoadError, LocatedDiagnostic};
+use rtlab_model::{catalog, Nanos, Severity, TaskSet};
+use serde_json::{json, Value};
+
+use crate::table;
+
+/// `rtlab taskset ...`
+#[derive(Debug, Subcommand)]
+pub enum TasksetCommand {
+    /// List the built-in task sets (usable anywhere a file is, as `builtin:NAME`).
+    #[command(after_help = "Examples:\n  rtlab taskset list\n  rtlab taskset list --json")]
+    List(ListArgs),
+    /// Show a task set: its tasks, utilization, density and hyperperiod.
+    #[command(after_help = "Examples:\n  rtlab taskset show builtin:avionics\n  \
+                            rtlab taskset show 'builtin:hartstone-ph?kilo-whet=1ms' --json\n  \
+                            rtlab taskset show my-set.toml")]
+    Show(ShowArgs),
+    /// Check task-set files; print every problem as `file:line:col: message`.
+    #[command(after_help = "Exits 1 when any file is invalid.\n\nExamples:\n  \
+                            rtlab taskset validate my-set.toml\n  rtlab taskset validate sets/*.toml --json")]
+    Validate(ValidateArgs),
+    /// Generate random task sets (UUniFast, UUniFast-discard, RandFixedSum), deterministic per seed.
+    #[command(after_help = GEN_EXAMPLES)]
+    Gen(super::generate::GenArgs),
+}
+
+const GEN_EXAMPLES: &str = "Examples:\n  \
+    rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
+    rtlab taskset gen -n 5 -u 0.9 --periods log-uniform --period-min 1ms --period-max 1s --granularity 1ms\n  \
+    rtlab taskset gen -n 10 -u 0.8 --method randfixedsum --deadlines constrained --deadline-x 0.5..1 --count 20 --out sets/";
+
+/// `rtlab taskset list`
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON: a list of {name, tasks, utilization, summary, source, parameters}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rtlab taskset show`
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A task-set file (.toml or .json) or `builtin:NAME`.
+    pub taskset: String,
+    /// Print JSON (schema in README, "rtlab taskset show --json").
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rtlab taskset validate`
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Task-set files (.toml or .json) or `builtin:NAME`.
+    #[arg(required = true)]
+    pub tasksets: Vec<String>,
+    /// Print JSON: a list of {file, valid, errors, notes}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs one `taskset` subcommand.
+pub fn run(command: TasksetCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TasksetCommand::List(args) => list(&args),
+        TasksetCommand::Show(args) => show(&args),
+        TasksetCommand::Validate(args) => validate(&args),
+        TasksetCommand::Gen(args) => super::generate::run(&args),
+    }
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let mut rows = Vec::new();
+    for entry in catalog::entries() {
+        let set = catalog::build(entry.name)?;
+        rows.push((entry, set));
+    }
+    if args.json {
+        let out: Vec<Value> = rows
+            .iter()
+            .map(|(entry, set)| {
+                json!({
+                    "name": entry.name,
+                    "tasks": set.tasks.len(),
+                    "utilization": set.utilization(),
+                    "summary": entry.summary,
+                    "source": entry.source,
+                    "parameters": entry.parameters.iter().map(|p| json!({
+                        "name": p.name, "default": p.default, "meaning": p.meaning,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table::new(&["name", "tasks", "U", "what it is", "source"], &["tasks", "U"]);
+    for (entry, set) in &rows {
+        t.add_row(vec![
+            format!("builtin:{}", entry.name),
+            set.tasks.len().to_string(),
+            format!("{:.4}", set.utilization()),
+            entry.summary.to_string(),
+            entry.source.to_string(),
+        ]);
+    }
+    println!("{}", table::render(&t));
+    for (entry, _) in &rows {
+        for p in entry.parameters {
+            println!(
+                "\nbuiltin:{} takes ?{}=VALUE (default {}): {}; e.g. builtin:{}?{}=1ms",
+                entry.name, p.name, p.default, p.meaning, entry.name, p.name
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How the deadlines of a set relate to its periods.
+pub fn deadline_kind(set: &TaskSet) -> &'static str {
+    if set.has_implicit_deadlines() {
+        "implicit"
+    } else if set.has_constrained_deadlines() {
+        "constrained"
+    } else {
+        "arbitrary"
+    }
+}
+
+/// The `show --json` document (schema in README).
+pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> Value {
+    let ns = |n: Nanos| n.as_ns();
+    json!({
+        "name": set.name,
+        "origin": origin,
+        "task_count": set.tasks.len(),
+        "utilization": set.utilization(),
+        "density": set.density(),
+        "hyperperiod_ns": set.hyperperiod().ok().map(ns),
+        "deadlines": deadline_kind(set),
+        "tasks": set.tasks.iter().map(|t| json!({
+            "name": t.name,
+            "period_ns": ns(t.period),
+            "deadline_ns": ns(t.deadline),
+            "wcet_ns": ns(t.wcet),
+            "bcet_ns": t.bcet.map(ns),
+            "offset_ns": ns(t.offset),
+            "jitter_ns": ns(t.jitter),
+            "priority": t.priority,
+            "utilization": t.utilization(),
+            "critical_sections": t.critical_sections.iter().map(|cs| json!({
+                "resource": cs.resource,
+                "start_ns": ns(cs.start),
+                "length_ns": ns(cs.length),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "notes": notes.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let loaded = file::load(&args.taskset)?;
+    if args.json {
+        let doc = taskset_json(&loaded.set, &loaded.origin, &loaded.notes);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", describe(&loaded.set, &loaded.origin));
+    for note in &loaded.notes {
+        println!("{note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The human description of a task set: a headline and a table of tasks.
+pub fn describe(set: &TaskSet, origin: &str) -> String {
+    let hyper = match set.hyperperiod() {
+        Ok(h) => h.to_string(),
+        Err(_) => "overflows 64-bit ns".to_string(),
+    };
+    let mut out = format!(
+        "{} ({origin}): {} tasks, U = {:.4}, density = {:.4}, hyperperiod = {hyper}, {} deadlines\n\n",
+        set.name,
+        set.tasks.len(),
+        set.utilization(),
+        set.density(),
+        deadline_kind(set),
+    );
+    let has_cs = set.tasks.iter().any(|t| !t.critical_sections.is_empty());
+    let mut header = vec!["task", "T", "D", "C", "offset", "prio", "U"];
+    if has_cs {
+        header.push("critical sections");
+    }
+    let mut t = table::new(&header, &["T", "D", "C", "offset", "prio", "U"]);
+    for task in &set.tasks {
+        let mut row = vec![
+            task.name.clone(),
+            task.period.to_string(),
+            task.deadline.to_string(),
+            match task.bcet {
+                Some(b) => format!("{b}..{}", task.wcet),
+                None => task.wcet.to_string(),
+            },
+            task.offset.to_string(),
+            task.priority.map_or("-".into(), |p| p.to_string()),
+            format!("{:.4}", task.utilization()),
+        ];
+        if has_cs {
+            let sections: Vec<String> = task
+                .critical_sections
+                .iter()
+                .map(|cs| format!("{}@{}+{}", cs.resource, cs.start, cs.length))
+                .collect();
+            row.push(sections.join(" "));
+        }
+        t.add_row(row);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    out
+}
+
+fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let mut all_valid = true;
+    let mut reports = Vec::new();
+    for spec in &args.tasksets {
+        let (summary, errors, notes) = match file::load(spec) {
+            Ok(loaded) => (
+                Some(format!(
+                    "{} tasks, U = {:.4}",
+                    loaded.set.tasks.len(),
+                    loaded.set.utilization()
+                )),
+                Vec::new(),
+                loaded.notes,
+            ),
+            Err(LoadError::Invalid { errors }) => (None, errors, Vec::new()),
+            Err(LoadError::Syntax(d)) => (None, vec![d], Vec::new()),
+            Err(other) => (None, vec![plain_error(spec, other.to_string())], Vec::new()),
+        };
+        all_valid &= errors.is_empty();
+        reports.push((spec, summary, errors, notes));
+    }
+    if args.json {
+        let as_json = |d: &LocatedDiagnostic| {
+            json!({"line": d.line, "column": d.column, "message": d.message, "text": d.to_string()})
+        };
+        let out: Vec<Value> = reports
+            .iter()
+            .map(|(spec, _, errors, notes)| {
+                json!({
+                    "file": spec,
+                    "valid": errors.is_empty(),
+                    "errors": errors.iter().map(as_json).collect::<Vec<_>>(),
+                    "notes": notes.iter().map(as_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for (spec, summary, errors, notes) in &reports {
+            for line in errors.iter().chain(notes) {
+                println!("{line}");
+            }
+            if let Some(summary) = summary {
+                println!("{spec}: ok ({summary})");
+            }
+        }
+    }
+    Ok(if all_valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// An error without a place in the file (unreadable file, unknown builtin).
+fn plain_error(spec: &str, message: String) -> LocatedDiagnostic {
+    // Read errors already start with the path; keep the line as it is.
+    let message = message
+        .strip_prefix(&format!("{spec}: "))
+        .map(str::to_string)
+        .unwrap_or(message);
+    LocatedDiagnostic {
+        origin: spec.to_string(),
+        line: 1,
+        column: 1,
+        severity: Severity::Error,
+        message,
+    }
+}
+
