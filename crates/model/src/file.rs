@@ -627,6 +627,37 @@ length = "500us"
         assert!(err.starts_with("/nonexistent/rtlab/x.toml: cannot read: "), "{err}");
     }
 
+    proptest::proptest! {
+        /// No input makes the loader panic: arbitrary text, and valid files
+        /// with a random slice replaced by random text.
+        #[test]
+        fn never_panics_on_arbitrary_text(text in "\\PC{0,300}") {
+            let _ = parse_str(&text, Format::Toml, "f", "f");
+            let _ = parse_str(&text, Format::Json, "f", "f");
+        }
+
+        #[test]
+        fn never_panics_on_mutated_files(
+            at in 0usize..400,
+            cut in 0usize..20,
+            insert in "[\\[\\]{}\",=.0-9a-z\\- \n]{0,12}",
+        ) {
+            let set = parse_str(GOOD, Format::Toml, "x", "x").unwrap().set;
+            for (text, format) in [(GOOD.to_string(), Format::Toml), (to_json_string(&set), Format::Json)] {
+                let mut bytes = text.into_bytes();
+                let start = at.min(bytes.len());
+                let end = (start + cut).min(bytes.len());
+                bytes.splice(start..end, insert.bytes());
+                if let Ok(mutated) = String::from_utf8(bytes) {
+                    match parse_str(&mutated, format, "m", "m") {
+                        Ok(loaded) => proptest::prop_assert!(loaded.set.errors().is_empty()),
+                        Err(e) => proptest::prop_assert!(!e.to_string().contains('\n'), "{}", e),
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn line_column_counts_characters() {
         assert_eq!(line_column("ab\ncµd", 6), (2, 3));
