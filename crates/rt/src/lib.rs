@@ -1,0 +1,1 @@
+//! Linux real-time runtime (work in progress).

@@ -1,0 +1,1 @@
+//! Discrete-event scheduling simulator (work in progress).
