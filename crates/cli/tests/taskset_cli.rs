@@ -9,7 +9,13 @@ fn rtlab() -> Command {
 }
 
 fn json_of(args: &[&str]) -> Value {
-    let out = rtlab().args(args).assert().success().get_output().stdout.clone();
+    let out = rtlab()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out).expect("valid JSON on stdout")
 }
 
@@ -65,7 +71,9 @@ fn list_names_every_builtin() {
         .args(["taskset", "list"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("builtin:hartstone-ph?kilo-whet=1ms"));
+        .stdout(predicate::str::contains(
+            "builtin:hartstone-ph?kilo-whet=1ms",
+        ));
 }
 
 #[test]
@@ -113,7 +121,11 @@ fn validate_reports_every_error_with_its_place_and_fails() {
 fn a_bad_file_is_one_line_on_stderr_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("unit.toml");
-    std::fs::write(&path, "[[task]]\nname = \"a\"\nperiod = \"10xs\"\nwcet = \"1ms\"\n").unwrap();
+    std::fs::write(
+        &path,
+        "[[task]]\nname = \"a\"\nperiod = \"10xs\"\nwcet = \"1ms\"\n",
+    )
+    .unwrap();
     let path = path.to_str().unwrap();
     rtlab()
         .args(["taskset", "show", path])

@@ -357,7 +357,7 @@ fn toml_offset(text: &str, path: &FieldPath) -> usize {
                 .iter()
                 .find(|(k, _)| k.get_ref() == key)
                 .map(|(_, v)| v),
-            (PathSegment::Index(i), DeValue::Array(array)) => array.iter().nth(*i),
+            (PathSegment::Index(i), DeValue::Array(array)) => array.get(*i),
             _ => None,
         };
         match next {
@@ -476,7 +476,8 @@ length = "500us"
 
     #[test]
     fn arbitrary_deadline_is_reported_with_its_place() {
-        let text = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"15ms\"\nwcet = \"1ms\"\n";
+        let text =
+            "[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"15ms\"\nwcet = \"1ms\"\n";
         let loaded = parse_str(text, Format::Toml, "d.toml", "d").unwrap();
         assert_eq!(
             loaded.notes[0].to_string(),
@@ -529,7 +530,9 @@ length = "500us"
     #[test]
     fn zero_period() {
         assert_eq!(
-            toml_err("[[task]]\nname = \"a\"\nperiod = \"0ms\"\ndeadline = \"5ms\"\nwcet = \"1ms\"\n"),
+            toml_err(
+                "[[task]]\nname = \"a\"\nperiod = \"0ms\"\ndeadline = \"5ms\"\nwcet = \"1ms\"\n"
+            ),
             "set.toml:3:10: task `a`: period must be greater than 0"
         );
     }
@@ -615,16 +618,16 @@ length = "500us"
 
     #[test]
     fn json_syntax_error() {
-        assert_eq!(
-            json_err("{\"task\": [}"),
-            "set.json:1:11: expected value"
-        );
+        assert_eq!(json_err("{\"task\": [}"), "set.json:1:11: expected value");
     }
 
     #[test]
     fn unreadable_file_names_the_path() {
         let err = load("/nonexistent/rtlab/x.toml").unwrap_err().to_string();
-        assert!(err.starts_with("/nonexistent/rtlab/x.toml: cannot read: "), "{err}");
+        assert!(
+            err.starts_with("/nonexistent/rtlab/x.toml: cannot read: "),
+            "{err}"
+        );
     }
 
     proptest::proptest! {

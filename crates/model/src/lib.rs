@@ -11,6 +11,8 @@
 
 pub mod catalog;
 pub mod file;
+pub mod generate;
+pub mod overheads;
 pub mod task;
 pub mod time;
 

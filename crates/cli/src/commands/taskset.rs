@@ -98,7 +98,10 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table::new(&["name", "tasks", "U", "what it is", "source"], &["tasks", "U"]);
+    let mut t = table::new(
+        &["name", "tasks", "U", "what it is", "source"],
+        &["tasks", "U"],
+    );
     for (entry, set) in &rows {
         t.add_row(vec![
             format!("builtin:{}", entry.name),
@@ -246,9 +249,7 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         reports.push((spec, summary, errors, notes));
     }
     if args.json {
-        let as_json = |d: &LocatedDiagnostic| {
-            json!({"line": d.line, "column": d.column, "message": d.message, "text": d.to_string()})
-        };
+        let as_json = |d: &LocatedDiagnostic| json!({"line": d.line, "column": d.column, "message": d.message, "text": d.to_string()});
         let out: Vec<Value> = reports
             .iter()
             .map(|(spec, _, errors, notes)| {
@@ -293,4 +294,3 @@ fn plain_error(spec: &str, message: String) -> LocatedDiagnostic {
         message,
     }
 }
-

@@ -1,0 +1,413 @@
+//! `rtlab analyze`: every schedulability test of every chosen policy on one
+//! task set, per-task response times, and optionally breakdown utilization.
+//!
+//! # JSON schema (`--json`)
+//!
+//! ```text
+//! {
+//!   "taskset": "avionics",                 // the set's name
+//!   "origin": "builtin:avionics",          // path or builtin:NAME
+//!   "utilization": 0.8301,                 // Σ C/T
+//!   "overheads": "rtmach" | null,          // --overheads profile name
+//!   "tests": [                             // every test of every policy
+//!     { "test": "rta", "policy": "rm",
+//!       "schedulable": true | false | null,   // null: sufficient test inconclusive
+//!       "tick_ns": 8000000 | null }           // rta-overheads only; null = tickless
+//!   ],
+//!   "tasks": [                             // one row per task per policy
+//!     { "name": "t1", "policy": "rm",
+//!       "priority": 15 | null,             // null under EDF; larger is more urgent
+//!       "wcet_ns": 2000000, "period_ns": 25000000, "deadline_ns": 25000000,
+//!       "blocking_ns": 0,
+//!       "wcrt_ns": 2000000 | null,         // exact test (rta); null when above D or unknown
+//!       "schedulable": true | false | null }
+//!   ],
+//!   "breakdown": [                         // only with --breakdown
+//!     { "policy": "rm", "overheads": "rtmach" | null, "tick_ns": 8000000 | null,
+//!       "utilization": 0.8236 | null,      // U*; null when no scale is schedulable
+//!       "scale": 0.9921 | null }           // α
+//!   ]
+//! }
+//! ```
+//!
+//! Test names: `liu-layland`, `hyperbolic`, `rta`, `rta-overheads` (fixed
+//! priorities), `edf-utilization`, `edf-density`, `edf-demand` (EDF).
+
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use rtlab_analysis::blocking::{self, LockingProtocol};
+use rtlab_analysis::overhead_rta::TimerModel;
+use rtlab_analysis::priority::PriorityPolicy;
+use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
+use rtlab_analysis::{Response, Test};
+use rtlab_model::overheads::Overheads;
+use rtlab_model::{Nanos, TaskSet};
+use serde_json::{json, Value};
+
+use crate::table;
+
+/// Arguments of `rtlab analyze`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    rtlab analyze builtin:avionics --policy rm --breakdown\n  \
+    rtlab analyze builtin:avionics --policy rm --breakdown --overheads builtin:rtmach --tick 1ms,2ms,4ms,8ms,16ms\n  \
+    rtlab analyze sets/lf.toml --policy all --json")]
+pub struct AnalyzeArgs {
+    /// Task-set file (TOML or JSON) or builtin:NAME.
+    pub file: String,
+
+    /// Scheduling policy to analyse; `all` is rm, dm, opa, edf, and given
+    /// when every task has a priority.
+    #[arg(long, value_enum, default_value_t = PolicyArg::All)]
+    pub policy: PolicyArg,
+
+    /// Scheduler overheads for paper 004's test (rta-overheads): an
+    /// overheads TOML file or builtin:rtmach.
+    #[arg(long, value_name = "FILE|builtin:rtmach")]
+    pub overheads: Option<String>,
+
+    /// Timer tick(s) for the overhead-aware test, comma-separated
+    /// (e.g. 1ms,2ms,4ms); without it the scheduler is tickless.
+    #[arg(long, value_delimiter = ',', value_parser = parse_tick, requires = "overheads")]
+    pub tick: Vec<Nanos>,
+
+    /// Number of threads n at which overhead costs a*n+b are evaluated
+    /// (default: the number of tasks).
+    #[arg(long, requires = "overheads")]
+    pub threads: Option<usize>,
+
+    /// Locking protocol for critical sections: pip or pcp under fixed
+    /// priorities (default pcp); srp or dfp under EDF (same bound).
+    #[arg(long, value_enum)]
+    pub locking: Option<LockingArg>,
+
+    /// Also search the breakdown utilization (scale all C until a miss),
+    /// ideal and, with --overheads, for each tick.
+    #[arg(long)]
+    pub breakdown: bool,
+
+    /// Print the JSON document described in the README instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--policy` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// Rate monotonic.
+    Rm,
+    /// Deadline monotonic.
+    Dm,
+    /// The priorities in the file.
+    Given,
+    /// Audsley's optimal priority assignment.
+    Opa,
+    /// Earliest deadline first.
+    Edf,
+    /// All of the above that apply.
+    All,
+}
+
+/// `--locking` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LockingArg {
+    /// Priority inheritance (fixed priorities).
+    Pip,
+    /// (Immediate) priority ceiling (fixed priorities).
+    Pcp,
+    /// Stack resource policy (EDF).
+    Srp,
+    /// Deadline floor protocol (EDF).
+    Dfp,
+}
+
+fn parse_tick(text: &str) -> Result<Nanos, String> {
+    let tick: Nanos = text.parse().map_err(|e| format!("{e}"))?;
+    if tick.is_zero() {
+        return Err("a tick must be longer than 0".into());
+    }
+    Ok(tick)
+}
+
+/// Runs `rtlab analyze`.
+pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
+    let loaded = rtlab_model::file::load(&args.file)?;
+    let set = &loaded.set;
+    let overheads = args
+        .overheads
+        .as_deref()
+        .map(Overheads::load)
+        .transpose()
+        .context("cannot load the overheads")?;
+    let mut options = Options {
+        overheads,
+        timers: args.tick.iter().map(|&t| TimerModel::Tick(t)).collect(),
+        threads: args.threads,
+        ..Options::default()
+    };
+    match args.locking {
+        Some(LockingArg::Pip) => options.fixed_protocol = LockingProtocol::Pip,
+        Some(LockingArg::Pcp) | None => options.fixed_protocol = LockingProtocol::Pcp,
+        Some(LockingArg::Srp) => options.edf_protocol = LockingProtocol::Srp,
+        Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
+    }
+
+    let policies = policies(args.policy, set)?;
+    let reports = policies
+        .iter()
+        .map(|&p| suite::analyse(set, p, &options).with_context(|| format!("policy {}", p.name())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let breakdowns: Vec<BreakdownRun> = if args.breakdown {
+        policies
+            .iter()
+            .flat_map(|&p| suite::breakdowns(set, p, &options))
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    if args.json {
+        let doc = json_document(&loaded.origin, set, &options, &reports, args.breakdown.then_some(&breakdowns));
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for note in &loaded.notes {
+            eprintln!("{note}");
+        }
+        print!("{}", human(&loaded.origin, set, &options, &reports, &breakdowns));
+    }
+    Ok(())
+}
+
+fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
+    let fixed = |p| Policy::Fixed(p);
+    Ok(match arg {
+        PolicyArg::Rm => vec![fixed(PriorityPolicy::RateMonotonic)],
+        PolicyArg::Dm => vec![fixed(PriorityPolicy::DeadlineMonotonic)],
+        PolicyArg::Given => vec![fixed(PriorityPolicy::Given)],
+        PolicyArg::Opa => vec![fixed(PriorityPolicy::Audsley)],
+        PolicyArg::Edf => vec![Policy::Edf],
+        PolicyArg::All => {
+            let mut all = vec![
+                fixed(PriorityPolicy::RateMonotonic),
+                fixed(PriorityPolicy::DeadlineMonotonic),
+            ];
+            if set.tasks.iter().all(|t| t.priority.is_some()) {
+                all.push(fixed(PriorityPolicy::Given));
+            }
+            all.push(fixed(PriorityPolicy::Audsley));
+            all.push(Policy::Edf);
+            all
+        }
+    })
+}
+
+fn verdict_word(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "schedulable",
+        Some(false) => "NOT schedulable",
+        None => "inconclusive",
+    }
+}
+
+fn test_label(test: Test, timer: Option<TimerModel>) -> String {
+    match timer {
+        Some(TimerModel::Tick(t)) => format!("{test} (tick {t})"),
+        Some(TimerModel::Tickless) => format!("{test} (tickless)"),
+        None => test.to_string(),
+    }
+}
+
+fn human(
+    origin: &str,
+    set: &TaskSet,
+    options: &Options,
+    reports: &[PolicyReport],
+    breakdowns: &[BreakdownRun],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({origin}): {} tasks, U = {:.4}{}",
+        set.name,
+        set.tasks.len(),
+        set.utilization(),
+        match &options.overheads {
+            Some(o) => format!(", overheads {}", o.name),
+            None => String::new(),
+        }
+    );
+    if blocking::has_critical_sections(set) {
+        let _ = writeln!(
+            out,
+            "critical sections: {} under fixed priorities, {} under EDF",
+            options.fixed_protocol.name(),
+            options.edf_protocol.name()
+        );
+    }
+    for report in reports {
+        let _ = writeln!(out, "\npolicy {}", report.policy.name());
+        for run in &report.runs {
+            let _ = writeln!(
+                out,
+                "  {:<28} {}",
+                test_label(run.outcome.test, run.timer),
+                verdict_word(run.outcome.schedulable)
+            );
+        }
+        if let Some(note) = &report.note {
+            let _ = writeln!(out, "  note: {note}");
+        }
+        let overhead_runs: Vec<_> = report
+            .runs
+            .iter()
+            .filter(|r| r.outcome.test == Test::RtaOverheads)
+            .collect();
+        let mut header = vec!["task", "priority", "C", "T", "D", "R", "slack", "verdict"];
+        let extra: Vec<String> = overhead_runs
+            .iter()
+            .map(|r| match r.timer {
+                Some(TimerModel::Tick(t)) => format!("R@{t}"),
+                _ => "R(oh)".to_string(),
+            })
+            .collect();
+        header.extend(extra.iter().map(String::as_str));
+        let mut right = header.clone();
+        right.retain(|h| *h != "task" && *h != "verdict");
+        let mut t = table::new(&header, &right);
+        let exact = report.exact_outcome();
+        for (i, task) in set.tasks.iter().enumerate() {
+            let response = exact.responses.get(i).copied().unwrap_or(Response::Unknown);
+            let (r, slack) = match response {
+                Response::Within(r) => (r.to_string(), (task.deadline - r).to_string()),
+                Response::Exceeds => ("> D".to_string(), "-".to_string()),
+                Response::Unknown => ("-".to_string(), "-".to_string()),
+            };
+            let verdict = match (response, report.policy) {
+                (Response::Unknown, Policy::Edf) => match exact.schedulable {
+                    Some(true) => "ok",
+                    Some(false) => "set misses",
+                    None => "?",
+                },
+                (Response::Within(_), _) => "ok",
+                (Response::Exceeds, _) => "MISS",
+                (Response::Unknown, _) => "?",
+            };
+            let mut row = vec![
+                task.name.clone(),
+                report
+                    .priorities
+                    .as_ref()
+                    .map_or("-".to_string(), |p| p.level(i).to_string()),
+                task.wcet.to_string(),
+                task.period.to_string(),
+                task.deadline.to_string(),
+                r,
+                slack,
+                verdict.to_string(),
+            ];
+            for run in &overhead_runs {
+                row.push(match run.outcome.responses.get(i) {
+                    Some(Response::Within(r)) => r.to_string(),
+                    Some(Response::Exceeds) => "> D".to_string(),
+                    _ => "-".to_string(),
+                });
+            }
+            t.add_row(row);
+        }
+        let _ = writeln!(out, "{}", indent(&table::render(&t)));
+    }
+    if !breakdowns.is_empty() {
+        let _ = writeln!(out, "\nbreakdown utilization (all C scaled by alpha, periods fixed; alpha to 1e-6)");
+        let mut t = table::new(&["policy", "overheads", "tick", "U*", "alpha"], &["U*", "alpha"]);
+        for b in breakdowns {
+            t.add_row(vec![
+                b.policy.name().to_string(),
+                b.overheads.clone().unwrap_or_else(|| "none (ideal)".into()),
+                b.tick.map_or("-".to_string(), |t| t.to_string()),
+                b.result
+                    .map_or("unschedulable".into(), |r| format!("{:.2}%", r.utilization * 100.0)),
+                b.result.map_or("-".into(), |r| format!("{:.6}", r.scale)),
+            ]);
+        }
+        let _ = writeln!(out, "{}", indent(&table::render(&t)));
+    }
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn json_document(
+    origin: &str,
+    set: &TaskSet,
+    options: &Options,
+    reports: &[PolicyReport],
+    breakdowns: Option<&Vec<BreakdownRun>>,
+) -> Value {
+    let tests: Vec<Value> = reports
+        .iter()
+        .flat_map(|report| {
+            report.runs.iter().map(move |run| {
+                json!({
+                    "test": run.outcome.test.name(),
+                    "policy": report.policy.name(),
+                    "schedulable": run.outcome.schedulable,
+                    "tick_ns": run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
+                })
+            })
+        })
+        .collect();
+    let tasks: Vec<Value> = reports
+        .iter()
+        .flat_map(|report| {
+            let exact = report.exact_outcome();
+            set.tasks.iter().enumerate().map(move |(i, task)| {
+                let response = exact.responses.get(i).copied().unwrap_or(Response::Unknown);
+                let schedulable = match (response, report.policy) {
+                    (Response::Unknown, Policy::Edf) => exact.schedulable,
+                    (r, _) => r.verdict(),
+                };
+                json!({
+                    "name": task.name,
+                    "policy": report.policy.name(),
+                    "priority": report.priorities.as_ref().map(|p| p.level(i)),
+                    "wcet_ns": task.wcet.as_ns(),
+                    "period_ns": task.period.as_ns(),
+                    "deadline_ns": task.deadline.as_ns(),
+                    "blocking_ns": report.blocking.get(i).map(|b| b.as_ns()),
+                    "wcrt_ns": response.wcrt().map(Nanos::as_ns),
+                    "schedulable": schedulable,
+                })
+            })
+        })
+        .collect();
+    let mut doc = json!({
+        "taskset": set.name,
+        "origin": origin,
+        "utilization": set.utilization(),
+        "overheads": options.overheads.as_ref().map(|o| o.name.clone()),
+        "tests": tests,
+        "tasks": tasks,
+    });
+    if let Some(breakdowns) = breakdowns {
+        doc["breakdown"] = breakdowns
+            .iter()
+            .map(|b| {
+                json!({
+                    "policy": b.policy.name(),
+                    "overheads": b.overheads,
+                    "tick_ns": b.tick.map(Nanos::as_ns),
+                    "utilization": b.result.map(|r| r.utilization),
+                    "scale": b.result.map(|r| r.scale),
+                })
+            })
+            .collect();
+    }
+    doc
+}

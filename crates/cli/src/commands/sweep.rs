@@ -1,0 +1,271 @@
+//! `rtlab sweep`: schedulability ratio against utilization on random task
+//! sets, for each chosen test; parallel, deterministic for a seed.
+//!
+//! # JSON schema (`--json`)
+//!
+//! ```text
+//! {
+//!   "tasks": 10, "sets_per_step": 1000, "seed": 0,
+//!   "method": "randfixedsum", "deadlines": "implicit",
+//!   "tests": ["rm:rta", "edf:edf-demand"],          // column order
+//!   "rows": [
+//!     { "utilization": 0.8, "sets": 1000,
+//!       "accepted": { "rm:rta": 912, "edf:edf-demand": 1000 },
+//!       "ratio":    { "rm:rta": 0.912, "edf:edf-demand": 1.0 } }
+//!   ]
+//! }
+//! ```
+//!
+//! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
+
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rtlab_analysis::overhead_rta::TimerModel;
+use rtlab_analysis::suite::Options;
+use rtlab_analysis::sweep::{self, Sweep, SweepTest};
+use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
+use rtlab_model::overheads::Overheads;
+use rtlab_model::Nanos;
+use serde_json::{json, Map, Value};
+
+use crate::table;
+
+/// Arguments of `rtlab sweep`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    rtlab sweep --tasks 10 --from 0.5 --to 1.0 --step 0.05 --sets 1000 --seed 1\n  \
+    rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
+    rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json")]
+pub struct SweepArgs {
+    /// Tasks per generated set.
+    #[arg(long, default_value_t = 10)]
+    pub tasks: usize,
+
+    /// First utilization step.
+    #[arg(long, default_value_t = 0.05)]
+    pub from: f64,
+
+    /// Last utilization step (included).
+    #[arg(long, default_value_t = 1.0)]
+    pub to: f64,
+
+    /// Utilization increment.
+    #[arg(long, default_value_t = 0.05)]
+    pub step: f64,
+
+    /// Random task sets per utilization step.
+    #[arg(long, default_value_t = 1000)]
+    pub sets: u64,
+
+    /// Seed: the same seed gives the same numbers on every machine.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Utilization generator: uunifast, uunifast-discard or randfixedsum.
+    #[arg(long, value_parser = parse_method)]
+    pub method: Option<UtilizationMethod>,
+
+    /// Deadlines: implicit, or constrained:X_MIN..X_MAX (D = C + x(T - C)).
+    #[arg(long, value_parser = parse_deadlines)]
+    pub deadlines: Option<DeadlineModel>,
+
+    /// Tests to count, comma-separated POLICY:TEST (e.g. rm:rta,edf:edf-demand).
+    #[arg(
+        long = "test",
+        value_delimiter = ',',
+        value_parser = SweepTest::parse,
+        default_value = "rm:liu-layland,rm:hyperbolic,rm:rta,dm:rta,edf:edf-demand"
+    )]
+    pub tests: Vec<SweepTest>,
+
+    /// Overheads for rta-overheads (file or builtin:rtmach).
+    #[arg(long, value_name = "FILE|builtin:rtmach")]
+    pub overheads: Option<String>,
+
+    /// Tick for rta-overheads (tickless when absent).
+    #[arg(long, requires = "overheads", value_parser = parse_tick)]
+    pub tick: Option<Nanos>,
+
+    /// Also write the ratios as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<std::path::PathBuf>,
+
+    /// Print the JSON document instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_method(text: &str) -> Result<UtilizationMethod, String> {
+    text.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_deadlines(text: &str) -> Result<DeadlineModel, String> {
+    text.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_tick(text: &str) -> Result<Nanos, String> {
+    let tick: Nanos = text.parse().map_err(|e| format!("{e}"))?;
+    if tick.is_zero() {
+        return Err("a tick must be longer than 0".into());
+    }
+    Ok(tick)
+}
+
+/// The utilization steps `from, from + step, ..., to` (to 1e-9).
+fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
+    anyhow::ensure!(
+        from.is_finite() && to.is_finite() && step.is_finite(),
+        "--from, --to and --step must be numbers"
+    );
+    anyhow::ensure!(from > 0.0, "--from must be greater than 0 (got {from})");
+    anyhow::ensure!(to >= from, "--to ({to}) must not be below --from ({from})");
+    anyhow::ensure!(step > 0.0, "--step must be greater than 0 (got {step})");
+    let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
+    anyhow::ensure!(count <= 10_000, "{count} utilization steps is too many; raise --step");
+    Ok((0..count)
+        .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
+        .collect())
+}
+
+/// Runs `rtlab sweep`.
+pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.sets > 0, "--sets must be at least 1");
+    anyhow::ensure!(!args.tests.is_empty(), "--test needs at least one POLICY:TEST");
+    let utilizations = steps(args.from, args.to, args.step)?;
+    let mut generator = GeneratorConfig {
+        tasks: args.tasks,
+        seed: args.seed,
+        name_prefix: "sweep".into(),
+        ..GeneratorConfig::default()
+    };
+    if let Some(method) = args.method {
+        generator.method = method;
+    }
+    if let Some(deadlines) = &args.deadlines {
+        generator.deadlines = deadlines.clone();
+    }
+    let overheads = args
+        .overheads
+        .as_deref()
+        .map(Overheads::load)
+        .transpose()
+        .context("cannot load the overheads")?;
+    if args.tests.iter().any(|t| t.test == rtlab_analysis::Test::RtaOverheads) {
+        anyhow::ensure!(overheads.is_some(), "rta-overheads needs --overheads");
+    }
+    let options = Options {
+        overheads,
+        timers: args.tick.map(TimerModel::Tick).into_iter().collect(),
+        ..Options::default()
+    };
+
+    let bar = ProgressBar::new(args.sets * utilizations.len() as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})") {
+        bar.set_style(style);
+    }
+    let result = sweep::sweep(
+        &generator,
+        &utilizations,
+        args.sets,
+        &args.tests,
+        &options,
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let result = result?;
+
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv(&result))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.json {
+        let doc = json_document(args, &generator, &result);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", human(args, &result));
+    }
+    Ok(())
+}
+
+fn csv(result: &Sweep) -> String {
+    let mut out = String::from("utilization,sets");
+    for t in &result.tests {
+        let _ = write!(out, ",{}", t.name());
+    }
+    out.push('\n');
+    for row in &result.rows {
+        let _ = write!(out, "{},{}", row.utilization, row.sets);
+        for k in 0..result.tests.len() {
+            let _ = write!(out, ",{}", row.ratio(k));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn human(args: &SweepArgs, result: &Sweep) -> String {
+    let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
+    let mut header = vec!["U"];
+    header.extend(names.iter().map(String::as_str));
+    let mut t = table::new(&header, &header);
+    for row in &result.rows {
+        let mut cells = vec![format!("{:.3}", row.utilization)];
+        cells.extend((0..names.len()).map(|k| format!("{:.3}", row.ratio(k))));
+        t.add_row(cells);
+    }
+    format!(
+        "schedulability ratio: {} sets of {} tasks per step, seed {}\n{}\n",
+        args.sets,
+        args.tasks,
+        args.seed,
+        table::render(&t)
+    )
+}
+
+fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) -> Value {
+    let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
+    let rows: Vec<Value> = result
+        .rows
+        .iter()
+        .map(|row| {
+            let mut accepted = Map::new();
+            let mut ratio = Map::new();
+            for (k, name) in names.iter().enumerate() {
+                accepted.insert(name.clone(), json!(row.accepted[k]));
+                ratio.insert(name.clone(), json!(row.ratio(k)));
+            }
+            json!({
+                "utilization": row.utilization,
+                "sets": row.sets,
+                "accepted": accepted,
+                "ratio": ratio,
+            })
+        })
+        .collect();
+    json!({
+        "tasks": args.tasks,
+        "sets_per_step": args.sets,
+        "seed": args.seed,
+        "method": format!("{:?}", generator.method).to_lowercase(),
+        "deadlines": generator.deadlines.to_string(),
+        "tests": names,
+        "rows": rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilization_steps_are_exact_and_inclusive() {
+        assert_eq!(steps(0.5, 1.0, 0.1).unwrap(), vec![0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
+        assert_eq!(steps(0.7, 0.7, 0.05).unwrap(), vec![0.7]);
+        assert!(steps(0.0, 1.0, 0.1).is_err());
+        assert!(steps(0.5, 0.4, 0.1).is_err());
+        assert!(steps(0.5, 1.0, 0.0).is_err());
+    }
+}
