@@ -71,7 +71,8 @@ const HARTSTONE_PARAMS: &[Parameter] = &[Parameter {
 const ENTRIES: &[CatalogEntry] = &[
     CatalogEntry {
         name: "hartstone-ph",
-        summary: "Hartstone PH baseline: 2-32 Hz, 32-2 kilo-whets per period, U = 0.40, RM priorities",
+        summary:
+            "Hartstone PH baseline: 2-32 Hz, 32-2 kilo-whets per period, U = 0.40, RM priorities",
         source: "paper 002 Table 4.1 (Weiderman & Kamenoff, Hartstone)",
         parameters: HARTSTONE_PARAMS,
     },
@@ -107,13 +108,15 @@ const ENTRIES: &[CatalogEntry] = &[
     },
     CatalogEntry {
         name: "lf-scenario-2",
-        summary: "2 tasks, T = 50 ms and 25 ms, implicit deadlines: FIFO by declaration misses, DM meets",
+        summary:
+            "2 tasks, T = 50 ms and 25 ms, implicit deadlines: FIFO by declaration misses, DM meets",
         source: "paper 000 section 4.2, Figure 4.8",
         parameters: &[],
     },
     CatalogEntry {
         name: "lf-scenario-3",
-        summary: "scenario 1 with the tight-deadline task released 1 ms late: FIFO misses, DM meets",
+        summary:
+            "scenario 1 with the tight-deadline task released 1 ms late: FIFO misses, DM meets",
         source: "paper 000 section 4.2, Figure 4.9",
         parameters: &[],
     },
@@ -138,7 +141,11 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
         .find(|e| e.name == name)
         .ok_or_else(|| CatalogError::Unknown {
             name: name.to_string(),
-            known: ENTRIES.iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
+            known: ENTRIES
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         })?;
     let params = parse_parameters(entry, query)?;
     let ms = Nanos::from_ms;
@@ -217,9 +224,12 @@ fn parse_parameters<'a>(
 ) -> Result<Parameters<'a>, CatalogError> {
     let mut pairs = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| bad(entry, format!("parameter `{pair}` needs a value (name=value)")))?;
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            bad(
+                entry,
+                format!("parameter `{pair}` needs a value (name=value)"),
+            )
+        })?;
         if !entry.parameters.iter().any(|p| p.name == key) {
             let accepted = if entry.parameters.is_empty() {
                 "it takes none".to_string()
@@ -227,7 +237,10 @@ fn parse_parameters<'a>(
                 let names: Vec<_> = entry.parameters.iter().map(|p| p.name).collect();
                 format!("it takes {}", names.join(", "))
             };
-            return Err(bad(entry, format!("unknown parameter `{key}` ({accepted})")));
+            return Err(bad(
+                entry,
+                format!("unknown parameter `{key}` ({accepted})"),
+            ));
         }
         pairs.push((key, value));
     }
@@ -247,7 +260,8 @@ fn hartstone_ph(kilo_whet: Nanos) -> Result<TaskSet, String> {
         let wcet = kilo_whet
             .checked_mul(whets)
             .ok_or_else(|| "parameter kilo-whet: too large".to_string())?;
-        tasks.push(Task::new(format!("t{k}-{hz}hz"), Nanos::from_ns(period), wcet).with_priority(k));
+        tasks
+            .push(Task::new(format!("t{k}-{hz}hz"), Nanos::from_ns(period), wcet).with_priority(k));
     }
     let set = TaskSet::new("hartstone-ph", tasks);
     if let Some(e) = set.errors().first() {
@@ -317,7 +331,12 @@ mod tests {
     fn every_entry_builds_and_validates_cleanly() {
         for e in entries() {
             let set = build(e.name).unwrap();
-            assert!(set.validate().is_empty(), "{}: {:?}", e.name, set.validate());
+            assert!(
+                set.validate().is_empty(),
+                "{}: {:?}",
+                e.name,
+                set.validate()
+            );
         }
     }
 
@@ -325,9 +344,22 @@ mod tests {
     fn utilizations_match_the_papers() {
         // Exact sums, then the rounded figures the papers print.
         assert!((utilization("hartstone-ph") - 0.40).abs() < 1e-12);
-        let gap = 3.0 / 200.0 + 2.0 / 25.0 + 5.0 / 25.0 + 1.0 / 40.0 + 3.0 / 50.0 + 5.0 / 50.0
-            + 8.0 / 59.0 + 9.0 / 80.0 + 2.0 / 80.0 + 5.0 / 100.0 + 3.0 / 200.0 + 1.0 / 200.0
-            + 1.0 / 200.0 + 3.0 / 200.0 + 1.0 / 1000.0 + 1.0 / 1000.0;
+        let gap = 3.0 / 200.0
+            + 2.0 / 25.0
+            + 5.0 / 25.0
+            + 1.0 / 40.0
+            + 3.0 / 50.0
+            + 5.0 / 50.0
+            + 8.0 / 59.0
+            + 9.0 / 80.0
+            + 2.0 / 80.0
+            + 5.0 / 100.0
+            + 3.0 / 200.0
+            + 1.0 / 200.0
+            + 1.0 / 200.0
+            + 3.0 / 200.0
+            + 1.0 / 1000.0
+            + 1.0 / 1000.0;
         assert!((utilization("gap") - gap).abs() < 1e-12);
         assert!((utilization("gap") - 0.8451).abs() < 5e-5);
         assert!((utilization("avionics") - (gap - 0.015)).abs() < 1e-12);
@@ -379,12 +411,22 @@ mod tests {
         let t1 = &s4.tasks[0];
         assert_eq!(
             (t1.period, t1.deadline, t1.wcet, t1.offset),
-            (Nanos::from_ms(25), Nanos::from_ms(23), Nanos::from_ms(3), Nanos::from_ms(1))
+            (
+                Nanos::from_ms(25),
+                Nanos::from_ms(23),
+                Nanos::from_ms(3),
+                Nanos::from_ms(1)
+            )
         );
         let t2 = &s4.tasks[1];
         assert_eq!(
             (t2.period, t2.deadline, t2.wcet, t2.offset),
-            (Nanos::from_ms(50), Nanos::from_ms(45), Nanos::from_ms(40), Nanos::ZERO)
+            (
+                Nanos::from_ms(50),
+                Nanos::from_ms(45),
+                Nanos::from_ms(40),
+                Nanos::ZERO
+            )
         );
         let s3 = build("lf-scenario-3").unwrap();
         assert_eq!(s3.tasks[1].offset, Nanos::from_ms(1));
@@ -393,9 +435,10 @@ mod tests {
 
     #[test]
     fn errors_name_the_problem() {
-        assert!(build("nope").unwrap_err().to_string().starts_with(
-            "unknown built-in task set `nope` (known: hartstone-ph, gap,"
-        ));
+        assert!(build("nope")
+            .unwrap_err()
+            .to_string()
+            .starts_with("unknown built-in task set `nope` (known: hartstone-ph, gap,"));
         assert_eq!(
             build("gap?x=1").unwrap_err().to_string(),
             "builtin:gap: unknown parameter `x` (it takes none)"

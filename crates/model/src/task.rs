@@ -194,7 +194,10 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
         error("period", format!("{who}: period must be greater than 0"));
     }
     if task.deadline.is_zero() {
-        error("deadline", format!("{who}: deadline must be greater than 0"));
+        error(
+            "deadline",
+            format!("{who}: deadline must be greater than 0"),
+        );
     }
     if task.wcet.is_zero() {
         error("wcet", format!("{who}: wcet must be greater than 0"));
@@ -220,16 +223,16 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
         if cs.resource.trim().is_empty() {
             out.push(Diagnostic::error(
                 cs_at("resource"),
-                format!("{who}: critical section #{} has an empty resource name", cs_index + 1),
+                format!(
+                    "{who}: critical section #{} has an empty resource name",
+                    cs_index + 1
+                ),
             ));
         }
         if cs.length.is_zero() {
             out.push(Diagnostic::error(
                 cs_at("length"),
-                format!(
-                    "{who}: critical section on `{}` has length 0",
-                    cs.resource
-                ),
+                format!("{who}: critical section on `{}` has length 0", cs.resource),
             ));
         }
         match cs.end() {
@@ -407,10 +410,7 @@ mod tests {
     fn each_rule_reports_in_words() {
         let mut bad = Task::new("a", ms(10), ms(12));
         bad.bcet = Some(ms(13));
-        let set = TaskSet::new(
-            "bad",
-            vec![bad, Task::new("a", Nanos::ZERO, Nanos::ZERO)],
-        );
+        let set = TaskSet::new("bad", vec![bad, Task::new("a", Nanos::ZERO, Nanos::ZERO)]);
         assert_eq!(
             messages(&set),
             vec![
@@ -427,7 +427,10 @@ mod tests {
 
     #[test]
     fn arbitrary_deadline_is_a_note_not_an_error() {
-        let set = TaskSet::new("d", vec![Task::new("a", ms(10), ms(2)).with_deadline(ms(15))]);
+        let set = TaskSet::new(
+            "d",
+            vec![Task::new("a", ms(10), ms(2)).with_deadline(ms(15))],
+        );
         let diags = set.validate();
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].severity, Severity::Note);

@@ -210,7 +210,8 @@ impl Sub for Nanos {
     /// Panics when `rhs > self`; use [`Nanos::checked_sub`] or
     /// [`Nanos::saturating_sub`] where that can happen.
     fn sub(self, rhs: Nanos) -> Nanos {
-        self.checked_sub(rhs).expect("overflow when subtracting Nanos")
+        self.checked_sub(rhs)
+            .expect("overflow when subtracting Nanos")
     }
 }
 
@@ -443,7 +444,10 @@ mod tests {
         assert!(matches!(e("ms"), BadNumber(_)));
         assert_eq!(e("1.5ns"), TooPrecise("1.5ns".into()));
         assert_eq!(e("1.0000000001s"), TooPrecise("1.0000000001s".into()));
-        assert_eq!(e("18446744073709551616ns"), Overflow("18446744073709551616ns".into()));
+        assert_eq!(
+            e("18446744073709551616ns"),
+            Overflow("18446744073709551616ns".into())
+        );
         assert_eq!(e("18446744074s"), Overflow("18446744074s".into()));
     }
 
