@@ -307,8 +307,9 @@ fn json_syntax_error(origin: &str, e: &serde_json::Error) -> LoadError {
     })
 }
 
-/// 1-based line and character column of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and character column of a byte offset into `text` (shared
+/// by every file format rtlab reads, so all errors point the same way).
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
