@@ -1,1 +1,56 @@
-//! Schedulability analysis (work in progress).
+//! Schedulability analysis for rtlab: utilization bounds, exact
+//! response-time analysis, EDF processor demand, overhead-aware analysis
+//! (paper 004) and breakdown utilization.
+//!
+//! One module per published test, each citing its source and stating its
+//! formula; each returns an [`Outcome`] (a [`Verdict`] and, where computed,
+//! per-task [`Response`]s) and never modifies the task set it is given.
+//! Times are integer nanoseconds ([`rtlab_model::Nanos`]); comparisons of
+//! utilizations against bounds are exact ([`exact`]).
+//!
+//! | module | test |
+//! | --- | --- |
+//! | [`priority`], [`audsley`] | RM, DM, given, Audsley's OPA |
+//! | [`liu_layland`] | `U <= n(2^{1/n} − 1)` (with blocking) |
+//! | [`hyperbolic`] | `Π(Ui + 1) <= 2` (with blocking) |
+//! | [`rta`] | exact RTA with jitter, blocking, arbitrary deadlines |
+//! | [`edf_utilization`] | EDF `U <= 1` and density |
+//! | [`edf_demand`] | EDF `h(t) (+ B(t)) <= t` with QPA |
+//! | [`blocking`] | PIP, PCP/IPCP, SRP/DFP blocking terms |
+//! | [`overhead_rta`] | paper 004 Theorem 1, timer-driven and tickless |
+//! | [`breakdown`] | breakdown utilization by bisection on α |
+//! | [`suite`] | every test of a policy, cheapest first |
+//!
+//! ```
+//! use rtlab_analysis::suite::{analyse, Options, Policy};
+//! use rtlab_analysis::priority::PriorityPolicy;
+//! use rtlab_model::{Nanos, Task, TaskSet};
+//!
+//! let ms = Nanos::from_ms;
+//! let set = TaskSet::new("demo", vec![
+//!     Task::new("a", ms(4), ms(1)),
+//!     Task::new("b", ms(5), ms(2)),
+//! ]);
+//! let report = analyse(&set, Policy::Fixed(PriorityPolicy::RateMonotonic), &Options::default()).unwrap();
+//! assert_eq!(report.exact_outcome().schedulable, Some(true));
+//! assert_eq!(report.exact_outcome().responses[1].wcrt(), Some(ms(3)));
+//! ```
+
+pub mod audsley;
+pub mod blocking;
+pub mod breakdown;
+pub mod edf_demand;
+pub mod edf_utilization;
+pub mod error;
+pub mod exact;
+pub mod hyperbolic;
+pub mod liu_layland;
+pub mod overhead_rta;
+pub mod priority;
+pub mod rta;
+pub mod suite;
+pub mod sweep;
+pub mod verdict;
+
+pub use error::AnalysisError;
+pub use verdict::{Outcome, Response, Test, Verdict};

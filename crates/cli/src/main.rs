@@ -34,12 +34,18 @@ enum Command {
     /// A short tour: the catalog, one task set in detail, generated sets validated.
     #[command(after_help = "Example:\n  rtlab demo")]
     Demo(commands::demo::DemoArgs),
+    /// Schedulability analysis: bounds, exact RTA, EDF demand, overhead-aware RTA, breakdown utilization.
+    Analyze(commands::analyze::AnalyzeArgs),
+    /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
+    Sweep(commands::sweep::SweepArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
+        Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
     }
 }
 

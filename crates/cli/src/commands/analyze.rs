@@ -169,13 +169,22 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
     };
 
     if args.json {
-        let doc = json_document(&loaded.origin, set, &options, &reports, args.breakdown.then_some(&breakdowns));
+        let doc = json_document(
+            &loaded.origin,
+            set,
+            &options,
+            &reports,
+            args.breakdown.then_some(&breakdowns),
+        );
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        print!("{}", human(&loaded.origin, set, &options, &reports, &breakdowns));
+        print!(
+            "{}",
+            human(&loaded.origin, set, &options, &reports, &breakdowns)
+        );
     }
     Ok(())
 }
@@ -319,15 +328,22 @@ fn human(
         let _ = writeln!(out, "{}", indent(&table::render(&t)));
     }
     if !breakdowns.is_empty() {
-        let _ = writeln!(out, "\nbreakdown utilization (all C scaled by alpha, periods fixed; alpha to 1e-6)");
-        let mut t = table::new(&["policy", "overheads", "tick", "U*", "alpha"], &["U*", "alpha"]);
+        let _ = writeln!(
+            out,
+            "\nbreakdown utilization (all C scaled by alpha, periods fixed; alpha to 1e-6)"
+        );
+        let mut t = table::new(
+            &["policy", "overheads", "tick", "U*", "alpha"],
+            &["U*", "alpha"],
+        );
         for b in breakdowns {
             t.add_row(vec![
                 b.policy.name().to_string(),
                 b.overheads.clone().unwrap_or_else(|| "none (ideal)".into()),
                 b.tick.map_or("-".to_string(), |t| t.to_string()),
-                b.result
-                    .map_or("unschedulable".into(), |r| format!("{:.2}%", r.utilization * 100.0)),
+                b.result.map_or("unschedulable".into(), |r| {
+                    format!("{:.2}%", r.utilization * 100.0)
+                }),
                 b.result.map_or("-".into(), |r| format!("{:.6}", r.scale)),
             ]);
         }

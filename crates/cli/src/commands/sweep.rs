@@ -124,7 +124,10 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
     anyhow::ensure!(to >= from, "--to ({to}) must not be below --from ({from})");
     anyhow::ensure!(step > 0.0, "--step must be greater than 0 (got {step})");
     let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
-    anyhow::ensure!(count <= 10_000, "{count} utilization steps is too many; raise --step");
+    anyhow::ensure!(
+        count <= 10_000,
+        "{count} utilization steps is too many; raise --step"
+    );
     Ok((0..count)
         .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
         .collect())
@@ -133,7 +136,10 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
 /// Runs `rtlab sweep`.
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.sets > 0, "--sets must be at least 1");
-    anyhow::ensure!(!args.tests.is_empty(), "--test needs at least one POLICY:TEST");
+    anyhow::ensure!(
+        !args.tests.is_empty(),
+        "--test needs at least one POLICY:TEST"
+    );
     let utilizations = steps(args.from, args.to, args.step)?;
     let mut generator = GeneratorConfig {
         tasks: args.tasks,
@@ -144,8 +150,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     if let Some(method) = args.method {
         generator.method = method;
     }
-    if let Some(deadlines) = &args.deadlines {
-        generator.deadlines = deadlines.clone();
+    if let Some(deadlines) = args.deadlines {
+        generator.deadlines = deadlines;
     }
     let overheads = args
         .overheads
@@ -153,7 +159,11 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         .map(Overheads::load)
         .transpose()
         .context("cannot load the overheads")?;
-    if args.tests.iter().any(|t| t.test == rtlab_analysis::Test::RtaOverheads) {
+    if args
+        .tests
+        .iter()
+        .any(|t| t.test == rtlab_analysis::Test::RtaOverheads)
+    {
         anyhow::ensure!(overheads.is_some(), "rta-overheads needs --overheads");
     }
     let options = Options {
@@ -163,7 +173,9 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     };
 
     let bar = ProgressBar::new(args.sets * utilizations.len() as u64);
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})") {
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})")
+    {
         bar.set_style(style);
     }
     let result = sweep::sweep(
@@ -249,7 +261,7 @@ fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) 
         "tasks": args.tasks,
         "sets_per_step": args.sets,
         "seed": args.seed,
-        "method": format!("{:?}", generator.method).to_lowercase(),
+        "method": generator.method.to_string(),
         "deadlines": generator.deadlines.to_string(),
         "tests": names,
         "rows": rows,
@@ -262,7 +274,10 @@ mod tests {
 
     #[test]
     fn utilization_steps_are_exact_and_inclusive() {
-        assert_eq!(steps(0.5, 1.0, 0.1).unwrap(), vec![0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
+        assert_eq!(
+            steps(0.5, 1.0, 0.1).unwrap(),
+            vec![0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+        );
         assert_eq!(steps(0.7, 0.7, 0.05).unwrap(), vec![0.7]);
         assert!(steps(0.0, 1.0, 0.1).is_err());
         assert!(steps(0.5, 0.4, 0.1).is_err());

@@ -1,0 +1,16 @@
+//! Errors the analysis reports instead of panicking.
+
+/// Why an analysis could not run on a task set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalysisError {
+    /// The task set has no tasks.
+    #[error("the task set has no tasks")]
+    EmptySet,
+    /// Policy `given` needs an explicit priority on every task.
+    #[error("task `{0}` has no priority (policy `given` needs `priority = N` on every task; larger is more urgent)")]
+    MissingPriority(String),
+    /// A period, deadline or execution time of zero reached the analysis.
+    #[error("task `{0}` has a zero period, deadline or wcet (validate the task set first)")]
+    ZeroParameter(String),
+}

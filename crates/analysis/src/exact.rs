@@ -1,0 +1,145 @@
+//! Exact comparisons of utilization-like sums, where floating-point rounding
+//! could flip a verdict (SchedCAT's lesson).
+//!
+//! Each comparison first decides in `f64` when the two sides are more than
+//! [`MARGIN`] apart, and otherwise decides exactly with big integers by
+//! cross-multiplying every denominator. Fractions are `(numerator,
+//! denominator)` pairs of integers (typically `(C, T)` in nanoseconds);
+//! denominators must be non-zero.
+
+use std::cmp::Ordering;
+
+use num_bigint::BigUint;
+
+/// Below this distance between the two sides, `f64` is not trusted.
+pub const MARGIN: f64 = 1e-9;
+
+/// A fraction `num / den` of integers.
+pub type Fraction = (u64, u64);
+
+fn as_f64(f: Fraction) -> f64 {
+    f.0 as f64 / f.1 as f64
+}
+
+/// `Σ fractions` as one exact fraction `N / D`, with `D = Π den`.
+fn exact_sum(fractions: &[Fraction]) -> (BigUint, BigUint) {
+    let mut num = BigUint::from(0u32);
+    let mut den = BigUint::from(1u32);
+    for &(a, b) in fractions {
+        // num/den + a/b = (num*b + a*den) / (den*b)
+        num = num * b + den.clone() * a;
+        den *= b;
+    }
+    (num, den)
+}
+
+/// `Σ fractions` compared with `p / q`, exactly (`q > 0`).
+pub fn cmp_sum(fractions: &[Fraction], p: u64, q: u64) -> Ordering {
+    let approx: f64 = fractions.iter().map(|&f| as_f64(f)).sum();
+    let rhs = p as f64 / q as f64;
+    if approx < rhs - MARGIN {
+        return Ordering::Less;
+    }
+    if approx > rhs + MARGIN {
+        return Ordering::Greater;
+    }
+    let (num, den) = exact_sum(fractions);
+    (num * q).cmp(&(den * p))
+}
+
+/// `Σ fractions <= p / q`, exactly (`q > 0`).
+pub fn sum_at_most(fractions: &[Fraction], p: u64, q: u64) -> bool {
+    cmp_sum(fractions, p, q) != Ordering::Greater
+}
+
+/// `Σ fractions <= 1`, exactly.
+pub fn sum_at_most_one(fractions: &[Fraction]) -> bool {
+    sum_at_most(fractions, 1, 1)
+}
+
+/// `Σ fractions <= k (2^{1/k} - 1)` (the Liu & Layland bound for `k`
+/// tasks), exactly: with `U = N / D` the inequality is equivalent to
+/// `(k D + N)^k <= 2 (k D)^k`. `k = 0` is treated as `k = 1`.
+pub fn sum_within_liu_layland(fractions: &[Fraction], k: u32) -> bool {
+    let k = k.max(1);
+    let approx: f64 = fractions.iter().map(|&f| as_f64(f)).sum();
+    let bound = f64::from(k) * (2f64.powf(1.0 / f64::from(k)) - 1.0);
+    if approx < bound - MARGIN {
+        return true;
+    }
+    if approx > bound + MARGIN {
+        return false;
+    }
+    let (num, den) = exact_sum(fractions);
+    let kd = den * k;
+    let lhs = (kd.clone() + num).pow(k);
+    let rhs = kd.pow(k) * 2u32;
+    lhs <= rhs
+}
+
+/// `Π (1 + fraction) <= 2`, exactly: `Π (den + num) <= 2 Π den`.
+pub fn product_of_one_plus_at_most_two(fractions: &[Fraction]) -> bool {
+    let approx: f64 = fractions.iter().map(|&f| 1.0 + as_f64(f)).product();
+    if approx < 2.0 - MARGIN {
+        return true;
+    }
+    if approx > 2.0 + MARGIN {
+        return false;
+    }
+    let mut lhs = BigUint::from(1u32);
+    let mut rhs = BigUint::from(2u32);
+    for &(a, b) in fractions {
+        lhs *= BigUint::from(a) + b;
+        rhs *= b;
+    }
+    lhs <= rhs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_where_floats_are_ambiguous() {
+        // 1/3 + 1/3 + 1/3 is exactly 1.
+        assert!(sum_at_most_one(&[(1, 3), (1, 3), (1, 3)]));
+        // One part in 10^15 above 1.
+        let d = 1_000_000_000_000_000u64;
+        assert!(!sum_at_most_one(&[(d / 2, d), (d / 2 + 1, d)]));
+        assert!(sum_at_most(&[(1, 4), (1, 4)], 1, 2));
+        assert!(!sum_at_most(
+            &[(1, 4), (1, 4), (1, 1_000_000_000_000)],
+            1,
+            2
+        ));
+    }
+
+    #[test]
+    fn liu_layland_bound() {
+        // 2 tasks: 2(sqrt 2 - 1) = 0.828427...
+        assert!(sum_within_liu_layland(
+            &[(414_213, 1_000_000), (414_213, 1_000_000)],
+            2
+        ));
+        assert!(!sum_within_liu_layland(
+            &[(414_214, 1_000_000), (414_214, 1_000_000)],
+            2
+        ));
+        // 1 task: bound 1, exactly.
+        assert!(sum_within_liu_layland(&[(7, 7)], 1));
+        assert!(!sum_within_liu_layland(
+            &[(7_000_000_001, 7_000_000_000)],
+            1
+        ));
+    }
+
+    #[test]
+    fn hyperbolic_product() {
+        // (1 + 1/2)(1 + 1/3) = 2 exactly.
+        assert!(product_of_one_plus_at_most_two(&[(1, 2), (1, 3)]));
+        assert!(!product_of_one_plus_at_most_two(&[
+            (1, 2),
+            (1_000_000_001, 3_000_000_000)
+        ]));
+    }
+}

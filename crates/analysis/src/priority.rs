@@ -1,0 +1,157 @@
+//! Fixed-priority assignment: rate monotonic (Liu & Layland 1973), deadline
+//! monotonic (Leung & Whitehead 1982), the file's own priorities, and
+//! Audsley's optimal priority assignment (see [`crate::audsley`]).
+//!
+//! Priorities follow the SCHED_FIFO convention of the model crate: a
+//! **larger number is more urgent**. RM, DM and OPA give distinct levels
+//! `n` (most urgent) down to `1`. Ties in the ordering key are broken by the
+//! deadline, then the period, then declaration order (earlier declared is
+//! more urgent), so an assignment is deterministic.
+//!
+//! Tasks that share a level (possible only with `given`) are analysed
+//! pessimistically: each counts the others as higher-priority interference,
+//! which bounds FIFO-within-priority dispatching.
+
+use rtlab_model::{Task, TaskSet};
+
+use crate::error::AnalysisError;
+
+/// How priorities are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PriorityPolicy {
+    /// Rate monotonic: shorter period, more urgent.
+    RateMonotonic,
+    /// Deadline monotonic: shorter relative deadline, more urgent.
+    DeadlineMonotonic,
+    /// The priorities written in the task set.
+    Given,
+    /// Audsley's optimal priority assignment with exact RTA as its test.
+    Audsley,
+}
+
+impl PriorityPolicy {
+    /// The stable short name (`rm`, `dm`, `given`, `opa`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            PriorityPolicy::RateMonotonic => "rm",
+            PriorityPolicy::DeadlineMonotonic => "dm",
+            PriorityPolicy::Given => "given",
+            PriorityPolicy::Audsley => "opa",
+        }
+    }
+}
+
+/// One priority level per task, in task-set order; larger is more urgent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Priorities(pub Vec<u32>);
+
+impl Priorities {
+    /// The level of task `index`.
+    pub fn level(&self, index: usize) -> u32 {
+        self.0[index]
+    }
+
+    /// Task indices from most to least urgent (ties in declaration order).
+    pub fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.0.len()).collect();
+        order.sort_by(|&a, &b| self.0[b].cmp(&self.0[a]).then(a.cmp(&b)));
+        order
+    }
+
+    /// Distinct levels `n..1` following `order` (most urgent first).
+    pub fn from_order(order: &[usize]) -> Priorities {
+        let n = order.len();
+        let mut levels = vec![0; n];
+        for (rank, &index) in order.iter().enumerate() {
+            levels[index] = (n - rank) as u32;
+        }
+        Priorities(levels)
+    }
+
+    /// True when shorter periods always have strictly higher priority
+    /// (what the Liu & Layland and hyperbolic bounds assume).
+    pub fn is_rate_monotonic(&self, set: &TaskSet) -> bool {
+        let tasks = &set.tasks;
+        (0..tasks.len()).all(|i| {
+            (0..tasks.len()).all(|j| !(tasks[i].period < tasks[j].period && self.0[i] <= self.0[j]))
+        })
+    }
+}
+
+/// Rate-monotonic or deadline-monotonic order, or the given priorities.
+/// For [`PriorityPolicy::Audsley`] use [`crate::audsley::assign`]; here it
+/// falls back to deadline monotonic.
+pub fn assign(set: &TaskSet, policy: PriorityPolicy) -> Result<Priorities, AnalysisError> {
+    if set.tasks.is_empty() {
+        return Err(AnalysisError::EmptySet);
+    }
+    match policy {
+        PriorityPolicy::RateMonotonic => Ok(monotonic(set, |t| (t.period, t.deadline))),
+        PriorityPolicy::DeadlineMonotonic | PriorityPolicy::Audsley => {
+            Ok(monotonic(set, |t| (t.deadline, t.period)))
+        }
+        PriorityPolicy::Given => set
+            .tasks
+            .iter()
+            .map(|t| {
+                t.priority
+                    .ok_or_else(|| AnalysisError::MissingPriority(t.name.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Priorities),
+    }
+}
+
+fn monotonic<K: Ord>(set: &TaskSet, key: impl Fn(&Task) -> K) -> Priorities {
+    let mut order: Vec<usize> = (0..set.tasks.len()).collect();
+    order.sort_by(|&a, &b| key(&set.tasks[a]).cmp(&key(&set.tasks[b])).then(a.cmp(&b)));
+    Priorities::from_order(&order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::Nanos;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ms(v)
+    }
+
+    #[test]
+    fn rm_and_dm_orders() {
+        let set = TaskSet::new(
+            "s",
+            vec![
+                Task::new("slow", ms(100), ms(1)).with_deadline(ms(5)),
+                Task::new("fast", ms(10), ms(1)),
+                Task::new("fast2", ms(10), ms(1)),
+            ],
+        );
+        let rm = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        assert_eq!(rm.0, vec![1, 3, 2]);
+        assert!(rm.is_rate_monotonic(&set));
+        let dm = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        assert_eq!(dm.0, vec![3, 2, 1]);
+        assert!(!dm.is_rate_monotonic(&set));
+        assert_eq!(dm.order(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn given_needs_every_priority() {
+        let set = TaskSet::new(
+            "s",
+            vec![
+                Task::new("a", ms(10), ms(1)).with_priority(4),
+                Task::new("b", ms(10), ms(1)),
+            ],
+        );
+        assert_eq!(
+            assign(&set, PriorityPolicy::Given),
+            Err(AnalysisError::MissingPriority("b".into()))
+        );
+        assert_eq!(
+            assign(&TaskSet::new("e", vec![]), PriorityPolicy::RateMonotonic),
+            Err(AnalysisError::EmptySet)
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! Every applicable test for one scheduling policy, cheapest first, in one
+//! report (what `rtlab analyze` prints), plus the exact verdict and the
+//! breakdown searches built on it.
+
+use rtlab_model::overheads::Overheads;
+use rtlab_model::{Nanos, TaskSet};
+
+use crate::blocking::{self, EdfBlocking, LockingProtocol};
+use crate::breakdown::{self, Breakdown};
+use crate::error::AnalysisError;
+use crate::overhead_rta::{self, Platform, TimerModel};
+use crate::priority::{self, Priorities, PriorityPolicy};
+use crate::verdict::{Outcome, Verdict};
+use crate::{audsley, edf_demand, edf_utilization, hyperbolic, liu_layland, rta};
+
+/// A uniprocessor scheduling policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// Preemptive fixed priorities, assigned by the given rule.
+    Fixed(PriorityPolicy),
+    /// Preemptive earliest deadline first.
+    Edf,
+}
+
+impl Policy {
+    /// Every policy, in report order.
+    pub const ALL: [Policy; 5] = [
+        Policy::Fixed(PriorityPolicy::RateMonotonic),
+        Policy::Fixed(PriorityPolicy::DeadlineMonotonic),
+        Policy::Fixed(PriorityPolicy::Given),
+        Policy::Fixed(PriorityPolicy::Audsley),
+        Policy::Edf,
+    ];
+
+    /// The stable short name (`rm`, `dm`, `given`, `opa`, `edf`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::Fixed(p) => p.name(),
+            Policy::Edf => "edf",
+        }
+    }
+
+    /// The policy with this short name.
+    pub fn from_name(name: &str) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What the suite assumes beyond the task set.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Locking protocol under fixed priorities (default PCP).
+    pub fixed_protocol: LockingProtocol,
+    /// Locking protocol under EDF (default SRP; DFP has the same bound).
+    pub edf_protocol: LockingProtocol,
+    /// Scheduler overheads for the paper-004 test, if any.
+    pub overheads: Option<Overheads>,
+    /// The timer models to run the overhead-aware test with (one outcome
+    /// each); empty means tickless when overheads are given.
+    pub timers: Vec<TimerModel>,
+    /// Threads `n` for the overhead costs (default: the number of tasks).
+    pub threads: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            fixed_protocol: LockingProtocol::Pcp,
+            edf_protocol: LockingProtocol::Srp,
+            overheads: None,
+            timers: Vec::new(),
+            threads: None,
+        }
+    }
+}
+
+impl Options {
+    /// The timer models the overhead-aware test runs with.
+    pub fn timer_models(&self) -> Vec<TimerModel> {
+        if self.timers.is_empty() {
+            vec![TimerModel::Tickless]
+        } else {
+            self.timers.clone()
+        }
+    }
+}
+
+/// One test's outcome, with the timer model for `rta-overheads`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The timer model (only for the overhead-aware test).
+    pub timer: Option<TimerModel>,
+}
+
+/// Every applicable test of one policy on one task set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyReport {
+    /// The policy.
+    pub policy: Policy,
+    /// The priorities used (fixed-priority policies only).
+    pub priorities: Option<Priorities>,
+    /// Per-task blocking from critical sections (fixed priorities), or
+    /// `max B(t)` for every task (EDF).
+    pub blocking: Vec<Nanos>,
+    /// The outcomes, cheapest test first.
+    pub runs: Vec<TestRun>,
+    /// The index in `runs` of the exact test (`rta` or `edf-demand`).
+    pub exact: usize,
+    /// Something the reader should know (e.g. OPA found no order).
+    pub note: Option<String>,
+}
+
+impl PolicyReport {
+    /// The exact test's outcome.
+    pub fn exact_outcome(&self) -> &Outcome {
+        &self.runs[self.exact].outcome
+    }
+}
+
+/// The priorities of a fixed-priority policy; OPA falls back to DM (with a
+/// note) when no order passes RTA.
+fn priorities_for(
+    set: &TaskSet,
+    policy: PriorityPolicy,
+) -> Result<(Priorities, Option<String>), AnalysisError> {
+    if policy == PriorityPolicy::Audsley {
+        if set.tasks.is_empty() {
+            return Err(AnalysisError::EmptySet);
+        }
+        return Ok(match audsley::assign(set) {
+            Some(p) => (p, None),
+            None => (
+                priority::assign(set, PriorityPolicy::DeadlineMonotonic)?,
+                Some(
+                    "OPA found no priority order that passes RTA; showing deadline-monotonic order"
+                        .into(),
+                ),
+            ),
+        });
+    }
+    Ok((priority::assign(set, policy)?, None))
+}
+
+/// Runs every applicable test of `policy` on `set` (never modifies it).
+pub fn analyse(
+    set: &TaskSet,
+    policy: Policy,
+    options: &Options,
+) -> Result<PolicyReport, AnalysisError> {
+    if set.tasks.is_empty() {
+        return Err(AnalysisError::EmptySet);
+    }
+    if let Some(t) = set
+        .tasks
+        .iter()
+        .find(|t| t.period.is_zero() || t.deadline.is_zero() || t.wcet.is_zero())
+    {
+        return Err(AnalysisError::ZeroParameter(t.name.clone()));
+    }
+    match policy {
+        Policy::Edf => {
+            let b = edf_blocking(set, options);
+            let runs = vec![
+                edf_utilization::utilization(set, &b),
+                edf_utilization::density(set, &b),
+                edf_demand::analyse(set, &b),
+            ];
+            Ok(PolicyReport {
+                policy,
+                priorities: None,
+                blocking: vec![Nanos::from_ns(b.max()); set.tasks.len()],
+                runs: runs
+                    .into_iter()
+                    .map(|outcome| TestRun {
+                        outcome,
+                        timer: None,
+                    })
+                    .collect(),
+                exact: 2,
+                note: None,
+            })
+        }
+        Policy::Fixed(rule) => {
+            let (priorities, note) = priorities_for(set, rule)?;
+            let b = blocking::fixed_priority(set, &priorities, options.fixed_protocol);
+            let mut runs: Vec<TestRun> = [
+                liu_layland::analyse(set, &priorities, &b),
+                hyperbolic::analyse(set, &priorities, &b),
+                rta::analyse(set, &priorities, &b),
+            ]
+            .into_iter()
+            .map(|outcome| TestRun {
+                outcome,
+                timer: None,
+            })
+            .collect();
+            if let Some(overheads) = &options.overheads {
+                for timer in options.timer_models() {
+                    let platform = Platform {
+                        overheads,
+                        timer,
+                        threads: options.threads,
+                    };
+                    runs.push(TestRun {
+                        outcome: overhead_rta::analyse(set, &priorities, &b, &platform),
+                        timer: Some(timer),
+                    });
+                }
+            }
+            Ok(PolicyReport {
+                policy,
+                priorities: Some(priorities),
+                blocking: b,
+                runs,
+                exact: 2,
+                note,
+            })
+        }
+    }
+}
+
+fn edf_blocking(set: &TaskSet, _options: &Options) -> EdfBlocking {
+    // SRP and DFP share Baruah's bound; PIP/PCP under EDF are analysed as SRP.
+    EdfBlocking::of(set)
+}
+
+/// The exact verdict of `policy` on `set` (RTA with blocking, or EDF
+/// demand with blocking); with `platform`, paper 004's Theorem 1 instead of
+/// RTA (fixed priorities only; EDF with overheads is inconclusive).
+pub fn exact_verdict(
+    set: &TaskSet,
+    policy: Policy,
+    options: &Options,
+    platform: Option<&Platform>,
+) -> Verdict {
+    match policy {
+        Policy::Edf => match platform {
+            Some(_) => None,
+            None => edf_demand::verdict(set, &edf_blocking(set, options)),
+        },
+        Policy::Fixed(rule) => {
+            let (priorities, _) = priorities_for(set, rule).ok()?;
+            let b = blocking::fixed_priority(set, &priorities, options.fixed_protocol);
+            match platform {
+                None if b.iter().all(|b| b.is_zero()) => rta::is_schedulable(set, &priorities),
+                None => rta::analyse(set, &priorities, &b).schedulable,
+                Some(p) => overhead_rta::analyse(set, &priorities, &b, p).schedulable,
+            }
+        }
+    }
+}
+
+/// One breakdown search: which policy, with which overheads and tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BreakdownRun {
+    /// The policy.
+    pub policy: Policy,
+    /// The overheads profile name, or `None` for the ideal analysis.
+    pub overheads: Option<String>,
+    /// The tick for the timer-driven model (`None`: ideal or tickless).
+    pub tick: Option<Nanos>,
+    /// The result; `None` when no scale is schedulable.
+    pub result: Option<Breakdown>,
+}
+
+/// The ideal breakdown utilization of `policy`, then (fixed priorities, when
+/// `options.overheads` is set) one per timer model with overheads.
+pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<BreakdownRun> {
+    let mut out = vec![BreakdownRun {
+        policy,
+        overheads: None,
+        tick: None,
+        result: breakdown::breakdown(set, |s| {
+            exact_verdict(s, policy, options, None) == Some(true)
+        }),
+    }];
+    if let (Some(overheads), Policy::Fixed(_)) = (&options.overheads, policy) {
+        for timer in options.timer_models() {
+            let platform = Platform {
+                overheads,
+                timer,
+                threads: options.threads,
+            };
+            out.push(BreakdownRun {
+                policy,
+                overheads: Some(overheads.name.clone()),
+                tick: timer.tick(),
+                result: breakdown::breakdown(set, |s| {
+                    exact_verdict(s, policy, options, Some(&platform)) == Some(true)
+                }),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,614 @@
+//! Operating-system overheads as linear functions of the number of threads.
+//!
+//! Arakawa, Katcher, Strosnider and Tokuda (*Modeling and Validation of the
+//! Real-Time Mach Scheduler*, SIGMETRICS 1993, paper 004 in `shared/papers`)
+//! characterise a scheduler by five costs, each measured in its worst case and
+//! found to be linear in the number `n` of threads in the system, `a*n + b`:
+//!
+//! | field        | paper          | what it is                                                        |
+//! | ------------ | -------------- | ----------------------------------------------------------------- |
+//! | `timer`      | C_timer        | one timer interrupt (tick) with nothing to schedule               |
+//! | `preempt`    | C_preempt      | releasing a higher-priority job and switching to it               |
+//! | `exit`       | C_exit         | a job completing and the next one being dispatched                |
+//! | `nonpreempt` | C_nonpreempt   | releasing a lower-priority job (no switch), blocking the running one |
+//! | `system`     | C_system       | the longest non-preemptible kernel section (default: `exit`, as in §3) |
+//! | `schedule`   | —              | one scheduler invocation (simulator; default 0)                   |
+//! | `release`    | —              | one job release handled by the kernel (simulator; default 0)      |
+//!
+//! # Representation
+//!
+//! Each cost is a [`LinearCost`] held **exactly in integer picoseconds**, both
+//! the slope (`per_thread`, picoseconds per thread) and the intercept
+//! (`base`). Measured slopes are often fractions of a nanosecond per thread,
+//! which whole nanoseconds could not hold. [`LinearCost::at`] evaluates the
+//! cost for `n` threads and rounds *up* to whole nanoseconds, so the analysis
+//! that uses it stays on the safe side.
+//!
+//! # File format (TOML)
+//!
+//! ```toml
+//! name = "rtmach"                       # optional
+//! source = "paper 004, section 4"       # optional, free text
+//!
+//! timer = "7.92us"                      # a constant cost: a duration string
+//!
+//! [preempt]                             # or a table: per_thread * n + base
+//! per_thread = "0.79us"
+//! base = "30.1us"
+//!
+//! [exit]
+//! per_thread = "0.74us"
+//! base = "28.8us"
+//!
+//! [nonpreempt]
+//! per_thread = "0.39us"
+//! base = "7.12us"
+//!
+//! # system, schedule and release are optional (see the table above)
+//! ```
+//!
+//! Durations are strings with a unit, `ps`, `ns`, `us` (or `µs`), `ms` or
+//! `s`, down to one picosecond (`"0.79us"`, `"12.5ns"`). `timer`, `preempt`,
+//! `exit` and `nonpreempt` are required; unknown keys are errors. Errors read
+//! `file:line:col: what is wrong`, and nothing here panics on any input.
+//!
+//! `builtin:rtmach` is the profile of paper 004 (§4, measured on a
+//! DECstation 5000/200): C_timer = 7.92 us, C_preempt = 0.79n + 30.1 us,
+//! C_exit = 0.74n + 28.8 us, C_nonpreempt = 0.39n + 7.12 us, and
+//! C_system = C_exit.
+
+use crate::file::line_column;
+use std::fmt;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::time::Nanos;
+
+/// The prefix that names a built-in overheads profile instead of a file.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The names of the built-in profiles.
+pub const BUILTIN_NAMES: [&str; 2] = ["rtmach", "zero"];
+
+const PS_PER_NS: u64 = 1_000;
+
+/// A cost `per_thread * n + base`, in integer picoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct LinearCost {
+    /// Slope: picoseconds per thread in the system.
+    pub per_thread_ps: u64,
+    /// Intercept: picoseconds.
+    pub base_ps: u64,
+}
+
+impl LinearCost {
+    /// No cost.
+    pub const ZERO: LinearCost = LinearCost {
+        per_thread_ps: 0,
+        base_ps: 0,
+    };
+
+    /// A cost `per_thread_ps * n + base_ps` picoseconds.
+    pub const fn from_ps(per_thread_ps: u64, base_ps: u64) -> LinearCost {
+        LinearCost {
+            per_thread_ps,
+            base_ps,
+        }
+    }
+
+    /// A cost that does not depend on the number of threads.
+    pub const fn constant(base: Nanos) -> LinearCost {
+        LinearCost {
+            per_thread_ps: 0,
+            base_ps: base.as_ns().saturating_mul(PS_PER_NS),
+        }
+    }
+
+    /// The cost with `threads` threads in the system, rounded up to whole
+    /// nanoseconds (saturating at [`Nanos::MAX`]).
+    pub fn at(&self, threads: usize) -> Nanos {
+        let ps = (threads as u128) * u128::from(self.per_thread_ps) + u128::from(self.base_ps);
+        let ns = ps.div_ceil(u128::from(PS_PER_NS));
+        Nanos::from_ns(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// True when the cost is zero for any number of threads.
+    pub const fn is_zero(&self) -> bool {
+        self.per_thread_ps == 0 && self.base_ps == 0
+    }
+}
+
+impl fmt::Display for LinearCost {
+    /// `0.79us*n + 30.1us`, or just `7.92us` for a constant.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = if self.per_thread_ps == 0 {
+            format_ps(self.base_ps)
+        } else {
+            format!(
+                "{}*n + {}",
+                format_ps(self.per_thread_ps),
+                format_ps(self.base_ps)
+            )
+        };
+        f.pad(&text)
+    }
+}
+
+/// The scheduler and kernel costs that overhead-aware analysis and the
+/// simulator charge (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overheads {
+    /// A name for reports (`rtmach`, the file stem, ...).
+    pub name: String,
+    /// Where the figures come from (free text, may be empty).
+    pub source: String,
+    /// C_timer: one timer interrupt.
+    pub timer: LinearCost,
+    /// C_preempt: release of a higher-priority job and the context switch.
+    pub preempt: LinearCost,
+    /// C_exit: job completion and dispatch of the next job.
+    pub exit: LinearCost,
+    /// C_nonpreempt: release of a lower-priority job (blocking).
+    pub nonpreempt: LinearCost,
+    /// C_system: the longest non-preemptible kernel section (blocking).
+    pub system: LinearCost,
+    /// One scheduler invocation (used by the simulator).
+    pub schedule: LinearCost,
+    /// One job release handled by the kernel (used by the simulator).
+    pub release: LinearCost,
+}
+
+impl Overheads {
+    /// No overheads at all (`builtin:zero`): analysis with it equals the
+    /// ideal analysis.
+    pub fn zero() -> Overheads {
+        Overheads {
+            name: "zero".into(),
+            source: "no overheads".into(),
+            timer: LinearCost::ZERO,
+            preempt: LinearCost::ZERO,
+            exit: LinearCost::ZERO,
+            nonpreempt: LinearCost::ZERO,
+            system: LinearCost::ZERO,
+            schedule: LinearCost::ZERO,
+            release: LinearCost::ZERO,
+        }
+    }
+
+    /// Paper 004's RT Mach figures (MK75 on a DECstation 5000/200), §4.
+    pub fn rtmach() -> Overheads {
+        let exit = LinearCost::from_ps(740_000, 28_800_000);
+        Overheads {
+            name: "rtmach".into(),
+            source: "Arakawa et al., SIGMETRICS 1993 (paper 004), section 4".into(),
+            timer: LinearCost::from_ps(0, 7_920_000),
+            preempt: LinearCost::from_ps(790_000, 30_100_000),
+            exit,
+            nonpreempt: LinearCost::from_ps(390_000, 7_120_000),
+            system: exit,
+            schedule: LinearCost::ZERO,
+            release: LinearCost::ZERO,
+        }
+    }
+
+    /// A built-in profile by name (`rtmach`, `zero`).
+    pub fn builtin(name: &str) -> Result<Overheads, OverheadsError> {
+        match name {
+            "rtmach" => Ok(Overheads::rtmach()),
+            "zero" => Ok(Overheads::zero()),
+            _ => Err(OverheadsError::UnknownBuiltin(name.to_string())),
+        }
+    }
+
+    /// Loads `builtin:NAME` or an overheads file (TOML, module docs).
+    pub fn load(spec: &str) -> Result<Overheads, OverheadsError> {
+        if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
+            return Overheads::builtin(name);
+        }
+        let text = std::fs::read_to_string(spec).map_err(|e| OverheadsError::Read {
+            path: spec.to_string(),
+            reason: e.to_string(),
+        })?;
+        let stem = std::path::Path::new(spec)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("overheads");
+        Overheads::parse_toml(&text, spec, stem)
+    }
+
+    /// Parses the TOML format; `origin` names the text in error messages and
+    /// `default_name` is used when the document has no `name`.
+    pub fn parse_toml(
+        text: &str,
+        origin: &str,
+        default_name: &str,
+    ) -> Result<Overheads, OverheadsError> {
+        let doc: OverheadsDocument = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let (line, column) = line_column(text, offset);
+            OverheadsError::Syntax {
+                origin: origin.to_string(),
+                line,
+                column,
+                message: e.message().lines().collect::<Vec<_>>().join("; "),
+            }
+        })?;
+        Ok(Overheads {
+            name: doc.name.unwrap_or_else(|| default_name.to_string()),
+            source: doc.source.unwrap_or_default(),
+            timer: doc.timer.0,
+            preempt: doc.preempt.0,
+            exit: doc.exit.0,
+            nonpreempt: doc.nonpreempt.0,
+            system: doc.system.map_or(doc.exit.0, |c| c.0),
+            schedule: doc.schedule.map_or(LinearCost::ZERO, |c| c.0),
+            release: doc.release.map_or(LinearCost::ZERO, |c| c.0),
+        })
+    }
+
+    /// The document in the file format (round-trips through
+    /// [`Overheads::parse_toml`]).
+    pub fn to_toml_string(&self) -> String {
+        let mut out = String::new();
+        let quote = |s: &str| toml_quote(s);
+        out.push_str(&format!("name = {}\n", quote(&self.name)));
+        if !self.source.is_empty() {
+            out.push_str(&format!("source = {}\n", quote(&self.source)));
+        }
+        let costs = [
+            ("timer", &self.timer),
+            ("preempt", &self.preempt),
+            ("exit", &self.exit),
+            ("nonpreempt", &self.nonpreempt),
+            ("system", &self.system),
+            ("schedule", &self.schedule),
+            ("release", &self.release),
+        ];
+        for (key, cost) in costs {
+            out.push_str(&format!(
+                "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
+                format_ps(cost.per_thread_ps),
+                format_ps(cost.base_ps)
+            ));
+        }
+        out
+    }
+}
+
+fn toml_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Why an overheads profile could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OverheadsError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {reason}")]
+    Read {
+        /// The path as given.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The text is not a well-formed overheads document.
+    #[error("{origin}:{line}:{column}: {message}")]
+    Syntax {
+        /// The file as named by the user.
+        origin: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column in characters.
+        column: usize,
+        /// What is wrong, in one line.
+        message: String,
+    },
+    /// `builtin:NAME` with an unknown name.
+    #[error("unknown built-in overheads profile `{0}` (known: builtin:rtmach, builtin:zero)")]
+    UnknownBuiltin(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OverheadsDocument {
+    name: Option<String>,
+    source: Option<String>,
+    timer: CostEntry,
+    preempt: CostEntry,
+    exit: CostEntry,
+    nonpreempt: CostEntry,
+    system: Option<CostEntry>,
+    schedule: Option<CostEntry>,
+    release: Option<CostEntry>,
+}
+
+/// A cost as written: a duration string (constant) or a table
+/// `{ per_thread = "...", base = "..." }` (both optional, default 0).
+struct CostEntry(LinearCost);
+
+impl<'de> Deserialize<'de> for CostEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CostEntry, D::Error> {
+        struct CostVisitor;
+
+        impl<'de> Visitor<'de> for CostVisitor {
+            type Value = CostEntry;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a duration string such as \"7.92us\" or a table { per_thread = \"0.79us\", base = \"30.1us\" }",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CostEntry, E> {
+                let base_ps = parse_picos(v).map_err(E::custom)?;
+                Ok(CostEntry(LinearCost::from_ps(0, base_ps)))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CostEntry, A::Error> {
+                let mut cost = LinearCost::ZERO;
+                let mut seen = (false, false);
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: String = map.next_value()?;
+                    let ps = parse_picos(&value).map_err(de::Error::custom)?;
+                    match key.as_str() {
+                        "per_thread" if !seen.0 => {
+                            seen.0 = true;
+                            cost.per_thread_ps = ps;
+                        }
+                        "base" if !seen.1 => {
+                            seen.1 = true;
+                            cost.base_ps = ps;
+                        }
+                        "per_thread" | "base" => {
+                            return Err(de::Error::custom(format!("duplicate key `{key}`")))
+                        }
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["per_thread", "base"]))
+                        }
+                    }
+                }
+                Ok(CostEntry(cost))
+            }
+        }
+
+        deserializer.deserialize_any(CostVisitor)
+    }
+}
+
+/// Picoseconds in each unit, largest first.
+const PS_UNITS: [(&str, u64); 6] = [
+    ("s", 1_000_000_000_000),
+    ("ms", 1_000_000_000),
+    ("us", 1_000_000),
+    ("µs", 1_000_000),
+    ("ns", 1_000),
+    ("ps", 1),
+];
+
+/// Parses a duration string down to one picosecond: `"0.79us"` -> 790_000.
+pub fn parse_picos(input: &str) -> Result<u64, String> {
+    let text = input.trim();
+    let bad = |why: &str| format!("invalid duration `{text}`: {why}");
+    if text.is_empty() {
+        return Err("empty duration (write e.g. \"30.1us\")".into());
+    }
+    if text.starts_with('-') {
+        return Err(bad("durations cannot be negative"));
+    }
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = (text[..split].trim(), text[split..].trim());
+    if unit.is_empty() {
+        if !number.is_empty() && number.bytes().all(|b| b == b'0') {
+            return Ok(0);
+        }
+        return Err(bad(
+            "missing unit (use ps, ns, us, ms or s, e.g. \"30.1us\")",
+        ));
+    }
+    let scale = PS_UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| bad(&format!("unknown unit `{unit}` (use ps, ns, us, ms or s)")))?;
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && frac.is_empty()) || !digits(whole) || !digits(frac) {
+        return Err(bad("expected a decimal number before the unit"));
+    }
+    let too_large = || bad("too large");
+    let whole_ps = if whole.is_empty() {
+        0
+    } else {
+        whole
+            .parse::<u64>()
+            .map_err(|_| too_large())?
+            .checked_mul(scale)
+            .ok_or_else(too_large)?
+    };
+    let frac = frac.trim_end_matches('0');
+    let scale_digits = scale.ilog10() as usize;
+    if frac.len() > scale_digits {
+        return Err(bad("finer than 1 ps"));
+    }
+    let frac_ps = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<scale_digits$}")
+            .parse::<u64>()
+            .map_err(|_| too_large())?
+    };
+    whole_ps.checked_add(frac_ps).ok_or_else(too_large)
+}
+
+/// The shortest exact human form of a picosecond count (`790000` -> `0.79us`).
+pub fn format_ps(ps: u64) -> String {
+    let (unit, scale) = match ps {
+        p if p >= 1_000_000_000_000 => ("s", 1_000_000_000_000u64),
+        p if p >= 1_000_000_000 => ("ms", 1_000_000_000),
+        p if p >= 1_000_000 => ("us", 1_000_000),
+        p if p >= 1_000 => ("ns", 1_000),
+        0 => return "0ns".into(),
+        _ => ("ps", 1),
+    };
+    // Values under 1us print in us when they are a "nice" fraction of it,
+    // as slopes usually are (0.79us rather than 790ns).
+    let (unit, scale) = if ps < 1_000_000 && ps.is_multiple_of(10_000) {
+        ("us", 1_000_000)
+    } else {
+        (unit, scale)
+    };
+    let whole = ps / scale;
+    let frac = ps % scale;
+    if frac == 0 {
+        format!("{whole}{unit}")
+    } else {
+        let digits = scale.ilog10() as usize;
+        let frac = format!("{frac:0digits$}");
+        format!("{whole}.{}{unit}", frac.trim_end_matches('0'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RTMACH_TOML: &str = r#"
+name = "rtmach"
+timer = "7.92us"
+
+[preempt]
+per_thread = "0.79us"
+base = "30.1us"
+
+[exit]
+per_thread = "0.74us"
+base = "28.8us"
+
+[nonpreempt]
+per_thread = "0.39us"
+base = "7.12us"
+"#;
+
+    #[test]
+    fn rtmach_matches_the_papers_ten_thread_figures() {
+        // Paper 004, section 4: "for 10 threads, C_timer = 7.92, C_preempt = 38,
+        // C_exit = 36.2 and C_nonpreempt = 11.02 microseconds".
+        let o = Overheads::load("builtin:rtmach").unwrap();
+        assert_eq!(o.timer.at(10), Nanos::from_ns(7_920));
+        assert_eq!(o.preempt.at(10), Nanos::from_ns(38_000));
+        assert_eq!(o.exit.at(10), Nanos::from_ns(36_200));
+        assert_eq!(o.nonpreempt.at(10), Nanos::from_ns(11_020));
+        assert_eq!(o.system, o.exit);
+    }
+
+    #[test]
+    fn the_documented_file_parses_to_the_builtin() {
+        let parsed = Overheads::parse_toml(RTMACH_TOML, "rtmach.toml", "x").unwrap();
+        let builtin = Overheads::rtmach();
+        assert_eq!(parsed.timer, builtin.timer);
+        assert_eq!(parsed.preempt, builtin.preempt);
+        assert_eq!(parsed.exit, builtin.exit);
+        assert_eq!(parsed.nonpreempt, builtin.nonpreempt);
+        assert_eq!(parsed.system, builtin.system);
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let mut o = Overheads::rtmach();
+        o.schedule = LinearCost::from_ps(12_500, 1_000_001);
+        let back = Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap();
+        assert_eq!(back, o);
+    }
+
+    #[test]
+    fn fractional_nanosecond_slopes_round_up() {
+        let c = LinearCost::from_ps(parse_picos("12.5ns").unwrap(), 0);
+        assert_eq!(c.at(1), Nanos::from_ns(13));
+        assert_eq!(c.at(2), Nanos::from_ns(25));
+        assert_eq!(
+            LinearCost::constant(Nanos::from_us(3)).at(99),
+            Nanos::from_us(3)
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let text =
+            "timer = \"7.92us\"\npreempt = \"30.1xs\"\nexit = \"1us\"\nnonpreempt = \"1us\"\n";
+        let err = Overheads::parse_toml(text, "o.toml", "o").unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("o.toml:2:11: invalid duration `30.1xs`: unknown unit `xs`"),
+            "{msg}"
+        );
+
+        let text = "timer = \"7.92us\"\npreempt = \"1us\"\nexit = \"1us\"\nnonpreempt = \"1us\"\nbogus = 1\n";
+        let msg = Overheads::parse_toml(text, "o.toml", "o")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("o.toml:5:1: unknown field `bogus`"),
+            "{msg}"
+        );
+
+        let text = "timer = \"7.92us\"\n";
+        let msg = Overheads::parse_toml(text, "o.toml", "o")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("missing field `preempt`"), "{msg}");
+
+        let text = "timer = 7\npreempt = \"1us\"\nexit = \"1us\"\nnonpreempt = \"1us\"\n";
+        let msg = Overheads::parse_toml(text, "o.toml", "o")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("o.toml:1:9: "), "{msg}");
+
+        let text = "timer = \"1us\"\npreempt = { per_thread = \"1us\", slope = \"2us\" }\nexit = \"1us\"\nnonpreempt = \"1us\"\n";
+        let msg = Overheads::parse_toml(text, "o.toml", "o")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("unknown field `slope`"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_builtin_and_missing_file() {
+        assert_eq!(
+            Overheads::load("builtin:nope").unwrap_err(),
+            OverheadsError::UnknownBuiltin("nope".into())
+        );
+        assert!(matches!(
+            Overheads::load("/nonexistent/overheads.toml").unwrap_err(),
+            OverheadsError::Read { .. }
+        ));
+    }
+
+    #[test]
+    fn picosecond_parser() {
+        assert_eq!(parse_picos("0.79us"), Ok(790_000));
+        assert_eq!(parse_picos("30.1us"), Ok(30_100_000));
+        assert_eq!(parse_picos("7ps"), Ok(7));
+        assert_eq!(parse_picos("1s"), Ok(1_000_000_000_000));
+        assert_eq!(parse_picos("0"), Ok(0));
+        assert!(parse_picos("1.0001ns").is_err());
+        assert!(parse_picos("-1us").is_err());
+        assert!(parse_picos("1").is_err());
+        assert!(parse_picos("99999999999s").is_err());
+        assert_eq!(format_ps(790_000), "0.79us");
+        assert_eq!(format_ps(30_100_000), "30.1us");
+        assert_eq!(format_ps(12_500), "12.5ns");
+        assert_eq!(format_ps(7), "7ps");
+    }
+}
