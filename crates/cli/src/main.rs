@@ -38,6 +38,9 @@ enum Command {
     Analyze(commands::analyze::AnalyzeArgs),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
     Sweep(commands::sweep::SweepArgs),
+    /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
+    #[command(after_help = commands::sim::EXAMPLES)]
+    Sim(commands::sim::SimArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -46,6 +49,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => commands::demo::run(&args),
         Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Sim(args) => commands::sim::run(&args),
     }
 }
 

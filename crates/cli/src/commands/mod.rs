@@ -3,5 +3,6 @@
 pub mod analyze;
 pub mod demo;
 pub mod generate;
+pub mod sim;
 pub mod sweep;
 pub mod taskset;

@@ -1,0 +1,222 @@
+//! End-to-end tests of `rtlab analyze`, `rtlab sweep` and `rtlab sim`
+//! against the figures of papers 000 and 004.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn rtlab() -> Command {
+    Command::cargo_bin("rtlab").expect("the rtlab binary is built")
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let out = rtlab()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("valid JSON on stdout")
+}
+
+fn breakdown_utilizations(doc: &Value) -> Vec<Option<f64>> {
+    doc["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["utilization"].as_f64())
+        .collect()
+}
+
+#[test]
+fn avionics_ideal_breakdown_is_the_papers_92_23_percent() {
+    let doc = json_of(&[
+        "analyze",
+        "builtin:avionics",
+        "--policy",
+        "rm",
+        "--breakdown",
+        "--json",
+    ]);
+    let u = breakdown_utilizations(&doc)[0].unwrap();
+    assert!((u - 0.9223).abs() < 1e-4, "{u}");
+    let rta = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == "rta")
+        .unwrap();
+    assert_eq!(rta["schedulable"], true);
+    assert_eq!(doc["tasks"].as_array().unwrap().len(), 15);
+    assert_eq!(
+        doc["tasks"][1]["wcrt_ns"], 7_000_000,
+        "rwr-contact-mgmt: 2 + 5 ms"
+    );
+}
+
+#[test]
+fn overheads_make_breakdown_fall_with_the_tick() {
+    let doc = json_of(&[
+        "analyze",
+        "builtin:avionics",
+        "--policy",
+        "rm",
+        "--overheads",
+        "builtin:rtmach",
+        "--tick",
+        "1ms,2ms,4ms,8ms,16ms",
+        "--breakdown",
+        "--json",
+    ]);
+    let u: Vec<f64> = breakdown_utilizations(&doc)
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    assert_eq!(u.len(), 6, "ideal + five ticks");
+    for pair in u.windows(2) {
+        assert!(pair[1] < pair[0], "not falling: {u:?}");
+    }
+    // Paper 004 reports 72.61 % at a 16 ms tick.
+    assert!((u[5] - 0.7261).abs() < 0.005, "{u:?}");
+}
+
+#[test]
+fn ins_is_unschedulable_for_ticks_above_2_5_ms() {
+    let doc = json_of(&[
+        "analyze",
+        "builtin:ins",
+        "--policy",
+        "rm",
+        "--overheads",
+        "builtin:rtmach",
+        "--tick",
+        "1ms,2ms,4ms,8ms",
+        "--breakdown",
+        "--json",
+    ]);
+    let u = breakdown_utilizations(&doc);
+    assert!(
+        u[1].is_some() && u[2].is_some(),
+        "1 ms and 2 ms ticks: {u:?}"
+    );
+    assert_eq!(&u[3..], &[None, None], "4 ms and 8 ms ticks: {u:?}");
+}
+
+#[test]
+fn sweep_is_deterministic_for_a_seed() {
+    let args = [
+        "sweep", "--tasks", "6", "--sets", "50", "--from", "0.7", "--to", "0.9", "--step", "0.1",
+        "--seed", "3", "--json",
+    ];
+    let a = json_of(&args);
+    let b = json_of(&args);
+    assert_eq!(a, b);
+    assert_eq!(a["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(a["rows"][0]["sets"], 50);
+}
+
+fn misses(taskset: &str, scheduler: &str) -> u64 {
+    let doc = json_of(&[
+        "sim",
+        taskset,
+        "--scheduler",
+        scheduler,
+        "--duration",
+        "1s",
+        "--json",
+    ]);
+    doc["deadline_misses"].as_u64().unwrap()
+}
+
+/// Paper 000 section 4.2: which policy meets the deadlines of each scenario.
+#[test]
+fn lf_scenarios_match_paper_000() {
+    for n in 1..=3 {
+        let set = format!("builtin:lf-scenario-{n}");
+        assert!(
+            misses(&set, "fifo") > 0,
+            "scenario {n}: FIFO by declaration order misses"
+        );
+        assert_eq!(misses(&set, "fp:dm"), 0, "scenario {n}: DM meets");
+        assert_eq!(misses(&set, "edf"), 0, "scenario {n}: EDF meets");
+    }
+    assert!(
+        misses("builtin:lf-scenario-4", "fp:dm") > 0,
+        "scenario 4: DM misses"
+    );
+    assert_eq!(
+        misses("builtin:lf-scenario-4", "edf"),
+        0,
+        "scenario 4: EDF meets"
+    );
+}
+
+#[test]
+fn sim_same_seed_same_bytes_with_random_execution_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("var.toml");
+    std::fs::write(
+        &path,
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"4ms\"\nbcet = \"1ms\"\n\
+         [[task]]\nname = \"b\"\nperiod = \"15ms\"\nwcet = \"6ms\"\nbcet = \"2ms\"\n",
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let run = |seed: &str| {
+        rtlab()
+            .args([
+                "sim", path, "-s", "edf", "-d", "2s", "--exec", "uniform", "--seed", seed, "--json",
+            ])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    assert_eq!(run("5"), run("5"));
+    assert_ne!(run("5"), run("6"));
+}
+
+#[test]
+fn sim_writes_a_gantt_chart_and_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s4.svg");
+    let trace = dir.path().join("s4.json");
+    rtlab()
+        .args(["sim", "builtin:lf-scenario-4", "-s", "edf", "-d", "100ms"])
+        .args([
+            "--gantt",
+            svg.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("t2"), "{svg}");
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    assert!(!trace["traceEvents"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn bad_scheduler_and_duration_are_one_line_errors_naming_the_flag() {
+    rtlab()
+        .args(["sim", "builtin:gap", "--scheduler", "lottery"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::starts_with("error: --scheduler")
+                .and(predicate::str::contains("lottery")),
+        )
+        .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+    rtlab()
+        .args(["sim", "builtin:gap", "-s", "edf", "--duration", "5parsecs"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--duration"))
+        .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+    rtlab()
+        .args(["analyze", "builtin:gap", "--tick", "8ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--overheads"));
+}

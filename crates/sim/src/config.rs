@@ -1,0 +1,339 @@
+//! What to simulate besides the task set and the scheduler: duration,
+//! execution-time model, deadline-miss policy, timer, overheads, locking
+//! protocol, overload phases and the trace window.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rtlab_model::overheads::Overheads;
+use rtlab_model::{Nanos, Task};
+
+use crate::error::SimError;
+
+/// What happens to a job that misses its deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OnMiss {
+    /// It keeps running to completion; later jobs of its task queue behind it.
+    #[default]
+    Continue,
+    /// It is removed at its deadline (counted as missed and aborted).
+    Abort,
+    /// It runs to completion, and releases of its task that fall while it is
+    /// late are skipped: the next release is the first period boundary after
+    /// its completion, as Hartstone counts (paper 002 §4.2).
+    Skip,
+}
+
+impl OnMiss {
+    /// `continue`, `abort` or `skip`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnMiss::Continue => "continue",
+            OnMiss::Abort => "abort",
+            OnMiss::Skip => "skip",
+        }
+    }
+}
+
+impl FromStr for OnMiss {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<OnMiss, SimError> {
+        match s {
+            "continue" => Ok(OnMiss::Continue),
+            "abort" => Ok(OnMiss::Abort),
+            "skip" => Ok(OnMiss::Skip),
+            _ => Err(SimError::Config(format!(
+                "--on-miss `{s}`: use continue, abort or skip"
+            ))),
+        }
+    }
+}
+
+/// How long each job executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExecModel {
+    /// Every job takes its task's WCET.
+    #[default]
+    Wcet,
+    /// Uniform in [BCET, WCET] (integer ns) from a ChaCha8 stream per task,
+    /// keyed by the seed; tasks without a BCET take their WCET.
+    Uniform,
+}
+
+impl FromStr for ExecModel {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<ExecModel, SimError> {
+        match s {
+            "wcet" => Ok(ExecModel::Wcet),
+            "uniform" => Ok(ExecModel::Uniform),
+            _ => Err(SimError::Config(format!(
+                "--exec `{s}`: use wcet or uniform"
+            ))),
+        }
+    }
+}
+
+/// A resource-access protocol for the tasks' critical sections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Plain locks: a job that finds a lock taken waits; priority inversion
+    /// is unbounded.
+    #[default]
+    None,
+    /// Non-preemptive critical sections (Mok 1983): a job holding a lock is
+    /// not preempted.
+    Npp,
+    /// Priority inheritance (Sha, Rajkumar & Lehoczky 1990): a holder runs at
+    /// the highest priority of the jobs it blocks, transitively.
+    Pip,
+    /// Immediate priority ceiling (a.k.a. highest locker): a holder runs at
+    /// the ceiling of its locks, the highest priority of their users.
+    Ipcp,
+    /// Stack resource policy (Baker 1991): a job may start only if its
+    /// preemption level exceeds the ceiling of every lock held.
+    Srp,
+    /// Deadline floor (Burns, Gutierrez, Aldea & Gonzalez Harbour 2015;
+    /// paper 001): a holder's absolute deadline drops to now plus the
+    /// floor of the lock, the shortest relative deadline of its users.
+    Dfp,
+}
+
+impl Protocol {
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::None => "none",
+            Protocol::Npp => "npp",
+            Protocol::Pip => "pip",
+            Protocol::Ipcp => "ipcp",
+            Protocol::Srp => "srp",
+            Protocol::Dfp => "dfp",
+        }
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Protocol, SimError> {
+        match s {
+            "none" => Ok(Protocol::None),
+            "npp" => Ok(Protocol::Npp),
+            "pip" => Ok(Protocol::Pip),
+            "ipcp" => Ok(Protocol::Ipcp),
+            "srp" => Ok(Protocol::Srp),
+            "dfp" => Ok(Protocol::Dfp),
+            _ => Err(SimError::Config(format!(
+                "--protocol `{s}`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How an overload phase changes execution times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Multiply every execution time by `num / den`.
+    Factor {
+        /// Numerator.
+        num: u64,
+        /// Denominator (> 0).
+        den: u64,
+    },
+    /// Scale execution times so that the base set's utilization becomes this
+    /// many parts per million (480000 for 48 %).
+    UtilizationPpm(u64),
+}
+
+/// A window of simulated time `[start, end)` in which jobs released are
+/// scaled and extra tasks are released (overload phases, paper 001 and the
+/// extended Hartstone of paper 002).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// First instant of the phase.
+    pub start: Nanos,
+    /// First instant after it.
+    pub end: Nanos,
+    /// How execution times of jobs released in it change.
+    pub scale: Scale,
+    /// Tasks that exist only during the phase (first release at
+    /// `start + offset`, none at or after `end`).
+    pub tasks: Vec<Task>,
+}
+
+impl Phase {
+    /// Parses `START..END:xFACTOR` (`30s..45s:x2.5`) or `START..END:PCT%`
+    /// (`30s..45s:120%`, a target utilization of the base set).
+    pub fn parse(text: &str) -> Result<Phase, SimError> {
+        let bad = |why: &str| {
+            SimError::Config(format!(
+                "--phase `{text}`: {why} (write START..END:xFACTOR or START..END:UTIL%, e.g. 30s..45s:120%)"
+            ))
+        };
+        let (range, scale) = text.split_once(':').ok_or_else(|| bad("missing `:`"))?;
+        let (start, end) = range.split_once("..").ok_or_else(|| bad("missing `..`"))?;
+        let start: Nanos = start.parse().map_err(|e| bad(&format!("{e}")))?;
+        let end: Nanos = end.parse().map_err(|e| bad(&format!("{e}")))?;
+        if end <= start {
+            return Err(bad("the end must be after the start"));
+        }
+        let scale = scale.trim();
+        let scale = if let Some(pct) = scale.strip_suffix('%') {
+            Scale::UtilizationPpm(parse_fixed(pct, 4).ok_or_else(|| bad("bad percentage"))?)
+        } else if let Some(factor) = scale.strip_prefix('x') {
+            let num = parse_fixed(factor, 6).ok_or_else(|| bad("bad factor"))?;
+            if num == 0 {
+                return Err(bad("the factor must be greater than 0"));
+            }
+            Scale::Factor {
+                num,
+                den: 1_000_000,
+            }
+        } else {
+            return Err(bad("the scale must be xFACTOR or UTIL%"));
+        };
+        Ok(Phase {
+            start,
+            end,
+            scale,
+            tasks: Vec::new(),
+        })
+    }
+
+    /// The extended Hartstone profile of paper 002 (§4.2): 48 % load for
+    /// 30 s, 120 % for 15 s, back to 48 % until 120 s.
+    pub fn extended_hartstone() -> Vec<Phase> {
+        let s = Nanos::from_secs;
+        let phase = |a, b, ppm| Phase {
+            start: s(a),
+            end: s(b),
+            scale: Scale::UtilizationPpm(ppm),
+            tasks: Vec::new(),
+        };
+        vec![
+            phase(0, 30, 480_000),
+            phase(30, 45, 1_200_000),
+            phase(45, 120, 480_000),
+        ]
+    }
+}
+
+/// `"2.5"` with `digits` decimals -> 2.5 * 10^digits, exactly.
+fn parse_fixed(text: &str, digits: u32) -> Option<u64> {
+    let text = text.trim();
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && frac.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > digits as usize
+    {
+        return None;
+    }
+    let scale = 10u64.pow(digits);
+    let whole = if whole.is_empty() {
+        0
+    } else {
+        whole.parse::<u64>().ok()?
+    };
+    let frac = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<width$}", width = digits as usize)
+            .parse::<u64>()
+            .ok()?
+    };
+    whole.checked_mul(scale)?.checked_add(frac)
+}
+
+/// A time window of the schedule to record for `--trace` / `--gantt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceWindow {
+    /// First instant recorded.
+    pub from: Nanos,
+    /// First instant not recorded.
+    pub to: Nanos,
+}
+
+/// Everything about a run except the task set and the scheduler.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Simulated time: releases happen in `[0, duration)`, events at
+    /// `duration` are still processed.
+    pub duration: Nanos,
+    /// Deadline-miss policy.
+    pub on_miss: OnMiss,
+    /// Execution-time model.
+    pub exec: ExecModel,
+    /// Seed of the execution-time streams.
+    pub seed: u64,
+    /// Periodic timer: releases and scheduler call-backs are noticed only at
+    /// multiples of it (paper 004's timer-driven scheduler). `None` is
+    /// tickless: events at their exact times.
+    pub tick: Option<Nanos>,
+    /// Kernel costs that occupy the processor; `None` for none.
+    pub overheads: Option<Overheads>,
+    /// Resource-access protocol for critical sections.
+    pub protocol: Protocol,
+    /// Extra processor time per lock or unlock operation (DFP reads the
+    /// clock; ceilings touch a stack).
+    pub lock_cost: Nanos,
+    /// Overload phases.
+    pub phases: Vec<Phase>,
+    /// Window to record for traces, if any.
+    pub trace: Option<TraceWindow>,
+}
+
+impl SimConfig {
+    /// Defaults: continue on miss, WCET execution, seed 0, tickless, no
+    /// overheads, no protocol, no phases, no trace.
+    pub fn new(duration: Nanos) -> SimConfig {
+        SimConfig {
+            duration,
+            on_miss: OnMiss::Continue,
+            exec: ExecModel::Wcet,
+            seed: 0,
+            tick: None,
+            overheads: None,
+            protocol: Protocol::None,
+            lock_cost: Nanos::ZERO,
+            phases: Vec::new(),
+            trace: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_parse() {
+        let p = Phase::parse("30s..45s:120%").unwrap();
+        assert_eq!(p.start, Nanos::from_secs(30));
+        assert_eq!(p.scale, Scale::UtilizationPpm(1_200_000));
+        let p = Phase::parse("1ms..2ms:x2.5").unwrap();
+        assert_eq!(
+            p.scale,
+            Scale::Factor {
+                num: 2_500_000,
+                den: 1_000_000
+            }
+        );
+        for bad in [
+            "1ms..2ms",
+            "2ms..1ms:x2",
+            "1ms..2ms:x0",
+            "1ms..2ms:y",
+            "a..2ms:x1",
+        ] {
+            let e = Phase::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--phase"), "{e}");
+        }
+        assert_eq!(Phase::extended_hartstone().len(), 3);
+    }
+}

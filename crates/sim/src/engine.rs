@@ -1,0 +1,988 @@
+//! The discrete-event engine: time, jobs, releases, execution, overheads,
+//! locks and metrics. Schedulers only decide (see [`crate::scheduler`]).
+//!
+//! # Model
+//!
+//! - Time is integer nanoseconds; nothing in the event loop uses floats.
+//! - Task `i` releases job `k` at `offset_i + k * T_i` (phase tasks: from the
+//!   phase start), for releases before the end of the run. A task is one
+//!   thread: its jobs run one after the other, so a job released while an
+//!   earlier one of its task is unfinished waits (state `Pending`) and is
+//!   shown to the scheduler only when it is the task's oldest.
+//! - Per instant, events are handled in the order documented in
+//!   [`crate::queue`], then the scheduler picks once.
+//! - Overheads are processor time: charging `c` at `t` makes the kernel
+//!   busy until `max(t, busy) + c`, and no job progresses meanwhile.
+//!   Per instant the engine charges: `release` per release noticed, `timer`
+//!   per tick, `exit` per job completion, `schedule` once when the scheduler
+//!   is invoked, `preempt` when it switches to another job other than right
+//!   after a completion (a preemption, or a dispatch from idle),
+//!   `nonpreempt` per release that did not get the processor, and the lock
+//!   cost per lock or unlock. Costs are evaluated for `n` = number of tasks.
+//! - With a tick, releases and scheduler call-backs are noticed at the next
+//!   multiple of the tick (response times still count from the true
+//!   release); completions and lock operations are noticed at once.
+
+use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::{Nanos, Task, TaskSet};
+
+use crate::config::{ExecModel, OnMiss, Protocol, Scale, SimConfig};
+use crate::error::SimError;
+use crate::job::{Job, JobId, JobState};
+use crate::metrics::{SimReport, TaskMetrics};
+use crate::queue::{Class, EventQueue, Payload};
+use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
+use crate::trace::{Trace, TraceRecord};
+
+/// Builds the read-only view from the simulator's fields (a macro so that
+/// the borrow of the scheduler and of the job table stay disjoint).
+macro_rules! view {
+    ($s:ident) => {
+        System {
+            now: $s.now,
+            tasks: &$s.tasks,
+            jobs: &$s.jobs,
+            ready: &$s.ready,
+            running: $s.running,
+            srp_ceiling: $s.srp_ceiling(),
+            srp_levels: &$s.srp_levels,
+        }
+    };
+}
+
+/// One lock operation of a task's critical sections.
+#[derive(Clone, Copy, Debug)]
+struct LockOp {
+    /// Execution time into the job at which it happens.
+    at: Nanos,
+    /// Resource index.
+    resource: usize,
+    /// Lock (true) or unlock.
+    lock: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Resource {
+    owner: Option<JobId>,
+    waiters: Vec<JobId>,
+    /// IPCP: the highest task priority among its users.
+    ceiling: Option<Priority>,
+    /// SRP: the highest preemption level among its users.
+    srp_ceiling: u64,
+    /// DFP: the shortest relative deadline among its users.
+    floor: Nanos,
+}
+
+/// What happened in the current instant (for overheads).
+#[derive(Default)]
+struct Instant {
+    releases: Vec<JobId>,
+    ticks: u64,
+    completions: u64,
+    lock_ops: u64,
+    other: bool,
+}
+
+/// A simulation in progress. [`Simulator::run`] to the end, or
+/// [`Simulator::step`] one instant at a time.
+pub struct Simulator {
+    tasks: Vec<Task>,
+    windows: Vec<(Nanos, Nanos)>,
+    scales: Vec<(Nanos, Nanos, u64, u64)>,
+    config: SimConfig,
+    overheads: Overheads,
+    has_overheads: bool,
+    scheduler: Box<dyn Scheduler>,
+    scheduler_name: String,
+    taskset_name: String,
+    now: Nanos,
+    queue: EventQueue,
+    jobs: Vec<Job>,
+    free: Vec<u32>,
+    ready: Vec<JobId>,
+    head: Vec<Option<JobId>>,
+    pending: Vec<VecDeque<JobId>>,
+    running: Option<JobId>,
+    run_from: Nanos,
+    busy_until: Nanos,
+    last_task: Option<usize>,
+    callback: Option<Nanos>,
+    rngs: Vec<ChaCha8Rng>,
+    resources: Vec<Resource>,
+    ops: Vec<Vec<LockOp>>,
+    srp_levels: Vec<u64>,
+    metrics: Vec<TaskMetrics>,
+    context_switches: u64,
+    overhead_ns: u64,
+    executed_ns: u64,
+    events: u64,
+    next_uid: u64,
+    instant: Instant,
+    trace: Option<Trace>,
+    finished: bool,
+}
+
+/// Simulates `set` under `spec` with `config` and returns the report.
+pub fn simulate(
+    set: &TaskSet,
+    spec: &SchedulerSpec,
+    config: &SimConfig,
+) -> Result<SimReport, SimError> {
+    let mut sim = Simulator::new(set, spec, config.clone())?;
+    sim.run();
+    Ok(sim.report())
+}
+
+impl Simulator {
+    /// Sets up a run of `set` under the scheduler `spec` names.
+    pub fn new(
+        set: &TaskSet,
+        spec: &SchedulerSpec,
+        config: SimConfig,
+    ) -> Result<Simulator, SimError> {
+        let tasks = all_tasks(set, &config);
+        let scheduler = spec.build(&tasks)?;
+        Simulator::with_scheduler(set, scheduler, config)
+    }
+
+    /// Sets up a run with a scheduler built by the caller (it must have been
+    /// built for the set's tasks followed by the phases' tasks).
+    pub fn with_scheduler(
+        set: &TaskSet,
+        scheduler: Box<dyn Scheduler>,
+        config: SimConfig,
+    ) -> Result<Simulator, SimError> {
+        if let Some(e) = set.errors().first() {
+            return Err(SimError::TaskSet {
+                name: set.name.clone(),
+                message: e.message.clone(),
+            });
+        }
+        if config.duration.is_zero() {
+            return Err(SimError::Config("--duration must be greater than 0".into()));
+        }
+        if config.tick.is_some_and(|t| t.is_zero()) {
+            return Err(SimError::Config("--tick must be greater than 0".into()));
+        }
+        let tasks = all_tasks(set, &config);
+        let mut windows = vec![(Nanos::ZERO, Nanos::MAX); set.tasks.len()];
+        for phase in &config.phases {
+            for t in &phase.tasks {
+                if let Some(e) = TaskSet::new("phase", vec![t.clone()]).errors().first() {
+                    return Err(SimError::Config(format!("--phase task: {}", e.message)));
+                }
+                windows.push((phase.start, phase.end));
+            }
+        }
+        let base_util_ppm = (set.utilization() * 1e6).round().max(1.0) as u64;
+        let scales = config
+            .phases
+            .iter()
+            .map(|p| match p.scale {
+                Scale::Factor { num, den } => (p.start, p.end, num, den.max(1)),
+                Scale::UtilizationPpm(ppm) => (p.start, p.end, ppm, base_util_ppm),
+            })
+            .collect();
+        let overheads = config.overheads.clone().unwrap_or_else(Overheads::zero);
+        let has_overheads = [
+            overheads.timer,
+            overheads.preempt,
+            overheads.exit,
+            overheads.nonpreempt,
+            overheads.schedule,
+            overheads.release,
+        ]
+        .iter()
+        .any(|c| !c.is_zero())
+            || !config.lock_cost.is_zero();
+        let (resources, ops, srp_levels) =
+            build_locks(&tasks, scheduler.as_ref(), config.protocol)?;
+        let rngs = (0..tasks.len())
+            .map(|i| task_rng(config.seed, i as u64))
+            .collect();
+        let trace = config
+            .trace
+            .map(|w| Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect()));
+        let n = tasks.len();
+        let mut sim = Simulator {
+            metrics: tasks.iter().map(|t| TaskMetrics::new(&t.name)).collect(),
+            scheduler_name: scheduler.name(),
+            taskset_name: set.name.clone(),
+            windows,
+            scales,
+            overheads,
+            has_overheads,
+            scheduler,
+            now: Nanos::ZERO,
+            queue: EventQueue::default(),
+            jobs: Vec::new(),
+            free: Vec::new(),
+            ready: Vec::new(),
+            head: vec![None; n],
+            pending: vec![VecDeque::new(); n],
+            running: None,
+            run_from: Nanos::ZERO,
+            busy_until: Nanos::ZERO,
+            last_task: None,
+            callback: None,
+            rngs,
+            resources,
+            ops,
+            srp_levels,
+            context_switches: 0,
+            overhead_ns: 0,
+            executed_ns: 0,
+            events: 0,
+            next_uid: 0,
+            instant: Instant::default(),
+            trace,
+            finished: false,
+            tasks,
+            config,
+        };
+        for i in 0..n {
+            let first = sim.windows[i].0.saturating_add(sim.tasks[i].offset);
+            sim.schedule_release(i, first);
+        }
+        if sim.config.tick.is_some() && !sim.overheads.timer.is_zero() {
+            sim.queue.push(Nanos::ZERO, Class::Tick, Payload::Tick);
+        }
+        Ok(sim)
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The tasks simulated (the set's, then the phases').
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// Runs to the end of the configured duration.
+    pub fn run(&mut self) {
+        while self.step() {}
+    }
+
+    /// Runs every instant up to and including `until` (or the end).
+    pub fn run_until(&mut self, until: Nanos) {
+        while self.next_time().is_some_and(|t| t <= until) && self.step() {}
+    }
+
+    /// Handles the next instant at which anything happens. Returns false
+    /// when the run is over.
+    pub fn step(&mut self) -> bool {
+        if self.finished {
+            return false;
+        }
+        let t = match self.next_time() {
+            Some(t) if t <= self.config.duration => t,
+            _ => {
+                self.finish();
+                return false;
+            }
+        };
+        self.advance(t);
+        self.now = t;
+        if self.running.is_some() && self.milestone() == Some(t) {
+            self.events += 1;
+            self.instant.other = true;
+            self.handle_milestone();
+        }
+        while let Some(payload) = self.queue.pop_at(t) {
+            self.events += 1;
+            match payload {
+                Payload::Deadline { slot, uid } => self.handle_deadline(slot, uid),
+                Payload::Release { task, at } => self.handle_release(task, at),
+                Payload::Tick => self.handle_tick(),
+            }
+        }
+        if self.callback == Some(t) {
+            self.events += 1;
+            self.callback = None;
+            self.instant.other = true;
+            let sys = view!(self);
+            self.scheduler.on_callback(&sys);
+        }
+        self.reschedule();
+        true
+    }
+
+    fn next_time(&self) -> Option<Nanos> {
+        [self.milestone(), self.queue.peek_time(), self.callback]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When the running job reaches its next lock operation or completes.
+    fn milestone(&self) -> Option<Nanos> {
+        let id = self.running?;
+        let job = &self.jobs[id.index()];
+        let mut target = job.demand;
+        if let Some(op) = self.ops[job.task].get(job.op_cursor) {
+            target = target.min(op.at.max(job.executed));
+        }
+        let start = self.run_from.max(self.busy_until);
+        Some(start.saturating_add(target.saturating_sub(job.executed)))
+    }
+
+    /// Credits the running job with the processor time up to `t`.
+    fn advance(&mut self, t: Nanos) {
+        if let Some(id) = self.running {
+            let start = self.run_from.max(self.busy_until);
+            if t > start {
+                let amount = t - start;
+                let job = &mut self.jobs[id.index()];
+                job.executed += amount;
+                self.executed_ns += amount.as_ns();
+                let (task, index) = (job.task, job.index);
+                self.scheduler.on_executed(id, amount);
+                if let Some(trace) = &mut self.trace {
+                    trace.interval(Some((task, index)), start, t);
+                }
+            }
+        }
+        self.run_from = t;
+    }
+
+    fn charge(&mut self, cost: Nanos) {
+        if cost.is_zero() {
+            return;
+        }
+        let start = self.busy_until.max(self.now);
+        self.busy_until = start.saturating_add(cost);
+        self.overhead_ns = self.overhead_ns.saturating_add(cost.as_ns());
+        if let Some(trace) = &mut self.trace {
+            trace.interval(None, start, self.busy_until);
+        }
+    }
+
+    fn cost(&self, c: LinearCost) -> Nanos {
+        c.at(self.tasks.len())
+    }
+
+    fn notice_time(&self, t: Nanos) -> Nanos {
+        match self.config.tick {
+            Some(tick) => {
+                let k = t.div_ceil(tick);
+                tick.checked_mul(k).unwrap_or(Nanos::MAX)
+            }
+            None => t,
+        }
+    }
+
+    fn schedule_release(&mut self, task: usize, at: Nanos) {
+        if at < self.config.duration && at < self.windows[task].1 {
+            let notice = self.notice_time(at);
+            self.queue
+                .push(notice, Class::Release, Payload::Release { task, at });
+        }
+    }
+
+    fn handle_tick(&mut self) {
+        self.instant.ticks += 1;
+        if let Some(tick) = self.config.tick {
+            if let Some(next) = self.now.checked_add(tick) {
+                if next < self.config.duration {
+                    self.queue.push(next, Class::Tick, Payload::Tick);
+                }
+            }
+        }
+    }
+
+    fn handle_release(&mut self, task: usize, at: Nanos) {
+        let t = &self.tasks[task];
+        let (period, deadline) = (t.period, t.deadline);
+        let index = at
+            .saturating_sub(self.windows[task].0.saturating_add(t.offset))
+            .div_floor(period);
+        if let Some(next) = at.checked_add(period) {
+            self.schedule_release(task, next);
+        }
+        if self.config.on_miss == OnMiss::Skip {
+            if let Some(h) = self.head[task] {
+                if self.jobs[h.index()].deadline <= at {
+                    self.metrics[task].skipped += 1;
+                    return;
+                }
+            }
+        }
+        let demand = self.draw_demand(task, at);
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let job = Job {
+            task,
+            index,
+            release: at,
+            deadline: at.saturating_add(deadline),
+            demand,
+            executed: Nanos::ZERO,
+            started: false,
+            state: JobState::Pending,
+            boost: None,
+            uid,
+            op_cursor: 0,
+            held: Vec::new(),
+            boost_stack: Vec::new(),
+            blocked_on: None,
+        };
+        let abs_deadline = job.deadline;
+        let id = match self.free.pop() {
+            Some(slot) => {
+                self.jobs[slot as usize] = job;
+                JobId(slot)
+            }
+            None => {
+                self.jobs.push(job);
+                JobId((self.jobs.len() - 1) as u32)
+            }
+        };
+        self.metrics[task].released += 1;
+        if let Some(trace) = &mut self.trace {
+            trace.point(TraceRecord::Release {
+                task,
+                job: index,
+                at,
+            });
+        }
+        if self.config.on_miss == OnMiss::Abort {
+            self.queue.push(
+                abs_deadline,
+                Class::Deadline,
+                Payload::Deadline { slot: id.0, uid },
+            );
+        }
+        if self.head[task].is_none() {
+            self.make_ready(id);
+        } else {
+            self.pending[task].push_back(id);
+        }
+    }
+
+    fn make_ready(&mut self, id: JobId) {
+        let task = self.jobs[id.index()].task;
+        self.head[task] = Some(id);
+        self.jobs[id.index()].state = JobState::Ready;
+        self.ready.push(id);
+        self.instant.releases.push(id);
+        let sys = view!(self);
+        self.scheduler.on_release(id, &sys);
+    }
+
+    fn draw_demand(&mut self, task: usize, at: Nanos) -> Nanos {
+        let t = &self.tasks[task];
+        let mut demand = t.wcet;
+        if self.config.exec == ExecModel::Uniform {
+            if let Some(bcet) = t.bcet.filter(|&b| b < t.wcet) {
+                let span = (t.wcet - bcet).as_ns() + 1;
+                demand = bcet + Nanos::from_ns(below(&mut self.rngs[task], span));
+            }
+        }
+        if let Some(&(_, _, num, den)) = self.scales.iter().find(|(s, e, _, _)| *s <= at && at < *e)
+        {
+            let scaled = (u128::from(demand.as_ns()) * u128::from(num)).div_ceil(u128::from(den));
+            demand = Nanos::from_ns(u64::try_from(scaled).unwrap_or(u64::MAX).max(1));
+        }
+        demand
+    }
+
+    fn handle_milestone(&mut self) {
+        let Some(id) = self.running else { return };
+        loop {
+            let job = &self.jobs[id.index()];
+            let Some(&op) = self.ops[job.task].get(job.op_cursor) else {
+                break;
+            };
+            if op.at > job.executed || op.at >= job.demand && op.lock {
+                break;
+            }
+            self.jobs[id.index()].op_cursor += 1;
+            self.instant.lock_ops += 1;
+            if op.lock {
+                if !self.lock(id, op.resource) {
+                    return;
+                }
+            } else {
+                self.unlock(id, op.resource);
+            }
+        }
+        let job = &self.jobs[id.index()];
+        if job.executed >= job.demand {
+            self.complete(id);
+        }
+    }
+
+    fn complete(&mut self, id: JobId) {
+        let now = self.now;
+        let (task, index, release, deadline) = {
+            let j = &self.jobs[id.index()];
+            (j.task, j.index, j.release, j.deadline)
+        };
+        self.release_all_locks(id);
+        self.metrics[task].record_completion(release, deadline, now);
+        if let Some(trace) = &mut self.trace {
+            trace.point(TraceRecord::Complete {
+                task,
+                job: index,
+                at: now,
+            });
+            if now > deadline {
+                trace.point(TraceRecord::Miss {
+                    task,
+                    job: index,
+                    at: deadline,
+                });
+            }
+        }
+        self.instant.completions += 1;
+        self.retire(id);
+    }
+
+    fn handle_deadline(&mut self, slot: u32, uid: u64) {
+        let id = JobId(slot);
+        let Some(job) = self.jobs.get(id.index()) else {
+            return;
+        };
+        if job.uid != uid || job.state == JobState::Done {
+            return;
+        }
+        self.instant.other = true;
+        let (task, index, deadline, state) = (job.task, job.index, job.deadline, job.state);
+        self.metrics[task].record_miss(deadline);
+        self.metrics[task].aborted += 1;
+        if let Some(trace) = &mut self.trace {
+            trace.point(TraceRecord::Miss {
+                task,
+                job: index,
+                at: deadline,
+            });
+        }
+        if state == JobState::Pending {
+            self.pending[task].retain(|&j| j != id);
+            self.jobs[id.index()].state = JobState::Done;
+            self.free.push(id.0);
+            return;
+        }
+        if let Some(r) = self.jobs[id.index()].blocked_on.take() {
+            self.resources[r].waiters.retain(|&w| w != id);
+            if let Some(owner) = self.resources[r].owner {
+                self.recompute_inheritance(owner);
+            }
+        }
+        self.release_all_locks(id);
+        self.retire(id);
+    }
+
+    /// Removes a ready or blocked job from the system and promotes the next
+    /// job of its task.
+    fn retire(&mut self, id: JobId) {
+        let task = self.jobs[id.index()].task;
+        self.ready.retain(|&j| j != id);
+        if self.running == Some(id) {
+            self.running = None;
+        }
+        {
+            let sys = view!(self);
+            self.scheduler.on_complete(id, &sys);
+        }
+        self.jobs[id.index()].state = JobState::Done;
+        self.free.push(id.0);
+        self.head[task] = None;
+        if let Some(next) = self.pending[task].pop_front() {
+            self.make_ready(next);
+        }
+    }
+
+    // ---------------------------------------------------------------- locks
+
+    fn effective(&self, id: JobId) -> Priority {
+        let job = &self.jobs[id.index()];
+        let base = self.scheduler.priority(job).unwrap_or(Priority(0));
+        job.boost.map_or(base, |b| b.max(base))
+    }
+
+    /// Tries to take `r` for `id`; false when `id` now waits for it.
+    fn lock(&mut self, id: JobId, r: usize) -> bool {
+        if self.resources[r].owner.is_some() {
+            let job = &mut self.jobs[id.index()];
+            job.state = JobState::Blocked;
+            job.blocked_on = Some(r);
+            self.resources[r].waiters.push(id);
+            self.ready.retain(|&j| j != id);
+            if self.running == Some(id) {
+                self.running = None;
+            }
+            let sys = view!(self);
+            self.scheduler.on_block(id, &sys);
+            if let Some(owner) = self.resources[r].owner {
+                self.recompute_inheritance(owner);
+            }
+            return false;
+        }
+        self.grant(id, r);
+        true
+    }
+
+    fn grant(&mut self, id: JobId, r: usize) {
+        self.resources[r].owner = Some(id);
+        let boost = match self.config.protocol {
+            Protocol::Ipcp => self.resources[r].ceiling,
+            Protocol::Dfp => Some(Priority::deadline(
+                self.now.saturating_add(self.resources[r].floor),
+            )),
+            _ => None,
+        };
+        let job = &mut self.jobs[id.index()];
+        job.held.push(r);
+        job.boost_stack.push(job.boost);
+        if let Some(b) = boost {
+            job.boost = Some(job.boost.map_or(b, |old| old.max(b)));
+        }
+    }
+
+    fn unlock(&mut self, id: JobId, r: usize) {
+        let job = &mut self.jobs[id.index()];
+        let Some(pos) = job.held.iter().rposition(|&h| h == r) else {
+            return;
+        };
+        job.held.remove(pos);
+        let saved = job.boost_stack.pop().flatten();
+        job.boost = saved;
+        self.resources[r].owner = None;
+        if self.config.protocol == Protocol::Pip {
+            self.recompute_inheritance(id);
+        }
+        // Hand the lock to the most urgent waiter (FIFO among equals).
+        let waiters = std::mem::take(&mut self.resources[r].waiters);
+        let mut best: Option<(usize, Priority)> = None;
+        for (i, &w) in waiters.iter().enumerate() {
+            let p = self.effective(w);
+            if best.is_none_or(|(_, bp)| p > bp) {
+                best = Some((i, p));
+            }
+        }
+        let mut waiters = waiters;
+        if let Some((i, _)) = best {
+            let w = waiters.remove(i);
+            self.resources[r].waiters = waiters;
+            self.grant(w, r);
+            let job = &mut self.jobs[w.index()];
+            job.blocked_on = None;
+            job.state = JobState::Ready;
+            self.ready.push(w);
+            self.instant.other = true;
+            let sys = view!(self);
+            self.scheduler.on_unblock(w, &sys);
+            if self.config.protocol == Protocol::Pip {
+                self.recompute_inheritance(w);
+            }
+        }
+    }
+
+    fn release_all_locks(&mut self, id: JobId) {
+        while let Some(&r) = self.jobs[id.index()].held.last() {
+            self.unlock(id, r);
+        }
+    }
+
+    /// Priority inheritance: `owner` runs at the highest effective priority
+    /// of the jobs waiting for its locks, and so on down the chain of owners.
+    fn recompute_inheritance(&mut self, owner: JobId) {
+        if self.config.protocol != Protocol::Pip {
+            return;
+        }
+        let mut current = owner;
+        for _ in 0..=self.jobs.len() {
+            let mut inherited: Option<Priority> = None;
+            for &r in &self.jobs[current.index()].held {
+                for &w in &self.resources[r].waiters {
+                    let p = self.effective(w);
+                    inherited = Some(inherited.map_or(p, |q| q.max(p)));
+                }
+            }
+            self.jobs[current.index()].boost = inherited;
+            match self.jobs[current.index()]
+                .blocked_on
+                .and_then(|r| self.resources[r].owner)
+            {
+                Some(next) if next != current => current = next,
+                _ => break,
+            }
+        }
+    }
+
+    fn srp_ceiling(&self) -> Option<u64> {
+        if self.config.protocol != Protocol::Srp {
+            return None;
+        }
+        self.resources
+            .iter()
+            .filter(|r| r.owner.is_some())
+            .map(|r| r.srp_ceiling)
+            .max()
+    }
+
+    // ------------------------------------------------------------ dispatch
+
+    fn reschedule(&mut self) {
+        let inst = std::mem::take(&mut self.instant);
+        let invoked = inst.other || !inst.releases.is_empty() || inst.completions > 0;
+        let previous = self
+            .running
+            .filter(|id| self.jobs[id.index()].state == JobState::Ready);
+        // Ticks alone do not invoke the scheduler; under NPP a lock holder
+        // keeps the processor.
+        let keep = !invoked
+            || self.config.protocol == Protocol::Npp
+                && previous.is_some_and(|p| self.jobs[p.index()].holds_locks());
+        let choice = if keep {
+            previous
+        } else {
+            let sys = view!(self);
+            let pick = self.scheduler.pick(&sys);
+            pick.filter(|id| self.ready.contains(id))
+        };
+        if choice != previous {
+            if let Some(p) = previous {
+                let task = self.jobs[p.index()].task;
+                self.metrics[task].preemptions += 1;
+            }
+        }
+        if let Some(c) = choice {
+            let task = self.jobs[c.index()].task;
+            if self.last_task != Some(task) {
+                self.context_switches += 1;
+                self.last_task = Some(task);
+            }
+            self.jobs[c.index()].started = true;
+        }
+        if self.has_overheads {
+            let n_rel = inst.releases.len() as u64;
+            let mut cost = Nanos::ZERO;
+            let mul = |c: Nanos, k: u64| c.checked_mul(k).unwrap_or(Nanos::MAX);
+            cost = cost.saturating_add(mul(self.cost(self.overheads.release), n_rel));
+            cost = cost.saturating_add(mul(self.cost(self.overheads.timer), inst.ticks));
+            cost = cost.saturating_add(mul(self.cost(self.overheads.exit), inst.completions));
+            cost = cost.saturating_add(mul(self.config.lock_cost, inst.lock_ops));
+            if invoked {
+                cost = cost.saturating_add(self.cost(self.overheads.schedule));
+            }
+            if choice.is_some() && choice != previous && inst.completions == 0 {
+                cost = cost.saturating_add(self.cost(self.overheads.preempt));
+            }
+            let waiting = inst.releases.iter().filter(|&&r| Some(r) != choice).count() as u64;
+            cost = cost.saturating_add(mul(self.cost(self.overheads.nonpreempt), waiting));
+            self.charge(cost);
+        }
+        self.running = choice;
+        self.callback = if invoked {
+            self.scheduler
+                .callback_at()
+                .filter(|&c| c > self.now)
+                .map(|c| self.notice_time(c))
+        } else {
+            self.callback
+        };
+    }
+
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let end = self.config.duration;
+        if self.now < end {
+            self.advance(end);
+            self.now = end;
+        }
+        for job in &self.jobs {
+            if job.state == JobState::Done {
+                continue;
+            }
+            let m = &mut self.metrics[job.task];
+            m.unfinished += 1;
+            if job.deadline <= end {
+                m.record_miss(job.deadline);
+                if let Some(trace) = &mut self.trace {
+                    trace.point(TraceRecord::Miss {
+                        task: job.task,
+                        job: job.index,
+                        at: job.deadline,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The report (finishes the run first if it was not).
+    pub fn report(&mut self) -> SimReport {
+        self.run();
+        let sum = |f: fn(&TaskMetrics) -> u64| self.metrics.iter().map(f).sum::<u64>();
+        let duration = self.config.duration;
+        let busy = self.executed_ns.saturating_add(self.overhead_ns);
+        SimReport {
+            scheduler: self.scheduler_name.clone(),
+            taskset: self.taskset_name.clone(),
+            duration_ns: duration.as_ns(),
+            protocol: self.config.protocol.name().into(),
+            on_miss: self.config.on_miss.name().into(),
+            tick_ns: self.config.tick.map(Nanos::as_ns),
+            seed: self.config.seed,
+            released: sum(|m| m.released),
+            completed: sum(|m| m.completed),
+            deadline_misses: sum(|m| m.misses),
+            aborted: sum(|m| m.aborted),
+            skipped: sum(|m| m.skipped),
+            preemptions: sum(|m| m.preemptions),
+            context_switches: self.context_switches,
+            context_switches_per_s: self.context_switches as f64 / duration.as_secs_f64(),
+            overhead_ns: self.overhead_ns,
+            idle_ns: duration.as_ns().saturating_sub(busy),
+            first_miss_ns: self.metrics.iter().filter_map(|m| m.first_miss_ns).min(),
+            events: self.events,
+            tasks: self.metrics.clone(),
+            scheduler_data: self.scheduler.data(),
+        }
+    }
+
+    /// The recorded trace, if a window was configured.
+    pub fn trace(&self) -> Option<&Trace> {
+        self.trace.as_ref()
+    }
+}
+
+/// The set's tasks followed by every phase's extra tasks.
+fn all_tasks(set: &TaskSet, config: &SimConfig) -> Vec<Task> {
+    let mut tasks = set.tasks.clone();
+    for phase in &config.phases {
+        tasks.extend(phase.tasks.iter().cloned());
+    }
+    tasks
+}
+
+type LockTables = (Vec<Resource>, Vec<Vec<LockOp>>, Vec<u64>);
+
+fn build_locks(
+    tasks: &[Task],
+    scheduler: &dyn Scheduler,
+    protocol: Protocol,
+) -> Result<LockTables, SimError> {
+    let kind = scheduler.kind();
+    let refuse = |needs: &str| {
+        Err(SimError::Config(format!(
+            "--protocol {protocol} needs {needs}; {} is not one",
+            scheduler.name()
+        )))
+    };
+    match (protocol, kind) {
+        (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {
+            return refuse("a fixed-priority or EDF scheduler (fp:*, edf, np-edf)")
+        }
+        (Protocol::Ipcp, k) if k != PolicyKind::FixedPriority => {
+            return refuse(
+                "a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use srp or dfp)",
+            )
+        }
+        (Protocol::Dfp, k) if k != PolicyKind::Deadline => {
+            return refuse("an EDF scheduler (edf, np-edf; with fp use ipcp or pip)")
+        }
+        _ => {}
+    }
+    let srp_levels: Vec<u64> = (0..tasks.len())
+        .map(|i| match kind {
+            PolicyKind::FixedPriority => scheduler.task_priority(i).map_or(0, |p| p.0),
+            _ => u64::MAX - tasks[i].deadline.as_ns(),
+        })
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    let mut ops = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let mut task_ops = Vec::new();
+        for (k, cs) in task.critical_sections.iter().enumerate() {
+            let r = match names.iter().position(|&n| n == cs.resource) {
+                Some(r) => r,
+                None => {
+                    names.push(&cs.resource);
+                    names.len() - 1
+                }
+            };
+            let end = cs.start.saturating_add(cs.length);
+            // Sort key: time, then unlocks before locks, inner (later) sections
+            // unlock first and outer (earlier) sections lock first.
+            task_ops.push((
+                (cs.start, 1u8, k as i64),
+                LockOp {
+                    at: cs.start,
+                    resource: r,
+                    lock: true,
+                },
+            ));
+            task_ops.push((
+                (end, 0u8, -(k as i64)),
+                LockOp {
+                    at: end,
+                    resource: r,
+                    lock: false,
+                },
+            ));
+        }
+        task_ops.sort_by_key(|(key, _)| *key);
+        ops.push(task_ops.into_iter().map(|(_, op)| op).collect::<Vec<_>>());
+    }
+    let mut resources: Vec<Resource> = names
+        .iter()
+        .map(|_| Resource {
+            owner: None,
+            waiters: Vec::new(),
+            ceiling: None,
+            srp_ceiling: 0,
+            floor: Nanos::MAX,
+        })
+        .collect();
+    for (i, task) in tasks.iter().enumerate() {
+        for op in &ops[i] {
+            let res = &mut resources[op.resource];
+            if let Some(p) = scheduler.task_priority(i) {
+                res.ceiling = Some(res.ceiling.map_or(p, |c| c.max(p)));
+            }
+            res.srp_ceiling = res.srp_ceiling.max(srp_levels[i]);
+            res.floor = res.floor.min(task.deadline);
+        }
+    }
+    Ok((resources, ops, srp_levels))
+}
+
+/// The execution-time stream of task `index`: ChaCha8 keyed by SplitMix64 of
+/// the seed, one stream per task, so a task's draws do not depend on the
+/// others'.
+fn task_rng(seed: u64, index: u64) -> ChaCha8Rng {
+    let mut state = seed;
+    let mut key = [0u8; 32];
+    for chunk in key.chunks_exact_mut(8) {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    let mut rng = ChaCha8Rng::from_seed(key);
+    rng.set_stream(index);
+    rng
+}
+
+/// Uniform in `0..n` (n > 0), exactly (Lemire's multiply-and-reject).
+fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
+    let threshold = n.wrapping_neg() % n;
+    loop {
+        let product = u128::from(rng.next_u64()) * u128::from(n);
+        if (product as u64) >= threshold {
+            return (product >> 64) as u64;
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Jobs: one release of a task, as the engine tracks it.
+
+use rtlab_model::Nanos;
+
+use crate::scheduler::Priority;
+
+/// A job's slot in the engine's job table.
+///
+/// Slots are reused once a job has left the system, so an id names one job
+/// from the moment it becomes known to the scheduler (its release) until the
+/// scheduler's `on_complete` hook for it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobId(pub(crate) u32);
+
+impl JobId {
+    /// The slot number (dense, small: at most the number of live jobs).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Where a job is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// Released, but an earlier job of the same task has not finished yet
+    /// (a task is one thread: its jobs run one after the other).
+    Pending,
+    /// Ready to run (it may be the running job).
+    Ready,
+    /// Waiting for a lock held by another job.
+    Blocked,
+    /// Completed or aborted; the slot is free.
+    Done,
+}
+
+/// One job of a periodic task.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Index of its task in the simulated task list.
+    pub task: usize,
+    /// Which release of its task this is (0 for the first).
+    pub index: u64,
+    /// Release (arrival) time. With a tick the scheduler may notice it later;
+    /// response times are measured from this instant.
+    pub release: Nanos,
+    /// Absolute deadline: release + relative deadline.
+    pub deadline: Nanos,
+    /// Execution time this job needs (WCET, a seeded draw, or scaled by an
+    /// overload phase).
+    pub demand: Nanos,
+    /// Execution time received so far.
+    pub executed: Nanos,
+    /// True once it has been dispatched at least once.
+    pub started: bool,
+    /// Its state.
+    pub state: JobState,
+    /// Priority raised by a locking protocol (inheritance, ceiling or deadline
+    /// floor); the effective priority is the larger of this and the base one.
+    pub boost: Option<Priority>,
+    /// Unique over the whole run (slots are reused, uids are not).
+    pub(crate) uid: u64,
+    /// Next lock operation of its task's critical sections.
+    pub(crate) op_cursor: usize,
+    /// Resources it holds, in locking order.
+    pub(crate) held: Vec<usize>,
+    /// Boosts saved at each lock (ceiling protocols restore them on unlock).
+    pub(crate) boost_stack: Vec<Option<Priority>>,
+    /// The resource it waits for while [`JobState::Blocked`].
+    pub(crate) blocked_on: Option<usize>,
+}
+
+impl Job {
+    /// Execution time still needed.
+    pub fn remaining(&self) -> Nanos {
+        self.demand.saturating_sub(self.executed)
+    }
+
+    /// True while it holds at least one lock.
+    pub fn holds_locks(&self) -> bool {
+        !self.held.is_empty()
+    }
+}

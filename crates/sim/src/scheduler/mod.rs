@@ -1,0 +1,412 @@
+//! The [`Scheduler`] trait and the schedulers, one module each.
+//!
+//! The engine owns time, jobs, events, overheads, locks and metrics; a
+//! scheduler owns only its policy state and decides which ready job runs
+//! next (the SimSo shape: a few hooks with default no-ops and one decision).
+//! A scheduler may ask to be called back at a time, which is how round-robin
+//! quanta, I+PI / Multiburst bursts and mode changes are modelled.
+//!
+//! The ready set itself (in the order jobs became ready) is part of the
+//! read-only [`System`] view, so a static policy is a pure function of it:
+//! [`fp`], [`edf`], [`fifo`] and [`np_edf`] are a few lines each. Stateful
+//! policies ([`rr`], [`ipi`], [`multiburst`], [`hybrid`]) keep their own
+//! queues and controllers, fed by the hooks.
+//!
+//! | spec | module | rule |
+//! | --- | --- | --- |
+//! | `fp:rm`, `fp:dm`, `fp:given` | [`fp`] | preemptive fixed priority |
+//! | `edf` | [`edf`] | preemptive earliest deadline first |
+//! | `fifo` | [`fifo`] | non-preemptive, release order |
+//! | `np-edf` | [`np_edf`] | non-preemptive earliest deadline first |
+//! | `rr:QUANTUM` | [`rr`] | round robin with a quantum |
+//! | `ipi[:k=v,...]` | [`ipi`] | I+PI control scheduler (paper 002 §3.1.1) |
+//! | `multiburst[:k=v,...]` | [`multiburst`] | PI Multiburst scheduler (paper 002 §3.2) |
+//! | `hybrid[:rm\|dm]` | [`hybrid`] | EDF, falling back to FP on overload (paper 001) |
+
+use std::fmt;
+use std::str::FromStr;
+
+use rtlab_model::{Nanos, Task, TaskSet};
+
+use crate::error::SimError;
+use crate::job::{Job, JobId, JobState};
+
+pub mod edf;
+pub mod fifo;
+pub mod fp;
+pub mod hybrid;
+pub mod ipi;
+pub mod multiburst;
+pub mod np_edf;
+pub mod rr;
+
+/// A job's urgency: **larger is more urgent** (the model's convention).
+///
+/// Fixed-priority schedulers use the task's level; deadline schedulers use
+/// [`Priority::deadline`], so that earlier deadlines compare larger and the
+/// locking protocols can treat both kinds alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Priority(pub u64);
+
+impl Priority {
+    /// The priority of an absolute deadline: earlier is larger.
+    pub const fn deadline(at: Nanos) -> Priority {
+        Priority(u64::MAX - at.as_ns())
+    }
+}
+
+/// What kind of priorities a scheduler uses (decides which locking
+/// protocols apply).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyKind {
+    /// Static per-task priorities (`pip`, `ipcp`, `srp`, `npp` apply).
+    FixedPriority,
+    /// Absolute deadlines (`pip`, `srp`, `dfp`, `npp` apply).
+    Deadline,
+    /// Anything else (only `none` and `npp` apply).
+    Other,
+}
+
+/// The read-only view of the system a scheduler decides on.
+#[derive(Clone, Copy)]
+pub struct System<'a> {
+    pub(crate) now: Nanos,
+    pub(crate) tasks: &'a [Task],
+    pub(crate) jobs: &'a [Job],
+    pub(crate) ready: &'a [JobId],
+    pub(crate) running: Option<JobId>,
+    pub(crate) srp_ceiling: Option<u64>,
+    pub(crate) srp_levels: &'a [u64],
+}
+
+impl<'a> System<'a> {
+    /// The current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The tasks (declaration order; overload phases may append tasks).
+    pub fn tasks(&self) -> &'a [Task] {
+        self.tasks
+    }
+
+    /// A job by id.
+    pub fn job(&self, id: JobId) -> &'a Job {
+        &self.jobs[id.index()]
+    }
+
+    /// Ready jobs (at most one per task), in the order they became ready.
+    pub fn ready(&self) -> &'a [JobId] {
+        self.ready
+    }
+
+    /// The job on the processor, if it is still ready.
+    pub fn running(&self) -> Option<JobId> {
+        self.running
+            .filter(|id| self.jobs[id.index()].state == JobState::Ready)
+    }
+
+    /// False when the stack resource policy forbids `id` to start now (its
+    /// preemption level does not exceed the system ceiling). Always true
+    /// for jobs already started and under every other protocol.
+    pub fn may_start(&self, id: JobId) -> bool {
+        let job = &self.jobs[id.index()];
+        match self.srp_ceiling {
+            Some(ceiling) if !job.started => self.srp_levels[job.task] > ceiling,
+            _ => true,
+        }
+    }
+
+    /// `base` raised by the job's locking boost, if any.
+    pub fn effective(&self, id: JobId, base: Priority) -> Priority {
+        match self.jobs[id.index()].boost {
+            Some(b) if b > base => b,
+            _ => base,
+        }
+    }
+}
+
+/// A scheduling policy. Every hook has a default no-op; only
+/// [`Scheduler::pick`] is required.
+///
+/// The engine calls the hooks in event order, then `pick` once per instant
+/// at which anything happened, then [`Scheduler::callback_at`].
+pub trait Scheduler {
+    /// The spec it was built from, e.g. `fp:rm`.
+    fn name(&self) -> String;
+
+    /// `job` became ready for the first time (released, and its task's
+    /// earlier jobs are finished).
+    fn on_release(&mut self, _job: JobId, _sys: &System<'_>) {}
+
+    /// `job` left the system (completed or aborted); its id is then reused.
+    fn on_complete(&mut self, _job: JobId, _sys: &System<'_>) {}
+
+    /// `job` stopped being ready while waiting for a lock.
+    fn on_block(&mut self, _job: JobId, _sys: &System<'_>) {}
+
+    /// `job` is ready again after getting its lock.
+    fn on_unblock(&mut self, _job: JobId, _sys: &System<'_>) {}
+
+    /// `job` received `amount` of processor time (called as the engine
+    /// accounts execution, before any hook of the same instant).
+    fn on_executed(&mut self, _job: JobId, _amount: Nanos) {}
+
+    /// The time asked for by [`Scheduler::callback_at`] has come.
+    fn on_callback(&mut self, _sys: &System<'_>) {}
+
+    /// The job to run now, or `None` to idle. It must be one of
+    /// [`System::ready`].
+    fn pick(&mut self, sys: &System<'_>) -> Option<JobId>;
+
+    /// When to be called back (a quantum or burst end, a timer), if ever.
+    /// Only times after now are honoured; with a tick they are rounded up to
+    /// the next tick.
+    fn callback_at(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// What kind of priorities it uses.
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Other
+    }
+
+    /// The base priority of a ready job, for the locking protocols
+    /// (inheritance compares these).
+    fn priority(&self, _job: &Job) -> Option<Priority> {
+        None
+    }
+
+    /// The static priority of a task (fixed-priority schedulers only), for
+    /// the priority-ceiling protocol.
+    fn task_priority(&self, _task: usize) -> Option<Priority> {
+        None
+    }
+
+    /// Scheduler-specific results for the report (e.g. the rounds of a
+    /// control scheduler), or `None`.
+    fn data(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// The highest effective priority among the ready jobs that may start.
+///
+/// Ties go to the running job (no needless preemption), then to the earlier
+/// release, then to the task declared first, then to the earlier job. A
+/// non-preemptive policy keeps the running job whatever its priority.
+pub fn pick_highest(
+    sys: &System<'_>,
+    preemptive: bool,
+    base: impl Fn(&Job) -> Priority,
+) -> Option<JobId> {
+    let running = sys.running();
+    if !preemptive && running.is_some() {
+        return running;
+    }
+    let mut best: Option<(JobId, Priority)> = None;
+    for &id in sys.ready() {
+        if !sys.may_start(id) {
+            continue;
+        }
+        let job = sys.job(id);
+        let p = sys.effective(id, base(job));
+        let better = match best {
+            None => true,
+            Some((bid, bp)) => {
+                if p != bp {
+                    p > bp
+                } else if Some(id) == running || Some(bid) == running {
+                    Some(id) == running
+                } else {
+                    let b = sys.job(bid);
+                    (job.release, job.task, job.index) < (b.release, b.task, b.index)
+                }
+            }
+        };
+        if better {
+            best = Some((id, p));
+        }
+    }
+    best.map(|(id, _)| id)
+}
+
+/// How fixed priorities are assigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FpPolicy {
+    /// Rate monotonic: shorter period, more urgent.
+    RateMonotonic,
+    /// Deadline monotonic: shorter relative deadline, more urgent.
+    DeadlineMonotonic,
+    /// The `priority` field of every task.
+    Given,
+}
+
+impl FpPolicy {
+    /// `rm`, `dm` or `given`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FpPolicy::RateMonotonic => "rm",
+            FpPolicy::DeadlineMonotonic => "dm",
+            FpPolicy::Given => "given",
+        }
+    }
+
+    /// One level per task (larger is more urgent). RM and DM give distinct
+    /// levels n..1; ties in the key are broken by deadline, then period, then
+    /// declaration order (earlier is more urgent), as in `rtlab-analysis`.
+    pub fn levels(self, tasks: &[Task]) -> Result<Vec<u64>, SimError> {
+        let n = tasks.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        match self {
+            FpPolicy::Given => {
+                return tasks
+                    .iter()
+                    .map(|t| {
+                        t.priority.map(u64::from).ok_or_else(|| {
+                            SimError::Config(format!(
+                                "--scheduler fp:given: task `{}` has no priority (add `priority = N`)",
+                                t.name
+                            ))
+                        })
+                    })
+                    .collect();
+            }
+            FpPolicy::RateMonotonic => {
+                order.sort_by_key(|&i| (tasks[i].period, tasks[i].deadline, i))
+            }
+            FpPolicy::DeadlineMonotonic => {
+                order.sort_by_key(|&i| (tasks[i].deadline, tasks[i].period, i))
+            }
+        }
+        let mut levels = vec![0; n];
+        for (rank, &i) in order.iter().enumerate() {
+            levels[i] = (n - rank) as u64;
+        }
+        Ok(levels)
+    }
+}
+
+/// A scheduler as named on the command line (`--scheduler`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchedulerSpec {
+    /// `fp:rm`, `fp:dm`, `fp:given`.
+    Fp(FpPolicy),
+    /// `edf`.
+    Edf,
+    /// `fifo`.
+    Fifo,
+    /// `np-edf`.
+    NpEdf,
+    /// `rr:QUANTUM`.
+    Rr(Nanos),
+    /// `ipi[:key=value,...]`.
+    Ipi(ipi::IpiParams),
+    /// `multiburst[:key=value,...]`.
+    Multiburst(multiburst::MultiburstParams),
+    /// `hybrid[:rm|dm]`.
+    Hybrid(FpPolicy),
+}
+
+/// The accepted forms, for error messages and help.
+pub const SCHEDULER_FORMS: &str =
+    "fp:rm, fp:dm, fp:given, edf, fifo, np-edf, rr:QUANTUM (e.g. rr:2ms), ipi, multiburst, hybrid";
+
+impl SchedulerSpec {
+    /// Builds the scheduler for `tasks`.
+    pub fn build(&self, tasks: &[Task]) -> Result<Box<dyn Scheduler>, SimError> {
+        Ok(match self {
+            SchedulerSpec::Fp(policy) => Box::new(fp::FixedPriority::new(*policy, tasks)?),
+            SchedulerSpec::Edf => Box::new(edf::Edf),
+            SchedulerSpec::Fifo => Box::new(fifo::Fifo),
+            SchedulerSpec::NpEdf => Box::new(np_edf::NpEdf),
+            SchedulerSpec::Rr(q) => Box::new(rr::RoundRobin::new(*q)),
+            SchedulerSpec::Ipi(p) => Box::new(ipi::Ipi::new(p.clone(), tasks)?),
+            SchedulerSpec::Multiburst(p) => {
+                Box::new(multiburst::Multiburst::new(p.clone(), tasks)?)
+            }
+            SchedulerSpec::Hybrid(policy) => Box::new(hybrid::Hybrid::new(*policy, tasks)?),
+        })
+    }
+
+    /// Builds it for a task set.
+    pub fn build_for(&self, set: &TaskSet) -> Result<Box<dyn Scheduler>, SimError> {
+        self.build(&set.tasks)
+    }
+}
+
+impl fmt::Display for SchedulerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedulerSpec::Fp(p) => write!(f, "fp:{}", p.name()),
+            SchedulerSpec::Edf => f.write_str("edf"),
+            SchedulerSpec::Fifo => f.write_str("fifo"),
+            SchedulerSpec::NpEdf => f.write_str("np-edf"),
+            SchedulerSpec::Rr(q) => write!(f, "rr:{q}"),
+            SchedulerSpec::Ipi(p) => write!(f, "{p}"),
+            SchedulerSpec::Multiburst(p) => write!(f, "{p}"),
+            SchedulerSpec::Hybrid(p) => write!(f, "hybrid:{}", p.name()),
+        }
+    }
+}
+
+impl FromStr for SchedulerSpec {
+    type Err = SimError;
+
+    fn from_str(text: &str) -> Result<SchedulerSpec, SimError> {
+        let text = text.trim();
+        let (name, arg) = match text.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (text, None),
+        };
+        let bad = |why: String| SimError::Config(format!("--scheduler `{text}`: {why}"));
+        let no_arg = |spec: SchedulerSpec| match arg {
+            None => Ok(spec),
+            Some(_) => Err(bad(format!("`{name}` takes no argument"))),
+        };
+        match name {
+            "fp" => match arg {
+                Some("rm") => Ok(SchedulerSpec::Fp(FpPolicy::RateMonotonic)),
+                Some("dm") => Ok(SchedulerSpec::Fp(FpPolicy::DeadlineMonotonic)),
+                Some("given") => Ok(SchedulerSpec::Fp(FpPolicy::Given)),
+                _ => Err(bad("write fp:rm, fp:dm or fp:given".into())),
+            },
+            "edf" => no_arg(SchedulerSpec::Edf),
+            "fifo" => no_arg(SchedulerSpec::Fifo),
+            "np-edf" => no_arg(SchedulerSpec::NpEdf),
+            "rr" => {
+                let q = arg.ok_or_else(|| bad("give a quantum, e.g. rr:2ms".into()))?;
+                let q: Nanos = q.parse().map_err(|e| bad(format!("{e}")))?;
+                if q.is_zero() {
+                    return Err(bad("the quantum must be greater than 0".into()));
+                }
+                Ok(SchedulerSpec::Rr(q))
+            }
+            "ipi" => ipi::IpiParams::parse(arg.unwrap_or(""))
+                .map(SchedulerSpec::Ipi)
+                .map_err(bad),
+            "multiburst" => multiburst::MultiburstParams::parse(arg.unwrap_or(""))
+                .map(SchedulerSpec::Multiburst)
+                .map_err(bad),
+            "hybrid" => match arg {
+                None | Some("rm") => Ok(SchedulerSpec::Hybrid(FpPolicy::RateMonotonic)),
+                Some("dm") => Ok(SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic)),
+                Some(_) => Err(bad("write hybrid, hybrid:rm or hybrid:dm".into())),
+            },
+            _ => Err(bad(format!("unknown scheduler (use {SCHEDULER_FORMS})"))),
+        }
+    }
+}
+
+/// Parses `key=value,key=value` parameter lists of the control schedulers.
+pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
+    arg.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| format!("parameter `{p}` needs a value (key=value)"))
+        })
+        .collect()
+}

@@ -1,0 +1,265 @@
+//! Schedule traces: what ran when, for a window of the run, exported as a
+//! Chrome trace-event document (`--trace F.json`, opens in Perfetto UI or
+//! `chrome://tracing`) or an SVG Gantt chart (`--gantt F.svg`).
+
+use std::fmt::Write as _;
+
+use rtlab_model::Nanos;
+use serde_json::{json, Value};
+
+use crate::config::TraceWindow;
+
+/// One recorded fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceRecord {
+    /// Job `job` of `task` executed in `[start, end)`.
+    Run {
+        /// Task index.
+        task: usize,
+        /// Job index within the task.
+        job: u64,
+        /// Start.
+        start: Nanos,
+        /// End.
+        end: Nanos,
+    },
+    /// Overheads occupied the processor in `[start, end)`.
+    Kernel {
+        /// Start.
+        start: Nanos,
+        /// End.
+        end: Nanos,
+    },
+    /// A job was released.
+    Release {
+        /// Task index.
+        task: usize,
+        /// Job index.
+        job: u64,
+        /// Release time.
+        at: Nanos,
+    },
+    /// A job completed.
+    Complete {
+        /// Task index.
+        task: usize,
+        /// Job index.
+        job: u64,
+        /// Completion time.
+        at: Nanos,
+    },
+    /// A job missed its deadline (`at` is the deadline).
+    Miss {
+        /// Task index.
+        task: usize,
+        /// Job index.
+        job: u64,
+        /// The deadline.
+        at: Nanos,
+    },
+}
+
+/// The records of one window, in time order of their end.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// The window recorded.
+    pub window: TraceWindow,
+    /// Task names, by index.
+    pub tasks: Vec<String>,
+    /// The records.
+    pub records: Vec<TraceRecord>,
+}
+
+impl Trace {
+    pub(crate) fn new(window: TraceWindow, tasks: Vec<String>) -> Trace {
+        Trace {
+            window,
+            tasks,
+            records: Vec::new(),
+        }
+    }
+
+    pub(crate) fn interval(&mut self, task: Option<(usize, u64)>, start: Nanos, end: Nanos) {
+        let (s, e) = (start.max(self.window.from), end.min(self.window.to));
+        if s >= e {
+            return;
+        }
+        self.records.push(match task {
+            Some((task, job)) => TraceRecord::Run {
+                task,
+                job,
+                start: s,
+                end: e,
+            },
+            None => TraceRecord::Kernel { start: s, end: e },
+        });
+    }
+
+    pub(crate) fn point(&mut self, record: TraceRecord) {
+        let at = match record {
+            TraceRecord::Release { at, .. }
+            | TraceRecord::Complete { at, .. }
+            | TraceRecord::Miss { at, .. } => at,
+            _ => return,
+        };
+        if at >= self.window.from && at < self.window.to {
+            self.records.push(record);
+        }
+    }
+
+    /// The Chrome trace-event document: one thread row per task (and one for
+    /// the kernel), complete events (`ph: X`) for execution and instant
+    /// events (`ph: i`) for releases, completions and misses. Times are in
+    /// microseconds as the format requires.
+    pub fn to_chrome_json(&self) -> Value {
+        let us = |t: Nanos| t.as_ns() as f64 / 1000.0;
+        let kernel_tid = self.tasks.len();
+        let mut events = Vec::new();
+        for (i, name) in self.tasks.iter().enumerate() {
+            events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": i, "args": {"name": name}}));
+        }
+        events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": kernel_tid, "args": {"name": "kernel"}}));
+        for r in &self.records {
+            let e = match *r {
+                TraceRecord::Run {
+                    task,
+                    job,
+                    start,
+                    end,
+                } => json!({
+                    "name": format!("{}#{job}", self.tasks[task]), "cat": "run", "ph": "X",
+                    "ts": us(start), "dur": us(end - start), "pid": 1, "tid": task,
+                }),
+                TraceRecord::Kernel { start, end } => json!({
+                    "name": "overhead", "cat": "kernel", "ph": "X",
+                    "ts": us(start), "dur": us(end - start), "pid": 1, "tid": kernel_tid,
+                }),
+                TraceRecord::Release { task, job, at } => instant("release", task, job, us(at)),
+                TraceRecord::Complete { task, job, at } => instant("complete", task, job, us(at)),
+                TraceRecord::Miss { task, job, at } => instant("deadline miss", task, job, us(at)),
+            };
+            events.push(e);
+        }
+        json!({"displayTimeUnit": "ns", "traceEvents": events})
+    }
+
+    /// A self-contained SVG Gantt chart of the window: one row per task,
+    /// execution as bars, releases as up-ticks, misses as red marks, and a
+    /// kernel row when overheads were recorded.
+    pub fn to_svg(&self) -> String {
+        let has_kernel = self
+            .records
+            .iter()
+            .any(|r| matches!(r, TraceRecord::Kernel { .. }));
+        let rows = self.tasks.len() + usize::from(has_kernel);
+        let (left, width, row_h, top) = (110.0, 1000.0, 28.0, 20.0);
+        let height = top + row_h * rows as f64 + 40.0;
+        let span = (self.window.to - self.window.from).as_ns().max(1) as f64;
+        let x =
+            |t: Nanos| left + (t.saturating_sub(self.window.from).as_ns() as f64 / span) * width;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">"#,
+            left + width + 20.0
+        );
+        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let palette = [
+            "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
+        ];
+        let row_y = |row: usize| top + row_h * row as f64;
+        for (i, name) in self.tasks.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                r#"<text x="5" y="{:.1}">{}</text>"#,
+                row_y(i) + row_h * 0.6,
+                escape(name)
+            );
+        }
+        if has_kernel {
+            let _ = writeln!(
+                s,
+                r#"<text x="5" y="{:.1}">kernel</text>"#,
+                row_y(self.tasks.len()) + row_h * 0.6
+            );
+        }
+        for r in &self.records {
+            match *r {
+                TraceRecord::Run {
+                    task,
+                    job,
+                    start,
+                    end,
+                } => {
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}"><title>{}#{job} {start}..{end}</title></rect>"#,
+                        x(start),
+                        row_y(task) + 6.0,
+                        (x(end) - x(start)).max(0.5),
+                        row_h - 10.0,
+                        palette[task % palette.len()],
+                        escape(&self.tasks[task])
+                    );
+                }
+                TraceRecord::Kernel { start, end } => {
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="gray"/>"#,
+                        x(start),
+                        row_y(self.tasks.len()) + 6.0,
+                        (x(end) - x(start)).max(0.5),
+                        row_h - 10.0
+                    );
+                }
+                TraceRecord::Release { task, at, .. } => {
+                    let (xx, y) = (x(at), row_y(task));
+                    let _ = writeln!(
+                        s,
+                        r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="black"/>"#,
+                        y + 2.0,
+                        y + row_h - 4.0
+                    );
+                }
+                TraceRecord::Miss { task, at, .. } => {
+                    let (xx, y) = (x(at), row_y(task));
+                    let _ = writeln!(
+                        s,
+                        r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="red" stroke-width="3"/>"#,
+                        y,
+                        y + row_h
+                    );
+                }
+                TraceRecord::Complete { .. } => {}
+            }
+        }
+        let axis_y = row_y(rows) + 5.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{left}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
+            left + width
+        );
+        for k in 0..=10u64 {
+            let t = self.window.from
+                + Nanos::from_ns((self.window.to - self.window.from).as_ns() / 10 * k);
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
+                x(t),
+                axis_y + 15.0
+            );
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+fn instant(name: &str, task: usize, job: u64, ts: f64) -> Value {
+    json!({"name": name, "cat": "job", "ph": "i", "s": "t", "ts": ts, "pid": 1, "tid": task, "args": {"job": job}})
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

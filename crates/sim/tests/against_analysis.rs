@@ -1,0 +1,98 @@
+//! The simulator falsifies the analysis (and vice versa), as SchedCAT does:
+//! for synchronous releases and WCET execution, simulating one hyperperiod
+//! (plus the longest deadline, so every job released in it is judged) is an
+//! exact schedulability test for constrained deadlines, because the
+//! synchronous release is the critical instant (Liu & Layland 1973 for fixed
+//! priority; Baruah, Rosier & Howell 1990 for EDF, whose busy period fits in
+//! the hyperperiod when U <= 1). So:
+//!
+//! - fixed priority misses a deadline iff exact RTA (crate `rtlab-analysis`)
+//!   says unschedulable, with the very priorities the analysis assigned;
+//! - EDF misses a deadline iff the processor-demand test (QPA) says so.
+
+use proptest::prelude::*;
+use rtlab_analysis::blocking::EdfBlocking;
+use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::{edf_demand, rta};
+use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_sim::{simulate, SchedulerSpec, SimConfig};
+
+/// Periods with a small least common multiple (120 units), so a hyperperiod
+/// is short; one unit is 1 us.
+const PERIODS: [u64; 8] = [4, 5, 6, 8, 10, 12, 15, 20];
+const UNIT: u64 = 1_000;
+
+fn task_sets() -> impl Strategy<Value = TaskSet> {
+    let task = (0..PERIODS.len(), 1u64..=20, 0u64..=20).prop_map(|(p, c, slack)| {
+        let period = PERIODS[p];
+        let wcet = c.min(period);
+        let deadline = (wcet + slack).min(period);
+        (period, wcet, deadline)
+    });
+    prop::collection::vec(task, 1..=4).prop_map(|tasks| {
+        let tasks = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, c, d))| {
+                Task::new(
+                    format!("t{i}"),
+                    Nanos::from_ns(t * UNIT),
+                    Nanos::from_ns(c * UNIT),
+                )
+                .with_deadline(Nanos::from_ns(d * UNIT))
+            })
+            .collect();
+        TaskSet::new("random", tasks)
+    })
+}
+
+/// Misses over one hyperperiod of releases from a synchronous start.
+fn simulated_misses(set: &TaskSet, scheduler: &str) -> u64 {
+    let hyperperiod = set.hyperperiod().expect("small periods");
+    let longest_deadline = set.tasks.iter().map(|t| t.deadline).max().unwrap();
+    let config = SimConfig::new(hyperperiod + longest_deadline);
+    let spec: SchedulerSpec = scheduler.parse().expect("known scheduler");
+    simulate(set, &spec, &config)
+        .expect("simulation runs")
+        .deadline_misses
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn fixed_priority_misses_iff_rta_says_unschedulable(set in task_sets()) {
+        let priorities = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let verdict = rta::is_schedulable(&set, &priorities);
+        prop_assume!(verdict.is_some());
+        // Run the simulator with exactly the analysis's priority levels.
+        let mut given = set.clone();
+        for (task, level) in given.tasks.iter_mut().zip(&priorities.0) {
+            task.priority = Some(*level);
+        }
+        let misses = simulated_misses(&given, "fp:given");
+        prop_assert_eq!(
+            misses == 0,
+            verdict == Some(true),
+            "RTA says {:?}, the simulator saw {} misses for {:?}",
+            verdict,
+            misses,
+            set
+        );
+    }
+
+    #[test]
+    fn edf_misses_iff_the_demand_test_says_unschedulable(set in task_sets()) {
+        let verdict = edf_demand::verdict(&set, &EdfBlocking::none());
+        prop_assume!(verdict.is_some());
+        let misses = simulated_misses(&set, "edf");
+        prop_assert_eq!(
+            misses == 0,
+            verdict == Some(true),
+            "demand test says {:?}, the simulator saw {} misses for {:?}",
+            verdict,
+            misses,
+            set
+        );
+    }
+}

@@ -1,0 +1,506 @@
+//! Hand-computed schedules, reproduced exactly (one integration-test binary
+//! for the crate; each test names the schedule it guards).
+
+use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::{file, CriticalSection, Nanos, Task, TaskSet};
+use rtlab_sim::{
+    simulate, ExecModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport, Simulator,
+    TraceRecord, TraceWindow,
+};
+
+fn ms(v: u64) -> Nanos {
+    Nanos::from_ms(v)
+}
+
+fn us(v: u64) -> Nanos {
+    Nanos::from_us(v)
+}
+
+fn spec(s: &str) -> SchedulerSpec {
+    s.parse().unwrap()
+}
+
+fn builtin(name: &str) -> TaskSet {
+    file::load(&format!("builtin:{name}")).unwrap().set
+}
+
+/// Runs and returns the report and the execution segments as
+/// `(task name, start, end)`, adjacent pieces of the same task merged.
+fn run_traced(
+    set: &TaskSet,
+    scheduler: &str,
+    mut config: SimConfig,
+) -> (SimReport, Vec<(String, Nanos, Nanos)>) {
+    config.trace = Some(TraceWindow {
+        from: Nanos::ZERO,
+        to: config.duration,
+    });
+    let mut sim = Simulator::new(set, &spec(scheduler), config).unwrap();
+    sim.run();
+    let report = sim.report();
+    let trace = sim.trace().unwrap();
+    let mut segments: Vec<(String, Nanos, Nanos)> = Vec::new();
+    for r in &trace.records {
+        if let TraceRecord::Run {
+            task, start, end, ..
+        } = *r
+        {
+            let name = set_name(sim.tasks(), task);
+            match segments.last_mut() {
+                Some((n, _, e)) if *n == name && *e == start => *e = end,
+                _ => segments.push((name, start, end)),
+            }
+        }
+    }
+    (report, segments)
+}
+
+fn set_name(tasks: &[Task], i: usize) -> String {
+    tasks[i].name.clone()
+}
+
+fn segs(list: &[(&str, u64, u64)]) -> Vec<(String, Nanos, Nanos)> {
+    list.iter()
+        .map(|&(n, s, e)| (n.to_string(), ms(s), ms(e)))
+        .collect()
+}
+
+fn first(segments: &[(String, Nanos, Nanos)], until: Nanos) -> Vec<(String, Nanos, Nanos)> {
+    segments.iter().filter(|s| s.1 < until).cloned().collect()
+}
+
+fn task<'a>(r: &'a SimReport, name: &str) -> &'a rtlab_sim::TaskMetrics {
+    r.tasks.iter().find(|t| t.name == name).unwrap()
+}
+
+// ---------------------------------------------------------------- classic pair
+
+fn pair() -> TaskSet {
+    TaskSet::new(
+        "pair",
+        vec![Task::new("a", ms(5), ms(2)), Task::new("b", ms(7), ms(4))],
+    )
+}
+
+#[test]
+fn classic_pair_rm_misses_b_at_7ms() {
+    // a 0-2, b 2-5, a 5-7: b has 1 ms left at its deadline 7.
+    let (r, s) = run_traced(&pair(), "fp:rm", SimConfig::new(ms(35)));
+    assert_eq!(
+        first(&s, ms(7)),
+        segs(&[("a", 0, 2), ("b", 2, 5), ("a", 5, 7)])
+    );
+    assert_eq!(task(&r, "b").first_miss_ns, Some(ms(7).as_ns()));
+    assert_eq!(task(&r, "a").misses, 0);
+    assert!(task(&r, "b").misses >= 1);
+}
+
+#[test]
+fn classic_pair_edf_meets_every_deadline_over_the_hyperperiod() {
+    // a 0-2, b 2-6 (a's 2nd job, deadline 10, does not preempt b, deadline 7),
+    // a 6-8, b 8-12 (deadline 14 beats a's 15), a 12-14.
+    let (r, s) = run_traced(&pair(), "edf", SimConfig::new(ms(35)));
+    assert_eq!(
+        first(&s, ms(14)),
+        segs(&[
+            ("a", 0, 2),
+            ("b", 2, 6),
+            ("a", 6, 8),
+            ("b", 8, 12),
+            ("a", 12, 14)
+        ])
+    );
+    assert_eq!(r.deadline_misses, 0);
+    assert_eq!((r.released, r.completed), (12, 12));
+}
+
+// ---------------------------------------------------------------- lf scenarios
+
+#[test]
+fn lf_scenario_4_dm_misses_t2_at_46ms_and_edf_meets() {
+    let set = builtin("lf-scenario-4");
+    let (r, s) = run_traced(&set, "fp:dm", SimConfig::new(ms(100)));
+    assert_eq!(
+        first(&s, ms(50)),
+        segs(&[
+            ("t2", 0, 1),
+            ("t1", 1, 4),
+            ("t2", 4, 26),
+            ("t1", 26, 29),
+            ("t2", 29, 46)
+        ])
+    );
+    assert_eq!(task(&r, "t2").max_response_ns, Some(ms(46).as_ns()));
+    assert_eq!(task(&r, "t2").misses, 2, "one per hyperperiod");
+    assert_eq!(task(&r, "t2").first_miss_ns, Some(ms(45).as_ns()));
+    assert_eq!(task(&r, "t1").misses, 0);
+
+    let (r, s) = run_traced(&set, "edf", SimConfig::new(ms(100)));
+    assert_eq!(
+        first(&s, ms(50)),
+        segs(&[("t2", 0, 1), ("t1", 1, 4), ("t2", 4, 43), ("t1", 43, 46)])
+    );
+    assert_eq!(r.deadline_misses, 0);
+    assert_eq!(task(&r, "t2").max_response_ns, Some(ms(43).as_ns()));
+}
+
+#[test]
+fn lf_scenario_1_fifo_misses_t2_declared_second_dm_and_edf_meet() {
+    let set = builtin("lf-scenario-1");
+    let (r, s) = run_traced(&set, "fifo", SimConfig::new(ms(100)));
+    assert_eq!(first(&s, ms(50)), segs(&[("t1", 0, 15), ("t2", 15, 38)]));
+    assert_eq!((task(&r, "t2").misses, task(&r, "t1").misses), (2, 0));
+    for sched in ["fp:dm", "edf"] {
+        let (r, s) = run_traced(&set, sched, SimConfig::new(ms(100)));
+        assert_eq!(
+            first(&s, ms(50)),
+            segs(&[("t2", 0, 23), ("t1", 23, 38)]),
+            "{sched}"
+        );
+        assert_eq!(r.deadline_misses, 0, "{sched}");
+    }
+    // Declared the other way round, FIFO meets them (paper 000, Figure 4.7).
+    let mut swapped = set.clone();
+    swapped.tasks.reverse();
+    let (r, _) = run_traced(&swapped, "fifo", SimConfig::new(ms(100)));
+    assert_eq!(r.deadline_misses, 0);
+}
+
+#[test]
+fn lf_scenario_2_fifo_misses_the_third_job_of_t2() {
+    // t1 0-15, t2#0 15-28 (misses 25), t2#1 28-41, t1#1 50-65 (same release
+    // as t2#2, declared first), t2#2 65-78 (misses 75), t2#3 78-91.
+    let set = builtin("lf-scenario-2");
+    let (r, s) = run_traced(&set, "fifo", SimConfig::new(ms(100)));
+    assert_eq!(
+        s,
+        segs(&[
+            ("t1", 0, 15),
+            ("t2", 15, 41),
+            ("t1", 50, 65),
+            ("t2", 65, 91)
+        ])
+    );
+    let t2 = task(&r, "t2");
+    assert_eq!((t2.released, t2.completed, t2.misses), (4, 4, 2));
+    assert_eq!(t2.max_response_ns, Some(ms(28).as_ns()));
+    for sched in ["fp:dm", "edf", "np-edf"] {
+        let (r, _) = run_traced(&set, sched, SimConfig::new(ms(100)));
+        assert_eq!(r.deadline_misses, 0, "{sched}");
+    }
+}
+
+#[test]
+fn lf_scenario_3_fifo_misses_dm_and_edf_meet() {
+    // FIFO: t1 0-15, t2 (released 1, deadline 26) 15-38. DM/EDF: t1 0-1,
+    // t2 1-24, t1 24-38.
+    let set = builtin("lf-scenario-3");
+    let (r, s) = run_traced(&set, "fifo", SimConfig::new(ms(100)));
+    assert_eq!(first(&s, ms(50)), segs(&[("t1", 0, 15), ("t2", 15, 38)]));
+    assert_eq!(task(&r, "t2").misses, 2);
+    for sched in ["fp:dm", "edf"] {
+        let (r, s) = run_traced(&set, sched, SimConfig::new(ms(100)));
+        assert_eq!(
+            first(&s, ms(50)),
+            segs(&[("t1", 0, 1), ("t2", 1, 24), ("t1", 24, 38)]),
+            "{sched}"
+        );
+        assert_eq!(r.deadline_misses, 0, "{sched}");
+    }
+}
+
+// ------------------------------------------------------------- RM and RTA
+
+#[test]
+fn rm_response_times_equal_hand_computed_rta() {
+    // (C, T) = (1, 4), (2, 6), (3, 12): R1 = 1, R2 = 3,
+    // R3: 6 -> 3+2+2 = 7 -> 3+2+4 = 9 -> 3+3+4 = 10 -> 10.
+    let set = TaskSet::new(
+        "rta3",
+        vec![
+            Task::new("t1", ms(4), ms(1)),
+            Task::new("t2", ms(6), ms(2)),
+            Task::new("t3", ms(12), ms(3)),
+        ],
+    );
+    let (r, s) = run_traced(&set, "fp:rm", SimConfig::new(ms(12)));
+    assert_eq!(
+        s,
+        segs(&[
+            ("t1", 0, 1),
+            ("t2", 1, 3),
+            ("t3", 3, 4),
+            ("t1", 4, 5),
+            ("t3", 5, 6),
+            ("t2", 6, 8),
+            ("t1", 8, 9),
+            ("t3", 9, 10)
+        ])
+    );
+    let max: Vec<_> = r.tasks.iter().map(|t| t.max_response_ns.unwrap()).collect();
+    assert_eq!(max, vec![ms(1).as_ns(), ms(3).as_ns(), ms(10).as_ns()]);
+    assert_eq!(task(&r, "t3").preemptions, 2);
+
+    // (20, 100), (40, 150), (100, 350): R3: 160 -> 220 -> 240 -> 240.
+    let set = TaskSet::new(
+        "rta-ll",
+        vec![
+            Task::new("a", ms(100), ms(20)),
+            Task::new("b", ms(150), ms(40)),
+            Task::new("c", ms(350), ms(100)),
+        ],
+    );
+    let r = simulate(&set, &spec("fp:rm"), &SimConfig::new(ms(2100))).unwrap();
+    let max: Vec<_> = r.tasks.iter().map(|t| t.max_response_ns.unwrap()).collect();
+    assert_eq!(max, vec![ms(20).as_ns(), ms(60).as_ns(), ms(240).as_ns()]);
+    assert_eq!(r.deadline_misses, 0);
+}
+
+// ---------------------------------------------------------------- round robin
+
+#[test]
+fn round_robin_alternates_by_quantum() {
+    let set = TaskSet::new(
+        "rr",
+        vec![Task::new("a", ms(10), ms(3)), Task::new("b", ms(10), ms(3))],
+    );
+    let (r, s) = run_traced(&set, "rr:1ms", SimConfig::new(ms(10)));
+    assert_eq!(
+        s,
+        segs(&[
+            ("a", 0, 1),
+            ("b", 1, 2),
+            ("a", 2, 3),
+            ("b", 3, 4),
+            ("a", 4, 5),
+            ("b", 5, 6)
+        ])
+    );
+    assert_eq!(r.context_switches, 6);
+    assert_eq!(
+        (task(&r, "a").preemptions, task(&r, "b").preemptions),
+        (2, 2)
+    );
+}
+
+// ------------------------------------------------------------- miss policies
+
+fn overloaded() -> TaskSet {
+    // U = 0.4 + 0.7 > 1: under RM b's first job has 1 ms left at 10.
+    TaskSet::new(
+        "over",
+        vec![Task::new("a", ms(5), ms(2)), Task::new("b", ms(10), ms(7))],
+    )
+}
+
+#[test]
+fn on_miss_abort_and_skip() {
+    // RM: a 0-2, b 2-5, a 5-7, b 7-10: b has 1 ms left at 10.
+    let mut c = SimConfig::new(ms(20));
+    c.on_miss = OnMiss::Abort;
+    let (r, s) = run_traced(&overloaded(), "fp:rm", c);
+    let b = task(&r, "b");
+    assert_eq!((b.released, b.completed, b.misses, b.aborted), (2, 0, 2, 2));
+    assert_eq!(
+        first(&s, ms(10)),
+        segs(&[("a", 0, 2), ("b", 2, 5), ("a", 5, 7), ("b", 7, 10)])
+    );
+
+    // Skip: b#0 continues (a 10-12 preempts, b resumes 12-13), the
+    // release at 10 is skipped; next release 20.
+    let mut c = SimConfig::new(ms(20));
+    c.on_miss = OnMiss::Skip;
+    let (r, _) = run_traced(&overloaded(), "fp:rm", c);
+    let b = task(&r, "b");
+    assert_eq!((b.released, b.completed, b.misses, b.skipped), (1, 1, 1, 1));
+    assert_eq!(b.max_response_ns, Some(ms(13).as_ns()));
+}
+
+// -------------------------------------------------------- tick and overheads
+
+#[test]
+fn tick_delays_releases_to_the_next_tick() {
+    // a is released at 0.5 ms but noticed at the 1 ms tick; it preempts b
+    // only then. Response = 1 - 0.5 + 2 = 2.5 ms.
+    let set = TaskSet::new(
+        "tick",
+        vec![
+            Task::new("a", ms(10), ms(2)).with_offset(us(500)),
+            Task::new("b", ms(20), ms(4)),
+        ],
+    );
+    let mut c = SimConfig::new(ms(10));
+    c.tick = Some(ms(1));
+    let (r, s) = run_traced(&set, "fp:rm", c);
+    assert_eq!(s, segs(&[("b", 0, 1), ("a", 1, 3), ("b", 3, 6)]));
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2500).as_ns()));
+}
+
+#[test]
+fn overheads_occupy_the_processor() {
+    // Dispatch from idle costs `preempt` (100 us), completion costs `exit`
+    // (50 us): the job runs 0.1-2.1 ms.
+    let set = TaskSet::new("one", vec![Task::new("a", ms(10), ms(2))]);
+    let mut o = Overheads::zero();
+    o.preempt = LinearCost::constant(us(100));
+    o.exit = LinearCost::constant(us(50));
+    let mut c = SimConfig::new(ms(20));
+    c.overheads = Some(o);
+    let r = simulate(&set, &spec("fp:rm"), &c).unwrap();
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2100).as_ns()));
+    assert_eq!(r.overhead_ns, 2 * us(150).as_ns());
+
+    // Overheads can cause misses: C = D - 50 us with a 100 us switch.
+    let set = TaskSet::new("tight", vec![Task::new("a", ms(10), us(9950))]);
+    let r = simulate(&set, &spec("edf"), &c).unwrap();
+    assert_eq!(r.deadline_misses, 2);
+}
+
+#[test]
+fn overheads_scale_with_the_number_of_tasks() {
+    // rtmach: C_preempt = 0.79 us * n + 30.1 us = 31.68 us for n = 2.
+    let set = TaskSet::new(
+        "two",
+        vec![
+            Task::new("a", ms(10), ms(1)),
+            Task::new("b", ms(10), ms(1)).with_offset(ms(5)),
+        ],
+    );
+    let mut c = SimConfig::new(ms(10));
+    c.overheads = Some(Overheads::rtmach());
+    let r = simulate(&set, &spec("fp:rm"), &c).unwrap();
+    // Per job: preempt (31.68 us) + exit (0.74*2 + 28.8 = 30.28 us).
+    assert_eq!(task(&r, "a").max_response_ns, Some(ms(1).as_ns() + 31_680));
+    assert_eq!(r.overhead_ns, 2 * (31_680 + 30_280));
+}
+
+// ------------------------------------------------------------------ locking
+
+/// L (prio 1) locks R for 3 ms from 1 ms into its job; H (prio 3, released
+/// at 2) needs R at once; M (prio 2, released at 3) does not use it.
+fn inversion() -> TaskSet {
+    let cs = |start, length| CriticalSection {
+        resource: "R".into(),
+        start: ms(start),
+        length: ms(length),
+    };
+    let mut l = Task::new("L", ms(100), ms(4)).with_priority(1);
+    l.critical_sections = vec![cs(1, 3)];
+    let mut h = Task::new("H", ms(100), ms(2))
+        .with_offset(ms(2))
+        .with_priority(3)
+        .with_deadline(ms(10));
+    h.critical_sections = vec![cs(0, 1)];
+    let m = Task::new("M", ms(100), ms(4))
+        .with_offset(ms(3))
+        .with_priority(2)
+        .with_deadline(ms(50));
+    TaskSet::new("inversion", vec![l, h, m])
+}
+
+fn with_protocol(p: Protocol) -> SimConfig {
+    let mut c = SimConfig::new(ms(20));
+    c.protocol = p;
+    c
+}
+
+#[test]
+fn priority_inversion_unbounded_without_a_protocol() {
+    // L 0-2, H blocks at 2, L 2-3, M preempts L 3-7, L 7-8 unlocks, H 8-10.
+    let (r, s) = run_traced(&inversion(), "fp:given", with_protocol(Protocol::None));
+    assert_eq!(
+        s,
+        segs(&[("L", 0, 3), ("M", 3, 7), ("L", 7, 8), ("H", 8, 10)])
+    );
+    assert_eq!(task(&r, "H").max_response_ns, Some(ms(8).as_ns()));
+}
+
+#[test]
+fn pip_ipcp_and_npp_bound_blocking_to_the_critical_section() {
+    // L 0-4 (inherits or holds the ceiling), H 4-6 (blocked 2 ms), M 6-10.
+    for p in [Protocol::Pip, Protocol::Ipcp, Protocol::Npp] {
+        let (r, s) = run_traced(&inversion(), "fp:given", with_protocol(p));
+        assert_eq!(s, segs(&[("L", 0, 4), ("H", 4, 6), ("M", 6, 10)]), "{p}");
+        assert_eq!(task(&r, "H").max_response_ns, Some(ms(4).as_ns()), "{p}");
+        assert_eq!(task(&r, "M").max_response_ns, Some(ms(7).as_ns()), "{p}");
+    }
+}
+
+#[test]
+fn edf_srp_and_dfp_bound_blocking() {
+    // Deadlines H 12, M 53, L 100. None: same inversion as FP.
+    let (_, s) = run_traced(&inversion(), "edf", with_protocol(Protocol::None));
+    assert_eq!(
+        s,
+        segs(&[("L", 0, 3), ("M", 3, 7), ("L", 7, 8), ("H", 8, 10)])
+    );
+    // DFP: L's deadline drops to 1 + 10 = 11 < 12 at the lock; SRP: H and M
+    // may not start above the ceiling of R.
+    for p in [Protocol::Dfp, Protocol::Srp] {
+        let (r, s) = run_traced(&inversion(), "edf", with_protocol(p));
+        assert_eq!(s, segs(&[("L", 0, 4), ("H", 4, 6), ("M", 6, 10)]), "{p}");
+        assert_eq!(r.deadline_misses, 0);
+    }
+}
+
+#[test]
+fn protocols_are_refused_where_they_do_not_apply() {
+    let e = Simulator::new(&inversion(), &spec("edf"), with_protocol(Protocol::Ipcp))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("--protocol ipcp needs a fixed-priority scheduler"),
+        "{e}"
+    );
+    let e = Simulator::new(&inversion(), &spec("fp:rm"), with_protocol(Protocol::Dfp))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("--protocol dfp needs an EDF scheduler"),
+        "{e}"
+    );
+    let e = Simulator::new(&inversion(), &spec("rr:1ms"), with_protocol(Protocol::Pip))
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("--protocol pip needs"), "{e}");
+}
+
+// ----------------------------------------------------- determinism, overload
+
+#[test]
+fn same_seed_same_bytes() {
+    let mut set = builtin("hartstone-ph");
+    for t in &mut set.tasks {
+        t.bcet = Some(Nanos::from_ns(t.wcet.as_ns() / 2));
+    }
+    let mut c = SimConfig::new(ms(5000));
+    c.exec = ExecModel::Uniform;
+    c.seed = 7;
+    let json =
+        |c: &SimConfig| serde_json::to_string(&simulate(&set, &spec("edf"), c).unwrap()).unwrap();
+    let a = json(&c);
+    assert_eq!(a, json(&c));
+    c.seed = 8;
+    assert_ne!(a, json(&c));
+}
+
+#[test]
+fn overload_phase_scales_execution_times() {
+    // x2 between 10 and 20 ms: the job released at 10 ms takes 4 ms.
+    let set = TaskSet::new("p", vec![Task::new("a", ms(10), ms(2))]);
+    let mut c = SimConfig::new(ms(30));
+    c.phases = vec![Phase::parse("10ms..20ms:x2").unwrap()];
+    let (_, s) = run_traced(&set, "edf", c);
+    assert_eq!(s, segs(&[("a", 0, 2), ("a", 10, 14), ("a", 20, 22)]));
+    // 48 % -> 120 % of a U = 0.2 set: factors 2.4 and 6.
+    let mut c = SimConfig::new(ms(30));
+    c.phases = vec![
+        Phase::parse("0ms..10ms:48%").unwrap(),
+        Phase::parse("10ms..30ms:120%").unwrap(),
+    ];
+    c.on_miss = OnMiss::Abort;
+    let r = simulate(&set, &spec("edf"), &c).unwrap();
+    assert_eq!((r.released, r.completed, r.aborted), (3, 1, 2));
+}
