@@ -41,6 +41,12 @@ enum Command {
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
     #[command(after_help = commands::sim::EXAMPLES)]
     Sim(commands::sim::SimArgs),
+    /// Wake-up latency and period jitter of timer threads (cyclictest's measurement).
+    Latency(commands::latency::LatencyArgs),
+    /// Run a background load (hackbench, CPU spinners) for a bounded time.
+    Load(commands::load::LoadArgs),
+    /// Paper 000 section 4.1: lags per period x utilization, with and without the lag controller.
+    LagStudy(commands::lag_study::LagStudyArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -50,10 +56,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
+        Command::Latency(args) => commands::latency::run(&args),
+        Command::Load(args) => commands::load::run(&args),
+        Command::LagStudy(args) => commands::lag_study::run(&args),
     }
 }
 
 fn main() -> ExitCode {
+    rtlab_rt::interrupt::restore_default_sigpipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -163,3 +163,18 @@ fn a_bad_flag_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("<TASKSET>"));
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    // `rtlab ... | head -1`: the reader goes away after one line.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rtlab"))
+        .args(["taskset", "show", "builtin:gap", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -1,1 +1,36 @@
-//! Linux real-time runtime (work in progress).
+//! rtlab's Linux real-time runtime: the only crate with `unsafe` and system
+//! calls.
+//!
+//! * [`clock`]: `CLOCK_MONOTONIC`, absolute sleeps, thread CPU time, and the
+//!   [`Clock`] / [`Sleeper`] traits with a [`ScriptedClock`] for tests.
+//! * [`lag`]: `wait_until` with the lag controller of paper 000 (Algorithm 2).
+//! * [`policy`]: SCHED_OTHER / FIFO / RR / DEADLINE, affinity, `mlockall`,
+//!   `/dev/cpu_dma_latency`, RT-throttling settings.
+//! * [`work`]: CPU-time burn and the calibrated kilo-whet.
+//! * [`latency`]: the latency probe (cyclictest's measurement).
+//! * [`load`]: background load (hackbench, CPU spinners).
+//! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
+//! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
+//!
+//! Every `unsafe` block is a single system call with a `SAFETY` comment.
+//!
+//! [`Nanos`]: rtlab_model::Nanos
+
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod error;
+pub mod interrupt;
+pub mod lag;
+pub mod lag_study;
+pub mod latency;
+pub mod load;
+pub mod policy;
+pub mod stats;
+pub mod timespec;
+pub mod work;
+
+pub use clock::{Clock, MonotonicClock, ScriptedClock, Sleeper};
+pub use error::RtError;
+pub use lag::{LagController, Waiter, Wake};
+pub use policy::{Policy, RtThrottling};

@@ -3,6 +3,9 @@
 pub mod analyze;
 pub mod demo;
 pub mod generate;
+pub mod lag_study;
+pub mod latency;
+pub mod load;
 pub mod sim;
 pub mod sweep;
 pub mod taskset;

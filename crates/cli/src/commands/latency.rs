@@ -1,0 +1,611 @@
+//! `rtlab latency`: wake-up latency and period jitter of timer threads (the
+//! cyclictest measurement), idle or under load.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use rtlab_model::Nanos;
+use rtlab_rt::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
+use rtlab_rt::load::{Load, LoadSpec, LoadStats};
+use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
+use rtlab_rt::{interrupt, Policy, RtThrottling};
+use serde_json::{json, Value};
+
+use crate::table;
+
+const EXAMPLES: &str = "Examples:\n  \
+    rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
+    rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench --histogram hist.txt\n  \
+    rtlab latency --policy other --loops 5000 --series lag.csv --json\n  \
+    rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n\n\
+    Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
+    Ctrl-C stops the run early and still prints what was measured.";
+
+/// The scheduling policy of a measuring thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyName {
+    /// SCHED_OTHER (with --nice).
+    Other,
+    /// SCHED_FIFO (with --priority).
+    Fifo,
+    /// SCHED_RR (with --priority).
+    Rr,
+    /// SCHED_DEADLINE (with --runtime; deadline = period = interval).
+    Deadline,
+}
+
+/// Policy flags shared by the measuring commands.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value_t = PolicyName::Fifo)]
+    pub policy: PolicyName,
+    /// Real-time priority for fifo/rr, 1..=99 (99 is highest).
+    #[arg(short = 'p', long, default_value_t = 99, value_parser = clap::value_parser!(u8).range(1..=99))]
+    pub priority: u8,
+    /// Nice value for --policy other, -20..=19.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
+    pub nice: i32,
+    /// Runtime per period for --policy deadline (default: a tenth of the interval).
+    #[arg(long, value_parser = parse_nanos)]
+    pub runtime: Option<Nanos>,
+}
+
+impl PolicyArgs {
+    /// The policy for a loop of period `period`.
+    pub fn policy(&self, period: Nanos) -> Policy {
+        match self.policy {
+            PolicyName::Other => Policy::Other { nice: self.nice },
+            PolicyName::Fifo => Policy::Fifo {
+                priority: self.priority,
+            },
+            PolicyName::Rr => Policy::RoundRobin {
+                priority: self.priority,
+            },
+            PolicyName::Deadline => Policy::Deadline {
+                runtime: self
+                    .runtime
+                    .unwrap_or(Nanos::from_ns((period.as_ns() / 10).max(1024))),
+                deadline: period,
+                period,
+            },
+        }
+    }
+}
+
+/// `rtlab latency`
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct LatencyArgs {
+    /// Measuring threads.
+    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: u64,
+    /// Interval of thread 0.
+    #[arg(short = 'i', long, default_value = "1ms", value_parser = parse_nanos)]
+    pub interval: Nanos,
+    /// Added to the interval of each further thread (cyclictest -d).
+    #[arg(short = 'd', long, default_value = "500us", value_parser = parse_nanos)]
+    pub distance: Nanos,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Pin the threads: without a value, thread i to the i-th allowed CPU;
+    /// with a list (`1` or `0,1` or `0-3`), round-robin over it.
+    #[arg(short = 'a', long, num_args = 0..=1, default_missing_value = "all", value_name = "CPUS")]
+    pub affinity: Option<String>,
+    /// Run length (default 10s unless --loops is given).
+    #[arg(short = 'D', long, value_parser = parse_nanos)]
+    pub duration: Option<Nanos>,
+    /// Loops per thread.
+    #[arg(short = 'l', long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub loops: Option<u64>,
+    /// Lock all memory (mlockall) so no page fault lands in the measurement.
+    #[arg(short = 'm', long)]
+    pub mlock: bool,
+    /// Background load during the run: none, cpu:N, hackbench[:GROUPS[:pipe|socket]].
+    #[arg(long, default_value = "none", value_parser = parse_load)]
+    pub load: LoadSpec,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the run.
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Write the latency histogram in cyclictest's format (one line per microsecond).
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
+    /// Microsecond buckets of --histogram (cyclictest -h N); larger latencies count as overflows.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub histogram_buckets: u64,
+    /// Write every sample as CSV: thread,loop,time_ns,latency_ns,jitter_ns.
+    #[arg(long, value_name = "FILE.csv")]
+    pub series: Option<PathBuf>,
+    /// Worst wake-ups listed per thread.
+    #[arg(long, default_value_t = 5)]
+    pub outliers: usize,
+    /// Print JSON (schema in README, "rtlab latency --json").
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses a human duration (`1ms`, `250us`) for clap.
+pub fn parse_nanos(s: &str) -> Result<Nanos, String> {
+    s.parse::<Nanos>().map_err(|e| e.to_string())
+}
+
+/// Parses a load description for clap.
+pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
+    s.parse::<LoadSpec>().map_err(|e| e.to_string())
+}
+
+/// Parses `all`, `1`, `0,1`, `0-3` into CPUs, checked against the allowed set.
+pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
+    let allowed = policy::allowed_cpus()?;
+    if text == "all" {
+        return Ok(allowed);
+    }
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let bad = || {
+            anyhow::anyhow!(
+                "invalid --affinity `{text}`: write CPU numbers like `1`, `0,1` or `0-3`"
+            )
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
+            None => {
+                let c: usize = part.trim().parse().map_err(|_| bad())?;
+                (c, c)
+            }
+        };
+        if lo > hi {
+            return Err(bad());
+        }
+        cpus.extend(lo..=hi);
+    }
+    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+        anyhow::bail!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})");
+    }
+    Ok(cpus)
+}
+
+/// Holds what a measuring command sets up around its run, released on drop.
+pub struct RunGuards {
+    _mlock: Option<policy::MemoryLock>,
+    _dma: Option<policy::DmaLatencyGuard>,
+    /// Things worth telling the user.
+    pub notes: Vec<String>,
+}
+
+/// Locks memory (an error when asked and refused) and holds
+/// /dev/cpu_dma_latency at 0 (a note when refused).
+pub fn set_up(mlock: bool, dma_latency: bool) -> anyhow::Result<RunGuards> {
+    let mlock = if mlock { Some(lock_memory()?) } else { None };
+    let mut notes = Vec::new();
+    let dma = if dma_latency {
+        match hold_dma_latency_zero() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                notes.push(format!("warning: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(RunGuards {
+        _mlock: mlock,
+        _dma: dma,
+        notes,
+    })
+}
+
+/// Starts `spec` and lets it settle for 200 ms before the measurement.
+pub fn start_load(spec: LoadSpec) -> anyhow::Result<Load> {
+    let load = Load::start(spec).with_context(|| format!("starting load {spec}"))?;
+    if spec != LoadSpec::None {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Ok(load)
+}
+
+/// The JSON of a load's statistics.
+pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> Value {
+    json!({
+        "spec": spec.to_string(),
+        "threads": stats.threads,
+        "messages": stats.messages,
+        "spin_rounds": stats.spin_rounds,
+        "elapsed_ns": stats.elapsed.as_nanos() as u64,
+    })
+}
+
+/// Runs `rtlab latency`.
+pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
+    let threads = args.threads as usize;
+    let affinity = match &args.affinity {
+        None => Affinity::Unpinned,
+        Some(text) => Affinity::RoundRobin(parse_cpus(text)?),
+    };
+    let duration = match (args.duration, args.loops) {
+        (None, None) => Some(Nanos::from_secs(10)),
+        (d, _) => d,
+    };
+    let cfg = ProbeConfig {
+        threads,
+        interval: args.interval,
+        distance: args.distance,
+        policy: args.policy.policy(args.interval),
+        affinity,
+        loops: args.loops,
+        duration,
+        histogram_buckets: args.histogram_buckets as usize,
+        outliers: args.outliers,
+        keep_series: args.series.is_some(),
+    };
+    cfg.validate()?;
+    let stop = interrupt::install_interrupt_flag();
+    let guards = set_up(args.mlock, !args.no_dma_latency)?;
+    let load = start_load(args.load)?;
+    if !args.json && std::io::stderr().is_terminal() {
+        eprintln!(
+            "# measuring {} thread(s) for {}; Ctrl-C stops early",
+            threads,
+            match (cfg.duration, cfg.loops) {
+                (Some(d), _) => d.to_string(),
+                (None, Some(l)) => format!("{l} loops"),
+                _ => String::new(),
+            }
+        );
+    }
+    let result = latency::run_probe(&cfg, stop);
+    let load_stats = load.stop();
+    let report = result?;
+
+    if let Some(path) = &args.histogram {
+        std::fs::write(path, latency::cyclictest_histogram(&report.threads))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.series {
+        std::fs::write(path, latency::series_csv(&report.threads))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let throttling = RtThrottling::read().ok();
+    if args.json {
+        let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!(
+            "{}",
+            describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
+        );
+    }
+    Ok(if report.lost_threads.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn us(n: Nanos) -> String {
+    format!("{:.1}", n.as_ns() as f64 / 1000.0)
+}
+
+fn signed_us(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// The human output: cyclictest lines, then percentile tables and outliers.
+fn describe(
+    args: &LatencyArgs,
+    cfg: &ProbeConfig,
+    report: &ProbeReport,
+    load: &LoadStats,
+    throttling: Option<RtThrottling>,
+    notes: &[String],
+) -> String {
+    let mut out = String::new();
+    out += &format!(
+        "# rtlab latency: {} thread(s), {}, interval {} (+{} per thread), {}{}, load {}\n",
+        cfg.threads,
+        cfg.policy_of(0),
+        cfg.interval,
+        cfg.distance,
+        match (cfg.duration, cfg.loops) {
+            (Some(d), Some(l)) => format!("{d} or {l} loops"),
+            (Some(d), None) => d.to_string(),
+            (None, Some(l)) => format!("{l} loops"),
+            (None, None) => String::new(),
+        },
+        if args.mlock { ", mlock" } else { "" },
+        args.load,
+    );
+    if let Some(t) = throttling {
+        out += &format!("# RT throttling: {}\n", t.describe_limit());
+    }
+    for note in notes {
+        out += &format!("# {note}\n");
+    }
+    if report.interrupted {
+        out += "# interrupted: results so far\n";
+    }
+    for t in &report.threads {
+        out += &latency::cyclictest_line(t);
+        out.push('\n');
+    }
+    out.push('\n');
+    let mut lat = table::new(
+        &[
+            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
+        ],
+        &[
+            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
+        ],
+    );
+    for t in &report.threads {
+        let l = &t.latency;
+        lat.add_row(vec![
+            t.index.to_string(),
+            t.tid.to_string(),
+            t.cpu.map_or("-".into(), |c| c.to_string()),
+            t.loops.to_string(),
+            us(l.min),
+            us(l.mean()),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.p999),
+            us(l.max),
+            t.missed_periods.to_string(),
+        ]);
+    }
+    out += "wake-up latency (us)\n";
+    out += &table::render(&lat);
+    out += "\n\n";
+    let mut jit = table::new(
+        &[
+            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
+        ],
+        &[
+            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
+        ],
+    );
+    for t in &report.threads {
+        let j = &t.jitter;
+        jit.add_row(vec![
+            t.index.to_string(),
+            signed_us(t.jitter_min_ns),
+            signed_us(t.jitter_max_ns),
+            us(j.mean()),
+            us(j.p50),
+            us(j.p90),
+            us(j.p99),
+            us(j.p999),
+            us(j.max),
+        ]);
+    }
+    out += "period jitter: actual period - interval (us)\n";
+    out += &table::render(&jit);
+    out += "\n";
+    if args.outliers > 0 {
+        let mut worst = table::new(
+            &["T", "loop", "at", "latency (us)"],
+            &["T", "loop", "at", "latency (us)"],
+        );
+        for t in &report.threads {
+            for o in &t.outliers {
+                worst.add_row(vec![
+                    t.index.to_string(),
+                    o.loop_index.to_string(),
+                    o.at.to_string(),
+                    us(o.latency),
+                ]);
+            }
+        }
+        out += "\nworst wake-ups (at: from the start of the run)\n";
+        out += &table::render(&worst);
+        out += "\n";
+    }
+    if load.threads > 0 {
+        out += &format!(
+            "\nload {}: {} threads, {} messages, {} spin rounds in {:.1} s\n",
+            args.load,
+            load.threads,
+            load.messages,
+            load.spin_rounds,
+            load.elapsed.as_secs_f64()
+        );
+    }
+    for i in &report.lost_threads {
+        out += &format!(
+            "error: thread {i} did not finish within the grace period after the run; its samples are lost\n"
+        );
+    }
+    out
+}
+
+fn thread_json(t: &ThreadReport) -> Value {
+    let ns = |n: Nanos| n.as_ns();
+    let l = &t.latency;
+    let j = &t.jitter;
+    json!({
+        "thread": t.index,
+        "tid": t.tid,
+        "cpu": t.cpu,
+        "policy": t.policy.short_name(),
+        "priority": t.policy.priority(),
+        "interval_ns": ns(t.interval),
+        "loops": t.loops,
+        "requested_loops": t.requested_loops,
+        "min_ns": ns(l.min),
+        "avg_ns": ns(l.mean()),
+        "max_ns": ns(l.max),
+        "act_ns": ns(t.last),
+        "p50_ns": ns(l.p50),
+        "p90_ns": ns(l.p90),
+        "p99_ns": ns(l.p99),
+        "p999_ns": ns(l.p999),
+        "missed_periods": t.missed_periods,
+        "histogram_overflows": t.overflows,
+        "jitter": {
+            "min_ns": t.jitter_min_ns,
+            "max_ns": t.jitter_max_ns,
+            "avg_abs_ns": ns(j.mean()),
+            "p50_abs_ns": ns(j.p50),
+            "p90_abs_ns": ns(j.p90),
+            "p99_abs_ns": ns(j.p99),
+            "p999_abs_ns": ns(j.p999),
+            "max_abs_ns": ns(j.max),
+        },
+        "outliers": t.outliers.iter().map(|o| json!({
+            "loop": o.loop_index, "time_ns": ns(o.at), "latency_ns": ns(o.latency),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn report_json(
+    args: &LatencyArgs,
+    cfg: &ProbeConfig,
+    report: &ProbeReport,
+    load: &LoadStats,
+    throttling: Option<RtThrottling>,
+    notes: &[String],
+) -> Value {
+    json!({
+        "config": {
+            "threads": cfg.threads,
+            "interval_ns": cfg.interval.as_ns(),
+            "distance_ns": cfg.distance.as_ns(),
+            "policy": cfg.policy.short_name(),
+            "priority": cfg.policy.priority(),
+            "duration_ns": cfg.duration.map(Nanos::as_ns),
+            "loops": cfg.loops,
+            "mlock": args.mlock,
+            "affinity": match &cfg.affinity { Affinity::Unpinned => Value::Null, Affinity::RoundRobin(c) => json!(c) },
+        },
+        "rt_throttling": throttling.map(|t| json!({"runtime_us": t.runtime_us, "period_us": t.period_us})),
+        "load": load_json(args.load, load),
+        "interrupted": report.interrupted,
+        "lost_threads": report.lost_threads,
+        "wall_ns": report.wall.as_ns(),
+        "notes": notes,
+        "threads": report.threads.iter().map(thread_json).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LatencyArgs,
+    }
+
+    fn parse(line: &str) -> Result<LatencyArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("latency").chain(line.split_whitespace()))
+            .map(|c| c.args)
+    }
+
+    #[test]
+    fn cyclictest_style_flags_parse() {
+        let a = parse("-t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench:2:pipe").unwrap();
+        assert_eq!(a.threads, 2);
+        assert_eq!(a.interval, Nanos::from_ms(1));
+        assert_eq!(a.affinity.as_deref(), Some("all"));
+        assert_eq!(a.duration, Some(Nanos::from_secs(10)));
+        assert!(a.mlock);
+        assert_eq!(
+            a.load,
+            LoadSpec::Hackbench {
+                groups: 2,
+                pipes: true
+            }
+        );
+        let a = parse("--policy other --nice -5 --affinity 0").unwrap();
+        assert_eq!(
+            a.policy.policy(Nanos::from_ms(1)),
+            Policy::Other { nice: -5 }
+        );
+        assert_eq!(a.affinity.as_deref(), Some("0"));
+        let a = parse("--policy deadline --interval 2ms").unwrap();
+        assert_eq!(
+            a.policy.policy(a.interval),
+            Policy::Deadline {
+                runtime: Nanos::from_us(200),
+                deadline: Nanos::from_ms(2),
+                period: Nanos::from_ms(2)
+            }
+        );
+    }
+
+    #[test]
+    fn bad_flags_give_one_line_errors() {
+        for (line, needle) in [
+            ("--priority 100", "100"),
+            ("--interval 5", "missing unit"),
+            ("--policy batch", "batch"),
+            ("--load spin", "cpu:N"),
+            ("--threads 0", "0"),
+            ("--loops 0", "0"),
+        ] {
+            let e = parse(line).unwrap_err();
+            let first = e.to_string();
+            let first = first.lines().next().unwrap();
+            assert!(first.starts_with("error: "), "{line}: {first}");
+            assert!(first.contains(needle), "{line}: {first}");
+        }
+        assert!(parse_cpus("1-0").is_err());
+        assert!(parse_cpus("x")
+            .unwrap_err()
+            .to_string()
+            .contains("CPU numbers"));
+        assert!(parse_cpus("4095")
+            .unwrap_err()
+            .to_string()
+            .contains("not available"));
+    }
+
+    #[test]
+    fn other_policy_run_prints_cyclictest_lines_and_json() {
+        let args =
+            parse("--policy other --loops 50 --interval 500us -t 2 --no-dma-latency").unwrap();
+        let cfg = ProbeConfig {
+            threads: 2,
+            interval: args.interval,
+            distance: args.distance,
+            policy: args.policy.policy(args.interval),
+            loops: args.loops,
+            duration: None,
+            ..ProbeConfig::default()
+        };
+        static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let report = latency::run_probe(&cfg, &STOP).unwrap();
+        let text = describe(&args, &cfg, &report, &LoadStats::default(), None, &[]);
+        assert!(text.contains("T: 0 ("), "{text}");
+        assert!(text.contains("I:500 C:     50 Min:"), "{text}");
+        let doc = report_json(&args, &cfg, &report, &LoadStats::default(), None, &[]);
+        let t0 = &doc["threads"][0];
+        for key in [
+            "tid",
+            "policy",
+            "priority",
+            "interval_ns",
+            "loops",
+            "min_ns",
+            "avg_ns",
+            "max_ns",
+            "p50_ns",
+            "p99_ns",
+            "p999_ns",
+        ] {
+            assert!(!t0[key].is_null(), "missing {key}");
+        }
+        assert_eq!(t0["loops"], 50);
+        assert_eq!(t0["policy"], "other");
+    }
+}

@@ -1,0 +1,115 @@
+//! Errors of the runtime, in words that say what to do about them.
+
+use rtlab_model::Nanos;
+
+/// Why a runtime request (policy, affinity, memory locking, a clock) failed.
+///
+/// Each message names the cause and the fix, because the person who reads it
+/// is setting up a machine, not debugging rtlab.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RtError {
+    /// A real-time policy (or a negative nice) was refused for lack of
+    /// privilege (EPERM).
+    #[error(
+        "{what} needs root or CAP_SYS_NICE: run with sudo, or `setcap cap_sys_nice+ep <rtlab binary>`{hint}"
+    )]
+    NeedsPrivilege {
+        /// What was asked for, e.g. `SCHED_FIFO priority 99`.
+        what: String,
+        /// A further way out, e.g. an rlimit; empty or starting with `; `.
+        hint: String,
+    },
+    /// A real-time policy was refused although the process is privileged:
+    /// its cgroup has no real-time runtime (cgroup v1 `cpu.rt_runtime_us`).
+    #[error(
+        "{what} was refused although this process is privileged: its cgroup probably has no real-time \
+         runtime (cpu.rt_runtime_us = 0 under /sys/fs/cgroup/cpu); run it from the root cgroup or give \
+         the cgroup RT runtime"
+    )]
+    NoRtRuntimeInCgroup {
+        /// What was asked for.
+        what: String,
+    },
+    /// SCHED_DEADLINE refused because the thread may run on fewer CPUs than
+    /// its root domain (EPERM as root).
+    #[error(
+        "SCHED_DEADLINE refused: a deadline thread must be allowed on every CPU of its root domain, \
+         so do not combine it with --affinity; to run EDF on one CPU, put the process in an exclusive \
+         cpuset with load balancing off at the root (kernel Documentation/scheduler/sched-deadline.rst, section 5)"
+    )]
+    DeadlineAffinity,
+    /// SCHED_DEADLINE admission control refused the bandwidth (EBUSY).
+    #[error(
+        "SCHED_DEADLINE admission refused: runtime {runtime} / period {period} = {bandwidth:.3} of a CPU, \
+         added to the deadline threads already admitted, exceeds the limit \
+         sched_rt_runtime_us / sched_rt_period_us = {limit} per CPU (see /proc/sys/kernel/sched_rt_runtime_us); \
+         ask for less runtime, a longer period, or fewer threads"
+    )]
+    DeadlineAdmission {
+        /// Requested runtime.
+        runtime: Nanos,
+        /// Requested period.
+        period: Nanos,
+        /// runtime / period.
+        bandwidth: f64,
+        /// The limit in force, e.g. `0.950` or `unlimited`.
+        limit: String,
+    },
+    /// A parameter the kernel (or rtlab, before asking it) refuses (EINVAL).
+    #[error("invalid {what}: {why}")]
+    Invalid {
+        /// What was wrong, e.g. `SCHED_FIFO priority 0`.
+        what: String,
+        /// Why, and what is accepted.
+        why: String,
+    },
+    /// An affinity naming CPUs that cannot be used.
+    #[error(
+        "cannot pin to CPU(s) {cpus:?}: {why} (this process may use CPUs {allowed:?}; see `nproc` and /sys/devices/system/cpu/online)"
+    )]
+    Affinity {
+        /// The CPUs asked for.
+        cpus: Vec<usize>,
+        /// The CPUs this process may use.
+        allowed: Vec<usize>,
+        /// The kernel's reason, in words.
+        why: String,
+    },
+    /// `mlockall` refused.
+    #[error(
+        "cannot lock memory (mlockall): {0}; run as root or with CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (`ulimit -l unlimited`), or drop --mlock"
+    )]
+    MemoryLock(std::io::Error),
+    /// `/dev/cpu_dma_latency` could not be opened or written.
+    #[error(
+        "cannot hold /dev/cpu_dma_latency at 0: {0}; it needs root (CPU idle states stay enabled, which adds wake-up latency)"
+    )]
+    DmaLatency(std::io::Error),
+    /// Any other failed system call.
+    #[error("{call} failed: {source}")]
+    Os {
+        /// The call, e.g. `sched_setattr`.
+        call: &'static str,
+        /// errno as an I/O error.
+        source: std::io::Error,
+    },
+    /// A thread could not be started.
+    #[error("cannot start thread `{name}`: {source}")]
+    Spawn {
+        /// The thread's name.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl RtError {
+    /// The last OS error of `call`.
+    pub(crate) fn last_os(call: &'static str) -> RtError {
+        RtError::Os {
+            call,
+            source: std::io::Error::last_os_error(),
+        }
+    }
+}

@@ -1,0 +1,741 @@
+//! The latency probe: cyclictest's measurement, as a library.
+//!
+//! Each of `threads` threads sets its affinity and policy, then loops: sleep
+//! until `next` with `clock_nanosleep(TIMER_ABSTIME)`, read
+//! `CLOCK_MONOTONIC`, record the **wake-up latency** `now - next` and the
+//! **period jitter** (time since the previous wake-up minus the interval),
+//! advance `next` by the interval and skip periods already missed. Thread
+//! `i` uses the interval `interval + i * distance`.
+//!
+//! Everything the loop touches is allocated before it starts: an HDR
+//! histogram per quantity (records never allocate), a per-microsecond bucket
+//! array for the cyclictest histogram file, a fixed table of the worst
+//! outliers, and optionally the time series. Nothing inside the loop
+//! allocates, takes a lock or prints; the stop flag is a relaxed atomic.
+//!
+//! A run always ends: at `loops`, at `duration`, when the stop flag is set
+//! (Ctrl-C), and at the latest a grace period after the expected end, when
+//! threads that have not reported are given up on and reported as such.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use rtlab_model::Nanos;
+
+use crate::clock::{monotonic_now, Clock, MonotonicClock, Sleeper};
+use crate::error::RtError;
+use crate::policy::{self, Policy};
+use crate::stats::{new_histogram, Extremes, Summary};
+
+/// Series points kept per thread at most (16 bytes each).
+pub const MAX_SERIES: usize = 4_000_000;
+
+/// Where the measuring threads run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Affinity {
+    /// Wherever the scheduler puts them.
+    #[default]
+    Unpinned,
+    /// Thread `i` is pinned to `cpus[i % cpus.len()]`.
+    RoundRobin(Vec<usize>),
+}
+
+impl Affinity {
+    /// The CPU of thread `i`, if pinned.
+    pub fn cpu_of(&self, i: usize) -> Option<usize> {
+        match self {
+            Affinity::Unpinned => None,
+            Affinity::RoundRobin(cpus) if cpus.is_empty() => None,
+            Affinity::RoundRobin(cpus) => Some(cpus[i % cpus.len()]),
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct ProbeConfig {
+    /// Measuring threads (at least 1).
+    pub threads: usize,
+    /// Interval of thread 0.
+    pub interval: Nanos,
+    /// Added to the interval of each further thread.
+    pub distance: Nanos,
+    /// Policy of every thread. For SCHED_DEADLINE the runtime is kept and the
+    /// deadline and period are set to the thread's interval.
+    pub policy: Policy,
+    /// Pinning.
+    pub affinity: Affinity,
+    /// Loops per thread (`None`: until `duration`).
+    pub loops: Option<u64>,
+    /// Run length (`None`: until `loops`). One of the two must be set.
+    pub duration: Option<Nanos>,
+    /// Buckets of the per-microsecond histogram (cyclictest `-h`).
+    pub histogram_buckets: usize,
+    /// Worst wake-ups to keep per thread.
+    pub outliers: usize,
+    /// Keep every sample as a time series (memory: 16 bytes a sample).
+    pub keep_series: bool,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            threads: 1,
+            interval: Nanos::from_ms(1),
+            distance: Nanos::from_us(500),
+            policy: Policy::Fifo { priority: 99 },
+            affinity: Affinity::Unpinned,
+            loops: None,
+            duration: Some(Nanos::from_secs(10)),
+            histogram_buckets: 1000,
+            outliers: 10,
+            keep_series: false,
+        }
+    }
+}
+
+impl ProbeConfig {
+    /// The interval of thread `i`.
+    pub fn interval_of(&self, i: usize) -> Nanos {
+        self.interval
+            .saturating_add(self.distance.checked_mul(i as u64).unwrap_or(Nanos::MAX))
+    }
+
+    /// The policy of thread `i`.
+    pub fn policy_of(&self, i: usize) -> Policy {
+        match self.policy {
+            Policy::Deadline { runtime, .. } => Policy::Deadline {
+                runtime,
+                deadline: self.interval_of(i),
+                period: self.interval_of(i),
+            },
+            p => p,
+        }
+    }
+
+    /// Loops thread `i` will run at most.
+    pub fn loops_of(&self, i: usize) -> u64 {
+        let by_duration = self
+            .duration
+            .map(|d| d.div_floor(self.interval_of(i)).max(1));
+        match (self.loops, by_duration) {
+            (Some(l), Some(d)) => l.min(d),
+            (Some(l), None) => l,
+            (None, Some(d)) => d,
+            (None, None) => 0,
+        }
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), RtError> {
+        let invalid = |what: &str, why: &str| {
+            Err(RtError::Invalid {
+                what: what.into(),
+                why: why.into(),
+            })
+        };
+        if self.threads == 0 {
+            return invalid("--threads 0", "measure with at least one thread");
+        }
+        if self.interval < Nanos::from_us(10) {
+            return invalid(
+                &format!("--interval {}", self.interval),
+                "use at least 10us (shorter intervals only measure the timer's own overhead)",
+            );
+        }
+        if self.loops.is_none() && self.duration.is_none() {
+            return invalid("run length", "give --loops or --duration");
+        }
+        if self.loops == Some(0) || self.duration == Some(Nanos::ZERO) {
+            return invalid("run length", "--loops and --duration must be above zero");
+        }
+        for i in 0..self.threads {
+            self.policy_of(i).validate()?;
+        }
+        Ok(())
+    }
+
+    fn expected_length(&self) -> Nanos {
+        (0..self.threads)
+            .map(|i| {
+                self.interval_of(i)
+                    .checked_mul(self.loops_of(i) + 1)
+                    .unwrap_or(Nanos::MAX)
+            })
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
+}
+
+/// One of the worst wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outlier {
+    /// Loop number (0-based).
+    pub loop_index: u64,
+    /// When it should have woken, from the start of the run.
+    pub at: Nanos,
+    /// Its wake-up latency.
+    pub latency: Nanos,
+}
+
+/// One sample of the time series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SeriesPoint {
+    /// When it should have woken, from the start of the run.
+    pub at: Nanos,
+    /// Wake-up latency.
+    pub latency: Nanos,
+    /// Period jitter: actual period minus the interval (0 for the first).
+    pub jitter_ns: i64,
+}
+
+/// What one thread measured.
+#[derive(Debug, Clone)]
+pub struct ThreadReport {
+    /// Thread number (0-based).
+    pub index: usize,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Pinned CPU.
+    pub cpu: Option<usize>,
+    /// Its policy.
+    pub policy: Policy,
+    /// Its interval.
+    pub interval: Nanos,
+    /// Loops measured.
+    pub loops: u64,
+    /// Loops it was asked to run.
+    pub requested_loops: u64,
+    /// Wake-up latency.
+    pub latency: Summary,
+    /// The last latency (cyclictest's `Act`).
+    pub last: Nanos,
+    /// |period - interval| between consecutive wake-ups.
+    pub jitter: Summary,
+    /// Smallest signed period deviation (ns, negative: a short period).
+    pub jitter_min_ns: i64,
+    /// Largest signed period deviation.
+    pub jitter_max_ns: i64,
+    /// Periods skipped because a wake-up came after the next release.
+    pub missed_periods: u64,
+    /// HDR histogram of the latency (ns).
+    pub latency_histogram: Histogram<u64>,
+    /// Counts per microsecond of latency, `0..histogram_buckets`.
+    pub buckets_us: Vec<u64>,
+    /// Samples at or above the last bucket.
+    pub overflows: u64,
+    /// Loop numbers of the first overflows (as many as there are buckets).
+    pub overflow_loops: Vec<u64>,
+    /// Worst wake-ups, worst first.
+    pub outliers: Vec<Outlier>,
+    /// Every sample, when asked for (at most [`MAX_SERIES`]).
+    pub series: Vec<SeriesPoint>,
+}
+
+/// What a probe run measured.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    /// One per thread that reported, in thread order.
+    pub threads: Vec<ThreadReport>,
+    /// Threads that did not report within the grace period after the end.
+    pub lost_threads: Vec<usize>,
+    /// Stopped early by the stop flag (Ctrl-C).
+    pub interrupted: bool,
+    /// Wall time from the common start to the last report.
+    pub wall: Nanos,
+}
+
+/// Per-thread state, allocated before the loop.
+struct Recorder {
+    hist: Histogram<u64>,
+    jitter_hist: Histogram<u64>,
+    ext: Extremes,
+    jitter_ext: Extremes,
+    jitter_min: i64,
+    jitter_max: i64,
+    buckets: Vec<u64>,
+    overflows: u64,
+    overflow_loops: Vec<u64>,
+    outliers: Vec<Outlier>,
+    outlier_cap: usize,
+    series: Vec<SeriesPoint>,
+    series_len: usize,
+    last: Nanos,
+    missed: u64,
+    loops: u64,
+}
+
+impl Recorder {
+    fn new(cfg: &ProbeConfig, loops: u64) -> Recorder {
+        let series_len = if cfg.keep_series {
+            usize::try_from(loops).unwrap_or(MAX_SERIES).min(MAX_SERIES)
+        } else {
+            0
+        };
+        Recorder {
+            hist: new_histogram(),
+            jitter_hist: new_histogram(),
+            ext: Extremes::default(),
+            jitter_ext: Extremes::default(),
+            jitter_min: i64::MAX,
+            jitter_max: i64::MIN,
+            buckets: vec![0; cfg.histogram_buckets.max(1)],
+            overflows: 0,
+            // cyclictest keeps as many overflow loop numbers as it has buckets.
+            overflow_loops: Vec::with_capacity(cfg.histogram_buckets.max(1)),
+            outliers: Vec::with_capacity(cfg.outliers),
+            outlier_cap: cfg.outliers,
+            // Filled now so the loop writes to touched pages.
+            series: vec![SeriesPoint::default(); series_len],
+            series_len: 0,
+            last: Nanos::ZERO,
+            missed: 0,
+            loops: 0,
+        }
+    }
+
+    /// Records one wake-up. Allocation-free: every container has its room.
+    #[inline]
+    fn record(&mut self, index: u64, at: Nanos, latency: Nanos, jitter: Option<i64>) {
+        self.loops += 1;
+        self.last = latency;
+        self.ext.record(latency);
+        self.hist.saturating_record(latency.as_ns());
+        let bucket = (latency.as_ns() / 1000) as usize;
+        if bucket < self.buckets.len() {
+            self.buckets[bucket] += 1;
+        } else {
+            self.overflows += 1;
+            if self.overflow_loops.len() < self.overflow_loops.capacity() {
+                self.overflow_loops.push(index);
+            }
+        }
+        if self.outlier_cap > 0 {
+            let o = Outlier {
+                loop_index: index,
+                at,
+                latency,
+            };
+            if self.outliers.len() < self.outlier_cap {
+                self.outliers.push(o);
+            } else if let Some(least) = self.outliers.iter_mut().min_by_key(|o| o.latency) {
+                if latency > least.latency {
+                    *least = o;
+                }
+            }
+        }
+        let jitter_ns = jitter.unwrap_or(0);
+        if jitter.is_some() {
+            self.jitter_min = self.jitter_min.min(jitter_ns);
+            self.jitter_max = self.jitter_max.max(jitter_ns);
+            let abs = Nanos::from_ns(jitter_ns.unsigned_abs());
+            self.jitter_ext.record(abs);
+            self.jitter_hist.saturating_record(abs.as_ns());
+        }
+        if self.series_len < self.series.len() {
+            self.series[self.series_len] = SeriesPoint {
+                at,
+                latency,
+                jitter_ns,
+            };
+            self.series_len += 1;
+        }
+    }
+
+    fn into_report(
+        mut self,
+        index: usize,
+        tid: i32,
+        cfg: &ProbeConfig,
+        requested_loops: u64,
+    ) -> ThreadReport {
+        self.outliers.sort_by(|a, b| {
+            b.latency
+                .cmp(&a.latency)
+                .then(a.loop_index.cmp(&b.loop_index))
+        });
+        self.series.truncate(self.series_len);
+        let has_jitter = !self.jitter_hist.is_empty();
+        ThreadReport {
+            index,
+            tid,
+            cpu: cfg.affinity.cpu_of(index),
+            policy: cfg.policy_of(index),
+            interval: cfg.interval_of(index),
+            loops: self.loops,
+            requested_loops,
+            latency: self.ext.summary(&self.hist),
+            last: self.last,
+            jitter: self.jitter_ext.summary(&self.jitter_hist),
+            jitter_min_ns: if has_jitter { self.jitter_min } else { 0 },
+            jitter_max_ns: if has_jitter { self.jitter_max } else { 0 },
+            missed_periods: self.missed,
+            latency_histogram: self.hist,
+            buckets_us: self.buckets,
+            overflows: self.overflows,
+            overflow_loops: self.overflow_loops,
+            outliers: self.outliers,
+            series: self.series,
+        }
+    }
+}
+
+/// Runs the probe. `stop` ends it early (set it from a Ctrl-C handler); the
+/// probe only reads it.
+///
+/// Fails before measuring when any thread cannot get its affinity or
+/// policy (the error of the first such thread).
+pub fn run_probe(cfg: &ProbeConfig, stop: &AtomicBool) -> Result<ProbeReport, RtError> {
+    cfg.validate()?;
+    let halt = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(Barrier::new(cfg.threads + 1));
+    let start_ns = Arc::new(AtomicU64::new(0));
+    let abort = Arc::new(AtomicBool::new(false));
+    let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
+    let (done_tx, done_rx) = mpsc::channel::<ThreadReport>();
+    for i in 0..cfg.threads {
+        let cfg = cfg.clone();
+        let (gate, start_ns, abort, halt) =
+            (gate.clone(), start_ns.clone(), abort.clone(), halt.clone());
+        let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
+        let name = format!("rtlab-probe-{i}");
+        std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                let setup = setup_thread(&cfg, i);
+                let ok = setup.is_ok();
+                let _ = setup_tx.send(setup);
+                let requested = cfg.loops_of(i);
+                let mut rec = Recorder::new(&cfg, requested);
+                let tid = policy::current_tid();
+                gate.wait();
+                if !ok || abort.load(Ordering::SeqCst) {
+                    return;
+                }
+                let start = Nanos::from_ns(start_ns.load(Ordering::SeqCst));
+                measure(&cfg, i, start, requested, &halt, &mut rec);
+                let _ = done_tx.send(rec.into_report(i, tid, &cfg, requested));
+            })
+            .map_err(|source| RtError::Spawn { name, source })?;
+    }
+    drop((setup_tx, done_tx));
+    let mut first_error = None;
+    for _ in 0..cfg.threads {
+        match setup_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => break,
+        }
+    }
+    // Start a little after the gate opens, so every thread sleeps to its
+    // first release rather than starting late.
+    let start = monotonic_now() + Nanos::from_ms(2);
+    start_ns.store(start.as_ns(), Ordering::SeqCst);
+    abort.store(first_error.is_some(), Ordering::SeqCst);
+    gate.wait();
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+
+    // Loop-bound runs may take longer than loops x interval when periods are
+    // missed: they are halted a grace period after the expected end, and
+    // threads still silent a grace period later are given up on.
+    let expected_end = start.saturating_add(cfg.expected_length());
+    let longest = cfg.interval_of(cfg.threads - 1);
+    let grace = Nanos::from_secs(1).saturating_add(longest.saturating_add(longest));
+    let mut halt_at = expected_end.saturating_add(grace);
+    let mut give_up = halt_at.saturating_add(grace);
+    let mut reports: Vec<ThreadReport> = Vec::with_capacity(cfg.threads);
+    let mut interrupted = false;
+    while reports.len() < cfg.threads {
+        let now = monotonic_now();
+        if now >= give_up {
+            break;
+        }
+        if !interrupted && stop.load(Ordering::Relaxed) {
+            // Ctrl-C: every thread sees the halt within one interval.
+            interrupted = true;
+            halt_at = now;
+            give_up = now.saturating_add(grace);
+        }
+        if now >= halt_at {
+            halt.store(true, Ordering::Relaxed);
+        }
+        let step = (give_up - now).min(Nanos::from_ms(50));
+        match done_rx.recv_timeout(Duration::from(step)) {
+            Ok(r) => reports.push(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    halt.store(true, Ordering::Relaxed);
+    reports.sort_by_key(|r| r.index);
+    let lost_threads = (0..cfg.threads)
+        .filter(|i| !reports.iter().any(|r| r.index == *i))
+        .collect();
+    Ok(ProbeReport {
+        threads: reports,
+        lost_threads,
+        interrupted,
+        wall: monotonic_now().saturating_sub(start),
+    })
+}
+
+fn setup_thread(cfg: &ProbeConfig, i: usize) -> Result<(), RtError> {
+    if let Some(cpu) = cfg.affinity.cpu_of(i) {
+        policy::set_current_thread_affinity(&[cpu])?;
+    }
+    policy::set_current_thread_policy(&cfg.policy_of(i))
+}
+
+/// The measuring loop. Nothing here allocates, locks or prints.
+fn measure(
+    cfg: &ProbeConfig,
+    i: usize,
+    start: Nanos,
+    loops: u64,
+    stop: &AtomicBool,
+    rec: &mut Recorder,
+) {
+    let mut clock = MonotonicClock;
+    let interval = cfg.interval_of(i);
+    let end = cfg.duration.map(|d| start.saturating_add(d));
+    let mut next = start.saturating_add(interval);
+    let mut previous: Option<Nanos> = None;
+    for index in 0..loops {
+        if stop.load(Ordering::Relaxed) || end.is_some_and(|e| next > e) {
+            break;
+        }
+        clock.sleep_until(next);
+        let now = clock.now();
+        let latency = now.saturating_sub(next);
+        let jitter = previous.map(|p| {
+            (now.as_ns() as i64)
+                .saturating_sub(p.as_ns() as i64)
+                .saturating_sub(interval.as_ns() as i64)
+        });
+        rec.record(index, next.saturating_sub(start), latency, jitter);
+        previous = Some(now);
+        next = next.saturating_add(interval);
+        while next <= now {
+            next = next.saturating_add(interval);
+            rec.missed += 1;
+        }
+    }
+}
+
+/// The cyclictest histogram file (`cyclictest -h N` output): one line per
+/// microsecond with the count of each thread, then totals, min / avg / max
+/// latencies in microseconds, overflow counts and the loop numbers of the
+/// overflows.
+pub fn cyclictest_histogram(threads: &[ThreadReport]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("# Histogram\n");
+    let buckets = threads
+        .iter()
+        .map(|t| t.buckets_us.len())
+        .max()
+        .unwrap_or(0);
+    for b in 0..buckets {
+        let counts: Vec<String> = threads
+            .iter()
+            .map(|t| format!("{:06}", t.buckets_us.get(b).copied().unwrap_or(0)))
+            .collect();
+        let _ = writeln!(out, "{b:06} {}", counts.join("\t"));
+    }
+    let row = |label: &str, f: &dyn Fn(&ThreadReport) -> String| {
+        let cells: Vec<String> = threads.iter().map(f).collect();
+        format!("# {label}: {}\n", cells.join(" "))
+    };
+    let us = |n: Nanos| n.as_ns() / 1000;
+    // As in cyclictest, the total counts the samples inside the histogram.
+    out += &row("Total", &|t| {
+        format!("{:09}", t.buckets_us.iter().sum::<u64>())
+    });
+    out += &row("Min Latencies", &|t| format!("{:05}", us(t.latency.min)));
+    out += &row("Avg Latencies", &|t| format!("{:05}", us(t.latency.mean())));
+    out += &row("Max Latencies", &|t| format!("{:05}", us(t.latency.max)));
+    out += &row("Histogram Overflows", &|t| format!("{:05}", t.overflows));
+    out += "# Histogram Overflow at cycle number:\n";
+    for t in threads {
+        let _ = write!(out, "# Thread {}:", t.index);
+        for l in &t.overflow_loops {
+            let _ = write!(out, " {l:05}");
+        }
+        let shown = t.overflow_loops.len() as u64;
+        if shown < t.overflows {
+            let _ = write!(out, " # {:05} others", t.overflows - shown);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// cyclictest's summary line for one thread, times in microseconds:
+/// `T: 0 ( 1234) P:99 I:1000 C:   1000 Min:      3 Act:    5 Avg:    6 Max:      40`.
+pub fn cyclictest_line(t: &ThreadReport) -> String {
+    let us = |n: Nanos| n.as_ns() / 1000;
+    format!(
+        "T:{:2} ({:5}) P:{:2} I:{} C:{:7} Min:{:7} Act:{:5} Avg:{:5} Max:{:8}",
+        t.index,
+        t.tid,
+        t.policy.priority(),
+        us(t.interval),
+        t.loops,
+        us(t.latency.min),
+        us(t.last),
+        us(t.latency.mean()),
+        us(t.latency.max),
+    )
+}
+
+/// The CSV time series: `thread,loop,time_ns,latency_ns,jitter_ns`.
+pub fn series_csv(threads: &[ThreadReport]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("thread,loop,time_ns,latency_ns,jitter_ns\n");
+    for t in threads {
+        for (k, p) in t.series.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{},{k},{},{},{}",
+                t.index,
+                p.at.as_ns(),
+                p.latency.as_ns(),
+                p.jitter_ns
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> ProbeConfig {
+        ProbeConfig {
+            threads: 2,
+            interval: Nanos::from_us(1000),
+            distance: Nanos::from_us(500),
+            policy: Policy::Other { nice: 0 },
+            loops: Some(10),
+            duration: None,
+            histogram_buckets: 5,
+            outliers: 2,
+            keep_series: true,
+            ..ProbeConfig::default()
+        }
+    }
+
+    #[test]
+    fn per_thread_intervals_loops_and_policies() {
+        let mut c = cfg();
+        assert_eq!(c.interval_of(1), Nanos::from_us(1500));
+        assert_eq!(c.loops_of(1), 10);
+        c.duration = Some(Nanos::from_ms(6));
+        assert_eq!(c.loops_of(0), 6);
+        assert_eq!(c.loops_of(1), 4);
+        c.policy = Policy::Deadline {
+            runtime: Nanos::from_us(100),
+            deadline: Nanos::ZERO,
+            period: Nanos::ZERO,
+        };
+        assert_eq!(
+            c.policy_of(1),
+            Policy::Deadline {
+                runtime: Nanos::from_us(100),
+                deadline: Nanos::from_us(1500),
+                period: Nanos::from_us(1500)
+            }
+        );
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_with_reasons() {
+        let mut c = cfg();
+        c.threads = 0;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("at least one"));
+        let mut c = cfg();
+        c.interval = Nanos::from_us(1);
+        assert!(c.validate().unwrap_err().to_string().contains("10us"));
+        let mut c = cfg();
+        c.loops = None;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn recorder_keeps_worst_outliers_buckets_and_overflows() {
+        let c = cfg();
+        let mut r = Recorder::new(&c, 10);
+        for (k, us) in [1u64, 7, 3, 9, 2].iter().enumerate() {
+            let jitter = (k > 0).then_some(*us as i64 * 100 - 300);
+            r.record(
+                k as u64,
+                Nanos::from_ms(k as u64),
+                Nanos::from_us(*us),
+                jitter,
+            );
+        }
+        let t = r.into_report(0, 42, &c, 10);
+        assert_eq!(t.loops, 5);
+        assert_eq!(t.latency.max, Nanos::from_us(9));
+        assert_eq!(t.latency.min, Nanos::from_us(1));
+        assert_eq!(t.last, Nanos::from_us(2));
+        assert_eq!(t.buckets_us, vec![0, 1, 1, 1, 0]);
+        assert_eq!(t.overflows, 2);
+        assert_eq!(t.overflow_loops, vec![1, 3]);
+        let worst: Vec<u64> = t.outliers.iter().map(|o| o.loop_index).collect();
+        assert_eq!(worst, vec![3, 1]);
+        assert_eq!(t.series.len(), 5);
+        assert_eq!((t.jitter_min_ns, t.jitter_max_ns), (-100, 600));
+        assert_eq!(t.jitter.count, 4);
+        let text = cyclictest_histogram(std::slice::from_ref(&t));
+        assert!(text.starts_with("# Histogram\n000000 000000\n000001 000001\n"));
+        assert!(text.contains("# Total: 000000003\n"));
+        assert!(text.contains("# Max Latencies: 00009\n"));
+        assert!(text.contains("# Thread 0: 00001 00003\n"));
+        let line = cyclictest_line(&t);
+        assert_eq!(
+            line,
+            "T: 0 (   42) P: 0 I:1000 C:      5 Min:      1 Act:    2 Avg:    4 Max:       9"
+        );
+        let csv = series_csv(&[t]);
+        assert_eq!(csv.lines().count(), 6);
+        assert!(csv
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("0,1,1000000,7000,400"));
+    }
+
+    #[test]
+    fn sched_other_probe_records_every_requested_loop() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let mut c = cfg();
+        c.interval = Nanos::from_us(500);
+        c.distance = Nanos::from_us(100);
+        c.loops = Some(200);
+        let report = run_probe(&c, &STOP).unwrap();
+        assert!(report.lost_threads.is_empty());
+        assert!(!report.interrupted);
+        assert_eq!(report.threads.len(), 2);
+        for t in &report.threads {
+            assert_eq!(t.requested_loops, 200);
+            assert_eq!(t.loops, 200);
+            assert!(t.latency.min <= t.latency.p50 && t.latency.p50 <= t.latency.max);
+            assert_eq!(t.latency.count, t.loops);
+            assert_eq!(t.series.len() as u64, t.loops);
+            assert!(t.tid > 0);
+        }
+    }
+}

@@ -1,0 +1,544 @@
+//! Scheduling policy, CPU affinity, memory locking, `/dev/cpu_dma_latency`
+//! and the RT-throttling settings: everything set up before a measurement.
+//!
+//! All policies are set with the raw `sched_setattr` system call (glibc has
+//! no wrapper), which is the only interface for SCHED_DEADLINE and also
+//! carries the nice value for SCHED_OTHER. They apply to the **calling
+//! thread**.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Write;
+
+use rtlab_model::Nanos;
+
+use crate::error::RtError;
+
+/// A Linux scheduling policy with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// SCHED_OTHER (CFS/EEVDF) with a nice value, -20..=19.
+    Other {
+        /// Nice value; below 0 needs CAP_SYS_NICE.
+        nice: i32,
+    },
+    /// SCHED_FIFO, priority 1..=99.
+    Fifo {
+        /// Static priority; 99 is highest.
+        priority: u8,
+    },
+    /// SCHED_RR, priority 1..=99.
+    RoundRobin {
+        /// Static priority; 99 is highest.
+        priority: u8,
+    },
+    /// SCHED_DEADLINE (EDF with CBS): `runtime <= deadline <= period`.
+    Deadline {
+        /// Budget per period (at least 1024 ns).
+        runtime: Nanos,
+        /// Relative deadline.
+        deadline: Nanos,
+        /// Period.
+        period: Nanos,
+    },
+}
+
+/// `SCHED_DEADLINE` from `<linux/sched.h>` (not in every libc).
+const SCHED_DEADLINE: u32 = 6;
+/// `SCHED_FLAG_RESET_ON_FORK`.
+const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+
+/// `struct sched_attr` (version 0, 48 bytes) from `<linux/sched/types.h>`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+impl Policy {
+    /// The kernel's name, e.g. `SCHED_FIFO`.
+    pub fn kernel_name(&self) -> &'static str {
+        match self {
+            Policy::Other { .. } => "SCHED_OTHER",
+            Policy::Fifo { .. } => "SCHED_FIFO",
+            Policy::RoundRobin { .. } => "SCHED_RR",
+            Policy::Deadline { .. } => "SCHED_DEADLINE",
+        }
+    }
+
+    /// The short name used on the command line and in JSON: `other`, `fifo`,
+    /// `rr`, `deadline`.
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            Policy::Other { .. } => "other",
+            Policy::Fifo { .. } => "fifo",
+            Policy::RoundRobin { .. } => "rr",
+            Policy::Deadline { .. } => "deadline",
+        }
+    }
+
+    /// The static priority (0 for SCHED_OTHER and SCHED_DEADLINE).
+    pub fn priority(&self) -> u8 {
+        match self {
+            Policy::Fifo { priority } | Policy::RoundRobin { priority } => *priority,
+            _ => 0,
+        }
+    }
+
+    /// True for the policies that RT throttling applies to (FIFO, RR).
+    pub fn is_rt(&self) -> bool {
+        matches!(self, Policy::Fifo { .. } | Policy::RoundRobin { .. })
+    }
+
+    /// Checks the parameters before asking the kernel, with a reason that
+    /// says what is accepted.
+    pub fn validate(&self) -> Result<(), RtError> {
+        let invalid = |why: String| {
+            Err(RtError::Invalid {
+                what: self.to_string(),
+                why,
+            })
+        };
+        match *self {
+            Policy::Other { nice } if !(-20..=19).contains(&nice) => {
+                invalid("nice must be in -20..=19".into())
+            }
+            Policy::Fifo { priority } | Policy::RoundRobin { priority }
+                if !(1..=99).contains(&priority) =>
+            {
+                invalid("priority must be in 1..=99 (99 is highest)".into())
+            }
+            Policy::Deadline {
+                runtime,
+                deadline,
+                period,
+            } => {
+                if runtime < Nanos::from_ns(1024) {
+                    invalid("runtime must be at least 1024ns".into())
+                } else if !(runtime <= deadline && deadline <= period) {
+                    invalid(format!(
+                        "SCHED_DEADLINE needs runtime <= deadline <= period, got {runtime} / {deadline} / {period}"
+                    ))
+                } else if period >= Nanos::from_ns(1 << 63) {
+                    invalid("period too large".into())
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn to_attr(self) -> SchedAttr {
+        let mut attr = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            ..SchedAttr::default()
+        };
+        match self {
+            Policy::Other { nice } => {
+                attr.sched_policy = libc::SCHED_OTHER as u32;
+                attr.sched_nice = nice;
+            }
+            Policy::Fifo { priority } => {
+                attr.sched_policy = libc::SCHED_FIFO as u32;
+                attr.sched_priority = u32::from(priority);
+            }
+            Policy::RoundRobin { priority } => {
+                attr.sched_policy = libc::SCHED_RR as u32;
+                attr.sched_priority = u32::from(priority);
+            }
+            Policy::Deadline {
+                runtime,
+                deadline,
+                period,
+            } => {
+                attr.sched_policy = SCHED_DEADLINE;
+                // A deadline thread cannot fork unless reset-on-fork is set
+                // (PLATFORM.md); children then start as SCHED_OTHER.
+                attr.sched_flags = SCHED_FLAG_RESET_ON_FORK;
+                attr.sched_runtime = runtime.as_ns();
+                attr.sched_deadline = deadline.as_ns();
+                attr.sched_period = period.as_ns();
+            }
+        }
+        attr
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Policy::Other { nice } => write!(f, "SCHED_OTHER nice {nice}"),
+            Policy::Fifo { priority } => write!(f, "SCHED_FIFO priority {priority}"),
+            Policy::RoundRobin { priority } => write!(f, "SCHED_RR priority {priority}"),
+            Policy::Deadline {
+                runtime,
+                deadline,
+                period,
+            } => write!(
+                f,
+                "SCHED_DEADLINE runtime {runtime} deadline {deadline} period {period}"
+            ),
+        }
+    }
+}
+
+/// Sets the policy of the calling thread.
+///
+/// Errors: [`RtError::NeedsPrivilege`] without root/CAP_SYS_NICE,
+/// [`RtError::DeadlineAdmission`] when SCHED_DEADLINE admission control
+/// refuses the bandwidth, [`RtError::DeadlineAffinity`] when a deadline
+/// thread has a narrowed affinity, [`RtError::Invalid`] for bad parameters.
+pub fn set_current_thread_policy(policy: &Policy) -> Result<(), RtError> {
+    policy.validate()?;
+    let attr = policy.to_attr();
+    // SAFETY: `attr` is a valid, initialised sched_attr whose `size` field
+    // matches its layout; pid 0 means the calling thread; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setattr,
+            0 as libc::pid_t,
+            &attr as *const SchedAttr,
+            0 as libc::c_uint,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    Err(explain_policy_error(policy, err))
+}
+
+fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
+    let what = policy.to_string();
+    match (err.raw_os_error(), policy) {
+        (Some(libc::EPERM), Policy::Deadline { .. }) if has_cap_sys_nice() => {
+            RtError::DeadlineAffinity
+        }
+        (Some(libc::EPERM), Policy::Deadline { .. }) => RtError::NeedsPrivilege {
+            what,
+            hint: String::new(),
+        },
+        (Some(libc::EPERM), Policy::Other { .. }) => RtError::NeedsPrivilege {
+            what,
+            hint: "; or allow it with RLIMIT_NICE (`ulimit -e`)".into(),
+        },
+        (Some(libc::EPERM), _) if has_cap_sys_nice() => RtError::NoRtRuntimeInCgroup { what },
+        (Some(libc::EPERM), _) => RtError::NeedsPrivilege {
+            what,
+            hint: "; or allow unprivileged RT priorities with RLIMIT_RTPRIO (`ulimit -r 99`)"
+                .into(),
+        },
+        (
+            Some(libc::EBUSY),
+            Policy::Deadline {
+                runtime, period, ..
+            },
+        ) => RtError::DeadlineAdmission {
+            runtime: *runtime,
+            period: *period,
+            bandwidth: runtime.as_ns() as f64 / period.as_ns() as f64,
+            limit: RtThrottling::read()
+                .map(|t| t.describe_limit())
+                .unwrap_or_else(|_| "unknown".into()),
+        },
+        (Some(libc::EINVAL), _) => RtError::Invalid {
+            what,
+            why: "the kernel refused the parameters (EINVAL)".into(),
+        },
+        _ => RtError::Os {
+            call: "sched_setattr",
+            source: err,
+        },
+    }
+}
+
+/// The calling thread's policy, read back with `sched_getattr`.
+pub fn current_thread_policy() -> Result<Policy, RtError> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: `attr` is writable and as large as the size passed; pid 0 is
+    // the calling thread; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0 as libc::pid_t,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as libc::c_uint,
+            0 as libc::c_uint,
+        )
+    };
+    if rc != 0 {
+        return Err(RtError::last_os("sched_getattr"));
+    }
+    let priority = u8::try_from(attr.sched_priority).unwrap_or(u8::MAX);
+    Ok(match attr.sched_policy {
+        p if p == libc::SCHED_FIFO as u32 => Policy::Fifo { priority },
+        p if p == libc::SCHED_RR as u32 => Policy::RoundRobin { priority },
+        SCHED_DEADLINE => Policy::Deadline {
+            runtime: Nanos::from_ns(attr.sched_runtime),
+            deadline: Nanos::from_ns(attr.sched_deadline),
+            period: Nanos::from_ns(attr.sched_period),
+        },
+        // SCHED_OTHER, SCHED_BATCH, SCHED_IDLE: report the nice value.
+        _ => Policy::Other {
+            nice: attr.sched_nice,
+        },
+    })
+}
+
+/// The kernel thread id of the calling thread (what cyclictest prints).
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// True when the process runs as root or has CAP_SYS_NICE in its effective
+/// set (read from /proc/self/status).
+pub fn has_cap_sys_nice() -> bool {
+    const CAP_SYS_NICE: u32 = 23;
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_SYS_NICE) != 0)
+}
+
+/// The CPUs the calling thread may run on.
+pub fn allowed_cpus() -> Result<Vec<usize>, RtError> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is writable and its size is passed; pid 0 is the caller.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(RtError::last_os("sched_getaffinity"));
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: CPU_ISSET reads `set` at an index below its capacity.
+    Ok((0..max)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+/// Pins the calling thread to `cpus`.
+pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
+    let allowed = allowed_cpus().unwrap_or_default();
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    let affinity_error = |why: &str| RtError::Affinity {
+        cpus: cpus.to_vec(),
+        allowed: allowed.clone(),
+        why: why.to_string(),
+    };
+    if cpus.is_empty() {
+        return Err(affinity_error("the CPU list is empty"));
+    }
+    if let Some(&bad) = cpus.iter().find(|&&c| c >= max || !allowed.contains(&c)) {
+        return Err(affinity_error(&format!("CPU {bad} is not available")));
+    }
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: `c` is below the set's capacity (checked above).
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu set of the size passed; pid 0 is the caller.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    let is_deadline = matches!(current_thread_policy(), Ok(Policy::Deadline { .. }));
+    Err(match err.raw_os_error() {
+        Some(libc::EBUSY) | Some(libc::EPERM) if is_deadline => RtError::DeadlineAffinity,
+        Some(libc::EINVAL) => affinity_error("the kernel refused the set (EINVAL)"),
+        _ => RtError::Os {
+            call: "sched_setaffinity",
+            source: err,
+        },
+    })
+}
+
+/// Memory locked with `mlockall(MCL_CURRENT | MCL_FUTURE)`; unlocked on drop.
+#[derive(Debug)]
+pub struct MemoryLock(());
+
+/// Locks all current and future memory of the process, so no page fault
+/// lands inside a measurement.
+pub fn lock_memory() -> Result<MemoryLock, RtError> {
+    // SAFETY: mlockall takes flags only.
+    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if rc != 0 {
+        return Err(RtError::MemoryLock(std::io::Error::last_os_error()));
+    }
+    Ok(MemoryLock(()))
+}
+
+impl Drop for MemoryLock {
+    fn drop(&mut self) {
+        // SAFETY: munlockall takes no arguments; failure leaves memory locked,
+        // which is harmless.
+        unsafe { libc::munlockall() };
+    }
+}
+
+/// `/dev/cpu_dma_latency` held open at 0 µs, which keeps CPUs out of deep
+/// idle states for as long as it lives (the kernel drops the request when the
+/// file is closed).
+#[derive(Debug)]
+pub struct DmaLatencyGuard {
+    _file: File,
+}
+
+/// Asks the kernel for 0 µs exit latency from idle states until the guard is
+/// dropped. Needs root.
+pub fn hold_dma_latency_zero() -> Result<DmaLatencyGuard, RtError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .map_err(RtError::DmaLatency)?;
+    file.write_all(&0i32.to_ne_bytes())
+        .map_err(RtError::DmaLatency)?;
+    Ok(DmaLatencyGuard { _file: file })
+}
+
+/// The RT-throttling settings: FIFO/RR threads may run `runtime_us` in every
+/// `period_us` (per CPU); `runtime_us = -1` disables throttling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RtThrottling {
+    /// `/proc/sys/kernel/sched_rt_runtime_us`.
+    pub runtime_us: i64,
+    /// `/proc/sys/kernel/sched_rt_period_us`.
+    pub period_us: u64,
+}
+
+impl RtThrottling {
+    /// Reads the settings from /proc.
+    pub fn read() -> Result<RtThrottling, RtError> {
+        let read = |path: &str| -> Result<String, RtError> {
+            std::fs::read_to_string(path).map_err(|source| RtError::Os {
+                call: "read /proc/sys/kernel/sched_rt_*",
+                source,
+            })
+        };
+        let bad = |what: &str| RtError::Invalid {
+            what: what.to_string(),
+            why: "not a number".into(),
+        };
+        let runtime_us = read("/proc/sys/kernel/sched_rt_runtime_us")?
+            .trim()
+            .parse()
+            .map_err(|_| bad("sched_rt_runtime_us"))?;
+        let period_us = read("/proc/sys/kernel/sched_rt_period_us")?
+            .trim()
+            .parse()
+            .map_err(|_| bad("sched_rt_period_us"))?;
+        Ok(RtThrottling {
+            runtime_us,
+            period_us,
+        })
+    }
+
+    /// The share of each CPU that RT threads may use, or `None` when
+    /// throttling is off.
+    pub fn limit(&self) -> Option<f64> {
+        (self.runtime_us >= 0 && self.period_us > 0)
+            .then(|| self.runtime_us as f64 / self.period_us as f64)
+    }
+
+    /// E.g. `0.950 (950000 us per 1000000 us)` or `unlimited`.
+    pub fn describe_limit(&self) -> String {
+        match self.limit() {
+            Some(l) => format!("{l:.3} ({} us per {} us)", self.runtime_us, self.period_us),
+            None => "unlimited (sched_rt_runtime_us = -1)".into(),
+        }
+    }
+
+    /// Whether a thread that keeps a CPU busy for `share` of the time (work
+    /// plus wake-up cost plus busy-waiting) can be throttled.
+    pub fn can_throttle(&self, share: f64) -> bool {
+        self.limit().is_some_and(|l| share >= l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sched_attr_has_the_kernel_layout() {
+        assert_eq!(std::mem::size_of::<SchedAttr>(), 48);
+    }
+
+    #[test]
+    fn validation_explains_bad_parameters() {
+        let e = Policy::Fifo { priority: 0 }.validate().unwrap_err();
+        assert!(e.to_string().contains("1..=99"), "{e}");
+        let e = Policy::Other { nice: 25 }.validate().unwrap_err();
+        assert!(e.to_string().contains("-20..=19"), "{e}");
+        let e = Policy::Deadline {
+            runtime: Nanos::from_ms(2),
+            deadline: Nanos::from_ms(1),
+            period: Nanos::from_ms(10),
+        }
+        .validate()
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("runtime <= deadline <= period"),
+            "{e}"
+        );
+        assert!(Policy::RoundRobin { priority: 99 }.validate().is_ok());
+    }
+
+    #[test]
+    fn names() {
+        let p = Policy::RoundRobin { priority: 10 };
+        assert_eq!(
+            (p.kernel_name(), p.short_name(), p.priority()),
+            ("SCHED_RR", "rr", 10)
+        );
+        assert_eq!(p.to_string(), "SCHED_RR priority 10");
+    }
+
+    #[test]
+    fn throttling_limit() {
+        let t = RtThrottling {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        };
+        assert_eq!(t.limit(), Some(0.95));
+        assert!(t.can_throttle(0.96));
+        assert!(!t.can_throttle(0.5));
+        let off = RtThrottling {
+            runtime_us: -1,
+            period_us: 1_000_000,
+        };
+        assert_eq!(off.limit(), None);
+        assert!(!off.can_throttle(1.0));
+        assert!(RtThrottling::read().is_ok());
+    }
+
+    #[test]
+    fn allowed_cpus_is_not_empty_and_pinning_to_one_works() {
+        let cpus = allowed_cpus().unwrap();
+        assert!(!cpus.is_empty());
+        let cpu = *cpus.last().unwrap();
+        std::thread::spawn(move || {
+            set_current_thread_affinity(&[cpu]).unwrap();
+            assert_eq!(allowed_cpus().unwrap(), vec![cpu]);
+            let e = set_current_thread_affinity(&[4096]).unwrap_err();
+            assert!(e.to_string().contains("not available"), "{e}");
+        })
+        .join()
+        .unwrap();
+    }
+}
