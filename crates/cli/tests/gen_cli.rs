@@ -159,5 +159,13 @@ fn demo_runs_and_round_trips() {
             "avionics (builtin:avionics): 15 tasks, U = 0.8301",
         ))
         .stdout(predicate::str::contains("identical").count(4))
-        .stdout(predicate::str::contains("DIFFERENT").not());
+        .stdout(predicate::str::contains("DIFFERENT").not())
+        .stdout(predicate::str::contains("breakdown utilization"))
+        .stdout(
+            predicate::str::is_match(r"fp:dm\s+0 misses\s+0 misses\s+0 misses\s+[1-9]\d* misses")
+                .unwrap(),
+        )
+        .stdout(
+            predicate::str::is_match(r"edf\s+0 misses\s+0 misses\s+0 misses\s+0 misses").unwrap(),
+        );
 }
