@@ -1,24 +1,12 @@
 //! End-to-end tests of `rtlab analyze`, `rtlab sweep` and `rtlab sim`
 //! against the figures of papers 000 and 004.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_of, rtlab};
+
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").expect("the rtlab binary is built")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = rtlab()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("valid JSON on stdout")
-}
 
 fn breakdown_utilizations(doc: &Value) -> Vec<Option<f64>> {
     doc["breakdown"]

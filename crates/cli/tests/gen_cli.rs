@@ -1,11 +1,10 @@
 //! End-to-end tests of `rtlab taskset gen` and `rtlab demo` through the real binary.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").expect("the rtlab binary is built")
-}
+use common::rtlab;
+
+use predicates::prelude::*;
 
 fn read_dir_sorted(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)

@@ -3,29 +3,11 @@
 //! never tight timings. Real-time policies need root; those tests print a
 //! reason and return early without it.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{is_root, json_of, rtlab};
+
 use predicates::prelude::*;
-use serde_json::Value;
-
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").expect("the rtlab binary is built")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = rtlab()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("valid JSON on stdout")
-}
-
-fn is_root() -> bool {
-    let out = std::process::Command::new("id").arg("-u").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim() == "0"
-}
 
 #[test]
 fn latency_other_records_the_requested_loops() {

@@ -1,23 +1,11 @@
 //! End-to-end tests of `rtlab taskset ...` through the real binary.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_of, rtlab};
+
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn rtlab() -> Command {
-    Command::cargo_bin("rtlab").expect("the rtlab binary is built")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = rtlab()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("valid JSON on stdout")
-}
 
 #[test]
 fn show_avionics_json_lists_15_tasks() {
