@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod file;
 pub mod generate;
 pub mod overheads;
+pub mod random;
 pub mod task;
 pub mod time;
 

@@ -5,8 +5,8 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::random::unit_open;
 use super::GenerateError;
+use crate::random::unit_open;
 use crate::Nanos;
 
 /// How relative deadlines are drawn from each task's C and T.
@@ -117,12 +117,12 @@ impl FromStr for DeadlineModel {
 
 #[cfg(test)]
 mod tests {
-    use super::super::random::set_rng;
     use super::*;
+    use crate::random::stream_rng;
 
     #[test]
     fn constrained_deadlines_lie_between_c_and_t() {
-        let mut rng = set_rng(1, 0);
+        let mut rng = stream_rng(1, 0);
         let model = DeadlineModel::constrained(0.0, 1.0);
         for (t, c) in [
             (10_000_000, 3_000_000),
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn range_ends_pin_the_deadline() {
-        let mut rng = set_rng(2, 0);
+        let mut rng = stream_rng(2, 0);
         let (t, c) = (Nanos::from_ms(10), Nanos::from_ms(2));
         assert_eq!(DeadlineModel::constrained(0.0, 0.0).draw(t, c, &mut rng), c);
         assert_eq!(DeadlineModel::constrained(1.0, 1.0).draw(t, c, &mut rng), t);

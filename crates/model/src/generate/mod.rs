@@ -9,7 +9,7 @@
 //! contract: changing it changes every generated set):
 //!
 //! 1. a [`ChaCha8Rng`](rand_chacha::ChaCha8Rng) keyed from `seed` and set to
-//!    stream `index` (see `random::set_rng`);
+//!    stream `index` (see `crate::random::stream_rng`);
 //! 2. the utilization vector u_1..u_n, by the [`UtilizationMethod`];
 //! 3. for each task i = 1..n in turn: its period T_i from the
 //!    [`PeriodDistribution`], then C_i = round(u_i · T_i) clamped to
@@ -26,7 +26,6 @@
 mod deadlines;
 mod error;
 mod periods;
-mod random;
 mod utilization;
 
 pub use deadlines::DeadlineModel;
@@ -124,7 +123,7 @@ pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet
 }
 
 fn build_set(config: &GeneratorConfig, index: u64) -> Result<TaskSet, GenerateError> {
-    let mut rng = random::set_rng(config.seed, index);
+    let mut rng = crate::random::stream_rng(config.seed, index);
     let utilizations = config.method.draw(
         config.tasks,
         config.utilization,

@@ -9,8 +9,8 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::random::{below, unit_open};
 use super::GenerateError;
+use crate::random::{below, unit_open};
 use crate::Nanos;
 
 /// The shape of a [`PeriodDistribution`], as named on the command line.
@@ -283,8 +283,8 @@ fn harmonic_top_exponent(min: Nanos, max: Nanos) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::random::set_rng;
     use super::*;
+    use crate::random::stream_rng;
 
     fn ms(v: u64) -> Nanos {
         Nanos::from_ms(v)
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn uniform_periods_are_multiples_inside_the_range() {
-        let mut rng = set_rng(1, 0);
+        let mut rng = stream_rng(1, 0);
         let dist = PeriodDistribution::uniform(Nanos::from_us(2500), ms(40), ms(1));
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..2000 {
@@ -307,7 +307,7 @@ mod tests {
 
     #[test]
     fn log_uniform_periods_are_multiples_and_spread_over_decades() {
-        let mut rng = set_rng(2, 0);
+        let mut rng = stream_rng(2, 0);
         let dist = PeriodDistribution::log_uniform(ms(10), Nanos::from_secs(1), ms(1));
         let draws = 20_000;
         let mut below_100ms = 0;
@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn log_uniform_clamps_when_min_is_not_a_multiple() {
-        let mut rng = set_rng(3, 0);
+        let mut rng = stream_rng(3, 0);
         let dist =
             PeriodDistribution::log_uniform(Nanos::from_us(1500), Nanos::from_us(4500), ms(1));
         for _ in 0..500 {
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn harmonic_periods_divide_each_other() {
-        let mut rng = set_rng(4, 0);
+        let mut rng = stream_rng(4, 0);
         let dist = PeriodDistribution::harmonic(ms(5), ms(100));
         let periods: Vec<Nanos> = (0..200).map(|_| dist.sample(&mut rng).unwrap()).collect();
         for a in &periods {

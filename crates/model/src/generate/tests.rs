@@ -380,7 +380,7 @@ proptest! {
         cap in 0.05f64..=1.0,
         seed in any::<u64>(),
     ) {
-        let mut rng = random::set_rng(seed, 0);
+        let mut rng = crate::random::stream_rng(seed, 0);
         let u = uunifast(n, load, &mut rng);
         prop_assert!((u.iter().sum::<f64>() - load).abs() < 1e-9);
         prop_assert!(u.iter().all(|&x| x >= 0.0));

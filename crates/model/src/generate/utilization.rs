@@ -23,8 +23,8 @@ use std::str::FromStr;
 
 use rand::Rng;
 
-use super::random::{shuffle, unit_open};
 use super::GenerateError;
+use crate::random::{shuffle, unit_open};
 
 /// Attempts UUniFast-Discard makes inside [`UtilizationMethod::draw`] (and so
 /// inside [`generate_set`](super::generate_set)) before giving up.
@@ -370,8 +370,8 @@ impl FromStr for UtilizationMethod {
 
 #[cfg(test)]
 mod tests {
-    use super::super::random::set_rng;
     use super::*;
+    use crate::random::stream_rng;
 
     fn sum(v: &[f64]) -> f64 {
         v.iter().sum()
@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn uunifast_sums_to_target_and_stays_non_negative() {
-        let mut rng = set_rng(1, 0);
+        let mut rng = stream_rng(1, 0);
         for n in 1..=20 {
             for &total in &[0.01, 0.5, 0.99, 1.0, 3.7] {
                 let u = uunifast(n, total, &mut rng);
@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn uunifast_discard_never_exceeds_the_cap() {
-        let mut rng = set_rng(2, 0);
+        let mut rng = stream_rng(2, 0);
         for &(n, total, cap) in &[(4, 2.0, 1.0), (8, 3.5, 0.6), (3, 0.9, 0.35), (2, 2.0, 1.0)] {
             for _ in 0..200 {
                 let u = match uunifast_discard(n, total, cap, &mut rng, 100_000) {
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn uunifast_discard_gives_up_with_a_clear_error() {
-        let mut rng = set_rng(3, 0);
+        let mut rng = stream_rng(3, 0);
         // 10 tasks at U = 9.5 under cap 1: acceptance is astronomically rare.
         let err = uunifast_discard(10, 9.5, 1.0, &mut rng, 50).unwrap_err();
         assert_eq!(
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn randfixedsum_respects_bounds_and_sum() {
-        let mut rng = set_rng(4, 0);
+        let mut rng = stream_rng(4, 0);
         let cases: &[(usize, f64, f64, f64)] = &[
             (2, 1.5, 0.0, 1.0),
             (3, 1.0, 0.0, 1.0),
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn randfixedsum_refuses_unreachable_totals() {
-        let mut rng = set_rng(5, 0);
+        let mut rng = stream_rng(5, 0);
         assert_eq!(
             randfixedsum(4, 4.5, 0.0, 1.0, &mut rng).unwrap_err().to_string(),
             "--utilization 4.5 is outside [0, 4], the totals 4 tasks with utilization in [0, 1] can reach"
@@ -510,7 +510,7 @@ mod tests {
         let nf = n as f64;
         let sd = libm::sqrt(total * total * (nf - 1.0) / (nf * nf * (nf + 1.0))); // 0.1306
         let tolerance = 5.0 * sd / libm::sqrt(draws as f64); // 0.0046
-        let mut rng = set_rng(6, 0);
+        let mut rng = stream_rng(6, 0);
         let mut sums = vec![0.0; n];
         for _ in 0..draws {
             for (acc, u) in sums.iter_mut().zip(uunifast(n, total, &mut rng)) {
@@ -531,7 +531,7 @@ mod tests {
         // with N = 20,000 draws the tolerance is 5 · 0.5/√N ≈ 0.0177 for [0, 1].
         let draws = 20_000usize;
         let tolerance = 5.0 * 0.5 / libm::sqrt(draws as f64);
-        let mut rng = set_rng(7, 0);
+        let mut rng = stream_rng(7, 0);
         for &(n, total) in &[(4usize, 1.3), (5, 2.5), (6, 4.8)] {
             let mut sums = vec![0.0; n];
             for _ in 0..draws {
@@ -554,7 +554,7 @@ mod tests {
     #[test]
     fn randfixedsum_is_uniform_on_known_slices() {
         let draws = 20_000usize;
-        let mut rng = set_rng(8, 0);
+        let mut rng = stream_rng(8, 0);
         // n = 2, U = 1.5 on [0, 1]: x_1 is uniform on [0.5, 1]. P(x_1 < 0.75) = 1/2,
         // a Bernoulli proportion with SE = 0.5/√N = 0.0035; tolerance 5 SE.
         let below = mean_of(draws, || {
@@ -616,7 +616,7 @@ mod tests {
         // probability table. Tolerance 5 SE of a proportion over N draws.
         let (n, s, draws) = (10usize, 3.5, 20_000usize);
         let cdf = |x| irwin_hall_cdf(n as u32 - 1, x);
-        let mut rng = set_rng(10, 0);
+        let mut rng = stream_rng(10, 0);
         let samples: Vec<f64> = (0..draws)
             .map(|_| randfixedsum(n, s, 0.0, 1.0, &mut rng).unwrap()[0])
             .collect();
@@ -634,7 +634,7 @@ mod tests {
     #[test]
     fn same_seed_same_vector_and_different_seed_different_vector() {
         for method in UtilizationMethod::ALL {
-            let draw = |seed| method.draw(6, 0.9, 1.0, &mut set_rng(seed, 0)).unwrap();
+            let draw = |seed| method.draw(6, 0.9, 1.0, &mut stream_rng(seed, 0)).unwrap();
             assert_eq!(
                 format!("{:?}", draw(11)),
                 format!("{:?}", draw(11)),
@@ -659,7 +659,7 @@ mod tests {
 
     #[test]
     fn plain_uunifast_refuses_totals_above_the_cap() {
-        let mut rng = set_rng(9, 0);
+        let mut rng = stream_rng(9, 0);
         let err = UtilizationMethod::UUniFast
             .draw(4, 1.5, 1.0, &mut rng)
             .unwrap_err();

@@ -1,4 +1,6 @@
-//! The random source of the generators, and the few ways it is read.
+//! The portable random source of every deterministic part of rtlab (the
+//! generators, the simulator's execution times and release jitter), and the
+//! few ways it is read.
 //!
 //! Reproducibility across machines, Rust versions and `rand` versions is a
 //! feature here: a paper's experiment must regenerate the same task sets. So
@@ -19,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 /// generators"); `index` selects one of the 2^64 independent ChaCha streams of
 /// that key (the 64-bit nonce). Set `index` therefore depends on `(seed,
 /// index)` alone, not on how many sets were generated before it.
-pub(crate) fn set_rng(seed: u64, index: u64) -> ChaCha8Rng {
+pub fn stream_rng(seed: u64, index: u64) -> ChaCha8Rng {
     let mut state = seed;
     let mut key = [0u8; 32];
     for chunk in key.chunks_exact_mut(8) {
@@ -46,7 +48,7 @@ fn splitmix64(state: &mut u64) -> u64 {
 /// of [0, 1], so 0 and 1 never occur (`ln` and `x^(1/k)` stay finite and
 /// non-degenerate, as with MATLAB's `rand`, which Stafford's algorithm was
 /// written for).
-pub(crate) fn unit_open<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+pub fn unit_open<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     const SCALE: f64 = 1.0 / (1u64 << 52) as f64;
     ((rng.next_u64() >> 12) as f64 + 0.5) * SCALE
 }
@@ -54,7 +56,7 @@ pub(crate) fn unit_open<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// A uniform integer in `0..n` (`n > 0`), exactly, by Lemire's multiply-and-
 /// reject method (Lemire 2019, "Fast random integer generation in an
 /// interval", ACM TOMACS 29(1)).
-pub(crate) fn below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+pub fn below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
     debug_assert!(n > 0, "below(0) has no values");
     let threshold = n.wrapping_neg() % n; // 2^64 mod n
     loop {
@@ -67,7 +69,7 @@ pub(crate) fn below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
 
 /// Shuffles `values` uniformly (Fisher–Yates, Durstenfeld's in-place form;
 /// Knuth, TAOCP vol. 2, Algorithm 3.4.2 P), from the last position down.
-pub(crate) fn shuffle<T, R: Rng + ?Sized>(values: &mut [T], rng: &mut R) {
+pub fn shuffle<T, R: Rng + ?Sized>(values: &mut [T], rng: &mut R) {
     for i in (1..values.len()).rev() {
         let j = below(rng, i as u64 + 1) as usize;
         values.swap(i, j);
@@ -80,7 +82,7 @@ mod tests {
 
     #[test]
     fn streams_depend_on_seed_and_index_only() {
-        let word = |seed, index| set_rng(seed, index).next_u64();
+        let word = |seed, index| stream_rng(seed, index).next_u64();
         assert_eq!(word(7, 3), word(7, 3));
         assert_ne!(word(7, 3), word(7, 4));
         assert_ne!(word(7, 3), word(8, 3));
@@ -119,7 +121,7 @@ mod tests {
 
     #[test]
     fn below_covers_its_range_evenly() {
-        let mut rng = set_rng(1, 0);
+        let mut rng = stream_rng(1, 0);
         let mut counts = [0u32; 6];
         for _ in 0..6000 {
             counts[below(&mut rng, 6) as usize] += 1;
@@ -133,7 +135,7 @@ mod tests {
 
     #[test]
     fn shuffle_is_a_permutation() {
-        let mut rng = set_rng(2, 0);
+        let mut rng = stream_rng(2, 0);
         let mut v: Vec<u32> = (0..50).collect();
         shuffle(&mut v, &mut rng);
         assert_ne!(v, (0..50).collect::<Vec<_>>());
