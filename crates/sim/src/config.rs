@@ -73,6 +73,47 @@ impl FromStr for ExecModel {
     }
 }
 
+/// How long after its arrival a job is released (made ready), given the
+/// task's release jitter J (`Task::jitter`; Tindell 1994). The job's
+/// deadline and response time count from its *arrival* at offset + kT, as in
+/// the analysis's R = w + J.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum JitterModel {
+    /// Released at arrival: J is ignored.
+    #[default]
+    None,
+    /// Every job is released J after its arrival.
+    Max,
+    /// Each job's delay is uniform in [0, J] (integer ns) from a ChaCha8
+    /// stream per task, keyed by the seed (apart from the execution-time
+    /// streams, so turning jitter on does not change execution times).
+    Uniform,
+}
+
+impl fmt::Display for JitterModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            JitterModel::None => "none",
+            JitterModel::Max => "max",
+            JitterModel::Uniform => "uniform",
+        })
+    }
+}
+
+impl FromStr for JitterModel {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<JitterModel, SimError> {
+        match s {
+            "none" => Ok(JitterModel::None),
+            "max" => Ok(JitterModel::Max),
+            "uniform" => Ok(JitterModel::Uniform),
+            _ => Err(SimError::Config(format!(
+                "--jitter `{s}`: use none, max or uniform"
+            ))),
+        }
+    }
+}
+
 /// A resource-access protocol for the tasks' critical sections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Protocol {
@@ -269,8 +310,10 @@ pub struct SimConfig {
     pub on_miss: OnMiss,
     /// Execution-time model.
     pub exec: ExecModel,
-    /// Seed of the execution-time streams.
+    /// Seed of the execution-time and jitter streams.
     pub seed: u64,
+    /// Release-jitter model.
+    pub jitter: JitterModel,
     /// Periodic timer: releases and scheduler call-backs are noticed only at
     /// multiples of it (paper 004's timer-driven scheduler). `None` is
     /// tickless: events at their exact times.
@@ -289,14 +332,15 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// Defaults: continue on miss, WCET execution, seed 0, tickless, no
-    /// overheads, no protocol, no phases, no trace.
+    /// Defaults: continue on miss, WCET execution, seed 0, no release jitter,
+    /// tickless, no overheads, no protocol, no phases, no trace.
     pub fn new(duration: Nanos) -> SimConfig {
         SimConfig {
             duration,
             on_miss: OnMiss::Continue,
             exec: ExecModel::Wcet,
             seed: 0,
+            jitter: JitterModel::None,
             tick: None,
             overheads: None,
             protocol: Protocol::None,

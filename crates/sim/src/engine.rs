@@ -25,12 +25,12 @@
 
 use std::collections::VecDeque;
 
-use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::random::{below, stream_rng};
 use rtlab_model::{Nanos, Task, TaskSet};
 
-use crate::config::{ExecModel, OnMiss, Protocol, Scale, SimConfig};
+use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
 use crate::metrics::{SimReport, TaskMetrics};
@@ -112,6 +112,11 @@ pub struct Simulator {
     last_task: Option<usize>,
     callback: Option<Nanos>,
     rngs: Vec<ChaCha8Rng>,
+    /// Release-jitter streams, one per task (see [`JitterModel::Uniform`]).
+    jitter_rngs: Vec<ChaCha8Rng>,
+    /// When each task's latest job was released (made ready): jitter never
+    /// lets a job overtake its predecessor.
+    last_ready: Vec<Nanos>,
     resources: Vec<Resource>,
     ops: Vec<Vec<LockOp>>,
     srp_levels: Vec<u64>,
@@ -202,7 +207,10 @@ impl Simulator {
         let (resources, ops, srp_levels) =
             build_locks(&tasks, scheduler.as_ref(), config.protocol)?;
         let rngs = (0..tasks.len())
-            .map(|i| task_rng(config.seed, i as u64))
+            .map(|i| stream_rng(config.seed, i as u64))
+            .collect();
+        let jitter_rngs = (0..tasks.len())
+            .map(|i| stream_rng(config.seed, JITTER_STREAMS | i as u64))
             .collect();
         let trace = config
             .trace
@@ -230,6 +238,8 @@ impl Simulator {
             last_task: None,
             callback: None,
             rngs,
+            jitter_rngs,
+            last_ready: vec![Nanos::ZERO; n],
             resources,
             ops,
             srp_levels,
@@ -379,9 +389,26 @@ impl Simulator {
 
     fn schedule_release(&mut self, task: usize, at: Nanos) {
         if at < self.config.duration && at < self.windows[task].1 {
-            let notice = self.notice_time(at);
+            let ready = at
+                .saturating_add(self.jitter_delay(task))
+                .max(self.last_ready[task]);
+            self.last_ready[task] = ready;
+            let notice = self.notice_time(ready);
             self.queue
                 .push(notice, Class::Release, Payload::Release { task, at });
+        }
+    }
+
+    /// How long after its arrival the next job of `task` is released.
+    fn jitter_delay(&mut self, task: usize) -> Nanos {
+        let jitter = self.tasks[task].jitter;
+        match self.config.jitter {
+            JitterModel::None => Nanos::ZERO,
+            JitterModel::Max => jitter,
+            JitterModel::Uniform if jitter.is_zero() => Nanos::ZERO,
+            JitterModel::Uniform => {
+                Nanos::from_ns(below(&mut self.jitter_rngs[task], jitter.as_ns() + 1))
+            }
         }
     }
 
@@ -834,6 +861,7 @@ impl Simulator {
             on_miss: self.config.on_miss.name().into(),
             tick_ns: self.config.tick.map(Nanos::as_ns),
             seed: self.config.seed,
+            jitter: self.config.jitter.to_string(),
             released: sum(|m| m.released),
             completed: sum(|m| m.completed),
             deadline_misses: sum(|m| m.misses),
@@ -958,31 +986,7 @@ fn build_locks(
     Ok((resources, ops, srp_levels))
 }
 
-/// The execution-time stream of task `index`: ChaCha8 keyed by SplitMix64 of
-/// the seed, one stream per task, so a task's draws do not depend on the
-/// others'.
-fn task_rng(seed: u64, index: u64) -> ChaCha8Rng {
-    let mut state = seed;
-    let mut key = [0u8; 32];
-    for chunk in key.chunks_exact_mut(8) {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
-    }
-    let mut rng = ChaCha8Rng::from_seed(key);
-    rng.set_stream(index);
-    rng
-}
-
-/// Uniform in `0..n` (n > 0), exactly (Lemire's multiply-and-reject).
-fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
-    let threshold = n.wrapping_neg() % n;
-    loop {
-        let product = u128::from(rng.next_u64()) * u128::from(n);
-        if (product as u64) >= threshold {
-            return (product >> 64) as u64;
-        }
-    }
-}
+/// Stream indices of the jitter streams: apart from the execution-time
+/// streams (task index `i`), so enabling jitter leaves execution times as
+/// they were.
+const JITTER_STREAMS: u64 = 1 << 40;

@@ -86,8 +86,10 @@ pub struct SimReport {
     pub on_miss: String,
     /// Tick, or `null` when tickless.
     pub tick_ns: Option<u64>,
-    /// Seed of the execution-time streams.
+    /// Seed of the execution-time and jitter streams.
     pub seed: u64,
+    /// Release-jitter model (`none`, `max`, `uniform`).
+    pub jitter: String,
     /// Sum over tasks.
     pub released: u64,
     /// Sum over tasks.

@@ -13,9 +13,9 @@
 use proptest::prelude::*;
 use rtlab_analysis::blocking::EdfBlocking;
 use rtlab_analysis::priority::{assign, PriorityPolicy};
-use rtlab_analysis::{edf_demand, rta};
+use rtlab_analysis::{edf_demand, rta, Response};
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_sim::{simulate, SchedulerSpec, SimConfig};
+use rtlab_sim::{simulate, JitterModel, SchedulerSpec, SimConfig};
 
 /// Periods with a small least common multiple (120 units), so a hyperperiod
 /// is short; one unit is 1 us.
@@ -43,6 +43,28 @@ fn task_sets() -> impl Strategy<Value = TaskSet> {
             })
             .collect();
         TaskSet::new("random", tasks)
+    })
+}
+
+/// Light sets (C <= 3 units, D = T) with release jitter J <= 4 units, so
+/// that most are schedulable with jitter.
+fn jittered_task_sets() -> impl Strategy<Value = TaskSet> {
+    let task = (0..PERIODS.len(), 1u64..=3, 0u64..=4);
+    prop::collection::vec(task, 1..=4).prop_map(|tasks| {
+        let tasks = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (p, c, j))| {
+                let mut task = Task::new(
+                    format!("t{i}"),
+                    Nanos::from_ns(PERIODS[p] * UNIT),
+                    Nanos::from_ns(c * UNIT),
+                );
+                task.jitter = Nanos::from_ns(j * UNIT);
+                task
+            })
+            .collect();
+        TaskSet::new("jittered", tasks)
     })
 }
 
@@ -94,5 +116,47 @@ proptest! {
             misses,
             set
         );
+    }
+
+    /// With release jitter drawn uniformly in [0, J], no simulated response
+    /// exceeds the jitter-aware RTA bound R = w + J (Tindell 1994), when the
+    /// analysis says every task meets its deadline.
+    #[test]
+    fn jittered_responses_stay_within_the_jitter_aware_rta_bound(
+        set in jittered_task_sets(),
+        seed in 0u64..1000,
+    ) {
+        let priorities = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let blocking = vec![Nanos::ZERO; set.tasks.len()];
+        let outcome = rta::analyse(&set, &priorities, &blocking);
+        let bounds: Vec<Nanos> = outcome
+            .responses
+            .iter()
+            .filter_map(|r| match r {
+                Response::Within(r) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        prop_assume!(bounds.len() == set.tasks.len());
+        let mut given = set.clone();
+        for (task, level) in given.tasks.iter_mut().zip(&priorities.0) {
+            task.priority = Some(*level);
+        }
+        let hyperperiod = set.hyperperiod().expect("small periods");
+        let mut config = SimConfig::new(Nanos::from_ns(hyperperiod.as_ns() * 4));
+        config.jitter = JitterModel::Uniform;
+        config.seed = seed;
+        let spec: SchedulerSpec = "fp:given".parse().unwrap();
+        let report = simulate(&given, &spec, &config).unwrap();
+        prop_assert_eq!(report.deadline_misses, 0);
+        for (metrics, bound) in report.tasks.iter().zip(&bounds) {
+            if let Some(observed) = metrics.max_response_ns {
+                prop_assert!(
+                    observed <= bound.as_ns(),
+                    "{}: observed {} > RTA bound {} for {:?}",
+                    metrics.name, observed, bound.as_ns(), set
+                );
+            }
+        }
     }
 }

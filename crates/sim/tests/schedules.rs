@@ -504,3 +504,55 @@ fn overload_phase_scales_execution_times() {
     let r = simulate(&set, &spec("edf"), &c).unwrap();
     assert_eq!((r.released, r.completed, r.aborted), (3, 1, 2));
 }
+
+/// Release jitter, hand-computed. τ1 (C=1, T=4, J=2 ms, high priority) and
+/// τ2 (C=2, T=8 ms). With `max`, every τ1 job arrives at 4k and is released
+/// at 4k+2: τ2 runs [0,2), τ1 [2,3), ...; τ1's response counts from arrival,
+/// so R1 = J + C = 3 ms (the analysis's R = w + J), and τ2 finishes at 2 ms.
+/// Without jitter τ1 runs first: R1 = 1 ms, R2 = 3 ms.
+#[test]
+fn max_release_jitter_delays_every_release_and_counts_from_arrival() {
+    let mut high = Task::new("t1", ms(4), ms(1)).with_priority(2);
+    high.jitter = ms(2);
+    let low = Task::new("t2", ms(8), ms(2)).with_priority(1);
+    let set = TaskSet::new("jitter", vec![high, low]);
+
+    let mut config = SimConfig::new(ms(16));
+    config.jitter = "max".parse().unwrap();
+    let (report, segments) = run_traced(&set, "fp:given", config);
+    assert_eq!(
+        first(&segments, ms(8)),
+        segs(&[("t2", 0, 2), ("t1", 2, 3), ("t1", 6, 7)])
+    );
+    assert_eq!(task(&report, "t1").max_response_ns, Some(ms(3).as_ns()));
+    assert_eq!(task(&report, "t1").min_response_ns, Some(ms(3).as_ns()));
+    assert_eq!(task(&report, "t2").max_response_ns, Some(ms(2).as_ns()));
+    assert_eq!(report.jitter, "max");
+    assert_eq!(report.deadline_misses, 0);
+
+    let (plain, _) = run_traced(&set, "fp:given", SimConfig::new(ms(16)));
+    assert_eq!(task(&plain, "t1").max_response_ns, Some(ms(1).as_ns()));
+    assert_eq!(task(&plain, "t2").max_response_ns, Some(ms(3).as_ns()));
+}
+
+/// `uniform` jitter draws each delay in [0, J] from the seed: the same seed
+/// gives the same report, and every response lies in [C, C + J] for a task
+/// that nothing can interfere with.
+#[test]
+fn uniform_release_jitter_is_seeded_and_bounded() {
+    let mut alone = Task::new("t1", ms(10), ms(1));
+    alone.jitter = ms(5);
+    let set = TaskSet::new("jitter", vec![alone]);
+    let mut config = SimConfig::new(Nanos::from_secs(2));
+    config.jitter = "uniform".parse().unwrap();
+    config.seed = 11;
+    let a = simulate(&set, &spec("fp:rm"), &config).unwrap();
+    let b = simulate(&set, &spec("fp:rm"), &config).unwrap();
+    assert_eq!(a, b);
+    let t1 = task(&a, "t1");
+    assert_eq!(t1.released, 200);
+    assert!(t1.min_response_ns.unwrap() >= ms(1).as_ns());
+    assert!(t1.max_response_ns.unwrap() <= ms(6).as_ns());
+    // 200 draws in [0, 5 ms]: not all the same.
+    assert!(t1.max_response_ns > t1.min_response_ns);
+}

@@ -7,7 +7,8 @@ use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, Nanos};
 use rtlab_sim::{
-    ExecModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport, Simulator, TraceWindow,
+    ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport,
+    Simulator, TraceWindow,
 };
 
 use crate::table;
@@ -56,9 +57,13 @@ pub struct SimArgs {
     /// Execution time per job: wcet, or uniform in [bcet, wcet] drawn from the seed.
     #[arg(long, default_value = "wcet")]
     pub exec: String,
-    /// Seed of the execution-time streams (same seed, same output).
+    /// Seed of the execution-time and jitter streams (same seed, same output).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Release jitter J of the task file: none (ignored), max (every job released J after
+    /// its arrival) or uniform (a delay in [0, J] drawn from the seed).
+    #[arg(long, default_value = "none")]
+    pub jitter: String,
     /// Overload phase START..END:xFACTOR or START..END:UTIL% (repeatable), e.g. 30s..45s:120%.
     #[arg(long = "phase")]
     pub phases: Vec<String>,
@@ -111,6 +116,7 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
     c.lock_cost = duration_flag("lock-cost", &args.lock_cost)?;
     c.on_miss = args.on_miss.parse::<OnMiss>()?;
     c.exec = args.exec.parse::<ExecModel>()?;
+    c.jitter = args.jitter.parse::<JitterModel>()?;
     c.seed = args.seed;
     match args.overload.as_deref() {
         None => {}
