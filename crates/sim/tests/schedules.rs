@@ -556,3 +556,199 @@ fn uniform_release_jitter_is_seeded_and_bounded() {
     // 200 draws in [0, 5 ms]: not all the same.
     assert!(t1.max_response_ns > t1.min_response_ns);
 }
+
+// ------------------------------------------------ multiburst per-task wake-up
+
+/// `wake=` takes a bare policy (the default), `TASK:POLICY` entries, or
+/// both; the spec prints back in one canonical form that parses to the same
+/// parameters.
+#[test]
+fn multiburst_per_task_wake_parses_and_round_trips() {
+    use rtlab_sim::scheduler::multiburst::WakePolicy;
+    let params = |s: &str| match spec(s) {
+        SchedulerSpec::Multiburst(p) => p,
+        other => panic!("{s} parsed as {other}"),
+    };
+    for (written, printed) in [
+        ("multiburst", "multiburst"),
+        ("multiburst:wake=next-burst", "multiburst:wake=next-burst"),
+        ("multiburst:wake=end-of-round", "multiburst"),
+        (
+            "multiburst:wake=t1:immediate/t2:next-burst",
+            "multiburst:wake=t1:immediate/t2:next-burst",
+        ),
+        (
+            "multiburst:wake=next-burst/t3:immediate",
+            "multiburst:wake=next-burst/t3:immediate",
+        ),
+        (
+            "multiburst:wake=t3:immediate/next-burst",
+            "multiburst:wake=next-burst/t3:immediate",
+        ),
+        (
+            "multiburst:wake=end-of-round/t1:immediate",
+            "multiburst:wake=t1:immediate",
+        ),
+        (
+            "multiburst:wake=immediate/t2:end-of-round",
+            "multiburst:wake=immediate/t2:end-of-round",
+        ),
+        (
+            "multiburst:burst=2ms,wake=a:b:immediate,reshare=5:1/2",
+            "multiburst:burst=2ms,wake=a:b:immediate,reshare=5:1/2",
+        ),
+    ] {
+        let p = params(written);
+        assert_eq!(p.to_string(), printed, "{written}");
+        assert_eq!(spec(written).to_string(), printed, "{written}");
+        assert_eq!(params(printed), p, "{written} -> {printed}");
+    }
+    let p = params("multiburst:wake=next-burst/t3:immediate/t1:end-of-round");
+    assert_eq!(p.wake, WakePolicy::NextBurst);
+    assert_eq!(
+        p.wake_tasks,
+        vec![
+            ("t3".to_string(), WakePolicy::Immediate),
+            ("t1".to_string(), WakePolicy::EndOfRound)
+        ]
+    );
+    let p = params("multiburst:wake=a:b:immediate");
+    assert_eq!(p.wake, WakePolicy::EndOfRound);
+    assert_eq!(
+        p.wake_tasks,
+        vec![("a:b".to_string(), WakePolicy::Immediate)]
+    );
+}
+
+/// Two CPU-bound tasks and a periodic one, 1 ms nominal bursts each (set
+/// point 3 ms), equal shares. All three are released at 0 in the order b1,
+/// b2, p. With `end-of-round` for all, p is appended: b1 0-1, b2 1-2, p 2-3,
+/// b1 3-4, b2 4-5, p 5-6 (its 2 ms done: response 6 ms). Then b1 6-7, b2
+/// 7-8 (round of 2 ms: the PI gives the next round 2 + 2·1 = 4 ms, 4/3 ms
+/// each), b1 8-9.333..., and p's release at 10 ms, mid-round, waits for the
+/// end of the round. With `wake=p:immediate` only p changes: at 0 it goes
+/// before b1 (p 0-1, b1 1-2, b2 2-3, p 3-4: response 4 ms), and at 10 ms it
+/// preempts b2 and starts at once. Naming b1 instead (never woken mid-round,
+/// already first at 0) changes nothing.
+#[test]
+fn multiburst_immediate_for_one_task_runs_it_at_its_release() {
+    let set = TaskSet::new(
+        "wake",
+        vec![
+            Task::new("b1", ms(1000), ms(1000)),
+            Task::new("b2", ms(1000), ms(1000)),
+            Task::new("p", ms(10), ms(2)),
+        ],
+    );
+    let base = "multiburst:burst=1ms,share=equal";
+    let config = SimConfig::new(ms(40));
+    let (all_end, s_end) = run_traced(&set, base, config.clone());
+    let (one_imm, s_imm) = run_traced(&set, &format!("{base},wake=p:immediate"), config.clone());
+    let (other, s_other) = run_traced(&set, &format!("{base},wake=b1:immediate"), config.clone());
+    let (mixed, s_mixed) = run_traced(
+        &set,
+        &format!("{base},wake=immediate/p:end-of-round"),
+        config.clone(),
+    );
+    assert_eq!(one_imm.scheduler, format!("{base},wake=p:immediate"));
+
+    assert_eq!(
+        first(&s_end, ms(8)),
+        segs(&[
+            ("b1", 0, 1),
+            ("b2", 1, 2),
+            ("p", 2, 3),
+            ("b1", 3, 4),
+            ("b2", 4, 5),
+            ("p", 5, 6),
+            ("b1", 6, 7),
+            ("b2", 7, 8),
+        ])
+    );
+    assert_eq!(
+        first(&s_imm, ms(8)),
+        segs(&[
+            ("p", 0, 1),
+            ("b1", 1, 2),
+            ("b2", 2, 3),
+            ("p", 3, 4),
+            ("b1", 4, 5),
+            ("b2", 5, 6),
+            ("b1", 6, 7),
+            ("b2", 7, 8),
+        ])
+    );
+    // p's second job (released at 10 ms, mid-round): at once only when p
+    // itself is `immediate`.
+    let p_start_after = |s: &[(String, Nanos, Nanos)], t: Nanos| {
+        s.iter()
+            .find(|(n, start, _)| n == "p" && *start >= t)
+            .map(|x| x.1)
+            .unwrap()
+    };
+    assert_eq!(p_start_after(&s_imm, ms(10)), ms(10));
+    assert!(p_start_after(&s_end, ms(10)) > ms(10));
+    assert!(p_start_after(&s_mixed, ms(10)) > ms(10));
+    assert_eq!(task(&one_imm, "p").min_response_ns, Some(ms(4).as_ns()));
+    assert_eq!(task(&all_end, "p").min_response_ns, Some(ms(6).as_ns()));
+    assert!(task(&one_imm, "p").max_response_ns < task(&all_end, "p").max_response_ns);
+    // Only the named task's policy matters.
+    assert_eq!(s_other, s_end);
+    assert_eq!(other.tasks, all_end.tasks);
+    assert_ne!(s_imm, s_end);
+    // A bare default with an override: b2 goes first at 0 (immediate), p
+    // stays end-of-round.
+    assert_eq!(
+        first(&s_mixed, ms(3)),
+        segs(&[("b2", 0, 1), ("b1", 1, 2), ("p", 2, 3)])
+    );
+    assert_eq!(task(&mixed, "p").min_response_ns, Some(ms(6).as_ns()));
+}
+
+/// A name no task has is a one-line configuration error when the scheduler
+/// is built for the set; malformed `wake=` values fail when parsed.
+#[test]
+fn multiburst_wake_errors_name_the_problem() {
+    let set = TaskSet::new(
+        "two",
+        vec![
+            Task::new("t1", ms(10), ms(1)),
+            Task::new("t2", ms(20), ms(2)),
+        ],
+    );
+    let s = spec("multiburst:wake=t1:immediate/t9:next-burst");
+    let e = Simulator::new(&set, &s, SimConfig::new(ms(20)))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "--scheduler multiburst: wake: no task named `t9` (tasks: t1, t2)"
+    );
+    let e = simulate(&set, &s, &SimConfig::new(ms(20))).unwrap_err();
+    assert!(!e.to_string().contains('\n'), "{e}");
+    // The same names resolve.
+    assert!(simulate(
+        &set,
+        &spec("multiburst:wake=t1:immediate/t2:next-burst"),
+        &SimConfig::new(ms(20))
+    )
+    .is_ok());
+
+    for (bad, why) in [
+        ("wake=t1:soon", "wake task `t1`: wake `soon`: use immediate"),
+        ("wake=immediate/next-burst", "more than one default policy"),
+        (
+            "wake=t1:immediate/t1:next-burst",
+            "task `t1` is given twice",
+        ),
+        ("wake=:immediate", "has no task name"),
+        ("wake=t1:immediate/", "empty entry"),
+    ] {
+        let e = format!("multiburst:{bad}")
+            .parse::<SchedulerSpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+        assert!(!e.contains('\n'), "{bad}: {e}");
+    }
+}

@@ -24,7 +24,8 @@ pub const EXAMPLES: &str = "Examples:\n  \
     Schedulers:\n  \
     fp:rm | fp:dm | fp:given | edf | fifo | np-edf | rr:QUANTUM | hybrid[:rm|dm]\n  \
     ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]\n  \
-    multiburst[:burst=..,wake=immediate|next-burst|end-of-round,reshare=ROUND:W1/W2/..]\n\n\
+    multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]\n  \
+      (POLICY: immediate, next-burst or end-of-round)\n\n\
     The --json schema is in README (\"rtlab sim --json\").";
 
 /// `rtlab sim`

@@ -16,13 +16,25 @@
 //! - where the woken thread goes depends on its wake-up policy:
 //!   `immediate` (runs now, then the preempted thread resumes),
 //!   `next-burst` (right after the running thread) or `end-of-round`
-//!   (appended; the default).
+//!   (appended; the default). The policy is per task.
 //!
 //! The shares `α_i` are normalised over all tasks (as Listing 3.3) and the
 //! regulators restart from `b_i = α_i·τ_r°` when parameters change
 //! (`reshare`). Parameters:
 //! `multiburst:burst=4ms,bmin=200us,bmax=20ms,share=rate|util|equal|given,
-//! wake=immediate|next-burst|end-of-round,reshare=ROUND:W1/W2/...`.
+//! wake=WAKE,reshare=ROUND:W1/W2/...`, where `WAKE` is `/`-separated
+//! entries, each either a bare policy (`immediate`, `next-burst` or
+//! `end-of-round`: the default for every task not named) or
+//! `TASK:POLICY` for the task of that name:
+//!
+//! - `wake=next-burst`: every task;
+//! - `wake=t1:immediate/t2:next-burst`: `t1` and `t2`, the others
+//!   `end-of-round`;
+//! - `wake=next-burst/t3:immediate`: `t3` immediate, the others next-burst.
+//!
+//! Task names are matched when the scheduler is built for the task set
+//! (including `--phase` tasks); a name no task has is an error. A name may
+//! contain `:` (the policy is after the last one) but not `/` or `,`.
 
 use std::fmt;
 
@@ -77,8 +89,11 @@ pub struct MultiburstParams {
     pub b_max: Nanos,
     /// How shares are derived.
     pub share: Share,
-    /// Wake-up policy of every task.
+    /// Wake-up policy of every task not named in `wake_tasks`.
     pub wake: WakePolicy,
+    /// Per-task wake-up policies by task name, in the order written
+    /// (`wake=NAME:POLICY/...`); names are resolved by [`Multiburst::new`].
+    pub wake_tasks: Vec<(String, WakePolicy)>,
     /// At the start of this round, switch to these weights (one per task).
     pub reshare: Option<(u64, Vec<u64>)>,
 }
@@ -91,6 +106,7 @@ impl Default for MultiburstParams {
             b_max: Nanos::from_ms(20),
             share: Share::Rate,
             wake: WakePolicy::EndOfRound,
+            wake_tasks: Vec::new(),
             reshare: None,
         }
     }
@@ -107,7 +123,7 @@ impl MultiburstParams {
                 "bmin" => p.b_min = dur()?,
                 "bmax" => p.b_max = dur()?,
                 "share" => p.share = Share::parse(v)?,
-                "wake" => p.wake = WakePolicy::parse(v)?,
+                "wake" => (p.wake, p.wake_tasks) = parse_wake(v)?,
                 "reshare" => {
                     let bad = || format!("reshare `{v}`: write ROUND:W1/W2/..., e.g. 50:1/2/2");
                     let (round, weights) = v.split_once(':').ok_or_else(bad)?;
@@ -133,6 +149,43 @@ impl MultiburstParams {
     }
 }
 
+/// Parses the value of `wake=`: `/`-separated entries, each a bare policy
+/// (the default, at most once) or `TASK:POLICY` (each task at most once).
+fn parse_wake(v: &str) -> Result<(WakePolicy, Vec<(String, WakePolicy)>), String> {
+    let mut default = None;
+    let mut per_task: Vec<(String, WakePolicy)> = Vec::new();
+    for entry in v.split('/').map(str::trim) {
+        if entry.is_empty() {
+            return Err(format!(
+                "wake `{v}`: empty entry (write POLICY or TASK:POLICY, separated by /)"
+            ));
+        }
+        match entry.rsplit_once(':') {
+            None => {
+                if default.is_some() {
+                    return Err(format!(
+                        "wake `{v}`: more than one default policy (name tasks as TASK:POLICY)"
+                    ));
+                }
+                default = Some(WakePolicy::parse(entry)?);
+            }
+            Some((name, policy)) => {
+                let name = name.trim();
+                if name.is_empty() {
+                    return Err(format!("wake `{v}`: `{entry}` has no task name"));
+                }
+                if per_task.iter().any(|(n, _)| n == name) {
+                    return Err(format!("wake `{v}`: task `{name}` is given twice"));
+                }
+                let policy = WakePolicy::parse(policy.trim())
+                    .map_err(|e| format!("wake task `{name}`: {e}"))?;
+                per_task.push((name.to_string(), policy));
+            }
+        }
+    }
+    Ok((default.unwrap_or_default(), per_task))
+}
+
 impl fmt::Display for MultiburstParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = MultiburstParams::default();
@@ -149,8 +202,15 @@ impl fmt::Display for MultiburstParams {
         if self.share != d.share {
             parts.push(format!("share={}", self.share.name()));
         }
-        if self.wake != d.wake {
-            parts.push(format!("wake={}", self.wake.name()));
+        if self.wake != d.wake || !self.wake_tasks.is_empty() {
+            let mut entries = Vec::new();
+            if self.wake != d.wake {
+                entries.push(self.wake.name().to_string());
+            }
+            for (name, policy) in &self.wake_tasks {
+                entries.push(format!("{name}:{}", policy.name()));
+            }
+            parts.push(format!("wake={}", entries.join("/")));
         }
         if let Some((round, w)) = &self.reshare {
             let w: Vec<String> = w.iter().map(u64::to_string).collect();
@@ -164,10 +224,36 @@ impl fmt::Display for MultiburstParams {
     }
 }
 
+/// The wake-up policy of each of `tasks`: its own if `params` names it, the
+/// default otherwise. A name that no task has is an error.
+fn wake_policies(params: &MultiburstParams, tasks: &[Task]) -> Result<Vec<WakePolicy>, SimError> {
+    for (name, _) in &params.wake_tasks {
+        if !tasks.iter().any(|t| t.name == *name) {
+            let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+            return Err(SimError::Config(format!(
+                "--scheduler multiburst: wake: no task named `{name}` (tasks: {})",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(tasks
+        .iter()
+        .map(|t| {
+            params
+                .wake_tasks
+                .iter()
+                .find(|(name, _)| *name == t.name)
+                .map_or(params.wake, |&(_, policy)| policy)
+        })
+        .collect())
+}
+
 /// The Multiburst scheduler.
 #[derive(Debug, Clone)]
 pub struct Multiburst {
     params: MultiburstParams,
+    /// Wake-up policy of each task (resolved from the params).
+    wake: Vec<WakePolicy>,
     weights: Vec<u64>,
     total_weight: u64,
     job_of: Vec<Option<JobId>>,
@@ -203,8 +289,10 @@ impl Multiburst {
                 )));
             }
         }
+        let wake = wake_policies(&params, tasks)?;
         Ok(Multiburst {
             total_weight: weights.iter().sum(),
+            wake,
             weights,
             set_point: params.burst.as_ns() as i64 * n as i64,
             params,
@@ -324,7 +412,7 @@ impl Multiburst {
         if self.active.contains(&task) {
             return;
         }
-        let at = match self.params.wake {
+        let at = match self.wake[task] {
             _ if self.cursor >= self.active.len() => self.active.len(),
             WakePolicy::Immediate => self.cursor,
             WakePolicy::NextBurst => self.cursor + 1,
