@@ -41,6 +41,10 @@ enum Command {
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
     #[command(after_help = commands::sim::EXAMPLES)]
     Sim(commands::sim::SimArgs),
+    /// Run a task set on real threads under a Linux policy, recording every job.
+    Run(commands::run::RunArgs),
+    /// Run a task set on real threads and in the simulator under the matching scheduler, side by side.
+    Compare(commands::compare::CompareArgs),
     /// Wake-up latency and period jitter of timer threads (cyclictest's measurement).
     Latency(commands::latency::LatencyArgs),
     /// Run a background load (hackbench, CPU spinners) for a bounded time.
@@ -56,6 +60,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Compare(args) => commands::compare::run(&args),
         Command::Latency(args) => commands::latency::run(&args),
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),

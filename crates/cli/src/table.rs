@@ -30,3 +30,11 @@ pub fn render(table: &Table) -> String {
     }
     lines.join("\n")
 }
+
+/// A duration in ns as text (`2.5ms`), or `-` when there is none.
+pub fn opt_ns(v: Option<u64>) -> String {
+    v.map_or_else(
+        || "-".to_string(),
+        |n| rtlab_model::Nanos::from_ns(n).to_string(),
+    )
+}

@@ -43,7 +43,7 @@ pub enum RtError {
     #[error(
         "SCHED_DEADLINE admission refused: runtime {runtime} / period {period} = {bandwidth:.3} of a CPU, \
          added to the deadline threads already admitted, exceeds the limit \
-         sched_rt_runtime_us / sched_rt_period_us = {limit} per CPU (see /proc/sys/kernel/sched_rt_runtime_us); \
+         sched_rt_runtime_us / sched_rt_period_us = {limit} per CPU (see /proc/sys/kernel/sched_rt_runtime_us){note}; \
          ask for less runtime, a longer period, or fewer threads"
     )]
     DeadlineAdmission {
@@ -55,6 +55,8 @@ pub enum RtError {
         bandwidth: f64,
         /// The limit in force, e.g. `0.950` or `unlimited`.
         limit: String,
+        /// More on the limit (the fair server's share), empty or starting with `; `.
+        note: String,
     },
     /// A parameter the kernel (or rtlab, before asking it) refuses (EINVAL).
     #[error("invalid {what}: {why}")]
@@ -93,6 +95,19 @@ pub enum RtError {
         call: &'static str,
         /// errno as an I/O error.
         source: std::io::Error,
+    },
+    /// The exclusive cpuset that confines SCHED_DEADLINE threads to one CPU
+    /// could not be set up.
+    #[error(
+        "cannot confine the SCHED_DEADLINE threads to CPU {cpu}: {why}; EDF on one CPU needs root and \
+         a cgroup-v1 cpuset hierarchy at /sys/fs/cgroup/cpuset (kernel Documentation/scheduler/sched-deadline.rst, \
+         section 5); or use --no-pin to run global EDF on every CPU"
+    )]
+    Cpuset {
+        /// The CPU asked for.
+        cpu: usize,
+        /// What failed, with the path.
+        why: String,
     },
     /// A thread could not be started.
     #[error("cannot start thread `{name}`: {source}")]

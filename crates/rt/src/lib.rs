@@ -10,6 +10,7 @@
 //! * [`latency`]: the latency probe (cyclictest's measurement).
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
+//! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
 //!
 //! Every `unsafe` block is a single system call with a `SAFETY` comment.
@@ -20,6 +21,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod executor;
 pub mod interrupt;
 pub mod lag;
 pub mod lag_study;

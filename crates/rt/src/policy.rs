@@ -248,6 +248,7 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
             limit: RtThrottling::read()
                 .map(|t| t.describe_limit())
                 .unwrap_or_else(|_| "unknown".into()),
+            note: fair_server_note(),
         },
         (Some(libc::EINVAL), _) => RtError::Invalid {
             what,
@@ -470,9 +471,79 @@ impl RtThrottling {
     }
 }
 
+/// The share of each CPU that Linux 6.12 and later reserve from the
+/// SCHED_DEADLINE bandwidth for the fair server (the `dl_server` that keeps
+/// SCHED_OTHER from starving: 50 ms every 1 s by default); 0 on older
+/// kernels. Its parameters live in debugfs, which may be unreadable, so
+/// this is the kernel's default, checked against admission on this machine
+/// kind (a lone task above 0.90 of a CPU is refused).
+pub fn fair_server_share() -> f64 {
+    if kernel_at_least(6, 12) {
+        0.05
+    } else {
+        0.0
+    }
+}
+
+fn fair_server_note() -> String {
+    if fair_server_share() > 0.0 {
+        "; Linux 6.12 and later also reserve 0.050 of each CPU for the fair server, so about 0.900 \
+         is left for tasks (`rtlab run --no-rt-throttling` lifts the limit for a run)"
+            .into()
+    } else {
+        String::new()
+    }
+}
+
+/// True when the running kernel's version is at least `major.minor`.
+pub fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release
+        .trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (a, b) >= (major, minor)
+}
+
+/// RT throttling and SCHED_DEADLINE admission control switched off for as
+/// long as this guard lives (`sched_rt_runtime_us = -1`); the previous value
+/// is written back on drop. A process killed with SIGKILL cannot restore it:
+/// `sysctl kernel.sched_rt_runtime_us=950000` does.
+#[derive(Debug)]
+pub struct RtThrottlingOff {
+    previous: i64,
+}
+
+const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+
+impl RtThrottlingOff {
+    /// Writes -1 to /proc/sys/kernel/sched_rt_runtime_us (needs root).
+    pub fn new() -> Result<RtThrottlingOff, RtError> {
+        let previous = RtThrottling::read()?.runtime_us;
+        std::fs::write(RT_RUNTIME, "-1").map_err(|source| RtError::Os {
+            call: "write -1 to /proc/sys/kernel/sched_rt_runtime_us (needs root)",
+            source,
+        })?;
+        Ok(RtThrottlingOff { previous })
+    }
+}
+
+impl Drop for RtThrottlingOff {
+    fn drop(&mut self) {
+        let _ = std::fs::write(RT_RUNTIME, self.previous.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_kernel_is_at_least_version_2_6() {
+        assert!(kernel_at_least(2, 6));
+        assert!(!kernel_at_least(999, 0));
+    }
 
     #[test]
     fn sched_attr_has_the_kernel_layout() {

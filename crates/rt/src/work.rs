@@ -30,6 +30,7 @@
 //! median, not the mean, because a pass hit by an interrupt is an outlier.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rtlab_model::Nanos;
 
@@ -52,6 +53,27 @@ pub fn burn_cpu(amount: Nanos) -> Nanos {
     }
     black_box(x);
     used
+}
+
+/// [`burn_cpu`] that gives up when `stop` becomes true (checked between
+/// clock reads, so within a microsecond): how the executor ends a run on
+/// time even when a job overruns. Returns true when all of `amount` was
+/// consumed.
+pub fn burn_cpu_unless_stopped(amount: Nanos, stop: &AtomicBool) -> bool {
+    let start = thread_cpu_time();
+    let mut x = 1.0f64;
+    loop {
+        if thread_cpu_time().saturating_sub(start) >= amount {
+            black_box(x);
+            return true;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        for _ in 0..32 {
+            x = black_box(x * 1.000_000_1 + 1e-9);
+        }
+    }
 }
 
 /// Runs one classic Whetstone pass with loop multiplier `i` (`i = 10` is one

@@ -1,11 +1,13 @@
 //! One module per command; each exposes its clap arguments and a `run`.
 
 pub mod analyze;
+pub mod compare;
 pub mod demo;
 pub mod generate;
 pub mod lag_study;
 pub mod latency;
 pub mod load;
+pub mod run;
 pub mod sim;
 pub mod sweep;
 pub mod taskset;

@@ -175,10 +175,6 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn opt_ns(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_string(), |n| Nanos::from_ns(n).to_string())
-}
-
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &SimReport, origin: &str) -> String {
     let tick = r.tick_ns.map_or("tickless".to_string(), |t| {
@@ -224,11 +220,11 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
             m.aborted.to_string(),
             m.skipped.to_string(),
             m.preemptions.to_string(),
-            opt_ns(m.min_response_ns),
-            opt_ns(m.mean_response_ns),
-            opt_ns(m.max_response_ns),
+            table::opt_ns(m.min_response_ns),
+            table::opt_ns(m.mean_response_ns),
+            table::opt_ns(m.max_response_ns),
             lateness,
-            opt_ns(m.first_miss_ns),
+            table::opt_ns(m.first_miss_ns),
         ]);
     }
     out.push_str(&table::render(&t));

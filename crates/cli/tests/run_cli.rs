@@ -1,0 +1,235 @@
+//! `rtlab run` and `rtlab compare` end to end. Real-thread runs are short,
+//! one at a time (`SERIAL`: they share CPU 1), and assert what must hold on
+//! a noisy machine: counts, agreement between the outputs, explained errors.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use common::{is_root, json_of, rtlab};
+use predicates::prelude::*;
+use serde_json::Value;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn the_jobs_csv_and_the_json_summary_agree() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("jobs.csv");
+    let trace = dir.path().join("trace.json");
+    let policy = if is_root() { "dm" } else { "other" };
+    let report = json_of(&[
+        "run",
+        "builtin:lf-scenario-2",
+        "--policy",
+        policy,
+        "--duration",
+        "400ms",
+        "--no-mlock",
+        "--jobs",
+        csv.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    let events: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let count = |ph: &str| {
+        events["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == ph)
+            .count()
+    };
+    assert_eq!(
+        Value::from(count("X")),
+        report["completed"],
+        "a span per completed job"
+    );
+    assert_eq!(
+        Value::from(count("i")),
+        report["released"],
+        "an instant per release"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (task, missed, response) = (col("task"), col("missed"), col("response_ns"));
+    let mut rows: HashMap<String, (u64, u64, u64)> = HashMap::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let entry = rows.entry(cells[task].to_string()).or_default();
+        entry.0 += 1;
+        entry.1 += u64::from(cells[missed] == "true");
+        if let Ok(r) = cells[response].parse::<u64>() {
+            entry.2 = entry.2.max(r);
+        }
+    }
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2);
+    for t in tasks {
+        let name = t["name"].as_str().unwrap();
+        let (jobs, misses, max_response) = rows[name];
+        assert_eq!(Value::from(jobs), t["released"], "{name}");
+        assert_eq!(Value::from(misses), t["misses"], "{name}");
+        assert_eq!(Value::from(max_response), t["max_response_ns"], "{name}");
+    }
+    // t1: 50 ms period, t2: 25 ms, over 400 ms.
+    assert_eq!(report["released"], 8 + 16);
+    // The fields of `rtlab sim --json` are all there.
+    let sim = json_of(&[
+        "sim",
+        "builtin:lf-scenario-2",
+        "-s",
+        "fp:dm",
+        "-d",
+        "400ms",
+        "--json",
+    ]);
+    for key in sim.as_object().unwrap().keys() {
+        assert!(
+            report.get(key).is_some(),
+            "`{key}` missing from rtlab run --json"
+        );
+    }
+    for key in sim["tasks"][0].as_object().unwrap().keys() {
+        assert!(tasks[0].get(key).is_some(), "tasks[].`{key}` missing");
+    }
+}
+
+#[test]
+fn the_human_summary_has_a_row_per_task_and_the_totals() {
+    let _one = serial();
+    rtlab()
+        .args([
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "other",
+            "-d",
+            "200ms",
+            "--no-mlock",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("on real threads under other"))
+        .stdout(predicate::str::contains(" t1 "))
+        .stdout(predicate::str::contains(" t2 "))
+        .stdout(predicate::str::contains("total: 8 released"));
+}
+
+#[test]
+fn bad_flags_are_one_line_errors_naming_the_flag() {
+    for (args, expected) in [
+        (
+            vec!["run", "builtin:gap", "--policy", "fifo"],
+            "--policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf",
+        ),
+        (
+            vec!["run", "builtin:gap", "--policy", "rm", "-d", "ten"],
+            "--duration `ten`",
+        ),
+        (
+            vec!["run", "builtin:gap", "--policy", "rm", "--on-miss", "abort"],
+            "--on-miss `abort`: use continue or skip",
+        ),
+        (
+            vec!["run", "builtin:gap", "--policy", "given", "-d", "100ms"],
+            "has no priority",
+        ),
+        (
+            vec!["compare", "builtin:gap", "--policy", "other"],
+            "--policy other: the simulator has no model",
+        ),
+        (vec!["run", "nope.toml", "--policy", "rm"], "nope.toml"),
+    ] {
+        let out = rtlab().args(&args).assert().failure().get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn compare_hartstone_under_rm_agrees_on_zero_misses() {
+    if !is_root() {
+        println!("skipping: SCHED_FIFO needs root");
+        return;
+    }
+    let _one = serial();
+    let c = json_of(&[
+        "compare",
+        "builtin:hartstone-ph",
+        "--policy",
+        "rm",
+        "--duration",
+        "2s",
+        "--json",
+    ]);
+    assert_eq!(c["scheduler"], "fp:rm");
+    assert_eq!(c["sim"]["deadline_misses"], 0);
+    assert_eq!(c["real"]["deadline_misses"], 0);
+    assert_eq!(c["misses_agree"], true);
+    let tasks = c["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 5);
+    for t in tasks {
+        // Real responses include wake-up latency and overheads: never
+        // shorter than the model's (which is the WCET-only schedule).
+        let real = t["max_response_ns"][0].as_u64().unwrap();
+        let sim = t["max_response_ns"][1].as_u64().unwrap();
+        assert!(real >= sim, "{t}");
+    }
+    // 2 s of hartstone-ph: 4 + 8 + 16 + 32 + 64 jobs in both.
+    assert_eq!(c["real"]["released"], 124);
+    assert_eq!(c["sim"]["released"], 124);
+}
+
+#[test]
+fn lf_scenario_4_misses_under_dm_and_runs_under_edf_with_the_limit_lifted() {
+    if !is_root() {
+        println!("skipping: SCHED_FIFO/SCHED_DEADLINE need root");
+        return;
+    }
+    let _one = serial();
+    let dm = json_of(&[
+        "run",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "dm",
+        "-d",
+        "500ms",
+        "--json",
+    ]);
+    // t2 (C = 40 ms, D = 45 ms) is preempted by t1 twice: R = 46 ms > 45 ms,
+    // every job, with a margin of 1 ms that noise cannot take away.
+    assert_eq!(dm["tasks"][1]["misses"], dm["tasks"][1]["released"]);
+    let edf = json_of(&[
+        "run",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "edf",
+        "-d",
+        "500ms",
+        "--no-rt-throttling",
+        "--json",
+    ]);
+    assert_eq!(edf["policy"], "edf");
+    assert_eq!(edf["released"], 20 + 10);
+    assert!(edf["tasks"][0]["thread_policy"]
+        .as_str()
+        .unwrap()
+        .starts_with("SCHED_DEADLINE"));
+    let runtime = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
+    assert_ne!(
+        runtime.trim(),
+        "-1",
+        "--no-rt-throttling restores the setting"
+    );
+}

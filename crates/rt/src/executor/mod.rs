@@ -1,0 +1,720 @@
+//! The real-thread executor (`rtlab run`): one thread per task, released at
+//! offset + k*T on an absolute timeline, each job burning its WCET as CPU
+//! time, every job recorded.
+//!
+//! Paper 000 (section 4.2) runs the same task sets first-in-first-out,
+//! deadline monotonic and EDF on Linux; paper 004 uses synthetic threads
+//! with exact execution times and detects deadline misses; paper 002's
+//! Hartstone task loop is "wait for the next release, do the work, check the
+//! deadline". This module is that loop:
+//!
+//! ```text
+//! for k = 0, 1, ...:   r = start + offset + k*T;  stop when r >= end
+//!     wait_until(r + i ns)              (i = declaration index: the tie-break)
+//!     s = now;  burn C of thread CPU time (stoppable);  f = now
+//!     record (r, r + D, s, f, context switches during [s, f], CPU)
+//! ```
+//!
+//! * **No drift**: releases are computed from the start, never from the
+//!   previous wake-up; a late job does not move later releases. A job
+//!   released while its predecessor still runs starts when that one is done
+//!   (`--on-miss continue`), or, with `skip`, a release that finds a job of
+//!   its task pending past its deadline is skipped (the simulator's rule:
+//!   the next release is the first period boundary after completion).
+//! * **Tie-break**: the thread of the task declared i-th sleeps until r + i
+//!   ns. hrtimers expire in time order, so simultaneous releases wake in
+//!   declaration order; with SCHED_FIFO at one priority (`fifo-order`) that
+//!   is the order they run in, as in paper 000's Lingua Franca runtime. The
+//!   recorded release stays r.
+//! * **Always ends**: a watchdog thread (SCHED_FIFO 99 when it may, on
+//!   another CPU than the tasks when there is one) sets a stop flag at the
+//!   end of `--duration` or on Ctrl-C; the burn loop checks it between clock
+//!   reads, so an overrunning job stops within microseconds of the end once
+//!   it has the CPU. Releases at or after the end are not made.
+//! * **Recorded once**: each thread preallocates its records and appends one
+//!   per release before the end: started or not, finished or not.
+//! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
+//!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
+
+pub mod cpuset;
+pub mod policy_map;
+pub mod record;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::Duration;
+
+use rtlab_model::{Nanos, Task, TaskSet};
+
+use crate::clock::{monotonic_now, MonotonicClock};
+use crate::error::RtError;
+use crate::lag::{LagController, Waiter};
+use crate::policy::{self, Policy, RtThrottling};
+use crate::work::burn_cpu_unless_stopped;
+
+pub use cpuset::{CpusetDoor, ExclusiveCpuset};
+pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy};
+pub use record::{task_metrics, write_jobs_csv, JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
+
+/// What to do with releases that fall while a job is late.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overrun {
+    /// Every release makes a job; a late job delays the next.
+    #[default]
+    Continue,
+    /// Releases at or after the late job's deadline, before it finished,
+    /// are skipped (as Hartstone counts).
+    Skip,
+}
+
+impl Overrun {
+    /// `continue` or `skip`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Overrun::Continue => "continue",
+            Overrun::Skip => "skip",
+        }
+    }
+}
+
+impl std::str::FromStr for Overrun {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Overrun, String> {
+        match s {
+            "continue" => Ok(Overrun::Continue),
+            "skip" => Ok(Overrun::Skip),
+            _ => Err(format!("--on-miss `{s}`: use continue or skip")),
+        }
+    }
+}
+
+/// How to run a task set.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Length of the run; releases at or after it are not made.
+    pub duration: Nanos,
+    /// The policy of the task threads.
+    pub policy: RunPolicy,
+    /// Pin every task thread to this CPU (`None`: let them roam).
+    pub cpu: Option<usize>,
+    /// Overrun handling.
+    pub on_miss: Overrun,
+    /// Wait for releases with the lag controller (paper 000, Algorithm 2;
+    /// gain 1, outlier threshold = the task's period).
+    pub lag_controller: bool,
+    /// SCHED_DEADLINE budget margin over C (default: max(5% of C, 100 us)).
+    pub edf_margin: Option<Nanos>,
+    /// `mlockall` for the run.
+    pub mlock: bool,
+    /// Switch RT throttling and SCHED_DEADLINE admission control off for
+    /// the run (`sched_rt_runtime_us = -1`, restored afterwards).
+    pub no_rt_throttling: bool,
+}
+
+impl RunConfig {
+    /// Defaults: continue, pinned to CPU 1 when the machine has two CPUs or
+    /// more (else CPU 0), plain waits, default margin, memory locked.
+    pub fn new(duration: Nanos, policy: RunPolicy) -> RunConfig {
+        RunConfig {
+            duration,
+            policy,
+            cpu: Some(default_cpu()),
+            on_miss: Overrun::Continue,
+            lag_controller: false,
+            edf_margin: None,
+            mlock: true,
+            no_rt_throttling: false,
+        }
+    }
+}
+
+/// CPU 1 when this process may use it (CPU 0 takes most interrupts and
+/// housekeeping), else the first CPU it may use.
+pub fn default_cpu() -> usize {
+    let allowed = policy::allowed_cpus().unwrap_or_default();
+    if allowed.contains(&1) {
+        1
+    } else {
+        allowed.first().copied().unwrap_or(0)
+    }
+}
+
+/// How long after the threads are set up the first release is: enough for
+/// every thread to reach its first sleep.
+const START_DELAY: Nanos = Nanos::from_ms(50);
+
+/// Runs `set` on real threads. `interrupt` (e.g. the Ctrl-C flag) ends the
+/// run early; what was recorded is returned.
+///
+/// Fails before the first release when a thread cannot get its policy,
+/// affinity or cpuset (the first such error, explained).
+pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<RunReport, RtError> {
+    check_set(set, cfg)?;
+    let policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
+    for p in &policies {
+        p.validate()?;
+    }
+    if let Some(cpu) = cfg.cpu {
+        let allowed = policy::allowed_cpus()?;
+        if !allowed.contains(&cpu) {
+            return Err(RtError::Affinity {
+                cpus: vec![cpu],
+                allowed,
+                why: "not a CPU this process may use".into(),
+            });
+        }
+    }
+    let _throttling_off = if cfg.no_rt_throttling {
+        Some(policy::RtThrottlingOff::new()?)
+    } else {
+        None
+    };
+    let throttling = RtThrottling::read().ok();
+    let mut policies = policies;
+    if let Some(limit) = throttling.and_then(|t| t.limit()) {
+        let cpus = match cfg.cpu {
+            Some(_) => 1,
+            None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
+        };
+        let per_cpu = limit - policy::fair_server_share();
+        fit_deadline_budgets(set, &mut policies, per_cpu * cpus as f64);
+    }
+    // Owned here and dropped when `run` returns, after every thread that
+    // reported has been joined (a lost thread is moved out on drop).
+    let cpuset = match (cfg.policy.is_deadline(), cfg.cpu) {
+        (true, Some(cpu)) => Some(ExclusiveCpuset::create(cpu)?),
+        _ => None,
+    };
+    let _memory = if cfg.mlock {
+        Some(policy::lock_memory()?)
+    } else {
+        None
+    };
+
+    let n = set.tasks.len();
+    let stop = Arc::new(AtomicBool::new(false));
+    let ended_ns = Arc::new(AtomicU64::new(u64::MAX));
+    let start_ns = Arc::new(AtomicU64::new(0));
+    let abort = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(Barrier::new(n + 1));
+    let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, TaskOutcome)>();
+    let mut handles = Vec::with_capacity(n);
+    for (i, task) in set.tasks.iter().enumerate() {
+        let thread = TaskThread {
+            index: i,
+            task: task.clone(),
+            policy: policies[i],
+            cpu: cfg.cpu,
+            cpuset: cpuset.as_ref().map(ExclusiveCpuset::door),
+            duration: cfg.duration,
+            on_miss: cfg.on_miss,
+            lag_controller: cfg.lag_controller,
+        };
+        let shared = Shared {
+            stop: stop.clone(),
+            ended_ns: ended_ns.clone(),
+            start_ns: start_ns.clone(),
+            abort: abort.clone(),
+            gate: gate.clone(),
+        };
+        let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
+        let name = format!("rtlab-{}", task.name.chars().take(9).collect::<String>());
+        let handle = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                let setup = thread.set_up();
+                let ok = setup.is_ok();
+                let _ = setup_tx.send(setup);
+                shared.gate.wait();
+                if !ok || shared.abort.load(Ordering::SeqCst) {
+                    return;
+                }
+                let outcome = thread.run_jobs(&shared);
+                let _ = done_tx.send((thread.index, outcome));
+            })
+            .map_err(|source| {
+                // Release the threads already waiting at the gate.
+                abort.store(true, Ordering::SeqCst);
+                RtError::Spawn { name, source }
+            })?;
+        handles.push(handle);
+    }
+    drop((setup_tx, done_tx));
+    let mut first_error = None;
+    for _ in 0..n {
+        match setup_rx.recv() {
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Ok(Ok(())) => {}
+            Err(_) => break,
+        }
+    }
+    let start = monotonic_now().saturating_add(START_DELAY);
+    start_ns.store(start.as_ns(), Ordering::SeqCst);
+    abort.store(first_error.is_some(), Ordering::SeqCst);
+    gate.wait();
+    if let Some(e) = first_error {
+        // Every thread returns at once: join them so that none is still in
+        // the cpuset when it is removed.
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(e);
+    }
+
+    let end = start.saturating_add(cfg.duration);
+    let interrupt_request = Arc::new(AtomicBool::new(false));
+    let watchdog = spawn_watchdog(
+        cfg,
+        end,
+        stop.clone(),
+        ended_ns.clone(),
+        interrupt_request.clone(),
+    )?;
+
+    // Collect: every thread stops within a job's length of the end once it
+    // has a CPU; the grace covers RT throttling and the longest period.
+    let longest = set
+        .tasks
+        .iter()
+        .map(|t| t.period)
+        .max()
+        .unwrap_or(Nanos::ZERO);
+    let give_up = end
+        .saturating_add(Nanos::from_secs(5))
+        .saturating_add(longest);
+    let mut outcomes: Vec<Option<TaskOutcome>> = vec![None; n];
+    let mut received = 0;
+    while received < n {
+        if interrupt.load(Ordering::Relaxed) {
+            interrupt_request.store(true, Ordering::SeqCst);
+        }
+        let now = monotonic_now();
+        if now >= give_up && stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let wait = give_up.saturating_sub(now).min(Nanos::from_ms(100));
+        match done_rx.recv_timeout(Duration::from(wait.max(Nanos::from_ms(1)))) {
+            Ok((i, outcome)) => {
+                outcomes[i] = Some(outcome);
+                received += 1;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let interrupted = watchdog.join().unwrap_or(false);
+    for (handle, outcome) in handles.into_iter().zip(&outcomes) {
+        if outcome.is_some() {
+            let _ = handle.join();
+        }
+    }
+    drop(cpuset);
+    let ended = Nanos::from_ns(ended_ns.load(Ordering::SeqCst))
+        .min(end)
+        .saturating_sub(start);
+    Ok(summarise(
+        set,
+        cfg,
+        &policies,
+        outcomes,
+        ended,
+        interrupted,
+        throttling,
+    ))
+}
+
+/// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the sum of
+/// runtime/period stays under the admission limit `limit` (CPUs x
+/// (sched_rt_runtime_us / sched_rt_period_us - the fair server's share)). Each margin is
+/// scaled by the same factor f = (limit - 0.001 - sum C/T) / sum m/T, down to
+/// 0; if the WCETs alone exceed the limit, admission refuses and says so.
+pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) {
+    let mut wcet_share = 0.0;
+    let mut margin_share = 0.0;
+    for (t, p) in set.tasks.iter().zip(policies.iter()) {
+        if let Policy::Deadline {
+            runtime, period, ..
+        } = *p
+        {
+            wcet_share += t.wcet.as_ns() as f64 / period.as_ns() as f64;
+            margin_share += runtime.saturating_sub(t.wcet).as_ns() as f64 / period.as_ns() as f64;
+        }
+    }
+    if margin_share <= 0.0 || wcet_share + margin_share <= limit - 0.001 {
+        return;
+    }
+    let factor = ((limit - 0.001 - wcet_share) / margin_share).clamp(0.0, 1.0);
+    for (t, p) in set.tasks.iter().zip(policies.iter_mut()) {
+        if let Policy::Deadline { runtime, .. } = p {
+            let margin = runtime.saturating_sub(t.wcet).as_ns() as f64 * factor;
+            *runtime = t.wcet.saturating_add(Nanos::from_ns(margin as u64));
+        }
+    }
+}
+
+/// Refuses what cannot run: an empty set, a zero duration, periods or
+/// execution times the timeline cannot hold.
+fn check_set(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
+    let invalid = |why: String| RtError::Invalid {
+        what: format!("task set `{}`", set.name),
+        why,
+    };
+    if set.tasks.is_empty() {
+        return Err(invalid("it has no tasks".into()));
+    }
+    if cfg.duration.is_zero() {
+        return Err(RtError::Invalid {
+            what: "--duration".into(),
+            why: "must be more than 0".into(),
+        });
+    }
+    for t in &set.tasks {
+        if t.period.is_zero() || t.wcet.is_zero() {
+            return Err(invalid(format!(
+                "task `{}` needs a period and an execution time above 0",
+                t.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// State shared by the coordinator, the watchdog and the task threads.
+struct Shared {
+    stop: Arc<AtomicBool>,
+    ended_ns: Arc<AtomicU64>,
+    start_ns: Arc<AtomicU64>,
+    abort: Arc<AtomicBool>,
+    gate: Arc<Barrier>,
+}
+
+/// One task's thread.
+struct TaskThread {
+    index: usize,
+    task: Task,
+    policy: Policy,
+    cpu: Option<usize>,
+    cpuset: Option<CpusetDoor>,
+    duration: Nanos,
+    on_miss: Overrun,
+    lag_controller: bool,
+}
+
+impl TaskThread {
+    /// Affinity (or the cpuset, for SCHED_DEADLINE), then the policy.
+    fn set_up(&self) -> Result<(), RtError> {
+        match (&self.cpuset, self.cpu) {
+            (Some(set), _) => set.add_current_thread()?,
+            (None, Some(cpu)) if !matches!(self.policy, Policy::Deadline { .. }) => {
+                policy::set_current_thread_affinity(&[cpu])?
+            }
+            _ => {}
+        }
+        policy::set_current_thread_policy(&self.policy)
+    }
+
+    /// Releases `offset + k*T` until the end. Nothing here allocates (the
+    /// records are preallocated), locks or prints.
+    fn run_jobs(&self, shared: &Shared) -> TaskOutcome {
+        let start = Nanos::from_ns(shared.start_ns.load(Ordering::SeqCst));
+        let t = &self.task;
+        let releases = self
+            .duration
+            .saturating_sub(t.offset)
+            .div_ceil(t.period)
+            .min(1 << 24) as usize;
+        let mut outcome = TaskOutcome {
+            jobs: Vec::with_capacity(releases + 1),
+            ..TaskOutcome::default()
+        };
+        let mut waiter = if self.lag_controller {
+            Waiter::Controlled(LagController::new(LagController::DEFAULT_KI, t.period))
+        } else {
+            Waiter::Plain
+        };
+        let mut clock = MonotonicClock;
+        let switches_at_start = thread_switches();
+        // (deadline, finish) of jobs that may still have been pending at
+        // the release being decided, for `skip`.
+        let mut pending = Pending::default();
+        let mut k: u64 = 0;
+        while let Some(release) = self.release(k) {
+            if self.on_miss == Overrun::Skip && pending.skips(release) {
+                outcome.skipped += 1;
+                k += 1;
+                continue;
+            }
+            let deadline = release.saturating_add(t.deadline);
+            let wake_at = start
+                .saturating_add(release)
+                .saturating_add(Nanos::from_ns(self.index as u64));
+            if clock_now() < wake_at {
+                waiter.wait_until(&mut clock, wake_at);
+            }
+            if shared.stop.load(Ordering::Relaxed) {
+                self.record_backlog(shared, start, k, pending, &mut outcome);
+                break;
+            }
+            let before = thread_switches();
+            let began = clock_now().saturating_sub(start);
+            let done = burn_cpu_unless_stopped(t.wcet, &shared.stop);
+            let finished = clock_now().saturating_sub(start);
+            let after = thread_switches();
+            outcome.jobs.push(JobRecord {
+                task: self.index,
+                job: k,
+                release,
+                deadline,
+                start: Some(began),
+                finish: done.then_some(finished),
+                voluntary_switches: after.0.saturating_sub(before.0),
+                involuntary_switches: after.1.saturating_sub(before.1),
+                cpu: done.then(current_cpu).flatten(),
+            });
+            if !done {
+                pending.push(deadline, Nanos::MAX);
+                self.record_backlog(shared, start, k + 1, pending, &mut outcome);
+                break;
+            }
+            if self.on_miss == Overrun::Skip {
+                pending.push(deadline, finished);
+            }
+            k += 1;
+        }
+        let switches_at_end = thread_switches();
+        outcome.context_switches = (switches_at_end.0 + switches_at_end.1)
+            .saturating_sub(switches_at_start.0 + switches_at_start.1);
+        outcome
+    }
+
+    /// Release k relative to the start, or `None` at or after the end.
+    fn release(&self, k: u64) -> Option<Nanos> {
+        let r = self
+            .task
+            .period
+            .checked_mul(k)?
+            .checked_add(self.task.offset)?;
+        (r < self.duration).then_some(r)
+    }
+
+    /// After the stop: jobs `from..` released before the run ended, never
+    /// started (with `skip`, releases that find a late job pending are
+    /// skipped, as in the loop).
+    fn record_backlog(
+        &self,
+        shared: &Shared,
+        start: Nanos,
+        from: u64,
+        mut pending: Pending,
+        outcome: &mut TaskOutcome,
+    ) {
+        let ended = Nanos::from_ns(shared.ended_ns.load(Ordering::SeqCst)).saturating_sub(start);
+        let mut k = from;
+        while let Some(release) = self.release(k).filter(|r| *r < ended) {
+            if self.on_miss == Overrun::Skip && pending.skips(release) {
+                outcome.skipped += 1;
+            } else {
+                let deadline = release.saturating_add(self.task.deadline);
+                outcome
+                    .jobs
+                    .push(JobRecord::unstarted(self.index, k, release, deadline));
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The `skip` rule of the simulator, replayed after the fact: a release at
+/// r is skipped when the oldest job still pending at r (released earlier,
+/// finished after r) has its deadline at or before r. The thread decides
+/// release r only once the jobs before it are done, so it knows their
+/// finish times.
+#[derive(Debug, Default)]
+struct Pending {
+    /// (deadline, finish) of jobs made, oldest first; finishes increase.
+    jobs: std::collections::VecDeque<(Nanos, Nanos)>,
+}
+
+impl Pending {
+    fn push(&mut self, deadline: Nanos, finish: Nanos) {
+        self.jobs.push_back((deadline, finish));
+    }
+
+    fn skips(&mut self, release: Nanos) -> bool {
+        while self.jobs.front().is_some_and(|&(_, f)| f <= release) {
+            self.jobs.pop_front();
+        }
+        self.jobs.front().is_some_and(|&(d, _)| d <= release)
+    }
+}
+
+fn clock_now() -> Nanos {
+    monotonic_now()
+}
+
+/// (voluntary, involuntary) context switches of the calling thread so far.
+fn thread_switches() -> (u64, u64) {
+    // SAFETY: an all-zero rusage is a valid value to be overwritten.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_THREAD is
+    // supported since Linux 2.6.26.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    if rc != 0 {
+        return (0, 0);
+    }
+    (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64)
+}
+
+/// The CPU the calling thread runs on.
+fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu takes no arguments and only returns a value.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok()
+}
+
+/// Starts the thread that ends the run: at `end`, or when `interrupt` is
+/// set (the coordinator forwards Ctrl-C to it). It returns whether the run
+/// was interrupted.
+fn spawn_watchdog(
+    cfg: &RunConfig,
+    end: Nanos,
+    stop: Arc<AtomicBool>,
+    ended_ns: Arc<AtomicU64>,
+    interrupt: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<bool>, RtError> {
+    let other_cpus: Vec<usize> = policy::allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| Some(*c) != cfg.cpu)
+        .collect();
+    let name = "rtlab-watchdog".to_string();
+    std::thread::Builder::new()
+        .name(name.clone())
+        .spawn(move || {
+            if !other_cpus.is_empty() {
+                let _ = policy::set_current_thread_affinity(&other_cpus);
+            }
+            // Above every task thread; without the privilege it stays
+            // SCHED_OTHER, which RT throttling still lets run.
+            let _ = policy::set_current_thread_policy(&Policy::Fifo { priority: 99 });
+            let mut interrupted = false;
+            loop {
+                let now = monotonic_now();
+                if now >= end || stop.load(Ordering::SeqCst) {
+                    // The end, or every thread already made its last release.
+                    break;
+                }
+                if interrupt.load(Ordering::Relaxed) {
+                    interrupted = true;
+                    ended_ns.store(now.as_ns(), Ordering::SeqCst);
+                    break;
+                }
+                crate::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(20))));
+            }
+            stop.store(true, Ordering::SeqCst);
+            interrupted
+        })
+        .map_err(|source| RtError::Spawn { name, source })
+}
+
+/// Builds the report from the threads' outcomes.
+fn summarise(
+    set: &TaskSet,
+    cfg: &RunConfig,
+    policies: &[Policy],
+    outcomes: Vec<Option<TaskOutcome>>,
+    ended: Nanos,
+    interrupted: bool,
+    throttling: Option<RtThrottling>,
+) -> RunReport {
+    let mut tasks = Vec::with_capacity(set.tasks.len());
+    let mut jobs = Vec::new();
+    let mut lost_tasks = Vec::new();
+    let mut context_switches = 0;
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        let name = &set.tasks[i].name;
+        let outcome = outcome.unwrap_or_else(|| {
+            lost_tasks.push(name.clone());
+            TaskOutcome::default()
+        });
+        let mut m = task_metrics(name, &outcome, ended);
+        m.thread_policy = policies[i].to_string();
+        context_switches += outcome.context_switches;
+        jobs.extend_from_slice(&outcome.jobs);
+        tasks.push(m);
+    }
+    jobs.sort_by_key(|j| (j.release, j.task, j.job));
+    let sum = |f: fn(&TaskRunMetrics) -> u64| tasks.iter().map(f).sum::<u64>();
+    let seconds = ended.as_secs_f64();
+    RunReport {
+        policy: cfg.policy.name().into(),
+        scheduler: cfg.policy.simulator_spec(rr_timeslice()),
+        taskset: set.name.clone(),
+        duration_ns: cfg.duration.as_ns(),
+        ended_ns: ended.as_ns(),
+        interrupted,
+        cpu: cfg.cpu,
+        protocol: "none".into(),
+        on_miss: cfg.on_miss.name().into(),
+        tick_ns: None,
+        seed: None,
+        jitter: "none".into(),
+        lag_controller: cfg.lag_controller,
+        rt_throttling: throttling.map_or_else(|| "unknown".into(), |t| t.describe_limit()),
+        released: sum(|t| t.released),
+        completed: sum(|t| t.completed),
+        deadline_misses: sum(|t| t.misses),
+        aborted: 0,
+        skipped: sum(|t| t.skipped),
+        preemptions: sum(|t| t.preemptions),
+        context_switches,
+        context_switches_per_s: if seconds > 0.0 {
+            context_switches as f64 / seconds
+        } else {
+            0.0
+        },
+        overhead_ns: None,
+        idle_ns: None,
+        first_miss_ns: tasks.iter().filter_map(|t| t.first_miss_ns).min(),
+        events: None,
+        start_deadline_misses: sum(|t| t.start_deadline_misses),
+        tasks,
+        lost_tasks,
+        scheduler_data: None,
+        jobs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ms(v)
+    }
+
+    /// C = 30, T = 10, D = 40, run back to back from 0: jobs finish at 30,
+    /// 60, 90, 120; the release at 50 finds job 1 (deadline 50) pending, so
+    /// it and later ones are skipped while a late job is pending, exactly
+    /// as the simulator's `--on-miss skip` does.
+    #[test]
+    fn skip_replays_the_simulators_rule() {
+        let mut p = Pending::default();
+        p.push(ms(40), ms(30));
+        assert!(!p.skips(ms(10)));
+        p.push(ms(50), ms(60));
+        assert!(!p.skips(ms(20)));
+        p.push(ms(60), ms(90));
+        assert!(!p.skips(ms(30)));
+        p.push(ms(70), ms(120));
+        assert!(!p.skips(ms(40)));
+        assert!(p.skips(ms(50)), "job 1 (deadline 50) is pending at 50");
+        assert!(p.skips(ms(60)), "job 2 (deadline 60) is pending at 60");
+        assert!(p.skips(ms(110)), "job 3 (deadline 70) is pending at 110");
+        assert!(!p.skips(ms(120)), "nothing pending at 120");
+    }
+}

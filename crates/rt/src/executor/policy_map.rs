@@ -1,0 +1,338 @@
+//! From a run policy (`--policy`) to one Linux policy per task thread.
+//!
+//! | run policy   | threads                                   | simulator counterpart |
+//! | ------------ | ----------------------------------------- | --------------------- |
+//! | `other`      | SCHED_OTHER, nice 0                       | none                  |
+//! | `fifo-order` | SCHED_FIFO, all at one priority           | `fifo`                |
+//! | `rm`, `dm`   | SCHED_FIFO, distinct priorities           | `fp:rm`, `fp:dm`      |
+//! | `given`      | SCHED_FIFO, the file's priorities' order  | `fp:given`            |
+//! | `rr`         | SCHED_RR, all at one priority             | `rr:Q`, Q = kernel RR timeslice |
+//! | `edf`        | SCHED_DEADLINE (runtime, min(D,T), T)     | `edf`                 |
+//!
+//! `fifo-order` is paper 000's Lingua Franca-like behaviour: one priority,
+//! so a job runs to completion once started (SCHED_FIFO threads at equal
+//! priority do not preempt each other) and jobs start in release order, ties
+//! in declaration order (see [`super::tie_break`]).
+//!
+//! RM and DM order tasks by (period, deadline, declaration index) and
+//! (deadline, period, index), the tie rules of `rtlab-analysis` and the
+//! simulator, and give SCHED_FIFO priorities [`BASE_PRIORITY`].. upwards;
+//! the run's watchdog sits above them at 99.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rtlab_model::{Nanos, TaskSet};
+
+use crate::error::RtError;
+use crate::policy::Policy;
+
+/// The SCHED_FIFO/RR priority of the least urgent task.
+pub const BASE_PRIORITY: u8 = 10;
+/// The highest priority a task thread may get (the watchdog has 99).
+pub const TOP_TASK_PRIORITY: u8 = 97;
+
+/// How the task threads of a run are scheduled (`rtlab run --policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPolicy {
+    /// SCHED_OTHER (CFS/EEVDF).
+    Other,
+    /// SCHED_FIFO at one priority: non-preemptive, release order.
+    FifoOrder,
+    /// SCHED_FIFO, rate-monotonic priorities.
+    RateMonotonic,
+    /// SCHED_FIFO, deadline-monotonic priorities.
+    DeadlineMonotonic,
+    /// SCHED_FIFO in the order of the file's `priority` (larger is more urgent).
+    Given,
+    /// SCHED_RR, all at one priority.
+    RoundRobin,
+    /// SCHED_DEADLINE: EDF with a constant-bandwidth server per task.
+    Edf,
+}
+
+impl RunPolicy {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunPolicy::Other => "other",
+            RunPolicy::FifoOrder => "fifo-order",
+            RunPolicy::RateMonotonic => "rm",
+            RunPolicy::DeadlineMonotonic => "dm",
+            RunPolicy::Given => "given",
+            RunPolicy::RoundRobin => "rr",
+            RunPolicy::Edf => "edf",
+        }
+    }
+
+    /// The simulator's `--scheduler` spec that models this policy, or `None`
+    /// for `other` (CFS has no model in the simulator). `rr_timeslice` is the
+    /// kernel's SCHED_RR quantum ([`rr_timeslice`]).
+    pub fn simulator_spec(self, rr_timeslice: Nanos) -> Option<String> {
+        match self {
+            RunPolicy::Other => None,
+            RunPolicy::FifoOrder => Some("fifo".into()),
+            RunPolicy::RateMonotonic => Some("fp:rm".into()),
+            RunPolicy::DeadlineMonotonic => Some("fp:dm".into()),
+            RunPolicy::Given => Some("fp:given".into()),
+            RunPolicy::RoundRobin => Some(format!("rr:{rr_timeslice}")),
+            RunPolicy::Edf => Some("edf".into()),
+        }
+    }
+
+    /// True for SCHED_DEADLINE.
+    pub fn is_deadline(self) -> bool {
+        self == RunPolicy::Edf
+    }
+
+    /// True for the policies RT throttling applies to (FIFO and RR).
+    pub fn is_fifo_or_rr(self) -> bool {
+        !matches!(self, RunPolicy::Other | RunPolicy::Edf)
+    }
+}
+
+impl fmt::Display for RunPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RunPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RunPolicy, String> {
+        Ok(match s {
+            "other" => RunPolicy::Other,
+            "fifo-order" => RunPolicy::FifoOrder,
+            "rm" => RunPolicy::RateMonotonic,
+            "dm" => RunPolicy::DeadlineMonotonic,
+            "given" => RunPolicy::Given,
+            "rr" => RunPolicy::RoundRobin,
+            "edf" => RunPolicy::Edf,
+            _ => {
+                return Err(format!(
+                    "--policy `{s}`: use other, fifo-order, rm, dm, given, rr or edf"
+                ))
+            }
+        })
+    }
+}
+
+/// The SCHED_DEADLINE budget of a task: its WCET plus a margin for what the
+/// kernel charges to the thread besides the job's own work (wake-up, clock
+/// reads, the record). With no explicit margin it is max(5% of C, 100 us).
+/// The budget is capped at min(D, T), since the kernel needs runtime <=
+/// deadline <= period.
+pub fn deadline_runtime(wcet: Nanos, deadline: Nanos, margin: Option<Nanos>) -> Nanos {
+    let margin =
+        margin.unwrap_or_else(|| Nanos::from_ns(wcet.as_ns() / 20).max(Nanos::from_us(100)));
+    wcet.saturating_add(margin).min(deadline)
+}
+
+/// One Linux policy per task, in declaration order.
+///
+/// Errors: `given` with a task that has no `priority`; more distinct
+/// priorities than SCHED_FIFO offers between [`BASE_PRIORITY`] and
+/// [`TOP_TASK_PRIORITY`].
+pub fn thread_policies(
+    set: &TaskSet,
+    policy: RunPolicy,
+    edf_margin: Option<Nanos>,
+) -> Result<Vec<Policy>, RtError> {
+    let tasks = &set.tasks;
+    let n = tasks.len();
+    let fifo_levels = |ranks: Vec<usize>| -> Result<Vec<Policy>, RtError> {
+        let top = ranks.iter().copied().max().unwrap_or(0);
+        if top > usize::from(TOP_TASK_PRIORITY - BASE_PRIORITY) {
+            return Err(RtError::Invalid {
+                what: format!("--policy {policy}"),
+                why: format!(
+                    "{} distinct priorities do not fit in SCHED_FIFO {BASE_PRIORITY}..={TOP_TASK_PRIORITY}",
+                    top + 1
+                ),
+            });
+        }
+        Ok(ranks
+            .into_iter()
+            .map(|r| Policy::Fifo {
+                priority: BASE_PRIORITY + r as u8,
+            })
+            .collect())
+    };
+    match policy {
+        RunPolicy::Other => Ok(vec![Policy::Other { nice: 0 }; n]),
+        RunPolicy::FifoOrder => Ok(vec![
+            Policy::Fifo {
+                priority: BASE_PRIORITY
+            };
+            n
+        ]),
+        RunPolicy::RoundRobin => Ok(vec![
+            Policy::RoundRobin {
+                priority: BASE_PRIORITY
+            };
+            n
+        ]),
+        RunPolicy::RateMonotonic => {
+            fifo_levels(urgency_ranks(n, |i| (tasks[i].period, tasks[i].deadline)))
+        }
+        RunPolicy::DeadlineMonotonic => {
+            fifo_levels(urgency_ranks(n, |i| (tasks[i].deadline, tasks[i].period)))
+        }
+        RunPolicy::Given => {
+            let mut given = Vec::with_capacity(n);
+            for t in tasks {
+                given.push(t.priority.ok_or_else(|| RtError::Invalid {
+                    what: "--policy given".into(),
+                    why: format!("task `{}` has no priority (add `priority = N`)", t.name),
+                })?);
+            }
+            // Equal file priorities share a level; distinct ones keep their order.
+            let mut distinct = given.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let ranks = given
+                .iter()
+                .map(|p| distinct.binary_search(p).unwrap_or(0))
+                .collect();
+            fifo_levels(ranks)
+        }
+        RunPolicy::Edf => Ok(tasks
+            .iter()
+            .map(|t| {
+                let deadline = t.deadline.min(t.period);
+                Policy::Deadline {
+                    runtime: deadline_runtime(t.wcet, deadline, edf_margin),
+                    deadline,
+                    period: t.period,
+                }
+            })
+            .collect()),
+    }
+}
+
+/// Rank 0 for the least urgent task, n-1 for the most urgent, ordering by
+/// `key` ascending (smaller key is more urgent) and then declaration order.
+fn urgency_ranks<K: Ord>(n: usize, key: impl Fn(usize) -> K) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (key(i), i));
+    let mut ranks = vec![0; n];
+    for (position, &i) in order.iter().enumerate() {
+        ranks[i] = n - 1 - position;
+    }
+    ranks
+}
+
+/// The kernel's SCHED_RR quantum (`/proc/sys/kernel/sched_rr_timeslice_ms`,
+/// 100 ms by default).
+pub fn rr_timeslice() -> Nanos {
+    std::fs::read_to_string("/proc/sys/kernel/sched_rr_timeslice_ms")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map_or(Nanos::from_ms(100), Nanos::from_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::Task;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ms(v)
+    }
+
+    fn set() -> TaskSet {
+        TaskSet::new(
+            "s",
+            vec![
+                Task::new("slow", ms(100), ms(1)).with_deadline(ms(10)),
+                Task::new("fast", ms(20), ms(1)),
+                Task::new("fast2", ms(20), ms(1)),
+            ],
+        )
+    }
+
+    fn priorities(policy: RunPolicy) -> Vec<u8> {
+        thread_policies(&set(), policy, None)
+            .unwrap()
+            .iter()
+            .map(|p| p.priority())
+            .collect()
+    }
+
+    #[test]
+    fn rm_orders_by_period_then_declaration() {
+        assert_eq!(priorities(RunPolicy::RateMonotonic), vec![10, 12, 11]);
+    }
+
+    #[test]
+    fn dm_orders_by_deadline() {
+        assert_eq!(priorities(RunPolicy::DeadlineMonotonic), vec![12, 11, 10]);
+    }
+
+    #[test]
+    fn fifo_order_and_rr_share_one_priority() {
+        assert_eq!(priorities(RunPolicy::FifoOrder), vec![10, 10, 10]);
+        let rr = thread_policies(&set(), RunPolicy::RoundRobin, None).unwrap();
+        assert!(rr.iter().all(|p| p.short_name() == "rr"));
+    }
+
+    #[test]
+    fn given_keeps_the_files_order_and_ties() {
+        let mut s = set();
+        for (t, p) in s.tasks.iter_mut().zip([7, 50, 7]) {
+            t.priority = Some(p);
+        }
+        let levels: Vec<u8> = thread_policies(&s, RunPolicy::Given, None)
+            .unwrap()
+            .iter()
+            .map(|p| p.priority())
+            .collect();
+        assert_eq!(levels, vec![10, 11, 10]);
+    }
+
+    #[test]
+    fn given_without_priorities_is_explained() {
+        let e = thread_policies(&set(), RunPolicy::Given, None).unwrap_err();
+        assert!(e.to_string().contains("task `slow` has no priority"), "{e}");
+    }
+
+    #[test]
+    fn edf_budget_is_wcet_plus_margin_capped_at_the_deadline() {
+        assert_eq!(
+            deadline_runtime(ms(10), ms(20), None),
+            ms(10) + Nanos::from_us(500)
+        );
+        assert_eq!(
+            deadline_runtime(ms(1), ms(20), None),
+            ms(1) + Nanos::from_us(100)
+        );
+        assert_eq!(deadline_runtime(ms(10), ms(10), None), ms(10));
+        assert_eq!(
+            deadline_runtime(ms(1), ms(20), Some(Nanos::from_us(7))),
+            ms(1) + Nanos::from_us(7)
+        );
+        let p = thread_policies(&set(), RunPolicy::Edf, None).unwrap();
+        assert_eq!(
+            p[0],
+            Policy::Deadline {
+                runtime: ms(1) + Nanos::from_us(100),
+                deadline: ms(10),
+                period: ms(100)
+            }
+        );
+    }
+
+    #[test]
+    fn policy_names_round_trip_and_bad_names_are_explained() {
+        for name in ["other", "fifo-order", "rm", "dm", "given", "rr", "edf"] {
+            assert_eq!(name.parse::<RunPolicy>().unwrap().name(), name);
+        }
+        let e = "fifo".parse::<RunPolicy>().unwrap_err();
+        assert!(e.contains("use other, fifo-order"), "{e}");
+        assert_eq!(
+            RunPolicy::RoundRobin.simulator_spec(ms(100)).unwrap(),
+            "rr:100ms"
+        );
+    }
+}
