@@ -58,6 +58,23 @@ pub enum RtError {
         /// More on the limit (the fair server's share), empty or starting with `; `.
         note: String,
     },
+    /// The WCETs of a SCHED_DEADLINE run alone exceed what admission control
+    /// allows on the CPUs it uses, so some thread would be refused.
+    #[error(
+        "the WCETs alone need {need:.3} of {cpus} CPU(s) under SCHED_DEADLINE, more than admission control \
+         allows ({limit:.3} = sched_rt_runtime_us / sched_rt_period_us{note}); run with --no-rt-throttling \
+         (lifts the limit for the run), on more CPUs (--no-pin), or with a lighter set"
+    )]
+    DeadlineOverLimit {
+        /// Sum of C/T.
+        need: f64,
+        /// CPUs the run uses.
+        cpus: usize,
+        /// The admission limit for those CPUs.
+        limit: f64,
+        /// How the limit is made up (the fair server's share).
+        note: String,
+    },
     /// A parameter the kernel (or rtlab, before asking it) refuses (EINVAL).
     #[error("invalid {what}: {why}")]
     Invalid {

@@ -143,6 +143,10 @@ pub fn default_cpu() -> usize {
 /// every thread to reach its first sleep.
 const START_DELAY: Nanos = Nanos::from_ms(50);
 
+/// How long a refused SCHED_DEADLINE admission is retried, beyond one
+/// period (see `set_policy_waiting_for_released_bandwidth`).
+const ADMISSION_PATIENCE: Nanos = Nanos::from_ms(500);
+
 /// Runs `set` on real threads. `interrupt` (e.g. the Ctrl-C flag) ends the
 /// run early; what was recorded is returned.
 ///
@@ -176,8 +180,22 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
             Some(_) => 1,
             None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
         };
-        let per_cpu = limit - policy::fair_server_share();
-        fit_deadline_budgets(set, &mut policies, per_cpu * cpus as f64);
+        let fair = policy::fair_server_share();
+        let admitted = (limit - fair) * cpus as f64;
+        if let Err(need) = fit_deadline_budgets(set, &mut policies, admitted) {
+            return Err(RtError::DeadlineOverLimit {
+                need,
+                cpus,
+                limit: admitted,
+                note: if fair > 0.0 {
+                    format!(
+                        " minus {fair:.3} per CPU reserved for the fair server since Linux 6.12"
+                    )
+                } else {
+                    String::new()
+                },
+            });
+        }
     }
     // Owned here and dropped when `run` returns, after every thread that
     // reported has been joined (a lost thread is moved out on drop).
@@ -331,8 +349,9 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
 /// runtime/period stays under the admission limit `limit` (CPUs x
 /// (sched_rt_runtime_us / sched_rt_period_us - the fair server's share)). Each margin is
 /// scaled by the same factor f = (limit - 0.001 - sum C/T) / sum m/T, down to
-/// 0; if the WCETs alone exceed the limit, admission refuses and says so.
-pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) {
+/// 0. When the WCETs alone leave no room (sum C/T > limit - 0.001) nothing
+/// changes and the error is sum C/T: every job would exhaust its budget.
+pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) -> Result<(), f64> {
     let mut wcet_share = 0.0;
     let mut margin_share = 0.0;
     for (t, p) in set.tasks.iter().zip(policies.iter()) {
@@ -344,8 +363,11 @@ pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) 
             margin_share += runtime.saturating_sub(t.wcet).as_ns() as f64 / period.as_ns() as f64;
         }
     }
+    if wcet_share > limit - 0.001 {
+        return Err(wcet_share);
+    }
     if margin_share <= 0.0 || wcet_share + margin_share <= limit - 0.001 {
-        return;
+        return Ok(());
     }
     let factor = ((limit - 0.001 - wcet_share) / margin_share).clamp(0.0, 1.0);
     for (t, p) in set.tasks.iter().zip(policies.iter_mut()) {
@@ -354,6 +376,7 @@ pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) 
             *runtime = t.wcet.saturating_add(Nanos::from_ns(margin as u64));
         }
     }
+    Ok(())
 }
 
 /// Refuses what cannot run: an empty set, a zero duration, periods or
@@ -414,7 +437,26 @@ impl TaskThread {
             }
             _ => {}
         }
-        policy::set_current_thread_policy(&self.policy)
+        self.set_policy_waiting_for_released_bandwidth()
+    }
+
+    /// Sets the policy. A SCHED_DEADLINE refusal is retried for a while:
+    /// the kernel frees the bandwidth of a deadline thread that exited only
+    /// at its zero-lag time (up to a period later), so a run that follows
+    /// another one at once can be refused for bandwidth that is about to be
+    /// free.
+    fn set_policy_waiting_for_released_bandwidth(&self) -> Result<(), RtError> {
+        let patience = monotonic_now()
+            .saturating_add(ADMISSION_PATIENCE)
+            .saturating_add(self.task.period);
+        loop {
+            match policy::set_current_thread_policy(&self.policy) {
+                Err(RtError::DeadlineAdmission { .. }) if monotonic_now() < patience => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Releases `offset + k*T` until the end. Nothing here allocates (the
@@ -692,6 +734,7 @@ fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_model::Task;
 
     fn ms(v: u64) -> Nanos {
         Nanos::from_ms(v)
@@ -716,5 +759,41 @@ mod tests {
         assert!(p.skips(ms(60)), "job 2 (deadline 60) is pending at 60");
         assert!(p.skips(ms(110)), "job 3 (deadline 70) is pending at 110");
         assert!(!p.skips(ms(120)), "nothing pending at 120");
+    }
+
+    /// paper 000's scenario 4 under a 0.95 limit: C/T = 0.12 + 0.80 = 0.92,
+    /// default margins 0.15/25 + 2/50 = 0.046 would make 0.966; they shrink
+    /// by f = (0.949 - 0.92) / 0.046 = 0.6304...
+    #[test]
+    fn deadline_margins_shrink_to_fit_and_wcets_over_the_limit_are_refused() {
+        let set = TaskSet::new(
+            "s4",
+            vec![
+                Task::new("t1", ms(25), ms(3)).with_deadline(ms(23)),
+                Task::new("t2", ms(50), ms(40)).with_deadline(ms(45)),
+            ],
+        );
+        let mut policies = thread_policies(&set, RunPolicy::Edf, None).unwrap();
+        assert_eq!(fit_deadline_budgets(&set, &mut policies, 0.95), Ok(()));
+        let runtimes: Vec<u64> = policies
+            .iter()
+            .map(|p| match p {
+                Policy::Deadline { runtime, .. } => runtime.as_ns(),
+                _ => unreachable!(),
+            })
+            .collect();
+        let factor = (0.949 - 0.92) / (0.15 / 25.0 + 2.0 / 50.0);
+        let expect = |c_ms: f64, m_ms: f64| ((c_ms + m_ms * factor) * 1e6) as u64;
+        assert!(runtimes[0].abs_diff(expect(3.0, 0.15)) <= 1, "{runtimes:?}");
+        assert!(runtimes[1].abs_diff(expect(40.0, 2.0)) <= 1, "{runtimes:?}");
+        let total: f64 = runtimes[0] as f64 / 25e6 + runtimes[1] as f64 / 50e6;
+        assert!(total <= 0.949 + 1e-9);
+        // Room for the full margins: unchanged.
+        let mut roomy = thread_policies(&set, RunPolicy::Edf, None).unwrap();
+        assert_eq!(fit_deadline_budgets(&set, &mut roomy, 2.0), Ok(()));
+        assert_eq!(roomy, thread_policies(&set, RunPolicy::Edf, None).unwrap());
+        // 0.92 of WCET does not fit in 0.90.
+        let e = fit_deadline_budgets(&set, &mut roomy, 0.90).unwrap_err();
+        assert!((e - 0.92).abs() < 1e-9);
     }
 }
