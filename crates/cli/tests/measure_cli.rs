@@ -26,13 +26,10 @@ fn latency_other_records_the_requested_loops() {
     let t = &threads[0];
     assert_eq!(t["policy"], "other");
     assert_eq!(t["requested_loops"], 50);
-    let loops = t["loops"].as_u64().unwrap();
-    let missed = t["missed_periods"].as_u64().unwrap();
-    assert_eq!(
-        loops + missed,
-        50,
-        "every period is a loop or a skipped release"
-    );
+    // As cyclictest -l: every requested loop is measured; periods skipped
+    // after a late wake-up are counted apart (missed_periods).
+    assert_eq!(t["loops"], 50, "every requested loop is measured");
+    assert!(t["missed_periods"].as_u64().is_some());
     let (min, avg, max) = (
         t["min_ns"].as_u64().unwrap(),
         t["avg_ns"].as_u64().unwrap(),

@@ -507,11 +507,7 @@ fn measure(
     let end = cfg.duration.map(|d| start.saturating_add(d));
     let mut next = start.saturating_add(interval);
     let mut previous: Option<Nanos> = None;
-    // `period` counts the periods of the timeline, measured or skipped: a
-    // loop-bound run covers exactly `loops` of them (loops + missed).
-    let mut period: u64 = 0;
-    let mut index: u64 = 0;
-    while period < loops {
+    for index in 0..loops {
         if stop.load(Ordering::Relaxed) || end.is_some_and(|e| next > e) {
             break;
         }
@@ -525,13 +521,10 @@ fn measure(
         });
         rec.record(index, next.saturating_sub(start), latency, jitter);
         previous = Some(now);
-        index += 1;
-        period += 1;
         next = next.saturating_add(interval);
-        while next <= now && period < loops {
+        while next <= now {
             next = next.saturating_add(interval);
             rec.missed += 1;
-            period += 1;
         }
     }
 }
