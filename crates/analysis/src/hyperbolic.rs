@@ -16,7 +16,7 @@
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::exact::{self, Fraction};
-use crate::liu_layland::{applies, utilizations};
+use crate::liu_layland::bound_verdict;
 use crate::priority::Priorities;
 use crate::verdict::{Outcome, Test, Verdict};
 
@@ -26,18 +26,12 @@ pub fn analyse(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Ou
 }
 
 fn verdict(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Verdict {
-    let fractions = utilizations(set);
-    if !exact::sum_at_most_one(&fractions) {
-        return Some(false);
-    }
-    if !applies(set, priorities) {
-        return None;
-    }
-    let passes = if blocking.iter().all(|b| b.is_zero()) {
-        exact::product_of_one_plus_at_most_two(&fractions)
-    } else {
-        let order = priorities.order();
-        (0..order.len()).all(|k| {
+    bound_verdict(
+        set,
+        priorities,
+        blocking,
+        exact::product_of_one_plus_at_most_two,
+        |order, k, fractions| {
             let i = order[k];
             let mut terms: Vec<Fraction> = order[..k].iter().map(|&j| fractions[j]).collect();
             // (Ci + Bi)/Ti, exactly, as one factor.
@@ -47,9 +41,8 @@ fn verdict(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Verdic
                 None => return false,
             }
             exact::product_of_one_plus_at_most_two(&terms)
-        })
-    };
-    passes.then_some(true)
+        },
+    )
 }
 
 #[cfg(test)]

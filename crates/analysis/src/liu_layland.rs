@@ -29,6 +29,33 @@ pub fn analyse(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Ou
 }
 
 fn verdict(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Verdict {
+    bound_verdict(
+        set,
+        priorities,
+        blocking,
+        |fractions| exact::sum_within_liu_layland(fractions, fractions.len() as u32),
+        |order, k, fractions| {
+            let i = order[k];
+            let mut terms: Vec<Fraction> = order[..=k].iter().map(|&j| fractions[j]).collect();
+            terms.push((blocking[i].as_ns(), set.tasks[i].period.as_ns()));
+            exact::sum_within_liu_layland(&terms, k as u32 + 1)
+        },
+    )
+}
+
+/// The frame the utilization bounds share: U > 1 is refused outright; a
+/// bound is inconclusive outside its assumptions ([`applies`]); without
+/// blocking `whole(fractions)` judges the set, with blocking every task
+/// (rank `k` of the priority `order`, most urgent first) is judged by
+/// `ranked(order, k, fractions)` with its own blocking term. A bound only
+/// ever accepts: failing it is inconclusive, not a miss.
+pub(crate) fn bound_verdict(
+    set: &TaskSet,
+    priorities: &Priorities,
+    blocking: &[Nanos],
+    whole: impl Fn(&[Fraction]) -> bool,
+    ranked: impl Fn(&[usize], usize, &[Fraction]) -> bool,
+) -> Verdict {
     let fractions = utilizations(set);
     if !exact::sum_at_most_one(&fractions) {
         return Some(false);
@@ -37,15 +64,10 @@ fn verdict(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Verdic
         return None;
     }
     let passes = if blocking.iter().all(|b| b.is_zero()) {
-        exact::sum_within_liu_layland(&fractions, fractions.len() as u32)
+        whole(&fractions)
     } else {
         let order = priorities.order();
-        (0..order.len()).all(|k| {
-            let i = order[k];
-            let mut terms: Vec<Fraction> = order[..=k].iter().map(|&j| fractions[j]).collect();
-            terms.push((blocking[i].as_ns(), set.tasks[i].period.as_ns()));
-            exact::sum_within_liu_layland(&terms, k as u32 + 1)
-        })
+        (0..order.len()).all(|k| ranked(&order, k, &fractions))
     };
     passes.then_some(true)
 }
