@@ -75,13 +75,26 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The timer models the overhead-aware test runs with.
-    pub fn timer_models(&self) -> Vec<TimerModel> {
+    /// The timer models the overhead-aware test runs with (tickless when
+    /// none was given).
+    pub fn timer_models(&self) -> &[TimerModel] {
         if self.timers.is_empty() {
-            vec![TimerModel::Tickless]
+            &[TimerModel::Tickless]
         } else {
-            self.timers.clone()
+            &self.timers
         }
+    }
+
+    /// The platforms of the overhead-aware test: the overheads profile under
+    /// each timer model, in order; none without a profile.
+    pub fn platforms(&self) -> impl Iterator<Item = Platform<'_>> + '_ {
+        self.overheads.iter().flat_map(move |overheads| {
+            self.timer_models().iter().map(move |&timer| Platform {
+                overheads,
+                timer,
+                threads: self.threads,
+            })
+        })
     }
 }
 
@@ -196,18 +209,11 @@ pub fn analyse(
                 timer: None,
             })
             .collect();
-            if let Some(overheads) = &options.overheads {
-                for timer in options.timer_models() {
-                    let platform = Platform {
-                        overheads,
-                        timer,
-                        threads: options.threads,
-                    };
-                    runs.push(TestRun {
-                        outcome: overhead_rta::analyse(set, &priorities, &b, &platform),
-                        timer: Some(timer),
-                    });
-                }
+            for platform in options.platforms() {
+                runs.push(TestRun {
+                    outcome: overhead_rta::analyse(set, &priorities, &b, &platform),
+                    timer: Some(platform.timer),
+                });
             }
             Ok(PolicyReport {
                 policy,
@@ -276,17 +282,12 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
             exact_verdict(s, policy, options, None) == Some(true)
         }),
     }];
-    if let (Some(overheads), Policy::Fixed(_)) = (&options.overheads, policy) {
-        for timer in options.timer_models() {
-            let platform = Platform {
-                overheads,
-                timer,
-                threads: options.threads,
-            };
+    if let Policy::Fixed(_) = policy {
+        for platform in options.platforms() {
             out.push(BreakdownRun {
                 policy,
-                overheads: Some(overheads.name.clone()),
-                tick: timer.tick(),
+                overheads: Some(platform.overheads.name.clone()),
+                tick: platform.timer.tick(),
                 result: breakdown::breakdown(set, |s| {
                     exact_verdict(s, policy, options, Some(&platform)) == Some(true)
                 }),

@@ -14,7 +14,7 @@ use rtlab_model::generate::{generate_set, GenerateError, GeneratorConfig};
 use rtlab_model::TaskSet;
 
 use crate::blocking::EdfBlocking;
-use crate::overhead_rta::{self, Platform};
+use crate::overhead_rta;
 use crate::priority::{self, PriorityPolicy};
 use crate::suite::{Options, Policy};
 use crate::verdict::{Test, Verdict};
@@ -87,12 +87,7 @@ pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
         (Test::Hyperbolic, Some(p)) => hyperbolic::analyse(set, &p, &zeros()).schedulable,
         (Test::Rta, Some(p)) => rta::is_schedulable(set, &p),
         (Test::RtaOverheads, Some(p)) => {
-            let overheads = options.overheads.as_ref()?;
-            let platform = Platform {
-                overheads,
-                timer: options.timer_models()[0],
-                threads: options.threads,
-            };
+            let platform = options.platforms().next()?;
             overhead_rta::analyse(set, &p, &zeros(), &platform).schedulable
         }
         _ => None,
