@@ -131,16 +131,19 @@ fn parse_tick(text: &str) -> Result<Nanos, String> {
     Ok(tick)
 }
 
+/// Loads the `--overheads` profile of `rtlab analyze` and `rtlab sweep`
+/// (a TOML file or a built-in), if one was given.
+pub fn load_overheads(arg: Option<&str>) -> anyhow::Result<Option<Overheads>> {
+    arg.map(Overheads::load)
+        .transpose()
+        .context("cannot load the overheads")
+}
+
 /// Runs `rtlab analyze`.
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
     let loaded = rtlab_model::file::load(&args.file)?;
     let set = &loaded.set;
-    let overheads = args
-        .overheads
-        .as_deref()
-        .map(Overheads::load)
-        .transpose()
-        .context("cannot load the overheads")?;
+    let overheads = load_overheads(args.overheads.as_deref())?;
     let mut options = Options {
         overheads,
         timers: args.tick.iter().map(|&t| TimerModel::Tick(t)).collect(),

@@ -27,7 +27,6 @@ use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::{self, Sweep, SweepTest};
 use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
-use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
 use serde_json::{json, Map, Value};
 
@@ -153,12 +152,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     if let Some(deadlines) = args.deadlines {
         generator.deadlines = deadlines;
     }
-    let overheads = args
-        .overheads
-        .as_deref()
-        .map(Overheads::load)
-        .transpose()
-        .context("cannot load the overheads")?;
+    let overheads = super::analyze::load_overheads(args.overheads.as_deref())?;
     if args
         .tests
         .iter()
