@@ -154,7 +154,7 @@ const ADMISSION_PATIENCE: Nanos = Nanos::from_ms(500);
 /// affinity or cpuset (the first such error, explained).
 pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<RunReport, RtError> {
     check_set(set, cfg)?;
-    let policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
+    let mut policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
     for p in &policies {
         p.validate()?;
     }
@@ -174,7 +174,6 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         None
     };
     let throttling = RtThrottling::read().ok();
-    let mut policies = policies;
     if let Some(limit) = throttling.and_then(|t| t.limit()) {
         let cpus = match cfg.cpu {
             Some(_) => 1,
@@ -494,7 +493,7 @@ impl TaskThread {
             let wake_at = start
                 .saturating_add(release)
                 .saturating_add(Nanos::from_ns(self.index as u64));
-            if clock_now() < wake_at {
+            if monotonic_now() < wake_at {
                 waiter.wait_until(&mut clock, wake_at);
             }
             if shared.stop.load(Ordering::Relaxed) {
@@ -502,9 +501,9 @@ impl TaskThread {
                 break;
             }
             let before = thread_switches();
-            let began = clock_now().saturating_sub(start);
+            let began = monotonic_now().saturating_sub(start);
             let done = burn_cpu_unless_stopped(t.wcet, &shared.stop);
-            let finished = clock_now().saturating_sub(start);
+            let finished = monotonic_now().saturating_sub(start);
             let after = thread_switches();
             outcome.jobs.push(JobRecord {
                 task: self.index,
@@ -592,10 +591,6 @@ impl Pending {
         }
         self.jobs.front().is_some_and(|&(d, _)| d <= release)
     }
-}
-
-fn clock_now() -> Nanos {
-    monotonic_now()
 }
 
 /// (voluntary, involuntary) context switches of the calling thread so far.
