@@ -126,6 +126,10 @@ pub enum RtError {
         /// What failed, with the path.
         why: String,
     },
+    /// A kernel setting could not be changed, or its original not recorded
+    /// (see [`crate::kernel_state`]); e.g. another live rtlab holds it.
+    #[error(transparent)]
+    KernelState(#[from] crate::kernel_state::StateError),
     /// A thread could not be started.
     #[error("cannot start thread `{name}`: {source}")]
     Spawn {

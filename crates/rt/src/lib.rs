@@ -11,6 +11,8 @@
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
+//! * [`kernel_state`]: kernel settings recorded in `/run/rtlab` before they
+//!   are changed and restored after, also after a SIGKILL.
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
 //!
 //! Every `unsafe` block is a single system call with a `SAFETY` comment.
@@ -23,6 +25,7 @@ pub mod clock;
 pub mod error;
 pub mod executor;
 pub mod interrupt;
+pub mod kernel_state;
 pub mod lag;
 pub mod lag_study;
 pub mod latency;

@@ -8,11 +8,12 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 
 use rtlab_model::Nanos;
 
 use crate::error::RtError;
+use crate::kernel_state::{self, SettingGuard};
 
 /// A Linux scheduling policy with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,22 +395,45 @@ impl Drop for MemoryLock {
 
 /// `/dev/cpu_dma_latency` held open at 0 µs, which keeps CPUs out of deep
 /// idle states for as long as it lives (the kernel drops the request when the
-/// file is closed).
+/// file is closed, also when the process is killed).
 #[derive(Debug)]
 pub struct DmaLatencyGuard {
+    // Closed first, then the record removed.
     _file: File,
+    _record: Option<SettingGuard>,
 }
 
+/// Where the CPU latency QoS request is made.
+pub const DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
 /// Asks the kernel for 0 µs exit latency from idle states until the guard is
-/// dropped. Needs root.
+/// dropped. Needs root. The hold is recorded in the state directory (see
+/// [`crate::kernel_state`]) for `rtlab doctor`; as the kernel undoes it by
+/// itself, a record that cannot be written does not stop the hold.
 pub fn hold_dma_latency_zero() -> Result<DmaLatencyGuard, RtError> {
+    let path = std::path::Path::new(DMA_LATENCY);
+    let record = kernel_state::ledger()
+        .and_then(|l| l.record_dma_latency(path, read_dma_latency().ok(), 0))
+        .ok();
     let mut file = std::fs::OpenOptions::new()
         .write(true)
-        .open("/dev/cpu_dma_latency")
+        .open(path)
         .map_err(RtError::DmaLatency)?;
     file.write_all(&0i32.to_ne_bytes())
         .map_err(RtError::DmaLatency)?;
-    Ok(DmaLatencyGuard { _file: file })
+    Ok(DmaLatencyGuard {
+        _file: file,
+        _record: record,
+    })
+}
+
+/// The CPU latency limit in force (microseconds; 2000000000 means no
+/// request): what reading `/dev/cpu_dma_latency` returns, a native-endian
+/// 32-bit integer. Needs root.
+pub fn read_dma_latency() -> std::io::Result<i32> {
+    let mut bytes = [0u8; 4];
+    File::open(DMA_LATENCY)?.read_exact(&mut bytes)?;
+    Ok(i32::from_ne_bytes(bytes))
 }
 
 /// The RT-throttling settings: FIFO/RR threads may run `runtime_us` in every
@@ -508,30 +532,23 @@ pub fn kernel_at_least(major: u32, minor: u32) -> bool {
 
 /// RT throttling and SCHED_DEADLINE admission control switched off for as
 /// long as this guard lives (`sched_rt_runtime_us = -1`); the previous value
-/// is written back on drop. A process killed with SIGKILL cannot restore it:
-/// `sysctl kernel.sched_rt_runtime_us=950000` does.
+/// is written back on drop. The change goes through the
+/// [`kernel_state`] ledger: recorded in `/run/rtlab` first, so that after a
+/// SIGKILL the next rtlab command (or `rtlab doctor --restore`) writes the
+/// original back, and refused while another live rtlab has it off.
 #[derive(Debug)]
 pub struct RtThrottlingOff {
-    previous: i64,
+    _guard: SettingGuard,
 }
 
-const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+/// The RT runtime per period, -1 for unlimited.
+pub const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
 impl RtThrottlingOff {
     /// Writes -1 to /proc/sys/kernel/sched_rt_runtime_us (needs root).
     pub fn new() -> Result<RtThrottlingOff, RtError> {
-        let previous = RtThrottling::read()?.runtime_us;
-        std::fs::write(RT_RUNTIME, "-1").map_err(|source| RtError::Os {
-            call: "write -1 to /proc/sys/kernel/sched_rt_runtime_us (needs root)",
-            source,
-        })?;
-        Ok(RtThrottlingOff { previous })
-    }
-}
-
-impl Drop for RtThrottlingOff {
-    fn drop(&mut self) {
-        let _ = std::fs::write(RT_RUNTIME, self.previous.to_string());
+        let guard = kernel_state::ledger()?.set_value(std::path::Path::new(RT_RUNTIME), "-1")?;
+        Ok(RtThrottlingOff { _guard: guard })
     }
 }
 

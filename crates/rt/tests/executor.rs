@@ -237,6 +237,16 @@ fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
         .flatten()
         .any(|e| e.file_name().to_string_lossy() == format!("rtlab-edf-{}", std::process::id()));
     assert!(!stale, "the cpuset is removed");
+    let me = std::process::id();
+    let records = rtlab_rt::kernel_state::StateDir::from_env()
+        .read_all()
+        .unwrap();
+    assert!(
+        !records
+            .iter()
+            .any(|f| f.record.as_ref().is_ok_and(|r| r.owner.pid == me)),
+        "the state file is removed with the last change"
+    );
 }
 
 #[test]

@@ -12,31 +12,44 @@
 //!
 //! Only the task threads join the cpuset (each writes its own thread id to
 //! `tasks`); the rest of the process stays where it was.
+//!
+//! Both changes, the directory and the root's load balancing, go through
+//! the [`kernel_state`] ledger: recorded in `/run/rtlab` before they are
+//! made, so that a run killed with SIGKILL is undone by the next rtlab
+//! command, and refused while another live rtlab holds them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::RtError;
+use crate::kernel_state::{
+    self, Change, Recovery, RestoredChange, SettingGuard, StateDir, StateError,
+};
 
 /// Where the cgroup-v1 cpuset hierarchy is mounted.
-const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
+pub const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
+
+/// The name of rtlab's cpusets, followed by the owner's pid.
+pub const CPUSET_PREFIX: &str = "rtlab-edf-";
 
 /// A cgroup-v1 cpuset holding one CPU exclusively; removed on drop.
 #[derive(Debug)]
 pub struct ExclusiveCpuset {
     cpu: usize,
-    root: PathBuf,
     dir: PathBuf,
-    /// The root's `cpuset.sched_load_balance` before we changed it.
-    root_balance: String,
+    // Dropped in this order: threads moved out and the directory removed,
+    // then the root's load balancing restored (the reverse of creation).
+    _cpuset: SettingGuard,
+    _root_balance: SettingGuard,
 }
 
 impl ExclusiveCpuset {
-    /// Creates `/sys/fs/cgroup/cpuset/rtlab-edf-<pid>` with `cpus = cpu`,
-    /// the root's first memory node, `cpu_exclusive = 1`, and turns load
-    /// balancing off at the root. Stale `rtlab-edf-*` cpusets of earlier runs
-    /// that died are removed first (an empty cgroup can be removed; a busy
-    /// one is left alone).
+    /// Turns load balancing off at the root and creates
+    /// `/sys/fs/cgroup/cpuset/rtlab-edf-<pid>` with `cpus = cpu`, the root's
+    /// first memory node and `cpu_exclusive = 1`. Both are recorded first
+    /// (see [`kernel_state`]); what dead rtlab processes left is restored
+    /// before, and a live one holding the root's load balancing makes this
+    /// fail with its pid.
     pub fn create(cpu: usize) -> Result<ExclusiveCpuset, RtError> {
         let root = PathBuf::from(CPUSET_ROOT);
         let fail = |why: String| RtError::Cpuset { cpu, why };
@@ -45,26 +58,28 @@ impl ExclusiveCpuset {
                 "{CPUSET_ROOT} is not a cgroup-v1 cpuset mount"
             )));
         }
-        remove_stale(&root);
-        let dir = root.join(format!("rtlab-edf-{}", std::process::id()));
-        let _ = fs::remove_dir(&dir);
-        fs::create_dir(&dir).map_err(|e| fail(format!("mkdir {}: {e}", dir.display())))?;
-        let root_balance =
-            read(&root.join("cpuset.sched_load_balance")).unwrap_or_else(|_| "1".into());
+        let state_error = |e: StateError| match e {
+            StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => RtError::from(e),
+            other => fail(other.to_string()),
+        };
+        let ledger = kernel_state::ledger().map_err(state_error)?;
+        let root_balance = ledger
+            .set_value(&root.join("cpuset.sched_load_balance"), "0")
+            .map_err(state_error)?;
+        let dir = root.join(format!("{CPUSET_PREFIX}{}", std::process::id()));
+        let cpuset = ledger.create_cgroup(&dir).map_err(state_error)?;
         let set = ExclusiveCpuset {
             cpu,
-            root,
             dir,
-            root_balance,
+            _cpuset: cpuset,
+            _root_balance: root_balance,
         };
         // From here on, Drop undoes whatever was done.
-        let mems = read(&set.root.join("cpuset.mems")).map_err(fail)?;
+        let mems = read(&root.join("cpuset.mems")).map_err(fail)?;
         let first_mem = first_in_list(&mems).unwrap_or_else(|| "0".into());
         set.write_own("cpuset.cpus", &cpu.to_string())?;
         set.write_own("cpuset.mems", &first_mem)?;
         set.write_own("cpuset.cpu_exclusive", "1")?;
-        let balance = set.root.join("cpuset.sched_load_balance");
-        write(&balance, "0").map_err(fail)?;
         Ok(set)
     }
 
@@ -103,38 +118,58 @@ impl CpusetDoor {
     }
 }
 
-impl Drop for ExclusiveCpuset {
-    fn drop(&mut self) {
-        if fs::remove_dir(&self.dir).is_err() {
-            // Threads still inside (a run that lost a thread): move them out.
-            if let Ok(tasks) = read(&self.dir.join("tasks")) {
-                for tid in tasks.split_whitespace() {
-                    let _ = write(&self.root.join("tasks"), tid);
-                }
-            }
-            let _ = fs::remove_dir(&self.dir);
+/// `rtlab-edf-PID` cpusets that no state file in `dir` describes: left by
+/// an rtlab older than the state files, or by one whose record was removed
+/// by hand. Each is listed with the pid in its name.
+pub fn stray_cpusets(dir: &StateDir) -> std::io::Result<Vec<(PathBuf, u32)>> {
+    let recorded: Vec<PathBuf> = dir
+        .read_all()?
+        .into_iter()
+        .filter_map(|f| f.record.ok())
+        .flat_map(|r| r.changes)
+        .map(|c| c.path().to_path_buf())
+        .collect();
+    let Ok(entries) = fs::read_dir(CPUSET_ROOT) else {
+        return Ok(Vec::new());
+    };
+    let mut stray = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(CPUSET_PREFIX)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if entry.path().is_dir() && !recorded.contains(&entry.path()) {
+            stray.push((entry.path(), pid));
         }
-        let _ = write(
-            &self.root.join("cpuset.sched_load_balance"),
-            self.root_balance.trim(),
-        );
     }
+    stray.sort();
+    Ok(stray)
 }
 
-/// Removes empty `rtlab-edf-*` cpusets left by runs that were killed.
-fn remove_stale(root: &Path) {
-    let Ok(entries) = fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with("rtlab-edf-")
-        {
-            let _ = fs::remove_dir(entry.path());
+/// Removes the [`stray_cpusets`] whose pid no longer runs (moving any
+/// thread still inside to the root first). With no record there is no
+/// start time to check, so a pid that runs, whoever it now is, keeps its
+/// cpuset: never remove a live run's cpuset. The root's load balancing is
+/// left as it is (its original is unknown); `rtlab doctor` reports it.
+pub fn remove_stray_cpusets(dir: &StateDir) -> std::io::Result<Vec<Recovery>> {
+    let mut done = Vec::new();
+    for (path, pid) in stray_cpusets(dir)? {
+        if kernel_state::pid_exists(pid) {
+            continue;
         }
+        let change = Change::Cpuset { id: 0, path };
+        let outcome = change.restore();
+        done.push(Recovery {
+            pid,
+            command: String::new(),
+            file: None,
+            restored: vec![RestoredChange { change, outcome }],
+        });
     }
+    Ok(done)
 }
 
 fn read(path: &Path) -> Result<String, String> {
