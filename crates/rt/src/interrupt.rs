@@ -1,36 +1,168 @@
-//! Ctrl-C as a flag: the first SIGINT (or SIGTERM) asks the run to stop and
-//! report what it measured; a second one exits at once with status 130.
+//! Stop signals as a flag, handled on a thread of their own.
+//!
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT all ask a command to stop: the first
+//! one sets the flag that measuring loops check, so the command ends its
+//! run, restores the kernel settings it changed (its guards drop) and prints
+//! what it measured. A second one restores every setting this process still
+//! has changed ([`crate::kernel_state::restore_this_process`]), says so on
+//! standard error in one line, and exits at once with status 128 + the
+//! signal number (130 for SIGINT). Whatever a restore cannot undo stays in
+//! the state file, for the next rtlab command; after SIGKILL, which no
+//! process can catch, the state file is all there is.
+//!
+//! **No handler runs on a real-time thread.** [`install_interrupt_flag`]
+//! blocks the four signals in the calling thread, so every thread started
+//! afterwards inherits the mask, and a thread of its own (`rtlab-signals`,
+//! SCHED_OTHER) takes them with `sigwaitinfo` — the POSIX way for threaded
+//! programs, and one that needs no async-signal-safe code (the restore runs
+//! on an ordinary thread). Call it from the main thread before starting
+//! other threads. `std::process::Command` clears the mask in children.
+//!
+//! **SIGHUP when the terminal is gone** (an SSH session dropping): a write
+//! to a hung-up terminal fails with EIO, and `println!` panics on a failed
+//! write. So on SIGHUP, each of standard input, output and error that was a
+//! terminal at installation and now answers EIO is pointed at `/dev/null`:
+//! the run still ends, restores and exits cleanly, and its summary goes
+//! nowhere instead of panicking. Output redirected to a file or a pipe is
+//! left alone and gets the summary.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static INSTALL: Once = Once::new();
 
-extern "C" fn on_signal(_signal: libc::c_int) {
-    if INTERRUPTED.swap(true, Ordering::SeqCst) {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(130) };
-    }
-}
+/// The signals that ask for a clean stop.
+pub const STOP_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-/// Installs the handler for SIGINT and SIGTERM (idempotent) and returns the
-/// flag it sets. Sleeps interrupted by the signal are retried by
-/// [`crate::clock::wait_until`], so measuring threads see the flag at their
-/// next period.
+/// Blocks the [`STOP_SIGNALS`] in the calling thread (and so in every thread
+/// it starts afterwards), starts the thread that takes them (idempotent),
+/// and returns the flag the first one sets. Sleeps are not interrupted (the
+/// signals are blocked), so measuring threads see the flag at their next
+/// period. If the thread cannot be started the signals are unblocked again
+/// and keep their default action (the state files still cover it).
 pub fn install_interrupt_flag() -> &'static AtomicBool {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: an all-zero sigaction is valid (empty mask, no flags).
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: `action` is initialised and outlives the call; the handler
-        // only touches an atomic and calls _exit.
-        unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
-    }
+    INSTALL.call_once(|| {
+        let terminals: Vec<libc::c_int> = (0..3).filter(|&fd| is_terminal(fd)).collect();
+        let set = stop_set();
+        // SAFETY: an all-zero sigset_t is a valid buffer for the old mask.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` and `old` are initialised sigset_t values; this
+        // changes only the calling thread's mask.
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+        let spawned = std::thread::Builder::new()
+            .name("rtlab-signals".into())
+            .spawn(move || take_signals(set, &terminals));
+        if spawned.is_err() {
+            // SAFETY: restores the mask saved above, in the same thread.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        }
+    });
     &INTERRUPTED
 }
 
-/// True once SIGINT or SIGTERM arrived (after [`install_interrupt_flag`]).
+/// True once a stop signal arrived (after [`install_interrupt_flag`]).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The name of the first stop signal received, e.g. `SIGHUP`.
+pub fn signal_name() -> Option<&'static str> {
+    match FIRST_SIGNAL.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(name_of(s)),
+    }
+}
+
+fn name_of(signal: libc::c_int) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
+        _ => "a signal",
+    }
+}
+
+fn stop_set() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is initialised by sigemptyset before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; the signal numbers are valid.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for s in STOP_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+    }
+    set
+}
+
+/// The body of `rtlab-signals`: first signal sets the flag, the second
+/// restores and exits.
+fn take_signals(set: libc::sigset_t, terminals: &[libc::c_int]) {
+    loop {
+        // SAFETY: `set` is a valid sigset_t blocked in this thread; no
+        // siginfo is asked for.
+        let signal = unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) };
+        if signal < 0 {
+            continue; // EINTR
+        }
+        if signal == libc::SIGHUP {
+            detach_hung_up_terminals(terminals);
+        }
+        if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+            FIRST_SIGNAL.store(signal, Ordering::SeqCst);
+            continue;
+        }
+        let restored = crate::kernel_state::restore_this_process();
+        let mut line = format!(
+            "rtlab: second stop signal ({}): exiting at once",
+            name_of(signal)
+        );
+        if !restored.is_empty() {
+            let what: Vec<String> = restored
+                .iter()
+                .map(|(c, r)| c.describe_restore(r))
+                .collect();
+            line += &format!(" after restoring the kernel settings: {}", what.join("; "));
+        }
+        let _ = writeln!(std::io::stderr(), "{line}");
+        // SAFETY: _exit ends the process without running Rust destructors,
+        // which the restore above made unnecessary.
+        unsafe { libc::_exit(128 + signal) };
+    }
+}
+
+fn is_terminal(fd: libc::c_int) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// Points each descriptor in `terminals` whose terminal has hung up (isatty
+/// fails with EIO) at /dev/null.
+fn detach_hung_up_terminals(terminals: &[libc::c_int]) {
+    for &fd in terminals {
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(fd) } == 1;
+        let hung_up = !tty && std::io::Error::last_os_error().raw_os_error() == Some(libc::EIO);
+        if !hung_up {
+            continue;
+        }
+        if let Ok(null) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: both descriptors are open; dup2 atomically replaces
+            // `fd`, so concurrent writers see either the terminal or
+            // /dev/null, never a closed descriptor.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+    }
 }
 
 /// Lets a write to a closed pipe end the process quietly, as it ends `cat`
