@@ -13,6 +13,7 @@
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
 //! * [`kernel_state`]: kernel settings recorded in `/run/rtlab` before they
 //!   are changed and restored after, also after a SIGKILL.
+//! * [`platform`]: the platform's real-time state (`rtlab doctor`).
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
 //!
 //! Every `unsafe` block is a single system call with a `SAFETY` comment.
@@ -30,6 +31,7 @@ pub mod lag;
 pub mod lag_study;
 pub mod latency;
 pub mod load;
+pub mod platform;
 pub mod policy;
 pub mod stats;
 pub mod timespec;
