@@ -51,6 +51,8 @@ enum Command {
     Load(commands::load::LoadArgs),
     /// Paper 000 section 4.1: lags per period x utilization, with and without the lag controller.
     LagStudy(commands::lag_study::LagStudyArgs),
+    /// The platform's real-time state before measuring; --restore undoes what killed runs left.
+    Doctor(commands::doctor::DoctorArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -65,16 +67,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Latency(args) => commands::latency::run(&args),
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
+        Command::Doctor(args) => commands::doctor::run(&args),
     }
 }
 
 fn main() -> ExitCode {
     rtlab_rt::interrupt::restore_default_sigpipe();
     let cli = Cli::parse();
-    match run(cli) {
+    let result = run(cli);
+    // Restores that failed or found a setting changed by someone else.
+    for notice in rtlab_rt::kernel_state::take_notices() {
+        commands::doctor::say(&notice);
+    }
+    match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            // Not eprintln!, which panics when the terminal is gone (SIGHUP).
+            commands::doctor::say(&format!("error: {error:#}"));
             ExitCode::FAILURE
         }
     }

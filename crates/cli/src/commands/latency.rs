@@ -182,6 +182,7 @@ pub struct RunGuards {
 /// Locks memory (an error when asked and refused) and holds
 /// /dev/cpu_dma_latency at 0 (a note when refused).
 pub fn set_up(mlock: bool, dma_latency: bool) -> anyhow::Result<RunGuards> {
+    super::doctor::restore_left_state_first();
     let mlock = if mlock { Some(lock_memory()?) } else { None };
     let mut notes = Vec::new();
     let dma = if dma_latency {

@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod compare;
 pub mod demo;
+pub mod doctor;
 pub mod generate;
 pub mod lag_study;
 pub mod latency;

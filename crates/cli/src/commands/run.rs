@@ -11,6 +11,7 @@ use rtlab_rt::executor::{self, write_jobs_csv, Overrun, RunConfig, RunPolicy, Ru
 use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::{json, Value};
 
+use crate::commands::doctor;
 use crate::table;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -21,7 +22,9 @@ const EXAMPLES: &str = "Examples:\n  \
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
-    The run always ends at --duration; Ctrl-C ends it early and prints what was recorded.\n\
+    The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
+    prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
+    restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
     The --json schema and the --jobs CSV columns are in README (\"rtlab run\").";
 
 /// Flags shared by `rtlab run` and `rtlab compare`.
@@ -117,19 +120,21 @@ pub fn execute(flags: &RunFlags) -> anyhow::Result<(TaskSet, String, RunReport)>
         eprintln!("warning: {warning}");
     }
     let flag = interrupt::install_interrupt_flag();
+    doctor::restore_left_state_first();
     let report = executor::run(&loaded.set, &cfg, flag)
         .with_context(|| format!("rtlab run --policy {}", cfg.policy))?;
     if report.interrupted {
-        eprintln!(
-            "interrupted after {}: what was recorded until then follows",
+        doctor::say(&format!(
+            "interrupted{} after {}: what was recorded until then follows",
+            interrupt::signal_name().map_or(String::new(), |s| format!(" by {s}")),
             Nanos::from_ns(report.ended_ns)
-        );
+        ));
     }
     if !report.lost_tasks.is_empty() {
-        eprintln!(
+        doctor::say(&format!(
             "warning: the threads of {} did not report back in time (their jobs are missing)",
             report.lost_tasks.join(", ")
-        );
+        ));
     }
     Ok((loaded.set, loaded.origin, report))
 }

@@ -1,0 +1,141 @@
+//! `rtlab doctor`: the platform's real-time state before measuring (crate
+//! `rtlab-rt`, module `platform`), and `--restore` for what interrupted runs
+//! left changed (module `kernel_state`). Also the one place where measuring
+//! commands restore such leftovers first.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use rtlab_rt::kernel_state::{self, Recovery, StateDir};
+use rtlab_rt::platform::{self, Level, PlatformReport};
+use serde::Serialize;
+
+const EXAMPLES: &str = "Examples:\n  \
+    rtlab doctor\n  \
+    rtlab doctor --json\n  \
+    sudo rtlab doctor --restore\n\n\
+    Each item says what it means for measurements; `cannot be read` is said, never guessed.\n\
+    --restore puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
+    changed, as recorded in /run/rtlab; settings of rtlab runs still going are never touched.\n\
+    The --json schema is in README (\"rtlab doctor\").";
+
+/// `rtlab doctor`
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct DoctorArgs {
+    /// First restore what rtlab runs that ended without cleaning up left changed (needs root).
+    #[arg(long)]
+    pub restore: bool,
+    /// Print JSON (schema in README, "rtlab doctor").
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rtlab doctor --json`: every item of the report, and what `--restore` did.
+#[derive(Serialize)]
+struct DoctorJson<'a> {
+    #[serde(flatten)]
+    report: &'a PlatformReport,
+    /// One entry per process whose leftovers were restored (empty without --restore).
+    restored: &'a [Recovery],
+}
+
+/// Runs `rtlab doctor`.
+pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let recoveries = if args.restore {
+        kernel_state::recover_left_state().map_err(|e| {
+            anyhow::anyhow!(
+                "cannot restore what earlier rtlab runs left: {e} (restoring kernel settings needs root)"
+            )
+        })?
+    } else {
+        Vec::new()
+    };
+    let report = platform::probe(&StateDir::from_env());
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = DoctorJson {
+            report: &report,
+            restored: &recoveries,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        if args.restore {
+            if recoveries.is_empty() {
+                writeln!(
+                    out,
+                    "nothing to restore: no rtlab run that ended left a kernel setting changed"
+                )?;
+            }
+            for r in &recoveries {
+                writeln!(out, "{}", r.line())?;
+            }
+            writeln!(out)?;
+        }
+        write!(
+            out,
+            "{}",
+            describe(&report, std::io::stdout().is_terminal())
+        )?;
+    }
+    Ok(if recoveries.iter().all(Recovery::complete) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The human report: one line per item, `[ok]`, `[note]`, `[WARN]` or
+/// `[??]` (unreadable), then its advice indented below.
+pub fn describe(report: &PlatformReport, color: bool) -> String {
+    let mut out = String::from("rtlab doctor: the platform's real-time state\n\n");
+    for line in report.lines() {
+        let (tag, code) = match line.level {
+            Level::Ok => ("ok", "32"),
+            Level::Note => ("note", "36"),
+            Level::Warn => ("WARN", "1;31"),
+            Level::Unknown => ("??", "33"),
+        };
+        let tag = if color {
+            format!("\x1b[{code}m{tag:>4}\x1b[0m")
+        } else {
+            format!("{tag:>4}")
+        };
+        out += &format!("[{tag}] {:<18} {}\n", line.key, line.summary);
+        if let Some(advice) = line.advice {
+            out += &format!("{:26}{advice}\n", "");
+        }
+    }
+    out
+}
+
+/// What measuring commands do first: restore what rtlab runs that ended
+/// without cleaning up left changed, one line each on standard error; when
+/// that is not allowed (not root), one warning naming them.
+pub fn restore_left_state_first() {
+    match kernel_state::recover_left_state() {
+        Ok(recoveries) => {
+            for r in recoveries {
+                say(&r.line());
+            }
+        }
+        Err(e) => {
+            let dead = kernel_state::dead_owners(&StateDir::from_env());
+            if !dead.is_empty() {
+                let pids: Vec<String> = dead.iter().map(|o| o.pid.to_string()).collect();
+                say(&format!(
+                    "warning: rtlab pid {} ended and left kernel settings changed, which cannot be restored now ({e}); \
+                     `sudo rtlab doctor --restore` restores them",
+                    pids.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+/// Prints a line on standard error, ignoring a failed write (the terminal
+/// may be gone after SIGHUP).
+pub fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
