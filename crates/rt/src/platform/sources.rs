@@ -42,7 +42,7 @@ pub(crate) fn kernel_log() -> Result<String, String> {
     let size = unsafe { libc::klogctl(SYSLOG_ACTION_SIZE_BUFFER, std::ptr::null_mut(), 0) };
     if size <= 0 {
         return Err(format!(
-            "the kernel log: {}",
+            "the kernel log: {} (needs CAP_SYSLOG or kernel.dmesg_restrict = 0)",
             std::io::Error::last_os_error()
         ));
     }
