@@ -11,7 +11,10 @@
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
+//! * [`stream`]: pre-faulted record rings from real-time threads to a
+//!   writer thread (`--jobs`, `--trace`, `--series` files).
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
+//! * [`usage`]: `getrusage` (context switches, peak memory).
 //!
 //! Every `unsafe` block is a single system call with a `SAFETY` comment.
 //!
@@ -29,7 +32,9 @@ pub mod latency;
 pub mod load;
 pub mod policy;
 pub mod stats;
+pub mod stream;
 pub mod timespec;
+pub mod usage;
 pub mod work;
 
 pub use clock::{Clock, MonotonicClock, ScriptedClock, Sleeper};
