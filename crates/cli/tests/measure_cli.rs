@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{is_root, json_of, rtlab};
+use common::{is_root, json_of, rtlab, run_measured};
+use serde_json::Value;
 
 use predicates::prelude::*;
 
@@ -81,6 +82,59 @@ fn latency_writes_histogram_and_series() {
     assert!(hist.starts_with("# Histogram"), "{hist}");
 }
 
+/// `--series` used to keep every point in memory (16 bytes each, up to 4M
+/// per thread, allocated up front). Now it is streamed: a run six times
+/// longer writes hundreds of thousands more points, every one of them, in
+/// the same memory.
+#[test]
+fn latency_series_is_streamed_in_memory_that_does_not_grow_with_the_run() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO at 100us needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |duration: &str| {
+        let series = dir.path().join(format!("series-{duration}.csv"));
+        let m = run_measured(
+            &[
+                "latency",
+                "-t",
+                "8",
+                "-p",
+                "50",
+                "-i",
+                "100us",
+                "-d",
+                "0",
+                "-m",
+                "-D",
+                duration,
+                "--series",
+                series.to_str().unwrap(),
+                "--json",
+            ],
+            None,
+        );
+        assert!(m.status.success(), "{}", m.stderr);
+        let doc: Value = serde_json::from_str(&m.stdout).unwrap();
+        let threads = doc["threads"].as_array().unwrap();
+        let loops: u64 = threads.iter().map(|t| t["loops"].as_u64().unwrap()).sum();
+        assert!(threads.iter().all(|t| t["series_dropped"] == 0), "{doc}");
+        let rows = std::fs::read_to_string(&series).unwrap().lines().count() as u64 - 1;
+        assert_eq!(rows, loops, "{duration}: a row per measured loop");
+        (rows, m.peak_rss_bytes)
+    };
+    let (short_rows, short_peak) = run("1s");
+    let (long_rows, long_peak) = run("6s");
+    let more = long_rows - short_rows;
+    // Kept in memory, the extra points alone would take more than 2.4 MB.
+    assert!(more >= 100_000, "only {more} more points");
+    assert!(
+        long_peak < short_peak + (1 << 20),
+        "peak RSS {short_peak} -> {long_peak} bytes for {more} more points"
+    );
+}
+
 #[test]
 fn latency_bad_flags_are_one_line_errors() {
     rtlab()
@@ -107,6 +161,25 @@ fn latency_bad_flags_are_one_line_errors() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("invalid load `disco`"));
+    // Every sample is compared with the kept outliers: their number is capped.
+    rtlab()
+        .args(["latency", "--outliers", "1001", "-l", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--outliers"));
+    rtlab()
+        .args([
+            "latency",
+            "-t",
+            "1024",
+            "--histogram-buckets",
+            "1000000",
+            "-l",
+            "5",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("buckets in all"));
 }
 
 #[test]

@@ -17,6 +17,25 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// `SERIAL`, when the tests run as root; otherwise says why `test` skips.
+fn real_time(why: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if is_root() {
+        Some(serial())
+    } else {
+        println!("skipping: {why} needs root");
+        None
+    }
+}
+
+/// (instant events, complete events) of a Chrome trace file: one per
+/// release, one per finished job.
+fn trace_counts(path: &std::path::Path) -> (u64, u64) {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count() as u64;
+    (count("i"), count("X"))
+}
+
 #[test]
 fn the_jobs_csv_and_the_json_summary_agree() {
     let _one = serial();
@@ -38,22 +57,14 @@ fn the_jobs_csv_and_the_json_summary_agree() {
         trace.to_str().unwrap(),
         "--json",
     ]);
-    let events: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    let count = |ph: &str| {
-        events["traceEvents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["ph"] == ph)
-            .count()
-    };
+    let (instants, spans) = trace_counts(&trace);
     assert_eq!(
-        Value::from(count("X")),
+        Value::from(spans),
         report["completed"],
         "a span per completed job"
     );
     assert_eq!(
-        Value::from(count("i")),
+        Value::from(instants),
         report["released"],
         "an instant per release"
     );
@@ -159,11 +170,9 @@ fn bad_flags_are_one_line_errors_naming_the_flag() {
 
 #[test]
 fn compare_hartstone_under_rm_agrees_on_zero_misses() {
-    if !is_root() {
-        println!("skipping: SCHED_FIFO needs root");
+    let Some(_one) = real_time("SCHED_FIFO") else {
         return;
-    }
-    let _one = serial();
+    };
     let c = json_of(&[
         "compare",
         "builtin:hartstone-ph",
@@ -193,11 +202,9 @@ fn compare_hartstone_under_rm_agrees_on_zero_misses() {
 
 #[test]
 fn lf_scenario_4_misses_under_dm_and_runs_under_edf_with_the_limit_lifted() {
-    if !is_root() {
-        println!("skipping: SCHED_FIFO/SCHED_DEADLINE need root");
+    let Some(_one) = real_time("SCHED_FIFO/SCHED_DEADLINE") else {
         return;
-    }
-    let _one = serial();
+    };
     let dm = json_of(&[
         "run",
         "builtin:lf-scenario-4",
@@ -232,4 +239,112 @@ fn lf_scenario_4_misses_under_dm_and_runs_under_edf_with_the_limit_lifted() {
         "-1",
         "--no-rt-throttling restores the setting"
     );
+}
+
+/// The documented bound on `rtlab run`'s peak resident memory for a set like
+/// `gap` (README, "Memory"): it does not depend on --duration.
+const RUN_MEMORY_BOUND: u64 = 64 << 20;
+
+/// Runs `rtlab run ARGS --json`, interrupts it with SIGINT after 3 s, and
+/// checks what must hold whatever the duration asked for: a clean exit
+/// with the report, `interrupted: true`, every task released jobs, the peak
+/// memory (measured from outside and reported inside) under the bound.
+fn interrupted_long_run(args: &[&str]) -> Value {
+    let m = common::run_measured(args, Some(std::time::Duration::from_secs(3)));
+    assert!(m.status.success(), "{:?}: {}", m.status, m.stderr);
+    assert!(m.stderr.contains("interrupted by SIGINT after"), "{}", m.stderr);
+    let report: Value = serde_json::from_str(&m.stdout).expect("the JSON report");
+    assert_eq!(report["interrupted"], true);
+    let ended = report["ended_ns"].as_u64().unwrap();
+    assert!((2_000_000_000..10_000_000_000).contains(&ended), "{ended}");
+    for t in report["tasks"].as_array().unwrap() {
+        assert!(t["released"].as_u64().unwrap() >= 1, "{t}");
+    }
+    assert!(
+        m.peak_rss_bytes > 0 && m.peak_rss_bytes < RUN_MEMORY_BOUND,
+        "peak RSS {} bytes",
+        m.peak_rss_bytes
+    );
+    let inside = report["peak_rss_bytes"].as_u64().unwrap();
+    assert!(inside > 0 && inside < RUN_MEMORY_BOUND, "{inside}");
+    report
+}
+
+/// Issue 10: a day-long run of a schedulable set used to preallocate 1.7 GB
+/// of job records and fault them in after the first release, missing
+/// hundreds of deadlines in its first seconds. Now: no miss, bounded memory.
+#[test]
+fn a_day_long_run_interrupted_after_3s_misses_nothing_in_bounded_memory() {
+    let Some(_one) = real_time("SCHED_FIFO with mlockall") else {
+        return;
+    };
+    let report = interrupted_long_run(&[
+        "run",
+        "builtin:gap",
+        "--policy",
+        "rm",
+        "-d",
+        "86400s",
+        "--json",
+    ]);
+    assert_eq!(report["deadline_misses"], 0, "{report}");
+    assert_eq!(report["jobs_dropped"], 0);
+}
+
+/// `-d 10000000s` used to try 16 x 1.48 GB and abort. Now it runs in the
+/// same memory as any other duration, and the job files streamed during an
+/// interrupted run hold exactly the jobs the summary counts.
+#[test]
+fn a_ten_million_second_run_interrupted_streams_exactly_the_recorded_jobs() {
+    let Some(_one) = real_time("SCHED_FIFO with mlockall") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("jobs.csv");
+    let trace = dir.path().join("trace.json");
+    let report = interrupted_long_run(&[
+        "run",
+        "builtin:gap",
+        "--policy",
+        "rm",
+        "-d",
+        "10000000s",
+        "--jobs",
+        csv.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(report["jobs_dropped"], 0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("task,job,release_ns"));
+    let mut rows: HashMap<String, Vec<u64>> = HashMap::new();
+    let mut completed: HashMap<String, u64> = HashMap::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        rows.entry(cells[0].to_string())
+            .or_default()
+            .push(cells[1].parse().unwrap());
+        *completed.entry(cells[0].to_string()).or_default() += u64::from(!cells[5].is_empty());
+    }
+    for t in report["tasks"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let jobs = &rows[name];
+        let released = t["released"].as_u64().unwrap();
+        assert_eq!(
+            jobs.len() as u64,
+            released,
+            "{name}: a row per released job"
+        );
+        assert_eq!(
+            *jobs,
+            (0..released).collect::<Vec<u64>>(),
+            "{name}: in job order"
+        );
+        assert_eq!(Value::from(completed[name]), t["completed"], "{name}");
+    }
+    let (instants, spans) = trace_counts(&trace);
+    assert_eq!(Value::from(instants), report["released"]);
+    assert_eq!(Value::from(spans), report["completed"]);
 }

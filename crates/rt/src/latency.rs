@@ -10,13 +10,23 @@
 //! Everything the loop touches is allocated before it starts: an HDR
 //! histogram per quantity (records never allocate), a per-microsecond bucket
 //! array for the cyclictest histogram file, a fixed table of the worst
-//! outliers, and optionally the time series. Nothing inside the loop
-//! allocates, takes a lock or prints; the stop flag is a relaxed atomic.
+//! outliers, and, for the time series (`--series`), a pre-faulted ring per
+//! thread that a writer thread streams to the file as the run goes
+//! ([`crate::stream`]), so memory does not grow with loops. Nothing inside
+//! the loop allocates, takes a lock, waits or prints; the stop flag is a
+//! relaxed atomic.
+//!
+//! **Series rings.** Each thread's ring holds [`SERIES_WINDOW`] (2 s) of its
+//! samples plus 64, at least [`SERIES_MIN`], all threads together at most
+//! [`SERIES_BUDGET`] points (32 bytes each: 32 MiB); the writer empties them
+//! every 10 ms. A sample that finds its ring full is dropped and counted
+//! (`series_dropped`), never waited for.
 //!
 //! A run always ends: at `loops`, at `duration`, when the stop flag is set
 //! (Ctrl-C), and at the latest a grace period after the expected end, when
 //! threads that have not reported are given up on and reported as such.
 
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
@@ -29,9 +39,19 @@ use crate::clock::{monotonic_now, Clock, MonotonicClock, Sleeper};
 use crate::error::RtError;
 use crate::policy::{self, Policy};
 use crate::stats::{new_histogram, Extremes, Summary};
+use crate::stream::{ring_capacities, start_streams, Drainer, RecordSender, RecordSink};
 
-/// Series points kept per thread at most (16 bytes each).
-pub const MAX_SERIES: usize = 4_000_000;
+/// Samples of each thread one series ring holds.
+pub const SERIES_WINDOW: Nanos = Nanos::from_secs(2);
+/// Smallest series ring, in points.
+pub const SERIES_MIN: usize = 1024;
+/// Points of all series rings together, at most (each keeps [`SERIES_MIN`]).
+pub const SERIES_BUDGET: usize = 1 << 20;
+/// Most worst wake-ups kept per thread (each sample is compared with them).
+pub const MAX_OUTLIERS: usize = 1000;
+/// Most histogram buckets over all threads (8 bytes each, twice: counts and
+/// overflow loop numbers).
+pub const MAX_HISTOGRAM_CELLS: usize = 1 << 24;
 
 /// Where the measuring threads run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -74,10 +94,8 @@ pub struct ProbeConfig {
     pub duration: Option<Nanos>,
     /// Buckets of the per-microsecond histogram (cyclictest `-h`).
     pub histogram_buckets: usize,
-    /// Worst wake-ups to keep per thread.
+    /// Worst wake-ups to keep per thread (at most [`MAX_OUTLIERS`]).
     pub outliers: usize,
-    /// Keep every sample as a time series (memory: 16 bytes a sample).
-    pub keep_series: bool,
 }
 
 impl Default for ProbeConfig {
@@ -92,7 +110,6 @@ impl Default for ProbeConfig {
             duration: Some(Nanos::from_secs(10)),
             histogram_buckets: 1000,
             outliers: 10,
-            keep_series: false,
         }
     }
 }
@@ -152,6 +169,21 @@ impl ProbeConfig {
         if self.loops == Some(0) || self.duration == Some(Nanos::ZERO) {
             return invalid("run length", "--loops and --duration must be above zero");
         }
+        if self.outliers > MAX_OUTLIERS {
+            return invalid(
+                &format!("--outliers {}", self.outliers),
+                &format!("keep at most {MAX_OUTLIERS} (every sample is compared with them)"),
+            );
+        }
+        if self.threads.saturating_mul(self.histogram_buckets) > MAX_HISTOGRAM_CELLS {
+            return invalid(
+                &format!(
+                    "--threads {} x --histogram-buckets {}",
+                    self.threads, self.histogram_buckets
+                ),
+                &format!("use at most {MAX_HISTOGRAM_CELLS} buckets in all (128 MiB)"),
+            );
+        }
         for i in 0..self.threads {
             self.policy_of(i).validate()?;
         }
@@ -184,6 +216,8 @@ pub struct Outlier {
 /// One sample of the time series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SeriesPoint {
+    /// Loop number (0-based).
+    pub loop_index: u64,
     /// When it should have woken, from the start of the run.
     pub at: Nanos,
     /// Wake-up latency.
@@ -231,8 +265,9 @@ pub struct ThreadReport {
     pub overflow_loops: Vec<u64>,
     /// Worst wake-ups, worst first.
     pub outliers: Vec<Outlier>,
-    /// Every sample, when asked for (at most [`MAX_SERIES`]).
-    pub series: Vec<SeriesPoint>,
+    /// Series points lost because the thread's ring was full (0 without
+    /// a series).
+    pub series_dropped: u64,
 }
 
 /// What a probe run measured.
@@ -261,20 +296,14 @@ struct Recorder {
     overflow_loops: Vec<u64>,
     outliers: Vec<Outlier>,
     outlier_cap: usize,
-    series: Vec<SeriesPoint>,
-    series_len: usize,
+    series: Option<RecordSender<SeriesPoint>>,
     last: Nanos,
     missed: u64,
     loops: u64,
 }
 
 impl Recorder {
-    fn new(cfg: &ProbeConfig, loops: u64) -> Recorder {
-        let series_len = if cfg.keep_series {
-            usize::try_from(loops).unwrap_or(MAX_SERIES).min(MAX_SERIES)
-        } else {
-            0
-        };
+    fn new(cfg: &ProbeConfig, series: Option<RecordSender<SeriesPoint>>) -> Recorder {
         Recorder {
             hist: new_histogram(),
             jitter_hist: new_histogram(),
@@ -288,9 +317,7 @@ impl Recorder {
             overflow_loops: Vec::with_capacity(cfg.histogram_buckets.max(1)),
             outliers: Vec::with_capacity(cfg.outliers),
             outlier_cap: cfg.outliers,
-            // Filled now so the loop writes to touched pages.
-            series: vec![SeriesPoint::default(); series_len],
-            series_len: 0,
+            series,
             last: Nanos::ZERO,
             missed: 0,
             loops: 0,
@@ -335,13 +362,13 @@ impl Recorder {
             self.jitter_ext.record(abs);
             self.jitter_hist.saturating_record(abs.as_ns());
         }
-        if self.series_len < self.series.len() {
-            self.series[self.series_len] = SeriesPoint {
+        if let Some(series) = &mut self.series {
+            series.send(SeriesPoint {
+                loop_index: index,
                 at,
                 latency,
                 jitter_ns,
-            };
-            self.series_len += 1;
+            });
         }
     }
 
@@ -357,7 +384,6 @@ impl Recorder {
                 .cmp(&a.latency)
                 .then(a.loop_index.cmp(&b.loop_index))
         });
-        self.series.truncate(self.series_len);
         let has_jitter = !self.jitter_hist.is_empty();
         ThreadReport {
             index,
@@ -378,7 +404,7 @@ impl Recorder {
             overflows: self.overflows,
             overflow_loops: self.overflow_loops,
             outliers: self.outliers,
-            series: self.series,
+            series_dropped: self.series.as_ref().map_or(0, RecordSender::dropped),
         }
     }
 }
@@ -389,14 +415,37 @@ impl Recorder {
 /// Fails before measuring when any thread cannot get its affinity or
 /// policy (the error of the first such thread).
 pub fn run_probe(cfg: &ProbeConfig, stop: &AtomicBool) -> Result<ProbeReport, RtError> {
+    run_probe_with_series(cfg, stop, None).map(|(report, _)| report)
+}
+
+/// [`run_probe`], with every sample also written to `series` as CSV
+/// ([`SeriesCsv`]) as the run goes. Returns the report and how writing the
+/// series went (an error stops the writing, not the measurement).
+pub fn run_probe_with_series(
+    cfg: &ProbeConfig,
+    stop: &AtomicBool,
+    series: Option<Box<dyn Write + Send>>,
+) -> Result<(ProbeReport, io::Result<()>), RtError> {
     cfg.validate()?;
+    let intervals: Vec<Nanos> = (0..cfg.threads).map(|i| cfg.interval_of(i)).collect();
+    let (rings, writer) = start_streams(
+        "rtlab-series-writer",
+        ring_capacities(&intervals, SERIES_WINDOW, SERIES_MIN, SERIES_BUDGET),
+        SeriesPoint::default(),
+        series.map(SeriesCsv::new),
+        None,
+    )?;
+    let finish_series = |writer: Option<Drainer<SeriesCsv>>| match writer {
+        Some(w) => w.finish().finish(),
+        None => Ok(()),
+    };
     let halt = Arc::new(AtomicBool::new(false));
     let gate = Arc::new(Barrier::new(cfg.threads + 1));
     let start_ns = Arc::new(AtomicU64::new(0));
     let abort = Arc::new(AtomicBool::new(false));
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<ThreadReport>();
-    for i in 0..cfg.threads {
+    for (i, ring) in rings.into_iter().enumerate() {
         let cfg = cfg.clone();
         let (gate, start_ns, abort, halt) =
             (gate.clone(), start_ns.clone(), abort.clone(), halt.clone());
@@ -409,7 +458,7 @@ pub fn run_probe(cfg: &ProbeConfig, stop: &AtomicBool) -> Result<ProbeReport, Rt
                 let ok = setup.is_ok();
                 let _ = setup_tx.send(setup);
                 let requested = cfg.loops_of(i);
-                let mut rec = Recorder::new(&cfg, requested);
+                let mut rec = Recorder::new(&cfg, ring);
                 let tid = policy::current_tid();
                 gate.wait();
                 if !ok || abort.load(Ordering::SeqCst) {
@@ -439,6 +488,7 @@ pub fn run_probe(cfg: &ProbeConfig, stop: &AtomicBool) -> Result<ProbeReport, Rt
     abort.store(first_error.is_some(), Ordering::SeqCst);
     gate.wait();
     if let Some(e) = first_error {
+        let _ = finish_series(writer);
         return Err(e);
     }
 
@@ -478,12 +528,18 @@ pub fn run_probe(cfg: &ProbeConfig, stop: &AtomicBool) -> Result<ProbeReport, Rt
     let lost_threads = (0..cfg.threads)
         .filter(|i| !reports.iter().any(|r| r.index == *i))
         .collect();
-    Ok(ProbeReport {
-        threads: reports,
-        lost_threads,
-        interrupted,
-        wall: monotonic_now().saturating_sub(start),
-    })
+    let wall = monotonic_now().saturating_sub(start);
+    // Every thread that reported has queued its last point.
+    let series = finish_series(writer);
+    Ok((
+        ProbeReport {
+            threads: reports,
+            lost_threads,
+            interrupted,
+            wall,
+        },
+        series,
+    ))
 }
 
 fn setup_thread(cfg: &ProbeConfig, i: usize) -> Result<(), RtError> {
@@ -594,28 +650,52 @@ pub fn cyclictest_line(t: &ThreadReport) -> String {
     )
 }
 
-/// The CSV time series: `thread,loop,time_ns,latency_ns,jitter_ns`.
-pub fn series_csv(threads: &[ThreadReport]) -> String {
-    use std::fmt::Write;
-    let mut out = String::from("thread,loop,time_ns,latency_ns,jitter_ns\n");
-    for t in threads {
-        for (k, p) in t.series.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{},{k},{},{},{}",
-                t.index,
+/// The header of the CSV time series (`--series`).
+pub const SERIES_CSV_HEADER: &str = "thread,loop,time_ns,latency_ns,jitter_ns";
+
+/// The CSV time series, written point by point: `thread,loop,time_ns,
+/// latency_ns,jitter_ns`. Each thread's rows are in loop order; threads are
+/// interleaved in the order the writer drains them. After the first write
+/// error nothing more is written and the error is kept.
+pub struct SeriesCsv {
+    out: io::BufWriter<Box<dyn Write + Send>>,
+    state: io::Result<()>,
+}
+
+impl SeriesCsv {
+    /// Writes the header to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> SeriesCsv {
+        let mut out = io::BufWriter::new(out);
+        let state = writeln!(out, "{SERIES_CSV_HEADER}");
+        SeriesCsv { out, state }
+    }
+
+    /// Flushes; the first error, if any.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.state?;
+        self.out.flush()
+    }
+}
+
+impl RecordSink<SeriesPoint> for SeriesCsv {
+    fn accept(&mut self, thread: usize, p: SeriesPoint) {
+        if self.state.is_ok() {
+            self.state = writeln!(
+                self.out,
+                "{thread},{},{},{},{}",
+                p.loop_index,
                 p.at.as_ns(),
                 p.latency.as_ns(),
                 p.jitter_ns
             );
         }
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::record_ring;
 
     fn cfg() -> ProbeConfig {
         ProbeConfig {
@@ -627,7 +707,6 @@ mod tests {
             duration: None,
             histogram_buckets: 5,
             outliers: 2,
-            keep_series: true,
             ..ProbeConfig::default()
         }
     }
@@ -676,7 +755,8 @@ mod tests {
     #[test]
     fn recorder_keeps_worst_outliers_buckets_and_overflows() {
         let c = cfg();
-        let mut r = Recorder::new(&c, 10);
+        let (ring, mut points) = record_ring(3, SeriesPoint::default());
+        let mut r = Recorder::new(&c, Some(ring));
         for (k, us) in [1u64, 7, 3, 9, 2].iter().enumerate() {
             let jitter = (k > 0).then_some(*us as i64 * 100 - 300);
             r.record(
@@ -696,7 +776,20 @@ mod tests {
         assert_eq!(t.overflow_loops, vec![1, 3]);
         let worst: Vec<u64> = t.outliers.iter().map(|o| o.loop_index).collect();
         assert_eq!(worst, vec![3, 1]);
-        assert_eq!(t.series.len(), 5);
+        // A ring of 3: the first 3 points are queued, 2 dropped and counted.
+        assert_eq!(t.series_dropped, 2);
+        let mut queued = Vec::new();
+        points.drain(|p| queued.push(p));
+        assert_eq!(queued.len(), 3);
+        assert_eq!(
+            queued[1],
+            SeriesPoint {
+                loop_index: 1,
+                at: Nanos::from_ms(1),
+                latency: Nanos::from_us(7),
+                jitter_ns: 400
+            }
+        );
         assert_eq!((t.jitter_min_ns, t.jitter_max_ns), (-100, 600));
         assert_eq!(t.jitter.count, 4);
         let text = cyclictest_histogram(std::slice::from_ref(&t));
@@ -709,13 +802,40 @@ mod tests {
             line,
             "T: 0 (   42) P: 0 I:1000 C:      5 Min:      1 Act:    2 Avg:    4 Max:       9"
         );
-        let csv = series_csv(&[t]);
-        assert_eq!(csv.lines().count(), 6);
-        assert!(csv
-            .lines()
-            .nth(2)
-            .unwrap()
-            .starts_with("0,1,1000000,7000,400"));
+    }
+
+    /// A Write that appends to a shared buffer.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn series_csv_rows() {
+        let out = Shared::default();
+        let mut csv = SeriesCsv::new(Box::new(out.clone()));
+        let p = |k: u64| SeriesPoint {
+            loop_index: k,
+            at: Nanos::from_ms(k + 1),
+            latency: Nanos::from_us(7),
+            jitter_ns: -40,
+        };
+        csv.accept(1, p(0));
+        csv.accept(0, p(1));
+        csv.finish().unwrap();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "thread,loop,time_ns,latency_ns,jitter_ns\n1,0,1000000,7000,-40\n0,1,2000000,7000,-40\n"
+        );
     }
 
     #[test]
@@ -725,7 +845,10 @@ mod tests {
         c.interval = Nanos::from_us(500);
         c.distance = Nanos::from_us(100);
         c.loops = Some(200);
-        let report = run_probe(&c, &STOP).unwrap();
+        let out = Shared::default();
+        let (report, written) =
+            run_probe_with_series(&c, &STOP, Some(Box::new(out.clone()))).unwrap();
+        written.unwrap();
         assert!(report.lost_threads.is_empty());
         assert!(!report.interrupted);
         assert_eq!(report.threads.len(), 2);
@@ -734,8 +857,24 @@ mod tests {
             assert_eq!(t.loops, 200);
             assert!(t.latency.min <= t.latency.p50 && t.latency.p50 <= t.latency.max);
             assert_eq!(t.latency.count, t.loops);
-            assert_eq!(t.series.len() as u64, t.loops);
+            assert_eq!(t.series_dropped, 0);
             assert!(t.tid > 0);
+        }
+        // Every sample in the series, each thread's in loop order.
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        for thread in 0..2 {
+            let loops: Vec<u64> = text
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    l.split(',')
+                        .map(|c| c.parse::<i64>().unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .filter(|row| row[0] == thread)
+                .map(|row| row[1] as u64)
+                .collect();
+            assert_eq!(loops, (0..200).collect::<Vec<u64>>());
         }
     }
 }

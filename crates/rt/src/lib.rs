@@ -14,7 +14,10 @@
 //! * [`kernel_state`]: kernel settings recorded in `/run/rtlab` before they
 //!   are changed and restored after, also after a SIGKILL.
 //! * [`platform`]: the platform's real-time state (`rtlab doctor`).
+//! * [`stream`]: pre-faulted record rings from real-time threads to a
+//!   writer thread (`--jobs`, `--trace`, `--series` files).
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
+//! * [`usage`]: `getrusage` (context switches, peak memory).
 //!
 //! Every `unsafe` block is a single system call with a `SAFETY` comment.
 //!
@@ -34,7 +37,9 @@ pub mod load;
 pub mod platform;
 pub mod policy;
 pub mod stats;
+pub mod stream;
 pub mod timespec;
+pub mod usage;
 pub mod work;
 
 pub use clock::{Clock, MonotonicClock, ScriptedClock, Sleeper};

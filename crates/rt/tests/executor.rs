@@ -6,11 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rtlab_model::{file, Nanos, Task, TaskSet};
-use rtlab_rt::executor::{run, JobRecord, Overrun, RunConfig, RunPolicy, RunReport};
+use rtlab_rt::executor::{
+    run, run_recording, JobRecord, JobSink, Overrun, RunConfig, RunPolicy, RunReport,
+};
 use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
 
@@ -28,16 +30,40 @@ fn privileged(test: &str) -> bool {
     ok
 }
 
-fn execute(set: &TaskSet, cfg: &RunConfig) -> Result<RunReport, RtError> {
-    timed(set, cfg).0
+/// A run's report and every job record its writer received, in the order
+/// received.
+struct Recorded {
+    report: RunReport,
+    jobs: Vec<JobRecord>,
 }
 
-/// The run and how long it took (not counting the wait for `SERIAL`).
-fn timed(set: &TaskSet, cfg: &RunConfig) -> (Result<RunReport, RtError>, std::time::Duration) {
+/// Keeps what the writer thread hands it (a test's runs are short).
+struct Collect(Arc<Mutex<Vec<JobRecord>>>);
+
+impl JobSink for Collect {
+    fn job(&mut self, job: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
+        self.0.lock().unwrap().push(*job);
+        Ok(())
+    }
+}
+
+/// Runs with the job records collected (callers hold `SERIAL`).
+fn record(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
+    let jobs = Arc::new(Mutex::new(Vec::new()));
+    let (report, written) = run_recording(
+        set,
+        cfg,
+        &AtomicBool::new(false),
+        vec![Box::new(Collect(jobs.clone()))],
+    )?;
+    assert!(written.iter().all(Result::is_ok));
+    let jobs = std::mem::take(&mut *jobs.lock().unwrap());
+    Ok(Recorded { report, jobs })
+}
+
+fn execute(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let began = Instant::now();
-    let result = run(set, cfg, &AtomicBool::new(false));
-    (result, began.elapsed())
+    record(set, cfg)
 }
 
 /// U = 0.2, periods of 20 and 50 ms, one with an offset.
@@ -56,12 +82,14 @@ fn releases(task: &Task, duration: Nanos) -> u64 {
     duration.saturating_sub(task.offset).div_ceil(task.period)
 }
 
-/// Every release before the end has exactly one record, in order, with
-/// start >= release and finish >= start, and the release/deadline the model
-/// gives.
-fn assert_every_job_recorded_once(set: &TaskSet, report: &RunReport, duration: Nanos) {
+/// Every release before the end has exactly one record, each task's in job
+/// order, with start >= release and finish >= start, and the
+/// release/deadline the model gives; the summary counts the same jobs.
+fn assert_every_job_recorded_once(set: &TaskSet, recorded: &Recorded, duration: Nanos) {
+    let report = &recorded.report;
+    assert_eq!(report.jobs_dropped, 0);
     let mut per_task: BTreeMap<usize, Vec<&JobRecord>> = BTreeMap::new();
-    for j in &report.jobs {
+    for j in &recorded.jobs {
         per_task.entry(j.task).or_default().push(j);
     }
     for (i, task) in set.tasks.iter().enumerate() {
@@ -99,12 +127,9 @@ fn assert_every_job_recorded_once(set: &TaskSet, report: &RunReport, duration: N
             assert!(j.finish.is_none() || j.start.is_some());
             previous = Some(j);
         }
+        let completed = jobs.iter().filter(|j| j.finish.is_some()).count() as u64;
+        assert_eq!(report.tasks[i].completed, completed, "{}", task.name);
     }
-    let sorted = report
-        .jobs
-        .windows(2)
-        .all(|w| (w[0].release, w[0].task) <= (w[1].release, w[1].task));
-    assert!(sorted, "report.jobs is sorted by release");
 }
 
 #[test]
@@ -115,8 +140,9 @@ fn a_light_set_under_rm_records_every_job_and_misses_nothing() {
     let set = light_set();
     let duration = Nanos::from_secs(2);
     let cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
-    let report = execute(&set, &cfg).unwrap();
-    assert_every_job_recorded_once(&set, &report, duration);
+    let recorded = execute(&set, &cfg).unwrap();
+    assert_every_job_recorded_once(&set, &recorded, duration);
+    let report = &recorded.report;
     assert_eq!(report.deadline_misses, 0, "{:#?}", report.tasks);
     assert_eq!(report.completed, report.released);
     assert!(!report.interrupted);
@@ -124,7 +150,7 @@ fn a_light_set_under_rm_records_every_job_and_misses_nothing() {
     assert_eq!(report.scheduler.as_deref(), Some("fp:rm"));
     // Pinned: every job finished on the CPU asked for.
     let cpu = cfg.cpu.unwrap() as u32;
-    assert!(report.jobs.iter().all(|j| j.cpu == Some(cpu)));
+    assert!(recorded.jobs.iter().all(|j| j.cpu == Some(cpu)));
     assert_eq!(report.tasks[0].thread_policy, "SCHED_FIFO priority 11");
     assert_eq!(report.tasks[1].thread_policy, "SCHED_FIFO priority 10");
 }
@@ -135,9 +161,9 @@ fn sched_other_runs_without_privileges_and_records_every_job() {
     let duration = ms(500);
     let mut cfg = RunConfig::new(duration, RunPolicy::Other);
     cfg.mlock = false;
-    let report = execute(&set, &cfg).unwrap();
-    assert_every_job_recorded_once(&set, &report, duration);
-    assert_eq!(report.scheduler, None);
+    let recorded = execute(&set, &cfg).unwrap();
+    assert_every_job_recorded_once(&set, &recorded, duration);
+    assert_eq!(recorded.report.scheduler, None);
 }
 
 /// paper 000 scenario 1 under fifo-order: both tasks are released together
@@ -150,10 +176,11 @@ fn fifo_order_runs_simultaneous_releases_in_declaration_order() {
     }
     let set = file::load("builtin:lf-scenario-1").unwrap().set;
     let duration = ms(500);
-    let report = execute(&set, &RunConfig::new(duration, RunPolicy::FifoOrder)).unwrap();
-    assert_every_job_recorded_once(&set, &report, duration);
-    let t1: Vec<_> = report.jobs.iter().filter(|j| j.task == 0).collect();
-    let t2: Vec<_> = report.jobs.iter().filter(|j| j.task == 1).collect();
+    let recorded = execute(&set, &RunConfig::new(duration, RunPolicy::FifoOrder)).unwrap();
+    assert_every_job_recorded_once(&set, &recorded, duration);
+    let report = &recorded.report;
+    let t1: Vec<_> = recorded.jobs.iter().filter(|j| j.task == 0).collect();
+    let t2: Vec<_> = recorded.jobs.iter().filter(|j| j.task == 1).collect();
     for (a, b) in t1.iter().zip(&t2) {
         assert_eq!(a.release, b.release);
         assert!(
@@ -182,13 +209,13 @@ fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for(
         let mut cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
         cfg.on_miss = on_miss;
         let began = Instant::now();
-        let report = run(&set, &cfg, &AtomicBool::new(false)).unwrap();
+        let recorded = record(&set, &cfg).unwrap();
         let wall = began.elapsed();
         // Generous: only that the run did end near its duration, not
         // after the 30 releases' worth of work (900 ms).
         assert!(wall.as_millis() < 800, "{on_miss:?}: took {wall:?}");
-        assert_every_job_recorded_once(&set, &report, duration);
-        let t = &report.tasks[0];
+        assert_every_job_recorded_once(&set, &recorded, duration);
+        let t = &recorded.report.tasks[0];
         assert_eq!(t.released + t.skipped, 30, "{on_miss:?}");
         assert!(t.misses > 0);
         assert!(
@@ -221,14 +248,14 @@ fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
     let set = light_set();
     let duration = ms(600);
     let cfg = RunConfig::new(duration, RunPolicy::Edf);
-    let report = run(&set, &cfg, &AtomicBool::new(false)).unwrap();
-    assert_every_job_recorded_once(&set, &report, duration);
+    let recorded = record(&set, &cfg).unwrap();
+    assert_every_job_recorded_once(&set, &recorded, duration);
     let cpu = cfg.cpu.unwrap() as u32;
-    assert!(report
+    assert!(recorded
         .jobs
         .iter()
         .all(|j| j.finish.is_none() || j.cpu == Some(cpu)));
-    assert!(report.tasks[0]
+    assert!(recorded.report.tasks[0]
         .thread_policy
         .starts_with("SCHED_DEADLINE runtime 2.1ms"));
     assert_eq!(balance().unwrap(), before, "root load balancing restored");
@@ -258,7 +285,15 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
         "too-much",
         vec![Task::new("a", ms(10), ms(6)), Task::new("b", ms(10), ms(4))],
     );
-    let e = execute(&set, &RunConfig::new(ms(100), RunPolicy::Edf)).unwrap_err();
+    let e = {
+        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        run(
+            &set,
+            &RunConfig::new(ms(100), RunPolicy::Edf),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err()
+    };
     let text = e.to_string();
     assert!(
         text.contains("the WCETs alone need 1.000 of 1 CPU(s)")
@@ -276,13 +311,69 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
 
 #[test]
 fn policy_errors_are_explained_before_any_thread_runs() {
-    let e = execute(&light_set(), &RunConfig::new(ms(100), RunPolicy::Given)).unwrap_err();
+    let fails = |set: &TaskSet, cfg: &RunConfig| {
+        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        run(set, cfg, &AtomicBool::new(false)).unwrap_err()
+    };
+    let e = fails(&light_set(), &RunConfig::new(ms(100), RunPolicy::Given));
     assert!(e.to_string().contains("task `fast` has no priority"), "{e}");
     let empty = TaskSet::new("empty", vec![]);
-    let e = execute(&empty, &RunConfig::new(ms(100), RunPolicy::Other)).unwrap_err();
+    let e = fails(&empty, &RunConfig::new(ms(100), RunPolicy::Other));
     assert!(e.to_string().contains("no tasks"), "{e}");
     let mut cfg = RunConfig::new(ms(100), RunPolicy::Other);
     cfg.cpu = Some(4096);
-    let e = execute(&light_set(), &cfg).unwrap_err();
+    let e = fails(&light_set(), &cfg);
     assert!(e.to_string().contains("cannot pin to CPU(s) [4096]"), "{e}");
+}
+
+/// The regression of issue 10: a day-long run used to preallocate every
+/// job's record (1.7 GB for `gap`) and fault it in after the first release,
+/// which made a schedulable set miss hundreds of deadlines. Interrupted
+/// after 2 s it must have missed nothing, recorded every release before the
+/// interrupt exactly once through the rings, and dropped no record.
+#[test]
+fn a_day_long_run_interrupted_early_misses_nothing_and_records_every_job() {
+    if !privileged("a_day_long_run_interrupted_early_misses_nothing_and_records_every_job") {
+        return;
+    }
+    let set = file::load("builtin:gap").unwrap().set;
+    let cfg = RunConfig::new(Nanos::from_secs(86_400), RunPolicy::RateMonotonic);
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let ctrl_c = {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let jobs = Arc::new(Mutex::new(Vec::new()));
+    let began = Instant::now();
+    let (report, written) = run_recording(
+        &set,
+        &cfg,
+        &interrupt,
+        vec![Box::new(Collect(jobs.clone()))],
+    )
+    .unwrap();
+    ctrl_c.join().unwrap();
+    assert!(
+        began.elapsed().as_secs() < 10,
+        "ends soon after the interrupt"
+    );
+    assert!(written.iter().all(Result::is_ok));
+    assert!(report.interrupted);
+    let ended = Nanos::from_ns(report.ended_ns);
+    assert!(ended > ms(1500) && ended < Nanos::from_secs(5), "{ended}");
+    let recorded = Recorded {
+        report,
+        jobs: std::mem::take(&mut *jobs.lock().unwrap()),
+    };
+    assert_every_job_recorded_once(&set, &recorded, ended);
+    assert_eq!(
+        recorded.report.deadline_misses, 0,
+        "{:#?}",
+        recorded.report.tasks
+    );
+    assert!(recorded.report.tasks.iter().all(|t| t.released >= 1));
 }

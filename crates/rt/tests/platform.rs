@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
 use rtlab_model::Nanos;
-use rtlab_rt::latency::{run_probe, Affinity, ProbeConfig};
+use rtlab_rt::latency::{run_probe, run_probe_with_series, Affinity, ProbeConfig};
 use rtlab_rt::policy::{
     allowed_cpus, current_thread_policy, has_cap_sys_nice, hold_dma_latency_zero, lock_memory,
     set_current_thread_affinity, set_current_thread_policy,
@@ -163,10 +163,14 @@ fn fifo_probe_records_the_requested_loops_on_pinned_threads() {
         affinity: Affinity::RoundRobin(allowed_cpus().unwrap()),
         loops: Some(300),
         duration: None,
-        keep_series: true,
         ..ProbeConfig::default()
     };
-    let report = run_probe(&cfg, &STOP).unwrap();
+    let path = std::env::temp_dir().join(format!("rtlab-series-{}.csv", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let (report, written) = run_probe_with_series(&cfg, &STOP, Some(Box::new(file))).unwrap();
+    written.unwrap();
+    let series = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
     assert!(report.lost_threads.is_empty() && !report.interrupted);
     for t in &report.threads {
         assert_eq!(t.loops, 300);
@@ -178,7 +182,17 @@ fn fifo_probe_records_the_requested_loops_on_pinned_threads() {
         assert_eq!(t.latency_histogram.len(), 300);
         assert_eq!(t.buckets_us.iter().sum::<u64>() + t.overflows, 300);
         assert!(t.outliers.windows(2).all(|w| w[0].latency >= w[1].latency));
-        assert!(t.series.windows(2).all(|w| w[0].at < w[1].at));
+        // The series has every loop of the thread, in order, times rising.
+        let rows: Vec<Vec<u64>> = series
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').take(3).map(|c| c.parse().unwrap()).collect())
+            .filter(|row: &Vec<u64>| row[0] == t.index as u64)
+            .collect();
+        assert_eq!(rows.len(), 300);
+        assert!(rows.iter().enumerate().all(|(k, r)| r[1] == k as u64));
+        assert!(rows.windows(2).all(|w| w[0][2] < w[1][2]));
+        assert_eq!(t.series_dropped, 0);
     }
 }
 

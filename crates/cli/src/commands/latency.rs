@@ -119,9 +119,9 @@ pub struct LatencyArgs {
     /// Write every sample as CSV: thread,loop,time_ns,latency_ns,jitter_ns.
     #[arg(long, value_name = "FILE.csv")]
     pub series: Option<PathBuf>,
-    /// Worst wake-ups listed per thread.
-    #[arg(long, default_value_t = 5)]
-    pub outliers: usize,
+    /// Worst wake-ups listed per thread (at most 1000).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=latency::MAX_OUTLIERS as u64))]
+    pub outliers: u64,
     /// Print JSON (schema in README, "rtlab latency --json").
     #[arg(long)]
     pub json: bool,
@@ -243,8 +243,7 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         loops: args.loops,
         duration,
         histogram_buckets: args.histogram_buckets as usize,
-        outliers: args.outliers,
-        keep_series: args.series.is_some(),
+        outliers: args.outliers as usize,
     };
     cfg.validate()?;
     let stop = interrupt::install_interrupt_flag();
@@ -261,17 +260,26 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    let result = latency::run_probe(&cfg, stop);
+    let series = match &args.series {
+        Some(path) => Some(Box::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("--series: cannot create {}", path.display()))?,
+        ) as Box<dyn std::io::Write + Send>),
+        None => None,
+    };
+    let result = latency::run_probe_with_series(&cfg, stop, series);
     let load_stats = load.stop();
-    let report = result?;
+    let (report, series_written) = result?;
 
     if let Some(path) = &args.histogram {
         std::fs::write(path, latency::cyclictest_histogram(&report.threads))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some(path) = &args.series {
-        std::fs::write(path, latency::series_csv(&report.threads))
-            .with_context(|| format!("writing {}", path.display()))?;
+    let dropped: u64 = report.threads.iter().map(|t| t.series_dropped).sum();
+    if dropped > 0 {
+        eprintln!(
+            "warning: {dropped} samples were dropped from --series because the writer fell behind (the statistics still count them)"
+        );
     }
     let throttling = RtThrottling::read().ok();
     if args.json {
@@ -282,6 +290,9 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
+    }
+    if let Some(path) = &args.series {
+        series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
     }
     Ok(if report.lost_threads.is_empty() {
         ExitCode::SUCCESS
@@ -450,6 +461,7 @@ fn thread_json(t: &ThreadReport) -> Value {
         "p999_ns": ns(l.p999),
         "missed_periods": t.missed_periods,
         "histogram_overflows": t.overflows,
+        "series_dropped": t.series_dropped,
         "jitter": {
             "min_ns": t.jitter_min_ns,
             "max_ns": t.jitter_max_ns,
@@ -491,6 +503,7 @@ fn report_json(
         "interrupted": report.interrupted,
         "lost_threads": report.lost_threads,
         "wall_ns": report.wall.as_ns(),
+        "peak_rss_bytes": rtlab_rt::usage::peak_rss_bytes(),
         "notes": notes,
         "threads": report.threads.iter().map(thread_json).collect::<Vec<_>>(),
     })

@@ -1,15 +1,17 @@
 //! `rtlab run`: a task set on real threads under a Linux policy, every job
 //! recorded (crate `rtlab-rt`, module `executor`).
 
+use std::fs::File;
 use std::io::BufWriter;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::{file, Nanos, TaskSet};
-use rtlab_rt::executor::{self, write_jobs_csv, Overrun, RunConfig, RunPolicy, RunReport};
+use rtlab_rt::executor::{
+    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport,
+};
 use rtlab_rt::{interrupt, RtThrottling};
-use serde_json::{json, Value};
 
 use crate::commands::doctor;
 use crate::table;
@@ -111,18 +113,64 @@ fn duration_flag(flag: &str, text: &str) -> anyhow::Result<Nanos> {
         .map_err(|e| anyhow::anyhow!("--{flag} `{text}`: {e}"))
 }
 
-/// Loads the set, warns about RT throttling, runs it, and says so on
-/// stderr when Ctrl-C or a lost thread cut the run short.
-pub fn execute(flags: &RunFlags) -> anyhow::Result<(TaskSet, String, RunReport)> {
+/// Opens a job-file format on a created file: writes its opening and
+/// returns the sink.
+pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
+
+/// A job file to stream the run into: the flag that asked for it, its
+/// path, and how to open the format on the file.
+pub struct JobFile<'a> {
+    /// `jobs` or `trace`.
+    pub flag: &'static str,
+    /// Where.
+    pub path: &'a str,
+    /// The format.
+    pub open: OpenJobFile,
+}
+
+/// Loads the set, warns about RT throttling, creates the job files, runs
+/// the set (streaming every job into the files), and says so on stderr
+/// when Ctrl-C or a lost thread cut the run short or job records were
+/// dropped. Returns the report and, per job file, how writing it went.
+pub fn execute(
+    flags: &RunFlags,
+    files: &[JobFile<'_>],
+) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
     let loaded = file::load(&flags.taskset)?;
     let cfg = flags.config()?;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
+    let mut sinks = Vec::with_capacity(files.len());
+    for f in files {
+        let created = File::create(f.path)
+            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
+            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
+        sinks.push(created);
+    }
     let flag = interrupt::install_interrupt_flag();
     doctor::restore_left_state_first();
-    let report = executor::run(&loaded.set, &cfg, flag)
-        .with_context(|| format!("rtlab run --policy {}", cfg.policy))?;
+    let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
+        Ok(done) => done,
+        Err(e) => {
+            // Refused before the first release: leave no empty files behind.
+            for f in files {
+                let _ = std::fs::remove_file(f.path);
+            }
+            return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
+        }
+    };
+    let written = written
+        .into_iter()
+        .zip(files)
+        .map(|(result, f)| result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)))
+        .collect();
+    if report.jobs_dropped > 0 {
+        doctor::say(&format!(
+            "warning: {} job records were dropped from the job files because the writer fell behind (the summary still counts every job)",
+            report.jobs_dropped
+        ));
+    }
     if report.interrupted {
         doctor::say(&format!(
             "interrupted{} after {}: what was recorded until then follows",
@@ -136,7 +184,7 @@ pub fn execute(flags: &RunFlags) -> anyhow::Result<(TaskSet, String, RunReport)>
             report.lost_tasks.join(", ")
         ));
     }
-    Ok((loaded.set, loaded.origin, report))
+    Ok((loaded.set, loaded.origin, report, written))
 }
 
 /// What the user should know before the numbers: RT throttling that the
@@ -171,23 +219,29 @@ fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
 
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (set, origin, report) = execute(&args.flags)?;
-    let ended = Nanos::from_ns(report.ended_ns);
+    let mut files = Vec::new();
     if let Some(path) = &args.jobs {
-        let file =
-            std::fs::File::create(path).with_context(|| format!("--jobs: cannot create {path}"))?;
-        write_jobs_csv(BufWriter::new(file), &set, &report.jobs, ended)
-            .with_context(|| format!("--jobs: cannot write {path}"))?;
+        files.push(JobFile {
+            flag: "jobs",
+            path,
+            open: |out, set| Ok(Box::new(JobsCsv::new(out, set)?)),
+        });
     }
     if let Some(path) = &args.trace {
-        let text = serde_json::to_string(&chrome_trace(&set, &report))?;
-        std::fs::write(path, text).with_context(|| format!("--trace: cannot write {path}"))?;
+        files.push(JobFile {
+            flag: "trace",
+            path,
+            open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
+        });
     }
+    let (_, origin, report, written) = execute(&args.flags, &files)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", describe(&report, &origin));
     }
+    // What was measured is out; now the files that could not be written.
+    written.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -252,33 +306,4 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         r.context_switches_per_s,
     ));
     out
-}
-
-/// One complete event per job from start to finish (a job's window on its
-/// thread: preemptions inside it are counted, not located), and an instant
-/// event at each release; times in microseconds as the format wants.
-fn chrome_trace(set: &TaskSet, r: &RunReport) -> Value {
-    let us = |n: Nanos| n.as_ns() as f64 / 1000.0;
-    let mut events = Vec::with_capacity(r.jobs.len() * 2);
-    for (i, t) in set.tasks.iter().enumerate() {
-        events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i,
-                           "args": {"name": t.name}}));
-    }
-    for j in &r.jobs {
-        let name = &set.tasks[j.task].name;
-        events.push(
-            json!({"ph": "i", "s": "t", "name": format!("release {name}#{}", j.job),
-                           "pid": 1, "tid": j.task, "ts": us(j.release)}),
-        );
-        if let (Some(start), Some(finish)) = (j.start, j.finish) {
-            events.push(json!({
-                "ph": "X", "name": format!("{name}#{}", j.job), "pid": 1, "tid": j.task,
-                "ts": us(start), "dur": us(finish.saturating_sub(start)),
-                "args": {"release_ns": j.release.as_ns(), "deadline_ns": j.deadline.as_ns(),
-                         "missed": j.missed(Nanos::from_ns(r.ended_ns)),
-                         "preemptions": j.involuntary_switches}
-            }));
-        }
-    }
-    json!({"traceEvents": events, "displayTimeUnit": "ms"})
 }

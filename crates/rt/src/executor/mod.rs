@@ -31,14 +31,24 @@
 //!   end of `--duration` or on Ctrl-C; the burn loop checks it between clock
 //!   reads, so an overrunning job stops within microseconds of the end once
 //!   it has the CPU. Releases at or after the end are not made.
-//! * **Recorded once**: each thread preallocates its records and appends one
-//!   per release before the end: started or not, finished or not.
+//! * **Recorded once, in constant memory**: each thread folds every release
+//!   before the end (started or not, finished or not) into its online
+//!   summary ([`TaskSummary`], O(1) per job) and, when job files are asked
+//!   for, queues the record on its own pre-faulted ring, which a writer
+//!   thread off the task CPU streams to the files ([`job_log`]). Everything
+//!   a thread touches after its first release (summary, ring, skip state,
+//!   stack) is allocated and touched before it: nothing allocates or faults
+//!   on the real-time path, and memory does not grow with `--duration`.
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
 pub mod cpuset;
+pub mod job_files;
+pub mod job_log;
 pub mod policy_map;
 pub mod record;
+mod skip;
+pub mod summary;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
@@ -50,11 +60,19 @@ use crate::clock::{monotonic_now, MonotonicClock};
 use crate::error::RtError;
 use crate::lag::{LagController, Waiter};
 use crate::policy::{self, Policy, RtThrottling};
+use crate::stream::start_streams;
+use crate::usage::{peak_rss_bytes, thread_switches};
 use crate::work::burn_cpu_unless_stopped;
 
 pub use cpuset::{CpusetDoor, ExclusiveCpuset};
+pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_HEADER};
+pub use job_log::job_ring_capacities;
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy};
-pub use record::{task_metrics, write_jobs_csv, JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
+pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
+pub use summary::TaskSummary;
+
+use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
+use skip::Pending;
 
 /// What to do with releases that fall while a job is late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,12 +165,34 @@ const START_DELAY: Nanos = Nanos::from_ms(50);
 /// period (see `set_policy_waiting_for_released_bandwidth`).
 const ADMISSION_PATIENCE: Nanos = Nanos::from_ms(500);
 
+/// Bytes of its stack a task thread touches before its first release, so
+/// that the loop (which needs a few KiB) never faults a stack page in.
+const STACK_PREFAULT: usize = 64 * 1024;
+
+/// Stack of a task thread: the prefaulted part and room for the set-up
+/// code, small so that `mlockall` locks little per thread.
+const TASK_STACK: usize = 256 * 1024;
+
 /// Runs `set` on real threads. `interrupt` (e.g. the Ctrl-C flag) ends the
-/// run early; what was recorded is returned.
+/// run early; what was recorded is returned. No job records are kept: see
+/// [`run_recording`] for files.
 ///
 /// Fails before the first release when a thread cannot get its policy,
 /// affinity or cpuset (the first such error, explained).
 pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<RunReport, RtError> {
+    run_recording(set, cfg, interrupt, Vec::new()).map(|(report, _)| report)
+}
+
+/// [`run`], with every job also written to `sinks` as the run goes (on a
+/// writer thread, through one pre-faulted ring per task; see [`job_log`]).
+/// Returns the report and one result per sink: a sink that failed stopped
+/// receiving jobs at its first error, without disturbing the run.
+pub fn run_recording(
+    set: &TaskSet,
+    cfg: &RunConfig,
+    interrupt: &AtomicBool,
+    sinks: Vec<Box<dyn JobSink>>,
+) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     check_set(set, cfg)?;
     let mut policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
     for p in &policies {
@@ -210,14 +250,28 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
 
     let n = set.tasks.len();
     let stop = Arc::new(AtomicBool::new(false));
-    let ended_ns = Arc::new(AtomicU64::new(u64::MAX));
-    let start_ns = Arc::new(AtomicU64::new(0));
+    let run_end = RunEnd {
+        start_ns: Arc::new(AtomicU64::new(0)),
+        ended_ns: Arc::new(AtomicU64::new(u64::MAX)),
+        duration: cfg.duration,
+    };
+    let (ended_ns, start_ns) = (run_end.ended_ns.clone(), run_end.start_ns.clone());
     let abort = Arc::new(AtomicBool::new(false));
+    // The rings exist only when there are files to write: allocated and
+    // pre-faulted here, after mlockall, before any thread runs.
+    let writer_sink = (!sinks.is_empty()).then(|| JobWriter::new(set, run_end.clone(), sinks));
+    let (rings, writer) = start_streams(
+        "rtlab-jobs-writer",
+        job_ring_capacities(set),
+        JobMessage::FILLER,
+        writer_sink,
+        cfg.cpu,
+    )?;
     let gate = Arc::new(Barrier::new(n + 1));
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<(usize, TaskOutcome)>();
     let mut handles = Vec::with_capacity(n);
-    for (i, task) in set.tasks.iter().enumerate() {
+    for (i, (task, ring)) in set.tasks.iter().zip(rings).enumerate() {
         let thread = TaskThread {
             index: i,
             task: task.clone(),
@@ -230,8 +284,7 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         };
         let shared = Shared {
             stop: stop.clone(),
-            ended_ns: ended_ns.clone(),
-            start_ns: start_ns.clone(),
+            end: run_end.clone(),
             abort: abort.clone(),
             gate: gate.clone(),
         };
@@ -239,15 +292,20 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         let name = format!("rtlab-{}", task.name.chars().take(9).collect::<String>());
         let handle = std::thread::Builder::new()
             .name(name.clone())
+            .stack_size(TASK_STACK)
             .spawn(move || {
                 let setup = thread.set_up();
                 let ok = setup.is_ok();
+                let pending =
+                    Pending::with_capacity(Pending::capacity_for(&thread.task, thread.duration));
+                let log = JobLog::new(ring);
+                prefault_stack();
                 let _ = setup_tx.send(setup);
                 shared.gate.wait();
                 if !ok || shared.abort.load(Ordering::SeqCst) {
                     return;
                 }
-                let outcome = thread.run_jobs(&shared);
+                let outcome = thread.run_jobs(&shared, pending, log);
                 let _ = done_tx.send((thread.index, outcome));
             })
             .map_err(|source| {
@@ -277,6 +335,9 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         // the cpuset when it is removed.
         for h in handles {
             let _ = h.join();
+        }
+        if let Some(w) = writer {
+            w.finish().finish();
         }
         return Err(e);
     }
@@ -330,10 +391,10 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         }
     }
     drop(cpuset);
-    let ended = Nanos::from_ns(ended_ns.load(Ordering::SeqCst))
-        .min(end)
-        .saturating_sub(start);
-    Ok(summarise(
+    let ended = run_end.ended();
+    // Every thread that reported has queued its last record: drain them.
+    let written = writer.map_or_else(Vec::new, |w| w.finish().finish());
+    let report = summarise(
         set,
         cfg,
         &policies,
@@ -341,7 +402,20 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
         ended,
         interrupted,
         throttling,
-    ))
+    );
+    Ok((report, written))
+}
+
+/// Writes to `STACK_PREFAULT` bytes of the stack below the caller, so the
+/// pages are mapped (and, under `mlockall`, locked) before the first
+/// release, as cyclictest does.
+#[inline(never)]
+fn prefault_stack() {
+    let mut block = [0u8; STACK_PREFAULT];
+    for b in block.iter_mut().step_by(1024) {
+        *b = 1;
+    }
+    std::hint::black_box(&mut block);
 }
 
 /// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the sum of
@@ -408,8 +482,7 @@ fn check_set(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
 /// State shared by the coordinator, the watchdog and the task threads.
 struct Shared {
     stop: Arc<AtomicBool>,
-    ended_ns: Arc<AtomicU64>,
-    start_ns: Arc<AtomicU64>,
+    end: RunEnd,
     abort: Arc<AtomicBool>,
     gate: Arc<Barrier>,
 }
@@ -459,19 +532,11 @@ impl TaskThread {
     }
 
     /// Releases `offset + k*T` until the end. Nothing here allocates (the
-    /// records are preallocated), locks or prints.
-    fn run_jobs(&self, shared: &Shared) -> TaskOutcome {
-        let start = Nanos::from_ns(shared.start_ns.load(Ordering::SeqCst));
+    /// summary is a few counters, the ring and the skip state were
+    /// allocated before the first release), locks or prints.
+    fn run_jobs(&self, shared: &Shared, mut pending: Pending, mut log: JobLog) -> TaskOutcome {
+        let start = Nanos::from_ns(shared.end.start_ns.load(Ordering::SeqCst));
         let t = &self.task;
-        let releases = self
-            .duration
-            .saturating_sub(t.offset)
-            .div_ceil(t.period)
-            .min(1 << 24) as usize;
-        let mut outcome = TaskOutcome {
-            jobs: Vec::with_capacity(releases + 1),
-            ..TaskOutcome::default()
-        };
         let mut waiter = if self.lag_controller {
             Waiter::Controlled(LagController::new(LagController::DEFAULT_KI, t.period))
         } else {
@@ -479,13 +544,10 @@ impl TaskThread {
         };
         let mut clock = MonotonicClock;
         let switches_at_start = thread_switches();
-        // (deadline, finish) of jobs that may still have been pending at
-        // the release being decided, for `skip`.
-        let mut pending = Pending::default();
         let mut k: u64 = 0;
         while let Some(release) = self.release(k) {
             if self.on_miss == Overrun::Skip && pending.skips(release) {
-                outcome.skipped += 1;
+                log.skipped += 1;
                 k += 1;
                 continue;
             }
@@ -497,7 +559,7 @@ impl TaskThread {
                 waiter.wait_until(&mut clock, wake_at);
             }
             if shared.stop.load(Ordering::Relaxed) {
-                self.record_backlog(shared, start, k, pending, &mut outcome);
+                self.record_backlog(k, shared.end.ended(), &mut pending, &mut log);
                 break;
             }
             let before = thread_switches();
@@ -505,7 +567,7 @@ impl TaskThread {
             let done = burn_cpu_unless_stopped(t.wcet, &shared.stop);
             let finished = monotonic_now().saturating_sub(start);
             let after = thread_switches();
-            outcome.jobs.push(JobRecord {
+            let job = JobRecord {
                 task: self.index,
                 job: k,
                 release,
@@ -515,21 +577,30 @@ impl TaskThread {
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
-            });
+            };
             if !done {
+                // Stopped: the end is decided (see `RunEnd`).
+                let ended = shared.end.ended();
+                log.job(job, ended);
                 pending.push(deadline, Nanos::MAX);
-                self.record_backlog(shared, start, k + 1, pending, &mut outcome);
+                self.record_backlog(k + 1, ended, &mut pending, &mut log);
                 break;
             }
+            // A finished job's record does not depend on the end.
+            log.job(job, self.duration);
             if self.on_miss == Overrun::Skip {
                 pending.push(deadline, finished);
             }
             k += 1;
         }
         let switches_at_end = thread_switches();
-        outcome.context_switches = (switches_at_end.0 + switches_at_end.1)
-            .saturating_sub(switches_at_start.0 + switches_at_start.1);
-        outcome
+        TaskOutcome {
+            summary: log.summary,
+            skipped: log.skipped,
+            context_switches: (switches_at_end.0 + switches_at_end.1)
+                .saturating_sub(switches_at_start.0 + switches_at_start.1),
+            jobs_dropped: log.dropped(),
+        }
     }
 
     /// Release k relative to the start, or `None` at or after the end.
@@ -542,68 +613,47 @@ impl TaskThread {
         (r < self.duration).then_some(r)
     }
 
-    /// After the stop: jobs `from..` released before the run ended, never
-    /// started (with `skip`, releases that find a late job pending are
-    /// skipped, as in the loop).
-    fn record_backlog(
-        &self,
-        shared: &Shared,
-        start: Nanos,
-        from: u64,
-        mut pending: Pending,
-        outcome: &mut TaskOutcome,
-    ) {
-        let ended = Nanos::from_ns(shared.ended_ns.load(Ordering::SeqCst)).saturating_sub(start);
+    /// How many of the releases `from..` come before `ended`: O(1).
+    fn releases_before(&self, from: u64, ended: Nanos) -> u64 {
+        match self.release(from) {
+            Some(r) if r < ended => ended.saturating_sub(r).div_ceil(self.task.period),
+            _ => 0,
+        }
+    }
+
+    /// After the stop: the releases `from..` made before the run ended at
+    /// `ended`, never started. Under `continue` they are one range, counted
+    /// in O(1) however long the backlog; under `skip` a release that finds
+    /// a job pending past its deadline is skipped as in the loop (jobs
+    /// never started are pending for good, as in the simulator), so at
+    /// most ceil(D/T) of them are made and the rest are counted at once.
+    fn record_backlog(&self, from: u64, ended: Nanos, pending: &mut Pending, log: &mut JobLog) {
+        if self.on_miss == Overrun::Continue {
+            log.unstarted(&self.task, from, self.releases_before(from, ended), ended);
+            return;
+        }
+        let (mut run_from, mut run_len) = (from, 0);
         let mut k = from;
         while let Some(release) = self.release(k).filter(|r| *r < ended) {
-            if self.on_miss == Overrun::Skip && pending.skips(release) {
-                outcome.skipped += 1;
+            if pending.skips(release) {
+                log.unstarted(&self.task, run_from, run_len, ended);
+                run_len = 0;
+                if pending.skips_all_from(release) {
+                    log.skipped += self.releases_before(k, ended);
+                    return;
+                }
+                log.skipped += 1;
             } else {
-                let deadline = release.saturating_add(self.task.deadline);
-                outcome
-                    .jobs
-                    .push(JobRecord::unstarted(self.index, k, release, deadline));
+                if run_len == 0 {
+                    run_from = k;
+                }
+                run_len += 1;
+                pending.push(release.saturating_add(self.task.deadline), Nanos::MAX);
             }
             k += 1;
         }
+        log.unstarted(&self.task, run_from, run_len, ended);
     }
-}
-
-/// The `skip` rule of the simulator, replayed after the fact: a release at
-/// r is skipped when the oldest job still pending at r (released earlier,
-/// finished after r) has its deadline at or before r. The thread decides
-/// release r only once the jobs before it are done, so it knows their
-/// finish times.
-#[derive(Debug, Default)]
-struct Pending {
-    /// (deadline, finish) of jobs made, oldest first; finishes increase.
-    jobs: std::collections::VecDeque<(Nanos, Nanos)>,
-}
-
-impl Pending {
-    fn push(&mut self, deadline: Nanos, finish: Nanos) {
-        self.jobs.push_back((deadline, finish));
-    }
-
-    fn skips(&mut self, release: Nanos) -> bool {
-        while self.jobs.front().is_some_and(|&(_, f)| f <= release) {
-            self.jobs.pop_front();
-        }
-        self.jobs.front().is_some_and(|&(d, _)| d <= release)
-    }
-}
-
-/// (voluntary, involuntary) context switches of the calling thread so far.
-fn thread_switches() -> (u64, u64) {
-    // SAFETY: an all-zero rusage is a valid value to be overwritten.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_THREAD is
-    // supported since Linux 2.6.26.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-    if rc != 0 {
-        return (0, 0);
-    }
-    (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64)
 }
 
 /// The CPU the calling thread runs on.
@@ -658,7 +708,8 @@ fn spawn_watchdog(
         .map_err(|source| RtError::Spawn { name, source })
 }
 
-/// Builds the report from the threads' outcomes.
+/// Builds the report from the threads' summaries (each thread judged its
+/// unfinished jobs with the same `ended`).
 fn summarise(
     set: &TaskSet,
     cfg: &RunConfig,
@@ -669,22 +720,20 @@ fn summarise(
     throttling: Option<RtThrottling>,
 ) -> RunReport {
     let mut tasks = Vec::with_capacity(set.tasks.len());
-    let mut jobs = Vec::new();
     let mut lost_tasks = Vec::new();
-    let mut context_switches = 0;
+    let (mut context_switches, mut jobs_dropped) = (0, 0);
     for (i, outcome) in outcomes.into_iter().enumerate() {
         let name = &set.tasks[i].name;
         let outcome = outcome.unwrap_or_else(|| {
             lost_tasks.push(name.clone());
             TaskOutcome::default()
         });
-        let mut m = task_metrics(name, &outcome, ended);
+        let mut m = outcome.summary.metrics(name, outcome.skipped);
         m.thread_policy = policies[i].to_string();
         context_switches += outcome.context_switches;
-        jobs.extend_from_slice(&outcome.jobs);
+        jobs_dropped += outcome.jobs_dropped;
         tasks.push(m);
     }
-    jobs.sort_by_key(|j| (j.release, j.task, j.job));
     let sum = |f: fn(&TaskRunMetrics) -> u64| tasks.iter().map(f).sum::<u64>();
     let seconds = ended.as_secs_f64();
     RunReport {
@@ -722,7 +771,8 @@ fn summarise(
         tasks,
         lost_tasks,
         scheduler_data: None,
-        jobs,
+        jobs_dropped,
+        peak_rss_bytes: peak_rss_bytes(),
     }
 }
 
@@ -733,27 +783,6 @@ mod tests {
 
     fn ms(v: u64) -> Nanos {
         Nanos::from_ms(v)
-    }
-
-    /// C = 30, T = 10, D = 40, run back to back from 0: jobs finish at 30,
-    /// 60, 90, 120; the release at 50 finds job 1 (deadline 50) pending, so
-    /// it and later ones are skipped while a late job is pending, exactly
-    /// as the simulator's `--on-miss skip` does.
-    #[test]
-    fn skip_replays_the_simulators_rule() {
-        let mut p = Pending::default();
-        p.push(ms(40), ms(30));
-        assert!(!p.skips(ms(10)));
-        p.push(ms(50), ms(60));
-        assert!(!p.skips(ms(20)));
-        p.push(ms(60), ms(90));
-        assert!(!p.skips(ms(30)));
-        p.push(ms(70), ms(120));
-        assert!(!p.skips(ms(40)));
-        assert!(p.skips(ms(50)), "job 1 (deadline 50) is pending at 50");
-        assert!(p.skips(ms(60)), "job 2 (deadline 60) is pending at 60");
-        assert!(p.skips(ms(110)), "job 3 (deadline 70) is pending at 110");
-        assert!(!p.skips(ms(120)), "nothing pending at 120");
     }
 
     /// paper 000's scenario 4 under a 0.95 limit: C/T = 0.12 + 0.80 = 0.92,

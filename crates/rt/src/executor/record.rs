@@ -1,15 +1,16 @@
-//! What a real-thread run recorded: one [`JobRecord`] per released job, and
-//! the per-task and total summary ([`RunReport`]) whose JSON carries every
-//! field of `rtlab sim --json` (fields that have no meaning on real threads
-//! are `null`), so a run and a simulation can be compared field by field.
+//! What a real-thread run recorded: one [`JobRecord`] per released job
+//! (streamed to the job files, not kept), and the per-task and total
+//! summary ([`RunReport`]) whose JSON carries every field of
+//! `rtlab sim --json` (fields that have no meaning on real threads are
+//! `null`), so a run and a simulation can be compared field by field.
 //!
 //! All times are nanoseconds since the run's start (the first release of a
 //! task with offset 0).
 
-use std::io::{self, Write};
-
-use rtlab_model::{Nanos, TaskSet};
+use rtlab_model::Nanos;
 use serde::Serialize;
+
+use super::summary::TaskSummary;
 
 /// One job of one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -186,181 +187,22 @@ pub struct RunReport {
     pub lost_tasks: Vec<String>,
     /// Always null (the simulator's control-scheduler data).
     pub scheduler_data: Option<serde_json::Value>,
-    /// Every job, sorted by (release, task); not in the JSON (use `--jobs`).
-    #[serde(skip)]
-    pub jobs: Vec<JobRecord>,
+    /// Job records lost to `--jobs`/`--trace` because a task's ring was
+    /// full (the writer fell behind); the summary still counts them.
+    pub jobs_dropped: u64,
+    /// The process's peak resident memory so far (`getrusage` ru_maxrss).
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// What a task thread reports at the end.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct TaskOutcome {
-    /// Its jobs in release order.
-    pub jobs: Vec<JobRecord>,
+    /// Its jobs, summarised as they were recorded.
+    pub summary: TaskSummary,
     /// Releases skipped.
     pub skipped: u64,
     /// All voluntary + involuntary switches of the thread during the run.
     pub context_switches: u64,
-}
-
-/// Summarises one task's outcome; `ended` is how long the run lasted.
-pub fn task_metrics(name: &str, outcome: &TaskOutcome, ended: Nanos) -> TaskRunMetrics {
-    let mut m = TaskRunMetrics {
-        name: name.to_string(),
-        released: outcome.jobs.len() as u64,
-        skipped: outcome.skipped,
-        ..TaskRunMetrics::default()
-    };
-    let (mut response_sum, mut lag_sum, mut started) = (0u128, 0u128, 0u64);
-    for job in &outcome.jobs {
-        m.preemptions += job.involuntary_switches;
-        m.voluntary_switches += job.voluntary_switches;
-        if job.missed(ended) {
-            m.misses += 1;
-            let d = job.deadline.as_ns();
-            m.first_miss_ns = Some(m.first_miss_ns.map_or(d, |f| f.min(d)));
-        }
-        if job.missed_start_deadline(ended) {
-            m.start_deadline_misses += 1;
-        }
-        if let Some(lag) = job.lag() {
-            started += 1;
-            lag_sum += u128::from(lag.as_ns());
-            m.max_lag_ns = m.max_lag_ns.max(Some(lag.as_ns()));
-        }
-        match (job.response(), job.finish) {
-            (Some(r), Some(f)) => {
-                m.completed += 1;
-                let r = r.as_ns();
-                response_sum += u128::from(r);
-                m.min_response_ns = Some(m.min_response_ns.map_or(r, |x| x.min(r)));
-                m.max_response_ns = m.max_response_ns.max(Some(r));
-                let lateness = f.as_ns() as i128 - job.deadline.as_ns() as i128;
-                let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
-                m.max_lateness_ns = Some(m.max_lateness_ns.map_or(lateness, |x| x.max(lateness)));
-            }
-            _ => m.unfinished += 1,
-        }
-    }
-    if m.completed > 0 {
-        m.mean_response_ns = u64::try_from(response_sum / u128::from(m.completed)).ok();
-    }
-    if started > 0 {
-        m.mean_lag_ns = u64::try_from(lag_sum / u128::from(started)).ok();
-    }
-    m
-}
-
-/// The header of `--jobs FILE.csv`.
-pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,finish_ns,lag_ns,response_ns,missed,start_deadline_missed,voluntary_switches,involuntary_switches,cpu";
-
-/// Writes every job as CSV (empty cells where a job never started or
-/// finished); `ended` decides misses of unfinished jobs as in the summary.
-pub fn write_jobs_csv<W: Write>(
-    mut out: W,
-    set: &TaskSet,
-    jobs: &[JobRecord],
-    ended: Nanos,
-) -> io::Result<()> {
-    writeln!(out, "{JOBS_CSV_HEADER}")?;
-    let cell = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for j in jobs {
-        let name = set.tasks.get(j.task).map_or("?", |t| t.name.as_str());
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            csv_field(name),
-            j.job,
-            j.release.as_ns(),
-            j.deadline.as_ns(),
-            cell(j.start.map(Nanos::as_ns)),
-            cell(j.finish.map(Nanos::as_ns)),
-            cell(j.lag().map(Nanos::as_ns)),
-            cell(j.response().map(Nanos::as_ns)),
-            j.missed(ended),
-            j.missed_start_deadline(ended),
-            j.voluntary_switches,
-            j.involuntary_switches,
-            cell(j.cpu.map(u64::from)),
-        )?;
-    }
-    out.flush()
-}
-
-/// Quotes a CSV field when it holds a comma, quote or newline.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rtlab_model::Task;
-
-    fn ms(v: u64) -> Nanos {
-        Nanos::from_ms(v)
-    }
-
-    fn job(k: u64, start: Option<u64>, finish: Option<u64>) -> JobRecord {
-        JobRecord {
-            start: start.map(ms),
-            finish: finish.map(ms),
-            involuntary_switches: 1,
-            ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
-        }
-    }
-
-    #[test]
-    fn summary_counts_misses_the_way_the_simulator_does() {
-        let outcome = TaskOutcome {
-            jobs: vec![
-                job(0, Some(1), Some(3)),   // met, lag 1, response 3
-                job(1, Some(12), Some(16)), // late by 1: miss; lag 2, response 6
-                job(2, Some(26), None), // started after D=25: start miss; unfinished at 27 -> miss
-                job(3, None, None),     // released at 30, deadline 35 > ended: not (yet) a miss
-            ],
-            skipped: 2,
-            context_switches: 9,
-        };
-        let m = task_metrics("t", &outcome, ms(31));
-        assert_eq!(m.released, 4);
-        assert_eq!(m.completed, 2);
-        assert_eq!(m.unfinished, 2);
-        assert_eq!(m.misses, 2);
-        assert_eq!(m.first_miss_ns, Some(ms(15).as_ns()));
-        assert_eq!(m.start_deadline_misses, 1);
-        assert_eq!(m.min_response_ns, Some(ms(3).as_ns()));
-        assert_eq!(m.max_response_ns, Some(ms(6).as_ns()));
-        assert_eq!(m.mean_response_ns, Some(ms(4).as_ns() + ms(1).as_ns() / 2));
-        assert_eq!(m.max_lateness_ns, Some(ms(1).as_ns() as i64));
-        assert_eq!(m.max_lag_ns, Some(ms(6).as_ns()));
-        assert_eq!(m.mean_lag_ns, Some(ms(3).as_ns()));
-        assert_eq!(m.preemptions, 4);
-        assert_eq!(m.skipped, 2);
-    }
-
-    #[test]
-    fn csv_has_one_row_per_job_and_empty_cells_for_missing_times() {
-        let set = TaskSet::new("s", vec![Task::new("a,b", ms(10), ms(1))]);
-        let mut out = Vec::new();
-        write_jobs_csv(
-            &mut out,
-            &set,
-            &[job(0, Some(1), Some(3)), job(1, None, None)],
-            ms(20),
-        )
-        .unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], JOBS_CSV_HEADER);
-        assert_eq!(
-            lines[1],
-            "\"a,b\",0,0,5000000,1000000,3000000,1000000,3000000,false,false,0,1,"
-        );
-        assert_eq!(lines[2], "\"a,b\",1,10000000,15000000,,,,,true,true,0,1,");
-        assert_eq!(lines.len(), 3);
-    }
+    /// Job records its ring had no room for (not in `--jobs`/`--trace`).
+    pub jobs_dropped: u64,
 }

@@ -1,0 +1,209 @@
+//! Where job records go as a run goes: `--jobs` CSV and `--trace` Chrome
+//! trace events, written row by row on the writer thread (never on a task
+//! thread), so neither memory nor the real-time threads depend on the
+//! length of the run.
+//!
+//! Order: each task's jobs come in job order; tasks are interleaved in the
+//! order the writer drains their rings (roughly by completion time), so a
+//! global order by release is a sort away (`sort -t, -k3,3n`).
+
+use std::io::{self, Write};
+
+use rtlab_model::{Nanos, TaskSet};
+use serde_json::json;
+
+use super::record::JobRecord;
+
+/// Receives every recorded job of a run, on the writer thread.
+pub trait JobSink: Send {
+    /// One job. `ended` is how long the run lasted; it decides whether an
+    /// unfinished job missed its deadline, and is final for every job
+    /// without a finish time.
+    fn job(&mut self, job: &JobRecord, ended: Nanos) -> io::Result<()>;
+
+    /// After the last job: complete and flush the output.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The header of `--jobs FILE.csv`.
+pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,finish_ns,lag_ns,response_ns,missed,start_deadline_missed,voluntary_switches,involuntary_switches,cpu";
+
+/// `--jobs`: one CSV row per job (empty cells where a job never started or
+/// finished).
+pub struct JobsCsv<W: Write + Send> {
+    out: W,
+    names: Vec<String>,
+}
+
+impl<W: Write + Send> JobsCsv<W> {
+    /// Writes the header; task names are quoted where CSV needs it.
+    pub fn new(mut out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
+        writeln!(out, "{JOBS_CSV_HEADER}")?;
+        Ok(JobsCsv {
+            out,
+            names: set.tasks.iter().map(|t| csv_field(&t.name)).collect(),
+        })
+    }
+}
+
+impl<W: Write + Send> JobSink for JobsCsv<W> {
+    fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
+        let cell = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+        writeln!(
+            self.out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.names.get(j.task).map_or("?", String::as_str),
+            j.job,
+            j.release.as_ns(),
+            j.deadline.as_ns(),
+            cell(j.start.map(Nanos::as_ns)),
+            cell(j.finish.map(Nanos::as_ns)),
+            cell(j.lag().map(Nanos::as_ns)),
+            cell(j.response().map(Nanos::as_ns)),
+            j.missed(ended),
+            j.missed_start_deadline(ended),
+            j.voluntary_switches,
+            j.involuntary_switches,
+            cell(j.cpu.map(u64::from)),
+        )
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Quotes a CSV field when it holds a comma, quote or newline.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `--trace`: Chrome trace-event JSON (`{"displayTimeUnit":"ms","traceEvents":[...]}`):
+/// a thread-name event per task, an instant event at each release and a
+/// complete event per finished job from start to finish (a job's window on
+/// its thread: preemptions inside it are counted, not located); times in
+/// microseconds as the format wants.
+pub struct ChromeTrace<W: Write + Send> {
+    out: W,
+    names: Vec<String>,
+}
+
+impl<W: Write + Send> ChromeTrace<W> {
+    /// Writes the opening and the thread names.
+    pub fn new(mut out: W, set: &TaskSet) -> io::Result<ChromeTrace<W>> {
+        out.write_all(br#"{"displayTimeUnit":"ms","traceEvents":["#)?;
+        for (i, t) in set.tasks.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            let event = json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i,
+                               "args": {"name": t.name}});
+            serde_json::to_writer(&mut out, &event)?;
+        }
+        Ok(ChromeTrace {
+            out,
+            names: set.tasks.iter().map(|t| t.name.clone()).collect(),
+        })
+    }
+
+    fn event(&mut self, event: &serde_json::Value) -> io::Result<()> {
+        self.out.write_all(b",")?;
+        serde_json::to_writer(&mut self.out, event)?;
+        Ok(())
+    }
+}
+
+impl<W: Write + Send> JobSink for ChromeTrace<W> {
+    fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
+        let us = |n: Nanos| n.as_ns() as f64 / 1000.0;
+        let name = self.names.get(j.task).map_or("?", String::as_str);
+        let release = json!({"ph": "i", "s": "t", "name": format!("release {name}#{}", j.job),
+                             "pid": 1, "tid": j.task, "ts": us(j.release)});
+        let span = match (j.start, j.finish) {
+            (Some(start), Some(finish)) => Some(json!({
+                "ph": "X", "name": format!("{name}#{}", j.job), "pid": 1, "tid": j.task,
+                "ts": us(start), "dur": us(finish.saturating_sub(start)),
+                "args": {"release_ns": j.release.as_ns(), "deadline_ns": j.deadline.as_ns(),
+                         "missed": j.missed(ended), "preemptions": j.involuntary_switches}
+            })),
+            _ => None,
+        };
+        self.event(&release)?;
+        if let Some(span) = span {
+            self.event(&span)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.write_all(b"]}")?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::Task;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ms(v)
+    }
+
+    fn job(k: u64, start: Option<u64>, finish: Option<u64>) -> JobRecord {
+        JobRecord {
+            start: start.map(ms),
+            finish: finish.map(ms),
+            involuntary_switches: 1,
+            ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
+        }
+    }
+
+    #[test]
+    fn csv_has_one_row_per_job_and_empty_cells_for_missing_times() {
+        let set = TaskSet::new("s", vec![Task::new("a,b", ms(10), ms(1))]);
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        csv.job(&job(0, Some(1), Some(3)), ms(20)).unwrap();
+        csv.job(&job(1, None, None), ms(20)).unwrap();
+        csv.finish().unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], JOBS_CSV_HEADER);
+        assert_eq!(
+            lines[1],
+            "\"a,b\",0,0,5000000,1000000,3000000,1000000,3000000,false,false,0,1,"
+        );
+        assert_eq!(lines[2], "\"a,b\",1,10000000,15000000,,,,,true,true,0,1,");
+        assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn the_trace_is_one_json_document_with_an_instant_per_release_and_a_span_per_finished_job() {
+        let set = TaskSet::new(
+            "s",
+            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(10), ms(1))],
+        );
+        let mut out = Vec::new();
+        let mut trace = ChromeTrace::new(&mut out, &set).unwrap();
+        trace.job(&job(0, Some(1), Some(3)), ms(30)).unwrap();
+        trace.job(&job(1, Some(11), None), ms(30)).unwrap();
+        trace.job(&job(2, None, None), ms(30)).unwrap();
+        trace.finish().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+        assert_eq!((count("M"), count("i"), count("X")), (2, 3, 1));
+        let span = events.iter().find(|e| e["ph"] == "X").unwrap();
+        assert_eq!(span["ts"], 1000.0);
+        assert_eq!(span["dur"], 2000.0);
+        assert_eq!(span["args"]["missed"], false);
+        assert_eq!(doc["displayTimeUnit"], "ms");
+    }
+}

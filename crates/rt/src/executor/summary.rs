@@ -1,0 +1,370 @@
+//! The per-task summary of a run, computed online: [`TaskSummary::record`]
+//! folds one job in with O(1) arithmetic and no allocation, so a task thread
+//! can keep its summary up to date on the real-time path and a run of any
+//! length summarises in constant memory.
+//!
+//! It is plain arithmetic on [`JobRecord`]s (no thread, clock or OS code),
+//! so that the simulator can share it.
+//!
+//! Rules (the simulator's, see [`JobRecord::missed`]):
+//! * a job **misses** when it finished after its deadline, or is unfinished
+//!   while the run, which lasted `ended`, reached its deadline
+//!   (`deadline <= ended`);
+//! * a **start miss** (paper 000's view) when it started after its deadline,
+//!   or had not started by a deadline the run reached;
+//! * response `finish - release` and lateness `finish - deadline` over
+//!   completed jobs; lag `start - release` over started jobs; means are
+//!   exact sums divided by the count, rounded down.
+
+use rtlab_model::Nanos;
+
+use super::record::{JobRecord, TaskRunMetrics};
+
+/// Running totals of one task's jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskSummary {
+    released: u64,
+    completed: u64,
+    misses: u64,
+    unfinished: u64,
+    start_deadline_misses: u64,
+    preemptions: u64,
+    voluntary_switches: u64,
+    first_miss_ns: Option<u64>,
+    response_sum_ns: u128,
+    min_response_ns: Option<u64>,
+    max_response_ns: Option<u64>,
+    max_lateness_ns: Option<i64>,
+    started: u64,
+    lag_sum_ns: u128,
+    max_lag_ns: Option<u64>,
+}
+
+impl TaskSummary {
+    /// Folds in one released job. `ended` (how long the run lasted) matters
+    /// only for a job without a finish time: it decides whether the run
+    /// reached its deadline.
+    pub fn record(&mut self, job: &JobRecord, ended: Nanos) {
+        self.released += 1;
+        self.preemptions += job.involuntary_switches;
+        self.voluntary_switches += job.voluntary_switches;
+        if job.missed(ended) {
+            self.count_misses(1, job.deadline);
+        }
+        if job.missed_start_deadline(ended) {
+            self.start_deadline_misses += 1;
+        }
+        if let Some(lag) = job.lag() {
+            let lag = lag.as_ns();
+            self.started += 1;
+            self.lag_sum_ns += u128::from(lag);
+            self.max_lag_ns = self.max_lag_ns.max(Some(lag));
+        }
+        match (job.response(), job.finish) {
+            (Some(response), Some(finish)) => {
+                let r = response.as_ns();
+                self.completed += 1;
+                self.response_sum_ns += u128::from(r);
+                self.min_response_ns = Some(self.min_response_ns.map_or(r, |m| m.min(r)));
+                self.max_response_ns = self.max_response_ns.max(Some(r));
+                let lateness = finish.as_ns() as i128 - job.deadline.as_ns() as i128;
+                let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
+                self.max_lateness_ns =
+                    Some(self.max_lateness_ns.map_or(lateness, |m| m.max(lateness)));
+            }
+            _ => self.unfinished += 1,
+        }
+    }
+
+    /// Folds in `count` jobs released at `first_release + j * period`
+    /// (j = 0..count) with deadlines `relative_deadline` later, none of which
+    /// started before the run ended at `ended`: exactly what `count` calls
+    /// of [`record`](Self::record) with unstarted jobs give, in O(1).
+    ///
+    /// Job j misses (both views) when `first_release + j T + D <= ended`,
+    /// so the misses are `min(count, floor((ended - first_release - D) / T) + 1)`
+    /// when `first_release + D <= ended`, else none; the first of them is
+    /// the earliest deadline, `first_release + D`.
+    pub fn record_unstarted(
+        &mut self,
+        first_release: Nanos,
+        period: Nanos,
+        relative_deadline: Nanos,
+        count: u64,
+        ended: Nanos,
+    ) {
+        if count == 0 {
+            return;
+        }
+        self.released += count;
+        self.unfinished += count;
+        let first_deadline = first_release.saturating_add(relative_deadline);
+        if first_deadline > ended {
+            return;
+        }
+        let reached = match ended
+            .saturating_sub(first_deadline)
+            .as_ns()
+            .checked_div(period.as_ns())
+        {
+            Some(later) => later.saturating_add(1).min(count),
+            None => count, // period 0: every deadline is the first
+        };
+        self.count_misses(reached, first_deadline);
+        self.start_deadline_misses += reached;
+    }
+
+    fn count_misses(&mut self, misses: u64, earliest_deadline: Nanos) {
+        self.misses += misses;
+        let d = earliest_deadline.as_ns();
+        self.first_miss_ns = Some(self.first_miss_ns.map_or(d, |f| f.min(d)));
+    }
+
+    /// Jobs folded in so far.
+    pub fn released(&self) -> u64 {
+        self.released
+    }
+
+    /// The summary as reported, for task `name` with `skipped` releases
+    /// skipped (`thread_policy` is left empty for the caller).
+    pub fn metrics(&self, name: &str, skipped: u64) -> TaskRunMetrics {
+        let mean = |sum: u128, n: u64| match n {
+            0 => None,
+            n => u64::try_from(sum / u128::from(n)).ok(),
+        };
+        TaskRunMetrics {
+            name: name.to_string(),
+            released: self.released,
+            completed: self.completed,
+            misses: self.misses,
+            aborted: 0,
+            skipped,
+            unfinished: self.unfinished,
+            preemptions: self.preemptions,
+            min_response_ns: self.min_response_ns,
+            mean_response_ns: mean(self.response_sum_ns, self.completed),
+            max_response_ns: self.max_response_ns,
+            max_lateness_ns: self.max_lateness_ns,
+            first_miss_ns: self.first_miss_ns,
+            max_lag_ns: self.max_lag_ns,
+            mean_lag_ns: mean(self.lag_sum_ns, self.started),
+            start_deadline_misses: self.start_deadline_misses,
+            voluntary_switches: self.voluntary_switches,
+            thread_policy: String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ms(v)
+    }
+
+    /// The summary as `rtlab run` computed it before it was online: a batch
+    /// pass over every stored job (kept verbatim as the oracle).
+    fn batch(name: &str, jobs: &[JobRecord], skipped: u64, ended: Nanos) -> TaskRunMetrics {
+        let mut m = TaskRunMetrics {
+            name: name.to_string(),
+            released: jobs.len() as u64,
+            skipped,
+            ..TaskRunMetrics::default()
+        };
+        let (mut response_sum, mut lag_sum, mut started) = (0u128, 0u128, 0u64);
+        for job in jobs {
+            m.preemptions += job.involuntary_switches;
+            m.voluntary_switches += job.voluntary_switches;
+            if job.missed(ended) {
+                m.misses += 1;
+                let d = job.deadline.as_ns();
+                m.first_miss_ns = Some(m.first_miss_ns.map_or(d, |f| f.min(d)));
+            }
+            if job.missed_start_deadline(ended) {
+                m.start_deadline_misses += 1;
+            }
+            if let Some(lag) = job.lag() {
+                started += 1;
+                lag_sum += u128::from(lag.as_ns());
+                m.max_lag_ns = m.max_lag_ns.max(Some(lag.as_ns()));
+            }
+            match (job.response(), job.finish) {
+                (Some(r), Some(f)) => {
+                    m.completed += 1;
+                    let r = r.as_ns();
+                    response_sum += u128::from(r);
+                    m.min_response_ns = Some(m.min_response_ns.map_or(r, |x| x.min(r)));
+                    m.max_response_ns = m.max_response_ns.max(Some(r));
+                    let lateness = f.as_ns() as i128 - job.deadline.as_ns() as i128;
+                    let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
+                    m.max_lateness_ns =
+                        Some(m.max_lateness_ns.map_or(lateness, |x| x.max(lateness)));
+                }
+                _ => m.unfinished += 1,
+            }
+        }
+        if m.completed > 0 {
+            m.mean_response_ns = u64::try_from(response_sum / u128::from(m.completed)).ok();
+        }
+        if started > 0 {
+            m.mean_lag_ns = u64::try_from(lag_sum / u128::from(started)).ok();
+        }
+        m
+    }
+
+    fn online(jobs: &[JobRecord], skipped: u64, ended: Nanos) -> TaskRunMetrics {
+        let mut s = TaskSummary::default();
+        for j in jobs {
+            s.record(j, ended);
+        }
+        s.metrics("t", skipped)
+    }
+
+    /// Job k of a task with T = 10 ms, D = 5 ms.
+    fn job(k: u64, start: Option<u64>, finish: Option<u64>, switches: u64) -> JobRecord {
+        JobRecord {
+            start: start.map(ms),
+            finish: finish.map(ms),
+            voluntary_switches: switches / 2,
+            involuntary_switches: switches,
+            cpu: finish.map(|_| 1),
+            ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
+        }
+    }
+
+    #[test]
+    fn online_equals_batch_on_hand_made_lists() {
+        let lists: Vec<(Vec<JobRecord>, Nanos)> = vec![
+            (vec![], ms(100)),
+            // met, late, started late and cut, never started
+            (
+                vec![
+                    job(0, Some(1), Some(3), 1),
+                    job(1, Some(12), Some(16), 0),
+                    job(2, Some(26), None, 3),
+                    job(3, None, None, 0),
+                ],
+                ms(31),
+            ),
+            // the unstarted job's deadline (35) reached by the end (35)
+            (
+                vec![job(2, Some(20), Some(24), 2), job(3, None, None, 0)],
+                ms(35),
+            ),
+            // finishing exactly at the deadline is not a miss
+            (
+                vec![job(0, Some(0), Some(5), 0), job(1, Some(15), Some(15), 0)],
+                ms(20),
+            ),
+            // all late: lateness and first miss are the extremes
+            (
+                vec![
+                    job(0, Some(4), Some(30), 5),
+                    job(1, Some(30), Some(50), 5),
+                    job(2, Some(50), Some(58), 5),
+                ],
+                ms(60),
+            ),
+        ];
+        for (jobs, ended) in lists {
+            assert_eq!(
+                online(&jobs, 3, ended),
+                batch("t", &jobs, 3, ended),
+                "{jobs:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_example_counts_misses_the_way_the_simulator_does() {
+        let jobs = [
+            job(0, Some(1), Some(3), 1),
+            job(1, Some(12), Some(16), 1),
+            job(2, Some(26), None, 1),
+            job(3, None, None, 1),
+        ];
+        let m = online(&jobs, 2, ms(31));
+        assert_eq!((m.released, m.completed, m.unfinished), (4, 2, 2));
+        assert_eq!(m.misses, 2);
+        assert_eq!(m.first_miss_ns, Some(ms(15).as_ns()));
+        assert_eq!(m.start_deadline_misses, 1);
+        assert_eq!(m.min_response_ns, Some(ms(3).as_ns()));
+        assert_eq!(m.max_response_ns, Some(ms(6).as_ns()));
+        assert_eq!(m.mean_response_ns, Some(4_500_000));
+        assert_eq!(m.max_lateness_ns, Some(ms(1).as_ns() as i64));
+        assert_eq!(m.max_lag_ns, Some(ms(6).as_ns()));
+        assert_eq!(m.mean_lag_ns, Some(ms(3).as_ns()));
+        assert_eq!(m.preemptions, 4);
+        assert_eq!(m.skipped, 2);
+    }
+
+    #[test]
+    fn a_run_of_unstarted_jobs_counts_like_the_jobs_one_by_one() {
+        let (t, d) = (ms(10), ms(25));
+        for (first_k, count, ended) in [
+            (3, 5, 0),
+            (3, 5, 54),
+            (3, 5, 55),
+            (3, 5, 56),
+            (3, 5, 100),
+            (0, 1, 25),
+            (7, 0, 500),
+        ] {
+            let ended = ms(ended);
+            let one_by_one: Vec<JobRecord> = (first_k..first_k + count)
+                .map(|k| JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k) + d))
+                .collect();
+            let mut s = TaskSummary::default();
+            s.record(&job(0, Some(0), Some(1), 0), ended);
+            s.record_unstarted(ms(10 * first_k), t, d, count, ended);
+            let mut all = vec![job(0, Some(0), Some(1), 0)];
+            all.extend(one_by_one);
+            assert_eq!(
+                s.metrics("t", 0),
+                batch("t", &all, 0, ended),
+                "{first_k} {count} {ended}"
+            );
+        }
+    }
+
+    fn arbitrary_job() -> impl Strategy<Value = JobRecord> {
+        (
+            0u64..50,
+            0u64..3_000,
+            proptest::option::of((0u64..2_000, proptest::option::of(0u64..2_000))),
+            0u64..4,
+        )
+            .prop_map(|(k, d, run, switches)| {
+                let release = Nanos::from_us(100 * k);
+                let (start, finish) = match run {
+                    None => (None, None),
+                    Some((lag, None)) => (Some(release + Nanos::from_us(lag)), None),
+                    Some((lag, Some(r))) => (
+                        Some(release + Nanos::from_us(lag)),
+                        Some(release + Nanos::from_us(lag + r)),
+                    ),
+                };
+                JobRecord {
+                    start,
+                    finish,
+                    voluntary_switches: switches,
+                    involuntary_switches: switches * 3,
+                    ..JobRecord::unstarted(0, k, release, release + Nanos::from_us(d))
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn online_equals_batch_on_any_list(
+            jobs in proptest::collection::vec(arbitrary_job(), 0..40),
+            ended_us in 0u64..8_000,
+            skipped in 0u64..5,
+        ) {
+            let ended = Nanos::from_us(ended_us);
+            prop_assert_eq!(online(&jobs, skipped, ended), batch("t", &jobs, skipped, ended));
+        }
+    }
+}
