@@ -711,9 +711,7 @@ length = "500us"
         let base = "\"name\": \"a\", \"period\": \"10ms\", \"wcet\": \"1ms\"";
         for field in fields {
             for value in values {
-                json_docs.push(format!(
-                    "{{\"task\": [{{{base}, \"{field}\": {value}}}]}}"
-                ));
+                json_docs.push(format!("{{\"task\": [{{{base}, \"{field}\": {value}}}]}}"));
             }
         }
         for value in values {

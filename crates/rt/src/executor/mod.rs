@@ -253,7 +253,7 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
             .map_err(|source| {
                 // Release the threads already waiting at the gate.
                 abort.store(true, Ordering::SeqCst);
-                RtError::Spawn { name, source }
+                RtError::spawn(name, source)
             })?;
         handles.push(handle);
     }
@@ -655,7 +655,7 @@ fn spawn_watchdog(
             stop.store(true, Ordering::SeqCst);
             interrupted
         })
-        .map_err(|source| RtError::Spawn { name, source })
+        .map_err(|source| RtError::spawn(name, source))
 }
 
 /// Builds the report from the threads' outcomes.
