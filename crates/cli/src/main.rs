@@ -4,10 +4,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use rtlab_model::printable;
 
 mod commands;
 mod table;
+mod usage;
 
 /// rtlab — measure, run, simulate and analyse periodic real-time task sets.
 #[derive(Debug, Parser)]
@@ -70,20 +72,38 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn main() -> ExitCode {
     rtlab_rt::interrupt::restore_default_sigpipe();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            eprintln!("error: {}", one_line(&error));
+            ExitCode::from(usage::exit_status(&error))
         }
     }
+}
+
+/// The error and its causes as one line: `what: why: deeper why`, each
+/// cause once (many errors already quote their source's text, which
+/// `{:#}` would print again), with names from files and paths escaped.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    printable(&line).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
@@ -110,5 +130,21 @@ mod tests {
             }
         }
         walk(&Cli::command(), "rtlab");
+    }
+
+    #[test]
+    fn errors_print_each_cause_once_on_one_line() {
+        let io = std::io::Error::from_raw_os_error(11);
+        let e = anyhow::Error::new(rtlab_rt::RtError::Os {
+            call: "clone",
+            source: io,
+        })
+        .context("rtlab run --policy rm");
+        assert_eq!(
+            one_line(&e),
+            "rtlab run --policy rm: clone failed: Resource temporarily unavailable (os error 11)"
+        );
+        let e = anyhow::anyhow!("task `a\nb`").context("loading");
+        assert_eq!(one_line(&e), "loading: task `a\\nb`");
     }
 }

@@ -86,7 +86,7 @@ fn latency_bad_flags_are_one_line_errors() {
     rtlab()
         .args(["latency", "--interval", "0", "-l", "5"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::starts_with("error: invalid --interval 0ns"))
         .stderr(predicate::function(|s: &str| s.lines().count() == 1));
     rtlab()
@@ -105,7 +105,7 @@ fn latency_bad_flags_are_one_line_errors() {
     rtlab()
         .args(["latency", "--load", "disco", "-l", "5"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("invalid load `disco`"));
 }
 
