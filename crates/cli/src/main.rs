@@ -70,9 +70,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The command line as clap knows it, with every command's `after_help`
+/// printed as written: clap wraps `after_help` at the terminal width, which
+/// breaks long example lines in two, while the literal text of a help
+/// template is never wrapped. So the text moves into the template (the
+/// flags above it are still wrapped). It must hold no `{`, which templates
+/// read as a tag.
+fn command() -> clap::Command {
+    fn unwrapped(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd.mut_subcommands(unwrapped);
+        let Some(after) = cmd.get_after_help().map(|h| h.to_string()) else {
+            return cmd;
+        };
+        cmd.help_template(format!(
+            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{after}"
+        ))
+    }
+    unwrapped(Cli::command())
+}
+
 fn main() -> ExitCode {
     rtlab_rt::interrupt::restore_default_sigpipe();
-    let matches = Cli::command().get_matches();
+    let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match run(cli) {
         Ok(code) => code,
@@ -146,5 +165,25 @@ mod tests {
         );
         let e = anyhow::anyhow!("task `a\nb`").context("loading");
         assert_eq!(one_line(&e), "loading: task `a\\nb`");
+    }
+
+    /// Help templates read `{` as the start of a tag and drop text after a
+    /// lone one, so no after_help may hold one.
+    #[test]
+    fn after_help_texts_survive_the_template() {
+        fn walk(cmd: &clap::Command) {
+            if let Some(after) = cmd.get_after_help() {
+                let text = after.to_string();
+                assert!(!text.contains('{'), "`{}`: {{ in {text}", cmd.get_name());
+            }
+            cmd.get_subcommands().for_each(walk);
+        }
+        walk(&command());
+        let help = command()
+            .find_subcommand_mut("sim")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("\n  rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n"), "{help}");
     }
 }

@@ -17,7 +17,7 @@ use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
-    rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --jobs s4-edf.csv\n  \
+    rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\

@@ -31,8 +31,8 @@ pub enum TasksetCommand {
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
-    rtlab taskset gen -n 5 -u 0.9 --periods log-uniform --period-min 1ms --period-max 1s --granularity 1ms\n  \
-    rtlab taskset gen -n 10 -u 0.8 --method randfixedsum --deadlines constrained --deadline-x 0.5..1 --count 20 --out sets/";
+    rtlab taskset gen -n 5 -u 0.9 --periods log-uniform --period-min 1ms --period-max 1s --period-granularity 1ms\n  \
+    rtlab taskset gen -n 10 -u 0.8 --method randfixedsum --deadlines constrained:0.5..1 --count 20 --out sets/";
 
 /// `rtlab taskset list`
 #[derive(Debug, Args)]
