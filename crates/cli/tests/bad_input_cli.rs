@@ -373,6 +373,26 @@ fn control_characters_in_names_are_escaped_on_output() {
         assert!(out.contains("\\u{202e}evil"), "{out}");
         assert!(out.contains("set\\nname"), "{out}");
     }
+    // The Gantt chart is XML, which cannot hold most control characters.
+    let svg = dir.path().join("ctl.svg");
+    let (code, _, err) = outcome(&[
+        "sim",
+        &file,
+        "-s",
+        "fp:rm",
+        "-d",
+        "40ms",
+        "--gantt",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        !svg.chars()
+            .any(|c| c != '\n' && (c.is_control() || c == '\u{202e}')),
+        "{svg}"
+    );
+    assert!(svg.contains(">a\\nb</text>"), "{svg}");
     // Error messages too: one line, escaped.
     let bad = write(
         dir.path(),
