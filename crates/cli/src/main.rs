@@ -4,10 +4,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use rtlab_model::printable;
 
 mod commands;
 mod table;
+mod usage;
 
 /// rtlab — measure, run, simulate and analyse periodic real-time task sets.
 #[derive(Debug, Parser)]
@@ -71,9 +73,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The command line as clap knows it, with every command's `after_help`
+/// printed as written: clap wraps `after_help` at the terminal width, which
+/// breaks long example lines in two, while the literal text of a help
+/// template is never wrapped. So the text moves into the template (the
+/// flags above it are still wrapped). It must hold no `{`, which templates
+/// read as a tag.
+fn command() -> clap::Command {
+    fn unwrapped(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd.mut_subcommands(unwrapped);
+        let Some(after) = cmd.get_after_help().map(|h| h.to_string()) else {
+            return cmd;
+        };
+        cmd.help_template(format!(
+            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{after}"
+        ))
+    }
+    unwrapped(Cli::command())
+}
+
 fn main() -> ExitCode {
     rtlab_rt::interrupt::restore_default_sigpipe();
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = run(cli);
     // Restores that failed or found a setting changed by someone else.
     for notice in rtlab_rt::kernel_state::take_notices() {
@@ -83,16 +105,33 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             // Not eprintln!, which panics when the terminal is gone (SIGHUP).
-            commands::doctor::say(&format!("error: {error:#}"));
-            ExitCode::FAILURE
+            commands::doctor::say(&format!("error: {}", one_line(&error)));
+            ExitCode::from(usage::exit_status(&error))
         }
     }
+}
+
+/// The error and its causes as one line: `what: why: deeper why`, each
+/// cause once (many errors already quote their source's text, which
+/// `{:#}` would print again), with names from files and paths escaped.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    printable(&line).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
@@ -119,5 +158,41 @@ mod tests {
             }
         }
         walk(&Cli::command(), "rtlab");
+    }
+
+    #[test]
+    fn errors_print_each_cause_once_on_one_line() {
+        let io = std::io::Error::from_raw_os_error(11);
+        let e = anyhow::Error::new(rtlab_rt::RtError::Os {
+            call: "clone",
+            source: io,
+        })
+        .context("rtlab run --policy rm");
+        assert_eq!(
+            one_line(&e),
+            "rtlab run --policy rm: clone failed: Resource temporarily unavailable (os error 11)"
+        );
+        let e = anyhow::anyhow!("task `a\nb`").context("loading");
+        assert_eq!(one_line(&e), "loading: task `a\\nb`");
+    }
+
+    /// Help templates read `{` as the start of a tag and drop text after a
+    /// lone one, so no after_help may hold one.
+    #[test]
+    fn after_help_texts_survive_the_template() {
+        fn walk(cmd: &clap::Command) {
+            if let Some(after) = cmd.get_after_help() {
+                let text = after.to_string();
+                assert!(!text.contains('{'), "`{}`: {{ in {text}", cmd.get_name());
+            }
+            cmd.get_subcommands().for_each(walk);
+        }
+        walk(&command());
+        let help = command()
+            .find_subcommand_mut("sim")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("\n  rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n"), "{help}");
     }
 }

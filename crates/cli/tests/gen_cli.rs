@@ -126,12 +126,12 @@ fn bad_settings_name_the_flag() {
     rtlab()
         .args(["taskset", "gen", "-u", "0"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr("error: --utilization must be > 0\n");
     rtlab()
         .args(["taskset", "gen", "--count", "3"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr("error: --count 3 needs --out DIR (one file per set)\n");
     rtlab()
         .args(["taskset", "gen", "--period-min", "10xs"])

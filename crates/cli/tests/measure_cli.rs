@@ -140,7 +140,7 @@ fn latency_bad_flags_are_one_line_errors() {
     rtlab()
         .args(["latency", "--interval", "0", "-l", "5"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::starts_with("error: invalid --interval 0ns"))
         .stderr(predicate::function(|s: &str| s.lines().count() == 1));
     rtlab()
@@ -159,7 +159,7 @@ fn latency_bad_flags_are_one_line_errors() {
     rtlab()
         .args(["latency", "--load", "disco", "-l", "5"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("invalid load `disco`"));
     // Every sample is compared with the kept outliers: their number is capped.
     rtlab()
@@ -178,7 +178,7 @@ fn latency_bad_flags_are_one_line_errors() {
             "5",
         ])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("buckets in all"));
 }
 

@@ -18,18 +18,28 @@
 //! ```
 //!
 //! Every problem is reported as one line, `file:line:col: what is wrong`,
-//! whether the parser found it (syntax, unknown field, bad unit) or the
-//! model's validation did (C > D, duplicate names, ...). Nothing here panics
-//! on any input.
+//! whether the parser found it (syntax), the decoder did (unknown field, a
+//! string where a table belongs, a duration without a unit, in the file's
+//! own words) or the model's validation did (C > D, duplicate names, ...).
+//! Nothing here panics on any input.
+//!
+//! JSON files are JSONC: `//` and `/* */` comments are allowed. A UTF-8
+//! byte-order mark at the start of either format is ignored.
 
 use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::catalog;
-use crate::task::{CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet};
+use crate::task::{CriticalSection, FieldPath, PathSegment, Severity, Task, TaskSet};
+use crate::text::printable;
 use crate::time::Nanos;
+
+mod decode;
+mod document;
+
+use document::Node;
 
 /// The prefix that names a built-in task set instead of a file.
 pub const BUILTIN_PREFIX: &str = "builtin:";
@@ -53,50 +63,32 @@ impl Format {
     }
 }
 
-/// The on-disk shape of a task set (also what the generators write).
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The on-disk shape of a task set, as the generators write it (reading
+/// goes through [`decode`]).
+#[derive(Debug, Serialize)]
 struct TaskSetDocument {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
-    #[serde(default)]
     task: Vec<TaskEntry>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Serialize)]
 struct TaskEntry {
     name: String,
     period: Nanos,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     deadline: Option<Nanos>,
     wcet: Nanos,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     bcet: Option<Nanos>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     offset: Option<Nanos>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     jitter: Option<Nanos>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     priority: Option<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     critical_sections: Vec<CriticalSection>,
-}
-
-impl From<TaskEntry> for Task {
-    fn from(e: TaskEntry) -> Task {
-        Task {
-            name: e.name,
-            period: e.period,
-            deadline: e.deadline.unwrap_or(e.period),
-            wcet: e.wcet,
-            bcet: e.bcet,
-            offset: e.offset.unwrap_or_default(),
-            jitter: e.jitter.unwrap_or_default(),
-            priority: e.priority,
-            critical_sections: e.critical_sections,
-        }
-    }
 }
 
 impl From<&Task> for TaskEntry {
@@ -141,7 +133,10 @@ impl fmt::Display for LocatedDiagnostic {
         write!(
             f,
             "{}:{}:{}: {kind}{}",
-            self.origin, self.line, self.column, self.message
+            printable(&self.origin),
+            self.line,
+            self.column,
+            printable(&self.message)
         )
     }
 }
@@ -161,8 +156,9 @@ pub enum LoadError {
     /// The text is not a well-formed task-set document.
     #[error("{0}")]
     Syntax(LocatedDiagnostic),
-    /// The document parses but breaks the model's rules. Displays the first
-    /// error and how many more there are.
+    /// The document parses but has the wrong shape (a field missing, a
+    /// duration without a unit, ...) or breaks the model's rules. Displays
+    /// the first error and how many more there are.
     #[error("{}{}", .errors[0], more_errors(.errors.len()))]
     Invalid {
         /// Every error, in file order (never empty).
@@ -237,21 +233,36 @@ pub fn parse_str(
     origin: &str,
     default_name: &str,
 ) -> Result<LoadedTaskSet, LoadError> {
-    let document: TaskSetDocument = match format {
-        Format::Toml => toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            syntax_error(origin, text, offset, e.message().trim_end())
-        })?,
-        Format::Json => serde_json::from_str(text).map_err(|e| json_syntax_error(origin, &e))?,
-    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let root = document::parse(text, format).map_err(|e| {
+        let (line, column) = line_column(text, e.offset);
+        LoadError::Syntax(LocatedDiagnostic {
+            origin: origin.to_string(),
+            line,
+            column,
+            severity: Severity::Error,
+            message: printable(&e.message).into_owned(),
+        })
+    })?;
+    let decoded = decode::task_set(&root, format).map_err(|problems| LoadError::Invalid {
+        errors: located(
+            origin,
+            text,
+            problems
+                .into_iter()
+                .map(|p| (p.offset, Severity::Error, p.message)),
+        ),
+    })?;
     let set = TaskSet {
-        name: document.name.unwrap_or_else(|| default_name.to_string()),
-        tasks: document.task.into_iter().map(Task::from).collect(),
+        name: decoded.name.unwrap_or_else(|| default_name.to_string()),
+        tasks: decoded.tasks,
     };
-    let (errors, notes): (Vec<_>, Vec<_>) = set
+    let diagnostics = set
         .validate()
         .into_iter()
-        .map(|d| locate(origin, text, format, d))
+        .map(|d| (offset_of(&root, &d.path), d.severity, d.message));
+    let (errors, notes): (Vec<_>, Vec<_>) = located(origin, text, diagnostics)
+        .into_iter()
         .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(LoadError::Invalid { errors });
@@ -280,33 +291,6 @@ fn document_of(set: &TaskSet) -> TaskSetDocument {
     }
 }
 
-fn syntax_error(origin: &str, text: &str, offset: usize, message: &str) -> LoadError {
-    let (line, column) = line_column(text, offset);
-    LoadError::Syntax(LocatedDiagnostic {
-        origin: origin.to_string(),
-        line,
-        column,
-        severity: Severity::Error,
-        // toml's messages can span lines; keep the promise of one line.
-        message: message.lines().collect::<Vec<_>>().join("; "),
-    })
-}
-
-fn json_syntax_error(origin: &str, e: &serde_json::Error) -> LoadError {
-    let full = e.to_string();
-    let message = match full.rfind(" at line ") {
-        Some(cut) => &full[..cut],
-        None => &full,
-    };
-    LoadError::Syntax(LocatedDiagnostic {
-        origin: origin.to_string(),
-        line: e.line().max(1),
-        column: e.column().max(1),
-        severity: Severity::Error,
-        message: message.to_string(),
-    })
-}
-
 /// 1-based line and character column of a byte offset into `text` (shared
 /// by every file format rtlab reads, so all errors point the same way).
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
@@ -321,81 +305,78 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-fn locate(origin: &str, text: &str, format: Format, d: Diagnostic) -> LocatedDiagnostic {
-    let offset = match format {
-        Format::Toml => toml_offset(text, &d.path),
-        Format::Json => json_offset(text, &d.path),
-    };
-    let (line, column) = line_column(text, offset);
-    LocatedDiagnostic {
-        origin: origin.to_string(),
-        line,
-        column,
-        severity: d.severity,
-        message: d.message,
+/// Places messages at their byte offsets, in the order given. The text is
+/// scanned once (offsets are visited in increasing order), so a file with
+/// many problems costs no more than one pass over it.
+fn located(
+    origin: &str,
+    text: &str,
+    items: impl IntoIterator<Item = (usize, Severity, String)>,
+) -> Vec<LocatedDiagnostic> {
+    let items: Vec<_> = items.into_iter().collect();
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| items[i].0);
+    let mut places = vec![(1, 1); items.len()];
+    let mut cursor = LineCursor::default();
+    for i in order {
+        places[i] = cursor.advance_to(text, items[i].0);
     }
+    items
+        .into_iter()
+        .zip(places)
+        .map(
+            |((_, severity, message), (line, column))| LocatedDiagnostic {
+                origin: origin.to_string(),
+                line,
+                column,
+                severity,
+                message,
+            },
+        )
+        .collect()
 }
 
-/// Byte offset of the deepest part of `path` present in a TOML document (a
-/// defaulted field points at its task's table).
-fn toml_offset(text: &str, path: &FieldPath) -> usize {
-    use toml::de::{DeTable, DeValue};
-    let Ok(root) = DeTable::parse(text) else {
-        return 0;
-    };
-    let mut best = 0;
-    let mut segments = path.0.iter();
-    let Some(PathSegment::Key(first)) = segments.next() else {
-        return 0;
-    };
-    let Some((_, mut value)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == first) else {
-        return 0;
-    };
-    best = best.max(value.span().start);
-    for segment in segments {
-        let next = match (segment, value.get_ref()) {
-            (PathSegment::Key(key), DeValue::Table(table)) => table
-                .iter()
-                .find(|(k, _)| k.get_ref() == key)
-                .map(|(_, v)| v),
-            (PathSegment::Index(i), DeValue::Array(array)) => array.get(*i),
-            _ => None,
-        };
-        match next {
-            Some(v) => {
-                value = v;
-                best = v.span().start;
-            }
-            None => break,
+/// Line and column of increasing byte offsets, counted incrementally.
+#[derive(Default)]
+struct LineCursor {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl LineCursor {
+    fn advance_to(&mut self, text: &str, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
         }
+        for c in text[self.offset.min(offset)..offset].chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.column = 0;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.offset = self.offset.max(offset);
+        (self.line + 1, self.column + 1)
     }
-    best
 }
 
-/// Byte offset of the deepest part of `path` present in a JSON document.
-fn json_offset(text: &str, path: &FieldPath) -> usize {
-    use jsonc_parser::ast::Value;
-    use jsonc_parser::common::Ranged;
-    let Ok(parsed) = jsonc_parser::parse_to_ast(text, &Default::default(), &Default::default())
-    else {
-        return 0;
-    };
-    let Some(mut value) = parsed.value.as_ref() else {
-        return 0;
-    };
-    let mut best = value.start();
+/// Byte offset of the deepest part of `path` present in the document (a
+/// defaulted field points at its task's table).
+fn offset_of(root: &Node, path: &FieldPath) -> usize {
+    let mut node = root;
+    let mut best = root.offset;
     for segment in &path.0 {
-        let next = match (segment, value) {
-            (PathSegment::Key(key), Value::Object(object)) => {
-                object.get(key).map(|prop| &prop.value)
-            }
-            (PathSegment::Index(i), Value::Array(array)) => array.elements.get(*i),
-            _ => None,
+        let next = match segment {
+            PathSegment::Key(key) => node.get(key),
+            PathSegment::Index(i) => node.at(*i),
         };
         match next {
-            Some(v) => {
-                value = v;
-                best = v.start();
+            Some(n) => {
+                node = n;
+                best = n.offset;
             }
             None => break,
         }
@@ -492,7 +473,7 @@ length = "500us"
     fn unknown_field() {
         assert_eq!(
             toml_err("[[task]]\nname = \"a\"\nperod = \"10ms\"\nwcet = \"1ms\"\n"),
-            "set.toml:3:1: unknown field `perod`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
+            "set.toml:3:1: unknown field `perod`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections` (and 1 more error)"
         );
     }
 
@@ -516,7 +497,7 @@ length = "500us"
     fn number_without_unit() {
         assert_eq!(
             toml_err("[[task]]\nname = \"a\"\nperiod = 10\nwcet = \"1ms\"\n"),
-            "set.toml:3:10: invalid duration 10: a duration is a string with a unit, e.g. \"10ms\""
+            "set.toml:3:10: `period`: a duration needs a unit, e.g. \"10ms\" (10 as nanoseconds is \"10ns\")"
         );
     }
 
@@ -524,7 +505,7 @@ length = "500us"
     fn missing_wcet() {
         assert_eq!(
             toml_err("[[task]]\nname = \"a\"\nperiod = \"10ms\"\n"),
-            "set.toml:1:1: missing field `wcet`"
+            "set.toml:1:1: task `a`: missing field `wcet`"
         );
     }
 
@@ -596,7 +577,7 @@ length = "500us"
     fn negative_priority() {
         assert_eq!(
             toml_err("[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\npriority = -1\n"),
-            "set.toml:5:12: invalid value: integer `-1`, expected u32"
+            "set.toml:5:12: `priority` must be a whole number from 0 to 4294967295, not -1"
         );
     }
 
@@ -604,7 +585,7 @@ length = "500us"
     fn json_unknown_field() {
         assert_eq!(
             json_err("{\"task\": [{\"name\": \"a\", \"period\": \"1ms\", \"wcet\": \"1us\", \"prio\": 1}]}"),
-            "set.json:1:62: unknown field `prio`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
+            "set.json:1:57: unknown field `prio`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
         );
     }
 
@@ -619,7 +600,184 @@ length = "500us"
 
     #[test]
     fn json_syntax_error() {
-        assert_eq!(json_err("{\"task\": [}"), "set.json:1:11: expected value");
+        assert_eq!(
+            json_err("{\"task\": [}"),
+            "set.json:1:11: unexpected close brace"
+        );
+        assert_eq!(
+            json_err("{\"task\": [],}"),
+            "set.json:1:12: trailing commas are not allowed"
+        );
+    }
+
+    #[test]
+    fn a_missing_field_points_at_its_task() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"2ms\"\nwcet = \"1ms\"\n\n[[task]]\nname = \"b\"\nwcet = \"1ms\"\n";
+        assert_eq!(
+            toml_err(text),
+            "set.toml:6:1: task `b`: missing field `period`"
+        );
+        assert_eq!(
+            json_err("{\"task\": [\n  {\"period\": \"1ms\", \"wcet\": \"1us\"}]}"),
+            "set.json:2:3: task #1: missing field `name`"
+        );
+    }
+
+    #[test]
+    fn json_may_start_with_a_bom_and_hold_comments() {
+        let text = "\u{feff}// generated\n{\"task\": [ /* the only one */\n {\"name\": \"a\", \"period\": \"2ms\", \"wcet\": \"3ms\"}]}";
+        // Positions count from after the mark: the error is on line 3.
+        assert_eq!(
+            json_err(text),
+            "set.json:3:41: task `a`: wcet 3ms exceeds deadline 2ms: no job can meet it"
+        );
+        let ok = text.replace("\"3ms\"", "\"1ms\"");
+        assert_eq!(
+            parse_str(&ok, Format::Json, "f", "f").unwrap().set.tasks[0].wcet,
+            Nanos::from_ms(1)
+        );
+        let toml = format!("\u{feff}{GOOD}");
+        assert!(parse_str(&toml, Format::Toml, "f", "f").is_ok());
+    }
+
+    #[test]
+    fn every_shape_problem_is_reported_at_once() {
+        let text = "[[task]]\nname = 1\nperiod = 5\nwcet = true\n[[task]]\nname = \"b\"\nperiod = \"1ms\"\nwcet = \"1us\"\ncritical_sections = 3\n";
+        let Err(LoadError::Invalid { errors }) = parse_str(text, Format::Toml, "s", "s") else {
+            panic!("not refused");
+        };
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            lines,
+            [
+                "s:2:8: `name` must be a string, not 1",
+                "s:3:10: `period`: a duration needs a unit, e.g. \"10ms\" (5 as nanoseconds is \"5ns\")",
+                "s:4:8: `wcet` must be a duration with a unit like \"10ms\", not true",
+                "s:9:21: `critical_sections` must be an array of tables (write each as [[task.critical_sections]]), not 3",
+            ]
+        );
+    }
+
+    /// Words that belong to Rust, not to task-set files.
+    const RUST_WORDS: [&str; 14] = [
+        "struct ",
+        "TaskEntry",
+        "TaskSetDocument",
+        "CriticalSection",
+        "u32",
+        "u64",
+        "i64",
+        "i128",
+        "u128",
+        "usize",
+        "Nanos",
+        "sequence",
+        "map",
+        "Option",
+    ];
+
+    /// Malformed shapes of every field, in both formats: each is refused
+    /// with one line in the file's words.
+    #[test]
+    fn shape_errors_never_name_rust_types() {
+        let values = [
+            "1",
+            "-1",
+            "1.5",
+            "1e40",
+            "99999999999999999999999999",
+            "true",
+            "\"x\"",
+            "\"\"",
+            "[]",
+            "[1, 2]",
+            "[[1]]",
+            "{}",
+            "{\"a\": 1}",
+            "null",
+            "\"-5ms\"",
+            "\"10\"",
+            "\"1.0000000001s\"",
+            "\"99999999999s\"",
+        ];
+        let fields = decode::TASK_FIELDS.iter().chain(&["unknown"]);
+        let mut json_docs = vec![
+            "1".to_string(), "[]".into(), "[1]".into(), "\"task\"".into(), "null".into(),
+            "{\"task\": 1}".into(), "{\"task\": {}}".into(), "{\"task\": [1]}".into(),
+            "{\"task\": [[\"a\", \"1ms\", \"1ms\", \"1ms\", \"1ms\", \"1ms\", \"1ms\", 1, []]]}".into(),
+            "{\"name\": 5, \"task\": []}".into(), "{\"task\": [{}]}".into(),
+            "{\"task\": [{\"name\": \"a\", \"name\": \"b\", \"period\": \"1ms\", \"wcet\": \"1us\"}]}".into(),
+        ];
+        let base = "\"name\": \"a\", \"period\": \"10ms\", \"wcet\": \"1ms\"";
+        for field in fields {
+            for value in values {
+                json_docs.push(format!("{{\"task\": [{{{base}, \"{field}\": {value}}}]}}"));
+            }
+        }
+        for value in values {
+            for cs_field in ["resource", "start", "length", "other"] {
+                json_docs.push(format!(
+                    "{{\"task\": [{{{base}, \"critical_sections\": [{{\"resource\": \"r\", \"start\": \"0\", \"length\": \"1us\", \"{cs_field}\": {value}}}]}}]}}"
+                ));
+            }
+            json_docs.push(format!(
+                "{{\"task\": [{{{base}, \"critical_sections\": [{value}]}}]}}"
+            ));
+        }
+        let mut checked = 0;
+        for doc in &json_docs {
+            for (text, format) in [
+                (Some(doc.clone()), Format::Json),
+                (json_to_toml_shape(doc), Format::Toml),
+            ] {
+                let Some(text) = text else { continue };
+                let message = match parse_str(&text, format, "f", "f") {
+                    Ok(_) => continue,
+                    Err(e) => e.to_string(),
+                };
+                checked += 1;
+                assert!(!message.contains('\n'), "{text}: {message}");
+                for word in RUST_WORDS {
+                    assert!(
+                        !message.contains(word),
+                        "{format:?} {text}: `{word}` in {message}"
+                    );
+                }
+            }
+        }
+        assert!(checked > 300, "only {checked} refusals checked");
+    }
+
+    /// The TOML form of a one-line JSON object document, when TOML can say
+    /// it: `"key": value` becomes `"key" = value` (inline tables and arrays
+    /// inside), top-level pairs one per line. TOML has no null.
+    fn json_to_toml_shape(json: &str) -> Option<String> {
+        let body = json.strip_prefix('{')?.strip_suffix('}')?;
+        if json.contains("null") {
+            return None;
+        }
+        let mut out = String::new();
+        let mut depth = 0;
+        let mut in_string = false;
+        for c in body.chars() {
+            match c {
+                '"' => in_string = !in_string,
+                _ if in_string => {}
+                ':' => {
+                    out.push_str(" =");
+                    continue;
+                }
+                '{' | '[' => depth += 1,
+                '}' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push('\n');
+                    continue;
+                }
+                _ => {}
+            }
+            out.push(c);
+        }
+        Some(out)
     }
 
     #[test]

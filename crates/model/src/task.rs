@@ -13,7 +13,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::printable;
 use crate::time::{hyperperiod, Nanos, TimeError};
+
+/// The longest task, resource or task-set name accepted, in bytes of UTF-8.
+/// Names are labels in tables and thread names (15 bytes); a limit keeps a
+/// hostile file from making every output that prints them huge.
+pub const MAX_NAME_BYTES: usize = 256;
 
 /// One critical section of a job: the job holds `resource` from `start`
 /// (execution time into the job) for `length` of execution time.
@@ -155,14 +161,25 @@ impl TaskSet {
     /// what is only reported. An empty result means the set is clean.
     pub fn validate(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
+        if self.name.len() > MAX_NAME_BYTES {
+            out.push(Diagnostic::error(
+                FieldPath::root("name"),
+                format!(
+                    "the task set's name is {} bytes long; names are limited to {MAX_NAME_BYTES} bytes",
+                    self.name.len()
+                ),
+            ));
+        }
         if self.tasks.is_empty() {
             out.push(Diagnostic::error(
                 FieldPath::root("task"),
                 "the task set has no tasks (add a [[task]] table)",
             ));
         }
+        let mut seen = std::collections::HashSet::with_capacity(self.tasks.len());
         for (index, task) in self.tasks.iter().enumerate() {
-            validate_task(index, task, &self.tasks[..index], &mut out);
+            let duplicate = !seen.insert(task.name.as_str());
+            validate_task(index, task, duplicate, &mut out);
         }
         out
     }
@@ -176,18 +193,27 @@ impl TaskSet {
     }
 }
 
-fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diagnostic>) {
+fn validate_task(index: usize, task: &Task, duplicate: bool, out: &mut Vec<Diagnostic>) {
     let at = |field: &'static str| FieldPath::task(index, field);
-    let who = if task.name.is_empty() {
+    let too_long = task.name.len() > MAX_NAME_BYTES;
+    let who = if task.name.is_empty() || too_long {
         format!("task #{}", index + 1)
     } else {
-        format!("task `{}`", task.name)
+        format!("task `{}`", printable(&task.name))
     };
     let mut error = |field, message: String| out.push(Diagnostic::error(at(field), message));
 
     if task.name.trim().is_empty() {
         error("name", format!("{who}: the name is empty"));
-    } else if earlier.iter().any(|t| t.name == task.name) {
+    } else if too_long {
+        error(
+            "name",
+            format!(
+                "{who}: the name is {} bytes long; names are limited to {MAX_NAME_BYTES} bytes",
+                task.name.len()
+            ),
+        );
+    } else if duplicate {
         error("name", format!("{who}: duplicate task name"));
     }
     if task.period.is_zero() {
@@ -220,6 +246,7 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
     }
     for (cs_index, cs) in task.critical_sections.iter().enumerate() {
         let cs_at = |field| FieldPath::critical_section(index, cs_index, field);
+        let resource = printable(&cs.resource);
         if cs.resource.trim().is_empty() {
             out.push(Diagnostic::error(
                 cs_at("resource"),
@@ -228,11 +255,21 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
                     cs_index + 1
                 ),
             ));
+        } else if cs.resource.len() > MAX_NAME_BYTES {
+            out.push(Diagnostic::error(
+                cs_at("resource"),
+                format!(
+                    "{who}: the resource name of critical section #{} is {} bytes long; names are limited to {MAX_NAME_BYTES} bytes",
+                    cs_index + 1,
+                    cs.resource.len()
+                ),
+            ));
+            continue;
         }
         if cs.length.is_zero() {
             out.push(Diagnostic::error(
                 cs_at("length"),
-                format!("{who}: critical section on `{}` has length 0", cs.resource),
+                format!("{who}: critical section on `{resource}` has length 0"),
             ));
         }
         match cs.end() {
@@ -240,45 +277,14 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
             _ => out.push(Diagnostic::error(
                 cs_at("length"),
                 format!(
-                    "{who}: critical section on `{}` ends at {} of execution, after the job's wcet {}",
-                    cs.resource,
+                    "{who}: critical section on `{resource}` ends at {} of execution, after the job's wcet {}",
                     cs.start.saturating_add(cs.length),
                     task.wcet
                 ),
             )),
         }
     }
-    for (later, cs) in task.critical_sections.iter().enumerate().skip(1) {
-        let before = &task.critical_sections[later - 1];
-        let overlaps = before.end().is_none_or(|end| cs.start < end);
-        if overlaps && before.resource != cs.resource {
-            // Nested sections are allowed only if declared outermost first
-            // and fully inside it; anything else is an overlap.
-            let nested = cs.end().zip(before.end()).is_some_and(|(e, be)| e <= be);
-            if !nested {
-                out.push(Diagnostic::error(
-                    FieldPath::critical_section(index, later, "start"),
-                    format!(
-                        "{who}: critical section on `{}` overlaps the one on `{}` without nesting inside it",
-                        cs.resource, before.resource
-                    ),
-                ));
-            }
-        } else if overlaps {
-            out.push(Diagnostic::error(
-                FieldPath::critical_section(index, later, "start"),
-                format!(
-                    "{who}: critical sections on `{}` overlap (a job cannot take a lock it holds)",
-                    cs.resource
-                ),
-            ));
-        } else if cs.start < before.start {
-            out.push(Diagnostic::error(
-                FieldPath::critical_section(index, later, "start"),
-                format!("{who}: critical sections must be listed in execution order"),
-            ));
-        }
-    }
+    validate_section_order(index, &who, &task.critical_sections, out);
     if task.deadline > task.period && !task.period.is_zero() {
         out.push(Diagnostic::note(
             at("deadline"),
@@ -287,6 +293,61 @@ fn validate_task(index: usize, task: &Task, earlier: &[Task], out: &mut Vec<Diag
                 task.deadline, task.period
             ),
         ));
+    }
+}
+
+/// Critical sections are listed in execution order (by `start`) and nest
+/// rather than overlap: a section that starts while others are held must end
+/// within the innermost of them, and must not take a lock already held. The
+/// held sections are a stack, as the locks of a job are.
+fn validate_section_order(
+    index: usize,
+    who: &str,
+    sections: &[CriticalSection],
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut held: Vec<&CriticalSection> = Vec::new();
+    for (k, cs) in sections.iter().enumerate() {
+        let at = FieldPath::critical_section(index, k, "start");
+        let resource = printable(&cs.resource);
+        if let Some(before) = k.checked_sub(1).map(|p| &sections[p]) {
+            if cs.start < before.start {
+                out.push(Diagnostic::error(
+                    at,
+                    format!(
+                        "{who}: critical section on `{resource}` starts at {}, before the one on `{}` ({}): list critical sections in execution order",
+                        cs.start,
+                        printable(&before.resource),
+                        before.start
+                    ),
+                ));
+                continue;
+            }
+        }
+        let end = cs.start.saturating_add(cs.length);
+        held.retain(|h| h.start.saturating_add(h.length) > cs.start);
+        if held.iter().any(|h| h.resource == cs.resource) {
+            out.push(Diagnostic::error(
+                at,
+                format!(
+                    "{who}: critical sections on `{resource}` overlap (a job cannot take a lock it holds)"
+                ),
+            ));
+            continue;
+        }
+        if let Some(inner) = held.last() {
+            if end > inner.start.saturating_add(inner.length) {
+                out.push(Diagnostic::error(
+                    at,
+                    format!(
+                        "{who}: critical section on `{resource}` overlaps the one on `{}` without nesting inside it",
+                        printable(&inner.resource)
+                    ),
+                ));
+                continue;
+            }
+        }
+        held.push(cs);
     }
 }
 
@@ -478,6 +539,83 @@ mod tests {
             messages(&TaskSet::new("o", vec![t])),
             vec!["task `a`: critical section on `y` overlaps the one on `x` without nesting inside it"]
         );
+    }
+
+    fn section(resource: &str, start: u64, length: u64) -> CriticalSection {
+        CriticalSection {
+            resource: resource.into(),
+            start: ms(start),
+            length: ms(length),
+        }
+    }
+
+    fn section_messages(sections: Vec<CriticalSection>) -> Vec<String> {
+        let mut t = Task::new("a", ms(20), ms(10));
+        t.critical_sections = sections;
+        messages(&TaskSet::new("cs", vec![t]))
+    }
+
+    #[test]
+    fn sections_out_of_execution_order_are_refused() {
+        // Two disjoint sections listed last-first: once accepted because the
+        // second "nested" inside the first by its end alone.
+        assert_eq!(
+            section_messages(vec![section("x", 3, 1), section("y", 1, 1)]),
+            vec!["task `a`: critical section on `y` starts at 1ms, before the one on `x` (3ms): list critical sections in execution order"]
+        );
+        assert_eq!(
+            section_messages(vec![section("x", 3, 1), section("x", 1, 1)]).len(),
+            1
+        );
+        assert!(section_messages(vec![section("x", 1, 1), section("y", 3, 1)]).is_empty());
+    }
+
+    #[test]
+    fn nesting_is_checked_against_every_held_section() {
+        // `c` starts after `b` ends but overlaps `a` without nesting in it.
+        assert_eq!(
+            section_messages(vec![section("a", 1, 4), section("b", 2, 1), section("c", 4, 4)]),
+            vec!["task `a`: critical section on `c` overlaps the one on `a` without nesting inside it"]
+        );
+        // Taking `a` again while the outer `a` is held.
+        assert_eq!(
+            section_messages(vec![
+                section("a", 1, 6),
+                section("b", 2, 1),
+                section("a", 4, 1)
+            ]),
+            vec!["task `a`: critical sections on `a` overlap (a job cannot take a lock it holds)"]
+        );
+        // Three levels, properly nested, then a later one.
+        assert!(section_messages(vec![
+            section("a", 1, 6),
+            section("b", 2, 4),
+            section("c", 3, 1),
+            section("d", 8, 1),
+        ])
+        .is_empty());
+    }
+
+    #[test]
+    fn names_are_capped_and_printed_escaped() {
+        let long = "n".repeat(MAX_NAME_BYTES + 1);
+        let set = TaskSet::new(
+            long.clone(),
+            vec![
+                Task::new(long, ms(10), ms(1)),
+                Task::new("x\ny\u{7}", ms(10), ms(11)),
+                Task::new("n".repeat(MAX_NAME_BYTES), ms(10), ms(1)),
+            ],
+        );
+        assert_eq!(
+            messages(&set),
+            vec![
+                "the task set's name is 257 bytes long; names are limited to 256 bytes",
+                "task #1: the name is 257 bytes long; names are limited to 256 bytes",
+                "task `x\\ny\\u{7}`: wcet 11ms exceeds deadline 10ms: no job can meet it",
+            ]
+        );
+        assert_eq!(set.validate()[1].path.to_string(), "task[0].name");
     }
 
     #[test]

@@ -389,7 +389,7 @@ impl<'de> Deserialize<'de> for Nanos {
 
         fn number_without_unit<E: de::Error>(v: impl fmt::Display) -> E {
             E::custom(format!(
-                "invalid duration {v}: a duration is a string with a unit, e.g. \"{v}ms\""
+                "invalid duration {v}: a duration needs a unit, e.g. \"10ms\" ({v} as nanoseconds is \"{v}ns\")"
             ))
         }
 
@@ -472,7 +472,13 @@ mod tests {
             t: Nanos,
         }
         let err = serde_json::from_str::<W>(r#"{"t": 25}"#).err().unwrap();
-        assert!(err.to_string().contains("\"25ms\""), "{err}");
+        // Never a guess at the unit: 25 as milliseconds would be a
+        // million times longer than 25 as nanoseconds.
+        assert!(
+            err.to_string()
+                .contains("needs a unit, e.g. \"10ms\" (25 as nanoseconds is \"25ns\")"),
+            "{err}"
+        );
     }
 
     proptest! {

@@ -95,11 +95,31 @@ pub enum RtError {
         /// The kernel's reason, in words.
         why: String,
     },
-    /// `mlockall` refused.
+    /// `mlockall` refused: the process needs more locked memory than
+    /// RLIMIT_MEMLOCK allows (or the limit is 0) and it is not privileged.
     #[error(
-        "cannot lock memory (mlockall): {0}; run as root or with CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (`ulimit -l unlimited`), or drop --mlock"
+        "cannot lock memory (mlockall): {error}: RLIMIT_MEMLOCK is {limit} for this user, less than the process \
+         needs; {MEMLOCK_FIXES}"
     )]
-    MemoryLock(std::io::Error),
+    MemoryLock {
+        /// errno of `mlockall`.
+        error: std::io::Error,
+        /// The soft limit in force, e.g. `8 MiB`.
+        limit: String,
+    },
+    /// With memory locked (`mlockall(MCL_FUTURE)`), every new mapping, a
+    /// thread's stack among them, is locked too and counts against
+    /// RLIMIT_MEMLOCK; past the limit the kernel refuses it (EAGAIN/ENOMEM).
+    #[error(
+        "cannot start thread `{name}`: memory is locked (mlockall) and each new thread's stack counts against \
+         RLIMIT_MEMLOCK, which is {limit} for this user; {MEMLOCK_FIXES}"
+    )]
+    MemoryLockLimit {
+        /// The thread's name.
+        name: String,
+        /// The soft limit in force, e.g. `8 MiB`.
+        limit: String,
+    },
     /// `/dev/cpu_dma_latency` could not be opened or written.
     #[error(
         "cannot hold /dev/cpu_dma_latency at 0: {0}; it needs root (CPU idle states stay enabled, which adds wake-up latency)"
@@ -140,7 +160,27 @@ pub enum RtError {
     },
 }
 
+/// What to do when RLIMIT_MEMLOCK is too small for `mlockall`.
+const MEMLOCK_FIXES: &str = "raise it (`ulimit -l unlimited`, or `memlock` in /etc/security/limits.conf), run as root \
+     or with CAP_IPC_LOCK, or do not lock memory (`rtlab run --no-mlock`; `rtlab latency` and `rtlab lag-study` \
+     without -m)";
+
 impl RtError {
+    /// A thread that could not be started: when memory is locked and the
+    /// kernel said EAGAIN or ENOMEM, the cause is RLIMIT_MEMLOCK, and the
+    /// error says so with the fixes.
+    pub(crate) fn spawn(name: String, source: std::io::Error) -> RtError {
+        let out_of_lockable = matches!(source.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM));
+        if out_of_lockable && crate::policy::memory_is_locked() {
+            RtError::MemoryLockLimit {
+                name,
+                limit: crate::policy::memlock_limit(),
+            }
+        } else {
+            RtError::Spawn { name, source }
+        }
+    }
+
     /// The last OS error of `call`.
     pub(crate) fn last_os(call: &'static str) -> RtError {
         RtError::Os {

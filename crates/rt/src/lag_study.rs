@@ -197,10 +197,7 @@ pub fn run_cell(cfg: &StudyConfig, cell: Cell, stop: &AtomicBool) -> Result<Cell
         let handle = std::thread::Builder::new()
             .name("rtlab-lag-study".into())
             .spawn_scoped(scope, || measure_cell(&cfg, cell, stop))
-            .map_err(|source| RtError::Spawn {
-                name: "rtlab-lag-study".into(),
-                source,
-            })?;
+            .map_err(|source| RtError::spawn("rtlab-lag-study".into(), source))?;
         let mut result = handle
             .join()
             .expect("the lag-study thread does not panic")?;

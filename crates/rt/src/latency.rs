@@ -468,7 +468,7 @@ pub fn run_probe_with_series(
                 measure(&cfg, i, start, requested, &halt, &mut rec);
                 let _ = done_tx.send(rec.into_report(i, tid, &cfg, requested));
             })
-            .map_err(|source| RtError::Spawn { name, source })?;
+            .map_err(|source| RtError::spawn(name, source))?;
     }
     drop((setup_tx, done_tx));
     let mut first_error = None;

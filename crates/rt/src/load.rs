@@ -179,7 +179,7 @@ impl Load {
             .name(name.clone())
             .stack_size(64 * 1024)
             .spawn(body)
-            .map_err(|source| RtError::Spawn { name, source })?;
+            .map_err(|source| RtError::spawn(name, source))?;
         self.handles.push(handle);
         Ok(())
     }

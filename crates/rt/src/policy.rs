@@ -9,6 +9,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rtlab_model::Nanos;
 
@@ -374,22 +375,57 @@ pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
 #[derive(Debug)]
 pub struct MemoryLock(());
 
+/// How many [`MemoryLock`]s are alive (so a failed thread start can be
+/// blamed on RLIMIT_MEMLOCK only while memory is locked).
+static MEMORY_LOCKS: AtomicUsize = AtomicUsize::new(0);
+
 /// Locks all current and future memory of the process, so no page fault
-/// lands inside a measurement.
+/// lands inside a measurement. Unprivileged (no CAP_IPC_LOCK), everything
+/// locked, thread stacks created later included, counts against
+/// RLIMIT_MEMLOCK; the errors say so, with the limit in force.
 pub fn lock_memory() -> Result<MemoryLock, RtError> {
     // SAFETY: mlockall takes flags only.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc != 0 {
-        return Err(RtError::MemoryLock(std::io::Error::last_os_error()));
+        return Err(RtError::MemoryLock {
+            error: std::io::Error::last_os_error(),
+            limit: memlock_limit(),
+        });
     }
+    MEMORY_LOCKS.fetch_add(1, Ordering::SeqCst);
     Ok(MemoryLock(()))
 }
 
 impl Drop for MemoryLock {
     fn drop(&mut self) {
-        // SAFETY: munlockall takes no arguments; failure leaves memory locked,
-        // which is harmless.
-        unsafe { libc::munlockall() };
+        if MEMORY_LOCKS.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // SAFETY: munlockall takes no arguments; failure leaves memory
+            // locked, which is harmless.
+            unsafe { libc::munlockall() };
+        }
+    }
+}
+
+/// True while a [`MemoryLock`] is held.
+pub fn memory_is_locked() -> bool {
+    MEMORY_LOCKS.load(Ordering::SeqCst) > 0
+}
+
+/// The soft RLIMIT_MEMLOCK in words: `unlimited`, `8 MiB`, `64 KiB`.
+pub fn memlock_limit() -> String {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } != 0 {
+        return "unknown".to_string();
+    }
+    match limit.rlim_cur {
+        libc::RLIM_INFINITY => "unlimited".to_string(),
+        b if b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b % 1024 == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
     }
 }
 
@@ -560,6 +596,50 @@ mod tests {
     fn this_kernel_is_at_least_version_2_6() {
         assert!(kernel_at_least(2, 6));
         assert!(!kernel_at_least(999, 0));
+    }
+
+    /// A thread refused (EAGAIN/ENOMEM) while memory is locked is blamed on
+    /// RLIMIT_MEMLOCK with the limit and the fixes; otherwise it is the
+    /// plain spawn error.
+    #[test]
+    fn a_refused_thread_under_mlockall_names_rlimit_memlock() {
+        let eagain = || std::io::Error::from_raw_os_error(libc::EAGAIN);
+        let plain = RtError::spawn("rtlab-t1".into(), eagain());
+        assert!(matches!(plain, RtError::Spawn { .. }), "{plain}");
+        let Ok(lock) = lock_memory() else {
+            println!("skipping the locked half: mlockall refused (not root?)");
+            return;
+        };
+        let e = RtError::spawn("rtlab-t1".into(), eagain());
+        let other = RtError::spawn(
+            "rtlab-t1".into(),
+            std::io::Error::from_raw_os_error(libc::EINVAL),
+        );
+        drop(lock);
+        let text = e.to_string();
+        assert!(matches!(e, RtError::MemoryLockLimit { .. }), "{text}");
+        assert!(
+            text.starts_with("cannot start thread `rtlab-t1`: memory is locked (mlockall)"),
+            "{text}"
+        );
+        for needed in [
+            "RLIMIT_MEMLOCK, which is ",
+            "ulimit -l unlimited",
+            "CAP_IPC_LOCK",
+            "--no-mlock",
+        ] {
+            assert!(text.contains(needed), "{text}");
+        }
+        assert!(matches!(other, RtError::Spawn { .. }), "{other}");
+    }
+
+    #[test]
+    fn the_memlock_limit_reads_in_words() {
+        let limit = memlock_limit();
+        assert!(
+            limit == "unlimited" || limit.ends_with("iB") || limit.ends_with("bytes"),
+            "{limit}"
+        );
     }
 
     #[test]

@@ -264,6 +264,71 @@ impl Phase {
     }
 }
 
+impl fmt::Display for Scale {
+    /// As written on the command line: `x2.5` or `120%`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Scale::Factor { num, den } => {
+                write!(f, "x{}", num / den.max(1))?;
+                write_fraction(f, num % den.max(1), den.max(1))
+            }
+            Scale::UtilizationPpm(ppm) => {
+                write!(f, "{}", ppm / 10_000)?;
+                write_fraction(f, ppm % 10_000, 10_000)?;
+                f.write_str("%")
+            }
+        }
+    }
+}
+
+/// Writes `.DIGITS` of `rem / den` (nothing when it is 0), at most 9 digits.
+fn write_fraction(f: &mut fmt::Formatter<'_>, mut rem: u64, den: u64) -> fmt::Result {
+    if rem == 0 {
+        return Ok(());
+    }
+    f.write_str(".")?;
+    for _ in 0..9 {
+        if rem == 0 {
+            break;
+        }
+        let scaled = u128::from(rem) * 10;
+        write!(f, "{}", scaled / u128::from(den))?;
+        rem = (scaled % u128::from(den)) as u64;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Phase {
+    /// `START..END:SCALE`, as [`Phase::parse`] reads it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}:{}", self.start, self.end, self.scale)
+    }
+}
+
+/// Refuses phases that could not mean what they say: two that overlap (which
+/// scale applies?) and one that starts at or after the end of the run (it
+/// would change nothing). A phase may end after the run; it applies until
+/// the run stops.
+pub fn check_phases(phases: &[Phase], duration: Nanos) -> Result<(), SimError> {
+    if let Some(p) = phases.iter().find(|p| p.start >= duration) {
+        return Err(SimError::Config(format!(
+            "--phase {p} starts at {}, at or after the end of the run (--duration {duration})",
+            p.start
+        )));
+    }
+    let mut by_start: Vec<&Phase> = phases.iter().collect();
+    by_start.sort_by_key(|p| (p.start, p.end));
+    for pair in by_start.windows(2) {
+        if pair[1].start < pair[0].end {
+            return Err(SimError::Config(format!(
+                "--phase {} overlaps --phase {}: phases must not overlap",
+                pair[1], pair[0]
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `"2.5"` with `digits` decimals -> 2.5 * 10^digits, exactly.
 fn parse_fixed(text: &str, digits: u32) -> Option<u64> {
     let text = text.trim();
@@ -379,5 +444,37 @@ mod tests {
             assert!(e.starts_with("--phase"), "{e}");
         }
         assert_eq!(Phase::extended_hartstone().len(), 3);
+    }
+
+    #[test]
+    fn phases_print_as_they_are_written() {
+        for text in [
+            "30s..45s:120%",
+            "1ms..2ms:x2.5",
+            "0ns..1ms:x0.000001",
+            "1s..2s:48.25%",
+        ] {
+            assert_eq!(Phase::parse(text).unwrap().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn overlapping_phases_and_phases_after_the_run_are_refused() {
+        let p = |t: &str| Phase::parse(t).unwrap();
+        let ms = Nanos::from_ms;
+        assert!(check_phases(&Phase::extended_hartstone(), Nanos::from_secs(60)).is_ok());
+        assert!(check_phases(&[p("0ms..10ms:x2"), p("10ms..20ms:x3")], ms(15)).is_ok());
+        assert_eq!(
+            check_phases(&[p("20ms..40ms:x2"), p("10ms..21ms:x3")], ms(100))
+                .unwrap_err()
+                .to_string(),
+            "--phase 20ms..40ms:x2 overlaps --phase 10ms..21ms:x3: phases must not overlap"
+        );
+        assert_eq!(
+            check_phases(&[p("100ms..200ms:x2")], ms(100))
+                .unwrap_err()
+                .to_string(),
+            "--phase 100ms..200ms:x2 starts at 100ms, at or after the end of the run (--duration 100ms)"
+        );
     }
 }

@@ -173,6 +173,7 @@ impl Simulator {
         if config.tick.is_some_and(|t| t.is_zero()) {
             return Err(SimError::Config("--tick must be greater than 0".into()));
         }
+        crate::config::check_phases(&config.phases, config.duration)?;
         let tasks = all_tasks(set, &config);
         let mut windows = vec![(Nanos::ZERO, Nanos::MAX); set.tasks.len()];
         for phase in &config.phases {

@@ -35,7 +35,9 @@ pub mod queue;
 pub mod scheduler;
 pub mod trace;
 
-pub use config::{ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow};
+pub use config::{
+    check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow,
+};
 pub use engine::{simulate, Simulator};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};

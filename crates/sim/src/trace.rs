@@ -258,8 +258,12 @@ fn instant(name: &str, task: usize, job: u64, ts: f64) -> Value {
     json!({"name": name, "cat": "job", "ph": "i", "s": "t", "ts": ts, "pid": 1, "tid": task, "args": {"job": job}})
 }
 
+/// A name as SVG text: control and bidi characters escaped as in every
+/// human output (XML cannot hold most control characters at all), then
+/// XML's special characters.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    rtlab_model::printable(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }

@@ -705,6 +705,23 @@ fn multiburst_immediate_for_one_task_runs_it_at_its_release() {
     assert_eq!(task(&mixed, "p").min_response_ns, Some(ms(6).as_ns()));
 }
 
+/// `ipi:burst=1ms,burst=2ms` used to run with the last value, silently.
+#[test]
+fn a_scheduler_parameter_given_twice_is_refused() {
+    for text in [
+        "ipi:burst=1ms,burst=2ms",
+        "multiburst:share=equal,bmax=10ms,share=rate",
+    ] {
+        let e = text.parse::<SchedulerSpec>().unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("--scheduler `{text}`: parameter `")),
+            "{e}"
+        );
+        assert!(e.ends_with("` is given twice"), "{e}");
+    }
+    assert!("ipi:burst=1ms,bmax=30ms".parse::<SchedulerSpec>().is_ok());
+}
+
 /// A name no task has is a one-line configuration error when the scheduler
 /// is built for the set; malformed `wake=` values fail when parsed.
 #[test]

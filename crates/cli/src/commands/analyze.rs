@@ -43,7 +43,7 @@ use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::overheads::Overheads;
-use rtlab_model::{Nanos, TaskSet};
+use rtlab_model::{printable, Nanos, TaskSet};
 use serde_json::{json, Value};
 
 use crate::table;
@@ -238,15 +238,16 @@ fn human(
     reports: &[PolicyReport],
     breakdowns: &[BreakdownRun],
 ) -> String {
+    let origin = printable(origin);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} ({origin}): {} tasks, U = {:.4}{}",
-        set.name,
+        printable(&set.name),
         set.tasks.len(),
         set.utilization(),
         match &options.overheads {
-            Some(o) => format!(", overheads {}", o.name),
+            Some(o) => format!(", overheads {}", printable(&o.name)),
             None => String::new(),
         }
     );
@@ -307,7 +308,7 @@ fn human(
                 (Response::Unknown, _) => "?",
             };
             let mut row = vec![
-                task.name.clone(),
+                printable(&task.name).into_owned(),
                 report
                     .priorities
                     .as_ref()

@@ -10,13 +10,14 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
-use rtlab_model::Nanos;
+use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::{rr_timeslice, RunReport, TaskRunMetrics};
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport, TaskMetrics};
 use serde::Serialize;
 
 use crate::commands::run::{execute, RunFlags};
 use crate::table;
+use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --policy rm --duration 10s\n  \
@@ -118,16 +119,17 @@ pub fn compare_task(real: &TaskRunMetrics, sim: &TaskMetrics, tolerance: f64) ->
 
 /// Runs `rtlab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.tolerance.is_finite() && args.tolerance >= 0.0,
-        "--tolerance `{}`: give a percentage >= 0",
-        args.tolerance
-    );
+    if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
+        return Err(usage(format!(
+            "--tolerance `{}`: give a percentage >= 0",
+            args.tolerance
+        )));
+    }
     let cfg = args.flags.config()?;
     let Some(spec_text) = cfg.policy.simulator_spec(rr_timeslice()) else {
-        anyhow::bail!(
-            "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf"
-        );
+        return Err(usage(
+            "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
+        ));
     };
     let (set, origin, real, _) = execute(&args.flags, &[])?;
     let spec: SchedulerSpec = spec_text.parse()?;
@@ -173,6 +175,7 @@ fn signed_ns(v: Option<i64>) -> String {
 /// The side-by-side table; differing cells carry a `!` (bold red on a
 /// terminal).
 pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -> String {
+    let origin = printable(origin);
     let mark = |text: String, differs: bool| match (differs, color) {
         (false, _) => text,
         (true, false) => format!("{text} !"),
@@ -180,7 +183,7 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
     };
     let mut out = format!(
         "{} ({origin}): real threads under {} vs the simulator's {} for {}\n\n",
-        c.taskset,
+        printable(&c.taskset),
         c.policy,
         c.scheduler,
         Nanos::from_ns(c.real.ended_ns)
@@ -201,7 +204,7 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
     for task in &c.tasks {
         let differs = |f: &str| task.differences.iter().any(|d| d == f);
         t.add_row(vec![
-            task.name.clone(),
+            printable(&task.name).into_owned(),
             mark(task.misses.0.to_string(), differs("misses")),
             task.misses.1.to_string(),
             mark(
@@ -220,11 +223,11 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
         ]);
     }
     out.push_str(&table::render(&t));
-    let differing: Vec<&str> = c
+    let differing: Vec<std::borrow::Cow<str>> = c
         .tasks
         .iter()
         .filter(|t| !t.differences.is_empty())
-        .map(|t| t.name.as_str())
+        .map(|t| printable(&t.name))
         .collect();
     out.push_str(&format!(
         "\n\nmisses: real {} vs simulated {} ({}); response times within {tolerance_pct}%: {}\n",

@@ -14,9 +14,9 @@ use serde::Serialize;
 const EXAMPLES: &str = "Examples:\n  \
     rtlab doctor\n  \
     rtlab doctor --json\n  \
-    sudo rtlab doctor --restore\n\n\
+    rtlab doctor --restore\n\n\
     Each item says what it means for measurements; `cannot be read` is said, never guessed.\n\
-    --restore puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
+    --restore (as root) puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
     changed, as recorded in /run/rtlab; settings of rtlab runs still going are never touched.\n\
     The --json schema is in README (\"rtlab doctor\").";
 

@@ -3,17 +3,18 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_model::file;
 use rtlab_model::generate::{
     generate_sets, DeadlineModel, GeneratorConfig, PeriodDistribution, PeriodKind,
     UtilizationMethod,
 };
-use rtlab_model::{Nanos, TaskSet};
+use rtlab_model::{printable, Nanos, TaskSet};
 use serde_json::json;
 
 use crate::table;
+use crate::usage::usage;
 
 /// `rtlab taskset gen`
 #[derive(Debug, Args)]
@@ -116,16 +117,20 @@ impl GenArgs {
 pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
     let Some(out) = &args.out else {
         if args.count != 1 {
-            bail!("--count {} needs --out DIR (one file per set)", args.count);
+            return Err(usage(format!(
+                "--count {} needs --out DIR (one file per set)",
+                args.count
+            )));
         }
         if args.json {
-            bail!("--json lists the files written with --out; to print the set itself as JSON use --format json");
+            return Err(usage("--json lists the files written with --out; to print the set itself as JSON use --format json"));
         }
-        let sets = generate_sets(&args.config(), 1)?;
+        // The generator's settings are flags: its refusals are usage errors.
+        let sets = generate_sets(&args.config(), 1).map_err(usage)?;
         print!("{}", args.format.render(&sets[0]));
         return Ok(ExitCode::SUCCESS);
     };
-    let sets = generate_sets(&args.config(), args.count)?;
+    let sets = generate_sets(&args.config(), args.count).map_err(usage)?;
     let written = write_sets(&sets, out, args.format)?;
     if args.json {
         let list: Vec<_> = sets
@@ -175,8 +180,8 @@ pub fn summary_table(sets: &[TaskSet], paths: &[PathBuf]) -> String {
     );
     for (set, path) in sets.iter().zip(paths) {
         t.add_row(vec![
-            set.name.clone(),
-            path.display().to_string(),
+            printable(&set.name).into_owned(),
+            printable(&path.display().to_string()).into_owned(),
             set.tasks.len().to_string(),
             format!("{:.4}", set.utilization()),
             set.hyperperiod()

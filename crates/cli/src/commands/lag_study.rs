@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::latency::{parse_nanos, set_up, PolicyArgs};
 use crate::table;
+use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \
@@ -112,7 +113,8 @@ impl LagStudyArgs {
 /// Runs `rtlab lag-study`.
 pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.config()?;
-    cfg.validate()?;
+    // Every check of the configuration is about its flags.
+    cfg.validate().map_err(usage)?;
     let throttling = RtThrottling::read().ok();
     let mut warnings = Vec::new();
     if let Some(t) = throttling {

@@ -15,6 +15,7 @@ use rtlab_rt::{interrupt, Policy, RtThrottling};
 use serde_json::{json, Value};
 
 use crate::table;
+use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
@@ -137,7 +138,8 @@ pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
     s.parse::<LoadSpec>().map_err(|e| e.to_string())
 }
 
-/// Parses `all`, `1`, `0,1`, `0-3` into CPUs, checked against the allowed set.
+/// Parses `all`, `1`, `0,1`, `0-3` into CPUs, checked against the allowed
+/// set (a usage error otherwise).
 pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
     let allowed = policy::allowed_cpus()?;
     if text == "all" {
@@ -146,9 +148,9 @@ pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text.split(',') {
         let bad = || {
-            anyhow::anyhow!(
+            usage(format!(
                 "invalid --affinity `{text}`: write CPU numbers like `1`, `0,1` or `0-3`"
-            )
+            ))
         };
         let (lo, hi) = match part.split_once('-') {
             Some((a, b)) => (
@@ -166,7 +168,7 @@ pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
         cpus.extend(lo..=hi);
     }
     if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-        anyhow::bail!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})");
+        return Err(usage(format!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})")));
     }
     Ok(cpus)
 }
@@ -245,7 +247,8 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         histogram_buckets: args.histogram_buckets as usize,
         outliers: args.outliers as usize,
     };
-    cfg.validate()?;
+    // Every check of the configuration is about its flags.
+    cfg.validate().map_err(usage)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;

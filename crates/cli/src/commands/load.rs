@@ -13,7 +13,7 @@ use super::latency::{load_json, parse_load, parse_nanos, start_load};
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab load hackbench --duration 30s\n  \
-    rtlab load hackbench:4:pipe --duration 1m\n  \
+    rtlab load hackbench:4:pipe --duration 60s\n  \
     rtlab load cpu:2 --duration 10s --json\n\n\
     Loads: none, cpu:N (N spinning threads), hackbench[:GROUPS[:pipe|socket]] (each group: 20 sender\n\
     and 20 receiver threads passing 100-byte messages, like rt-tests' hackbench).\n\

@@ -7,18 +7,20 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use rtlab_model::{file, Nanos, TaskSet};
+use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{
     self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport,
 };
 use rtlab_rt::{interrupt, RtThrottling};
 
+use super::latency::parse_nanos;
 use crate::commands::doctor;
 use crate::table;
+use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
-    rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --jobs s4-edf.csv\n  \
+    rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
@@ -38,8 +40,8 @@ pub struct RunFlags {
     #[arg(long, short = 'P')]
     pub policy: String,
     /// How long to run (releases at or after it are not made).
-    #[arg(long, short = 'd', default_value = "10s")]
-    pub duration: String,
+    #[arg(long, short = 'd', default_value = "10s", value_parser = parse_nanos)]
+    pub duration: Nanos,
     /// The CPU every task thread is pinned to (default: 1, or the first allowed CPU).
     #[arg(long, conflicts_with = "no_pin")]
     pub cpu: Option<usize>,
@@ -53,8 +55,8 @@ pub struct RunFlags {
     #[arg(long)]
     pub lag_controller: bool,
     /// SCHED_DEADLINE budget over C (default: max(5% of C, 100us)).
-    #[arg(long)]
-    pub edf_margin: Option<String>,
+    #[arg(long, value_parser = parse_nanos)]
+    pub edf_margin: Option<Nanos>,
     /// Do not lock memory (mlockall) for the run.
     #[arg(long)]
     pub no_mlock: bool,
@@ -65,26 +67,18 @@ pub struct RunFlags {
 }
 
 impl RunFlags {
-    /// The executor configuration; errors name the flag.
+    /// The executor configuration; errors are usage errors naming the flag.
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(anyhow::Error::msg)?;
-        let duration = duration_flag("duration", &self.duration)?;
-        let mut cfg = RunConfig::new(duration, policy);
+        let policy: RunPolicy = self.policy.parse().map_err(usage)?;
+        let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self
-            .on_miss
-            .parse::<Overrun>()
-            .map_err(anyhow::Error::msg)?;
+        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(usage)?;
         cfg.lag_controller = self.lag_controller;
-        cfg.edf_margin = self
-            .edf_margin
-            .as_deref()
-            .map(|m| duration_flag("edf-margin", m))
-            .transpose()?;
+        cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
         Ok(cfg)
@@ -106,11 +100,6 @@ pub struct RunArgs {
     /// Print the JSON report instead of the tables.
     #[arg(long)]
     pub json: bool,
-}
-
-fn duration_flag(flag: &str, text: &str) -> anyhow::Result<Nanos> {
-    text.parse::<Nanos>()
-        .map_err(|e| anyhow::anyhow!("--{flag} `{text}`: {e}"))
 }
 
 /// Opens a job-file format on a created file: writes its opening and
@@ -136,8 +125,8 @@ pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
-    let loaded = file::load(&flags.taskset)?;
     let cfg = flags.config()?;
+    let loaded = file::load(&flags.taskset)?;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
@@ -210,7 +199,7 @@ fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
         for t in set.tasks.iter().filter(|t| t.deadline > t.period) {
             out.push(format!(
                 "task `{}`: SCHED_DEADLINE needs deadline <= period, so it runs with deadline {} (its D {} is still what misses are judged by)",
-                t.name, t.period, t.deadline
+                printable(&t.name), t.period, t.deadline
             ));
         }
     }
@@ -247,12 +236,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &RunReport, origin: &str) -> String {
+    let origin = printable(origin);
     let placement = r
         .cpu
         .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}"));
     let mut out = format!(
         "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",
-        r.taskset,
+        printable(&r.taskset),
         r.policy,
         Nanos::from_ns(r.ended_ns),
         r.on_miss,
@@ -277,7 +267,7 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
     let mut t = table::new(&header, &header[2..]);
     for m in &r.tasks {
         t.add_row(vec![
-            m.name.clone(),
+            printable(&m.name).into_owned(),
             m.thread_policy.clone(),
             m.released.to_string(),
             m.completed.to_string(),

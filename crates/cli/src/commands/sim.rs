@@ -5,13 +5,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
-use rtlab_model::{file, Nanos};
+use rtlab_model::{file, printable, Nanos};
 use rtlab_sim::{
-    ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport,
-    Simulator, TraceWindow,
+    check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig,
+    SimError, SimReport, Simulator, TraceWindow,
 };
 
+use super::latency::parse_nanos;
 use crate::table;
+use crate::usage::usage;
 
 /// The `after_help` of `rtlab sim` (examples and the JSON schema).
 pub const EXAMPLES: &str = "Examples:\n  \
@@ -38,11 +40,11 @@ pub struct SimArgs {
     #[arg(long, short = 's')]
     pub scheduler: String,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
-    #[arg(long, short = 'd')]
-    pub duration: Option<String>,
+    #[arg(long, short = 'd', value_parser = parse_nanos)]
+    pub duration: Option<Nanos>,
     /// Periodic timer tick: releases and quanta are noticed only at ticks (default: tickless).
-    #[arg(long)]
-    pub tick: Option<String>,
+    #[arg(long, value_parser = parse_nanos)]
+    pub tick: Option<Nanos>,
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
     #[arg(long)]
     pub overheads: Option<String>,
@@ -50,8 +52,8 @@ pub struct SimArgs {
     #[arg(long, default_value = "none")]
     pub protocol: String,
     /// Extra CPU time per lock or unlock operation.
-    #[arg(long, default_value = "0")]
-    pub lock_cost: String,
+    #[arg(long, default_value = "0", value_parser = parse_nanos)]
+    pub lock_cost: Nanos,
     /// What happens on a deadline miss: continue, abort, skip (Hartstone).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
@@ -85,76 +87,117 @@ pub struct SimArgs {
     pub window: Option<String>,
 }
 
-fn duration_flag(flag: &str, text: &str) -> anyhow::Result<Nanos> {
-    text.parse::<Nanos>()
-        .map_err(|e| anyhow::anyhow!("--{flag} `{text}`: {e}"))
-}
+/// How long the extended Hartstone profile (`--overload hartstone-extended`) lasts.
+const HARTSTONE_EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
 
-/// Builds the configuration from the flags (errors name the flag).
+/// Builds the configuration from the flags. Every error is a usage error
+/// naming the flag; what is accepted but changed (a window or a profile cut
+/// at the end of the run) is said on standard error.
 fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfig> {
-    let duration = match &args.duration {
-        Some(d) => duration_flag("duration", d)?,
+    let duration = match args.duration {
+        Some(d) => d,
         None => match set.hyperperiod() {
             Ok(h) if h <= Nanos::from_secs(100) && !h.is_zero() => h,
-            _ => anyhow::bail!(
-                "--duration is needed: the hyperperiod of `{}` is over 100 s (write e.g. --duration 10s)",
-                set.name
-            ),
+            _ => {
+                return Err(usage(format!(
+                    "--duration is needed: the hyperperiod of `{}` is over 100 s (write e.g. --duration 10s)",
+                    printable(&set.name)
+                )))
+            }
         },
     };
     let mut c = SimConfig::new(duration);
-    c.tick = args
-        .tick
-        .as_deref()
-        .map(|t| duration_flag("tick", t))
-        .transpose()?;
+    c.tick = args.tick;
     c.overheads = args
         .overheads
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
-    c.protocol = args.protocol.parse::<Protocol>()?;
-    c.lock_cost = duration_flag("lock-cost", &args.lock_cost)?;
-    c.on_miss = args.on_miss.parse::<OnMiss>()?;
-    c.exec = args.exec.parse::<ExecModel>()?;
-    c.jitter = args.jitter.parse::<JitterModel>()?;
+    c.protocol = args.protocol.parse::<Protocol>().map_err(usage)?;
+    c.lock_cost = args.lock_cost;
+    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(usage)?;
+    c.exec = args.exec.parse::<ExecModel>().map_err(usage)?;
+    c.jitter = args.jitter.parse::<JitterModel>().map_err(usage)?;
     c.seed = args.seed;
     match args.overload.as_deref() {
         None => {}
-        Some("hartstone-extended") => c.phases.extend(Phase::extended_hartstone()),
+        Some("hartstone-extended") => {
+            if duration < HARTSTONE_EXTENDED_LENGTH {
+                eprintln!(
+                    "note: --overload hartstone-extended lasts {HARTSTONE_EXTENDED_LENGTH}; this run stops at {duration}"
+                );
+            }
+            c.phases.extend(
+                Phase::extended_hartstone()
+                    .into_iter()
+                    .filter(|p| p.start < duration),
+            );
+        }
         Some(other) => {
-            anyhow::bail!("--overload `{other}`: the known profile is hartstone-extended")
+            return Err(usage(format!(
+                "--overload `{other}`: the known profile is hartstone-extended"
+            )))
         }
     }
     for p in &args.phases {
-        c.phases.push(Phase::parse(p)?);
+        let phase = Phase::parse(p).map_err(usage)?;
+        if phase.end > duration && phase.start < duration {
+            eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
+        }
+        c.phases.push(phase);
     }
+    check_phases(&c.phases, duration).map_err(usage)?;
     if args.trace.is_some() || args.gantt.is_some() {
-        let window = match &args.window {
-            Some(w) => {
-                let (from, to) = w.split_once("..").ok_or_else(|| {
-                    anyhow::anyhow!("--window `{w}`: write FROM..TO, e.g. 0ms..100ms")
-                })?;
-                let (from, to) = (duration_flag("window", from)?, duration_flag("window", to)?);
-                anyhow::ensure!(from < to, "--window `{w}`: FROM must be before TO");
-                TraceWindow { from, to }
-            }
+        c.trace = Some(match &args.window {
+            Some(w) => window(w, duration)?,
             None => TraceWindow {
                 from: Nanos::ZERO,
                 to: duration.min(Nanos::from_ms(200)),
             },
-        };
-        c.trace = Some(window);
+        });
     }
     Ok(c)
+}
+
+/// `--window FROM..TO` within a run of `duration`: one that starts after
+/// the run is refused (the chart would be empty), one that ends after it is
+/// cut at its end, with a note.
+fn window(text: &str, duration: Nanos) -> anyhow::Result<TraceWindow> {
+    let (from, to) = text.split_once("..").ok_or_else(|| {
+        usage(format!(
+            "--window `{text}`: write FROM..TO, e.g. 0ms..100ms"
+        ))
+    })?;
+    let parse = |t: &str| parse_nanos(t).map_err(|e| usage(format!("--window `{text}`: {e}")));
+    let (from, to) = (parse(from)?, parse(to)?);
+    if from >= to {
+        return Err(usage(format!("--window `{text}`: FROM must be before TO")));
+    }
+    if from >= duration {
+        return Err(usage(format!(
+            "--window {from}..{to} starts at or after the end of the run (--duration {duration}): the chart would be empty"
+        )));
+    }
+    if to > duration {
+        eprintln!("note: --window {from}..{to} ends after the run: the chart stops at {duration}");
+    }
+    Ok(TraceWindow {
+        from,
+        to: to.min(duration),
+    })
 }
 
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
-    let spec: SchedulerSpec = args.scheduler.parse()?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(usage)?;
     let config = config(args, &loaded.set)?;
-    let mut sim = Simulator::new(&loaded.set, &spec, config)?;
+    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(|e| match e {
+        // A flag that does not fit the set (fp:given without priorities,
+        // a protocol the scheduler cannot run, --tick 0).
+        SimError::Config(_) => usage(e),
+        other => other.into(),
+    })?;
     sim.run();
     let report = sim.report();
     if let Some(trace) = sim.trace() {
@@ -177,12 +220,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
 
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &SimReport, origin: &str) -> String {
+    let origin = printable(origin);
     let tick = r.tick_ns.map_or("tickless".to_string(), |t| {
         format!("tick {}", Nanos::from_ns(t))
     });
     let mut out = format!(
         "{} ({origin}) under {} for {}: {tick}, protocol {}, on-miss {}, seed {}\n\n",
-        r.taskset,
+        printable(&r.taskset),
         r.scheduler,
         Nanos::from_ns(r.duration_ns),
         r.protocol,
@@ -213,7 +257,7 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
             }
         });
         t.add_row(vec![
-            m.name.clone(),
+            printable(&m.name).into_owned(),
             m.released.to_string(),
             m.completed.to_string(),
             m.misses.to_string(),

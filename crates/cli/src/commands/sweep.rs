@@ -31,6 +31,7 @@ use rtlab_model::Nanos;
 use serde_json::{json, Map, Value};
 
 use crate::table;
+use crate::usage::usage;
 
 /// Arguments of `rtlab sweep`.
 #[derive(Debug, Args)]
@@ -113,20 +114,31 @@ fn parse_tick(text: &str) -> Result<Nanos, String> {
     Ok(tick)
 }
 
-/// The utilization steps `from, from + step, ..., to` (to 1e-9).
+/// The utilization steps `from, from + step, ..., to` (to 1e-9); errors
+/// are usage errors.
 fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
-    anyhow::ensure!(
+    let check = |ok: bool, message: String| if ok { Ok(()) } else { Err(usage(message)) };
+    check(
         from.is_finite() && to.is_finite() && step.is_finite(),
-        "--from, --to and --step must be numbers"
-    );
-    anyhow::ensure!(from > 0.0, "--from must be greater than 0 (got {from})");
-    anyhow::ensure!(to >= from, "--to ({to}) must not be below --from ({from})");
-    anyhow::ensure!(step > 0.0, "--step must be greater than 0 (got {step})");
+        "--from, --to and --step must be numbers".into(),
+    )?;
+    check(
+        from > 0.0,
+        format!("--from must be greater than 0 (got {from})"),
+    )?;
+    check(
+        to >= from,
+        format!("--to ({to}) must not be below --from ({from})"),
+    )?;
+    check(
+        step > 0.0,
+        format!("--step must be greater than 0 (got {step})"),
+    )?;
     let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
-    anyhow::ensure!(
+    check(
         count <= 10_000,
-        "{count} utilization steps is too many; raise --step"
-    );
+        format!("{count} utilization steps is too many; raise --step"),
+    )?;
     Ok((0..count)
         .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
         .collect())
@@ -134,11 +146,12 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
 
 /// Runs `rtlab sweep`.
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.sets > 0, "--sets must be at least 1");
-    anyhow::ensure!(
-        !args.tests.is_empty(),
-        "--test needs at least one POLICY:TEST"
-    );
+    if args.sets == 0 {
+        return Err(usage("--sets must be at least 1"));
+    }
+    if args.tests.is_empty() {
+        return Err(usage("--test needs at least one POLICY:TEST"));
+    }
     let utilizations = steps(args.from, args.to, args.step)?;
     let mut generator = GeneratorConfig {
         tasks: args.tasks,
@@ -153,12 +166,12 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         generator.deadlines = deadlines;
     }
     let overheads = super::analyze::load_overheads(args.overheads.as_deref())?;
-    if args
+    let wants_overheads = args
         .tests
         .iter()
-        .any(|t| t.test == rtlab_analysis::Test::RtaOverheads)
-    {
-        anyhow::ensure!(overheads.is_some(), "rta-overheads needs --overheads");
+        .any(|t| t.test == rtlab_analysis::Test::RtaOverheads);
+    if wants_overheads && overheads.is_none() {
+        return Err(usage("--test rta-overheads needs --overheads"));
     }
     let options = Options {
         overheads,
@@ -181,7 +194,8 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         &|| bar.inc(1),
     );
     bar.finish_and_clear();
-    let result = result?;
+    // The generator's settings are flags: its refusals are usage errors.
+    let result = result.map_err(usage)?;
 
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&result))

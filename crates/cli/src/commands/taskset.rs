@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use rtlab_model::file::{self, LoadError, LocatedDiagnostic};
-use rtlab_model::{catalog, Nanos, Severity, TaskSet};
+use rtlab_model::{catalog, printable, Nanos, Severity, TaskSet};
 use serde_json::{json, Value};
 
 use crate::table;
@@ -31,8 +31,8 @@ pub enum TasksetCommand {
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
-    rtlab taskset gen -n 5 -u 0.9 --periods log-uniform --period-min 1ms --period-max 1s --granularity 1ms\n  \
-    rtlab taskset gen -n 10 -u 0.8 --method randfixedsum --deadlines constrained --deadline-x 0.5..1 --count 20 --out sets/";
+    rtlab taskset gen -n 5 -u 0.9 --periods log-uniform --period-min 1ms --period-max 1s --period-granularity 1ms\n  \
+    rtlab taskset gen -n 10 -u 0.8 --method randfixedsum --deadlines constrained:0.5..1 --count 20 --out sets/";
 
 /// `rtlab taskset list`
 #[derive(Debug, Args)]
@@ -181,13 +181,14 @@ fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
 
 /// The human description of a task set: a headline and a table of tasks.
 pub fn describe(set: &TaskSet, origin: &str) -> String {
+    let origin = printable(origin);
     let hyper = match set.hyperperiod() {
         Ok(h) => h.to_string(),
         Err(_) => "overflows 64-bit ns".to_string(),
     };
     let mut out = format!(
         "{} ({origin}): {} tasks, U = {:.4}, density = {:.4}, hyperperiod = {hyper}, {} deadlines\n\n",
-        set.name,
+        printable(&set.name),
         set.tasks.len(),
         set.utilization(),
         set.density(),
@@ -201,7 +202,7 @@ pub fn describe(set: &TaskSet, origin: &str) -> String {
     let mut t = table::new(&header, &["T", "D", "C", "offset", "prio", "U"]);
     for task in &set.tasks {
         let mut row = vec![
-            task.name.clone(),
+            printable(&task.name).into_owned(),
             task.period.to_string(),
             task.deadline.to_string(),
             match task.bcet {
@@ -216,7 +217,7 @@ pub fn describe(set: &TaskSet, origin: &str) -> String {
             let sections: Vec<String> = task
                 .critical_sections
                 .iter()
-                .map(|cs| format!("{}@{}+{}", cs.resource, cs.start, cs.length))
+                .map(|cs| format!("{}@{}+{}", printable(&cs.resource), cs.start, cs.length))
                 .collect();
             row.push(sections.join(" "));
         }
@@ -268,7 +269,7 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 println!("{line}");
             }
             if let Some(summary) = summary {
-                println!("{spec}: ok ({summary})");
+                println!("{}: ok ({summary})", printable(spec));
             }
         }
     }

@@ -311,7 +311,7 @@ pub fn run_recording(
             .map_err(|source| {
                 // Release the threads already waiting at the gate.
                 abort.store(true, Ordering::SeqCst);
-                RtError::Spawn { name, source }
+                RtError::spawn(name, source)
             })?;
         handles.push(handle);
     }
@@ -705,7 +705,7 @@ fn spawn_watchdog(
             stop.store(true, Ordering::SeqCst);
             interrupted
         })
-        .map_err(|source| RtError::Spawn { name, source })
+        .map_err(|source| RtError::spawn(name, source))
 }
 
 /// Builds the report from the threads' summaries (each thread judged its

@@ -398,9 +398,11 @@ impl FromStr for SchedulerSpec {
     }
 }
 
-/// Parses `key=value,key=value` parameter lists of the control schedulers.
+/// Parses `key=value,key=value` parameter lists of the control schedulers;
+/// a key given twice is refused (which one was meant is anyone's guess).
 pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
-    arg.split(',')
+    let params: Vec<(&str, &str)> = arg
+        .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -408,5 +410,11 @@ pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
                 .map(|(k, v)| (k.trim(), v.trim()))
                 .ok_or_else(|| format!("parameter `{p}` needs a value (key=value)"))
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    for (i, (key, _)) in params.iter().enumerate() {
+        if params[..i].iter().any(|(earlier, _)| earlier == key) {
+            return Err(format!("parameter `{key}` is given twice"));
+        }
+    }
+    Ok(params)
 }

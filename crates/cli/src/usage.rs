@@ -1,0 +1,54 @@
+//! Usage errors: the command line itself is wrong (a bad value, flags that
+//! do not go together, a value out of range for this task set). They exit
+//! with status 2, as clap's own parse errors do; everything else that fails
+//! (an invalid task-set file, a refused system call, a run cut short) exits
+//! with 1.
+//!
+//! Values clap can check alone are typed flags (clap reports them); the
+//! checks that need several flags or the task set mark their error with
+//! [`usage`].
+
+use std::fmt;
+
+/// An error in the command line, in one line naming the flag.
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Marks `message` (which names the flag) as a usage error.
+pub fn usage(message: impl fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message.to_string()))
+}
+
+/// The exit status for `error`: 2 when it is a usage error, else 1.
+pub fn exit_status(error: &anyhow::Error) -> u8 {
+    if error.chain().any(|e| e.is::<UsageError>()) {
+        2
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn usage_errors_exit_2_even_under_context() {
+        let plain = anyhow::anyhow!("cannot read");
+        assert_eq!(exit_status(&plain), 1);
+        let marked = usage("--duration `10`: missing unit");
+        assert_eq!(marked.to_string(), "--duration `10`: missing unit");
+        assert_eq!(exit_status(&marked), 2);
+        let wrapped = Err::<(), _>(usage("--x")).context("rtlab sim").unwrap_err();
+        assert_eq!(exit_status(&wrapped), 2);
+    }
+}

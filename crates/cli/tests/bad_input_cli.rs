@@ -1,0 +1,483 @@
+//! Bad input end to end (issue 10, section 5): usage errors exit 2 and name
+//! the flag, file errors exit 1 and name file:line:col, names are printed
+//! escaped, and no input makes rtlab slow or its messages unreadable.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{is_root, rtlab};
+use predicates::prelude::*;
+
+/// Writes `text` to `dir/name` and returns the path as a string.
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `rtlab taskset validate FILE`, asserted.
+fn validate(file: &str) -> assert_cmd::assert::Assert {
+    rtlab().args(["taskset", "validate", file]).assert()
+}
+
+/// Runs `rtlab ARGS` and returns (exit code, stdout, stderr).
+fn outcome(args: &[&str]) -> (i32, String, String) {
+    let out = rtlab()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const INVALID: &str = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"11ms\"\n";
+
+/// Every usage error exits 2 and names its flag; a bad file exits 1. None
+/// of these starts a real-thread run (they fail before it).
+#[test]
+fn usage_errors_exit_2_and_file_errors_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let invalid = write(dir.path(), "invalid.toml", INVALID);
+    let svg = dir.path().join("s.svg");
+    let svg = svg.to_str().unwrap();
+    let s4 = "builtin:lf-scenario-4";
+    let usage: &[(&[&str], &str)] = &[
+        (&["sim", s4, "-s", "edf", "-d", "10"], "--duration"),
+        (&["sim", s4, "-s", "edf", "--tick", "1"], "--tick"),
+        (&["sim", s4, "-s", "nope", "-d", "100ms"], "--scheduler"),
+        (&["sim", s4, "-s", "edf", "--on-miss", "nope"], "--on-miss"),
+        (
+            &["sim", s4, "-s", "edf", "--protocol", "nope"],
+            "--protocol",
+        ),
+        (&["sim", s4, "-s", "edf", "--jitter", "nope"], "--jitter"),
+        (&["sim", s4, "-s", "edf", "--exec", "nope"], "--exec"),
+        (&["sim", s4, "-s", "edf", "--phase", "1ms..2ms"], "--phase"),
+        (&["sim", s4, "-s", "edf", "--overload", "x"], "--overload"),
+        (
+            &["sim", s4, "-s", "fp:rm", "--protocol", "dfp", "-d", "1s"],
+            "--protocol",
+        ),
+        (
+            &[
+                "sim", s4, "-s", "edf", "-d", "1s", "--gantt", svg, "--window", "1ms",
+            ],
+            "--window",
+        ),
+        (
+            &["sim", s4, "-s", "ipi:burst=1ms,burst=2ms", "-d", "100ms"],
+            "--scheduler",
+        ),
+        (&["run", s4, "--policy", "dm", "-d", "10"], "--duration"),
+        (&["run", s4, "--policy", "nope", "-d", "1s"], "--policy"),
+        (
+            &["run", s4, "--policy", "dm", "--on-miss", "abort"],
+            "--on-miss",
+        ),
+        (
+            &["run", s4, "--policy", "edf", "--edf-margin", "5"],
+            "--edf-margin",
+        ),
+        (
+            &["compare", s4, "--policy", "dm", "--duration", "1x"],
+            "--duration",
+        ),
+        (
+            &["compare", s4, "--policy", "other", "-d", "1s"],
+            "--policy",
+        ),
+        (
+            &["compare", s4, "--policy", "dm", "--tolerance=-5"],
+            "--tolerance",
+        ),
+        (&["latency", "-D", "10"], "--duration"),
+        (&["latency", "-a", "4095", "-D", "1s"], "--affinity"),
+        (&["latency", "-i", "1us", "-D", "1s"], "--interval"),
+        (&["load", "cpu:1", "--duration", "1m"], "--duration"),
+        (&["lag-study", "--periods", "10"], "--periods"),
+        (&["lag-study", "--periods", "1us"], "--periods"),
+        (&["sweep", "--from", "0", "--sets", "1"], "--from"),
+        (
+            &["sweep", "--test", "rm:rta-overheads", "--sets", "1"],
+            "--overheads",
+        ),
+        (&["taskset", "gen", "--count", "2"], "--out"),
+        (
+            &[
+                "taskset",
+                "gen",
+                "-n",
+                "2",
+                "-u",
+                "3",
+                "--max-task-utilization",
+                "1",
+            ],
+            "--utilization",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (args, flag) in usage {
+        let (code, _, err) = outcome(args);
+        if code != 2 || !err.contains(flag) {
+            wrong.push(format!(
+                "rtlab {}: exit {code} (want 2 naming {flag}): {}",
+                args.join(" "),
+                err.trim()
+            ));
+        }
+    }
+    let file_errors: &[&[&str]] = &[
+        &["analyze", &invalid],
+        &["sim", &invalid, "-s", "edf", "-d", "1s"],
+        &["taskset", "validate", &invalid],
+        &["taskset", "show", "/nonexistent/rtlab.toml"],
+        &["run", &invalid, "--policy", "dm", "-d", "1s"],
+    ];
+    for args in file_errors {
+        let (code, _, err) = outcome(args);
+        if code != 1 {
+            wrong.push(format!(
+                "rtlab {}: exit {code} (want 1): {}",
+                args.join(" "),
+                err.trim()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn usage_errors_are_one_line_for_checks_after_parsing() {
+    let (code, _, err) = outcome(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "-s",
+        "edf",
+        "-d",
+        "100ms",
+        "--phase",
+        "10ms..50ms:x2",
+        "--phase",
+        "40ms..60ms:x1.5",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --phase 40ms..60ms:x1.5 overlaps --phase 10ms..50ms:x2: phases must not overlap"
+    );
+}
+
+/// A phase that starts after the run would change nothing: refused. One
+/// that ends after it applies until the run stops, and rtlab says so.
+#[test]
+fn phases_after_the_run_are_refused_and_phases_past_its_end_are_noted() {
+    let sim = |extra: &[&str]| {
+        let mut args = vec!["sim", "builtin:lf-scenario-4", "-s", "edf", "-d", "100ms"];
+        args.extend_from_slice(extra);
+        outcome(&args)
+    };
+    let (code, _, err) = sim(&["--phase", "200ms..300ms:x2"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --phase 200ms..300ms:x2 starts at 200ms, at or after the end of the run (--duration 100ms)"
+    );
+    let (code, _, err) = sim(&["--phase", "50ms..300ms:120%"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "note: --phase 50ms..300ms:120% ends after the run (--duration 100ms): it applies until then"
+    );
+    let (code, out, err) = outcome(&[
+        "sim",
+        "builtin:hartstone-ph",
+        "-s",
+        "multiburst",
+        "-d",
+        "20s",
+        "--overload",
+        "hartstone-extended",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "note: --overload hartstone-extended lasts 120s; this run stops at 20s"
+    );
+    assert!(out.contains("under multiburst"), "{out}");
+}
+
+#[test]
+fn a_window_outside_the_run_is_refused_and_one_past_its_end_is_clipped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("g.svg");
+    let svg = svg.to_str().unwrap();
+    let sim = |window: &str| {
+        outcome(&[
+            "sim",
+            "builtin:lf-scenario-4",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--gantt",
+            svg,
+            "--window",
+            window,
+        ])
+    };
+    let (code, _, err) = sim("150ms..300ms");
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --window 150ms..300ms starts at or after the end of the run (--duration 100ms): the chart would be empty"
+    );
+    let (code, _, err) = sim("50ms..300ms");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: --window 50ms..300ms ends after the run: the chart stops at 100ms"),
+        "{err}"
+    );
+}
+
+#[test]
+fn duplicated_scheduler_parameters_are_refused() {
+    let (code, _, err) = outcome(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "-s",
+        "ipi:burst=1ms,burst=2ms",
+        "-d",
+        "100ms",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("parameter `burst` is given twice"), "{err}");
+}
+
+#[test]
+fn critical_sections_out_of_execution_order_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "cs.toml",
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"5ms\"\n\
+         [[task.critical_sections]]\nresource = \"x\"\nstart = \"3ms\"\nlength = \"1ms\"\n\
+         [[task.critical_sections]]\nresource = \"y\"\nstart = \"1ms\"\nlength = \"1ms\"\n",
+    );
+    validate(&file)
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "{file}:11:9: task `a`: critical section on `y` starts at 1ms, before the one on `x` (3ms): list critical sections in execution order"
+        )));
+}
+
+#[test]
+fn json_with_a_bom_and_comments_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let bom = write(
+        dir.path(),
+        "bom.json",
+        "\u{feff}{\"task\": [{\"name\": \"a\", \"period\": \"10ms\", \"wcet\": \"1ms\"}]}",
+    );
+    let comments = write(
+        dir.path(),
+        "comments.json",
+        "// a set\n{\"task\": [ /* one task */ {\"name\": \"a\", \"period\": \"10ms\", \"wcet\": \"1ms\"}]}\n",
+    );
+    for file in [&bom, &comments] {
+        validate(file)
+            .success()
+            .stdout(predicate::str::contains(format!("{file}: ok (1 tasks")));
+    }
+}
+
+#[test]
+fn a_number_without_a_unit_asks_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = write(
+        dir.path(),
+        "n.json",
+        "{\"task\": [{\"name\": \"a\", \"period\": 10000000, \"wcet\": \"1ms\"}]}",
+    );
+    let toml = write(
+        dir.path(),
+        "n.toml",
+        "[[task]]\nname = \"a\"\nperiod = 10000000\nwcet = \"1ms\"\n",
+    );
+    let message = "`period`: a duration needs a unit, e.g. \"10ms\" (10000000 as nanoseconds is \"10000000ns\")";
+    for (file, at) in [(&json, "1:35"), (&toml, "3:10")] {
+        validate(file)
+            .code(1)
+            .stdout(predicate::str::diff(format!("{file}:{at}: {message}\n")));
+    }
+}
+
+#[test]
+fn json_shape_errors_speak_the_files_vocabulary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("[1]", "1:1: the document must be an object with fields `name` and `task`, not an array"),
+        (
+            "{\"task\": [[\"a\", \"1ms\", \"1ms\"]]}",
+            "1:11: a task must be an object with fields `name`, `period`, `wcet`, ..., not an array",
+        ),
+        (
+            "{\"task\": [{\"name\": \"a\", \"period\": \"1ms\", \"wcet\": \"1us\", \"priority\": -1}]}",
+            "1:69: `priority` must be a whole number from 0 to 4294967295, not -1",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let file = write(dir.path(), &format!("s{i}.json"), text);
+        validate(&file)
+            .code(1)
+            .stdout(predicate::str::diff(format!("{file}:{want}\n")));
+    }
+}
+
+/// Newlines, BEL, ESC and bidi overrides in names would break tables and
+/// terminals: every human output prints them escaped.
+#[test]
+fn control_characters_in_names_are_escaped_on_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "ctl.toml",
+        "name = \"set\\nname\"\n\
+         [[task]]\nname = \"a\\nb\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"bell\\u0007\\u001b[31m\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"\\u202Eevil\"\nperiod = \"40ms\"\nwcet = \"1ms\"\n",
+    );
+    let raw = ['\n', '\u{7}', '\u{1b}', '\u{202e}'];
+    for args in [
+        vec!["taskset", "show", &file],
+        vec!["analyze", &file, "--policy", "rm"],
+        vec!["sim", &file, "-s", "fp:rm", "-d", "40ms"],
+    ] {
+        let (code, out, err) = outcome(&args);
+        assert_eq!(code, 0, "{err}");
+        for line in out.lines() {
+            assert!(
+                !line.chars().any(|c| raw.contains(&c)),
+                "rtlab {}: raw control character in {line:?}",
+                args.join(" ")
+            );
+        }
+        assert!(out.contains("a\\nb"), "{out}");
+        assert!(out.contains("bell\\u{7}\\u{1b}[31m"), "{out}");
+        assert!(out.contains("\\u{202e}evil"), "{out}");
+        assert!(out.contains("set\\nname"), "{out}");
+    }
+    // The Gantt chart is XML, which cannot hold most control characters.
+    let svg = dir.path().join("ctl.svg");
+    let (code, _, err) = outcome(&[
+        "sim",
+        &file,
+        "-s",
+        "fp:rm",
+        "-d",
+        "40ms",
+        "--gantt",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        !svg.chars()
+            .any(|c| c != '\n' && (c.is_control() || c == '\u{202e}')),
+        "{svg}"
+    );
+    assert!(svg.contains(">a\\nb</text>"), "{svg}");
+    // Error messages too: one line, escaped.
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        "[[task]]\nname = \"x\\u001b[2J\\ny\"\nperiod = \"10ms\"\nwcet = \"11ms\"\n",
+    );
+    let (code, _, err) = outcome(&["analyze", &bad]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!("error: {bad}:4:8: task `x\\u{{1b}}[2J\\ny`: wcet 11ms exceeds deadline 10ms: no job can meet it\n")
+    );
+}
+
+/// A 50 MB task name made `analyze` run for minutes; names are capped.
+#[test]
+fn a_huge_task_name_is_refused_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "n".repeat(50 << 20);
+    let file = write(
+        dir.path(),
+        "huge.toml",
+        &format!("[[task]]\nname = \"{name}\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n"),
+    );
+    let started = Instant::now();
+    let out = rtlab()
+        .args(["analyze", &file])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+    assert_eq!(
+        err,
+        format!("error: {file}:2:8: task #1: the name is 52428800 bytes long; names are limited to 256 bytes\n")
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// Without root, `mlockall(MCL_FUTURE)` charges every thread stack to
+/// RLIMIT_MEMLOCK: the error says so once, with the fixes. Run as uid 65534
+/// (when root) under a small limit.
+#[test]
+fn a_memory_lock_refused_by_rlimit_memlock_is_explained_once() {
+    use std::os::unix::process::CommandExt;
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    for limit_kib in ["1024", "8192"] {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args([
+            "-c",
+            &format!("ulimit -l {limit_kib} && exec \"$0\" \"$@\""),
+            bin.to_str().unwrap(),
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "other",
+            "-d",
+            "200ms",
+        ]);
+        if is_root() {
+            cmd.uid(65534).gid(65534);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "limit {limit_kib} KiB: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for needed in [
+            "RLIMIT_MEMLOCK",
+            "ulimit -l unlimited",
+            "CAP_IPC_LOCK",
+            "--no-mlock",
+        ] {
+            assert!(
+                err.contains(needed),
+                "limit {limit_kib} KiB: no `{needed}` in {err}"
+            );
+        }
+        assert!(
+            err.contains(&format!("{} MiB", limit_kib.parse::<u64>().unwrap() / 1024)),
+            "the limit in force is named: {err}"
+        );
+        assert_eq!(
+            err.matches("os error").count(),
+            err.contains("os error") as usize,
+            "{err}"
+        );
+    }
+}

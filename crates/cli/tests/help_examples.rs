@@ -1,0 +1,178 @@
+//! Every example printed by `--help` works: each command's help is read as
+//! a user sees it, each `rtlab ...` line under "Example(s):" is run for
+//! real (durations and sample counts shortened), and a usage error fails the
+//! test. Examples sit on one line each, never wrapped.
+//!
+//! One test, examples one after another: some run real-time threads, which
+//! must not run in parallel. Without root, an example that fails for lack
+//! of privilege is skipped with its reason; as root (CI) it must succeed.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::is_root;
+
+/// The help text of `rtlab ARGS --help`.
+fn help(args: &[&str]) -> String {
+    let out = common::rtlab()
+        .args(args)
+        .arg("--help")
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rtlab {args:?} --help failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The subcommands listed under "Commands:" (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // Descriptions that wrap continue on lines indented deeper.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The example lines of one help text; fails on a line that continues a
+/// wrapped example.
+fn examples(path: &str, help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = help.lines().skip_while(|l| !l.starts_with("Example"));
+    assert!(lines.next().is_some(), "`{path}` has no examples");
+    for line in lines.take_while(|l| !l.trim().is_empty()) {
+        let example = line.trim();
+        assert!(
+            example.starts_with("rtlab "),
+            "`{path}`: `{example}` is not an example: a wrapped line?"
+        );
+        out.push(example.to_string());
+    }
+    out
+}
+
+/// Every leaf command path (`sim`, `taskset gen`, ...) with its examples.
+fn all_examples() -> Vec<(String, Vec<String>)> {
+    let top = help(&[]);
+    let mut out = vec![("rtlab".to_string(), examples("rtlab", &top))];
+    let mut todo: Vec<Vec<String>> = subcommands(&top).into_iter().map(|c| vec![c]).collect();
+    while let Some(path) = todo.pop() {
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        let text = help(&args);
+        let nested = subcommands(&text);
+        if nested.is_empty() {
+            out.push((path.join(" "), examples(&path.join(" "), &text)));
+        } else {
+            todo.extend(nested.into_iter().map(|c| {
+                let mut p = path.clone();
+                p.push(c);
+                p
+            }));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Commands that run real threads or a load: their run lengths are cut.
+const TIMED: [&str; 5] = ["run", "compare", "latency", "load", "lag-study"];
+
+/// The example with its long runs made short: durations 300 ms, loops 300,
+/// samples 20, sets 20 (added where the default is long).
+fn shortened(command: &str, example: &str) -> String {
+    let words: Vec<&str> = example.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        out.push(word.to_string());
+        let short = match word {
+            "--duration" | "-D" if TIMED.contains(&command) => Some("300ms"),
+            "-d" if TIMED.contains(&command) && command != "latency" => Some("300ms"),
+            "--loops" | "-l" => Some("300"),
+            "--samples" => Some("20"),
+            "--sets" => Some("20"),
+            _ => None,
+        };
+        if let Some(short) = short {
+            out.push(short.to_string());
+            i += 1;
+        }
+        i += 1;
+    }
+    if command == "lag-study" && !words.contains(&"--samples") {
+        out.push("--samples 20".into());
+    }
+    if command == "sweep" && !words.contains(&"--sets") {
+        out.push("--sets 20".into());
+    }
+    out.join(" ")
+}
+
+/// Files the examples name (`my-set.toml`, `sets/lf.toml`, `sets/*.toml`).
+fn fixtures(dir: &Path) {
+    std::fs::write(
+        dir.join("my-set.toml"),
+        "name = \"my-set\"\n\
+         [[task]]\nname = \"control\"\nperiod = \"10ms\"\nwcet = \"2ms\"\npriority = 2\n\
+         [[task.critical_sections]]\nresource = \"bus\"\nstart = \"500us\"\nlength = \"500us\"\n\
+         [[task]]\nname = \"logger\"\nperiod = \"50ms\"\nwcet = \"5ms\"\npriority = 1\n\
+         [[task.critical_sections]]\nresource = \"bus\"\nstart = \"1ms\"\nlength = \"1ms\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("sets")).unwrap();
+    std::fs::write(
+        dir.join("sets/lf.toml"),
+        "name = \"lf\"\n[[task]]\nname = \"t1\"\nperiod = \"25ms\"\ndeadline = \"23ms\"\nwcet = \"3ms\"\n\
+         [[task]]\nname = \"t2\"\nperiod = \"50ms\"\ndeadline = \"45ms\"\nwcet = \"40ms\"\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn every_example_in_every_help_runs() {
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    let bin_dir = bin.parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    fixtures(dir.path());
+    let root = is_root();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (_, lines) in all_examples() {
+        for example in lines {
+            let command = example.split_whitespace().nth(1).unwrap_or_default();
+            let line = shortened(command, &example);
+            let mut child = Command::new("sh");
+            child
+                .args(["-c", &line])
+                .current_dir(dir.path())
+                .env("PATH", &path);
+            let out = assert_cmd::Command::from_std(child)
+                .timeout(Duration::from_secs(180))
+                .output()
+                .unwrap();
+            ran += 1;
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first = err.lines().next().unwrap_or_default();
+            match out.status.code() {
+                Some(0) => println!("ok: {line}"),
+                Some(1) if !root => println!("skipped (not root): {line}: {first}"),
+                code => failures.push(format!("`{line}` (from `{example}`): exit {code:?}: {err}")),
+            }
+        }
+    }
+    assert!(ran >= 30, "only {ran} examples found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
