@@ -120,11 +120,36 @@ impl Staircase {
     }
 }
 
-/// `W(t) = constant + Σ staircases`.
+/// Releases seen in a window beyond the jobs due in it, each costing
+/// `seen.cost`, at most `cap` of them: `min(cap, seen(t) − due(t))` where
+/// `due` is the staircase `stairs[due]` of the same task. Its cost must not
+/// exceed that staircase's, so that `W` stays nondecreasing (a release that
+/// becomes due trades `seen.cost` for the due job's cost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Surplus {
+    /// Index of the task's due-jobs staircase in [`DemandBound::stairs`].
+    pub due: usize,
+    /// The releases seen in a window of length `t` (its `cost` per release).
+    pub seen: Staircase,
+    /// At most this many releases are not due.
+    pub cap: u128,
+}
+
+impl Surplus {
+    fn value(&self, seen: u128, due: u128) -> u128 {
+        seen.saturating_sub(due)
+            .min(self.cap)
+            .saturating_mul(self.seen.cost)
+    }
+}
+
+/// `W(t) = constant + Σ staircases + Σ surpluses`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DemandBound {
     /// The staircases.
     pub stairs: Vec<Staircase>,
+    /// Releases not due in the window, per task (see [`Surplus`]).
+    pub surplus: Vec<Surplus>,
     /// A demand present in every window (blocking).
     pub constant: u128,
 }
@@ -132,52 +157,116 @@ pub struct DemandBound {
 impl DemandBound {
     /// `W(t)`.
     pub fn at(&self, t: u128) -> u128 {
-        self.stairs.iter().fold(self.constant, |w, s| {
+        let stairs = self.stairs.iter().fold(self.constant, |w, s| {
             w.saturating_add(s.count(t).saturating_mul(s.cost))
+        });
+        self.surplus.iter().fold(stairs, |w, s| {
+            w.saturating_add(s.value(s.seen.count(t), self.stairs[s.due].count(t)))
         })
     }
 }
 
+/// Fixed-point steps of [`busy_period`] before it gives up.
+pub const BUSY_PERIOD_CAP: u64 = 64;
+
+/// The least `w >= 1` with `R(w) <= w` (then `R(w) = w`), by the iteration
+/// `w ← R(w)` from `w = 1`, where `R` is a nondecreasing workload such as
+/// the synchronous busy period's `Σ ⌈(w + Ji)/Ti⌉ Ci`. `None` once `w`
+/// passes `limit` or after [`BUSY_PERIOD_CAP`] steps: near full utilization
+/// it creeps up for a very long time, and the other bounds serve then.
+pub fn busy_period(workload: &DemandBound, limit: Option<u128>) -> Option<u128> {
+    let mut w = 1;
+    for _ in 0..BUSY_PERIOD_CAP {
+        let next = workload.at(w);
+        if next <= w {
+            return Some(w);
+        }
+        if limit.is_some_and(|l| next > l) {
+            return None;
+        }
+        w = next;
+    }
+    None
+}
+
 /// The step points of a [`DemandBound`] in increasing order, with `W`
-/// maintained incrementally.
+/// maintained incrementally. Heap entries `(point, k)`: `k` below the number
+/// of staircases is a staircase, above it a surplus's `seen`.
 struct Forward<'a> {
     bound: &'a DemandBound,
     heap: BinaryHeap<Reverse<(u128, usize)>>,
+    /// Steps taken, per staircase then per surplus.
     counts: Vec<u128>,
+    /// The surplus of each staircase, if any.
+    surplus_of: Vec<Option<usize>>,
     w: u128,
 }
 
 impl<'a> Forward<'a> {
     /// Positioned at `lo`: `W(lo)` known, the next points queued.
     fn new(bound: &'a DemandBound, lo: u128) -> Forward<'a> {
-        let counts: Vec<u128> = bound.stairs.iter().map(|s| s.count(lo)).collect();
-        let heap = bound
-            .stairs
-            .iter()
+        let all = || {
+            bound
+                .stairs
+                .iter()
+                .chain(bound.surplus.iter().map(|s| &s.seen))
+        };
+        let counts: Vec<u128> = all().map(|s| s.count(lo)).collect();
+        let heap = all()
             .enumerate()
-            .filter_map(|(i, s)| s.next_after(lo).map(|p| Reverse((p, i))))
+            .filter_map(|(k, s)| s.next_after(lo).map(|p| Reverse((p, k))))
             .collect();
+        let mut surplus_of = vec![None; bound.stairs.len()];
+        for (k, s) in bound.surplus.iter().enumerate() {
+            surplus_of[s.due] = Some(k);
+        }
         Forward {
             w: bound.at(lo),
             bound,
             heap,
             counts,
+            surplus_of,
         }
+    }
+
+    fn stair(&self, k: usize) -> &Staircase {
+        let n = self.bound.stairs.len();
+        match k.checked_sub(n) {
+            None => &self.bound.stairs[k],
+            Some(s) => &self.bound.surplus[s].seen,
+        }
+    }
+
+    /// The contribution of surplus `s` at the current counts.
+    fn surplus_value(&self, s: usize) -> u128 {
+        let surplus = &self.bound.surplus[s];
+        let seen = self.counts[self.bound.stairs.len() + s];
+        surplus.value(seen, self.counts[surplus.due])
     }
 
     /// The next step point and `W` there.
     fn next(&mut self) -> Option<(u128, u128)> {
         let Reverse((p, _)) = *self.heap.peek()?;
-        while let Some(&Reverse((q, i))) = self.heap.peek() {
+        while let Some(&Reverse((q, k))) = self.heap.peek() {
             if q != p {
                 break;
             }
             self.heap.pop();
-            let stair = &self.bound.stairs[i];
-            self.counts[i] += 1;
-            self.w = self.w.saturating_add(stair.cost);
-            if let Some(next) = stair.next_after(q) {
-                self.heap.push(Reverse((next, i)));
+            let n = self.bound.stairs.len();
+            let surplus = match k.checked_sub(n) {
+                None => self.surplus_of[k],
+                Some(s) => Some(s),
+            };
+            let before = surplus.map_or(0, |s| self.surplus_value(s));
+            self.counts[k] += 1;
+            if k < n {
+                self.w = self.w.saturating_add(self.bound.stairs[k].cost);
+            }
+            if let Some(s) = surplus {
+                self.w = (self.w - before).saturating_add(self.surplus_value(s));
+            }
+            if let Some(next) = self.stair(k).next_after(q) {
+                self.heap.push(Reverse((next, k)));
             }
         }
         Some((p, self.w))
@@ -293,17 +382,31 @@ mod tests {
         for _ in 0..3000 {
             let n = 1 + next(4) as usize;
             let mut bound = DemandBound {
-                stairs: Vec::new(),
                 constant: u128::from(next(3)),
+                ..DemandBound::default()
             };
             for _ in 0..n {
                 let period = 1 + u128::from(next(12));
                 let cost = 1 + u128::from(next(4));
-                bound.stairs.push(match next(3) {
-                    0 => Staircase::deadlines(1 + u128::from(next(15)), period, cost),
-                    1 => Staircase::releases(u128::from(next(6)), period, cost, Some(2)),
-                    _ => Staircase::releases(u128::from(next(6)), period, cost, None),
+                let delta = u128::from(next(6));
+                bound.stairs.push(match next(4) {
+                    0 => Staircase::releases(delta, period, cost, Some(2)),
+                    1 => Staircase::releases(delta, period, cost, None),
+                    _ => Staircase::deadlines(1 + delta + u128::from(next(15)), period, cost),
                 });
+                if next(2) == 0 {
+                    // Releases seen up to `delta` late, not due yet.
+                    bound.surplus.push(Surplus {
+                        due: bound.stairs.len() - 1,
+                        seen: Staircase::releases(
+                            delta,
+                            period,
+                            1 + u128::from(next(cost as u64)),
+                            None,
+                        ),
+                        cap: 1 + u128::from(next(2)),
+                    });
+                }
             }
             let lo = 1 + u128::from(next(10));
             let hi = lo + u128::from(next(200));

@@ -30,8 +30,9 @@
 //!      for every `t >= 0`, so with `U <= 1` a first violation lies in `(0, H]`;
 //!    - `Lb`, the synchronous busy period, least `w` with
 //!      `w = Σ ⌈(w + Ji)/Ti⌉ Ci` (Ripoll, Crespo & Mok 1996), by a fixed
-//!      point from below stopped after [`BUSY_PERIOD_CAP`] steps or once past
-//!      the other bounds. At `U = 1` exactly it equals `H`, so nothing is
+//!      point from below stopped after
+//!      [`BUSY_PERIOD_CAP`](crate::demand_search::BUSY_PERIOD_CAP) steps or
+//!      once past the other bounds. At `U = 1` exactly it equals `H`, so nothing is
 //!      iterated.
 //! 4. [`crate::demand_search`] decides `h(t) <= t` on `[min_i (Di − Ji), L]`:
 //!    QPA (Zhang & Burns 2009) walking down from `L`, interleaved with a
@@ -64,10 +65,6 @@ use std::cmp::Ordering;
 
 /// Points checked one by one below the blocking horizon before giving up.
 pub const POINT_CAP: u64 = 5_000_000;
-
-/// Fixed-point steps of the busy-period computation before it is dropped
-/// (the other bounds still apply).
-pub const BUSY_PERIOD_CAP: u64 = 64;
 
 /// A task in the demand computation, in nanoseconds.
 #[derive(Debug, Clone, Copy)]
@@ -141,7 +138,7 @@ pub fn verdict(set: &TaskSet, blocking: &EdfBlocking) -> Verdict {
             .iter()
             .map(|k| Staircase::deadlines(k.d, k.t, k.c))
             .collect(),
-        constant: 0,
+        ..DemandBound::default()
     };
     if blocking.is_none() {
         return demand_search::search(&bound, d_min, l);
@@ -195,7 +192,15 @@ fn testing_interval(
         .map(|h| u128::from(h.as_ns()).max(blocking_horizon));
     let known = [la, hyperperiod].into_iter().flatten().min();
     let lb = if u_vs_one == Ordering::Less {
-        busy_period(tasks, b_max, known)
+        let workload = DemandBound {
+            stairs: tasks
+                .iter()
+                .map(|k| Staircase::releases(k.j, k.t, k.c, None))
+                .collect(),
+            surplus: Vec::new(),
+            constant: b_max,
+        };
+        demand_search::busy_period(&workload, known)
     } else {
         None
     };
@@ -253,27 +258,6 @@ pub fn demand_at(set: &TaskSet, t: u64) -> u128 {
         .map(DemandTask::of)
         .collect();
     demand(&tasks, u128::from(t))
-}
-
-/// `Lb`, the synchronous busy period (with `max B` up front); `None` when
-/// it exceeds `limit` or [`BUSY_PERIOD_CAP`] steps.
-fn busy_period(tasks: &[DemandTask], b_max: u128, limit: Option<u128>) -> Option<u128> {
-    let mut w: u128 = b_max + tasks.iter().map(|k| k.c).sum::<u128>();
-    for _ in 0..BUSY_PERIOD_CAP {
-        if limit.is_some_and(|l| w > l) {
-            return None;
-        }
-        let next = b_max
-            + tasks
-                .iter()
-                .map(|k| (w + k.j).div_ceil(k.t) * k.c)
-                .sum::<u128>();
-        if next == w {
-            return Some(w);
-        }
-        w = next;
-    }
-    None
 }
 
 #[cfg(test)]
