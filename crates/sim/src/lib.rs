@@ -39,6 +39,6 @@ pub use config::{ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConf
 pub use engine::{simulate, Simulator};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
-pub use metrics::{SimReport, TaskMetrics};
+pub use metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 pub use trace::{Trace, TraceRecord};
