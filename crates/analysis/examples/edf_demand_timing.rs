@@ -42,7 +42,9 @@ fn main() {
     let repeat = flag(&args, "--repeat", 5.0).max(1.0) as u32;
     let steps = ((to - from) / step + 1e-9).floor() as u64 + 1;
     let none = EdfBlocking::none();
-    println!("U      sets  U>1  U=1  schedulable  not  inconclusive  median_us  max_us");
+    println!(
+        "U      sets  U>1  U=1  U=1,H>2^64  schedulable  not  inconclusive  median_us  max_us"
+    );
     for k in 0..steps {
         let u = ((from + k as f64 * step) * 1e9).round() / 1e9;
         let config = GeneratorConfig {
@@ -53,7 +55,10 @@ fn main() {
             name_prefix: "sweep".into(),
             ..GeneratorConfig::default()
         };
-        let (mut yes, mut no, mut unknown, mut above, mut exactly) = (0, 0, 0, 0, 0);
+        let (mut yes, mut no, mut unknown) = (0, 0, 0);
+        // U > 1, U = 1 exactly, and U = 1 with a hyperperiod beyond 64 bits
+        // (no finite testing interval is then known).
+        let (mut above, mut exactly, mut astronomical) = (0, 0, 0);
         let mut times: Vec<f64> = Vec::with_capacity(sets as usize);
         for j in 0..sets {
             let set = generate_set(&config, k * sets + j).expect("valid generator settings");
@@ -64,7 +69,10 @@ fn main() {
                 .collect();
             match exact::cmp_sum(&fractions, 1, 1) {
                 Ordering::Greater => above += 1,
-                Ordering::Equal => exactly += 1,
+                Ordering::Equal => {
+                    exactly += 1;
+                    astronomical += u32::from(set.hyperperiod().is_err());
+                }
                 Ordering::Less => {}
             }
             let mut verdict = None;
@@ -83,7 +91,7 @@ fn main() {
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "{u:<6} {sets:>5} {above:>4} {exactly:>4} {yes:>12} {no:>4} {unknown:>13} {:>10.1} {:>7.1}",
+            "{u:<6} {sets:>5} {above:>4} {exactly:>4} {astronomical:>11} {yes:>12} {no:>4} {unknown:>13} {:>10.1} {:>7.1}",
             times[times.len() / 2],
             times[times.len() - 1]
         );

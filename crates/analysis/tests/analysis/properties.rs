@@ -69,7 +69,8 @@ fn demand_task_set() -> impl Strategy<Value = TaskSet> {
 
 /// The processor-demand criterion by brute force: `U > 1` (exactly, over
 /// the hyperperiod) fails; otherwise `h(t) + B(t) <= t` at every integer `t`
-/// up to two hyperperiods past the last deadline, `h` counted job by job.
+/// up to two hyperperiods past the last deadline, `h` counted job by job as
+/// their deadlines pass.
 fn demand_by_brute_force(set: &TaskSet, blocking: &EdfBlocking) -> bool {
     let h = set.hyperperiod().unwrap().as_ns();
     let work: u64 = set
@@ -81,14 +82,18 @@ fn demand_by_brute_force(set: &TaskSet, blocking: &EdfBlocking) -> bool {
         return false;
     }
     let last = set.tasks.iter().map(|t| t.deadline.as_ns()).max().unwrap();
+    // The next deadline of each task's jobs, from the synchronous release.
+    let mut next: Vec<u64> = set
+        .tasks
+        .iter()
+        .map(|t| (t.deadline - t.jitter).as_ns())
+        .collect();
+    let mut demand = 0;
     (1..=2 * h + last).all(|t| {
-        let mut demand = 0;
-        for task in &set.tasks {
-            let first = (task.deadline - task.jitter).as_ns();
-            let mut deadline = first;
-            while deadline <= t {
+        for (deadline, task) in next.iter_mut().zip(&set.tasks) {
+            if *deadline == t {
                 demand += task.wcet.as_ns();
-                deadline += task.period.as_ns();
+                *deadline += task.period.as_ns();
             }
         }
         demand == 0 || demand + blocking.at(t) <= t
