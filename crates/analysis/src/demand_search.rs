@@ -99,7 +99,12 @@ impl Staircase {
     /// Steps taken at `t`.
     fn count(&self, t: u128) -> u128 {
         let steps = if t >= self.first {
-            (t - self.first) / self.period + 1
+            let x = t - self.first;
+            // 64-bit division where it fits: several times faster.
+            match (u64::try_from(x), u64::try_from(self.period)) {
+                (Ok(x), Ok(p)) => u128::from(x / p) + 1,
+                _ => x / self.period + 1,
+            }
         } else {
             0
         };

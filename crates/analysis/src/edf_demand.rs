@@ -26,14 +26,15 @@
 //!    - `La = max(max_i (Di − Ji), ⌈Σ_i max(0, Ti − Di + Ji) Ui / (1 − U)⌉)`
 //!      when `U < 1` (George, Rivierre & Spuri 1996; exact near `U = 1`,
 //!      [`crate::exact::demand_horizon`]);
-//!    - `H`, the hyperperiod, when it fits in 64 bits: `h(t + H) <= h(t) + U H`
+//!    - `H`, the hyperperiod, when it fits in 64 bits and is below `La`
+//!      (computed only that far): `h(t + H) <= h(t) + U H`
 //!      for every `t >= 0`, so with `U <= 1` a first violation lies in `(0, H]`;
 //!    - `Lb`, the synchronous busy period, least `w` with
 //!      `w = Σ ⌈(w + Ji)/Ti⌉ Ci` (Ripoll, Crespo & Mok 1996), by a fixed
 //!      point from below stopped after
 //!      [`BUSY_PERIOD_CAP`](crate::demand_search::BUSY_PERIOD_CAP) steps or
-//!      once past the other bounds. At `U = 1` exactly it equals `H`, so nothing is
-//!      iterated.
+//!      once past the other bounds. At `U = 1` exactly it equals `H`, so
+//!      nothing is iterated.
 //! 4. [`crate::demand_search`] decides `h(t) <= t` on `[min_i (Di − Ji), L]`:
 //!    QPA (Zhang & Burns 2009) walking down from `L`, interleaved with a
 //!    forward scan of the deadlines from the start (QPA*'s point: sets that
@@ -131,7 +132,7 @@ pub fn verdict(set: &TaskSet, blocking: &EdfBlocking) -> Verdict {
     }
     let b_max = u128::from(blocking.max());
     let horizon = u128::from(blocking.horizon());
-    let l = testing_interval(set, &tasks, b_max, horizon, u_vs_one);
+    let l = testing_interval(&tasks, b_max, horizon, u_vs_one);
     let d_min = tasks.iter().map(|k| k.d).min().unwrap_or(1);
     let bound = DemandBound {
         stairs: tasks
@@ -169,7 +170,6 @@ fn slack_below_one_ns(tasks: &[DemandTask]) -> bool {
 /// `L`: the least of `La`, `H` and `Lb` that is known (module docs), or
 /// `None` when none is.
 fn testing_interval(
-    set: &TaskSet,
     tasks: &[DemandTask],
     b_max: u128,
     blocking_horizon: u128,
@@ -186,11 +186,10 @@ fn testing_interval(
         None
     };
     // B(t) = 0 past its horizon, so periodicity holds from there on.
-    let hyperperiod = set
-        .hyperperiod()
-        .ok()
-        .map(|h| u128::from(h.as_ns()).max(blocking_horizon));
+    let hyperperiod =
+        hyperperiod_below(tasks, la.unwrap_or(u128::MAX)).map(|h| h.max(blocking_horizon));
     let known = [la, hyperperiod].into_iter().flatten().min();
+    // At U = 1 exactly the busy period is the hyperperiod.
     let lb = if u_vs_one == Ordering::Less {
         let workload = DemandBound {
             stairs: tasks
@@ -205,6 +204,20 @@ fn testing_interval(
         None
     };
     [known, lb].into_iter().flatten().min()
+}
+
+/// The hyperperiod when it is below `limit` and fits in 64 bits (the
+/// catalog's limit): the least common multiple grows with every period, so
+/// the computation stops as soon as it passes either.
+fn hyperperiod_below(tasks: &[DemandTask], limit: u128) -> Option<u128> {
+    let limit = limit.min(u128::from(u64::MAX));
+    tasks.iter().try_fold(1u128, |lcm, k| {
+        let (mut a, mut b) = (lcm, k.t);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        Some(lcm / a * k.t).filter(|&l| l <= limit)
+    })
 }
 
 /// `h(t) + B(t) <= t` at every step of `h` and `B` in `[min_i (Di − Ji), below)`.
