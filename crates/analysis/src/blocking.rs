@@ -194,6 +194,17 @@ impl EdfBlocking {
     pub fn max(&self) -> u64 {
         self.entries.iter().map(|e| e.2).max().unwrap_or(0)
     }
+
+    /// The points where `B(t)` may change value (it is constant between
+    /// them), in no particular order.
+    pub fn breakpoints(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entries.iter().flat_map(|&(from, to, _)| [from, to])
+    }
+
+    /// The least `t` from which `B(t) = 0` for good (0 without blocking).
+    pub fn horizon(&self) -> u64 {
+        self.entries.iter().map(|e| e.1).max().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

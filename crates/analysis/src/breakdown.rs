@@ -11,7 +11,8 @@
 //! clipped to the job), so every candidate is an exact integer task set.
 //! Bisection runs between a schedulable and an unschedulable α until they
 //! are [`PRECISION_PPB`] apart (α to 1e-6), assuming the test is monotone
-//! in the execution times (true of RTA, Theorem 1 and EDF demand). The
+//! in the execution times (true of RTA, Theorem 1, EDF demand and its
+//! overhead-aware form, whose testing interval also grows with C). The
 //! reported U* is that of the scaled set at the schedulable end.
 
 use rtlab_model::{Nanos, TaskSet};

@@ -95,6 +95,45 @@ pub fn product_of_one_plus_at_most_two(fractions: &[Fraction]) -> bool {
     lhs <= rhs
 }
 
+/// The end of the processor-demand testing interval for a demand bounded
+/// by `U t + k`: `⌈(k + Σ w_i a_i/b_i) / (1 − Σ a_i/b_i)⌉`, with
+/// `U = Σ a_i/b_i < 1` (George, Rivierre & Spuri 1996's `La` when
+/// `w_i = max(0, T_i − D_i)`, `a_i/b_i = C_i/T_i`). `None` when `U >= 1` or
+/// the bound does not fit in `u128`; `b_i > 0`.
+///
+/// Far from `U = 1` (`1 − U > 1e-6`) it is computed in `f64` and widened by
+/// a relative `1e-8`, far more than the rounding error; closer to
+/// 1 exactly, with big integers over `Π b_i`.
+pub fn demand_horizon(k: u128, terms: &[(u128, u128, u128)]) -> Option<u128> {
+    let u: f64 = terms.iter().map(|&(_, a, b)| a as f64 / b as f64).sum();
+    if 1.0 - u > 1e-6 {
+        let slack: f64 = terms
+            .iter()
+            .map(|&(w, a, b)| w as f64 * (a as f64 / b as f64))
+            .sum::<f64>()
+            + k as f64;
+        let bound = (slack / (1.0 - u) * (1.0 + 1e-8)).ceil();
+        return (bound < 1e38).then_some(bound as u128);
+    }
+    // U = N / P with P = Π b_i; bound = (k P + Σ w_i a_i P/b_i) / (P − N).
+    let p = terms
+        .iter()
+        .fold(BigUint::from(1u32), |p, &(_, _, b)| p * BigUint::from(b));
+    let mut n = BigUint::from(0u32);
+    let mut num = BigUint::from(k) * &p;
+    for &(w, a, b) in terms {
+        let share = &p / BigUint::from(b) * BigUint::from(a);
+        num += &share * BigUint::from(w);
+        n += share;
+    }
+    if n >= p {
+        return None;
+    }
+    let den = p - n;
+    let bound = (num + &den - 1u32) / den;
+    u128::try_from(bound).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +180,21 @@ mod tests {
             (1, 2),
             (1_000_000_001, 3_000_000_000)
         ]));
+    }
+
+    #[test]
+    fn demand_horizon_exact_and_fast_paths_agree() {
+        // U = 1/2, slack 2 * 1/2 = 1: bound 2 exactly; the f64 path may add 1 ns.
+        let fast = demand_horizon(0, &[(2, 1, 2)]).unwrap();
+        assert!((2..=3).contains(&fast), "{fast}");
+        // U = 1 - 1e-12 (exact path): (1 * 1/2) / 1e-12 = 5e11.
+        let t = 1_000_000_000_000u128;
+        let exact = demand_horizon(0, &[(1, 1, 2), (0, t / 2 - 1, t)]).unwrap();
+        assert_eq!(exact, 500_000_000_000);
+        assert_eq!(demand_horizon(0, &[(1, 1, 2), (0, 1, 2)]), None, "U = 1");
+        assert_eq!(demand_horizon(3, &[(0, 3, 2)]), None, "U > 1");
+        // The constant counts too: (3 + 0) / (1 - 1/4) = 4.
+        let with_k = demand_horizon(3, &[(0, 1, 4)]).unwrap();
+        assert!((4..=5).contains(&with_k), "{with_k}");
     }
 }

@@ -16,8 +16,10 @@
 //! | [`rta`] | exact RTA with jitter, blocking, arbitrary deadlines |
 //! | [`edf_utilization`] | EDF `U <= 1` and density |
 //! | [`edf_demand`] | EDF `h(t) (+ B(t)) <= t` with QPA |
+//! | [`demand_search`] | QPA and a forward scan over a step-function demand bound |
 //! | [`blocking`] | PIP, PCP/IPCP, SRP/DFP blocking terms |
 //! | [`overhead_rta`] | paper 004 Theorem 1, timer-driven and tickless |
+//! | [`edf_overheads`] | the EDF demand test with paper 004's costs |
 //! | [`breakdown`] | breakdown utilization by bisection on α |
 //! | [`suite`] | every test of a policy, cheapest first |
 //!
@@ -39,7 +41,9 @@
 pub mod audsley;
 pub mod blocking;
 pub mod breakdown;
+pub mod demand_search;
 pub mod edf_demand;
+pub mod edf_overheads;
 pub mod edf_utilization;
 pub mod error;
 pub mod exact;

@@ -21,10 +21,15 @@
 //!
 //! All arithmetic is on integer nanoseconds (`u128` inside, so nothing
 //! overflows); the iteration stops as soon as R exceeds D, and gives up with
-//! [`Response::Unknown`] after [`ITERATION_CAP`] steps.
+//! [`Response::Unknown`] after [`ITERATION_CAP`] steps. When a busy period
+//! outlasts its first job, the level's utilization is compared with 1
+//! exactly: above 1 the busy period never ends and R grows without bound, so
+//! the answer is R > D at once rather than after the cap (an arbitrary
+//! deadline far beyond T would otherwise take millions of jobs to pass).
 
 use rtlab_model::{Nanos, TaskSet};
 
+use crate::exact;
 use crate::priority::Priorities;
 use crate::verdict::{Outcome, Response, Test};
 
@@ -104,6 +109,10 @@ pub fn response_time(task: &Analysed, interferers: &[Interferer]) -> Response {
         if w + jit <= (q + 1) * t {
             break;
         }
+        if q == 0 && level_overloaded(task, interferers) {
+            // The busy period never ends: R grows without bound.
+            return Response::Exceeds;
+        }
         q += 1;
         // w(q+1) >= w(q) + C: a valid start from below.
         w += c;
@@ -112,6 +121,18 @@ pub fn response_time(task: &Analysed, interferers: &[Interferer]) -> Response {
         Ok(r) => Response::Within(Nanos::from_ns(r)),
         Err(_) => Response::Unknown,
     }
+}
+
+/// `C/T + Σ Cj/Tj > 1` over the task and its interferers, exactly: the
+/// level busy period is then endless. Checked only once a busy period
+/// outlasts the first job (so constrained deadlines never pay for it).
+fn level_overloaded(task: &Analysed, interferers: &[Interferer]) -> bool {
+    let fractions: Vec<(u64, u64)> = interferers
+        .iter()
+        .map(|j| (j.cost, j.period))
+        .chain(std::iter::once((task.wcet, task.period)))
+        .collect();
+    exact::cmp_sum(&fractions, 1, 1) == std::cmp::Ordering::Greater
 }
 
 /// Exact RTA of every task of `set` under `priorities`, with per-task
@@ -218,6 +239,27 @@ mod tests {
             response_time(&task(4, 10, 5), &[hp(2, 4)]),
             Response::Exceeds
         );
+    }
+
+    #[test]
+    fn overloaded_level_exceeds_at_once() {
+        // Level utilization 1/2 + 1000001/2000000 > 1 and D = 1000 s: the
+        // busy period never ends, R grows by 1 ns per job; without the exact
+        // utilization check the iteration cap would leave it unknown.
+        let over = Analysed {
+            deadline: 1_000_000_000_000,
+            ..task(1_000_001, 2_000_000, 0)
+        };
+        assert_eq!(response_time(&over, &[hp(1, 2)]), Response::Exceeds);
+        // At exactly 1 the busy period is the hyperperiod (2 ms): decided.
+        let full = Analysed {
+            deadline: 1_000_000_000_000,
+            ..task(1_000_000, 2_000_000, 0)
+        };
+        assert!(matches!(
+            response_time(&full, &[hp(1, 2)]),
+            Response::Within(_)
+        ));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::error::AnalysisError;
 use crate::overhead_rta::{self, Platform, TimerModel};
 use crate::priority::{self, Priorities, PriorityPolicy};
 use crate::verdict::{Outcome, Verdict};
-use crate::{audsley, edf_demand, edf_utilization, hyperbolic, liu_layland, rta};
+use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
 
 /// A uniprocessor scheduling policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,12 +98,12 @@ impl Options {
     }
 }
 
-/// One test's outcome, with the timer model for `rta-overheads`.
+/// One test's outcome, with the timer model for the overhead-aware tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestRun {
     /// The outcome.
     pub outcome: Outcome,
-    /// The timer model (only for the overhead-aware test).
+    /// The timer model (only for the overhead-aware tests).
     pub timer: Option<TimerModel>,
 }
 
@@ -175,22 +175,20 @@ pub fn analyse(
     match policy {
         Policy::Edf => {
             let b = edf_blocking(set, options);
-            let runs = vec![
-                edf_utilization::utilization(set, &b),
-                edf_utilization::density(set, &b),
-                edf_demand::analyse(set, &b),
-            ];
+            let runs = test_runs(
+                [
+                    edf_utilization::utilization(set, &b),
+                    edf_utilization::density(set, &b),
+                    edf_demand::analyse(set, &b),
+                ],
+                options,
+                |platform| edf_overheads::analyse(set, &b, platform),
+            );
             Ok(PolicyReport {
                 policy,
                 priorities: None,
                 blocking: vec![Nanos::from_ns(b.max()); set.tasks.len()],
-                runs: runs
-                    .into_iter()
-                    .map(|outcome| TestRun {
-                        outcome,
-                        timer: None,
-                    })
-                    .collect(),
+                runs,
                 exact: 2,
                 note: None,
             })
@@ -198,23 +196,15 @@ pub fn analyse(
         Policy::Fixed(rule) => {
             let (priorities, note) = priorities_for(set, rule)?;
             let b = blocking::fixed_priority(set, &priorities, options.fixed_protocol);
-            let mut runs: Vec<TestRun> = [
-                liu_layland::analyse(set, &priorities, &b),
-                hyperbolic::analyse(set, &priorities, &b),
-                rta::analyse(set, &priorities, &b),
-            ]
-            .into_iter()
-            .map(|outcome| TestRun {
-                outcome,
-                timer: None,
-            })
-            .collect();
-            for platform in options.platforms() {
-                runs.push(TestRun {
-                    outcome: overhead_rta::analyse(set, &priorities, &b, &platform),
-                    timer: Some(platform.timer),
-                });
-            }
+            let runs = test_runs(
+                [
+                    liu_layland::analyse(set, &priorities, &b),
+                    hyperbolic::analyse(set, &priorities, &b),
+                    rta::analyse(set, &priorities, &b),
+                ],
+                options,
+                |platform| overhead_rta::analyse(set, &priorities, &b, platform),
+            );
             Ok(PolicyReport {
                 policy,
                 priorities: Some(priorities),
@@ -227,14 +217,32 @@ pub fn analyse(
     }
 }
 
+/// The ideal tests' outcomes, then the overhead-aware test's on each of
+/// `options`' platforms.
+fn test_runs(
+    ideal: impl IntoIterator<Item = Outcome>,
+    options: &Options,
+    with_overheads: impl Fn(&Platform) -> Outcome,
+) -> Vec<TestRun> {
+    let ideal = ideal.into_iter().map(|outcome| TestRun {
+        outcome,
+        timer: None,
+    });
+    let costed = options.platforms().map(|platform| TestRun {
+        outcome: with_overheads(&platform),
+        timer: Some(platform.timer),
+    });
+    ideal.chain(costed).collect()
+}
+
 fn edf_blocking(set: &TaskSet, _options: &Options) -> EdfBlocking {
     // SRP and DFP share Baruah's bound; PIP/PCP under EDF are analysed as SRP.
     EdfBlocking::of(set)
 }
 
 /// The exact verdict of `policy` on `set` (RTA with blocking, or EDF
-/// demand with blocking); with `platform`, paper 004's Theorem 1 instead of
-/// RTA (fixed priorities only; EDF with overheads is inconclusive).
+/// demand with blocking); with `platform`, the overhead-aware test instead
+/// (paper 004's Theorem 1 for fixed priorities, [`edf_overheads`] for EDF).
 pub fn exact_verdict(
     set: &TaskSet,
     policy: Policy,
@@ -243,7 +251,7 @@ pub fn exact_verdict(
 ) -> Verdict {
     match policy {
         Policy::Edf => match platform {
-            Some(_) => None,
+            Some(p) => edf_overheads::verdict(set, &edf_blocking(set, options), p),
             None => edf_demand::verdict(set, &edf_blocking(set, options)),
         },
         Policy::Fixed(rule) => {
@@ -271,7 +279,7 @@ pub struct BreakdownRun {
     pub result: Option<Breakdown>,
 }
 
-/// The ideal breakdown utilization of `policy`, then (fixed priorities, when
+/// The ideal breakdown utilization of `policy`, then (when
 /// `options.overheads` is set) one per timer model with overheads.
 pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<BreakdownRun> {
     let mut out = vec![BreakdownRun {
@@ -282,17 +290,15 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
             exact_verdict(s, policy, options, None) == Some(true)
         }),
     }];
-    if let Policy::Fixed(_) = policy {
-        for platform in options.platforms() {
-            out.push(BreakdownRun {
-                policy,
-                overheads: Some(platform.overheads.name.clone()),
-                tick: platform.timer.tick(),
-                result: breakdown::breakdown(set, |s| {
-                    exact_verdict(s, policy, options, Some(&platform)) == Some(true)
-                }),
-            });
-        }
+    for platform in options.platforms() {
+        out.push(BreakdownRun {
+            policy,
+            overheads: Some(platform.overheads.name.clone()),
+            tick: platform.timer.tick(),
+            result: breakdown::breakdown(set, |s| {
+                exact_verdict(s, policy, options, Some(&platform)) == Some(true)
+            }),
+        });
     }
     out
 }

@@ -7,7 +7,8 @@
 //! `k * sets_per_step + j` of [`GeneratorConfig`] (with its `utilization`
 //! replaced by the step's), so the result depends on the seed alone: the
 //! sets are analysed in parallel (rayon) and only counts are combined, in a
-//! fixed order. A test "accepts" only on `Some(true)`.
+//! fixed order. A test "accepts" only on `Some(true)`; `None` verdicts are
+//! counted apart as inconclusive.
 
 use rayon::prelude::*;
 use rtlab_model::generate::{generate_set, GenerateError, GeneratorConfig};
@@ -18,7 +19,7 @@ use crate::overhead_rta;
 use crate::priority::{self, PriorityPolicy};
 use crate::suite::{Options, Policy};
 use crate::verdict::{Test, Verdict};
-use crate::{audsley, edf_demand, edf_utilization, hyperbolic, liu_layland, rta};
+use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
 
 /// One column of the experiment: a test under a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,7 +50,7 @@ impl SweepTest {
         let test = Test::from_name(t).ok_or_else(usage)?;
         let edf_test = matches!(
             test,
-            Test::EdfUtilization | Test::EdfDensity | Test::EdfDemand
+            Test::EdfUtilization | Test::EdfDensity | Test::EdfDemand | Test::EdfDemandOverheads
         );
         if edf_test != (policy == Policy::Edf) {
             return Err(format!(
@@ -61,7 +62,8 @@ impl SweepTest {
 }
 
 /// The verdict of one test on one set (no critical sections assumed beyond
-/// those in the set; rta-overheads uses the first timer model of `options`).
+/// those in the set; the overhead-aware tests use the first timer model of
+/// `options`).
 pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
     let none = EdfBlocking::none();
     let priorities = match test.policy {
@@ -83,6 +85,10 @@ pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
         (Test::EdfUtilization, _) => edf_utilization::utilization_verdict(set, &none),
         (Test::EdfDensity, _) => edf_utilization::density(set, &none).schedulable,
         (Test::EdfDemand, _) => edf_demand::verdict(set, &none),
+        (Test::EdfDemandOverheads, _) => {
+            let platform = options.platforms().next()?;
+            edf_overheads::verdict(set, &none, &platform)
+        }
         (Test::LiuLayland, Some(p)) => liu_layland::analyse(set, &p, &zeros()).schedulable,
         (Test::Hyperbolic, Some(p)) => hyperbolic::analyse(set, &p, &zeros()).schedulable,
         (Test::Rta, Some(p)) => rta::is_schedulable(set, &p),
@@ -103,6 +109,10 @@ pub struct SweepRow {
     pub sets: u64,
     /// Sets each test accepted, in the order of [`Sweep::tests`].
     pub accepted: Vec<u64>,
+    /// Sets on which each test gave no verdict (`None`: a sufficient test
+    /// that did not pass, or an exact test that gave up), in the order of
+    /// [`Sweep::tests`].
+    pub inconclusive: Vec<u64>,
 }
 
 impl SweepRow {
@@ -154,21 +164,29 @@ pub fn sweep(
                 .map(|j| {
                     let index = k as u64 * sets_per_step + j;
                     let set = generate_set(config, index)?;
-                    let accepted: Vec<u64> = tests
+                    // Per test: accepted, then inconclusive.
+                    let tally: Vec<u64> = tests
                         .iter()
-                        .map(|&t| u64::from(run_test(&set, t, options) == Some(true)))
+                        .flat_map(|&t| {
+                            let verdict = run_test(&set, t, options);
+                            [
+                                u64::from(verdict == Some(true)),
+                                u64::from(verdict.is_none()),
+                            ]
+                        })
                         .collect();
                     progress();
-                    Ok(accepted)
+                    Ok(tally)
                 })
                 .try_reduce(
-                    || vec![0u64; tests.len()],
+                    || vec![0u64; 2 * tests.len()],
                     |a, b| Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect()),
                 )?;
             Ok(SweepRow {
                 utilization: config.utilization,
                 sets: sets_per_step,
-                accepted: counts,
+                accepted: counts.iter().copied().step_by(2).collect(),
+                inconclusive: counts.iter().copied().skip(1).step_by(2).collect(),
             })
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;

@@ -30,11 +30,13 @@ pub enum Test {
     EdfDensity,
     /// EDF processor-demand criterion evaluated with QPA (exact).
     EdfDemand,
+    /// The EDF demand criterion with paper 004's scheduler overheads.
+    EdfDemandOverheads,
 }
 
 impl Test {
     /// Every test, cheapest first.
-    pub const ALL: [Test; 7] = [
+    pub const ALL: [Test; 8] = [
         Test::LiuLayland,
         Test::Hyperbolic,
         Test::EdfUtilization,
@@ -42,6 +44,7 @@ impl Test {
         Test::Rta,
         Test::EdfDemand,
         Test::RtaOverheads,
+        Test::EdfDemandOverheads,
     ];
 
     /// The stable name used in JSON and on the command line.
@@ -54,6 +57,7 @@ impl Test {
             Test::EdfUtilization => "edf-utilization",
             Test::EdfDensity => "edf-density",
             Test::EdfDemand => "edf-demand",
+            Test::EdfDemandOverheads => "edf-demand-overheads",
         }
     }
 

@@ -22,6 +22,11 @@
 //! - With a tick, releases and scheduler call-backs are noticed at the next
 //!   multiple of the tick (response times still count from the true
 //!   release); completions and lock operations are noticed at once.
+//! - A lock request that would close a cycle of jobs each waiting for a lock
+//!   the next one holds is a deadlock: the first is recorded (time, jobs,
+//!   resources) in [`SimReport::deadlock`] and every later one counted. The
+//!   run goes on unchanged; the jobs of the cycle never finish (unless
+//!   `--on-miss abort` removes one at its deadline, releasing its locks).
 
 use std::collections::VecDeque;
 
@@ -33,7 +38,7 @@ use rtlab_model::{Nanos, Task, TaskSet};
 use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
-use crate::metrics::{SimReport, TaskMetrics};
+use crate::metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 use crate::trace::{Trace, TraceRecord};
@@ -67,6 +72,8 @@ struct LockOp {
 
 #[derive(Clone, Debug)]
 struct Resource {
+    /// Its name in the task set.
+    name: String,
     owner: Option<JobId>,
     waiters: Vec<JobId>,
     /// IPCP: the highest task priority among its users.
@@ -128,6 +135,8 @@ pub struct Simulator {
     next_uid: u64,
     instant: Instant,
     trace: Option<Trace>,
+    /// The first deadlock (wait-for cycle) seen, and how many formed.
+    deadlock: Option<Deadlock>,
     finished: bool,
 }
 
@@ -251,6 +260,7 @@ impl Simulator {
             next_uid: 0,
             instant: Instant::default(),
             trace,
+            deadlock: None,
             finished: false,
             tasks,
             config,
@@ -638,6 +648,7 @@ impl Simulator {
     /// Tries to take `r` for `id`; false when `id` now waits for it.
     fn lock(&mut self, id: JobId, r: usize) -> bool {
         if self.resources[r].owner.is_some() {
+            self.detect_deadlock(id, r);
             let job = &mut self.jobs[id.index()];
             job.state = JobState::Blocked;
             job.blocked_on = Some(r);
@@ -655,6 +666,61 @@ impl Simulator {
         }
         self.grant(id, r);
         true
+    }
+
+    /// `id` is about to wait for `r`: if the owner of `r` waits (through a
+    /// chain of owners) for a lock `id` holds, no job of the chain can ever
+    /// run again. Records the first such cycle and counts them all. Waiting
+    /// edges appear only here (a lock handed over on unlock goes to a job
+    /// that stops waiting), so every cycle is seen when it forms.
+    fn detect_deadlock(&mut self, id: JobId, r: usize) {
+        let mut chain = vec![(id, r)];
+        let mut resource = r;
+        // A chain visits each waiting job at most once.
+        for _ in 0..=self.jobs.len() {
+            let Some(owner) = self.resources[resource].owner else {
+                return;
+            };
+            if owner == id {
+                break;
+            }
+            let Some(next) = self.jobs[owner.index()].blocked_on else {
+                return;
+            };
+            chain.push((owner, next));
+            resource = next;
+        }
+        if self.resources[resource].owner != Some(id) {
+            return;
+        }
+        if let Some(d) = &mut self.deadlock {
+            d.count += 1;
+            return;
+        }
+        let name = |job: JobId| {
+            let j = &self.jobs[job.index()];
+            (self.tasks[j.task].name.clone(), j.index)
+        };
+        let cycle = chain
+            .iter()
+            .enumerate()
+            .map(|(k, &(job, waits))| {
+                let (task, index) = name(job);
+                let (held_by, held_job) = name(chain[(k + 1) % chain.len()].0);
+                DeadlockLink {
+                    task,
+                    job: index,
+                    waits_for: self.resources[waits].name.clone(),
+                    held_by,
+                    held_job,
+                }
+            })
+            .collect();
+        self.deadlock = Some(Deadlock {
+            at_ns: self.now.as_ns(),
+            cycle,
+            count: 1,
+        });
     }
 
     fn grant(&mut self, id: JobId, r: usize) {
@@ -877,6 +943,7 @@ impl Simulator {
             events: self.events,
             tasks: self.metrics.clone(),
             scheduler_data: self.scheduler.data(),
+            deadlock: self.deadlock.clone(),
         }
     }
 
@@ -966,7 +1033,8 @@ fn build_locks(
     }
     let mut resources: Vec<Resource> = names
         .iter()
-        .map(|_| Resource {
+        .map(|&name| Resource {
+            name: name.to_string(),
             owner: None,
             waiters: Vec::new(),
             ceiling: None,

@@ -41,6 +41,6 @@ pub use config::{
 pub use engine::{simulate, Simulator};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
-pub use metrics::{SimReport, TaskMetrics};
+pub use metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 pub use trace::{Trace, TraceRecord};

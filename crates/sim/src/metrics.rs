@@ -120,4 +120,36 @@ pub struct SimReport {
     pub tasks: Vec<TaskMetrics>,
     /// Scheduler-specific data (e.g. the control schedulers' rounds), or null.
     pub scheduler_data: Option<serde_json::Value>,
+    /// The first deadlock of the run; absent from the JSON when there was
+    /// none (so runs without one print exactly as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock: Option<Deadlock>,
+}
+
+/// Jobs waiting for each other's locks in a cycle: none of them can run
+/// again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Deadlock {
+    /// When the lock request that closed the cycle was made.
+    pub at_ns: u64,
+    /// The jobs of the cycle, from the one whose request closed it: each
+    /// waits for a resource held by the next, the last by the first.
+    pub cycle: Vec<DeadlockLink>,
+    /// Deadlocks (cycles formed) in the whole run; the first is described.
+    pub count: u64,
+}
+
+/// One job of a deadlock cycle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeadlockLink {
+    /// Its task.
+    pub task: String,
+    /// Which job of the task (0 for the first).
+    pub job: u64,
+    /// The resource it waits for.
+    pub waits_for: String,
+    /// The task whose job holds that resource.
+    pub held_by: String,
+    /// Which job of that task.
+    pub held_job: u64,
 }

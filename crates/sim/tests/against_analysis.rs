@@ -8,12 +8,18 @@
 //!
 //! - fixed priority misses a deadline iff exact RTA (crate `rtlab-analysis`)
 //!   says unschedulable, with the very priorities the analysis assigned;
-//! - EDF misses a deadline iff the processor-demand test (QPA) says so.
+//! - EDF misses a deadline iff the processor-demand test (QPA) says so;
+//! - with scheduler overheads and a tick, the overhead-aware EDF test is
+//!   sufficient: when it accepts, the simulator charging the same costs
+//!   misses nothing.
 
 use proptest::prelude::*;
 use rtlab_analysis::blocking::EdfBlocking;
+use rtlab_analysis::breakdown::{breakdown, scale_wcets};
+use rtlab_analysis::overhead_rta::{Platform, TimerModel};
 use rtlab_analysis::priority::{assign, PriorityPolicy};
-use rtlab_analysis::{edf_demand, rta, Response};
+use rtlab_analysis::{edf_demand, edf_overheads, rta, Response};
+use rtlab_model::overheads::{LinearCost, Overheads};
 use rtlab_model::{Nanos, Task, TaskSet};
 use rtlab_sim::{simulate, JitterModel, SchedulerSpec, SimConfig};
 
@@ -68,11 +74,70 @@ fn jittered_task_sets() -> impl Strategy<Value = TaskSet> {
     })
 }
 
+/// Sets in milliseconds for the overhead test: the periods above in ms
+/// (hyperperiod 120 ms), C and D in steps of 0.1 ms, D <= T.
+fn millisecond_task_sets() -> impl Strategy<Value = TaskSet> {
+    let task = (0..PERIODS.len(), 1u64..=60, 0u64..=200).prop_map(|(p, c, slack)| {
+        let period = PERIODS[p] * 10;
+        let wcet = c.min(period);
+        (period, wcet, (wcet + slack).min(period))
+    });
+    prop::collection::vec(task, 1..=4).prop_map(|tasks| {
+        let tenth = |v: u64| Nanos::from_us(v * 100);
+        let tasks = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, c, d))| {
+                Task::new(format!("t{i}"), tenth(t), tenth(c)).with_deadline(tenth(d))
+            })
+            .collect();
+        TaskSet::new("overheads", tasks)
+    })
+}
+
+/// Paper 004's RT Mach profile (0), one where every cost the simulator
+/// charges is non-zero and large (1), one where a release that does not
+/// preempt costs more than one that does (2), and one dominated by job exits
+/// (3).
+fn overheads(profile: usize) -> Overheads {
+    let us = |v: u64| LinearCost::constant(Nanos::from_us(v));
+    let custom =
+        |name: &str, [timer, preempt, exit, nonpreempt, schedule, release]: [u64; 6]| Overheads {
+            name: name.into(),
+            source: String::new(),
+            timer: us(timer),
+            preempt: us(preempt),
+            exit: us(exit),
+            nonpreempt: us(nonpreempt),
+            system: us(0),
+            schedule: us(schedule),
+            release: us(release),
+        };
+    match profile {
+        0 => Overheads::rtmach(),
+        1 => custom("heavy", [20, 100, 80, 40, 5, 10]),
+        2 => custom("nonpreempt-heavy", [5, 10, 20, 150, 0, 0]),
+        _ => custom("exit-heavy", [5, 10, 300, 5, 20, 0]),
+    }
+}
+
 /// Misses over one hyperperiod of releases from a synchronous start.
 fn simulated_misses(set: &TaskSet, scheduler: &str) -> u64 {
+    misses_with(set, scheduler, None, None)
+}
+
+/// The same with a tick and overheads.
+fn misses_with(
+    set: &TaskSet,
+    scheduler: &str,
+    tick: Option<Nanos>,
+    overheads: Option<Overheads>,
+) -> u64 {
     let hyperperiod = set.hyperperiod().expect("small periods");
     let longest_deadline = set.tasks.iter().map(|t| t.deadline).max().unwrap();
-    let config = SimConfig::new(hyperperiod + longest_deadline);
+    let mut config = SimConfig::new(hyperperiod + longest_deadline);
+    config.tick = tick;
+    config.overheads = overheads;
     let spec: SchedulerSpec = scheduler.parse().expect("known scheduler");
     simulate(set, &spec, &config)
         .expect("simulation runs")
@@ -80,7 +145,7 @@ fn simulated_misses(set: &TaskSet, scheduler: &str) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn fixed_priority_misses_iff_rta_says_unschedulable(set in task_sets()) {
@@ -115,6 +180,39 @@ proptest! {
             verdict,
             misses,
             set
+        );
+    }
+
+    /// The overhead-aware EDF test is sufficient: a set it accepts does not
+    /// miss in the simulator with the same costs and tick (synchronous
+    /// release, WCET, one hyperperiod). Each random set is first scaled to
+    /// the analysis's own breaking point (the largest C it still accepts),
+    /// where an under-counted cost would show.
+    #[test]
+    fn edf_with_overheads_accepts_only_sets_the_simulator_schedules(
+        set in millisecond_task_sets(),
+        tick in prop::option::of(prop::sample::select(vec![1_000u64, 1_500, 2_000, 3_000, 4_000])),
+        profile in 0usize..4,
+    ) {
+        let tick = tick.map(Nanos::from_us);
+        let costs = overheads(profile);
+        let platform = Platform {
+            overheads: &costs,
+            timer: tick.map_or(TimerModel::Tickless, TimerModel::Tick),
+            threads: None,
+        };
+        let accepts =
+            |s: &TaskSet| edf_overheads::verdict(s, &EdfBlocking::none(), &platform) == Some(true);
+        let found = breakdown(&set, accepts);
+        prop_assume!(found.is_some());
+        let alpha_ppb = (found.unwrap().scale * 1e9).round() as u64;
+        let edge = scale_wcets(&set, alpha_ppb);
+        prop_assert!(accepts(&edge));
+        let misses = misses_with(&edge, "edf", tick, Some(costs.clone()));
+        prop_assert_eq!(
+            misses, 0,
+            "accepted with {} and tick {:?}, yet the simulator missed: {:?}",
+            costs.name, tick, edge
         );
     }
 

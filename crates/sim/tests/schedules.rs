@@ -443,6 +443,83 @@ fn edf_srp_and_dfp_bound_blocking() {
     }
 }
 
+/// Two locks taken in opposite orders. b (T = 20, C = 6) holds r2 from 1 ms
+/// into its job to 5 ms, with r1 nested at 3..4 ms; a (T = 10, C = 4,
+/// offset 2 ms, more urgent) holds r1 from 1 ms to 3 ms, with r2 nested at
+/// 2..2.5 ms.
+fn opposite_orders() -> TaskSet {
+    let cs = |resource: &str, start, length| CriticalSection {
+        resource: resource.into(),
+        start: us(start),
+        length: us(length),
+    };
+    let mut a = Task::new("a", ms(10), ms(4)).with_offset(ms(2));
+    a.critical_sections = vec![cs("r1", 1000, 2000), cs("r2", 2000, 500)];
+    let mut b = Task::new("b", ms(20), ms(6));
+    b.critical_sections = vec![cs("r2", 1000, 4000), cs("r1", 3000, 1000)];
+    TaskSet::new("opposite", vec![a, b])
+}
+
+#[test]
+fn opposite_lock_orders_deadlock_at_five_milliseconds() {
+    // b runs 0-2 and takes r2 at 1; a preempts at 2, takes r1 at 3 and asks
+    // for r2 at 4: blocked (under PIP b inherits a's priority). b resumes at
+    // 4 and asks for r1 at 5 (3 ms into its job): a cycle.
+    for p in [Protocol::None, Protocol::Pip] {
+        let (r, s) = run_traced(&opposite_orders(), "fp:rm", with_protocol(p));
+        assert_eq!(s, segs(&[("b", 0, 2), ("a", 2, 4), ("b", 4, 5)]), "{p}");
+        let d = r.deadlock.as_ref().expect("a deadlock");
+        assert_eq!(d.at_ns, ms(5).as_ns(), "{p}");
+        let links: Vec<(&str, u64, &str, &str)> = d
+            .cycle
+            .iter()
+            .map(|l| {
+                (
+                    l.task.as_str(),
+                    l.job,
+                    l.waits_for.as_str(),
+                    l.held_by.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(links, [("b", 0, "r1", "a"), ("a", 0, "r2", "b")], "{p}");
+        assert_eq!(d.count, 1, "{p}");
+        assert_eq!(r.completed, 0, "{p}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["deadlock"]["at_ns"], 5_000_000);
+        assert_eq!(json["deadlock"]["cycle"][0]["waits_for"], "r1");
+    }
+}
+
+#[test]
+fn ceiling_protocol_runs_opposite_lock_orders_without_deadlock() {
+    // IPCP: b takes r2 at 1 and runs at a's priority (the ceiling) until it
+    // releases r2 at 5; a runs 5-9; b finishes 9-10.
+    let (r, s) = run_traced(&opposite_orders(), "fp:rm", with_protocol(Protocol::Ipcp));
+    assert_eq!(
+        s,
+        segs(&[("b", 0, 5), ("a", 5, 9), ("b", 9, 10), ("a", 12, 16)])
+    );
+    assert_eq!(r.deadlock, None);
+    assert_eq!(r.deadline_misses, 0);
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json.get("deadlock").is_none(), "absent when there is none");
+}
+
+#[test]
+fn aborting_a_deadlocked_job_breaks_the_cycle_and_later_ones_are_counted() {
+    // With --on-miss abort, a's job is removed at its deadline (12 ms),
+    // releasing r1; b completes; the next jobs deadlock again.
+    let mut c = with_protocol(Protocol::None);
+    c.on_miss = OnMiss::Abort;
+    c.duration = ms(100);
+    let r = simulate(&opposite_orders(), &spec("fp:rm"), &c).unwrap();
+    let d = r.deadlock.expect("a deadlock");
+    assert_eq!(d.at_ns, ms(5).as_ns());
+    assert!(d.count > 1, "{d:?}");
+    assert!(r.completed > 0);
+}
+
 #[test]
 fn protocols_are_refused_where_they_do_not_apply() {
     let e = Simulator::new(&inversion(), &spec("edf"), with_protocol(Protocol::Ipcp))

@@ -7,7 +7,7 @@ use rtlab_analysis::priority::{assign, Priorities, PriorityPolicy};
 use rtlab_analysis::{
     audsley, edf_demand, edf_utilization, hyperbolic, liu_layland, rta, Response,
 };
-use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
 
 /// `(C, T, D)` triples in ns with small periods (short hyperperiods).
 fn task_set(max_tasks: usize, deadlines: Deadlines) -> impl Strategy<Value = TaskSet> {
@@ -27,6 +27,76 @@ fn task_set(max_tasks: usize, deadlines: Deadlines) -> impl Strategy<Value = Tas
             })
             .collect();
         TaskSet::new("p", tasks)
+    })
+}
+
+/// Up to 4 tasks with small periods, arbitrary deadlines, release jitter
+/// below the deadline and, for some, one critical section on a shared
+/// resource.
+fn demand_task_set() -> impl Strategy<Value = TaskSet> {
+    let task = (
+        2u64..=24,
+        1u64..=60,
+        0u64..=100,
+        0u64..=100,
+        prop::option::of((0u64..=100, 1u64..=100)),
+    );
+    prop::collection::vec(task, 1..=4).prop_map(|raw| {
+        let tasks = raw
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, c_pct, d_pct, j_pct, cs))| {
+                let c = (t * c_pct).div_ceil(100).clamp(1, t);
+                let d = c + (2 * t - c) * d_pct / 100;
+                let mut task = Task::new(format!("t{i}"), Nanos::from_ns(t), Nanos::from_ns(c))
+                    .with_deadline(Nanos::from_ns(d));
+                task.jitter = Nanos::from_ns((d - 1) * j_pct / 100 / 2);
+                if let Some((start_pct, len_pct)) = cs {
+                    let start = (c - 1) * start_pct / 100;
+                    let length = ((c - start) * len_pct).div_ceil(100).max(1);
+                    task.critical_sections = vec![CriticalSection {
+                        resource: "r".into(),
+                        start: Nanos::from_ns(start),
+                        length: Nanos::from_ns(length),
+                    }];
+                }
+                task
+            })
+            .collect();
+        TaskSet::new("demand", tasks)
+    })
+}
+
+/// The processor-demand criterion by brute force: `U > 1` (exactly, over
+/// the hyperperiod) fails; otherwise `h(t) + B(t) <= t` at every integer `t`
+/// up to two hyperperiods past the last deadline, `h` counted job by job as
+/// their deadlines pass.
+fn demand_by_brute_force(set: &TaskSet, blocking: &EdfBlocking) -> bool {
+    let h = set.hyperperiod().unwrap().as_ns();
+    let work: u64 = set
+        .tasks
+        .iter()
+        .map(|t| h / t.period.as_ns() * t.wcet.as_ns())
+        .sum();
+    if work > h {
+        return false;
+    }
+    let last = set.tasks.iter().map(|t| t.deadline.as_ns()).max().unwrap();
+    // The next deadline of each task's jobs, from the synchronous release.
+    let mut next: Vec<u64> = set
+        .tasks
+        .iter()
+        .map(|t| (t.deadline - t.jitter).as_ns())
+        .collect();
+    let mut demand = 0;
+    (1..=2 * h + last).all(|t| {
+        for (deadline, task) in next.iter_mut().zip(&set.tasks) {
+            if *deadline == t {
+                demand += task.wcet.as_ns();
+                *deadline += task.period.as_ns();
+            }
+        }
+        demand == 0 || demand + blocking.at(t) <= t
     })
 }
 
@@ -191,6 +261,28 @@ proptest! {
             .zip(&set.tasks)
             .all(|(r, t)| r.is_some_and(|r| r <= t.deadline.as_ns()));
         prop_assert_eq!(edf_demand::verdict(&set, &EdfBlocking::none()), Some(meets));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// QPA with its interval bounds and forward scan decides every small set,
+    /// and as the brute-force criterion does (jitter, arbitrary deadlines,
+    /// SRP blocking, U on either side of 1).
+    #[test]
+    fn edf_demand_agrees_with_checking_every_point(set in demand_task_set()) {
+        let blocking = EdfBlocking::of(&set);
+        prop_assert_eq!(
+            edf_demand::verdict(&set, &blocking),
+            Some(demand_by_brute_force(&set, &blocking)),
+            "{:?}", set
+        );
+        let none = EdfBlocking::none();
+        prop_assert_eq!(
+            edf_demand::verdict(&set, &none),
+            Some(demand_by_brute_force(&set, &none))
+        );
     }
 }
 

@@ -12,7 +12,7 @@
 //!   "tests": [                             // every test of every policy
 //!     { "test": "rta", "policy": "rm",
 //!       "schedulable": true | false | null,   // null: sufficient test inconclusive
-//!       "tick_ns": 8000000 | null }           // rta-overheads only; null = tickless
+//!       "tick_ns": 8000000 | null }           // *-overheads only; null = tickless
 //!   ],
 //!   "tasks": [                             // one row per task per policy
 //!     { "name": "t1", "policy": "rm",
@@ -31,7 +31,8 @@
 //! ```
 //!
 //! Test names: `liu-layland`, `hyperbolic`, `rta`, `rta-overheads` (fixed
-//! priorities), `edf-utilization`, `edf-density`, `edf-demand` (EDF).
+//! priorities), `edf-utilization`, `edf-density`, `edf-demand`,
+//! `edf-demand-overheads` (EDF).
 
 use std::fmt::Write as _;
 
@@ -53,6 +54,7 @@ use crate::table;
 #[command(after_help = "Examples:\n  \
     rtlab analyze builtin:avionics --policy rm --breakdown\n  \
     rtlab analyze builtin:avionics --policy rm --breakdown --overheads builtin:rtmach --tick 1ms,2ms,4ms,8ms,16ms\n  \
+    rtlab analyze builtin:avionics --policy edf --overheads builtin:rtmach --tick 8ms\n  \
     rtlab analyze sets/lf.toml --policy all --json")]
 pub struct AnalyzeArgs {
     /// Task-set file (TOML or JSON) or builtin:NAME.
@@ -63,12 +65,13 @@ pub struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = PolicyArg::All)]
     pub policy: PolicyArg,
 
-    /// Scheduler overheads for paper 004's test (rta-overheads): an
-    /// overheads TOML file or builtin:rtmach.
+    /// Scheduler overheads for paper 004's cost model (rta-overheads under
+    /// fixed priorities, edf-demand-overheads under EDF): an overheads TOML
+    /// file or builtin:rtmach.
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Timer tick(s) for the overhead-aware test, comma-separated
+    /// Timer tick(s) for the overhead-aware tests, comma-separated
     /// (e.g. 1ms,2ms,4ms); without it the scheduler is tickless.
     #[arg(long, value_delimiter = ',', value_parser = parse_tick, requires = "overheads")]
     pub tick: Vec<Nanos>,
@@ -261,11 +264,16 @@ fn human(
     }
     for report in reports {
         let _ = writeln!(out, "\npolicy {}", report.policy.name());
-        for run in &report.runs {
+        let labels: Vec<String> = report
+            .runs
+            .iter()
+            .map(|run| test_label(run.outcome.test, run.timer))
+            .collect();
+        let width = labels.iter().map(String::len).max().unwrap_or(0).max(28);
+        for (run, label) in report.runs.iter().zip(&labels) {
             let _ = writeln!(
                 out,
-                "  {:<28} {}",
-                test_label(run.outcome.test, run.timer),
+                "  {label:<width$} {}",
                 verdict_word(run.outcome.schedulable)
             );
         }

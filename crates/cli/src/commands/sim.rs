@@ -7,8 +7,8 @@ use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, printable, Nanos};
 use rtlab_sim::{
-    check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig,
-    SimError, SimReport, Simulator, TraceWindow,
+    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
+    SimConfig, SimError, SimReport, Simulator, TraceWindow,
 };
 
 use super::latency::parse_nanos;
@@ -284,5 +284,36 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
         Nanos::from_ns(r.overhead_ns),
         Nanos::from_ns(r.idle_ns),
     ));
+    if let Some(d) = &r.deadlock {
+        out.push_str(&deadlock_line(d));
+    }
     out
+}
+
+/// `DEADLOCK at 5ms: b (job 0) waits for r1 held by a (job 0), a (job 0)
+/// waits for r2 held by b (job 0)`, and how many more formed.
+fn deadlock_line(d: &Deadlock) -> String {
+    let links: Vec<String> = d
+        .cycle
+        .iter()
+        .map(|l| {
+            format!(
+                "{} (job {}) waits for {} held by {} (job {})",
+                printable(&l.task),
+                l.job,
+                printable(&l.waits_for),
+                printable(&l.held_by),
+                l.held_job
+            )
+        })
+        .collect();
+    let more = match d.count {
+        1 => String::new(),
+        n => format!(" ({n} deadlocks in the run)"),
+    };
+    format!(
+        "DEADLOCK at {}: {}; none of them can proceed{more}\n",
+        Nanos::from_ns(d.at_ns),
+        links.join(", ")
+    )
 }

@@ -11,10 +11,16 @@
 //!   "rows": [
 //!     { "utilization": 0.8, "sets": 1000,
 //!       "accepted": { "rm:rta": 912, "edf:edf-demand": 1000 },
-//!       "ratio":    { "rm:rta": 0.912, "edf:edf-demand": 1.0 } }
+//!       "ratio":    { "rm:rta": 0.912, "edf:edf-demand": 1.0 },
+//!       "inconclusive": { "rm:rta": 0, "edf:edf-demand": 0 } }
 //!   ]
 //! }
 //! ```
+//!
+//! `inconclusive` counts the sets on which a test gave no verdict: a
+//! sufficient test that did not pass, or an exact test that gave up. The
+//! table adds a column `TEST ?` with these counts for each test that has
+//! any.
 //!
 //! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
 
@@ -81,11 +87,11 @@ pub struct SweepArgs {
     )]
     pub tests: Vec<SweepTest>,
 
-    /// Overheads for rta-overheads (file or builtin:rtmach).
+    /// Overheads for rta-overheads and edf-demand-overheads (file or builtin:rtmach).
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Tick for rta-overheads (tickless when absent).
+    /// Tick for rta-overheads and edf-demand-overheads (tickless when absent).
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
     pub tick: Option<Nanos>,
 
@@ -166,12 +172,15 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         generator.deadlines = deadlines;
     }
     let overheads = super::analyze::load_overheads(args.overheads.as_deref())?;
-    let wants_overheads = args
-        .tests
-        .iter()
-        .any(|t| t.test == rtlab_analysis::Test::RtaOverheads);
-    if wants_overheads && overheads.is_none() {
-        return Err(usage("--test rta-overheads needs --overheads"));
+    if let Some(t) = args.tests.iter().find(|t| {
+        matches!(
+            t.test,
+            rtlab_analysis::Test::RtaOverheads | rtlab_analysis::Test::EdfDemandOverheads
+        )
+    }) {
+        if overheads.is_none() {
+            return Err(usage(format!("--test {} needs --overheads", t.test)));
+        }
     }
     let options = Options {
         overheads,
@@ -228,16 +237,31 @@ fn csv(result: &Sweep) -> String {
 
 fn human(args: &SweepArgs, result: &Sweep) -> String {
     let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
+    // A `TEST ?` column (sets without a verdict) for each test with any.
+    let undecided: Vec<usize> = (0..names.len())
+        .filter(|&k| result.rows.iter().any(|r| r.inconclusive[k] > 0))
+        .collect();
+    let undecided_names: Vec<String> = undecided
+        .iter()
+        .map(|&k| format!("{} ?", names[k]))
+        .collect();
     let mut header = vec!["U"];
     header.extend(names.iter().map(String::as_str));
+    header.extend(undecided_names.iter().map(String::as_str));
     let mut t = table::new(&header, &header);
     for row in &result.rows {
         let mut cells = vec![format!("{:.3}", row.utilization)];
         cells.extend((0..names.len()).map(|k| format!("{:.3}", row.ratio(k))));
+        cells.extend(undecided.iter().map(|&k| row.inconclusive[k].to_string()));
         t.add_row(cells);
     }
+    let note = if undecided.is_empty() {
+        ""
+    } else {
+        "TEST ?: sets without a verdict (a sufficient test that did not pass, or an exact test that gave up)\n"
+    };
     format!(
-        "schedulability ratio: {} sets of {} tasks per step, seed {}\n{}\n",
+        "schedulability ratio: {} sets of {} tasks per step, seed {}\n{}\n{note}",
         args.sets,
         args.tasks,
         args.seed,
@@ -253,15 +277,18 @@ fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) 
         .map(|row| {
             let mut accepted = Map::new();
             let mut ratio = Map::new();
+            let mut inconclusive = Map::new();
             for (k, name) in names.iter().enumerate() {
                 accepted.insert(name.clone(), json!(row.accepted[k]));
                 ratio.insert(name.clone(), json!(row.ratio(k)));
+                inconclusive.insert(name.clone(), json!(row.inconclusive[k]));
             }
             json!({
                 "utilization": row.utilization,
                 "sets": row.sets,
                 "accepted": accepted,
                 "ratio": ratio,
+                "inconclusive": inconclusive,
             })
         })
         .collect();
