@@ -20,6 +20,15 @@
 //! robust controller's `min_period`. The robust controller guards the
 //! RT-throttling settings read when the cell starts.
 //!
+//! **Cooldown.** A cell can leave the CPU in debt: a controller that spun
+//! (the paper's, wound up) or a cell near the RT limit uses up the RT
+//! runtime of the current throttling period, and SCHED_OTHER work it starved
+//! is owed time by the fair server (Linux 6.12+), which preempts real-time
+//! threads to pay it. Whatever cell runs next would then be throttled or
+//! preempted for what the previous one did. So between two cells the study
+//! sleeps for `cooldown` (default 1 s, the `sched_rt_period_us` and fair
+//! server period): each cell starts with the CPU's budgets replenished.
+//!
 //! **RT throttling.** FIFO/RR threads may use only `sched_rt_runtime_us /
 //! sched_rt_period_us` of a CPU (0.95 here). A cell is flagged as able to
 //! hit it when `u + 50 µs / P` (work, plus a wake-up and busy-wait cost of
@@ -47,6 +56,8 @@ pub const PAPER_UTILIZATIONS: [u32; 7] = [0, 25, 50, 70, 80, 90, 95];
 pub const ASSUMED_WAKE_COST: Nanos = Nanos::from_us(50);
 /// How close to the RT limit a cell is flagged.
 pub const THROTTLE_MARGIN: f64 = 0.10;
+/// The pause between cells: one RT-throttling (and fair-server) period.
+pub const DEFAULT_COOLDOWN: Nanos = Nanos::from_secs(1);
 
 /// How a cell's thread waits for its releases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +111,8 @@ pub struct StudyConfig {
     /// study, so a stretch of platform noise (seconds on a shared VM) falls
     /// on all of them instead of on one cell.
     pub rounds: u32,
+    /// Pause between two cells, the thread asleep (module docs).
+    pub cooldown: Nanos,
     /// Policy of the measuring thread.
     pub policy: Policy,
     /// CPU to pin the measuring thread to.
@@ -117,6 +130,7 @@ impl Default for StudyConfig {
             threshold: None,
             spin_share: RobustConfig::DEFAULT_SPIN_SHARE,
             rounds: 1,
+            cooldown: DEFAULT_COOLDOWN,
             policy: Policy::Fifo { priority: 99 },
             cpu: None,
         }
@@ -214,12 +228,20 @@ impl StudyConfig {
         self.samples / rounds + u64::from(u64::from(round) < self.samples % rounds)
     }
 
-    /// The wall time the study needs at least (samples x period per cell).
+    /// The wall time the study needs at least: samples x period per cell,
+    /// and a cooldown between every two cells of every round.
     pub fn nominal_length(&self) -> Nanos {
-        self.cells()
+        let measuring = self
+            .cells()
             .iter()
             .map(|c| c.period.checked_mul(self.samples).unwrap_or(Nanos::MAX))
-            .fold(Nanos::ZERO, Nanos::saturating_add)
+            .fold(Nanos::ZERO, Nanos::saturating_add);
+        let runs = (self.cells().len() as u64).saturating_mul(u64::from(self.rounds));
+        let pauses = self
+            .cooldown
+            .checked_mul(runs.saturating_sub(1))
+            .unwrap_or(Nanos::MAX);
+        measuring.saturating_add(pauses)
     }
 }
 
@@ -432,9 +454,14 @@ pub fn run_study(
     let cells = cfg.cells();
     let mut tallies: Vec<Tally> = cells.iter().map(|_| Tally::default()).collect();
     let mut risks = vec![false; cells.len()];
+    let mut first = true;
     'rounds: for round in 0..cfg.rounds {
         let samples = cfg.round_samples(round);
         for (i, &cell) in cells.iter().enumerate() {
+            if !first {
+                cool_down(cfg.cooldown, stop);
+            }
+            first = false;
             if stop.load(Ordering::Relaxed) {
                 break 'rounds;
             }
@@ -458,6 +485,18 @@ pub fn run_study(
         .collect();
     mark_tails(&mut results);
     Ok(results)
+}
+
+/// Sleeps for `cooldown`, in steps of at most 50 ms so that `stop` ends it.
+fn cool_down(cooldown: Nanos, stop: &AtomicBool) {
+    let end = monotonic_now().saturating_add(cooldown);
+    while !stop.load(Ordering::Relaxed) {
+        let now = monotonic_now();
+        if now >= end {
+            return;
+        }
+        crate::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(50))));
+    }
 }
 
 /// How a controlled cell's tail compares with the plain cell of the same
@@ -508,9 +547,10 @@ mod tests {
         let cfg = StudyConfig::default();
         assert_eq!(cfg.cells().len(), 3 * 7 * 2);
         assert!(cfg.validate().is_ok());
+        // 42 cells of 2000 periods, 41 pauses of 1 s.
         assert_eq!(
             cfg.nominal_length(),
-            Nanos::from_ms(2 * 7 * 2000 * 111 / 10)
+            Nanos::from_ms(2 * 7 * 2000 * 111 / 10 + 41_000)
         );
     }
 
@@ -655,15 +695,20 @@ mod tests {
             waiters: vec![WaiterKind::Off, WaiterKind::Paper, WaiterKind::Robust],
             samples: 101,
             rounds: 3,
+            cooldown: Nanos::from_ms(50),
             policy: Policy::Other { nice: 0 },
             cpu: None,
             ..StudyConfig::default()
         };
         let mut calls = Vec::new();
+        let t0 = monotonic_now();
         let cells = run_study(&cfg, &STOP, |round, c| {
             calls.push((round, c.cell.waiter, c.samples))
         })
         .unwrap();
+        // 3 x 101 periods of 500 us, and 8 pauses of 50 ms between the 9 runs.
+        let took = monotonic_now() - t0;
+        assert!(took >= Nanos::from_us(3 * 101 * 500 + 8 * 50_000), "{took}");
         use WaiterKind::{Off, Paper, Robust};
         assert_eq!(
             calls,
@@ -694,6 +739,7 @@ mod tests {
             periods: vec![Nanos::from_ms(1)],
             utilizations: vec![0, 50],
             samples: 100,
+            cooldown: Nanos::ZERO,
             policy: Policy::Other { nice: 0 },
             ..StudyConfig::default()
         };

@@ -21,11 +21,11 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \
     rtlab lag-study --periods 1ms --utilizations 50,90 --samples 2000\n  \
     rtlab lag-study --periods 100us,1ms --controller robust --ki 0.5 --json\n  \
-    rtlab lag-study --controller off,paper,robust --csv lag-study.csv\n\n\
+    rtlab lag-study --controller off,paper,robust --rounds 5 --csv lag-study.csv\n\n\
     Each cell runs one thread (SCHED_FIFO 99 pinned to the last CPU by default) that waits for\n\
     releases at fixed times k x period and then burns utilization x period of CPU time.\n\
     lag = return from wait_until - release. The default grid (42 cells, 2000 samples) takes about\n\
-    8 min, with --controller off,paper,robust (63 cells) about 12 min.";
+    6 min, with --controller off,paper,robust --rounds 5 (63 cells) about 13 min.";
 
 /// How the cells wait (a list runs each period x utilization once per item).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,6 +79,10 @@ pub struct LagStudyArgs {
     /// the rounds up (spreads platform noise over all controllers; see README).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+    /// Pause between two cells, asleep, so that each starts with the CPU's RT-throttling and
+    /// fair-server budgets replenished (0s: none).
+    #[arg(long, default_value = "1s", value_parser = parse_nanos)]
+    pub cooldown: Nanos,
     /// Robust controller: largest busy-wait per wait, in percent of the period.
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub spin_budget: f64,
@@ -126,6 +130,7 @@ impl LagStudyArgs {
             threshold: self.threshold,
             spin_share: self.spin_budget / 100.0,
             rounds: self.rounds,
+            cooldown: self.cooldown,
             policy: self.policy.policy(smallest),
             cpu,
         })
@@ -205,6 +210,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             "config": {
                 "samples": cfg.samples,
                 "rounds": cfg.rounds,
+                "cooldown_ns": cfg.cooldown.as_ns(),
                 "ki": cfg.ki,
                 "threshold_ns": cfg.threshold.map(Nanos::as_ns),
                 "controllers": cfg.waiters.iter().map(|w| w.name()).collect::<Vec<_>>(),
@@ -458,8 +464,10 @@ mod tests {
 
     #[test]
     fn a_tiny_study_gives_the_documented_json_fields() {
-        let a = parse("--periods 500us --utilizations 0,50 --samples 50 --policy other --no-pin")
-            .unwrap();
+        let a = parse(
+            "--periods 500us --utilizations 0,50 --samples 50 --policy other --no-pin --cooldown 0s",
+        )
+        .unwrap();
         let cfg = a.config().unwrap();
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let cells = lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
