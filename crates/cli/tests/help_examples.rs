@@ -85,7 +85,8 @@ fn all_examples() -> Vec<(String, Vec<String>)> {
 const TIMED: [&str; 5] = ["run", "compare", "latency", "load", "lag-study"];
 
 /// The example with its long runs made short: durations 300 ms, loops 300,
-/// samples 20, sets 20 (added where the default is long).
+/// samples 20, sets 20, one lag-study round with a short grid and no
+/// cooldown (added where the default is long).
 fn shortened(command: &str, example: &str) -> String {
     let words: Vec<&str> = example.split_whitespace().collect();
     let mut out: Vec<String> = Vec::new();
@@ -99,6 +100,8 @@ fn shortened(command: &str, example: &str) -> String {
             "--loops" | "-l" => Some("300"),
             "--samples" => Some("20"),
             "--sets" => Some("20"),
+            "--rounds" => Some("1"),
+            "--cooldown" => Some("0s"),
             _ => None,
         };
         if let Some(short) = short {
@@ -109,6 +112,9 @@ fn shortened(command: &str, example: &str) -> String {
     }
     if command == "lag-study" && !words.contains(&"--samples") {
         out.push("--samples 20".into());
+    }
+    if command == "lag-study" && !words.contains(&"--cooldown") {
+        out.push("--cooldown 0s".into());
     }
     if command == "sweep" && !words.contains(&"--sets") {
         out.push("--sets 20".into());

@@ -1,18 +1,33 @@
 //! The timer-utilization study of paper 000 (section 4.1).
 //!
-//! For each cell (period `P`, utilization `u`, with or without the lag
-//! controller) one thread runs `samples` periods with releases at
+//! For each cell (period `P`, utilization `u`, and how the thread waits: a
+//! plain absolute sleep, paper 000's controller or the robust one) one
+//! thread runs `samples` periods with releases at
 //! `start + k P` (fixed, like Lingua Franca's logical time: a late job does
 //! not move the next release). Each period it waits for its release,
 //! measures the **lag** (`returned - release`), then burns `u P` of CPU
 //! time (thread CPU clock, so preemption does not count as work).
 //!
 //! Per cell it reports the share of lags under 10 µs and under 20 µs, the
-//! mean and max lag, and the **busy-wait share**: time spent spinning in the
-//! controller divided by the cell's wall time (the CPU the controller costs).
+//! mean, p99, p99.9 and max lag, and the **busy-wait share**: time spent
+//! spinning in the controller divided by the cell's wall time (the CPU the
+//! controller costs). A controlled cell whose p99 or max lag is above the
+//! plain cell of the same period and utilization in the same run is marked
+//! ([`mark_tails`]): the controller made the tail worse there.
 //!
-//! The controller's outlier threshold defaults to the cell's period (each
-//! cell is an application with one timer, so its smallest period is `P`).
+//! Each cell is an application with one timer, so its smallest period is
+//! `P`: the paper controller's outlier threshold (unless given) and the
+//! robust controller's `min_period`. The robust controller guards the
+//! RT-throttling settings read when the cell starts.
+//!
+//! **Cooldown.** A cell can leave the CPU in debt: a controller that spun
+//! (the paper's, wound up) or a cell near the RT limit uses up the RT
+//! runtime of the current throttling period, and SCHED_OTHER work it starved
+//! is owed time by the fair server (Linux 6.12+), which preempts real-time
+//! threads to pay it. Whatever cell runs next would then be throttled or
+//! preempted for what the previous one did. So between two cells the study
+//! sleeps for `cooldown` (default 1 s, the `sched_rt_period_us` and fair
+//! server period): each cell starts with the CPU's budgets replenished.
 //!
 //! **RT throttling.** FIFO/RR threads may use only `sched_rt_runtime_us /
 //! sched_rt_period_us` of a CPU (0.95 here). A cell is flagged as able to
@@ -23,11 +38,12 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hdrhistogram::Histogram;
 use rtlab_model::Nanos;
 
 use crate::clock::{monotonic_now, MonotonicClock};
 use crate::error::RtError;
-use crate::lag::{LagController, Waiter};
+use crate::lag::{LagController, PaperController, RobustConfig, RobustController, Waiter};
 use crate::policy::{self, Policy, RtThrottling};
 use crate::stats::{new_histogram, Extremes, Summary};
 use crate::work::burn_cpu;
@@ -40,6 +56,35 @@ pub const PAPER_UTILIZATIONS: [u32; 7] = [0, 25, 50, 70, 80, 90, 95];
 pub const ASSUMED_WAKE_COST: Nanos = Nanos::from_us(50);
 /// How close to the RT limit a cell is flagged.
 pub const THROTTLE_MARGIN: f64 = 0.10;
+/// The pause between cells: one RT-throttling (and fair-server) period.
+pub const DEFAULT_COOLDOWN: Nanos = Nanos::from_secs(1);
+
+/// How a cell's thread waits for its releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaiterKind {
+    /// A plain absolute sleep.
+    Off,
+    /// Paper 000's Algorithm 2.
+    Paper,
+    /// The robust controller (the default).
+    Robust,
+}
+
+impl WaiterKind {
+    /// `off`, `paper` or `robust`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaiterKind::Off => "off",
+            WaiterKind::Paper => "paper",
+            WaiterKind::Robust => "robust",
+        }
+    }
+
+    /// Whether a lag controller is used.
+    pub fn is_controlled(self) -> bool {
+        self != WaiterKind::Off
+    }
+}
 
 /// The grid and how each cell runs.
 #[derive(Debug, Clone)]
@@ -48,14 +93,26 @@ pub struct StudyConfig {
     pub periods: Vec<Nanos>,
     /// Utilizations in percent (0..=100).
     pub utilizations: Vec<u32>,
-    /// Run each cell without the controller (`false`) and/or with it (`true`).
-    pub controller: Vec<bool>,
+    /// How each cell waits, in this order (put `Off` first so that the
+    /// controlled cells can be compared with it).
+    pub waiters: Vec<WaiterKind>,
     /// Periods per cell.
     pub samples: u64,
-    /// Controller gain.
+    /// Controller gain (Ki; the robust controller's gain on late wakes).
     pub ki: f64,
-    /// Outlier threshold (`None`: the cell's period).
+    /// The paper controller's outlier threshold (`None`: the cell's period).
     pub threshold: Option<Nanos>,
+    /// The robust controller's largest busy-wait per wait, as a share of the
+    /// period.
+    pub spin_share: f64,
+    /// Rounds: the grid is run this many times in order, each cell getting
+    /// its share of `samples` per round, and the rounds are added up. With
+    /// more than one, every waiter's samples are spread over the whole
+    /// study, so a stretch of platform noise (seconds on a shared VM) falls
+    /// on all of them instead of on one cell.
+    pub rounds: u32,
+    /// Pause between two cells, the thread asleep (module docs).
+    pub cooldown: Nanos,
     /// Policy of the measuring thread.
     pub policy: Policy,
     /// CPU to pin the measuring thread to.
@@ -67,10 +124,13 @@ impl Default for StudyConfig {
         StudyConfig {
             periods: PAPER_PERIODS.to_vec(),
             utilizations: PAPER_UTILIZATIONS.to_vec(),
-            controller: vec![false, true],
+            waiters: vec![WaiterKind::Off, WaiterKind::Robust],
             samples: 2000,
             ki: LagController::DEFAULT_KI,
             threshold: None,
+            spin_share: RobustConfig::DEFAULT_SPIN_SHARE,
+            rounds: 1,
+            cooldown: DEFAULT_COOLDOWN,
             policy: Policy::Fifo { priority: 99 },
             cpu: None,
         }
@@ -84,8 +144,8 @@ pub struct Cell {
     pub period: Nanos,
     /// Utilization in percent.
     pub utilization: u32,
-    /// With the lag controller.
-    pub controller: bool,
+    /// How the thread waits.
+    pub waiter: WaiterKind,
 }
 
 impl Cell {
@@ -106,16 +166,16 @@ impl Cell {
 }
 
 impl StudyConfig {
-    /// The cells, period-major, then utilization, then without/with controller.
+    /// The cells, period-major, then utilization, then waiter.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
         for &period in &self.periods {
             for &utilization in &self.utilizations {
-                for &controller in &self.controller {
+                for &waiter in &self.waiters {
                     cells.push(Cell {
                         period,
                         utilization,
-                        controller,
+                        waiter,
                     });
                 }
             }
@@ -140,7 +200,10 @@ impl StudyConfig {
         if self.samples == 0 {
             return invalid("samples 0".into(), "use at least 1");
         }
-        if self.periods.is_empty() || self.utilizations.is_empty() || self.controller.is_empty() {
+        if self.rounds == 0 || u64::from(self.rounds) > self.samples {
+            return invalid(format!("rounds {}", self.rounds), "use 1..=samples");
+        }
+        if self.periods.is_empty() || self.utilizations.is_empty() || self.waiters.is_empty() {
             return invalid(
                 "empty grid".into(),
                 "give at least one period and utilization",
@@ -149,15 +212,36 @@ impl StudyConfig {
         if !(self.ki > 0.0 && self.ki.is_finite()) {
             return invalid(format!("gain {}", self.ki), "Ki must be above 0");
         }
+        if !(0.0..=1.0).contains(&self.spin_share) {
+            return invalid(
+                format!("spin budget {}%", 100.0 * self.spin_share),
+                "use 0..=100%",
+            );
+        }
         self.policy.validate()
     }
 
-    /// The wall time the study needs at least (samples x period per cell).
+    /// The samples of each cell in round `round` (0-based): `samples /
+    /// rounds`, one more for the first `samples % rounds` rounds.
+    pub fn round_samples(&self, round: u32) -> u64 {
+        let rounds = u64::from(self.rounds.max(1));
+        self.samples / rounds + u64::from(u64::from(round) < self.samples % rounds)
+    }
+
+    /// The wall time the study needs at least: samples x period per cell,
+    /// and a cooldown between every two cells of every round.
     pub fn nominal_length(&self) -> Nanos {
-        self.cells()
+        let measuring = self
+            .cells()
             .iter()
             .map(|c| c.period.checked_mul(self.samples).unwrap_or(Nanos::MAX))
-            .fold(Nanos::ZERO, Nanos::saturating_add)
+            .fold(Nanos::ZERO, Nanos::saturating_add);
+        let runs = (self.cells().len() as u64).saturating_mul(u64::from(self.rounds));
+        let pauses = self
+            .cooldown
+            .checked_mul(runs.saturating_sub(1))
+            .unwrap_or(Nanos::MAX);
+        measuring.saturating_add(pauses)
     }
 }
 
@@ -181,6 +265,12 @@ pub struct CellResult {
     pub busy_wait_share: f64,
     /// The controller's final control value (zero without it).
     pub final_control: Nanos,
+    /// The controller's final outlier threshold (learnt by the robust one;
+    /// zero without a controller).
+    pub final_threshold: Nanos,
+    /// For a controlled cell, how its tail compares with the plain cell of
+    /// the same period and utilization in the same run ([`mark_tails`]).
+    pub tail_vs_off: Option<TailVsOff>,
     /// The cell can hit RT throttling (module docs).
     pub throttle_risk: bool,
     /// Wall time of the cell.
@@ -189,109 +279,260 @@ pub struct CellResult {
     pub cut_short: bool,
 }
 
-/// Runs one cell on a fresh thread with the configured policy and pinning.
-pub fn run_cell(cfg: &StudyConfig, cell: Cell, stop: &AtomicBool) -> Result<CellResult, RtError> {
-    let throttling = RtThrottling::read().ok();
-    let cfg = cfg.clone();
+/// The counts of a cell's measurement, which rounds add up.
+#[derive(Debug)]
+struct Tally {
+    hist: Histogram<u64>,
+    ext: Extremes,
+    below_10: u64,
+    below_20: u64,
+    busy: Nanos,
+    wall: Nanos,
+    cut_short: bool,
+    final_control: Nanos,
+    final_threshold: Nanos,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            hist: new_histogram(),
+            ext: Extremes::default(),
+            below_10: 0,
+            below_20: 0,
+            busy: Nanos::ZERO,
+            wall: Nanos::ZERO,
+            cut_short: false,
+            final_control: Nanos::ZERO,
+            final_threshold: Nanos::ZERO,
+        }
+    }
+}
+
+impl Tally {
+    /// Adds a later round of the same cell (its final values replace ours).
+    fn add(&mut self, later: &Tally) {
+        self.hist
+            .add(&later.hist)
+            .expect("lag histograms share their bounds");
+        self.ext.min = self.ext.min.min(later.ext.min);
+        self.ext.max = self.ext.max.max(later.ext.max);
+        self.ext.sum_ns += later.ext.sum_ns;
+        self.below_10 += later.below_10;
+        self.below_20 += later.below_20;
+        self.busy = self.busy.saturating_add(later.busy);
+        self.wall = self.wall.saturating_add(later.wall);
+        self.cut_short |= later.cut_short;
+        self.final_control = later.final_control;
+        self.final_threshold = later.final_threshold;
+    }
+
+    fn result(&self, cell: Cell, throttle_risk: bool) -> CellResult {
+        let lag = self.ext.summary(&self.hist);
+        let n = lag.count.max(1) as f64;
+        CellResult {
+            cell,
+            samples: lag.count,
+            below_10us: self.below_10 as f64 / n,
+            below_20us: self.below_20 as f64 / n,
+            lag,
+            busy_wait: self.busy,
+            busy_wait_share: if self.wall.is_zero() {
+                0.0
+            } else {
+                self.busy.as_ns() as f64 / self.wall.as_ns() as f64
+            },
+            final_control: self.final_control,
+            final_threshold: self.final_threshold,
+            tail_vs_off: None,
+            throttle_risk,
+            wall: self.wall,
+            cut_short: self.cut_short,
+        }
+    }
+}
+
+/// Runs `samples` periods of one cell on a fresh thread with the configured
+/// policy and pinning, and a fresh waiter.
+fn run_cell(
+    cfg: &StudyConfig,
+    cell: Cell,
+    samples: u64,
+    throttling: Option<RtThrottling>,
+    stop: &AtomicBool,
+) -> Result<Tally, RtError> {
+    let waiter = waiter_for(cfg, cell, throttling);
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rtlab-lag-study".into())
-            .spawn_scoped(scope, || measure_cell(&cfg, cell, stop))
+            .spawn_scoped(scope, || measure_cell(cfg, cell, waiter, samples, stop))
             .map_err(|source| RtError::spawn("rtlab-lag-study".into(), source))?;
-        let mut result = handle
-            .join()
-            .expect("the lag-study thread does not panic")?;
-        result.throttle_risk = throttling.is_some_and(|t| cell.can_throttle(&t));
-        Ok(result)
+        handle.join().expect("the lag-study thread does not panic")
     })
 }
 
-fn measure_cell(cfg: &StudyConfig, cell: Cell, stop: &AtomicBool) -> Result<CellResult, RtError> {
+/// The waiter of `cell`: the paper controller with threshold
+/// `cfg.threshold` or the period, the robust one for the period under
+/// `throttling`.
+fn waiter_for(cfg: &StudyConfig, cell: Cell, throttling: Option<RtThrottling>) -> Waiter {
+    match cell.waiter {
+        WaiterKind::Off => Waiter::Plain,
+        WaiterKind::Paper => Waiter::Controlled(LagController::Paper(PaperController::new(
+            cfg.ki,
+            cfg.threshold.unwrap_or(cell.period),
+        ))),
+        WaiterKind::Robust => {
+            let robust = RobustConfig {
+                spin_share: cfg.spin_share,
+                ..RobustConfig::new(cfg.ki, cell.period, throttling)
+            };
+            Waiter::Controlled(LagController::Robust(RobustController::new(robust)))
+        }
+    }
+}
+
+fn measure_cell(
+    cfg: &StudyConfig,
+    cell: Cell,
+    mut waiter: Waiter,
+    samples: u64,
+    stop: &AtomicBool,
+) -> Result<Tally, RtError> {
     if let Some(cpu) = cfg.cpu {
         policy::set_current_thread_affinity(&[cpu])?;
     }
     policy::set_current_thread_policy(&cfg.policy)?;
-    let mut waiter = if cell.controller {
-        Waiter::Controlled(LagController::new(
-            cfg.ki,
-            cfg.threshold.unwrap_or(cell.period),
-        ))
-    } else {
-        Waiter::Plain
-    };
     let mut clock = MonotonicClock;
-    let mut hist = new_histogram();
-    let mut ext = Extremes::default();
-    let (mut below_10, mut below_20) = (0u64, 0u64);
-    let mut busy = Nanos::ZERO;
+    let mut t = Tally::default();
     let work = cell.work();
     let start = monotonic_now() + Nanos::from_ms(1);
-    let nominal = cell.period.checked_mul(cfg.samples).unwrap_or(Nanos::MAX);
+    let nominal = cell.period.checked_mul(samples).unwrap_or(Nanos::MAX);
     let cut_at = start
         .saturating_add(nominal)
         .saturating_add(nominal)
         .saturating_add(Nanos::from_secs(1));
-    let mut cut_short = false;
     let mut last = start;
-    for k in 1..=cfg.samples {
+    for k in 1..=samples {
         if stop.load(Ordering::Relaxed) || last > cut_at {
-            cut_short = true;
+            t.cut_short = true;
             break;
         }
         let release = start.saturating_add(cell.period.checked_mul(k).unwrap_or(Nanos::MAX));
         let wake = waiter.wait_until(&mut clock, release);
         let lag = wake.lag();
-        ext.record(lag);
-        hist.saturating_record(lag.as_ns());
-        below_10 += u64::from(lag < Nanos::from_us(10));
-        below_20 += u64::from(lag < Nanos::from_us(20));
-        busy = busy.saturating_add(wake.busy_wait);
+        t.ext.record(lag);
+        t.hist.saturating_record(lag.as_ns());
+        t.below_10 += u64::from(lag < Nanos::from_us(10));
+        t.below_20 += u64::from(lag < Nanos::from_us(20));
+        t.busy = t.busy.saturating_add(wake.busy_wait);
         burn_cpu(work);
         last = monotonic_now();
     }
-    let lag = ext.summary(&hist);
-    let n = lag.count.max(1) as f64;
-    let wall = last.saturating_sub(start);
-    Ok(CellResult {
-        cell,
-        samples: lag.count,
-        below_10us: below_10 as f64 / n,
-        below_20us: below_20 as f64 / n,
-        lag,
-        busy_wait: busy,
-        busy_wait_share: if wall.is_zero() {
-            0.0
-        } else {
-            busy.as_ns() as f64 / wall.as_ns() as f64
-        },
-        final_control: match &waiter {
-            Waiter::Controlled(c) => c.control_value(),
-            Waiter::Plain => Nanos::ZERO,
-        },
-        throttle_risk: false,
-        wall,
-        cut_short,
-    })
+    t.wall = last.saturating_sub(start);
+    if let Some(c) = waiter.controller() {
+        t.final_control = c.control_value();
+        t.final_threshold = c.threshold();
+    }
+    Ok(t)
 }
 
-/// Runs every cell in order, calling `on_cell` after each (for progress);
-/// stops early (returning the cells done) when `stop` is set.
+/// Runs the grid `cfg.rounds` times in order, each cell of a round on a
+/// fresh thread with a fresh waiter for its share of the samples
+/// ([`StudyConfig::round_samples`]), and adds each cell's rounds up. After
+/// every cell of every round it calls `on_cell(round, cell so far)` (for
+/// progress). Stops early when `stop` is set, returning the cells measured
+/// so far (those with samples), marked `cut_short` when short of samples.
 pub fn run_study(
     cfg: &StudyConfig,
     stop: &AtomicBool,
-    mut on_cell: impl FnMut(&CellResult),
+    mut on_cell: impl FnMut(u32, &CellResult),
 ) -> Result<Vec<CellResult>, RtError> {
     cfg.validate()?;
-    let mut results = Vec::new();
-    for cell in cfg.cells() {
-        if stop.load(Ordering::Relaxed) {
-            break;
+    let cells = cfg.cells();
+    let mut tallies: Vec<Tally> = cells.iter().map(|_| Tally::default()).collect();
+    let mut risks = vec![false; cells.len()];
+    let mut first = true;
+    'rounds: for round in 0..cfg.rounds {
+        let samples = cfg.round_samples(round);
+        for (i, &cell) in cells.iter().enumerate() {
+            if !first {
+                cool_down(cfg.cooldown, stop);
+            }
+            first = false;
+            if stop.load(Ordering::Relaxed) {
+                break 'rounds;
+            }
+            let throttling = RtThrottling::read().ok();
+            risks[i] = throttling.is_some_and(|t| cell.can_throttle(&t));
+            let tally = run_cell(cfg, cell, samples, throttling, stop)?;
+            tallies[i].add(&tally);
+            on_cell(round, &tallies[i].result(cell, risks[i]));
         }
-        let r = run_cell(cfg, cell, stop)?;
-        on_cell(&r);
-        results.push(r);
     }
+    let mut results: Vec<CellResult> = cells
+        .iter()
+        .zip(&tallies)
+        .zip(&risks)
+        .filter(|((_, t), _)| !t.hist.is_empty())
+        .map(|((&cell, t), &risk)| {
+            let mut r = t.result(cell, risk);
+            r.cut_short |= r.samples < cfg.samples;
+            r
+        })
+        .collect();
+    mark_tails(&mut results);
     Ok(results)
+}
+
+/// Sleeps for `cooldown`, in steps of at most 50 ms so that `stop` ends it.
+fn cool_down(cooldown: Nanos, stop: &AtomicBool) {
+    let end = monotonic_now().saturating_add(cooldown);
+    while !stop.load(Ordering::Relaxed) {
+        let now = monotonic_now();
+        if now >= end {
+            return;
+        }
+        crate::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(50))));
+    }
+}
+
+/// How a controlled cell's tail compares with the plain cell of the same
+/// period and utilization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailVsOff {
+    /// Its p99 lag is above the plain cell's.
+    pub p99_worse: bool,
+    /// Its max lag is above the plain cell's.
+    pub max_worse: bool,
+}
+
+impl TailVsOff {
+    /// Either is worse.
+    pub fn any_worse(&self) -> bool {
+        self.p99_worse || self.max_worse
+    }
+}
+
+/// Sets [`CellResult::tail_vs_off`] of every controlled cell that has a
+/// plain cell of the same period and utilization in `cells` (`None` for the
+/// others).
+pub fn mark_tails(cells: &mut [CellResult]) {
+    for i in 0..cells.len() {
+        let cell = cells[i].cell;
+        let off = cells.iter().find(|o| {
+            o.cell.waiter == WaiterKind::Off
+                && o.cell.period == cell.period
+                && o.cell.utilization == cell.utilization
+        });
+        let verdict = match off {
+            Some(off) if cell.waiter.is_controlled() => Some(TailVsOff {
+                p99_worse: cells[i].lag.p99 > off.lag.p99,
+                max_worse: cells[i].lag.max > off.lag.max,
+            }),
+            _ => None,
+        };
+        cells[i].tail_vs_off = verdict;
+    }
 }
 
 #[cfg(test)]
@@ -303,9 +544,10 @@ mod tests {
         let cfg = StudyConfig::default();
         assert_eq!(cfg.cells().len(), 3 * 7 * 2);
         assert!(cfg.validate().is_ok());
+        // 42 cells of 2000 periods, 41 pauses of 1 s.
         assert_eq!(
             cfg.nominal_length(),
-            Nanos::from_ms(2 * 7 * 2000 * 111 / 10)
+            Nanos::from_ms(2 * 7 * 2000 * 111 / 10 + 41_000)
         );
     }
 
@@ -318,7 +560,7 @@ mod tests {
         let cell = |p: Nanos, u| Cell {
             period: p,
             utilization: u,
-            controller: true,
+            waiter: WaiterKind::Robust,
         };
         let flagged: Vec<(u64, u32)> = PAPER_PERIODS
             .iter()
@@ -346,7 +588,7 @@ mod tests {
         let c = Cell {
             period: Nanos::from_ms(1),
             utilization: 25,
-            controller: false,
+            waiter: WaiterKind::Off,
         };
         assert_eq!(c.work(), Nanos::from_us(250));
     }
@@ -365,6 +607,128 @@ mod tests {
         assert!(c.validate().is_err());
     }
 
+    fn result(
+        period_us: u64,
+        utilization: u32,
+        waiter: WaiterKind,
+        p99_us: u64,
+        max_us: u64,
+    ) -> CellResult {
+        CellResult {
+            cell: Cell {
+                period: Nanos::from_us(period_us),
+                utilization,
+                waiter,
+            },
+            samples: 10,
+            below_10us: 0.0,
+            below_20us: 0.0,
+            lag: Summary {
+                p99: Nanos::from_us(p99_us),
+                max: Nanos::from_us(max_us),
+                ..Summary::default()
+            },
+            busy_wait: Nanos::ZERO,
+            busy_wait_share: 0.0,
+            final_control: Nanos::ZERO,
+            final_threshold: Nanos::ZERO,
+            tail_vs_off: None,
+            throttle_risk: false,
+            wall: Nanos::ZERO,
+            cut_short: false,
+        }
+    }
+
+    #[test]
+    fn controlled_cells_are_compared_with_the_plain_cell_of_the_same_period_and_load() {
+        use WaiterKind::{Off, Paper, Robust};
+        let mut cells = vec![
+            result(1000, 50, Off, 40, 500),
+            result(1000, 50, Paper, 41, 400),
+            result(1000, 50, Robust, 40, 500),
+            result(1000, 70, Robust, 10, 100),
+            result(1000, 70, Off, 30, 90),
+            result(100, 50, Robust, 99, 999),
+        ];
+        mark_tails(&mut cells);
+        let verdicts: Vec<Option<(bool, bool)>> = cells
+            .iter()
+            .map(|c| c.tail_vs_off.map(|t| (t.p99_worse, t.max_worse)))
+            .collect();
+        assert_eq!(
+            verdicts,
+            vec![
+                None,
+                Some((true, false)),
+                Some((false, false)),
+                Some((false, true)),
+                None,
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn rounds_share_the_samples_and_add_up() {
+        let cfg = StudyConfig {
+            samples: 10,
+            rounds: 4,
+            ..StudyConfig::default()
+        };
+        let split: Vec<u64> = (0..4).map(|r| cfg.round_samples(r)).collect();
+        assert_eq!(split, vec![3, 3, 2, 2]);
+        assert!(StudyConfig {
+            rounds: 11,
+            ..cfg.clone()
+        }
+        .validate()
+        .is_err());
+        assert!(StudyConfig { rounds: 0, ..cfg }.validate().is_err());
+
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let cfg = StudyConfig {
+            periods: vec![Nanos::from_us(500)],
+            utilizations: vec![30],
+            waiters: vec![WaiterKind::Off, WaiterKind::Paper, WaiterKind::Robust],
+            samples: 101,
+            rounds: 3,
+            cooldown: Nanos::from_ms(50),
+            policy: Policy::Other { nice: 0 },
+            cpu: None,
+            ..StudyConfig::default()
+        };
+        let mut calls = Vec::new();
+        let t0 = monotonic_now();
+        let cells = run_study(&cfg, &STOP, |round, c| {
+            calls.push((round, c.cell.waiter, c.samples))
+        })
+        .unwrap();
+        // 3 x 101 periods of 500 us, and 8 pauses of 50 ms between the 9 runs.
+        let took = monotonic_now() - t0;
+        assert!(took >= Nanos::from_us(3 * 101 * 500 + 8 * 50_000), "{took}");
+        use WaiterKind::{Off, Paper, Robust};
+        assert_eq!(
+            calls,
+            vec![
+                (0, Off, 34),
+                (0, Paper, 34),
+                (0, Robust, 34),
+                (1, Off, 68),
+                (1, Paper, 68),
+                (1, Robust, 68),
+                (2, Off, 101),
+                (2, Paper, 101),
+                (2, Robust, 101),
+            ]
+        );
+        for c in &cells {
+            assert_eq!(c.samples, 101);
+            assert!(!c.cut_short);
+            assert!(c.wall >= Nanos::from_us(500 * 98), "{}", c.wall);
+            assert_eq!(c.tail_vs_off.is_some(), c.cell.waiter.is_controlled());
+        }
+    }
+
     #[test]
     fn a_small_sched_other_study_measures_every_sample() {
         static STOP: AtomicBool = AtomicBool::new(false);
@@ -372,19 +736,23 @@ mod tests {
             periods: vec![Nanos::from_ms(1)],
             utilizations: vec![0, 50],
             samples: 100,
+            cooldown: Nanos::ZERO,
             policy: Policy::Other { nice: 0 },
             ..StudyConfig::default()
         };
         let mut seen = 0;
-        let cells = run_study(&cfg, &STOP, |_| seen += 1).unwrap();
+        let cells = run_study(&cfg, &STOP, |_, _| seen += 1).unwrap();
         assert_eq!((cells.len(), seen), (4, 4));
         for c in &cells {
             assert_eq!(c.samples, 100);
             assert!(c.below_10us <= c.below_20us && c.below_20us <= 1.0);
             assert!(c.lag.mean_ns <= c.lag.max.as_ns() as f64);
             assert!((0.0..=1.0).contains(&c.busy_wait_share));
-            if !c.cell.controller {
+            if !c.cell.waiter.is_controlled() {
                 assert_eq!(c.busy_wait, Nanos::ZERO);
+                assert_eq!(c.tail_vs_off, None);
+            } else {
+                assert!(c.tail_vs_off.is_some());
             }
         }
     }

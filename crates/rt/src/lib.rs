@@ -3,7 +3,8 @@
 //!
 //! * [`clock`]: `CLOCK_MONOTONIC`, absolute sleeps, thread CPU time, and the
 //!   [`Clock`] / [`Sleeper`] traits with a [`ScriptedClock`] for tests.
-//! * [`lag`]: `wait_until` with the lag controller of paper 000 (Algorithm 2).
+//! * [`lag`]: `wait_until` with the lag controllers: paper 000's Algorithm 2
+//!   and the robust default (learnt threshold, anti-windup, RT spin budget).
 //! * [`policy`]: SCHED_OTHER / FIFO / RR / DEADLINE, affinity, `mlockall`,
 //!   `/dev/cpu_dma_latency`, RT-throttling settings.
 //! * [`work`]: CPU-time burn and the calibrated kilo-whet.

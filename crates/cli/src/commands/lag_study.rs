@@ -1,5 +1,6 @@
 //! `rtlab lag-study`: paper 000 section 4.1, lags of a periodic thread per
-//! period x utilization, with and without the lag controller.
+//! period x utilization, without a lag controller, with paper 000's and
+//! with the robust one.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_model::Nanos;
-use rtlab_rt::lag_study::{self, CellResult, StudyConfig};
+use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
 use rtlab_rt::policy::allowed_cpus;
 use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::{json, Value};
@@ -20,20 +21,37 @@ use crate::usage::usage;
 const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \
     rtlab lag-study --periods 1ms --utilizations 50,90 --samples 2000\n  \
-    rtlab lag-study --periods 100us,1ms --controller on --ki 0.5 --csv cells.csv --json\n\n\
+    rtlab lag-study --periods 100us,1ms --controller robust --ki 0.5 --json\n  \
+    rtlab lag-study --controller off,paper,robust --rounds 5 --csv lag-study.csv\n\n\
     Each cell runs one thread (SCHED_FIFO 99 pinned to the last CPU by default) that waits for\n\
     releases at fixed times k x period and then burns utilization x period of CPU time.\n\
-    lag = return from wait_until - release. The full grid (42 cells, 2000 samples) takes about 5 min.";
+    lag = return from wait_until - release. The default grid (42 cells, 2000 samples) takes about\n\
+    6 min, with --controller off,paper,robust --rounds 5 (63 cells) about 13 min.";
 
-/// Which controller settings to run.
+/// How the cells wait (a list runs each period x utilization once per item).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ControllerChoice {
-    /// Each cell without, then with the lag controller.
-    Both,
-    /// With the controller only.
-    On,
-    /// Without it only.
+    /// Plain absolute sleep, no controller.
     Off,
+    /// Paper 000's Algorithm 2 as written (threshold = period, no bounds).
+    Paper,
+    /// The robust controller: learnt threshold, bounded control, RT spin budget.
+    Robust,
+    /// off,robust (kept from earlier versions).
+    Both,
+    /// robust (kept from earlier versions).
+    On,
+}
+
+impl ControllerChoice {
+    fn waiters(self) -> &'static [WaiterKind] {
+        match self {
+            ControllerChoice::Off => &[WaiterKind::Off],
+            ControllerChoice::Paper => &[WaiterKind::Paper],
+            ControllerChoice::Robust | ControllerChoice::On => &[WaiterKind::Robust],
+            ControllerChoice::Both => &[WaiterKind::Off, WaiterKind::Robust],
+        }
+    }
 }
 
 /// `rtlab lag-study`
@@ -49,15 +67,26 @@ pub struct LagStudyArgs {
     /// Periods measured per cell.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub samples: u64,
-    /// Run the cells without and/or with the lag controller.
-    #[arg(long, value_enum, default_value_t = ControllerChoice::Both)]
-    pub controller: ControllerChoice,
-    /// Integral gain Ki of the controller.
+    /// How the cells wait, comma-separated: off, paper, robust (both = off,robust; on = robust).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "off,robust")]
+    pub controller: Vec<ControllerChoice>,
+    /// Integral gain Ki of the controllers (robust: on late wakes; early ones get Ki/32).
     #[arg(long, default_value_t = 1.0)]
     pub ki: f64,
-    /// Outlier threshold of the controller (default: the cell's period).
+    /// Outlier threshold of the paper controller (default: the cell's period).
     #[arg(long, value_parser = parse_nanos)]
     pub threshold: Option<Nanos>,
+    /// Run the grid this many times in turn, each cell with samples/rounds per round, and add
+    /// the rounds up (spreads platform noise over all controllers; see README).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Pause between two cells, asleep, so that each starts with the CPU's RT-throttling and
+    /// fair-server budgets replenished (0s: none).
+    #[arg(long, default_value = "1s", value_parser = parse_nanos)]
+    pub cooldown: Nanos,
+    /// Robust controller: largest busy-wait per wait, in percent of the period.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub spin_budget: f64,
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// CPU to pin the measuring thread to (default: the last allowed CPU).
@@ -96,18 +125,28 @@ impl LagStudyArgs {
         Ok(StudyConfig {
             periods: self.periods.clone(),
             utilizations: self.utilizations.clone(),
-            controller: match self.controller {
-                ControllerChoice::Both => vec![false, true],
-                ControllerChoice::On => vec![true],
-                ControllerChoice::Off => vec![false],
-            },
+            waiters: waiters(&self.controller),
             samples: self.samples,
             ki: self.ki,
             threshold: self.threshold,
+            spin_share: self.spin_budget / 100.0,
+            rounds: self.rounds,
+            cooldown: self.cooldown,
             policy: self.policy.policy(smallest),
             cpu,
         })
     }
+}
+
+/// The waiters of the `--controller` list, in order, each once.
+fn waiters(choices: &[ControllerChoice]) -> Vec<WaiterKind> {
+    let mut out: Vec<WaiterKind> = Vec::new();
+    for w in choices.iter().flat_map(|c| c.waiters()) {
+        if !out.contains(w) {
+            out.push(*w);
+        }
+    }
+    out
 }
 
 /// Runs `rtlab lag-study`.
@@ -121,7 +160,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         let risky: Vec<String> = cfg
             .cells()
             .iter()
-            .filter(|c| c.controller == cfg.controller[0] && c.can_throttle(&t))
+            .filter(|c| c.waiter == cfg.waiters[0] && c.can_throttle(&t))
             .map(|c| format!("{} at {}%", c.period, c.utilization))
             .collect();
         if !risky.is_empty() && cfg.policy.is_rt() {
@@ -141,30 +180,30 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{w}");
         }
         eprintln!(
-            "# {} cells, at least {} of measurement; Ctrl-C stops and prints the cells done",
+            "# {} cells, at least {} of measurement; Ctrl-C stops and prints what was measured",
             cfg.cells().len(),
             cfg.nominal_length()
         );
     }
     let total = cfg.cells().len();
+    let steps = total * cfg.rounds as usize;
     let mut done = 0;
-    let cells = lag_study::run_study(&cfg, stop, |c| {
+    let cells = lag_study::run_study(&cfg, stop, |round, c| {
         done += 1;
         if progress {
             eprintln!(
-                "# [{done}/{total}] {} {}% {}: mean lag {}",
+                "# [{done}/{steps}] round {}/{}: {} {}% {}: mean lag {}, p99 {}",
+                round + 1,
+                cfg.rounds,
                 c.cell.period,
                 c.cell.utilization,
-                if c.cell.controller {
-                    "controller"
-                } else {
-                    "plain"
-                },
-                c.lag.mean()
+                c.cell.waiter.name(),
+                c.lag.mean(),
+                c.lag.p99
             );
         }
     })?;
-    let interrupted = cells.len() < total;
+    let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -172,8 +211,12 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         let doc = json!({
             "config": {
                 "samples": cfg.samples,
+                "rounds": cfg.rounds,
+                "cooldown_ns": cfg.cooldown.as_ns(),
                 "ki": cfg.ki,
                 "threshold_ns": cfg.threshold.map(Nanos::as_ns),
+                "controllers": cfg.waiters.iter().map(|w| w.name()).collect::<Vec<_>>(),
+                "spin_share": cfg.spin_share,
                 "policy": cfg.policy.short_name(),
                 "priority": cfg.policy.priority(),
                 "cpu": cfg.cpu,
@@ -191,12 +234,14 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             }
         }
         println!(
-            "# lag study: {} samples per cell, {}, {}, Ki {}",
+            "# lag study: {} samples per cell in {} round(s), {}, {}, Ki {}, robust spin budget {}% of the period",
             cfg.samples,
+            cfg.rounds,
             cfg.policy,
             cfg.cpu
                 .map_or("unpinned".into(), |c| format!("pinned to CPU {c}")),
-            cfg.ki
+            cfg.ki,
+            100.0 * cfg.spin_share
         );
         if interrupted {
             println!("# interrupted: {} of {total} cells", cells.len());
@@ -214,7 +259,23 @@ fn us(n: Nanos) -> String {
     format!("{:.1}", n.as_ns() as f64 / 1000.0)
 }
 
-/// The table: one row per cell; `!` marks cells that can hit RT throttling.
+/// `p99`, `max`, `p99,max` where a controlled cell's tail is above its
+/// plain cell's; empty otherwise.
+fn worse(c: &CellResult) -> String {
+    let Some(t) = c.tail_vs_off else {
+        return String::new();
+    };
+    let parts: Vec<&str> = [(t.p99_worse, "p99"), (t.max_worse, "max")]
+        .iter()
+        .filter(|(w, _)| *w)
+        .map(|(_, name)| *name)
+        .collect();
+    parts.join(",")
+}
+
+/// The table: one row per cell; `worse than off` names the tail figures a
+/// controller made worse than the plain sleep of the same run; `!` marks
+/// cells that can hit RT throttling.
 pub fn describe(cells: &[CellResult]) -> String {
     let header = [
         "period",
@@ -225,29 +286,46 @@ pub fn describe(cells: &[CellResult]) -> String {
         "<20us %",
         "mean lag us",
         "p99 us",
+        "p99.9 us",
         "max lag us",
         "busy-wait %",
         "control us",
+        "threshold us",
+        "worse than off",
         "",
     ];
-    let mut t = table::new(&header, &header[1..11]);
+    let mut t = table::new(&header, &header[1..13]);
     for c in cells {
+        let controlled = c.cell.waiter.is_controlled();
         t.add_row(vec![
             c.cell.period.to_string(),
             c.cell.utilization.to_string(),
-            if c.cell.controller { "on" } else { "off" }.to_string(),
+            c.cell.waiter.name().to_string(),
             c.samples.to_string(),
             pct(c.below_10us),
             pct(c.below_20us),
             us(c.lag.mean()),
             us(c.lag.p99),
+            us(c.lag.p999),
             us(c.lag.max),
             pct(c.busy_wait_share),
             us(c.final_control),
+            if controlled {
+                us(c.final_threshold)
+            } else {
+                "-".into()
+            },
+            worse(c),
             if c.throttle_risk { "!" } else { "" }.to_string(),
         ]);
     }
     let mut out = table::render(&t);
+    if cells
+        .iter()
+        .any(|c| c.tail_vs_off.is_some_and(|t| t.any_worse()))
+    {
+        out += "\nworse than off: p99 or max lag above the plain sleep's in this run";
+    }
     if cells.iter().any(|c| c.throttle_risk) {
         out += "\n! can hit RT throttling";
     }
@@ -258,33 +336,40 @@ fn cell_json(c: &CellResult) -> Value {
     json!({
         "period_ns": c.cell.period.as_ns(),
         "utilization": f64::from(c.cell.utilization) / 100.0,
-        "controller": c.cell.controller,
+        "controller": c.cell.waiter.is_controlled(),
+        "controller_kind": c.cell.waiter.name(),
         "samples": c.samples,
         "below_10us": c.below_10us,
         "below_20us": c.below_20us,
         "mean_lag_ns": c.lag.mean().as_ns(),
         "p50_lag_ns": c.lag.p50.as_ns(),
         "p99_lag_ns": c.lag.p99.as_ns(),
+        "p999_lag_ns": c.lag.p999.as_ns(),
         "max_lag_ns": c.lag.max.as_ns(),
         "busy_wait_share": c.busy_wait_share,
         "busy_wait_ns": c.busy_wait.as_ns(),
         "final_control_ns": c.final_control.as_ns(),
+        "final_threshold_ns": c.final_threshold.as_ns(),
+        "p99_worse_than_off": c.tail_vs_off.map(|t| t.p99_worse),
+        "max_worse_than_off": c.tail_vs_off.map(|t| t.max_worse),
         "throttle_risk": c.throttle_risk,
         "wall_ns": c.wall.as_ns(),
     })
 }
 
-/// CSV with the JSON cell fields.
+/// CSV with the JSON cell fields (the columns added later at the end; an
+/// empty `*_worse_than_off` where there is nothing to compare).
 pub fn csv(cells: &[CellResult]) -> String {
     let mut out = String::from(
-        "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk\n",
+        "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n",
     );
+    let flag = |f: Option<bool>| f.map_or(String::new(), |b| b.to_string());
     for c in cells {
         out += &format!(
-            "{},{},{},{},{:.6},{:.6},{},{},{},{:.6},{},{}\n",
+            "{},{},{},{},{:.6},{:.6},{},{},{},{:.6},{},{},{},{},{},{},{}\n",
             c.cell.period.as_ns(),
             f64::from(c.cell.utilization) / 100.0,
-            c.cell.controller,
+            c.cell.waiter.is_controlled(),
             c.samples,
             c.below_10us,
             c.below_20us,
@@ -294,6 +379,11 @@ pub fn csv(cells: &[CellResult]) -> String {
             c.busy_wait_share,
             c.final_control.as_ns(),
             c.throttle_risk,
+            c.cell.waiter.name(),
+            c.lag.p999.as_ns(),
+            c.final_threshold.as_ns(),
+            flag(c.tail_vs_off.map(|t| t.p99_worse)),
+            flag(c.tail_vs_off.map(|t| t.max_worse)),
         );
     }
     out
@@ -325,12 +415,25 @@ mod tests {
         );
         assert_eq!(a.utilizations, PAPER_UTILIZATIONS.to_vec());
         assert_eq!(a.config().unwrap().cells().len(), 42);
+        assert_eq!(
+            a.config().unwrap().waiters,
+            vec![WaiterKind::Off, WaiterKind::Robust]
+        );
         let a = parse("--periods 1ms --utilizations 50,90 --samples 2000").unwrap();
         assert_eq!(a.config().unwrap().cells().len(), 4);
+        let a = parse("--periods 1ms --utilizations 50 --spin-budget 2.5").unwrap();
+        assert_eq!(a.config().unwrap().spin_share, 0.025);
+        assert!(parse("--spin-budget 150")
+            .unwrap()
+            .config()
+            .unwrap()
+            .validate()
+            .is_err());
         for (line, needle) in [
             ("--utilizations 120", "120"),
             ("--periods 1", "missing unit"),
             ("--controller maybe", "maybe"),
+            ("--controller off,", "value is required"),
         ] {
             let e = parse(line).unwrap_err().to_string();
             let first = e.lines().next().unwrap();
@@ -342,12 +445,34 @@ mod tests {
     }
 
     #[test]
+    fn the_controller_list_picks_the_waiters_in_order() {
+        use WaiterKind::{Off, Paper, Robust};
+        for (line, expected) in [
+            ("--controller off,paper,robust", vec![Off, Paper, Robust]),
+            ("--controller paper", vec![Paper]),
+            ("--controller robust,off", vec![Robust, Off]),
+            ("--controller both", vec![Off, Robust]),
+            ("--controller on", vec![Robust]),
+            ("--controller off", vec![Off]),
+            ("--controller both,paper,off", vec![Off, Robust, Paper]),
+        ] {
+            assert_eq!(
+                parse(line).unwrap().config().unwrap().waiters,
+                expected,
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
     fn a_tiny_study_gives_the_documented_json_fields() {
-        let a = parse("--periods 500us --utilizations 0,50 --samples 50 --policy other --no-pin")
-            .unwrap();
+        let a = parse(
+            "--periods 500us --utilizations 0,50 --samples 50 --policy other --no-pin --cooldown 0s",
+        )
+        .unwrap();
         let cfg = a.config().unwrap();
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let cells = lag_study::run_study(&cfg, &STOP, |_| {}).unwrap();
+        let cells = lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
         assert_eq!(cells.len(), 4);
         let j = cell_json(&cells[1]);
         for key in [
@@ -360,12 +485,25 @@ mod tests {
             "mean_lag_ns",
             "max_lag_ns",
             "busy_wait_share",
+            "controller_kind",
+            "p99_lag_ns",
+            "p999_lag_ns",
+            "final_threshold_ns",
+            "p99_worse_than_off",
+            "max_worse_than_off",
         ] {
             assert!(!j[key].is_null(), "missing {key}");
         }
         assert_eq!(j["samples"], 50);
         assert_eq!(j["controller"], true);
-        assert!(describe(&cells).contains("<10us %"));
-        assert_eq!(csv(&cells).lines().count(), 5);
+        assert_eq!(j["controller_kind"], "robust");
+        assert!(cell_json(&cells[0])["p99_worse_than_off"].is_null());
+        let table = describe(&cells);
+        assert!(table.contains("<10us %") && table.contains("worse than off"));
+        assert!(table.contains("robust") && table.contains("p99.9 us"));
+        let csv = csv(&cells);
+        assert_eq!(csv.lines().count(), 5);
+        let columns = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == columns));
     }
 }

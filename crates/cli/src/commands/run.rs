@@ -51,7 +51,7 @@ pub struct RunFlags {
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
-    /// Wait for releases with the lag controller (paper 000, Algorithm 2).
+    /// Wait for releases with the robust lag controller (README: "The lag controllers").
     #[arg(long)]
     pub lag_controller: bool,
     /// SCHED_DEADLINE budget over C (default: max(5% of C, 100us)).

@@ -1,5 +1,5 @@
-//! `wait_until` with and without the lag controller of paper 000
-//! (Soyer 2024, section 3.3 and Algorithm 2).
+//! The lag controller exactly as paper 000 gives it (Soyer 2024, section
+//! 3.3 and Algorithm 2), kept for reproduction (`--controller paper`).
 //!
 //! **Lag** is how late a waiter returns: `returned - requested`. A plain
 //! absolute sleep returns late by the platform's wake-up latency (tens of
@@ -27,47 +27,22 @@
 
 use rtlab_model::Nanos;
 
+use super::{finish_after_sleep, signed, signed_diff, wait_without_sleeping, Wake};
 use crate::clock::Sleeper;
 
-/// What one wait did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wake {
-    /// The time asked for.
-    pub requested: Nanos,
-    /// When the underlying sleep returned (`None`: no sleep, the wait was
-    /// already late or entirely busy-waited).
-    pub slept_until: Option<Nanos>,
-    /// When the wait returned; never before `requested`.
-    pub returned: Nanos,
-    /// Time spent spinning on the clock.
-    pub busy_wait: Nanos,
-    /// Whether this wait's lag was added to the control value.
-    pub integrated: bool,
-}
-
-impl Wake {
-    /// `returned - requested`: how late the waiter got control back.
-    pub fn lag(&self) -> Nanos {
-        self.returned.saturating_sub(self.requested)
-    }
-}
-
-/// The integral lag controller (paper 000, Algorithm 2).
+/// The integral lag controller of paper 000, Algorithm 2.
 #[derive(Debug, Clone)]
-pub struct LagController {
+pub struct PaperController {
     ki: f64,
     threshold: Nanos,
     control_ns: i64,
 }
 
-impl LagController {
-    /// The paper's default gain.
-    pub const DEFAULT_KI: f64 = 1.0;
-
+impl PaperController {
     /// A controller with gain `ki` (> 0; the paper uses 1) that ignores lags
     /// of `outlier_threshold` or more (use the application's smallest period).
-    pub fn new(ki: f64, outlier_threshold: Nanos) -> LagController {
-        LagController {
+    pub fn new(ki: f64, outlier_threshold: Nanos) -> PaperController {
+        PaperController {
             ki,
             threshold: outlier_threshold,
             control_ns: 0,
@@ -89,26 +64,10 @@ impl LagController {
         self.control_ns = self.control_ns.max(0);
         let adjusted = requested.saturating_sub(self.control_value());
         let now = clock.now();
-        if now >= requested {
-            return Wake {
-                requested,
-                slept_until: None,
-                returned: now,
-                busy_wait: Nanos::ZERO,
-                integrated: false,
-            };
-        }
-        if now > adjusted {
-            // The wait is shorter than the control value: spin, and leave the
-            // control value alone (the deleted line 11 of Algorithm 2).
-            let (returned, busy_wait) = spin_until(clock, requested, now);
-            return Wake {
-                requested,
-                slept_until: None,
-                returned,
-                busy_wait,
-                integrated: false,
-            };
+        // Late: return at once; shorter than the control value: spin, and
+        // leave the control value alone (the deleted line 11 of Algorithm 2).
+        if let Some(wake) = wait_without_sleeping(clock, requested, adjusted, now) {
+            return wake;
         }
         clock.sleep_until(adjusted);
         let t_return = clock.now();
@@ -119,66 +78,8 @@ impl LagController {
                 .control_ns
                 .saturating_add((self.ki * lag_ns as f64).round() as i64);
         }
-        let (returned, busy_wait) = spin_until(clock, requested, t_return);
-        Wake {
-            requested,
-            slept_until: Some(t_return),
-            returned,
-            busy_wait,
-            integrated,
-        }
+        finish_after_sleep(clock, requested, t_return, integrated)
     }
-}
-
-/// How a periodic loop waits for its next release.
-#[derive(Debug, Clone)]
-pub enum Waiter {
-    /// An absolute sleep, nothing else.
-    Plain,
-    /// The lag controller.
-    Controlled(LagController),
-}
-
-impl Waiter {
-    /// Waits until `requested`.
-    pub fn wait_until<S: Sleeper>(&mut self, clock: &mut S, requested: Nanos) -> Wake {
-        match self {
-            Waiter::Plain => plain_wait_until(clock, requested),
-            Waiter::Controlled(c) => c.wait_until(clock, requested),
-        }
-    }
-}
-
-/// An absolute sleep until `requested`, reporting when it returned.
-pub fn plain_wait_until<S: Sleeper>(clock: &mut S, requested: Nanos) -> Wake {
-    clock.sleep_until(requested);
-    let returned = clock.now();
-    Wake {
-        requested,
-        slept_until: Some(returned),
-        returned,
-        busy_wait: Nanos::ZERO,
-        integrated: false,
-    }
-}
-
-/// Spins until the clock reads `target`; returns the time read last and the
-/// time spent spinning from `from`.
-fn spin_until<S: Sleeper>(clock: &S, target: Nanos, from: Nanos) -> (Nanos, Nanos) {
-    let mut now = from;
-    while now < target {
-        std::hint::spin_loop();
-        now = clock.now();
-    }
-    (now, now.saturating_sub(from))
-}
-
-fn signed(t: Nanos) -> i64 {
-    i64::try_from(t.as_ns()).unwrap_or(i64::MAX)
-}
-
-fn signed_diff(a: Nanos, b: Nanos) -> i64 {
-    signed(a).saturating_sub(signed(b))
 }
 
 #[cfg(test)]
@@ -193,7 +94,7 @@ mod tests {
     }
 
     /// Runs `n` periods of a 1 ms loop on `clock`; returns every wake.
-    fn run(c: &mut LagController, clock: &mut ScriptedClock, n: u64) -> Vec<Wake> {
+    fn run(c: &mut PaperController, clock: &mut ScriptedClock, n: u64) -> Vec<Wake> {
         let start = clock.peek();
         (1..=n)
             .map(|k| c.wait_until(clock, start + PERIOD.checked_mul(k).unwrap()))
@@ -203,7 +104,7 @@ mod tests {
     #[test]
     fn converges_to_the_platform_lag_and_removes_it() {
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(100), vec![us(50)]);
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         let wakes = run(&mut c, &mut clock, 20);
         assert_eq!(wakes[0].lag(), us(50), "first wait learns nothing yet");
         assert_eq!(c.control_value(), us(50));
@@ -219,7 +120,7 @@ mod tests {
     #[test]
     fn converges_with_a_smaller_gain() {
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(50), vec![us(40)]);
-        let mut c = LagController::new(0.5, PERIOD);
+        let mut c = PaperController::new(0.5, PERIOD);
         let wakes = run(&mut c, &mut clock, 40);
         let control = c.control_value().as_ns() as i64;
         assert!((control - 40_000).abs() < 1_000, "control {control} ns");
@@ -239,7 +140,7 @@ mod tests {
             .map(|&l| us(l))
             .collect();
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(300), lags);
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         let wakes = run(&mut c, &mut clock, 200);
         assert!(wakes.iter().all(|w| w.returned >= w.requested));
         let busy: u64 = wakes.iter().map(|w| w.busy_wait.as_ns()).sum();
@@ -263,7 +164,7 @@ mod tests {
                 us(30),
             ],
         );
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         let first = c.wait_until(&mut clock, us(1000));
         assert!(first.integrated);
         assert_eq!(c.control_value(), us(30));
@@ -286,7 +187,7 @@ mod tests {
         // Then control 99: sleeping to requested - 99 us and waking 199 us
         // later is a lag of exactly 100 us, which is not integrated.
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(10), vec![us(99), us(199)]);
-        let mut c = LagController::new(1.0, threshold);
+        let mut c = PaperController::new(1.0, threshold);
         assert!(c.wait_until(&mut clock, us(1000)).integrated);
         assert_eq!(c.control_value(), us(99));
         let w = c.wait_until(&mut clock, us(2000));
@@ -298,7 +199,7 @@ mod tests {
     #[test]
     fn short_waits_are_busy_waited_without_touching_the_control_value() {
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(100), vec![us(50)]);
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         c.wait_until(&mut clock, us(1000));
         assert_eq!(c.control_value(), us(50));
         // Ask for 20 us from now: shorter than the control value.
@@ -314,7 +215,7 @@ mod tests {
     #[test]
     fn a_late_caller_returns_at_once() {
         let mut clock = ScriptedClock::new(us(500), Nanos::from_ns(100), vec![]);
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         let w = c.wait_until(&mut clock, us(400));
         assert_eq!(w.lag(), us(100));
         assert_eq!(w.busy_wait, Nanos::ZERO);
@@ -327,7 +228,7 @@ mod tests {
         // Learn 50 us, then the platform becomes fast (0 us lag): the wake
         // returns 50 us early, the control value drops back to 0.
         let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(100), vec![us(50), us(0)]);
-        let mut c = LagController::new(1.0, PERIOD);
+        let mut c = PaperController::new(1.0, PERIOD);
         c.wait_until(&mut clock, us(1000));
         let w = c.wait_until(&mut clock, us(2000));
         assert!(w.busy_wait >= us(49));
@@ -335,13 +236,5 @@ mod tests {
         let w = c.wait_until(&mut clock, us(3000));
         assert_eq!(w.lag(), Nanos::ZERO);
         assert_eq!(c.control_value(), Nanos::ZERO);
-    }
-
-    #[test]
-    fn plain_waiter_reports_the_sleep_lag() {
-        let mut clock = ScriptedClock::new(us(0), Nanos::ZERO, vec![us(42)]);
-        let w = Waiter::Plain.wait_until(&mut clock, us(1000));
-        assert_eq!(w.lag(), us(42));
-        assert_eq!(w.busy_wait, Nanos::ZERO);
     }
 }
