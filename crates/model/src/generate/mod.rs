@@ -32,7 +32,8 @@ pub use deadlines::DeadlineModel;
 pub use error::GenerateError;
 pub use periods::{PeriodDistribution, PeriodKind};
 pub use utilization::{
-    randfixedsum, uunifast, uunifast_discard, UtilizationMethod, DEFAULT_DISCARD_ATTEMPTS,
+    randfixedsum, randfixedsum_table_entries, uunifast, uunifast_discard, UtilizationMethod,
+    DEFAULT_DISCARD_ATTEMPTS, MAX_TASKS, RANDFIXEDSUM_MAX_TABLE_ENTRIES, RANDFIXEDSUM_MAX_TASKS,
 };
 
 use crate::{Nanos, Task, TaskSet};
