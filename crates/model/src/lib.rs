@@ -7,7 +7,8 @@
 //! - [`task`]: [`Task`], [`TaskSet`] and their validation;
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
-//! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed.
+//! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
+//! - [`text`]: names made safe to print ([`printable`]).
 
 pub mod catalog;
 pub mod file;
@@ -15,7 +16,9 @@ pub mod generate;
 pub mod overheads;
 pub mod random;
 pub mod task;
+pub mod text;
 pub mod time;
 
 pub use task::{CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet};
+pub use text::printable;
 pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};
