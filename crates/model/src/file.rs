@@ -303,7 +303,7 @@ fn json_syntax_error(origin: &str, e: &serde_json::Error) -> LoadError {
         line: e.line().max(1),
         column: e.column().max(1),
         severity: Severity::Error,
-        message: message.to_string(),
+        message: crate::text::printable(message).into_owned(),
     })
 }
 
