@@ -359,12 +359,7 @@ impl FromStr for SchedulerSpec {
             Some((n, a)) => (n, Some(a)),
             None => (text, None),
         };
-        // The spec and the reasons quote what the user typed: escaped, so the
-        // error stays one line whatever the text holds.
-        let bad = |why: String| {
-            let message = format!("--scheduler `{text}`: {why}");
-            SimError::Config(rtlab_model::printable(&message).into_owned())
-        };
+        let bad = |why: String| SimError::Config(format!("--scheduler `{text}`: {why}"));
         let no_arg = |spec: SchedulerSpec| match arg {
             None => Ok(spec),
             Some(_) => Err(bad(format!("`{name}` takes no argument"))),
