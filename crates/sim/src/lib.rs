@@ -36,9 +36,9 @@ pub mod scheduler;
 pub mod trace;
 
 pub use config::{ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow};
-pub use engine::{simulate, Simulator};
+pub use engine::{simulate, BacklogStop, Simulator, MAX_PENDING_JOBS};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
 pub use metrics::{SimReport, TaskMetrics};
 pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
-pub use trace::{Trace, TraceRecord};
+pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};
