@@ -136,6 +136,13 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.sets > 0, "--sets must be at least 1");
     anyhow::ensure!(
+        args.tasks <= sweep::MAX_SWEEP_TASKS,
+        "--tasks {} is above the sweep's limit of {} tasks per set (its exact tests take O(n²) \
+         time per set, about 4 s at 10000 tasks); analyse one large set with rtlab analyze",
+        args.tasks,
+        sweep::MAX_SWEEP_TASKS
+    );
+    anyhow::ensure!(
         !args.tests.is_empty(),
         "--test needs at least one POLICY:TEST"
     );
