@@ -207,9 +207,11 @@ impl Overheads {
         if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
             return Overheads::builtin(name);
         }
-        let text = std::fs::read_to_string(spec).map_err(|e| OverheadsError::Read {
-            path: spec.to_string(),
-            reason: e.to_string(),
+        let text = crate::file::read_text(std::path::Path::new(spec)).map_err(|reason| {
+            OverheadsError::Read {
+                path: spec.to_string(),
+                reason,
+            }
         })?;
         let stem = std::path::Path::new(spec)
             .file_stem()
