@@ -75,19 +75,10 @@ fn randfixedsum_refuses_a_table_too_large_and_names_the_alternative() {
 #[test]
 fn sweep_of_one_large_set_finishes() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "sweep",
-        "--tasks",
-        "10000",
-        "--sets",
-        "1",
-        "--from",
-        "0.7",
-        "--to",
-        "0.7",
-        "--test",
-        "edf:edf-utilization",
-    ];
+    let args: Vec<&str> =
+        "sweep --tasks 10000 --sets 1 --from 0.7 --to 0.7 --test edf:edf-utilization"
+            .split_whitespace()
+            .collect();
     let (code, _) = run(dir.path(), &args);
     assert_eq!(code, 0);
 }
@@ -103,18 +94,9 @@ fn sweep_of_a_hundred_thousand_tasks_is_refused_in_one_line() {
 #[test]
 fn a_long_trace_window_is_streamed_to_its_file() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "sim",
-        "builtin:avionics",
-        "-s",
-        "fp:rm",
-        "-d",
-        "200s",
-        "--trace",
-        "t.json",
-        "--window",
-        "0s..200s",
-    ];
+    let args: Vec<&str> = "sim builtin:avionics -s fp:rm -d 200s --trace t.json --window 0s..200s"
+        .split_whitespace()
+        .collect();
     let (code, _) = run(dir.path(), &args);
     assert_eq!(code, 0);
     let text = std::fs::read(dir.path().join("t.json")).unwrap();
@@ -128,18 +110,9 @@ fn a_long_trace_window_is_streamed_to_its_file() {
 #[test]
 fn a_gantt_chart_of_a_huge_window_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "sim",
-        "builtin:avionics",
-        "-s",
-        "fp:rm",
-        "-d",
-        "1000s",
-        "--gantt",
-        "g.svg",
-        "--window",
-        "0s..1000s",
-    ];
+    let args: Vec<&str> = "sim builtin:avionics -s fp:rm -d 1000s --gantt g.svg --window 0s..1000s"
+        .split_whitespace()
+        .collect();
     let (code, stderr) = run(dir.path(), &args);
     assert_eq!(code, 1);
     assert!(stderr.contains("narrow --window"), "{stderr}");
