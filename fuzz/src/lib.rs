@@ -37,8 +37,10 @@ pub fn check_taskset(text: &str, format: Format) {
                 (file::to_toml_string(set), Format::Toml),
                 (file::to_json_string(set), Format::Json),
             ] {
-                let reloaded = file::parse_str(&again, format, "again", "fuzz")
-                    .unwrap_or_else(|e| panic!("{format:?} written by rtlab does not load: {e}\n{again}"));
+                let reloaded =
+                    file::parse_str(&again, format, "again", "fuzz").unwrap_or_else(|e| {
+                        panic!("{format:?} written by rtlab does not load: {e}\n{again}")
+                    });
                 assert_eq!(&reloaded.set, set, "{format:?} round trip changed the set");
             }
         }
@@ -66,7 +68,11 @@ pub fn check_duration(text: &str) {
         Err(e) => assert_one_line(&e.to_string()),
         Ok(d) => {
             let printed = d.to_string();
-            assert_eq!(printed.parse::<Nanos>(), Ok(d), "`{text}` printed as `{printed}`");
+            assert_eq!(
+                printed.parse::<Nanos>(),
+                Ok(d),
+                "`{text}` printed as `{printed}`"
+            );
         }
     }
 }
