@@ -152,8 +152,15 @@ pub fn uunifast_discard<R: Rng + ?Sized>(
 /// by the shuffle (the original draws all r_t, then all r_s; the distribution
 /// is the same).
 ///
+/// Memory: step 2 keeps two rows of w and only the band of t that step 3
+/// can read ([`randfixedsum_table_entries`], about n·(k + 1) entries, so
+/// O(n) for U ≤ cap); time is O(n²) as in the original.
+///
 /// Errors: `n = 0`, bounds not finite or `lo > hi`, and
-/// [`GenerateError::TotalOutOfRange`] when `total` is outside `[n·lo, n·hi]`.
+/// [`GenerateError::TotalOutOfRange`] when `total` is outside `[n·lo, n·hi]`;
+/// above [`RANDFIXEDSUM_MAX_TASKS`] tasks or a band above
+/// [`RANDFIXEDSUM_MAX_TABLE_ENTRIES`] entries, [`GenerateError::InvalidSetting`]
+/// and [`GenerateError::TableTooLarge`], both naming `--method uunifast-discard`.
 /// Results are clamped into `[lo, hi]` against last-bit rounding.
 pub fn randfixedsum<R: Rng + ?Sized>(
     n: usize,
