@@ -227,8 +227,9 @@ pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
 }
 
 /// Largest task-set or overheads file rtlab reads: 8 MiB, about 100,000
-/// tasks as rtlab writes them. Parsing TOML takes up to about 80 times the
-/// file's size in memory, so this keeps a load under about 650 MB.
+/// tasks in TOML as rtlab writes them (75,000 in its pretty-printed JSON).
+/// Parsing TOML takes up to about 80 times the file's size in memory, so
+/// this keeps a load under about 650 MB.
 pub const MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// The whole text of `path`, at most [`MAX_FILE_BYTES`]: a larger file (or a
