@@ -167,7 +167,10 @@ pub struct Simulator {
     finished: bool,
 }
 
-/// Simulates `set` under `spec` with `config` and returns the report.
+/// Simulates `set` under `spec` with `config` and returns the report. A run
+/// stopped at the backlog limit ([`MAX_PENDING_JOBS`]) reports a
+/// `duration_ns` shorter than the configured one; use [`Simulator`] and
+/// [`Simulator::stopped`] to learn why.
 pub fn simulate(
     set: &TaskSet,
     spec: &SchedulerSpec,
