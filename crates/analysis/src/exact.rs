@@ -57,9 +57,18 @@ pub fn sum_at_most_one(fractions: &[Fraction]) -> bool {
     sum_at_most(fractions, 1, 1)
 }
 
+/// Largest power [`sum_within_liu_layland`] computes exactly, in bits
+/// (16 MiB): `(k D)^k` has about `k · bits(k D)` bits, where `D` is the
+/// product of all periods, so 10,000 tasks would need about 400 MB.
+pub const MAX_EXACT_POWER_BITS: u64 = 1 << 27;
+
 /// `Σ fractions <= k (2^{1/k} - 1)` (the Liu & Layland bound for `k`
 /// tasks), exactly: with `U = N / D` the inequality is equivalent to
 /// `(k D + N)^k <= 2 (k D)^k`. `k = 0` is treated as `k = 1`.
+///
+/// When `f64` cannot decide and the power would exceed
+/// [`MAX_EXACT_POWER_BITS`], the answer is `false`: the bound is a
+/// sufficient test, so not meeting it is inconclusive, never wrong.
 pub fn sum_within_liu_layland(fractions: &[Fraction], k: u32) -> bool {
     let k = k.max(1);
     let approx: f64 = fractions.iter().map(|&f| as_f64(f)).sum();
@@ -72,6 +81,9 @@ pub fn sum_within_liu_layland(fractions: &[Fraction], k: u32) -> bool {
     }
     let (num, den) = exact_sum(fractions);
     let kd = den * k;
+    if (kd.bits() + 1).saturating_mul(u64::from(k)) > MAX_EXACT_POWER_BITS {
+        return false;
+    }
     let lhs = (kd.clone() + num).pow(k);
     let rhs = kd.pow(k) * 2u32;
     lhs <= rhs
@@ -137,6 +149,30 @@ pub fn demand_horizon(k: u128, terms: &[(u128, u128, u128)]) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn liu_layland_gives_up_instead_of_a_power_beyond_its_limit() {
+        // 3,000 tasks whose periods multiply to ~90,000 bits: (k D)^k would
+        // take ~34 MB. The sum sits 1e-12 below the bound, so f64 cannot
+        // decide and the exact answer would be "within"; past the limit the
+        // answer is the safe "not shown".
+        let k = 3_000u32;
+        let bound = f64::from(k) * (2f64.powf(1.0 / f64::from(k)) - 1.0);
+        let period = 1_000_000_007u64;
+        let c = (bound * period as f64 / f64::from(k)).floor() as u64;
+        let mut fractions = vec![(c, period); k as usize - 1];
+        let rest = bound - 1e-12 - f64::from(k - 1) * c as f64 / period as f64;
+        let fine = 1_000_000_000_000_000_000u64;
+        fractions.push(((rest * fine as f64) as u64, fine));
+        let approx: f64 = fractions.iter().map(|&f| as_f64(f)).sum();
+        assert!((approx - bound).abs() < MARGIN, "{approx} vs {bound}");
+        assert!(!sum_within_liu_layland(&fractions, k));
+        // Small sets are still decided exactly at the same closeness.
+        assert!(sum_within_liu_layland(
+            &[(414_213_562, 1_000_000_000); 2],
+            2
+        ));
+    }
 
     #[test]
     fn exact_where_floats_are_ambiguous() {

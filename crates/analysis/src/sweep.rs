@@ -21,6 +21,12 @@ use crate::suite::{Options, Policy};
 use crate::verdict::{Test, Verdict};
 use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
 
+/// Most tasks per generated set a sweep accepts. Memory is not the limit
+/// (a sweep holds one set per worker thread) but time: the exact tests take
+/// O(n²) per set, about 4 s for one set of 10,000 tasks on a 2-core VM and
+/// so some 6 minutes at 100,000, for each set of each step.
+pub const MAX_SWEEP_TASKS: usize = 10_000;
+
 /// One column of the experiment: a test under a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SweepTest {

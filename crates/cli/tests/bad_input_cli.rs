@@ -407,29 +407,36 @@ fn control_characters_in_names_are_escaped_on_output() {
     );
 }
 
-/// A 50 MB task name made `analyze` run for minutes; names are capped.
+/// A 50 MB task name made `analyze` run for minutes. Such a file is now
+/// refused by the file-size limit (8 MiB) before it is parsed, and a name
+/// that fits in a file is refused by the name cap, both in one line.
 #[test]
 fn a_huge_task_name_is_refused_quickly() {
     let dir = tempfile::tempdir().unwrap();
-    let name = "n".repeat(50 << 20);
-    let file = write(
-        dir.path(),
-        "huge.toml",
-        &format!("[[task]]\nname = \"{name}\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n"),
-    );
-    let started = Instant::now();
-    let out = rtlab()
-        .args(["analyze", &file])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+    let set =
+        |name: &str| format!("[[task]]\nname = \"{name}\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n");
+    let analyze = |file: &str| {
+        let started = Instant::now();
+        let out = rtlab()
+            .args(["analyze", file])
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+        err
+    };
+    let huge = write(dir.path(), "huge.toml", &set(&"n".repeat(50 << 20)));
     assert_eq!(
-        err,
-        format!("error: {file}:2:8: task #1: the name is 52428800 bytes long; names are limited to 256 bytes\n")
+        analyze(&huge),
+        format!("error: {huge}: cannot read: larger than the limit of 8 MiB for task-set and overheads files\n")
     );
-    assert!(started.elapsed() < Duration::from_secs(30));
+    let long = write(dir.path(), "long.toml", &set(&"n".repeat(4 << 20)));
+    assert_eq!(
+        analyze(&long),
+        format!("error: {long}:2:8: task #1: the name is 4194304 bytes long; names are limited to 256 bytes\n")
+    );
 }
 
 /// Without root, `mlockall(MCL_FUTURE)` charges every thread stack to

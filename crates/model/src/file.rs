@@ -211,18 +211,43 @@ pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
         });
     }
     let path = Path::new(spec);
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Read {
+    let text = read_text(path).map_err(|reason| LoadError::Read {
         path: spec.to_string(),
-        reason: match e.kind() {
-            std::io::ErrorKind::InvalidData => "the file is not UTF-8 text".to_string(),
-            _ => e.to_string(),
-        },
+        reason,
     })?;
     let default_name = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("taskset");
     parse_str(&text, Format::from_path(path), spec, default_name)
+}
+
+/// Largest task-set or overheads file rtlab reads: 8 MiB, about 100,000
+/// tasks in TOML as rtlab writes them (75,000 in its pretty-printed JSON).
+/// Parsing TOML takes up to about 80 times the file's size in memory, so
+/// this keeps a load under about 650 MB.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// The whole text of `path`, at most [`MAX_FILE_BYTES`]: a larger file (or a
+/// device or pipe that never ends) is refused once that much has been read,
+/// never read into memory whole. The error is the reason, in words.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => "the file is not UTF-8 text".to_string(),
+            _ => e.to_string(),
+        })?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than the limit of {} MiB for task-set and overheads files",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    Ok(text)
 }
 
 /// Parses and validates a task-set document. `origin` names it in messages;

@@ -63,6 +63,7 @@ use std::fmt;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::text::printable;
 use crate::time::Nanos;
 
 /// The prefix that names a built-in overheads profile instead of a file.
@@ -206,9 +207,11 @@ impl Overheads {
         if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
             return Overheads::builtin(name);
         }
-        let text = std::fs::read_to_string(spec).map_err(|e| OverheadsError::Read {
-            path: spec.to_string(),
-            reason: e.to_string(),
+        let text = crate::file::read_text(std::path::Path::new(spec)).map_err(|reason| {
+            OverheadsError::Read {
+                path: spec.to_string(),
+                reason,
+            }
         })?;
         let stem = std::path::Path::new(spec)
             .file_stem()
@@ -295,7 +298,7 @@ fn toml_quote(s: &str) -> String {
 #[non_exhaustive]
 pub enum OverheadsError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {reason}")]
+    #[error("{}: cannot read: {reason}", printable(.path))]
     Read {
         /// The path as given.
         path: String,
@@ -303,7 +306,7 @@ pub enum OverheadsError {
         reason: String,
     },
     /// The text is not a well-formed overheads document.
-    #[error("{origin}:{line}:{column}: {message}")]
+    #[error("{}:{line}:{column}: {}", printable(.origin), printable(.message))]
     Syntax {
         /// The file as named by the user.
         origin: String,
@@ -315,7 +318,10 @@ pub enum OverheadsError {
         message: String,
     },
     /// `builtin:NAME` with an unknown name.
-    #[error("unknown built-in overheads profile `{0}` (known: builtin:rtmach, builtin:zero)")]
+    #[error(
+        "unknown built-in overheads profile `{}` (known: builtin:rtmach, builtin:zero)",
+        printable(.0)
+    )]
     UnknownBuiltin(String),
 }
 
@@ -542,6 +548,23 @@ base = "7.12us"
             LinearCost::constant(Nanos::from_us(3)).at(99),
             Nanos::from_us(3)
         );
+    }
+
+    /// Found by the `overheads` fuzz target: a unit holding a carriage
+    /// return came back raw inside the message, which then spanned lines.
+    #[test]
+    fn overheads_errors_stay_one_line_whatever_the_input() {
+        let text = "timer = \"7.92 \u{35e}\\r_th\"\n";
+        let message = Overheads::parse_toml(text, "o\n.toml", "o")
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains(['\n', '\r']), "{message:?}");
+        assert!(
+            message.starts_with("o\\n.toml:1:9: invalid duration"),
+            "{message}"
+        );
+        let message = Overheads::load("builtin:a\u{7}").unwrap_err().to_string();
+        assert!(!message.contains('\u{7}'), "{message:?}");
     }
 
     #[test]

@@ -16,6 +16,8 @@ use std::str::FromStr;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::text::printable;
+
 /// A duration or an instant, in whole nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Nanos(u64);
@@ -259,13 +261,13 @@ pub enum DurationParseError {
     #[error("empty duration (write e.g. \"25ms\")")]
     Empty,
     /// A leading minus sign.
-    #[error("invalid duration `{0}`: durations cannot be negative")]
+    #[error("invalid duration `{}`: durations cannot be negative", printable(.0))]
     Negative(String),
     /// A number without a unit.
-    #[error("invalid duration `{0}`: missing unit (use ns, us, ms or s, e.g. \"25ms\")")]
+    #[error("invalid duration `{}`: missing unit (use ns, us, ms or s, e.g. \"25ms\")", printable(.0))]
     MissingUnit(String),
     /// A unit that is not ns, us, µs, ms or s.
-    #[error("invalid duration `{text}`: unknown unit `{unit}` (use ns, us, ms or s)")]
+    #[error("invalid duration `{}`: unknown unit `{}` (use ns, us, ms or s)", printable(.text), printable(.unit))]
     UnknownUnit {
         /// The whole input.
         text: String,
@@ -273,13 +275,13 @@ pub enum DurationParseError {
         unit: String,
     },
     /// The number part is not a plain decimal.
-    #[error("invalid duration `{0}`: expected a decimal number before the unit")]
+    #[error("invalid duration `{}`: expected a decimal number before the unit", printable(.0))]
     BadNumber(String),
     /// More decimals than whole nanoseconds allow.
-    #[error("invalid duration `{0}`: finer than 1 ns (times are whole nanoseconds)")]
+    #[error("invalid duration `{}`: finer than 1 ns (times are whole nanoseconds)", printable(.0))]
     TooPrecise(String),
     /// Above 2^64 ns.
-    #[error("invalid duration `{0}`: too large (at most about 584 years)")]
+    #[error("invalid duration `{}`: too large (at most about 584 years)", printable(.0))]
     Overflow(String),
 }
 
@@ -462,6 +464,30 @@ mod tests {
         let primes = [4_294_967_291u64, 4_294_967_279, 4_294_967_231];
         let err = hyperperiod(primes.map(Nanos::from_ns)).unwrap_err();
         assert!(matches!(err, TimeError::HyperperiodOverflow { .. }));
+    }
+
+    /// Found by the `duration` fuzz target: the error quoted the input raw,
+    /// so a newline or a carriage return in it broke the one-line promise.
+    #[test]
+    fn duration_errors_stay_one_line_whatever_the_input() {
+        for input in [
+            "00\n\0\0\0",
+            "1\rxs",
+            "-\n5ms",
+            "1.5\u{202e}s",
+            "12\u{1b}[31m",
+            "1x\ny",
+        ] {
+            let message = input.parse::<Nanos>().unwrap_err().to_string();
+            assert!(
+                !message.contains(['\n', '\r', '\u{1b}', '\u{202e}']),
+                "{message:?}"
+            );
+        }
+        assert_eq!(
+            "00\n\0".parse::<Nanos>().unwrap_err().to_string(),
+            "invalid duration `00\\n\\u{0}`: unknown unit `\\u{0}` (use ns, us, ms or s)"
+        );
     }
 
     #[test]

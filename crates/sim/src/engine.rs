@@ -27,6 +27,11 @@
 //!   resources) in [`SimReport::deadlock`] and every later one counted. The
 //!   run goes on unchanged; the jobs of the cycle never finish (unless
 //!   `--on-miss abort` removes one at its deadline, releasing its locks).
+//! - Memory does not grow with the duration, with one exception that is
+//!   bounded: jobs waiting behind an unfinished job of their task (an
+//!   overloaded set under `--on-miss continue`). When more than
+//!   [`MAX_PENDING_JOBS`] wait, the run stops there ([`Simulator::stopped`])
+//!   and the report covers the time simulated so far.
 
 use std::collections::VecDeque;
 
@@ -42,6 +47,34 @@ use crate::metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 use crate::trace::{Trace, TraceRecord};
+
+/// Jobs that may wait behind an unfinished job of their task, all tasks
+/// together, before the run stops (about 200 bytes each, 200 MB in all).
+/// Only an overloaded set under `--on-miss continue` builds such a backlog:
+/// it grows with the duration and never drains.
+pub const MAX_PENDING_JOBS: usize = 1_000_000;
+
+/// Why a run ended before its configured duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BacklogStop {
+    /// When the backlog passed [`MAX_PENDING_JOBS`]; the report covers `0..at`.
+    pub at: Nanos,
+    /// Jobs waiting then.
+    pub pending: usize,
+}
+
+impl std::fmt::Display for BacklogStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the simulation stopped at {}: {} jobs were waiting behind unfinished jobs of their \
+             tasks (the limit is {MAX_PENDING_JOBS}; the set is overloaded and --on-miss continue \
+             never drops a job); the report covers 0..{}; use --on-miss skip or abort, or a shorter \
+             --duration",
+            self.at, self.pending, self.at
+        )
+    }
+}
 
 /// Builds the read-only view from the simulator's fields (a macro so that
 /// the borrow of the scheduler and of the job table stay disjoint).
@@ -113,6 +146,9 @@ pub struct Simulator {
     ready: Vec<JobId>,
     head: Vec<Option<JobId>>,
     pending: Vec<VecDeque<JobId>>,
+    /// Jobs in all of `pending`.
+    pending_jobs: usize,
+    stopped: Option<BacklogStop>,
     running: Option<JobId>,
     run_from: Nanos,
     busy_until: Nanos,
@@ -140,7 +176,10 @@ pub struct Simulator {
     finished: bool,
 }
 
-/// Simulates `set` under `spec` with `config` and returns the report.
+/// Simulates `set` under `spec` with `config` and returns the report. A run
+/// stopped at the backlog limit ([`MAX_PENDING_JOBS`]) reports a
+/// `duration_ns` shorter than the configured one; use [`Simulator`] and
+/// [`Simulator::stopped`] to learn why.
 pub fn simulate(
     set: &TaskSet,
     spec: &SchedulerSpec,
@@ -242,6 +281,8 @@ impl Simulator {
             ready: Vec::new(),
             head: vec![None; n],
             pending: vec![VecDeque::new(); n],
+            pending_jobs: 0,
+            stopped: None,
             running: None,
             run_from: Nanos::ZERO,
             busy_until: Nanos::ZERO,
@@ -500,6 +541,16 @@ impl Simulator {
             self.make_ready(id);
         } else {
             self.pending[task].push_back(id);
+            self.pending_jobs += 1;
+            if self.pending_jobs > MAX_PENDING_JOBS && self.stopped.is_none() {
+                // End the run at this instant: the events already due now
+                // are handled, nothing after.
+                self.stopped = Some(BacklogStop {
+                    at: self.now,
+                    pending: self.pending_jobs,
+                });
+                self.config.duration = self.now.max(Nanos::from_ns(1));
+            }
         }
     }
 
@@ -603,6 +654,7 @@ impl Simulator {
         }
         if state == JobState::Pending {
             self.pending[task].retain(|&j| j != id);
+            self.pending_jobs -= 1;
             self.jobs[id.index()].state = JobState::Done;
             self.free.push(id.0);
             return;
@@ -633,6 +685,7 @@ impl Simulator {
         self.free.push(id.0);
         self.head[task] = None;
         if let Some(next) = self.pending[task].pop_front() {
+            self.pending_jobs -= 1;
             self.make_ready(next);
         }
     }
@@ -950,6 +1003,33 @@ impl Simulator {
     /// The recorded trace, if a window was configured.
     pub fn trace(&self) -> Option<&Trace> {
         self.trace.as_ref()
+    }
+
+    /// Streams the trace window as a Chrome trace-event document to `out`
+    /// while the run goes (call before running; nothing happens without a
+    /// configured window). `keep_records` false keeps no records in memory
+    /// (they are needed only for [`Trace::to_svg`]). Call
+    /// [`Simulator::finish_trace`] after the run to end the document.
+    pub fn stream_chrome_trace(&mut self, out: Box<dyn std::io::Write + Send>, keep_records: bool) {
+        if let Some(trace) = &mut self.trace {
+            trace.stream_chrome(out, keep_records);
+        }
+    }
+
+    /// Finishes the run, ends the streamed Chrome document and flushes it;
+    /// the first write error, if any.
+    pub fn finish_trace(&mut self) -> std::io::Result<()> {
+        self.run();
+        match &mut self.trace {
+            Some(trace) => trace.finish_chrome(),
+            None => Ok(()),
+        }
+    }
+
+    /// Why the run ended before the configured duration, if it did: too
+    /// many jobs waiting (see [`MAX_PENDING_JOBS`]).
+    pub fn stopped(&self) -> Option<BacklogStop> {
+        self.stopped
     }
 }
 

@@ -38,9 +38,9 @@ pub mod trace;
 pub use config::{
     check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow,
 };
-pub use engine::{simulate, Simulator};
+pub use engine::{simulate, BacklogStop, Simulator, MAX_PENDING_JOBS};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
 pub use metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
-pub use trace::{Trace, TraceRecord};
+pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};

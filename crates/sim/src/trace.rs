@@ -1,8 +1,16 @@
 //! Schedule traces: what ran when, for a window of the run, exported as a
 //! Chrome trace-event document (`--trace F.json`, opens in Perfetto UI or
 //! `chrome://tracing`) or an SVG Gantt chart (`--gantt F.svg`).
+//!
+//! Memory stays bounded whatever the window: the Chrome document is
+//! streamed to its writer as the events happen
+//! ([`Simulator::stream_chrome_trace`](crate::Simulator::stream_chrome_trace)),
+//! and at most [`MAX_KEPT_RECORDS`] records are kept in [`Trace::records`]
+//! (for the Gantt chart and library users); the rest are counted in
+//! [`Trace::dropped`].
 
 use std::fmt::Write as _;
+use std::io;
 
 use rtlab_model::Nanos;
 use serde_json::{json, Value};
@@ -59,15 +67,55 @@ pub enum TraceRecord {
     },
 }
 
+/// Records a [`Trace`] keeps in memory at most (about 40 bytes each, and a
+/// Gantt chart of them about 150 bytes each): beyond it they are counted in
+/// [`Trace::dropped`], and a streamed Chrome trace still gets every one.
+pub const MAX_KEPT_RECORDS: usize = 200_000;
+
 /// The records of one window, in time order of their end.
-#[derive(Clone, Debug)]
 pub struct Trace {
     /// The window recorded.
     pub window: TraceWindow,
     /// Task names, by index.
     pub tasks: Vec<String>,
-    /// The records.
+    /// The records kept: the first [`MAX_KEPT_RECORDS`] of the window (none
+    /// when a Chrome stream was attached with `keep_records` false).
     pub records: Vec<TraceRecord>,
+    /// Records of the window not kept in `records`.
+    pub dropped: u64,
+    keep: bool,
+    chrome: Option<ChromeStream>,
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace")
+            .field("window", &self.window)
+            .field("tasks", &self.tasks)
+            .field("records", &self.records)
+            .field("dropped", &self.dropped)
+            .field("streaming", &self.chrome.is_some())
+            .finish()
+    }
+}
+
+/// A Chrome trace-event document being written event by event: the same
+/// bytes `serde_json` gives for the whole document (keys in order, no
+/// spaces), without holding it. The first write error is kept and ends the
+/// stream.
+struct ChromeStream {
+    out: Box<dyn io::Write + Send>,
+    error: Option<io::Error>,
+}
+
+impl ChromeStream {
+    fn write(&mut self, text: &str) {
+        if self.error.is_none() {
+            if let Err(e) = self.out.write_all(text.as_bytes()) {
+                self.error = Some(e);
+            }
+        }
+    }
 }
 
 impl Trace {
@@ -76,6 +124,54 @@ impl Trace {
             window,
             tasks,
             records: Vec::new(),
+            dropped: 0,
+            keep: true,
+            chrome: None,
+        }
+    }
+
+    /// Starts streaming the Chrome document to `out` (its head and the
+    /// thread names now, each record as it is made, the tail at
+    /// [`Trace::finish_chrome`]); `keep_records` false keeps none in memory.
+    pub(crate) fn stream_chrome(&mut self, out: Box<dyn io::Write + Send>, keep_records: bool) {
+        let mut stream = ChromeStream { out, error: None };
+        stream.write(r#"{"displayTimeUnit":"ns","traceEvents":["#);
+        let names = thread_names(&self.tasks);
+        for (i, event) in names.iter().enumerate() {
+            if i > 0 {
+                stream.write(",");
+            }
+            stream.write(&event.to_string());
+        }
+        self.chrome = Some(stream);
+        self.keep = keep_records;
+    }
+
+    /// Ends the streamed Chrome document and flushes it; the first write
+    /// error, if any. Nothing to do without a stream.
+    pub(crate) fn finish_chrome(&mut self) -> io::Result<()> {
+        let Some(mut stream) = self.chrome.take() else {
+            return Ok(());
+        };
+        stream.write("]}");
+        if let Some(e) = stream.error.take() {
+            return Err(e);
+        }
+        stream.out.flush()
+    }
+
+    fn push(&mut self, record: TraceRecord) {
+        if let Some(stream) = &mut self.chrome {
+            stream.write(",");
+            stream.write(&chrome_event(&self.tasks, &record).to_string());
+        }
+        if !self.keep {
+            return;
+        }
+        if self.records.len() < MAX_KEPT_RECORDS {
+            self.records.push(record);
+        } else {
+            self.dropped += 1;
         }
     }
 
@@ -84,7 +180,7 @@ impl Trace {
         if s >= e {
             return;
         }
-        self.records.push(match task {
+        self.push(match task {
             Some((task, job)) => TraceRecord::Run {
                 task,
                 job,
@@ -103,43 +199,18 @@ impl Trace {
             _ => return,
         };
         if at >= self.window.from && at < self.window.to {
-            self.records.push(record);
+            self.push(record);
         }
     }
 
-    /// The Chrome trace-event document: one thread row per task (and one for
-    /// the kernel), complete events (`ph: X`) for execution and instant
-    /// events (`ph: i`) for releases, completions and misses. Times are in
-    /// microseconds as the format requires.
+    /// The Chrome trace-event document of the kept records: one thread row
+    /// per task (and one for the kernel), complete events (`ph: X`) for
+    /// execution and instant events (`ph: i`) for releases, completions and
+    /// misses. Times are in microseconds as the format requires. The same
+    /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
-        let us = |t: Nanos| t.as_ns() as f64 / 1000.0;
-        let kernel_tid = self.tasks.len();
-        let mut events = Vec::new();
-        for (i, name) in self.tasks.iter().enumerate() {
-            events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": i, "args": {"name": name}}));
-        }
-        events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": kernel_tid, "args": {"name": "kernel"}}));
-        for r in &self.records {
-            let e = match *r {
-                TraceRecord::Run {
-                    task,
-                    job,
-                    start,
-                    end,
-                } => json!({
-                    "name": format!("{}#{job}", self.tasks[task]), "cat": "run", "ph": "X",
-                    "ts": us(start), "dur": us(end - start), "pid": 1, "tid": task,
-                }),
-                TraceRecord::Kernel { start, end } => json!({
-                    "name": "overhead", "cat": "kernel", "ph": "X",
-                    "ts": us(start), "dur": us(end - start), "pid": 1, "tid": kernel_tid,
-                }),
-                TraceRecord::Release { task, job, at } => instant("release", task, job, us(at)),
-                TraceRecord::Complete { task, job, at } => instant("complete", task, job, us(at)),
-                TraceRecord::Miss { task, job, at } => instant("deadline miss", task, job, us(at)),
-            };
-            events.push(e);
-        }
+        let mut events = thread_names(&self.tasks);
+        events.extend(self.records.iter().map(|r| chrome_event(&self.tasks, r)));
         json!({"displayTimeUnit": "ns", "traceEvents": events})
     }
 
@@ -251,6 +322,42 @@ impl Trace {
         }
         s.push_str("</svg>\n");
         s
+    }
+}
+
+/// The metadata events naming each task's thread row and the kernel's.
+fn thread_names(tasks: &[String]) -> Vec<Value> {
+    let kernel_tid = tasks.len();
+    let mut events: Vec<Value> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, name)| json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": i, "args": {"name": name}}))
+        .collect();
+    events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": kernel_tid, "args": {"name": "kernel"}}));
+    events
+}
+
+/// One record as a Chrome trace event.
+fn chrome_event(tasks: &[String], record: &TraceRecord) -> Value {
+    let us = |t: Nanos| t.as_ns() as f64 / 1000.0;
+    let kernel_tid = tasks.len();
+    match *record {
+        TraceRecord::Run {
+            task,
+            job,
+            start,
+            end,
+        } => json!({
+            "name": format!("{}#{job}", tasks[task]), "cat": "run", "ph": "X",
+            "ts": us(start), "dur": us(end - start), "pid": 1, "tid": task,
+        }),
+        TraceRecord::Kernel { start, end } => json!({
+            "name": "overhead", "cat": "kernel", "ph": "X",
+            "ts": us(start), "dur": us(end - start), "pid": 1, "tid": kernel_tid,
+        }),
+        TraceRecord::Release { task, job, at } => instant("release", task, job, us(at)),
+        TraceRecord::Complete { task, job, at } => instant("complete", task, job, us(at)),
+        TraceRecord::Miss { task, job, at } => instant("deadline miss", task, job, us(at)),
     }
 }
 

@@ -150,3 +150,39 @@ fn hybrid_is_edf_when_feasible_and_fixed_priority_under_overload() {
     assert!(hybrid.deadline_misses <= fp.deadline_misses);
     assert!(hybrid.first_miss_ns >= Some(Nanos::from_secs(30).as_ns()));
 }
+
+/// Found by the `scheduler_spec` fuzz target: the spec (and a `wake=` task
+/// name) was quoted raw in its error, so a carriage return or newline in it
+/// broke the one-line promise.
+#[test]
+fn scheduler_spec_errors_stay_one_line_whatever_the_input() {
+    for text in [
+        "i=p1im:bursrr:06\r\r\r\rt=1ms,burst=2ms",
+        "rr:1\nxs",
+        "ipi:burst=\n",
+        "multiburst:wake=t1:imm\u{1b}ediate",
+        "fp:\u{202e}rm",
+    ] {
+        let message = text.parse::<SchedulerSpec>().unwrap_err().to_string();
+        assert!(
+            !message.contains(['\n', '\r', '\u{1b}', '\u{202e}']),
+            "{message:?}"
+        );
+    }
+    let set = rtlab_model::file::load("builtin:lf-scenario-4")
+        .unwrap()
+        .set;
+    let spec: SchedulerSpec = "multiburst:wake=t2:immediate/r:2ri\n\ni:\n\nfXp\0ta1:next-burst"
+        .parse()
+        .unwrap();
+    let message = spec
+        .build_for(&set)
+        .err()
+        .expect("no task r:2ri...")
+        .to_string();
+    assert!(!message.contains(['\n', '\0']), "{message:?}");
+    assert!(
+        message.starts_with("--scheduler multiburst: wake: no task named `r:2ri\\n"),
+        "{message}"
+    );
+}

@@ -139,6 +139,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         _ => OnMiss::Continue,
     };
     let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
+    if sim.duration_ns < real.ended_ns {
+        // The simulator stops an overloaded run at its backlog limit.
+        eprintln!(
+            "warning: the simulation stopped at {} with more than {} jobs waiting (an overloaded \
+             set under --on-miss continue); its columns cover only that time",
+            Nanos::from_ns(sim.duration_ns),
+            rtlab_sim::MAX_PENDING_JOBS
+        );
+    }
     let tolerance = args.tolerance / 100.0;
     let tasks: Vec<TaskComparison> = real
         .tasks

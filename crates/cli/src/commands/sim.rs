@@ -8,7 +8,7 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, printable, Nanos};
 use rtlab_sim::{
     check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
-    SimConfig, SimError, SimReport, Simulator, TraceWindow,
+    SimConfig, SimError, SimReport, Simulator, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use super::latency::parse_nanos;
@@ -198,22 +198,39 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         SimError::Config(_) => usage(e),
         other => other.into(),
     })?;
+    if let Some(path) = &args.trace {
+        // Streamed as the run goes: memory does not grow with the window.
+        let file =
+            std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
+        sim.stream_chrome_trace(
+            Box::new(std::io::BufWriter::new(file)),
+            args.gantt.is_some(),
+        );
+    }
     sim.run();
     let report = sim.report();
-    if let Some(trace) = sim.trace() {
-        if let Some(path) = &args.trace {
-            let text = serde_json::to_string(&trace.to_chrome_json())?;
-            std::fs::write(path, text).with_context(|| format!("--trace: cannot write {path}"))?;
-        }
-        if let Some(path) = &args.gantt {
-            std::fs::write(path, trace.to_svg())
-                .with_context(|| format!("--gantt: cannot write {path}"))?;
-        }
-    }
+    let trace_written = sim.finish_trace();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", describe(&report, &loaded.origin));
+    }
+    if let Some(path) = &args.trace {
+        trace_written.with_context(|| format!("--trace: cannot write {path}"))?;
+    }
+    if let (Some(trace), Some(path)) = (sim.trace(), &args.gantt) {
+        anyhow::ensure!(
+            trace.dropped == 0,
+            "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
+             completions, misses), too many for one chart; narrow --window (--trace writes them all)",
+            trace.window.from,
+            trace.window.to
+        );
+        std::fs::write(path, trace.to_svg())
+            .with_context(|| format!("--gantt: cannot write {path}"))?;
+    }
+    if let Some(stop) = sim.stopped() {
+        anyhow::bail!("{stop}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -155,6 +155,14 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     if args.sets == 0 {
         return Err(usage("--sets must be at least 1"));
     }
+    if args.tasks > sweep::MAX_SWEEP_TASKS {
+        return Err(usage(format!(
+            "--tasks {} is above the sweep's limit of {} tasks per set (its exact tests take O(n²) \
+             time per set, about 4 s at 10000 tasks); analyse one large set with rtlab analyze",
+            args.tasks,
+            sweep::MAX_SWEEP_TASKS
+        )));
+    }
     if args.tests.is_empty() {
         return Err(usage("--test needs at least one POLICY:TEST"));
     }

@@ -60,6 +60,24 @@ pub enum GenerateError {
         /// `n * hi`.
         max: f64,
     },
+    /// RandFixedSum's transition table for these settings would exceed its
+    /// memory limit ([`RANDFIXEDSUM_MAX_TABLE_ENTRIES`](super::RANDFIXEDSUM_MAX_TABLE_ENTRIES)).
+    #[error(
+        "--method randfixedsum with --tasks {tasks} and --utilization {total} needs a table of \
+         {entries} entries, above its limit of {limit} ({} MiB); lower --tasks or --utilization, \
+         or use --method uunifast-discard",
+        limit * 8 / (1 << 20)
+    )]
+    TableTooLarge {
+        /// Number of tasks n.
+        tasks: usize,
+        /// Target total utilization U.
+        total: f64,
+        /// Entries the table would have.
+        entries: u64,
+        /// The limit on entries.
+        limit: u64,
+    },
 }
 
 impl GenerateError {

@@ -32,7 +32,8 @@ pub use deadlines::DeadlineModel;
 pub use error::GenerateError;
 pub use periods::{PeriodDistribution, PeriodKind};
 pub use utilization::{
-    randfixedsum, uunifast, uunifast_discard, UtilizationMethod, DEFAULT_DISCARD_ATTEMPTS,
+    randfixedsum, randfixedsum_table_entries, uunifast, uunifast_discard, UtilizationMethod,
+    DEFAULT_DISCARD_ATTEMPTS, MAX_TASKS, RANDFIXEDSUM_MAX_TABLE_ENTRIES, RANDFIXEDSUM_MAX_TASKS,
 };
 
 use crate::{Nanos, Task, TaskSet};
@@ -117,8 +118,23 @@ pub fn generate_set(config: &GeneratorConfig, index: u64) -> Result<TaskSet, Gen
 }
 
 /// Sets `0..count` of the stream: `generate_sets(c, n)[i] == generate_set(c, i)`.
+///
+/// They are all held at once, so `count × tasks` may not exceed
+/// [`MAX_TASKS`] (about 400 MB); generate larger batches set by set with
+/// [`generate_set`].
 pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet>, GenerateError> {
     config.validate()?;
+    let total = count.saturating_mul(config.tasks as u64);
+    if total > MAX_TASKS as u64 {
+        return Err(GenerateError::invalid(
+            "--count",
+            format!(
+                "{count} sets of {} tasks is {total} tasks, above the limit of {MAX_TASKS} tasks \
+                 generated at once",
+                config.tasks
+            ),
+        ));
+    }
     (0..count).map(|index| build_set(config, index)).collect()
 }
 

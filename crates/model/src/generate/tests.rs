@@ -396,3 +396,18 @@ proptest! {
         prop_assert!(u.iter().all(|&x| (0.0..=cap).contains(&x)));
     }
 }
+
+#[test]
+fn a_batch_is_refused_above_the_task_limit_before_anything_is_drawn() {
+    let config = GeneratorConfig {
+        tasks: 1_000,
+        ..GeneratorConfig::default()
+    };
+    let err = generate_sets(&config, 1_001).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--count 1001 sets of 1000 tasks is 1001000 tasks, above the limit of 1000000 tasks \
+         generated at once"
+    );
+    assert_eq!(generate_sets(&config, 3).unwrap().len(), 3);
+}

@@ -152,8 +152,15 @@ pub fn uunifast_discard<R: Rng + ?Sized>(
 /// by the shuffle (the original draws all r_t, then all r_s; the distribution
 /// is the same).
 ///
+/// Memory: step 2 keeps two rows of w and only the band of t that step 3
+/// can read ([`randfixedsum_table_entries`], about n·(k + 1) entries, so
+/// O(n) for U ≤ cap); time is O(n²) as in the original.
+///
 /// Errors: `n = 0`, bounds not finite or `lo > hi`, and
-/// [`GenerateError::TotalOutOfRange`] when `total` is outside `[n·lo, n·hi]`.
+/// [`GenerateError::TotalOutOfRange`] when `total` is outside `[n·lo, n·hi]`;
+/// above [`RANDFIXEDSUM_MAX_TASKS`] tasks or a band above
+/// [`RANDFIXEDSUM_MAX_TABLE_ENTRIES`] entries, [`GenerateError::InvalidSetting`]
+/// and [`GenerateError::TableTooLarge`], both naming `--method uunifast-discard`.
 /// Results are clamped into `[lo, hi]` against last-bit rounding.
 pub fn randfixedsum<R: Rng + ?Sized>(
     n: usize,
@@ -163,6 +170,15 @@ pub fn randfixedsum<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<f64>, GenerateError> {
     check_tasks(n)?;
+    if n > RANDFIXEDSUM_MAX_TASKS {
+        return Err(GenerateError::invalid(
+            "--tasks",
+            format!(
+                "{n} is above randfixedsum's limit of {RANDFIXEDSUM_MAX_TASKS} tasks (its time grows \
+                 as n²); use --method uunifast-discard"
+            ),
+        ));
+    }
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         return Err(GenerateError::invalid(
             "--max-task-utilization",
@@ -187,6 +203,15 @@ pub fn randfixedsum<R: Rng + ?Sized>(
         return Ok(vec![only; n]);
     }
     let s = (total - min) / (hi - lo);
+    let entries = randfixedsum_table_entries(n, s);
+    if entries > RANDFIXEDSUM_MAX_TABLE_ENTRIES {
+        return Err(GenerateError::TableTooLarge {
+            tasks: n,
+            total,
+            entries,
+            limit: RANDFIXEDSUM_MAX_TABLE_ENTRIES,
+        });
+    }
     let unit = stafford_unit_cube(n, s, rng);
     Ok(unit
         .into_iter()
@@ -199,37 +224,12 @@ const TINY: f64 = f64::from_bits(1);
 
 /// Stafford's algorithm on the unit cube: `n ≥ 2` values in `[0, 1]` summing
 /// to `s ∈ [0, n]`, uniform over that slice; steps 1–4 of [`randfixedsum`].
+/// The caller has checked `n` and `s` against [`randfixedsum_table_entries`].
 fn stafford_unit_cube<R: Rng + ?Sized>(n: usize, s: f64, rng: &mut R) -> Vec<f64> {
     debug_assert!(n >= 2);
-    let k = libm::floor(s).clamp(0.0, (n - 1) as f64) as usize;
+    let k = stafford_k(n, s);
     let mut s = s.clamp(k as f64, k as f64 + 1.0);
-    let s1: Vec<f64> = (0..n).map(|c| s - (k as f64 - c as f64)).collect();
-    let s2: Vec<f64> = (0..n).map(|c| (k + n - c) as f64 - s).collect();
-
-    let mut w = vec![vec![0.0_f64; n + 1]; n];
-    w[0][1] = 1.0;
-    let mut t = vec![vec![0.0_f64; n]; n - 1];
-    for i in 2..=n {
-        let fi = i as f64;
-        let (done, rest) = w.split_at_mut(i - 1);
-        let (prev, row) = (&done[i - 2], &mut rest[0]);
-        for c in 0..i {
-            let tmp1 = prev[c + 1] * s1[c] / fi;
-            let tmp2 = prev[c] * s2[n - i + c] / fi;
-            let sum = tmp1 + tmp2;
-            row[c + 1] = sum;
-            let tmp3 = sum + TINY;
-            t[i - 2][c] = if s2[n - i + c] > s1[c] {
-                tmp2 / tmp3
-            } else {
-                1.0 - tmp1 / tmp3
-            };
-        }
-        let peak = row.iter().copied().fold(0.0_f64, f64::max);
-        if peak > 0.0 {
-            row.iter_mut().for_each(|v| *v /= peak);
-        }
-    }
+    let t = TransitionTable::build(n, k, s);
 
     let mut x = vec![0.0_f64; n];
     let mut j = k;
@@ -238,7 +238,7 @@ fn stafford_unit_cube<R: Rng + ?Sized>(n: usize, s: f64, rng: &mut R) -> Vec<f64
         let rt = unit_open(rng);
         let rs = unit_open(rng);
         // j = 0 has t = 0 in exact arithmetic; the guard keeps j in range.
-        let e = j > 0 && rt <= t[i - 1][j];
+        let e = j > 0 && rt <= t.get(i - 1, j);
         let sx = libm::pow(rs, 1.0 / i as f64);
         sm += (1.0 - sx) * pr * s / (i as f64 + 1.0);
         pr *= sx;
@@ -253,9 +253,138 @@ fn stafford_unit_cube<R: Rng + ?Sized>(n: usize, s: f64, rng: &mut R) -> Vec<f64
     x
 }
 
+/// Step 1's k = floor(s) clamped to `0..=n-1`.
+fn stafford_k(n: usize, s: f64) -> usize {
+    libm::floor(s).clamp(0.0, (n - 1) as f64) as usize
+}
+
+/// Largest transition table [`randfixedsum`] builds, in entries (8 bytes
+/// each): 2^24 entries, 128 MiB. Above it the draw is refused (see
+/// [`randfixedsum_table_entries`]).
+pub const RANDFIXEDSUM_MAX_TABLE_ENTRIES: u64 = 1 << 24;
+
+/// Entries of the transition table [`randfixedsum`] keeps for `n` values
+/// summing to `s` on the unit cube (`s = U / cap` for task utilizations):
+/// about `n · (floor(s) + 1)`, at most `n² / 4`.
+///
+/// Step 3 reads `t[i-1][j]` only for `j` on its path, which starts at
+/// `k = floor(s)` and falls by at most 1 per step, so row `r` is needed only
+/// for `j` in `[max(0, k − (n − 2 − r)), min(k, r + 1)]`: the table keeps
+/// that band of each row, and steps 1–2 run over two rows of `w` at a time.
+/// Memory is O(n) beyond the band, time O(n²) as in Stafford's original.
+pub fn randfixedsum_table_entries(n: usize, s: f64) -> u64 {
+    if n < 2 {
+        return 0;
+    }
+    let k = stafford_k(n, s);
+    (0..n - 1).map(|r| band(n, k, r).len() as u64).sum()
+}
+
+/// The columns of row `r` of the transition table that step 3 can read.
+fn band(n: usize, k: usize, r: usize) -> std::ops::Range<usize> {
+    let lo = k.saturating_sub(n - 2 - r);
+    let hi = k.min(r + 1);
+    lo..(hi + 1).max(lo)
+}
+
+/// The band of Stafford's transition table `t` that step 3 can read (see
+/// [`randfixedsum_table_entries`]), entries outside it read as 0 like the
+/// never-written entries of the full table.
+struct TransitionTable {
+    /// Row `r` holds `t[r][starts[r]..starts[r] + len_r]`, rows concatenated.
+    values: Vec<f64>,
+    /// Where each row starts in `values`, and its first column.
+    rows: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+impl TransitionTable {
+    /// Step 2 of [`randfixedsum`], keeping only the band of `t`: every value
+    /// kept is computed by the same operations in the same order as in the
+    /// full n × (n + 1) table, so the draws are bit-for-bit the same.
+    fn build(n: usize, k: usize, s: f64) -> TransitionTable {
+        let s1: Vec<f64> = (0..n).map(|c| s - (k as f64 - c as f64)).collect();
+        let s2: Vec<f64> = (0..n).map(|c| (k + n - c) as f64 - s).collect();
+        let rows: Vec<(usize, std::ops::Range<usize>)> = (0..n - 1)
+            .scan(0, |start, r| {
+                let cols = band(n, k, r);
+                let row = (*start, cols.clone());
+                *start += cols.len();
+                Some(row)
+            })
+            .collect();
+        let entries = rows.last().map_or(0, |(start, cols)| start + cols.len());
+        let mut values = vec![0.0_f64; entries];
+
+        let mut prev = vec![0.0_f64; n + 1];
+        let mut row = vec![0.0_f64; n + 1];
+        prev[1] = 1.0;
+        for i in 2..=n {
+            let fi = i as f64;
+            let (start, cols) = &rows[i - 2];
+            // w[i-1][c+1] = (w[i-2][c+1] s1[c] + w[i-2][c] s2[n-i+c]) / i for c in 0..i,
+            // as two quotients added (the original's order of operations).
+            let terms = |c: usize| {
+                let tmp1 = prev[c + 1] * s1[c] / fi;
+                let tmp2 = prev[c] * s2[n - i + c] / fi;
+                (tmp1, tmp2)
+            };
+            for c in cols.clone() {
+                let (tmp1, tmp2) = terms(c);
+                let tmp3 = (tmp1 + tmp2) + TINY;
+                values[start + c - cols.start] = if s2[n - i + c] > s1[c] {
+                    tmp2 / tmp3
+                } else {
+                    1.0 - tmp1 / tmp3
+                };
+            }
+            let next = prev[1..=i]
+                .iter()
+                .zip(&prev[..i])
+                .zip(&s1[..i])
+                .zip(&s2[n - i..]);
+            // Every w is finite and >= 0, so a plain comparison finds the maximum
+            // (the same value as f64::max, and it lets the loop vectorize).
+            let mut peak = 0.0_f64;
+            for (out, (((&up, &left), &a), &b)) in row[1..=i].iter_mut().zip(next) {
+                *out = up * a / fi + left * b / fi;
+                peak = if *out > peak { *out } else { peak };
+            }
+            if peak > 0.0 {
+                row[..=i].iter_mut().for_each(|v| *v /= peak);
+            }
+            std::mem::swap(&mut prev, &mut row);
+        }
+        TransitionTable { values, rows }
+    }
+
+    /// `t[r][c]`, 0 outside the band.
+    fn get(&self, r: usize, c: usize) -> f64 {
+        let (start, cols) = &self.rows[r];
+        if cols.contains(&c) {
+            self.values[start + c - cols.start]
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Most tasks in one generated set (`--tasks`): a million tasks take about
+/// 400 MB while the set is built and written.
+pub const MAX_TASKS: usize = 1_000_000;
+
+/// Most tasks [`randfixedsum`] draws for: its time grows as n² (about 25 s
+/// for 100,000 tasks on a 2-core VM), where UUniFast's is linear.
+pub const RANDFIXEDSUM_MAX_TASKS: usize = 100_000;
+
 fn check_tasks(n: usize) -> Result<(), GenerateError> {
     if n == 0 {
         return Err(GenerateError::invalid("--tasks", "must be at least 1"));
+    }
+    if n > MAX_TASKS {
+        return Err(GenerateError::invalid(
+            "--tasks",
+            format!("{n} is above the limit of {MAX_TASKS} tasks in one set"),
+        ));
     }
     Ok(())
 }
@@ -480,6 +609,131 @@ mod tests {
         // 3 × 0.7 is 2.0999999999999996 in binary: still accepted.
         let u = randfixedsum(3, 2.1, 0.0, 0.7, &mut rng).unwrap();
         assert!(u.iter().all(|&x| x <= 0.7) && (sum(&u) - 2.1).abs() < 1e-9);
+    }
+
+    /// Stafford's step 2 with the whole n × (n + 1) table, as rtlab computed
+    /// it before the table was cut to its band: the reference the banded
+    /// form must match bit for bit.
+    fn full_table_unit_cube(n: usize, s: f64, rng: &mut impl Rng) -> Vec<f64> {
+        let k = stafford_k(n, s);
+        let mut s = s.clamp(k as f64, k as f64 + 1.0);
+        let s1: Vec<f64> = (0..n).map(|c| s - (k as f64 - c as f64)).collect();
+        let s2: Vec<f64> = (0..n).map(|c| (k + n - c) as f64 - s).collect();
+        let mut w = vec![vec![0.0_f64; n + 1]; n];
+        w[0][1] = 1.0;
+        let mut t = vec![vec![0.0_f64; n]; n - 1];
+        for i in 2..=n {
+            let fi = i as f64;
+            for c in 0..i {
+                let tmp1 = w[i - 2][c + 1] * s1[c] / fi;
+                let tmp2 = w[i - 2][c] * s2[n - i + c] / fi;
+                w[i - 1][c + 1] = tmp1 + tmp2;
+                let tmp3 = w[i - 1][c + 1] + TINY;
+                t[i - 2][c] = if s2[n - i + c] > s1[c] {
+                    tmp2 / tmp3
+                } else {
+                    1.0 - tmp1 / tmp3
+                };
+            }
+            let peak = w[i - 1].iter().copied().fold(0.0_f64, f64::max);
+            if peak > 0.0 {
+                w[i - 1].iter_mut().for_each(|v| *v /= peak);
+            }
+        }
+        let mut x = vec![0.0_f64; n];
+        let mut j = k;
+        let (mut sm, mut pr) = (0.0_f64, 1.0_f64);
+        for i in (1..n).rev() {
+            let rt = unit_open(rng);
+            let rs = unit_open(rng);
+            let e = j > 0 && rt <= t[i - 1][j];
+            let sx = libm::pow(rs, 1.0 / i as f64);
+            sm += (1.0 - sx) * pr * s / (i as f64 + 1.0);
+            pr *= sx;
+            x[n - i - 1] = sm + if e { pr } else { 0.0 };
+            if e {
+                s -= 1.0;
+                j -= 1;
+            }
+        }
+        x[n - 1] = sm + pr * s;
+        shuffle(&mut x, rng);
+        x
+    }
+
+    #[test]
+    fn randfixedsum_banded_table_draws_exactly_what_the_full_table_drew() {
+        // Every k from 0 to n - 1, the band edges (s integral, s near n) and
+        // sizes where MATLAB's unscaled table would underflow.
+        let mut cases: Vec<(usize, f64)> = vec![(2, 0.5), (2, 1.5), (3, 2.9999), (400, 3.3)];
+        for n in [3usize, 4, 7, 16, 61] {
+            for step in 0..=(2 * n) {
+                cases.push((n, step as f64 / 2.0));
+            }
+        }
+        cases.extend([
+            (150, 0.2),
+            (150, 1.0),
+            (150, 7.5),
+            (150, 75.0),
+            (150, 149.9),
+        ]);
+        for (case, &(n, s)) in cases.iter().enumerate() {
+            for seed in 0..3 {
+                let banded = stafford_unit_cube(n, s, &mut stream_rng(seed, case as u64));
+                let full = full_table_unit_cube(n, s, &mut stream_rng(seed, case as u64));
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&banded), bits(&full), "n={n} s={s} seed={seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn randfixedsum_table_grows_with_n_times_the_total_not_n_squared() {
+        // k = floor(s) = 0: one column per row.
+        assert_eq!(randfixedsum_table_entries(100_000, 0.9), 99_999);
+        // The classic uniprocessor sweep, U <= 1, at a million tasks: about 2n.
+        assert!(randfixedsum_table_entries(1_000_000, 1.0) <= 2_000_000);
+        // The band is a parallelogram: at most n² / 4 entries whatever s.
+        for n in [2usize, 3, 10, 101] {
+            for s in 0..=n {
+                let entries = randfixedsum_table_entries(n, s as f64);
+                assert!(entries <= (n * n / 4 + n) as u64, "n={n} s={s}: {entries}");
+            }
+        }
+        assert_eq!(randfixedsum_table_entries(1, 0.5), 0);
+    }
+
+    #[test]
+    fn randfixedsum_refuses_a_table_above_its_limit_naming_the_alternative() {
+        let mut rng = stream_rng(12, 0);
+        // 100,000 tasks at U = 50,000: a band of about n² / 4 = 2.5e9 entries.
+        let err = randfixedsum(100_000, 50_000.0, 0.0, 1.0, &mut rng).unwrap_err();
+        assert!(matches!(err, GenerateError::TableTooLarge { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("--method randfixedsum with --tasks 100000 and --utilization 50000 needs a table of ")
+                && text.ends_with(
+                    "above its limit of 16777216 (128 MiB); lower --tasks or --utilization, \
+                     or use --method uunifast-discard"
+                ),
+            "{text}"
+        );
+        assert!(!text.contains('\n'));
+
+        let err = randfixedsum(100_001, 0.5, 0.0, 1.0, &mut rng).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--tasks 100001 is above randfixedsum's limit of 100000 tasks (its time grows as n²); \
+             use --method uunifast-discard"
+        );
+        let err = UtilizationMethod::UUniFast
+            .draw(MAX_TASKS + 1, 0.5, 1.0, &mut rng)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--tasks 1000001 is above the limit of 1000000 tasks in one set"
+        );
     }
 
     #[test]
