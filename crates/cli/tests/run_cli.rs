@@ -364,3 +364,51 @@ fn a_ten_million_second_run_interrupted_streams_exactly_the_recorded_jobs() {
     assert_eq!(Value::from(instants), report["released"]);
     assert_eq!(Value::from(spans), report["completed"]);
 }
+
+/// `--lag-controller` alone waits with the robust controller and
+/// `--lag-controller=paper` with paper 000's Algorithm 2 (kept for
+/// reproduction); either way every release of hartstone-ph's 2..32 Hz tasks
+/// in 1 s is recorded once, and the JSON says which controller ran.
+#[test]
+fn lag_controller_kinds_record_every_release() {
+    rtlab()
+        .args(["run", "builtin:hartstone-ph", "--policy", "rm"])
+        .arg("--lag-controller=pid")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--lag-controller"));
+    let Some(_one) = real_time("a SCHED_FIFO run") else {
+        return;
+    };
+    for (flag, kind) in [
+        ("--lag-controller", "robust"),
+        ("--lag-controller=paper", "paper"),
+        ("--lag-controller=robust", "robust"),
+    ] {
+        let report = json_of(&[
+            "run",
+            "builtin:hartstone-ph",
+            "--policy",
+            "rm",
+            "-d",
+            "1s",
+            flag,
+            "--json",
+        ]);
+        assert_eq!(report["lag_controller"], true, "{flag}");
+        assert_eq!(report["lag_controller_kind"], kind, "{flag}");
+        // 2 + 4 + 8 + 16 + 32 releases in 1 s.
+        assert_eq!(report["released"], 62, "{flag}: {report}");
+    }
+    let plain = json_of(&[
+        "run",
+        "builtin:hartstone-ph",
+        "--policy",
+        "rm",
+        "-d",
+        "300ms",
+        "--json",
+    ]);
+    assert_eq!(plain["lag_controller"], false);
+    assert_eq!(plain["lag_controller_kind"], Value::Null);
+}

@@ -17,6 +17,7 @@ use super::latency::parse_nanos;
 use crate::commands::doctor;
 use crate::table;
 use crate::usage::usage;
+use rtlab_rt::lag::ControllerKind;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
@@ -51,9 +52,11 @@ pub struct RunFlags {
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
-    /// Wait for releases with the robust lag controller (README: "The lag controllers").
-    #[arg(long)]
-    pub lag_controller: bool,
+    /// Wait for releases with a lag controller: robust (the default) or paper (paper 000's
+    /// Algorithm 2, for reproduction); README: "The lag controllers".
+    #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true,
+          default_missing_value = "robust", value_parser = parse_controller)]
+    pub lag_controller: Option<ControllerKind>,
     /// SCHED_DEADLINE budget over C (default: max(5% of C, 100us)).
     #[arg(long, value_parser = parse_nanos)]
     pub edf_margin: Option<Nanos>,
@@ -115,6 +118,11 @@ pub struct JobFile<'a> {
     pub path: &'a str,
     /// The format.
     pub open: OpenJobFile,
+}
+
+/// `--lag-controller=KIND`.
+fn parse_controller(text: &str) -> Result<ControllerKind, String> {
+    text.parse()
 }
 
 /// Loads the set, warns about RT throttling, creates the job files, runs
@@ -246,7 +254,7 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         r.policy,
         Nanos::from_ns(r.ended_ns),
         r.on_miss,
-        if r.lag_controller { "on" } else { "off" },
+        r.lag_controller_kind.as_deref().unwrap_or("off"),
         r.rt_throttling,
     );
     let header = [

@@ -58,7 +58,7 @@ use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::clock::{monotonic_now, MonotonicClock};
 use crate::error::RtError;
-use crate::lag::{LagController, Waiter};
+use crate::lag::{ControllerKind, LagController, Waiter};
 use crate::policy::{self, Policy, RtThrottling};
 use crate::stream::start_streams;
 use crate::usage::{peak_rss_bytes, thread_switches};
@@ -117,9 +117,10 @@ pub struct RunConfig {
     pub cpu: Option<usize>,
     /// Overrun handling.
     pub on_miss: Overrun,
-    /// Wait for releases with the lag controller (paper 000, Algorithm 2;
-    /// gain 1, outlier threshold = the task's period).
-    pub lag_controller: bool,
+    /// Wait for releases with a lag controller (gain 1): the robust one, or
+    /// paper 000's Algorithm 2 (outlier threshold = the task's period);
+    /// `None`: plain absolute sleeps.
+    pub lag_controller: Option<ControllerKind>,
     /// SCHED_DEADLINE budget margin over C (default: max(5% of C, 100 us)).
     pub edf_margin: Option<Nanos>,
     /// `mlockall` for the run.
@@ -138,7 +139,7 @@ impl RunConfig {
             policy,
             cpu: Some(default_cpu()),
             on_miss: Overrun::Continue,
-            lag_controller: false,
+            lag_controller: None,
             edf_margin: None,
             mlock: true,
             no_rt_throttling: false,
@@ -281,6 +282,7 @@ pub fn run_recording(
             duration: cfg.duration,
             on_miss: cfg.on_miss,
             lag_controller: cfg.lag_controller,
+            throttling,
         };
         let shared = Shared {
             stop: stop.clone(),
@@ -496,7 +498,10 @@ struct TaskThread {
     cpuset: Option<CpusetDoor>,
     duration: Nanos,
     on_miss: Overrun,
-    lag_controller: bool,
+    lag_controller: Option<ControllerKind>,
+    /// The RT-throttling settings the robust controller's spin budget
+    /// guards, read once before the threads start.
+    throttling: Option<RtThrottling>,
 }
 
 impl TaskThread {
@@ -537,10 +542,14 @@ impl TaskThread {
     fn run_jobs(&self, shared: &Shared, mut pending: Pending, mut log: JobLog) -> TaskOutcome {
         let start = Nanos::from_ns(shared.end.start_ns.load(Ordering::SeqCst));
         let t = &self.task;
-        let mut waiter = if self.lag_controller {
-            Waiter::Controlled(LagController::new(LagController::DEFAULT_KI, t.period))
-        } else {
-            Waiter::Plain
+        let mut waiter = match self.lag_controller {
+            Some(kind) => Waiter::Controlled(LagController::of_kind(
+                kind,
+                LagController::DEFAULT_KI,
+                t.period,
+                self.throttling,
+            )),
+            None => Waiter::Plain,
         };
         let mut clock = MonotonicClock;
         let switches_at_start = thread_switches();
@@ -749,7 +758,8 @@ fn summarise(
         tick_ns: None,
         seed: None,
         jitter: "none".into(),
-        lag_controller: cfg.lag_controller,
+        lag_controller: cfg.lag_controller.is_some(),
+        lag_controller_kind: cfg.lag_controller.map(|k| k.name().to_string()),
         rt_throttling: throttling.map_or_else(|| "unknown".into(), |t| t.describe_limit()),
         released: sum(|t| t.released),
         completed: sum(|t| t.completed),

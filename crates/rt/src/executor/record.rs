@@ -152,6 +152,8 @@ pub struct RunReport {
     pub jitter: String,
     /// Whether releases waited with the lag controller.
     pub lag_controller: bool,
+    /// Which lag controller: `robust` or `paper` (null without one).
+    pub lag_controller_kind: Option<String>,
     /// RT throttling in force (`sched_rt_runtime_us / sched_rt_period_us`).
     pub rt_throttling: String,
     /// Sum over tasks.

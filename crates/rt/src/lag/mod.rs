@@ -73,6 +73,17 @@ impl ControllerKind {
     }
 }
 
+impl std::str::FromStr for ControllerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ControllerKind, String> {
+        match s {
+            "paper" => Ok(ControllerKind::Paper),
+            "robust" => Ok(ControllerKind::Robust),
+            _ => Err(format!("`{s}`: use paper or robust")),
+        }
+    }
+}
+
 /// A lag controller of either kind.
 #[allow(
     clippy::large_enum_variant,
