@@ -103,6 +103,10 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
 
     println!("\n== 6. The same on real threads, pinned to one CPU, 500 ms each");
     println!("   (rtlab run builtin:lf-scenario-N --policy P --duration 500ms; rtlab compare ... for side by side)\n");
+    for warning in platform_warnings() {
+        println!("   platform (rtlab doctor): {warning}");
+    }
+    println!();
     if rtlab_rt::policy::has_cap_sys_nice() {
         println!("{}", real_scenario_table()?);
         println!("   A miss count is jobs past their deadline; scenario 4 (U = 0.92) exceeds what SCHED_DEADLINE");
@@ -112,6 +116,18 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     }
     println!("\n== Next: rtlab taskset list, rtlab analyze --help, rtlab sim --help, rtlab run --help, rtlab latency --help");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The items `rtlab doctor` warns about, one line each (`key: summary`):
+/// what makes real-thread numbers on this machine noisier than they could be.
+fn platform_warnings() -> Vec<String> {
+    let report = rtlab_rt::platform::probe(&rtlab_rt::kernel_state::StateDir::from_env());
+    report
+        .lines()
+        .into_iter()
+        .filter(|l| l.level == rtlab_rt::platform::Level::Warn)
+        .map(|l| format!("{}: {}", l.key, l.summary))
+        .collect()
 }
 
 /// Deadline misses per scheduler (rows) and lf-scenario (columns), simulated.
