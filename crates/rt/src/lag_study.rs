@@ -98,12 +98,12 @@ pub struct StudyConfig {
     pub waiters: Vec<WaiterKind>,
     /// Periods per cell.
     pub samples: u64,
-    /// Controller gain (Ki; the robust controller's gain on late wakes).
+    /// Controller gain (Ki; scales the robust controller's step).
     pub ki: f64,
     /// The paper controller's outlier threshold (`None`: the cell's period).
     pub threshold: Option<Nanos>,
-    /// The robust controller's largest busy-wait per wait, as a share of the
-    /// period.
+    /// The robust controller's average busy-wait as a share of wall time
+    /// (one wait may spin twice that share of the period).
     pub spin_share: f64,
     /// Rounds: the grid is run this many times in order, each cell getting
     /// its share of `samples` per round, and the rounds are added up. With

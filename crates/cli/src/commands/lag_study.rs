@@ -70,7 +70,7 @@ pub struct LagStudyArgs {
     /// How the cells wait, comma-separated: off, paper, robust (both = off,robust; on = robust).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "off,robust")]
     pub controller: Vec<ControllerChoice>,
-    /// Integral gain Ki of the controllers (robust: on late wakes; early ones get Ki/32).
+    /// Gain Ki: the paper controller's integral gain; scales the robust controller's step (1 us x Ki).
     #[arg(long, default_value_t = 1.0)]
     pub ki: f64,
     /// Outlier threshold of the paper controller (default: the cell's period).
@@ -84,7 +84,8 @@ pub struct LagStudyArgs {
     /// fair-server budgets replenished (0s: none).
     #[arg(long, default_value = "1s", value_parser = parse_nanos)]
     pub cooldown: Nanos,
-    /// Robust controller: largest busy-wait per wait, in percent of the period.
+    /// Robust controller: average busy-wait, in percent of wall time (one wait may spin twice
+    /// that share of the period).
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub spin_budget: f64,
     #[command(flatten)]

@@ -36,6 +36,20 @@
 //! Paper 000 has no such guard: its busy-wait is bounded only by the
 //! control value (up to the smallest period), which is how a wound-up
 //! controller spun the thread into throttling (issue 10 section 4).
+//!
+//! [`SpinShareBudget`] is the second bucket: it holds the thread's
+//! **average** busy-wait to a share `s` of wall time (5 % by default),
+//! whatever the platform's latency spread, so a controller that covers a
+//! high quantile of wide latencies cannot turn into a spinner:
+//!
+//! ```text
+//! rate s, capacity C_s = 10 x the per-wait cap
+//! at each call: tokens = min(tokens + s x dt, C_s); after a wait that
+//! spun b: tokens = max(tokens - b, -C_s); a spin may last max(tokens, 0)
+//! ```
+//!
+//! so the time spun up to any moment is at most `s T + C_s` (plus the last
+//! clock read of each spin).
 
 use rtlab_model::Nanos;
 
@@ -108,9 +122,92 @@ impl RtSpinBudget {
     }
 }
 
+/// The average busy-wait bucket of the module docs, in integer
+/// nanoseconds.
+#[derive(Debug, Clone)]
+pub struct SpinShareBudget {
+    /// `s` in parts per million.
+    share_ppm: u64,
+    capacity: i64,
+    tokens: i64,
+    last_call: Option<Nanos>,
+}
+
+impl SpinShareBudget {
+    /// Waits per-wait cap's worth of tokens the bucket holds at most.
+    pub const CAPACITY_IN_WAITS: u64 = 10;
+
+    /// A bucket earning `share` (0..=1) of wall time, holding at most
+    /// [`Self::CAPACITY_IN_WAITS`] x `per_wait_cap`. It starts empty.
+    pub fn new(share: f64, per_wait_cap: Nanos) -> SpinShareBudget {
+        let capacity = per_wait_cap.as_ns().saturating_mul(Self::CAPACITY_IN_WAITS);
+        SpinShareBudget {
+            share_ppm: (share.clamp(0.0, 1.0) * 1e6).round() as u64,
+            capacity: i64::try_from(capacity).unwrap_or(i64::MAX),
+            tokens: 0,
+            last_call: None,
+        }
+    }
+
+    /// Earns `s x` the time since the previous call (the first call only
+    /// starts the clock).
+    pub fn on_call(&mut self, now: Nanos) {
+        if let Some(last) = self.last_call {
+            let dt = u128::from(now.saturating_sub(last).as_ns());
+            let earned = dt * u128::from(self.share_ppm) / 1_000_000;
+            self.tokens = self
+                .tokens
+                .saturating_add(i64::try_from(earned).unwrap_or(i64::MAX))
+                .min(self.capacity);
+        }
+        self.last_call = Some(now);
+    }
+
+    /// Pays for a busy-wait of `spun`.
+    pub fn spend(&mut self, spun: Nanos) {
+        let spun = i64::try_from(spun.as_ns()).unwrap_or(i64::MAX);
+        self.tokens = self.tokens.saturating_sub(spun).max(-self.capacity);
+    }
+
+    /// The longest busy-wait allowed now: `max(tokens, 0)`.
+    pub fn allowance(&self) -> Nanos {
+        Nanos::from_ns(self.tokens.max(0) as u64)
+    }
+
+    /// The bucket's capacity `C_s`.
+    pub fn capacity(&self) -> Nanos {
+        Nanos::from_ns(self.capacity as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_share_bucket_earns_its_rate_and_pays_for_spins() {
+        // 5 % of wall time, per-wait cap 100 us: capacity 1 ms.
+        let mut b = SpinShareBudget::new(0.05, us(100));
+        assert_eq!(b.capacity(), Nanos::from_ms(1));
+        b.on_call(us(0));
+        assert_eq!(b.allowance(), Nanos::ZERO, "starts empty");
+        // 1 ms: +50 us.
+        b.on_call(us(1000));
+        assert_eq!(b.allowance(), us(50));
+        b.spend(us(30));
+        assert_eq!(b.allowance(), us(20));
+        // A 100 ms sleep fills it to the capacity only.
+        b.on_call(us(101_000));
+        assert_eq!(b.allowance(), Nanos::from_ms(1));
+        // Spending more than held (a clock read past the allowance) goes
+        // into debt, paid back by later earnings.
+        b.spend(Nanos::from_ms(1) + us(10));
+        assert_eq!(b.allowance(), Nanos::ZERO);
+        b.on_call(us(101_200));
+        assert_eq!(b.allowance(), Nanos::ZERO, "10 us of debt, 10 us earned");
+        b.on_call(us(101_400));
+        assert_eq!(b.allowance(), us(10));
+    }
 
     const LINUX_DEFAULT: RtThrottling = RtThrottling {
         runtime_us: 950_000,
