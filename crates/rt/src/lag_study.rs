@@ -353,15 +353,14 @@ impl Tally {
 }
 
 /// Runs `samples` periods of one cell on a fresh thread with the configured
-/// policy and pinning, and a fresh waiter.
+/// policy and pinning, continuing `waiter` (returned with what it learnt).
 fn run_cell(
     cfg: &StudyConfig,
     cell: Cell,
     samples: u64,
-    throttling: Option<RtThrottling>,
+    waiter: Waiter,
     stop: &AtomicBool,
-) -> Result<Tally, RtError> {
-    let waiter = waiter_for(cfg, cell, throttling);
+) -> Result<(Tally, Waiter), RtError> {
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("rtlab-lag-study".into())
@@ -397,7 +396,7 @@ fn measure_cell(
     mut waiter: Waiter,
     samples: u64,
     stop: &AtomicBool,
-) -> Result<Tally, RtError> {
+) -> Result<(Tally, Waiter), RtError> {
     if let Some(cpu) = cfg.cpu {
         policy::set_current_thread_affinity(&[cpu])?;
     }
@@ -433,12 +432,15 @@ fn measure_cell(
         t.final_control = c.control_value();
         t.final_threshold = c.threshold();
     }
-    Ok(t)
+    Ok((t, waiter))
 }
 
 /// Runs the grid `cfg.rounds` times in order, each cell of a round on a
-/// fresh thread with a fresh waiter for its share of the samples
-/// ([`StudyConfig::round_samples`]), and adds each cell's rounds up. After
+/// fresh thread for its share of the samples
+/// ([`StudyConfig::round_samples`]), and adds each cell's rounds up. A
+/// cell's waiter goes on from round to round (resumed after the pause, see
+/// [`Waiter::resume`]), as a controller in a long-running program would:
+/// a fresh one per round would pay its warm-up once per round. After
 /// every cell of every round it calls `on_cell(round, cell so far)` (for
 /// progress). Stops early when `stop` is set, returning the cells measured
 /// so far (those with samples), marked `cut_short` when short of samples.
@@ -451,6 +453,7 @@ pub fn run_study(
     let cells = cfg.cells();
     let mut tallies: Vec<Tally> = cells.iter().map(|_| Tally::default()).collect();
     let mut risks = vec![false; cells.len()];
+    let mut waiters: Vec<Option<Waiter>> = cells.iter().map(|_| None).collect();
     let mut first = true;
     'rounds: for round in 0..cfg.rounds {
         let samples = cfg.round_samples(round);
@@ -464,7 +467,15 @@ pub fn run_study(
             }
             let throttling = RtThrottling::read().ok();
             risks[i] = throttling.is_some_and(|t| cell.can_throttle(&t));
-            let tally = run_cell(cfg, cell, samples, throttling, stop)?;
+            let waiter = match waiters[i].take() {
+                Some(mut w) => {
+                    w.resume();
+                    w
+                }
+                None => waiter_for(cfg, cell, throttling),
+            };
+            let (tally, waiter) = run_cell(cfg, cell, samples, waiter, stop)?;
+            waiters[i] = Some(waiter);
             tallies[i].add(&tally);
             on_cell(round, &tallies[i].result(cell, risks[i]));
         }

@@ -164,6 +164,14 @@ impl LagController {
             LagController::Robust(c) => c.wait_until(clock, requested),
         }
     }
+
+    /// Continues after a deliberate pause, keeping what was learnt (the
+    /// paper's controller has no time-based state).
+    pub fn resume(&mut self) {
+        if let LagController::Robust(c) = self {
+            c.resume();
+        }
+    }
 }
 
 /// How a periodic loop waits for its next release.
@@ -185,6 +193,13 @@ impl Waiter {
         match self {
             Waiter::Plain => plain_wait_until(clock, requested),
             Waiter::Controlled(c) => c.wait_until(clock, requested),
+        }
+    }
+
+    /// Continues after a deliberate pause ([`LagController::resume`]).
+    pub fn resume(&mut self) {
+        if let Waiter::Controlled(c) = self {
+            c.resume();
         }
     }
 

@@ -216,6 +216,19 @@ impl RobustController {
         self.budget.as_ref().map(RtSpinBudget::allowance)
     }
 
+    /// Continues after a deliberate pause (the loop stopped and is starting
+    /// again, e.g. the next round of a study): what was learnt is kept, and
+    /// the pause is not counted as busy time by the RT budget nor as earned
+    /// by the share budget. A stall or throttling is not a pause: it must
+    /// count, and needs no call.
+    pub fn resume(&mut self) {
+        if let Some(budget) = &mut self.budget {
+            budget.resume();
+        }
+        self.share.resume();
+        self.slept = Nanos::ZERO;
+    }
+
     /// Waits until `requested` on `clock`, as described in the module docs.
     pub fn wait_until<S: Sleeper>(&mut self, clock: &mut S, requested: Nanos) -> Wake {
         let now = clock.now();
@@ -626,5 +639,37 @@ mod tests {
         // The plain sleeps still taught it: 20 us latencies kept E at 20 us.
         let moved = c.control_value().as_ns().abs_diff(held.as_ns());
         assert!(moved <= UP, "{moved} ns");
+    }
+
+    #[test]
+    fn a_resumed_controller_goes_on_where_one_not_resumed_pays_the_pause_as_busy_time() {
+        let pause_then_wake = |resume: bool| {
+            let mut clock = ScriptedClock::new(us(0), Nanos::from_ns(100), vec![us(20)]);
+            let mut c = controller(Some(LINUX_DEFAULT));
+            Loop::new(&clock, us(500)).run(&mut c, &mut clock, 100);
+            let learnt = c.control_value();
+            // The loop stops for 5 s (the other cells of a study).
+            clock.advance(Nanos::from_secs(5));
+            if resume {
+                c.resume();
+            }
+            let w = Loop::new(&clock, us(500)).run(&mut c, &mut clock, 1)[0];
+            (learnt, c.control_value(), w)
+        };
+        let (learnt, after, w) = pause_then_wake(true);
+        assert!(learnt >= us(19) && learnt <= us(21), "{learnt}");
+        assert!(
+            after.as_ns().abs_diff(learnt.as_ns()) <= UP,
+            "what was learnt is kept"
+        );
+        assert!(
+            w.lag() <= Nanos::from_ns(200),
+            "on time at once: {}",
+            w.lag()
+        );
+        // Not resumed: 5 s counted as busy leave the RT bucket in debt, so
+        // the wait is a plain sleep (lag 20 us).
+        let (_, _, w) = pause_then_wake(false);
+        assert_eq!((w.lag(), w.busy_wait), (us(20), Nanos::ZERO));
     }
 }

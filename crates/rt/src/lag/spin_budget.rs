@@ -116,6 +116,13 @@ impl RtSpinBudget {
         Nanos::from_ns(self.tokens.max(0) as u64)
     }
 
+    /// Forgets when the last call was, keeping the tokens: the thread was
+    /// deliberately away (not running, not waiting on this bucket), so the
+    /// time until its next call is neither busy nor earned.
+    pub fn resume(&mut self) {
+        self.last_call = None;
+    }
+
     /// The bucket's capacity `C`.
     pub fn capacity(&self) -> Nanos {
         Nanos::from_ns(self.capacity as u64)
@@ -161,6 +168,12 @@ impl SpinShareBudget {
                 .min(self.capacity);
         }
         self.last_call = Some(now);
+    }
+
+    /// Forgets when the last call was, keeping the tokens (see
+    /// [`RtSpinBudget::resume`]).
+    pub fn resume(&mut self) {
+        self.last_call = None;
     }
 
     /// Pays for a busy-wait of `spun`.
