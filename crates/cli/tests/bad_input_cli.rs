@@ -446,8 +446,12 @@ fn a_huge_task_name_is_refused_quickly() {
 fn a_memory_lock_refused_by_rlimit_memlock_is_explained_once() {
     use std::os::unix::process::CommandExt;
     let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    // A private state directory: records other rtlab runs on this machine
+    // left are not this test's subject.
+    let state = tempfile::tempdir().unwrap();
     for limit_kib in ["1024", "8192"] {
         let mut cmd = std::process::Command::new("sh");
+        cmd.env("RTLAB_STATE_DIR", state.path().join("state"));
         cmd.args([
             "-c",
             &format!("ulimit -l {limit_kib} && exec \"$0\" \"$@\""),

@@ -116,6 +116,12 @@ impl Change {
             )
     }
 
+    /// True when the kernel undoes the change by itself when its owner
+    /// ends (`/dev/cpu_dma_latency`): a dead owner left nothing changed.
+    pub fn restores_itself(&self) -> bool {
+        matches!(self, Change::DmaLatency { .. })
+    }
+
     /// Undoes the change (see each variant for the rule).
     pub fn restore(&self) -> Restored {
         match self {

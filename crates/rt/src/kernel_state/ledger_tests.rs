@@ -292,3 +292,41 @@ fn a_killed_owners_setting_is_restored_by_the_next_recovery() {
     assert_eq!(value(&b), "950000");
     assert!(records(&b).is_empty());
 }
+
+/// A dead owner that only held `/dev/cpu_dma_latency` left nothing changed
+/// (the kernel dropped the request when its descriptor closed): no warning
+/// names it; one that left a value changed is named.
+#[test]
+fn only_dead_owners_that_left_a_setting_changed_are_named() {
+    let b = bench();
+    let dead = |bump| Owner {
+        start_time: me().start_time + bump,
+        ..me()
+    };
+    {
+        let _lock = b.dir.lock(true).unwrap();
+        b.dir
+            .write(&StateRecord {
+                format: FORMAT,
+                owner: dead(1),
+                changes: vec![Change::DmaLatency {
+                    id: 1,
+                    path: "/dev/cpu_dma_latency".into(),
+                    original: Some(2_000_000_000),
+                    requested: 0,
+                }],
+            })
+            .unwrap();
+    }
+    assert!(crate::kernel_state::dead_owners(&b.dir).is_empty());
+    plant(
+        &b,
+        Owner {
+            pid: me().pid + 1_000_000,
+            ..dead(2)
+        },
+    );
+    let named = crate::kernel_state::dead_owners(&b.dir);
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].pid, me().pid + 1_000_000);
+}

@@ -71,13 +71,17 @@ pub fn recover_left_state() -> std::io::Result<Vec<Recovery>> {
     Ok(recoveries)
 }
 
-/// The owners of the records in `dir` that ended without restoring them
-/// (read only: for a warning when recovery itself is not allowed).
+/// The owners of the records in `dir` that ended and left a kernel setting
+/// changed (read only: for a warning when recovery itself is not allowed).
+/// A record of only self-restoring changes (`/dev/cpu_dma_latency`, which
+/// the kernel released when the owner's file descriptor closed) does not
+/// count: nothing is left changed.
 pub fn dead_owners(dir: &StateDir) -> Vec<Owner> {
     dir.read_all()
         .unwrap_or_default()
         .into_iter()
         .filter_map(|f| f.record.ok())
+        .filter(|r| r.changes.iter().any(|c| !c.restores_itself()))
         .map(|r| r.owner)
         .filter(|o| !o.is_alive())
         .collect()
