@@ -326,4 +326,31 @@ mod tests {
         assert!(steps(0.5, 0.4, 0.1).is_err());
         assert!(steps(0.5, 1.0, 0.0).is_err());
     }
+
+    #[test]
+    fn the_csv_has_a_ratio_column_per_test_in_the_documented_bytes() {
+        let test = |t: &str| SweepTest::parse(t).unwrap();
+        let row =
+            |utilization: f64, sets: u64, accepted: Vec<u64>| rtlab_analysis::sweep::SweepRow {
+                utilization,
+                sets,
+                inconclusive: vec![0; accepted.len()],
+                accepted,
+            };
+        let result = Sweep {
+            tests: vec![test("rm:rta"), test("edf:edf-demand")],
+            rows: vec![
+                row(0.5, 4, vec![4, 4]),
+                row(0.95, 3, vec![1, 2]),
+                row(1.0, 0, vec![0, 0]),
+            ],
+        };
+        assert_eq!(
+            csv(&result),
+            "utilization,sets,rm:rta,edf:edf-demand\n\
+             0.5,4,1,1\n\
+             0.95,3,0.3333333333333333,0.6666666666666666\n\
+             1,0,0,0\n"
+        );
+    }
 }
