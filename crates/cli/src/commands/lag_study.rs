@@ -358,36 +358,38 @@ fn cell_json(c: &CellResult) -> Value {
     })
 }
 
+/// The columns of `--csv`.
+const CSV_HEADER: &str = "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off";
+
 /// CSV with the JSON cell fields (the columns added later at the end; an
 /// empty `*_worse_than_off` where there is nothing to compare).
 pub fn csv(cells: &[CellResult]) -> String {
-    let mut out = String::from(
-        "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n",
-    );
+    let mut out = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = out.write_record(CSV_HEADER.split(','));
     let flag = |f: Option<bool>| f.map_or(String::new(), |b| b.to_string());
     for c in cells {
-        out += &format!(
-            "{},{},{},{},{:.6},{:.6},{},{},{},{:.6},{},{},{},{},{},{},{}\n",
-            c.cell.period.as_ns(),
-            f64::from(c.cell.utilization) / 100.0,
-            c.cell.waiter.is_controlled(),
-            c.samples,
-            c.below_10us,
-            c.below_20us,
-            c.lag.mean().as_ns(),
-            c.lag.p99.as_ns(),
-            c.lag.max.as_ns(),
-            c.busy_wait_share,
-            c.final_control.as_ns(),
-            c.throttle_risk,
-            c.cell.waiter.name(),
-            c.lag.p999.as_ns(),
-            c.final_threshold.as_ns(),
+        let _ = out.write_record([
+            c.cell.period.as_ns().to_string(),
+            (f64::from(c.cell.utilization) / 100.0).to_string(),
+            c.cell.waiter.is_controlled().to_string(),
+            c.samples.to_string(),
+            format!("{:.6}", c.below_10us),
+            format!("{:.6}", c.below_20us),
+            c.lag.mean().as_ns().to_string(),
+            c.lag.p99.as_ns().to_string(),
+            c.lag.max.as_ns().to_string(),
+            format!("{:.6}", c.busy_wait_share),
+            c.final_control.as_ns().to_string(),
+            c.throttle_risk.to_string(),
+            c.cell.waiter.name().to_string(),
+            c.lag.p999.as_ns().to_string(),
+            c.final_threshold.as_ns().to_string(),
             flag(c.tail_vs_off.map(|t| t.p99_worse)),
             flag(c.tail_vs_off.map(|t| t.max_worse)),
-        );
+        ]);
     }
-    out
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -24,8 +24,6 @@
 //!
 //! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
 
-use std::fmt::Write as _;
-
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -227,20 +225,19 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--csv`: `utilization,sets,<test>...`, numbers as Rust prints them.
 fn csv(result: &Sweep) -> String {
-    let mut out = String::from("utilization,sets");
-    for t in &result.tests {
-        let _ = write!(out, ",{}", t.name());
-    }
-    out.push('\n');
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let header = ["utilization".to_string(), "sets".to_string()];
+    let names = result.tests.iter().map(SweepTest::name);
+    // Writing to a Vec cannot fail.
+    let _ = out.write_record(header.into_iter().chain(names));
     for row in &result.rows {
-        let _ = write!(out, "{},{}", row.utilization, row.sets);
-        for k in 0..result.tests.len() {
-            let _ = write!(out, ",{}", row.ratio(k));
-        }
-        out.push('\n');
+        let ratios = (0..result.tests.len()).map(|k| row.ratio(k).to_string());
+        let cells = [row.utilization.to_string(), row.sets.to_string()];
+        let _ = out.write_record(cells.into_iter().chain(ratios));
     }
-    out
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 fn human(args: &SweepArgs, result: &Sweep) -> String {

@@ -10,6 +10,7 @@
 use std::io::{self, Write};
 
 use rtlab_model::{Nanos, TaskSet};
+use serde::Serialize;
 use serde_json::json;
 
 use super::record::JobRecord;
@@ -31,56 +32,69 @@ pub trait JobSink: Send {
 pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,finish_ns,lag_ns,response_ns,missed,start_deadline_missed,voluntary_switches,involuntary_switches,cpu";
 
 /// `--jobs`: one CSV row per job (empty cells where a job never started or
-/// finished).
+/// finished), written through the `csv` crate's fixed-size buffer, so
+/// memory does not grow with the run. Fields are quoted as RFC 4180 says
+/// (only a task name can need it: one holding `,`, `"`, CR or LF).
 pub struct JobsCsv<W: Write + Send> {
-    out: W,
+    out: csv::Writer<W>,
     names: Vec<String>,
 }
 
+/// One row of [`JobsCsv`], in [`JOBS_CSV_HEADER`] order (`None`: empty cell).
+#[derive(Serialize)]
+struct JobRow<'a> {
+    task: &'a str,
+    job: u64,
+    release_ns: u64,
+    deadline_ns: u64,
+    start_ns: Option<u64>,
+    finish_ns: Option<u64>,
+    lag_ns: Option<u64>,
+    response_ns: Option<u64>,
+    missed: bool,
+    start_deadline_missed: bool,
+    voluntary_switches: u64,
+    involuntary_switches: u64,
+    cpu: Option<u32>,
+}
+
 impl<W: Write + Send> JobsCsv<W> {
-    /// Writes the header; task names are quoted where CSV needs it.
-    pub fn new(mut out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
-        writeln!(out, "{JOBS_CSV_HEADER}")?;
+    /// Writes the header.
+    pub fn new(out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(out);
+        out.write_record(JOBS_CSV_HEADER.split(','))?;
         Ok(JobsCsv {
             out,
-            names: set.tasks.iter().map(|t| csv_field(&t.name)).collect(),
+            names: set.tasks.iter().map(|t| t.name.clone()).collect(),
         })
     }
 }
 
 impl<W: Write + Send> JobSink for JobsCsv<W> {
     fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
-        let cell = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-        writeln!(
-            self.out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            self.names.get(j.task).map_or("?", String::as_str),
-            j.job,
-            j.release.as_ns(),
-            j.deadline.as_ns(),
-            cell(j.start.map(Nanos::as_ns)),
-            cell(j.finish.map(Nanos::as_ns)),
-            cell(j.lag().map(Nanos::as_ns)),
-            cell(j.response().map(Nanos::as_ns)),
-            j.missed(ended),
-            j.missed_start_deadline(ended),
-            j.voluntary_switches,
-            j.involuntary_switches,
-            cell(j.cpu.map(u64::from)),
-        )
+        let ns = |t: Option<Nanos>| t.map(Nanos::as_ns);
+        self.out.serialize(JobRow {
+            task: self.names.get(j.task).map_or("?", String::as_str),
+            job: j.job,
+            release_ns: j.release.as_ns(),
+            deadline_ns: j.deadline.as_ns(),
+            start_ns: ns(j.start),
+            finish_ns: ns(j.finish),
+            lag_ns: ns(j.lag()),
+            response_ns: ns(j.response()),
+            missed: j.missed(ended),
+            start_deadline_missed: j.missed_start_deadline(ended),
+            voluntary_switches: j.voluntary_switches,
+            involuntary_switches: j.involuntary_switches,
+            cpu: j.cpu,
+        })?;
+        Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
-    }
-}
-
-/// Quotes a CSV field when it holds a comma, quote or newline.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -173,6 +187,7 @@ mod tests {
         csv.job(&job(0, Some(1), Some(3)), ms(20)).unwrap();
         csv.job(&job(1, None, None), ms(20)).unwrap();
         csv.finish().unwrap();
+        drop(csv);
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], JOBS_CSV_HEADER);
@@ -182,6 +197,44 @@ mod tests {
         );
         assert_eq!(lines[2], "\"a,b\",1,10000000,15000000,,,,,true,true,0,1,");
         assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn csv_quotes_names_with_a_comma_quote_cr_or_lf_as_rfc_4180_says() {
+        let names = ["plain", "a\rb", "a\nb", "say \"hi\"", "x,y"];
+        let set = TaskSet::new(
+            "s",
+            names.iter().map(|n| Task::new(*n, ms(10), ms(1))).collect(),
+        );
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        for task in 0..names.len() {
+            let j = JobRecord {
+                task,
+                ..job(0, None, None)
+            };
+            csv.job(&j, ms(1)).unwrap();
+        }
+        csv.finish().unwrap();
+        drop(csv);
+        let text = String::from_utf8(out).unwrap();
+        let tail = ",0,0,5000000,,,,,false,false,0,1,\n";
+        let quoted = [
+            "plain",
+            "\"a\rb\"",
+            "\"a\nb\"",
+            "\"say \"\"hi\"\"\"",
+            "\"x,y\"",
+        ];
+        let rows: String = quoted.iter().map(|q| format!("{q}{tail}")).collect();
+        assert_eq!(text, format!("{JOBS_CSV_HEADER}\n{rows}"));
+        // And a CSV reader gets the names back.
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let read: Vec<String> = reader
+            .records()
+            .map(|r| r.unwrap()[0].to_string())
+            .collect();
+        assert_eq!(read, names);
     }
 
     #[test]
