@@ -9,9 +9,9 @@
 
 use std::io::{self, Write};
 
+use rtlab_chrome_trace::{Event, TraceWriter};
 use rtlab_model::{Nanos, TaskSet};
 use serde::Serialize;
-use serde_json::json;
 
 use super::record::JobRecord;
 
@@ -98,66 +98,61 @@ impl<W: Write + Send> JobSink for JobsCsv<W> {
     }
 }
 
-/// `--trace`: Chrome trace-event JSON (`{"displayTimeUnit":"ms","traceEvents":[...]}`):
+/// `--trace`: Chrome trace-event JSON through [`rtlab_chrome_trace`]
+/// (`displayTimeUnit` `"ns"`, times in microseconds as the format wants):
 /// a thread-name event per task, an instant event at each release and a
 /// complete event per finished job from start to finish (a job's window on
-/// its thread: preemptions inside it are counted, not located); times in
-/// microseconds as the format wants.
+/// its thread: preemptions inside it are counted, not located).
 pub struct ChromeTrace<W: Write + Send> {
-    out: W,
+    out: TraceWriter<W>,
     names: Vec<String>,
+}
+
+/// The `args` of a finished job's complete event.
+#[derive(Serialize)]
+struct JobSpanArgs {
+    deadline_ns: u64,
+    missed: bool,
+    preemptions: u64,
+    release_ns: u64,
 }
 
 impl<W: Write + Send> ChromeTrace<W> {
     /// Writes the opening and the thread names.
-    pub fn new(mut out: W, set: &TaskSet) -> io::Result<ChromeTrace<W>> {
-        out.write_all(br#"{"displayTimeUnit":"ms","traceEvents":["#)?;
+    pub fn new(out: W, set: &TaskSet) -> io::Result<ChromeTrace<W>> {
+        let mut out = TraceWriter::new(out)?;
         for (i, t) in set.tasks.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            let event = json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i,
-                               "args": {"name": t.name}});
-            serde_json::to_writer(&mut out, &event)?;
+            out.event(&Event::thread_name(i, &t.name))?;
         }
         Ok(ChromeTrace {
             out,
             names: set.tasks.iter().map(|t| t.name.clone()).collect(),
         })
     }
-
-    fn event(&mut self, event: &serde_json::Value) -> io::Result<()> {
-        self.out.write_all(b",")?;
-        serde_json::to_writer(&mut self.out, event)?;
-        Ok(())
-    }
 }
 
 impl<W: Write + Send> JobSink for ChromeTrace<W> {
     fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
-        let us = |n: Nanos| n.as_ns() as f64 / 1000.0;
         let name = self.names.get(j.task).map_or("?", String::as_str);
-        let release = json!({"ph": "i", "s": "t", "name": format!("release {name}#{}", j.job),
-                             "pid": 1, "tid": j.task, "ts": us(j.release)});
-        let span = match (j.start, j.finish) {
-            (Some(start), Some(finish)) => Some(json!({
-                "ph": "X", "name": format!("{name}#{}", j.job), "pid": 1, "tid": j.task,
-                "ts": us(start), "dur": us(finish.saturating_sub(start)),
-                "args": {"release_ns": j.release.as_ns(), "deadline_ns": j.deadline.as_ns(),
-                         "missed": j.missed(ended), "preemptions": j.involuntary_switches}
-            })),
-            _ => None,
-        };
-        self.event(&release)?;
-        if let Some(span) = span {
-            self.event(&span)?;
+        let release = format!("release {name}#{}", j.job);
+        self.out
+            .event(&Event::instant(&release, j.task, j.release))?;
+        if let (Some(start), Some(finish)) = (j.start, j.finish) {
+            let span = format!("{name}#{}", j.job);
+            let args = JobSpanArgs {
+                deadline_ns: j.deadline.as_ns(),
+                missed: j.missed(ended),
+                preemptions: j.involuntary_switches,
+                release_ns: j.release.as_ns(),
+            };
+            self.out
+                .event(&Event::complete(&span, j.task, start, finish).with_args(args))?;
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.write_all(b"]}")?;
-        self.out.flush()
+        self.out.finish()
     }
 }
 
@@ -249,6 +244,10 @@ mod tests {
         trace.job(&job(1, Some(11), None), ms(30)).unwrap();
         trace.job(&job(2, None, None), ms(30)).unwrap();
         trace.finish().unwrap();
+        drop(trace);
+        let text = std::str::from_utf8(&out).unwrap();
+        assert!(text.starts_with(r#"{"displayTimeUnit":"ns","traceEvents":[{"args":{"name":"a"},"name":"thread_name","ph":"M","pid":1,"tid":0},"#));
+        assert!(text.contains(r#"{"name":"release a#0","ph":"i","pid":1,"s":"t","tid":0,"ts":0.0},{"args":{"deadline_ns":5000000,"missed":false,"preemptions":1,"release_ns":0},"dur":2000.0,"name":"a#0","ph":"X","pid":1,"tid":0,"ts":1000.0}"#), "{text}");
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let events = doc["traceEvents"].as_array().unwrap();
         let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
@@ -257,6 +256,9 @@ mod tests {
         assert_eq!(span["ts"], 1000.0);
         assert_eq!(span["dur"], 2000.0);
         assert_eq!(span["args"]["missed"], false);
-        assert_eq!(doc["displayTimeUnit"], "ms");
+        assert_eq!(
+            doc["displayTimeUnit"],
+            rtlab_chrome_trace::DISPLAY_TIME_UNIT
+        );
     }
 }
