@@ -38,6 +38,8 @@
 //! assert_eq!(report.exact_outcome().responses[1].wcrt(), Some(ms(3)));
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod audsley;
 pub mod blocking;
 pub mod breakdown;

@@ -2,6 +2,8 @@
 //! and wires the library crates together; every command lives in
 //! [`commands`].
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

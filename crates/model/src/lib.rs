@@ -10,6 +10,8 @@
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`text`]: names made safe to print ([`printable`]).
 
+#![forbid(unsafe_code)]
+
 pub mod catalog;
 pub mod file;
 pub mod generate;

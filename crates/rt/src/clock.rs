@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 
 use rtlab_model::Nanos;
 
-use crate::timespec::{from_timespec, to_timespec};
+use crate::sys::time::{clock_gettime, clock_nanosleep_until, ClockId};
 
 /// A monotonic time source, in nanoseconds since an arbitrary origin.
 pub trait Clock {
@@ -45,20 +45,8 @@ impl Sleeper for MonotonicClock {
 /// Sleeps until `CLOCK_MONOTONIC` reads `t`, retrying when a signal
 /// interrupts the sleep (the target is absolute, so a retry loses nothing).
 pub fn wait_until(t: Nanos) {
-    let ts = to_timespec(t);
-    loop {
-        // SAFETY: `ts` is a valid timespec that outlives the call; the
-        // remaining-time pointer may be null with TIMER_ABSTIME.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
-        // clock_nanosleep returns the error number instead of setting errno.
-        if rc != libc::EINTR {
+    while let Err(e) = clock_nanosleep_until(libc::CLOCK_MONOTONIC, t) {
+        if e.kind() != std::io::ErrorKind::Interrupted {
             return;
         }
     }
@@ -75,15 +63,11 @@ pub fn thread_cpu_time() -> Nanos {
     read_clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-fn read_clock(id: libc::clockid_t) -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock ids used here
-    // exist on every Linux since 2.6, so the call cannot fail.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    from_timespec(&ts)
+/// The clock ids used here exist on every Linux since 2.6, so the call
+/// cannot fail; if it did, the time would read 0.
+#[inline]
+fn read_clock(id: ClockId) -> Nanos {
+    clock_gettime(id).unwrap_or(Nanos::ZERO)
 }
 
 /// A clock for tests: time moves only when the code under test sleeps or

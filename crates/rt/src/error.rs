@@ -181,11 +181,8 @@ impl RtError {
         }
     }
 
-    /// The last OS error of `call`.
-    pub(crate) fn last_os(call: &'static str) -> RtError {
-        RtError::Os {
-            call,
-            source: std::io::Error::last_os_error(),
-        }
+    /// Turns the OS error of `call` into an [`RtError::Os`], for `map_err`.
+    pub(crate) fn os(call: &'static str) -> impl FnOnce(std::io::Error) -> RtError {
+        move |source| RtError::Os { call, source }
     }
 }

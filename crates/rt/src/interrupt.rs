@@ -30,6 +30,9 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Once;
 
+use crate::sys::fd::{dup2, isatty};
+use crate::sys::signal::{exit_now, set_default_disposition, SigSet};
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
@@ -48,17 +51,14 @@ pub fn install_interrupt_flag() -> &'static AtomicBool {
     INSTALL.call_once(|| {
         let terminals: Vec<libc::c_int> = (0..3).filter(|&fd| is_terminal(fd)).collect();
         let set = stop_set();
-        // SAFETY: an all-zero sigset_t is a valid buffer for the old mask.
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` and `old` are initialised sigset_t values; this
-        // changes only the calling thread's mask.
-        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+        // Blocking valid signals in the calling thread cannot fail.
+        let Ok(old) = set.block() else { return };
         let spawned = std::thread::Builder::new()
             .name("rtlab-signals".into())
             .spawn(move || take_signals(set, &terminals));
         if spawned.is_err() {
-            // SAFETY: restores the mask saved above, in the same thread.
-            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+            // Restores the mask saved above, in the same thread.
+            let _ = old.set_as_mask();
         }
     });
     &INTERRUPTED
@@ -87,29 +87,18 @@ fn name_of(signal: libc::c_int) -> &'static str {
     }
 }
 
-fn stop_set() -> libc::sigset_t {
-    // SAFETY: an all-zero sigset_t is initialised by sigemptyset before use.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid sigset_t; the signal numbers are valid.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        for s in STOP_SIGNALS {
-            libc::sigaddset(&mut set, s);
-        }
-    }
-    set
+fn stop_set() -> SigSet {
+    // The four signal numbers are valid, so this cannot fail.
+    SigSet::of(&STOP_SIGNALS).unwrap_or_else(|_| SigSet::empty())
 }
 
 /// The body of `rtlab-signals`: first signal sets the flag, the second
 /// restores and exits.
-fn take_signals(set: libc::sigset_t, terminals: &[libc::c_int]) {
+fn take_signals(set: SigSet, terminals: &[libc::c_int]) {
     loop {
-        // SAFETY: `set` is a valid sigset_t blocked in this thread; no
-        // siginfo is asked for.
-        let signal = unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) };
-        if signal < 0 {
+        let Ok(signal) = set.wait() else {
             continue; // EINTR
-        }
+        };
         if signal == libc::SIGHUP {
             detach_hung_up_terminals(terminals);
         }
@@ -130,24 +119,20 @@ fn take_signals(set: libc::sigset_t, terminals: &[libc::c_int]) {
             line += &format!(" after restoring the kernel settings: {}", what.join("; "));
         }
         let _ = writeln!(std::io::stderr(), "{line}");
-        // SAFETY: _exit ends the process without running Rust destructors,
-        // which the restore above made unnecessary.
-        unsafe { libc::_exit(128 + signal) };
+        // No Rust destructors: the restore above made them unnecessary.
+        exit_now(128 + signal);
     }
 }
 
 fn is_terminal(fd: libc::c_int) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
+    isatty(fd).is_ok()
 }
 
 /// Points each descriptor in `terminals` whose terminal has hung up (isatty
 /// fails with EIO) at /dev/null.
 fn detach_hung_up_terminals(terminals: &[libc::c_int]) {
     for &fd in terminals {
-        // SAFETY: isatty only inspects the descriptor.
-        let tty = unsafe { libc::isatty(fd) } == 1;
-        let hung_up = !tty && std::io::Error::last_os_error().raw_os_error() == Some(libc::EIO);
+        let hung_up = matches!(isatty(fd), Err(e) if e.raw_os_error() == Some(libc::EIO));
         if !hung_up {
             continue;
         }
@@ -156,11 +141,9 @@ fn detach_hung_up_terminals(terminals: &[libc::c_int]) {
             .write(true)
             .open("/dev/null")
         {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: both descriptors are open; dup2 atomically replaces
-            // `fd`, so concurrent writers see either the terminal or
+            // Atomic: concurrent writers see either the terminal or
             // /dev/null, never a closed descriptor.
-            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+            let _ = dup2(&null, fd);
         }
     }
 }
@@ -170,11 +153,8 @@ fn detach_hung_up_terminals(terminals: &[libc::c_int]) {
 /// SIGPIPE, which turns the write into an error that `println!` panics on.
 /// Call it once, first thing in `main`.
 pub fn restore_default_sigpipe() {
-    // SAFETY: setting the disposition of SIGPIPE to SIG_DFL touches no Rust
-    // state; it is called before any thread is started.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE is a valid signal, so this cannot fail.
+    let _ = set_default_disposition(libc::SIGPIPE);
 }
 
 /// Blocks SIGPIPE in the calling thread, so a write to a pipe or socket
@@ -183,12 +163,8 @@ pub fn restore_default_sigpipe() {
 /// A SIGPIPE raised by a write is directed at the writing thread, so blocking
 /// it there is enough; it is discarded when the thread exits.
 pub fn block_sigpipe_in_this_thread() {
-    // SAFETY: the set is initialised by sigemptyset before use, and
-    // pthread_sigmask only changes the calling thread's signal mask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    // SIGPIPE is a valid signal, so neither call can fail.
+    if let Ok(set) = SigSet::of(&[libc::SIGPIPE]) {
+        let _ = set.block();
     }
 }

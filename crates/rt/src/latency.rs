@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use rtlab_model::Nanos;
+use serde::Serialize;
 
 use crate::clock::{monotonic_now, Clock, MonotonicClock, Sleeper};
 use crate::error::RtError;
@@ -655,18 +656,34 @@ pub const SERIES_CSV_HEADER: &str = "thread,loop,time_ns,latency_ns,jitter_ns";
 
 /// The CSV time series, written point by point: `thread,loop,time_ns,
 /// latency_ns,jitter_ns`. Each thread's rows are in loop order; threads are
-/// interleaved in the order the writer drains them. After the first write
-/// error nothing more is written and the error is kept.
+/// interleaved in the order the writer drains them. Written through the
+/// `csv` crate's fixed-size buffer on the writer thread. After the first
+/// write error nothing more is written and the error is kept.
 pub struct SeriesCsv {
-    out: io::BufWriter<Box<dyn Write + Send>>,
+    out: csv::Writer<Box<dyn Write + Send>>,
     state: io::Result<()>,
+}
+
+/// One row of [`SeriesCsv`], in [`SERIES_CSV_HEADER`] order.
+#[derive(Serialize)]
+struct SeriesRow {
+    thread: usize,
+    #[serde(rename = "loop")]
+    loop_index: u64,
+    time_ns: u64,
+    latency_ns: u64,
+    jitter_ns: i64,
 }
 
 impl SeriesCsv {
     /// Writes the header to `out`.
     pub fn new(out: Box<dyn Write + Send>) -> SeriesCsv {
-        let mut out = io::BufWriter::new(out);
-        let state = writeln!(out, "{SERIES_CSV_HEADER}");
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(out);
+        let state = out
+            .write_record(SERIES_CSV_HEADER.split(','))
+            .map_err(io::Error::from);
         SeriesCsv { out, state }
     }
 
@@ -680,14 +697,14 @@ impl SeriesCsv {
 impl RecordSink<SeriesPoint> for SeriesCsv {
     fn accept(&mut self, thread: usize, p: SeriesPoint) {
         if self.state.is_ok() {
-            self.state = writeln!(
-                self.out,
-                "{thread},{},{},{},{}",
-                p.loop_index,
-                p.at.as_ns(),
-                p.latency.as_ns(),
-                p.jitter_ns
-            );
+            let row = SeriesRow {
+                thread,
+                loop_index: p.loop_index,
+                time_ns: p.at.as_ns(),
+                latency_ns: p.latency.as_ns(),
+                jitter_ns: p.jitter_ns,
+            };
+            self.state = self.out.serialize(row).map_err(io::Error::from);
         }
     }
 }

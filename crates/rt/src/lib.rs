@@ -20,11 +20,15 @@
 //! * [`timespec`]: the one conversion between [`Nanos`] and `timespec`.
 //! * [`usage`]: `getrusage` (context switches, peak memory).
 //!
-//! Every `unsafe` block is a single system call with a `SAFETY` comment.
+//! * [`sys`]: every raw `libc` call, each wrapped once in a safe function.
+//!
+//! `unsafe` lives in [`sys`] only (the rest of the crate denies
+//! `unsafe_code`); every `unsafe` block there is a single call with a
+//! `SAFETY` comment.
 //!
 //! [`Nanos`]: rtlab_model::Nanos
 
-#![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod clock;
 pub mod error;
@@ -39,6 +43,8 @@ pub mod platform;
 pub mod policy;
 pub mod stats;
 pub mod stream;
+#[allow(unsafe_code)]
+pub mod sys;
 pub mod timespec;
 pub mod usage;
 pub mod work;

@@ -15,6 +15,11 @@ use rtlab_model::Nanos;
 
 use crate::error::RtError;
 use crate::kernel_state::{self, SettingGuard};
+use crate::sys::resource::{getrlimit, mlockall, munlockall};
+use crate::sys::sched::{
+    sched_getaffinity, sched_getattr, sched_setaffinity, sched_setattr, CpuSet, SchedAttr,
+    SCHED_DEADLINE, SCHED_FLAG_RESET_ON_FORK,
+};
 
 /// A Linux scheduling policy with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,25 +48,6 @@ pub enum Policy {
         /// Period.
         period: Nanos,
     },
-}
-
-/// `SCHED_DEADLINE` from `<linux/sched.h>` (not in every libc).
-const SCHED_DEADLINE: u32 = 6;
-/// `SCHED_FLAG_RESET_ON_FORK`.
-const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
-
-/// `struct sched_attr` (version 0, 48 bytes) from `<linux/sched/types.h>`.
-#[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
-struct SchedAttr {
-    size: u32,
-    sched_policy: u32,
-    sched_flags: u64,
-    sched_nice: i32,
-    sched_priority: u32,
-    sched_runtime: u64,
-    sched_deadline: u64,
-    sched_period: u64,
 }
 
 impl Policy {
@@ -139,10 +125,7 @@ impl Policy {
     }
 
     fn to_attr(self) -> SchedAttr {
-        let mut attr = SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            ..SchedAttr::default()
-        };
+        let mut attr = SchedAttr::new();
         match self {
             Policy::Other { nice } => {
                 attr.sched_policy = libc::SCHED_OTHER as u32;
@@ -200,22 +183,7 @@ impl fmt::Display for Policy {
 /// thread has a narrowed affinity, [`RtError::Invalid`] for bad parameters.
 pub fn set_current_thread_policy(policy: &Policy) -> Result<(), RtError> {
     policy.validate()?;
-    let attr = policy.to_attr();
-    // SAFETY: `attr` is a valid, initialised sched_attr whose `size` field
-    // matches its layout; pid 0 means the calling thread; flags must be 0.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_sched_setattr,
-            0 as libc::pid_t,
-            &attr as *const SchedAttr,
-            0 as libc::c_uint,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
-    Err(explain_policy_error(policy, err))
+    sched_setattr(&policy.to_attr()).map_err(|err| explain_policy_error(policy, err))
 }
 
 fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
@@ -265,21 +233,7 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
 
 /// The calling thread's policy, read back with `sched_getattr`.
 pub fn current_thread_policy() -> Result<Policy, RtError> {
-    let mut attr = SchedAttr::default();
-    // SAFETY: `attr` is writable and as large as the size passed; pid 0 is
-    // the calling thread; flags must be 0.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_sched_getattr,
-            0 as libc::pid_t,
-            &mut attr as *mut SchedAttr,
-            std::mem::size_of::<SchedAttr>() as libc::c_uint,
-            0 as libc::c_uint,
-        )
-    };
-    if rc != 0 {
-        return Err(RtError::last_os("sched_getattr"));
-    }
+    let attr = sched_getattr().map_err(RtError::os("sched_getattr"))?;
     let priority = u8::try_from(attr.sched_priority).unwrap_or(u8::MAX);
     Ok(match attr.sched_policy {
         p if p == libc::SCHED_FIFO as u32 => Policy::Fifo { priority },
@@ -298,8 +252,7 @@ pub fn current_thread_policy() -> Result<Policy, RtError> {
 
 /// The kernel thread id of the calling thread (what cyclictest prints).
 pub fn current_tid() -> i32 {
-    // SAFETY: gettid has no arguments and cannot fail.
-    unsafe { libc::gettid() }
+    crate::sys::sched::gettid()
 }
 
 /// True when the process runs as root or has CAP_SYS_NICE in its effective
@@ -318,25 +271,14 @@ pub fn has_cap_sys_nice() -> bool {
 
 /// The CPUs the calling thread may run on.
 pub fn allowed_cpus() -> Result<Vec<usize>, RtError> {
-    // SAFETY: an all-zero cpu_set_t is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is writable and its size is passed; pid 0 is the caller.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Err(RtError::last_os("sched_getaffinity"));
-    }
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: CPU_ISSET reads `set` at an index below its capacity.
-    Ok((0..max)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect())
+    let set = sched_getaffinity().map_err(RtError::os("sched_getaffinity"))?;
+    Ok(set.cpus().collect())
 }
 
 /// Pins the calling thread to `cpus`.
 pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
     let allowed = allowed_cpus().unwrap_or_default();
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    let max = CpuSet::CAPACITY;
     let affinity_error = |why: &str| RtError::Affinity {
         cpus: cpus.to_vec(),
         allowed: allowed.clone(),
@@ -348,18 +290,13 @@ pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
     if let Some(&bad) = cpus.iter().find(|&&c| c >= max || !allowed.contains(&c)) {
         return Err(affinity_error(&format!("CPU {bad} is not available")));
     }
-    // SAFETY: an all-zero cpu_set_t is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut set = CpuSet::empty();
     for &c in cpus {
-        // SAFETY: `c` is below the set's capacity (checked above).
-        unsafe { libc::CPU_SET(c, &mut set) };
+        set.insert(c);
     }
-    // SAFETY: `set` is a valid cpu set of the size passed; pid 0 is the caller.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
+    let Err(err) = sched_setaffinity(&set) else {
         return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
+    };
     let is_deadline = matches!(current_thread_policy(), Ok(Policy::Deadline { .. }));
     Err(match err.raw_os_error() {
         Some(libc::EBUSY) | Some(libc::EPERM) if is_deadline => RtError::DeadlineAffinity,
@@ -384,11 +321,9 @@ static MEMORY_LOCKS: AtomicUsize = AtomicUsize::new(0);
 /// locked, thread stacks created later included, counts against
 /// RLIMIT_MEMLOCK; the errors say so, with the limit in force.
 pub fn lock_memory() -> Result<MemoryLock, RtError> {
-    // SAFETY: mlockall takes flags only.
-    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
-    if rc != 0 {
+    if let Err(error) = mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) {
         return Err(RtError::MemoryLock {
-            error: std::io::Error::last_os_error(),
+            error,
             limit: memlock_limit(),
         });
     }
@@ -399,9 +334,8 @@ pub fn lock_memory() -> Result<MemoryLock, RtError> {
 impl Drop for MemoryLock {
     fn drop(&mut self) {
         if MEMORY_LOCKS.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // SAFETY: munlockall takes no arguments; failure leaves memory
-            // locked, which is harmless.
-            unsafe { libc::munlockall() };
+            // Failure leaves memory locked, which is harmless.
+            let _ = munlockall();
         }
     }
 }
@@ -413,14 +347,9 @@ pub fn memory_is_locked() -> bool {
 
 /// The soft RLIMIT_MEMLOCK in words: `unlimited`, `8 MiB`, `64 KiB`.
 pub fn memlock_limit() -> String {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit struct we own.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } != 0 {
+    let Ok(limit) = getrlimit(libc::RLIMIT_MEMLOCK) else {
         return "unknown".to_string();
-    }
+    };
     match limit.rlim_cur {
         libc::RLIM_INFINITY => "unlimited".to_string(),
         b if b % (1 << 20) == 0 => format!("{} MiB", b >> 20),

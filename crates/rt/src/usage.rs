@@ -16,13 +16,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
     rusage(libc::RUSAGE_SELF).map(|u| (u.ru_maxrss as u64).saturating_mul(1024))
 }
 
+#[inline]
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
-    // SAFETY: an all-zero rusage is a valid value to be overwritten.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid, writable rusage; `who` is RUSAGE_SELF or
-    // RUSAGE_THREAD.
-    let rc = unsafe { libc::getrusage(who, &mut usage) };
-    (rc == 0).then_some(usage)
+    crate::sys::resource::getrusage(who).ok()
 }
 
 #[cfg(test)]

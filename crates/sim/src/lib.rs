@@ -26,6 +26,8 @@
 //! trait and one module per policy), [`config`] (what else a run needs),
 //! [`metrics`] (the report), [`trace`] (Chrome trace and SVG Gantt).
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 pub mod engine;
 pub mod error;

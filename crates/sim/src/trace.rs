@@ -12,8 +12,10 @@
 use std::fmt::Write as _;
 use std::io;
 
+use rtlab_chrome_trace::{Event, TraceWriter};
 use rtlab_model::Nanos;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::config::TraceWindow;
 
@@ -99,22 +101,35 @@ impl std::fmt::Debug for Trace {
     }
 }
 
-/// A Chrome trace-event document being written event by event: the same
-/// bytes `serde_json` gives for the whole document (keys in order, no
-/// spaces), without holding it. The first write error is kept and ends the
+/// A Chrome trace-event document being written event by event
+/// ([`rtlab_chrome_trace`]). The first write error is kept and ends the
 /// stream.
-struct ChromeStream {
-    out: Box<dyn io::Write + Send>,
-    error: Option<io::Error>,
+struct ChromeStream<W: io::Write = Box<dyn io::Write + Send>> {
+    out: Result<TraceWriter<W>, io::Error>,
 }
 
-impl ChromeStream {
-    fn write(&mut self, text: &str) {
-        if self.error.is_none() {
-            if let Err(e) = self.out.write_all(text.as_bytes()) {
-                self.error = Some(e);
+impl<W: io::Write> ChromeStream<W> {
+    fn new(out: W, tasks: &[String]) -> ChromeStream<W> {
+        let mut stream = ChromeStream {
+            out: TraceWriter::new(out),
+        };
+        for (i, name) in tasks.iter().enumerate() {
+            stream.write(&Event::thread_name(i, name));
+        }
+        stream.write(&Event::thread_name(tasks.len(), "kernel"));
+        stream
+    }
+
+    fn write<A: Serialize>(&mut self, event: &Event<'_, A>) {
+        if let Ok(out) = &mut self.out {
+            if let Err(e) = out.event(event) {
+                self.out = Err(e);
             }
         }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        self.out?.finish()
     }
 }
 
@@ -134,36 +149,22 @@ impl Trace {
     /// thread names now, each record as it is made, the tail at
     /// [`Trace::finish_chrome`]); `keep_records` false keeps none in memory.
     pub(crate) fn stream_chrome(&mut self, out: Box<dyn io::Write + Send>, keep_records: bool) {
-        let mut stream = ChromeStream { out, error: None };
-        stream.write(r#"{"displayTimeUnit":"ns","traceEvents":["#);
-        let names = thread_names(&self.tasks);
-        for (i, event) in names.iter().enumerate() {
-            if i > 0 {
-                stream.write(",");
-            }
-            stream.write(&event.to_string());
-        }
-        self.chrome = Some(stream);
+        self.chrome = Some(ChromeStream::new(out, &self.tasks));
         self.keep = keep_records;
     }
 
     /// Ends the streamed Chrome document and flushes it; the first write
     /// error, if any. Nothing to do without a stream.
     pub(crate) fn finish_chrome(&mut self) -> io::Result<()> {
-        let Some(mut stream) = self.chrome.take() else {
-            return Ok(());
-        };
-        stream.write("]}");
-        if let Some(e) = stream.error.take() {
-            return Err(e);
+        match self.chrome.take() {
+            Some(stream) => stream.finish(),
+            None => Ok(()),
         }
-        stream.out.flush()
     }
 
     fn push(&mut self, record: TraceRecord) {
         if let Some(stream) = &mut self.chrome {
-            stream.write(",");
-            stream.write(&chrome_event(&self.tasks, &record).to_string());
+            stream.record(&self.tasks, &record);
         }
         if !self.keep {
             return;
@@ -209,9 +210,14 @@ impl Trace {
     /// misses. Times are in microseconds as the format requires. The same
     /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
-        let mut events = thread_names(&self.tasks);
-        events.extend(self.records.iter().map(|r| chrome_event(&self.tasks, r)));
-        json!({"displayTimeUnit": "ns", "traceEvents": events})
+        let mut bytes = Vec::new();
+        let mut stream = ChromeStream::new(&mut bytes, &self.tasks);
+        for r in &self.records {
+            stream.record(&self.tasks, r);
+        }
+        // Writing to memory cannot fail, and the writer makes valid JSON.
+        let _ = stream.finish();
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
     }
 
     /// A self-contained SVG Gantt chart of the window: one row per task,
@@ -325,44 +331,39 @@ impl Trace {
     }
 }
 
-/// The metadata events naming each task's thread row and the kernel's.
-fn thread_names(tasks: &[String]) -> Vec<Value> {
-    let kernel_tid = tasks.len();
-    let mut events: Vec<Value> = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, name)| json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": i, "args": {"name": name}}))
-        .collect();
-    events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": kernel_tid, "args": {"name": "kernel"}}));
-    events
+/// The `args` of a job's instant events.
+#[derive(Serialize)]
+struct JobArgs {
+    job: u64,
 }
 
-/// One record as a Chrome trace event.
-fn chrome_event(tasks: &[String], record: &TraceRecord) -> Value {
-    let us = |t: Nanos| t.as_ns() as f64 / 1000.0;
-    let kernel_tid = tasks.len();
-    match *record {
-        TraceRecord::Run {
-            task,
-            job,
-            start,
-            end,
-        } => json!({
-            "name": format!("{}#{job}", tasks[task]), "cat": "run", "ph": "X",
-            "ts": us(start), "dur": us(end - start), "pid": 1, "tid": task,
-        }),
-        TraceRecord::Kernel { start, end } => json!({
-            "name": "overhead", "cat": "kernel", "ph": "X",
-            "ts": us(start), "dur": us(end - start), "pid": 1, "tid": kernel_tid,
-        }),
-        TraceRecord::Release { task, job, at } => instant("release", task, job, us(at)),
-        TraceRecord::Complete { task, job, at } => instant("complete", task, job, us(at)),
-        TraceRecord::Miss { task, job, at } => instant("deadline miss", task, job, us(at)),
+impl<W: io::Write> ChromeStream<W> {
+    /// Writes one record as a Chrome trace event: execution as a complete
+    /// event (category `run`, or `kernel` on the kernel's row, after the
+    /// tasks' rows), releases, completions and misses as instants
+    /// (category `job`, the job index in `args`).
+    fn record(&mut self, tasks: &[String], record: &TraceRecord) {
+        let (name, task, job, at) = match *record {
+            TraceRecord::Run {
+                task,
+                job,
+                start,
+                end,
+            } => {
+                let name = format!("{}#{job}", tasks[task]);
+                return self.write(&Event::complete(&name, task, start, end).in_category("run"));
+            }
+            TraceRecord::Kernel { start, end } => {
+                let overhead = Event::complete("overhead", tasks.len(), start, end);
+                return self.write(&overhead.in_category("kernel"));
+            }
+            TraceRecord::Release { task, job, at } => ("release", task, job, at),
+            TraceRecord::Complete { task, job, at } => ("complete", task, job, at),
+            TraceRecord::Miss { task, job, at } => ("deadline miss", task, job, at),
+        };
+        let instant = Event::instant(name, task, at).in_category("job");
+        self.write(&instant.with_args(JobArgs { job }));
     }
-}
-
-fn instant(name: &str, task: usize, job: u64, ts: f64) -> Value {
-    json!({"name": name, "cat": "job", "ph": "i", "s": "t", "ts": ts, "pid": 1, "tid": task, "args": {"job": job}})
 }
 
 /// A name as SVG text: control and bidi characters escaped as in every

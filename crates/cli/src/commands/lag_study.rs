@@ -358,36 +358,38 @@ fn cell_json(c: &CellResult) -> Value {
     })
 }
 
+/// The columns of `--csv`.
+const CSV_HEADER: &str = "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off";
+
 /// CSV with the JSON cell fields (the columns added later at the end; an
 /// empty `*_worse_than_off` where there is nothing to compare).
 pub fn csv(cells: &[CellResult]) -> String {
-    let mut out = String::from(
-        "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n",
-    );
+    let mut out = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = out.write_record(CSV_HEADER.split(','));
     let flag = |f: Option<bool>| f.map_or(String::new(), |b| b.to_string());
     for c in cells {
-        out += &format!(
-            "{},{},{},{},{:.6},{:.6},{},{},{},{:.6},{},{},{},{},{},{},{}\n",
-            c.cell.period.as_ns(),
-            f64::from(c.cell.utilization) / 100.0,
-            c.cell.waiter.is_controlled(),
-            c.samples,
-            c.below_10us,
-            c.below_20us,
-            c.lag.mean().as_ns(),
-            c.lag.p99.as_ns(),
-            c.lag.max.as_ns(),
-            c.busy_wait_share,
-            c.final_control.as_ns(),
-            c.throttle_risk,
-            c.cell.waiter.name(),
-            c.lag.p999.as_ns(),
-            c.final_threshold.as_ns(),
+        let _ = out.write_record([
+            c.cell.period.as_ns().to_string(),
+            (f64::from(c.cell.utilization) / 100.0).to_string(),
+            c.cell.waiter.is_controlled().to_string(),
+            c.samples.to_string(),
+            format!("{:.6}", c.below_10us),
+            format!("{:.6}", c.below_20us),
+            c.lag.mean().as_ns().to_string(),
+            c.lag.p99.as_ns().to_string(),
+            c.lag.max.as_ns().to_string(),
+            format!("{:.6}", c.busy_wait_share),
+            c.final_control.as_ns().to_string(),
+            c.throttle_risk.to_string(),
+            c.cell.waiter.name().to_string(),
+            c.lag.p999.as_ns().to_string(),
+            c.final_threshold.as_ns().to_string(),
             flag(c.tail_vs_off.map(|t| t.p99_worse)),
             flag(c.tail_vs_off.map(|t| t.max_worse)),
-        );
+        ]);
     }
-    out
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -506,5 +508,50 @@ mod tests {
         assert_eq!(csv.lines().count(), 5);
         let columns = csv.lines().next().unwrap().split(',').count();
         assert!(csv.lines().all(|l| l.split(',').count() == columns));
+    }
+
+    #[test]
+    fn the_csv_pins_the_documented_columns_and_number_formats() {
+        use rtlab_rt::lag_study::{Cell, CellResult, TailVsOff};
+        use rtlab_rt::stats::Summary;
+        let cell = |waiter, tail_vs_off| CellResult {
+            cell: Cell {
+                period: Nanos::from_us(1000),
+                utilization: 50,
+                waiter,
+            },
+            samples: 2000,
+            below_10us: 0.25,
+            below_20us: 2.0 / 3.0,
+            lag: Summary {
+                mean_ns: 12_345.6,
+                p99: Nanos::from_us(40),
+                p999: Nanos::from_us(55),
+                max: Nanos::from_us(70),
+                ..Summary::default()
+            },
+            busy_wait: Nanos::from_ms(3),
+            busy_wait_share: 0.0125,
+            final_control: Nanos::from_us(9),
+            final_threshold: Nanos::from_us(30),
+            tail_vs_off,
+            throttle_risk: false,
+            wall: Nanos::from_ms(2000),
+            cut_short: false,
+        };
+        let tail = TailVsOff {
+            p99_worse: true,
+            max_worse: false,
+        };
+        let text = csv(&[
+            cell(WaiterKind::Off, None),
+            cell(WaiterKind::Robust, Some(tail)),
+        ]);
+        assert_eq!(
+            text,
+            "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n\
+             1000000,0.5,false,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,off,55000,30000,,\n\
+             1000000,0.5,true,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,robust,55000,30000,true,false\n"
+        );
     }
 }

@@ -24,8 +24,6 @@
 //!
 //! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
 
-use std::fmt::Write as _;
-
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -227,20 +225,19 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--csv`: `utilization,sets,<test>...`, numbers as Rust prints them.
 fn csv(result: &Sweep) -> String {
-    let mut out = String::from("utilization,sets");
-    for t in &result.tests {
-        let _ = write!(out, ",{}", t.name());
-    }
-    out.push('\n');
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let header = ["utilization".to_string(), "sets".to_string()];
+    let names = result.tests.iter().map(SweepTest::name);
+    // Writing to a Vec cannot fail.
+    let _ = out.write_record(header.into_iter().chain(names));
     for row in &result.rows {
-        let _ = write!(out, "{},{}", row.utilization, row.sets);
-        for k in 0..result.tests.len() {
-            let _ = write!(out, ",{}", row.ratio(k));
-        }
-        out.push('\n');
+        let ratios = (0..result.tests.len()).map(|k| row.ratio(k).to_string());
+        let cells = [row.utilization.to_string(), row.sets.to_string()];
+        let _ = out.write_record(cells.into_iter().chain(ratios));
     }
-    out
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 fn human(args: &SweepArgs, result: &Sweep) -> String {
@@ -325,5 +322,32 @@ mod tests {
         assert!(steps(0.0, 1.0, 0.1).is_err());
         assert!(steps(0.5, 0.4, 0.1).is_err());
         assert!(steps(0.5, 1.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn the_csv_has_a_ratio_column_per_test_in_the_documented_bytes() {
+        let test = |t: &str| SweepTest::parse(t).unwrap();
+        let row =
+            |utilization: f64, sets: u64, accepted: Vec<u64>| rtlab_analysis::sweep::SweepRow {
+                utilization,
+                sets,
+                inconclusive: vec![0; accepted.len()],
+                accepted,
+            };
+        let result = Sweep {
+            tests: vec![test("rm:rta"), test("edf:edf-demand")],
+            rows: vec![
+                row(0.5, 4, vec![4, 4]),
+                row(0.95, 3, vec![1, 2]),
+                row(1.0, 0, vec![0, 0]),
+            ],
+        };
+        assert_eq!(
+            csv(&result),
+            "utilization,sets,rm:rta,edf:edf-demand\n\
+             0.5,4,1,1\n\
+             0.95,3,0.3333333333333333,0.6666666666666666\n\
+             1,0,0,0\n"
+        );
     }
 }

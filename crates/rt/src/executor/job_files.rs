@@ -9,8 +9,9 @@
 
 use std::io::{self, Write};
 
+use rtlab_chrome_trace::{Event, TraceWriter};
 use rtlab_model::{Nanos, TaskSet};
-use serde_json::json;
+use serde::Serialize;
 
 use super::record::JobRecord;
 
@@ -31,43 +32,65 @@ pub trait JobSink: Send {
 pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,finish_ns,lag_ns,response_ns,missed,start_deadline_missed,voluntary_switches,involuntary_switches,cpu";
 
 /// `--jobs`: one CSV row per job (empty cells where a job never started or
-/// finished).
+/// finished), written through the `csv` crate's fixed-size buffer, so
+/// memory does not grow with the run. Fields are quoted as RFC 4180 says
+/// (only a task name can need it: one holding `,`, `"`, CR or LF).
 pub struct JobsCsv<W: Write + Send> {
-    out: W,
+    out: csv::Writer<W>,
     names: Vec<String>,
 }
 
+/// One row of [`JobsCsv`], in [`JOBS_CSV_HEADER`] order (`None`: empty cell).
+#[derive(Serialize)]
+struct JobRow<'a> {
+    task: &'a str,
+    job: u64,
+    release_ns: u64,
+    deadline_ns: u64,
+    start_ns: Option<u64>,
+    finish_ns: Option<u64>,
+    lag_ns: Option<u64>,
+    response_ns: Option<u64>,
+    missed: bool,
+    start_deadline_missed: bool,
+    voluntary_switches: u64,
+    involuntary_switches: u64,
+    cpu: Option<u32>,
+}
+
 impl<W: Write + Send> JobsCsv<W> {
-    /// Writes the header; task names are quoted where CSV needs it.
-    pub fn new(mut out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
-        writeln!(out, "{JOBS_CSV_HEADER}")?;
+    /// Writes the header.
+    pub fn new(out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(out);
+        out.write_record(JOBS_CSV_HEADER.split(','))?;
         Ok(JobsCsv {
             out,
-            names: set.tasks.iter().map(|t| csv_field(&t.name)).collect(),
+            names: set.tasks.iter().map(|t| t.name.clone()).collect(),
         })
     }
 }
 
 impl<W: Write + Send> JobSink for JobsCsv<W> {
     fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
-        let cell = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-        writeln!(
-            self.out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            self.names.get(j.task).map_or("?", String::as_str),
-            j.job,
-            j.release.as_ns(),
-            j.deadline.as_ns(),
-            cell(j.start.map(Nanos::as_ns)),
-            cell(j.finish.map(Nanos::as_ns)),
-            cell(j.lag().map(Nanos::as_ns)),
-            cell(j.response().map(Nanos::as_ns)),
-            j.missed(ended),
-            j.missed_start_deadline(ended),
-            j.voluntary_switches,
-            j.involuntary_switches,
-            cell(j.cpu.map(u64::from)),
-        )
+        let ns = |t: Option<Nanos>| t.map(Nanos::as_ns);
+        self.out.serialize(JobRow {
+            task: self.names.get(j.task).map_or("?", String::as_str),
+            job: j.job,
+            release_ns: j.release.as_ns(),
+            deadline_ns: j.deadline.as_ns(),
+            start_ns: ns(j.start),
+            finish_ns: ns(j.finish),
+            lag_ns: ns(j.lag()),
+            response_ns: ns(j.response()),
+            missed: j.missed(ended),
+            start_deadline_missed: j.missed_start_deadline(ended),
+            voluntary_switches: j.voluntary_switches,
+            involuntary_switches: j.involuntary_switches,
+            cpu: j.cpu,
+        })?;
+        Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -75,75 +98,61 @@ impl<W: Write + Send> JobSink for JobsCsv<W> {
     }
 }
 
-/// Quotes a CSV field when it holds a comma, quote or newline.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// `--trace`: Chrome trace-event JSON (`{"displayTimeUnit":"ms","traceEvents":[...]}`):
+/// `--trace`: Chrome trace-event JSON through [`rtlab_chrome_trace`]
+/// (`displayTimeUnit` `"ns"`, times in microseconds as the format wants):
 /// a thread-name event per task, an instant event at each release and a
 /// complete event per finished job from start to finish (a job's window on
-/// its thread: preemptions inside it are counted, not located); times in
-/// microseconds as the format wants.
+/// its thread: preemptions inside it are counted, not located).
 pub struct ChromeTrace<W: Write + Send> {
-    out: W,
+    out: TraceWriter<W>,
     names: Vec<String>,
+}
+
+/// The `args` of a finished job's complete event.
+#[derive(Serialize)]
+struct JobSpanArgs {
+    deadline_ns: u64,
+    missed: bool,
+    preemptions: u64,
+    release_ns: u64,
 }
 
 impl<W: Write + Send> ChromeTrace<W> {
     /// Writes the opening and the thread names.
-    pub fn new(mut out: W, set: &TaskSet) -> io::Result<ChromeTrace<W>> {
-        out.write_all(br#"{"displayTimeUnit":"ms","traceEvents":["#)?;
+    pub fn new(out: W, set: &TaskSet) -> io::Result<ChromeTrace<W>> {
+        let mut out = TraceWriter::new(out)?;
         for (i, t) in set.tasks.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            let event = json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i,
-                               "args": {"name": t.name}});
-            serde_json::to_writer(&mut out, &event)?;
+            out.event(&Event::thread_name(i, &t.name))?;
         }
         Ok(ChromeTrace {
             out,
             names: set.tasks.iter().map(|t| t.name.clone()).collect(),
         })
     }
-
-    fn event(&mut self, event: &serde_json::Value) -> io::Result<()> {
-        self.out.write_all(b",")?;
-        serde_json::to_writer(&mut self.out, event)?;
-        Ok(())
-    }
 }
 
 impl<W: Write + Send> JobSink for ChromeTrace<W> {
     fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
-        let us = |n: Nanos| n.as_ns() as f64 / 1000.0;
         let name = self.names.get(j.task).map_or("?", String::as_str);
-        let release = json!({"ph": "i", "s": "t", "name": format!("release {name}#{}", j.job),
-                             "pid": 1, "tid": j.task, "ts": us(j.release)});
-        let span = match (j.start, j.finish) {
-            (Some(start), Some(finish)) => Some(json!({
-                "ph": "X", "name": format!("{name}#{}", j.job), "pid": 1, "tid": j.task,
-                "ts": us(start), "dur": us(finish.saturating_sub(start)),
-                "args": {"release_ns": j.release.as_ns(), "deadline_ns": j.deadline.as_ns(),
-                         "missed": j.missed(ended), "preemptions": j.involuntary_switches}
-            })),
-            _ => None,
-        };
-        self.event(&release)?;
-        if let Some(span) = span {
-            self.event(&span)?;
+        let release = format!("release {name}#{}", j.job);
+        self.out
+            .event(&Event::instant(&release, j.task, j.release))?;
+        if let (Some(start), Some(finish)) = (j.start, j.finish) {
+            let span = format!("{name}#{}", j.job);
+            let args = JobSpanArgs {
+                deadline_ns: j.deadline.as_ns(),
+                missed: j.missed(ended),
+                preemptions: j.involuntary_switches,
+                release_ns: j.release.as_ns(),
+            };
+            self.out
+                .event(&Event::complete(&span, j.task, start, finish).with_args(args))?;
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.write_all(b"]}")?;
-        self.out.flush()
+        self.out.finish()
     }
 }
 
@@ -173,6 +182,7 @@ mod tests {
         csv.job(&job(0, Some(1), Some(3)), ms(20)).unwrap();
         csv.job(&job(1, None, None), ms(20)).unwrap();
         csv.finish().unwrap();
+        drop(csv);
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], JOBS_CSV_HEADER);
@@ -182,6 +192,44 @@ mod tests {
         );
         assert_eq!(lines[2], "\"a,b\",1,10000000,15000000,,,,,true,true,0,1,");
         assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn csv_quotes_names_with_a_comma_quote_cr_or_lf_as_rfc_4180_says() {
+        let names = ["plain", "a\rb", "a\nb", "say \"hi\"", "x,y"];
+        let set = TaskSet::new(
+            "s",
+            names.iter().map(|n| Task::new(*n, ms(10), ms(1))).collect(),
+        );
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        for task in 0..names.len() {
+            let j = JobRecord {
+                task,
+                ..job(0, None, None)
+            };
+            csv.job(&j, ms(1)).unwrap();
+        }
+        csv.finish().unwrap();
+        drop(csv);
+        let text = String::from_utf8(out).unwrap();
+        let tail = ",0,0,5000000,,,,,false,false,0,1,\n";
+        let quoted = [
+            "plain",
+            "\"a\rb\"",
+            "\"a\nb\"",
+            "\"say \"\"hi\"\"\"",
+            "\"x,y\"",
+        ];
+        let rows: String = quoted.iter().map(|q| format!("{q}{tail}")).collect();
+        assert_eq!(text, format!("{JOBS_CSV_HEADER}\n{rows}"));
+        // And a CSV reader gets the names back.
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let read: Vec<String> = reader
+            .records()
+            .map(|r| r.unwrap()[0].to_string())
+            .collect();
+        assert_eq!(read, names);
     }
 
     #[test]
@@ -196,6 +244,10 @@ mod tests {
         trace.job(&job(1, Some(11), None), ms(30)).unwrap();
         trace.job(&job(2, None, None), ms(30)).unwrap();
         trace.finish().unwrap();
+        drop(trace);
+        let text = std::str::from_utf8(&out).unwrap();
+        assert!(text.starts_with(r#"{"displayTimeUnit":"ns","traceEvents":[{"args":{"name":"a"},"name":"thread_name","ph":"M","pid":1,"tid":0},"#));
+        assert!(text.contains(r#"{"name":"release a#0","ph":"i","pid":1,"s":"t","tid":0,"ts":0.0},{"args":{"deadline_ns":5000000,"missed":false,"preemptions":1,"release_ns":0},"dur":2000.0,"name":"a#0","ph":"X","pid":1,"tid":0,"ts":1000.0}"#), "{text}");
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let events = doc["traceEvents"].as_array().unwrap();
         let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
@@ -204,6 +256,9 @@ mod tests {
         assert_eq!(span["ts"], 1000.0);
         assert_eq!(span["dur"], 2000.0);
         assert_eq!(span["args"]["missed"], false);
-        assert_eq!(doc["displayTimeUnit"], "ms");
+        assert_eq!(
+            doc["displayTimeUnit"],
+            rtlab_chrome_trace::DISPLAY_TIME_UNIT
+        );
     }
 }

@@ -667,9 +667,7 @@ impl TaskThread {
 
 /// The CPU the calling thread runs on.
 fn current_cpu() -> Option<u32> {
-    // SAFETY: sched_getcpu takes no arguments and only returns a value.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u32::try_from(cpu).ok()
+    crate::sys::sched::sched_getcpu().ok()
 }
 
 /// Starts the thread that ends the run: at `end`, or when `interrupt` is

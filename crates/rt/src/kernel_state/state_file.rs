@@ -5,7 +5,6 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -101,14 +100,10 @@ impl StateDir {
             .mode(0o644)
             .open(self.path.join("lock"))?;
         loop {
-            // SAFETY: flock on a file descriptor this function owns.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(Some(DirLock { _file: file }));
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
+            match crate::sys::fd::flock_exclusive(&file) {
+                Ok(()) => return Ok(Some(DirLock { _file: file })),
+                Err(err) if err.kind() != io::ErrorKind::Interrupted => return Err(err),
+                Err(_) => {}
             }
         }
     }

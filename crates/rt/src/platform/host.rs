@@ -105,16 +105,12 @@ pub struct Privileges {
 }
 
 fn soft_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    // SAFETY: an all-zero rlimit is a valid buffer for getrlimit to fill.
-    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: `limit` is writable.
-    let rc = unsafe { libc::getrlimit(resource, &mut limit) };
-    (rc == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+    let limit = crate::sys::resource::getrlimit(resource).ok()?;
+    (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
 pub(crate) fn privileges_item() -> Item<Privileges> {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = crate::sys::resource::geteuid() == 0;
     let value = Privileges {
         root,
         cap_sys_nice: crate::policy::has_cap_sys_nice(),

@@ -36,32 +36,17 @@ pub(crate) fn kernel_config(release: &str) -> Result<(String, String), String> {
 /// The kernel log ring buffer (`dmesg`), which needs CAP_SYSLOG unless
 /// `kernel.dmesg_restrict` is 0.
 pub(crate) fn kernel_log() -> Result<String, String> {
-    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
-    const SYSLOG_ACTION_SIZE_BUFFER: libc::c_int = 10;
-    // SAFETY: SIZE_BUFFER takes no buffer.
-    let size = unsafe { libc::klogctl(SYSLOG_ACTION_SIZE_BUFFER, std::ptr::null_mut(), 0) };
-    if size <= 0 {
-        return Err(format!(
-            "the kernel log: {} (needs CAP_SYSLOG or kernel.dmesg_restrict = 0)",
-            std::io::Error::last_os_error()
-        ));
-    }
-    let mut buf = vec![0u8; size as usize];
-    // SAFETY: `buf` is writable for `size` bytes.
-    let n = unsafe {
-        libc::klogctl(
-            SYSLOG_ACTION_READ_ALL,
-            buf.as_mut_ptr().cast::<libc::c_char>(),
-            size,
-        )
+    use crate::sys::log::{kernel_log_size, read_kernel_log};
+    let explain = |e: std::io::Error| {
+        format!("the kernel log: {e} (needs CAP_SYSLOG or kernel.dmesg_restrict = 0)")
     };
-    if n < 0 {
-        return Err(format!(
-            "the kernel log: {} (needs CAP_SYSLOG or kernel.dmesg_restrict = 0)",
-            std::io::Error::last_os_error()
-        ));
+    let size = kernel_log_size().map_err(explain)?;
+    if size == 0 {
+        return Err(explain(std::io::Error::last_os_error()));
     }
-    buf.truncate(n as usize);
+    let mut buf = vec![0u8; size];
+    let n = read_kernel_log(&mut buf).map_err(explain)?;
+    buf.truncate(n);
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 

@@ -1,0 +1,60 @@
+//! The wrappers report the kernel's errors instead of ignoring them.
+
+use std::io;
+
+use super::fd::isatty;
+use super::resource::getrlimit;
+use super::sched::{sched_getaffinity, sched_getcpu, CpuSet};
+use super::signal::SigSet;
+use super::time::{clock_gettime, clock_nanosleep_until};
+
+#[test]
+fn an_unknown_clock_is_an_error_not_time_zero() {
+    let err = clock_gettime(-1_000).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    let err = clock_nanosleep_until(-1_000, rtlab_model::Nanos::ZERO).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+}
+
+#[test]
+fn a_monotonic_sleep_to_a_past_time_returns_at_once() {
+    let now = clock_gettime(libc::CLOCK_MONOTONIC).unwrap();
+    clock_nanosleep_until(libc::CLOCK_MONOTONIC, now).unwrap();
+    assert!(clock_gettime(libc::CLOCK_MONOTONIC).unwrap() >= now);
+}
+
+#[test]
+fn a_cpu_set_holds_what_was_inserted_and_ignores_cpus_past_its_capacity() {
+    let mut set = CpuSet::empty();
+    set.insert(0);
+    set.insert(5);
+    set.insert(CpuSet::CAPACITY);
+    assert_eq!(set.cpus().collect::<Vec<_>>(), vec![0, 5]);
+    assert!(!set.contains(CpuSet::CAPACITY));
+}
+
+#[test]
+fn the_current_cpu_is_in_the_affinity() {
+    let allowed = sched_getaffinity().unwrap();
+    assert!(allowed.contains(sched_getcpu().unwrap() as usize));
+}
+
+#[test]
+fn a_bad_signal_number_is_einval() {
+    let err = SigSet::of(&[libc::SIGINT, 100_000]).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+}
+
+#[test]
+fn a_regular_file_is_not_a_terminal() {
+    use std::os::fd::AsRawFd;
+    let file = tempfile::tempfile().unwrap();
+    let err = isatty(file.as_raw_fd()).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTTY));
+}
+
+#[test]
+fn an_unknown_resource_is_an_error() {
+    let err: io::Error = getrlimit(10_000).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+}
