@@ -8,6 +8,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rtlab_model::printable;
 
 mod commands;
+mod plot_file;
 mod table;
 mod usage;
 
@@ -55,6 +56,8 @@ enum Command {
     LagStudy(commands::lag_study::LagStudyArgs),
     /// The platform's real-time state before measuring; --restore undoes what killed runs left.
     Doctor(commands::doctor::DoctorArgs),
+    /// One self-contained HTML report (summaries and plots) of stored runs.
+    Report(commands::report::ReportArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -70,6 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     }
 }
 

@@ -8,4 +8,5 @@ pub mod figures;
 pub mod html;
 pub mod plot;
 pub mod series;
+pub mod sources;
 pub mod view;

@@ -113,10 +113,12 @@ where
     Ok(())
 }
 
-/// Lines drawn with their points, a legend naming each.
+/// Lines, with a dot on each point when `dots` and there are few, and a
+/// legend naming each.
 fn draw_lines<'a, 'b: 'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
     lines: &[Line],
+    dots: bool,
 ) -> Result<(), PlotError>
 where
     X: Ranged<ValueType = f64>,
@@ -136,7 +138,7 @@ where
                     c.mix(LEGEND_OPACITY).stroke_width(2),
                 )
             });
-        if line.points.len() <= 60 {
+        if dots && line.points.len() <= 60 {
             chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
         }
     }
@@ -168,7 +170,8 @@ fn legend<'a, 'b: 'a, CT: CoordTranslate>(
     Ok(())
 }
 
-/// cyclictest's classic plot: per thread, samples per 1 us latency bucket,
+/// cyclictest's classic plot: per thread, samples per 1 us latency bucket
+/// as a step outline (down to the axis between non-adjacent buckets),
 /// count on a log scale.
 pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
     let max_us = histograms
@@ -185,17 +188,13 @@ pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
         .iter()
         .map(|h| Line {
             label: h.label.clone(),
-            points: h
-                .buckets
-                .iter()
-                .map(|&(us, n)| (us as f64, n as f64))
-                .collect(),
+            points: steps(&h.buckets, HISTOGRAM_FLOOR),
         })
         .collect();
     svg(|root| {
         let mut chart = builder(root).build_cartesian_2d(
             0f64..(max_us as f64 + 1.0).max(10.0),
-            (0.5f64..nice_ceiling(max_count as f64 * 2.0)).log_scale(),
+            (HISTOGRAM_FLOOR..nice_ceiling(max_count as f64 * 2.0)).log_scale(),
         )?;
         chart
             .configure_mesh()
@@ -204,8 +203,33 @@ pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
             .label_style(font())
             .light_line_style(WHITE)
             .draw()?;
-        draw_lines(&mut chart, &lines)
+        draw_lines(&mut chart, &lines, false)
     })
+}
+
+/// The bottom of the histogram's log axis (below one sample).
+const HISTOGRAM_FLOOR: f64 = 0.5;
+
+/// The outline of 1-wide buckets `(x, count)`: across each bucket at its
+/// count, down to `floor` where the next bucket is not adjacent.
+pub fn steps(buckets: &[(u64, u64)], floor: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(buckets.len() * 2 + 4);
+    let mut end: Option<u64> = None;
+    for &(x, n) in buckets {
+        if end != Some(x) {
+            if let Some(e) = end {
+                out.push((e as f64, floor));
+            }
+            out.push((x as f64, floor));
+        }
+        out.push((x as f64, n as f64));
+        out.push((x as f64 + 1.0, n as f64));
+        end = Some(x + 1);
+    }
+    if let Some(e) = end {
+        out.push((e as f64, floor));
+    }
+    out
 }
 
 /// Lines of y against x on linear axes from 0, with axis names: latency
@@ -225,7 +249,7 @@ pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> 
             .label_style(font())
             .light_line_style(WHITE)
             .draw()?;
-        draw_lines(&mut chart, lines)
+        draw_lines(&mut chart, lines, true)
     })
 }
 
@@ -571,6 +595,26 @@ mod tests {
         assert_eq!(nice_ceiling(3.0), 5.0);
         assert_eq!(nice_ceiling(11.0), 20.0);
         assert_eq!(nice_ceiling(1000.0), 1000.0);
+    }
+
+    #[test]
+    fn histogram_steps_drop_to_the_floor_between_gaps() {
+        assert_eq!(
+            steps(&[(3, 5), (4, 2), (7, 1)], 0.5),
+            vec![
+                (3.0, 0.5),
+                (3.0, 5.0),
+                (4.0, 5.0),
+                (4.0, 2.0),
+                (5.0, 2.0),
+                (5.0, 0.5),
+                (7.0, 0.5),
+                (7.0, 1.0),
+                (8.0, 1.0),
+                (8.0, 0.5)
+            ]
+        );
+        assert!(steps(&[], 0.5).is_empty());
     }
 
     #[test]

@@ -35,6 +35,26 @@ pub struct RunView {
     pub samples: Vec<SampleRow>,
 }
 
+impl RunView {
+    /// A run that is not stored (id 0, no time, no host): what a command
+    /// draws its own `--plot` from.
+    pub fn unsaved(kind: &str, document: serde_json::Value) -> RunView {
+        RunView {
+            id: 0,
+            created: String::new(),
+            rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            kind: kind.to_string(),
+            taskset: None,
+            host: serde_json::Value::Null,
+            document,
+            status: "complete".to_string(),
+            jobs: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+}
+
 /// One job of one task; times in ns from the run's start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRow {

@@ -21,6 +21,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
     rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench --histogram hist.txt\n  \
     rtlab latency --policy other --loops 5000 --series lag.csv --json\n  \
+    rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --plot histogram.svg\n  \
     rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n\n\
     Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
     Ctrl-C stops the run early and still prints what was measured.";
@@ -126,6 +127,9 @@ pub struct LatencyArgs {
     /// Print JSON (schema in README, "rtlab latency --json").
     #[arg(long)]
     pub json: bool,
+    /// Draw the latency histogram per thread (log-scale counts, cyclictest's plot) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Parses a human duration (`1ms`, `250us`) for clap.
@@ -285,14 +289,17 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let throttling = RtThrottling::read().ok();
+    let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
     if args.json {
-        let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!(
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
+    }
+    if let Some(path) = &args.plot {
+        crate::plot_file::write(path, &rtlab_report::view::RunView::unsaved("latency", doc))?;
     }
     if let Some(path) = &args.series {
         series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
@@ -478,6 +485,8 @@ fn thread_json(t: &ThreadReport) -> Value {
         "outliers": t.outliers.iter().map(|o| json!({
             "loop": o.loop_index, "time_ns": ns(o.at), "latency_ns": ns(o.latency),
         })).collect::<Vec<_>>(),
+        "histogram_us": t.buckets_us.iter().enumerate().filter(|(_, &n)| n > 0)
+            .map(|(us, &n)| [us as u64, n]).collect::<Vec<_>>(),
     })
 }
 

@@ -43,6 +43,7 @@ use crate::usage::usage;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     rtlab sweep --tasks 10 --from 0.5 --to 1.0 --step 0.05 --sets 1000 --seed 1\n  \
+    rtlab sweep --tasks 5 --from 0.6 --to 1.0 --step 0.1 --sets 100 --plot ratio.svg\n  \
     rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
     rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json")]
 pub struct SweepArgs {
@@ -102,6 +103,9 @@ pub struct SweepArgs {
     /// Print the JSON document instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Draw the ratio against utilization, one line per test, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 fn parse_method(text: &str) -> Result<UtilizationMethod, String> {
@@ -223,6 +227,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", human(args, &result));
+    }
+    if let Some(path) = &args.plot {
+        let doc = json_document(args, &generator, &result);
+        crate::plot_file::write(path, &rtlab_report::view::RunView::unsaved("sweep", doc))?;
     }
     Ok(())
 }
