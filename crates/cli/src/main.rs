@@ -64,8 +64,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
-        Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
-        Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Compare(args) => commands::compare::run(&args),

@@ -74,42 +74,42 @@ pub fn render_html(runs: &[RunView]) -> String {
         out.push_str("<h2>Host</h2>\n");
         out.push_str(&key_value_table(hosts[0]));
     }
-    for run in runs {
-        out.push_str(&run_section(run, hosts.len() > 1));
+    for (index, run) in runs.iter().enumerate() {
+        out.push_str(&run_section(run, index, hosts.len() > 1));
     }
     out.push_str("</body>\n</html>\n");
     out
 }
 
 /// A run: its heading, metadata, summary tables and plots.
-fn run_section(run: &RunView, with_host: bool) -> String {
+fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     let mut out = String::new();
-    let name = run
-        .document
-        .get("taskset")
-        .and_then(Value::as_str)
-        .map(|t| format!(" — {t}"))
-        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "<section class=\"run\" id=\"run-{}\">\n<h2>#{} {}{}</h2>",
-        run.id,
-        run.id,
-        escape(&run.kind),
-        escape(&name)
+        "<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>",
+        index + 1,
+        escape(&heading(run))
     );
     let status = if run.status == "complete" {
         escape(&run.status)
     } else {
         format!("<span class=\"interrupted\">{}</span>", escape(&run.status))
     };
+    let when = [
+        escape(&run.created),
+        format!("rtlab {}", escape(&run.rtlab_version)),
+        status,
+    ];
+    let when: Vec<&str> = when
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
     let _ = writeln!(
         out,
-        "<p class=\"meta\"><code>{}</code><br>{} · rtlab {} · {}</p>",
+        "<p class=\"meta\"><code>{}</code><br>{}</p>",
         escape(&run.command),
-        escape(&run.created),
-        escape(&run.rtlab_version),
-        status
+        when.join(" · ")
     );
     if with_host {
         out.push_str("<h3>Host</h3>\n");
@@ -133,6 +133,23 @@ fn run_section(run: &RunView, with_host: bool) -> String {
         );
     }
     out.push_str("</section>\n");
+    out
+}
+
+/// `#ID kind — task set (scheduler or policy)`; no id for an unsaved run.
+fn heading(run: &RunView) -> String {
+    let text = |key: &str| run.document.get(key).and_then(Value::as_str);
+    let mut out = if run.id > 0 {
+        format!("#{} {}", run.id, run.kind)
+    } else {
+        run.kind.clone()
+    };
+    if let Some(set) = text("taskset") {
+        out.push_str(&format!(" — {set}"));
+    }
+    if let Some(how) = text("scheduler").or_else(|| text("policy")) {
+        out.push_str(&format!(" ({how})"));
+    }
     out
 }
 
@@ -246,9 +263,16 @@ fn items_table(name: &str, items: &[Value]) -> String {
     out
 }
 
-/// A table cell: a scalar, or an array of scalars joined by ` / `.
+/// A table cell: a scalar, an array of scalars joined by ` / `, or an
+/// object of scalars as `key: value` pairs.
 fn cell(v: &Value) -> Option<String> {
     match v {
+        Value::Object(map) if !map.is_empty() && map.values().all(|i| scalar(i).is_some()) => Some(
+            map.iter()
+                .filter_map(|(k, v)| Some(format!("{k}: {}", scalar(v)?)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         Value::Array(items) if !items.is_empty() && items.iter().all(|i| scalar(i).is_some()) => {
             Some(
                 items

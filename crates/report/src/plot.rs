@@ -105,9 +105,13 @@ where
     DB::ErrorType: 'static,
 {
     let style = font().pos(Pos::new(HPos::Center, VPos::Top));
+    // About 7 px per character at 14 px: a name wider than its slot is cut.
+    let slot = (at(1.0).0 - at(0.0).0).unsigned_abs() as usize;
+    let fits = (slot / 7).max(3);
     for (i, text) in names.enumerate() {
         let (px, py) = at(i as f64);
-        root.draw(&Text::new(label(text), (px, py + 6), style.clone()))
+        let text = shortened(&label(text), fits);
+        root.draw(&Text::new(text, (px, py + 6), style.clone()))
             .map_err(PlotError::from)?;
     }
     Ok(())
@@ -574,6 +578,16 @@ pub fn gantt(g: &Gantt) -> PlotResult {
     })
 }
 
+/// `text` cut to `max` characters, the last one an ellipsis.
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// `1ms`, `10ms`, `250us`: a period for a label.
 fn duration_label(ns: u64) -> String {
     if ns.is_multiple_of(1_000_000) {
@@ -615,6 +629,12 @@ mod tests {
             ]
         );
         assert!(steps(&[], 0.5).is_empty());
+    }
+
+    #[test]
+    fn long_category_names_are_cut_with_an_ellipsis() {
+        assert_eq!(shortened("radar-tracking-filter", 6), "radar…");
+        assert_eq!(shortened("t1", 6), "t1");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use rtlab_rt::executor::{JobRecord, JobSink};
 use rtlab_sim::{Trace, TraceRecord};
 
 use crate::series::MAX_GANTT_JOBS;
-use crate::view::JobRow;
+use crate::view::{JobRow, SampleRow};
 
 /// The jobs of a simulation's trace window: release, deadline (release +
 /// D), first start, completion, and preemptions (execution segments - 1).
@@ -78,6 +78,30 @@ pub fn job_row(record: &JobRecord, set: &TaskSet) -> JobRow {
         voluntary_switches: record.voluntary_switches,
         cpu: record.cpu,
     }
+}
+
+/// The samples of `rtlab latency --series` CSV
+/// (`thread,loop,time_ns,latency_ns,jitter_ns`, header first); a line
+/// that is not five integers is skipped.
+pub fn samples_from_series_csv(text: &str) -> Vec<SampleRow> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<i64> = line
+                .split(',')
+                .map(|f| f.trim().parse::<i64>())
+                .collect::<Result<_, _>>()
+                .ok()?;
+            let [thread, seq, t, latency, _jitter] = fields[..] else {
+                return None;
+            };
+            Some(SampleRow {
+                thread: u32::try_from(thread).ok()?,
+                seq: u64::try_from(seq).ok()?,
+                t_ns: u64::try_from(t).ok()?,
+                latency_ns: u64::try_from(latency).ok()?,
+            })
+        })
+        .collect()
 }
 
 /// A [`JobSink`] that keeps, per task, the first [`MAX_GANTT_JOBS`] jobs
@@ -163,6 +187,28 @@ mod tests {
         let a2 = rows.iter().find(|r| r.task == "a" && r.job == 2).unwrap();
         assert_eq!((a2.release_ns, a2.finish_ns), (8_000_000, Some(9_000_000)));
         assert_eq!(rows.len(), 3 + 2);
+    }
+
+    #[test]
+    fn series_csv_rows_become_samples() {
+        let text = "thread,loop,time_ns,latency_ns,jitter_ns\n0,0,1000000,4000,0\n1,5,2500000,12000,-300\nbad\n";
+        assert_eq!(
+            samples_from_series_csv(text),
+            vec![
+                SampleRow {
+                    thread: 0,
+                    seq: 0,
+                    t_ns: 1_000_000,
+                    latency_ns: 4000
+                },
+                SampleRow {
+                    thread: 1,
+                    seq: 5,
+                    t_ns: 2_500_000,
+                    latency_ns: 12_000
+                },
+            ]
+        );
     }
 
     #[test]

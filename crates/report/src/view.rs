@@ -53,6 +53,12 @@ impl RunView {
             samples: Vec::new(),
         }
     }
+
+    /// The same run with `command` as its command line.
+    pub fn with_command(mut self, command: &str) -> RunView {
+        self.command = command.to_string();
+        self
+    }
 }
 
 /// One job of one task; times in ns from the run's start.

@@ -231,6 +231,12 @@ pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> Value {
 
 /// Runs `rtlab latency`.
 pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
+    measure(args).map(|(code, _)| code)
+}
+
+/// Runs `rtlab latency` and returns its exit status and its `--json`
+/// document (printed only with `--json`).
+pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
     let threads = args.threads as usize;
     let affinity = match &args.affinity {
         None => Affinity::Unpinned,
@@ -299,16 +305,18 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(path) = &args.plot {
-        crate::plot_file::write(path, &rtlab_report::view::RunView::unsaved("latency", doc))?;
+        let run = rtlab_report::view::RunView::unsaved("latency", doc.clone());
+        crate::plot_file::write(path, &run)?;
     }
     if let Some(path) = &args.series {
         series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
     }
-    Ok(if report.lost_threads.is_empty() {
+    let code = if report.lost_threads.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
+    };
+    Ok((code, doc))
 }
 
 fn us(n: Nanos) -> String {

@@ -155,7 +155,7 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
 }
 
 /// Runs `rtlab sweep`.
-pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
+pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     if args.sets == 0 {
         return Err(usage("--sets must be at least 1"));
     }
@@ -222,17 +222,17 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         std::fs::write(path, csv(&result))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    let doc = json_document(args, &generator, &result);
     if args.json {
-        let doc = json_document(args, &generator, &result);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", human(args, &result));
     }
     if let Some(path) = &args.plot {
-        let doc = json_document(args, &generator, &result);
-        crate::plot_file::write(path, &rtlab_report::view::RunView::unsaved("sweep", doc))?;
+        let run = rtlab_report::view::RunView::unsaved("sweep", doc.clone());
+        crate::plot_file::write(path, &run)?;
     }
-    Ok(())
+    Ok(doc)
 }
 
 fn csv(result: &Sweep) -> String {
