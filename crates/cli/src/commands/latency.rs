@@ -641,5 +641,14 @@ mod tests {
         }
         assert_eq!(t0["loops"], 50);
         assert_eq!(t0["policy"], "other");
+        // histogram_us: non-empty [us, count] buckets in order, counting
+        // every loop that did not overflow.
+        let buckets = t0["histogram_us"].as_array().unwrap();
+        let counted: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(counted + t0["histogram_overflows"].as_u64().unwrap(), 50);
+        assert!(buckets.iter().all(|b| b[1].as_u64().unwrap() > 0));
+        assert!(buckets
+            .windows(2)
+            .all(|w| w[0][0].as_u64() < w[1][0].as_u64()));
     }
 }
