@@ -136,7 +136,7 @@ fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     out
 }
 
-/// `#ID kind — task set (scheduler or policy)`; no id for an unsaved run.
+/// `#ID kind — task set (policy or scheduler)`; no id for an unsaved run.
 fn heading(run: &RunView) -> String {
     let text = |key: &str| run.document.get(key).and_then(Value::as_str);
     let mut out = if run.id > 0 {
@@ -147,7 +147,7 @@ fn heading(run: &RunView) -> String {
     if let Some(set) = text("taskset") {
         out.push_str(&format!(" — {set}"));
     }
-    if let Some(how) = text("scheduler").or_else(|| text("policy")) {
+    if let Some(how) = text("policy").or_else(|| text("scheduler")) {
         out.push_str(&format!(" ({how})"));
     }
     out
@@ -263,16 +263,26 @@ fn items_table(name: &str, items: &[Value]) -> String {
     out
 }
 
-/// A table cell: a scalar, an array of scalars joined by ` / `, or an
-/// object of scalars as `key: value` pairs.
+/// Entries an object may have to show in one table cell.
+const MAX_CELL_ENTRIES: usize = 6;
+
+/// A table cell: a scalar, an array of scalars joined by ` / `, or a
+/// small object of scalars (a sweep row's ratio per test) as `key: value`
+/// pairs.
 fn cell(v: &Value) -> Option<String> {
     match v {
-        Value::Object(map) if !map.is_empty() && map.values().all(|i| scalar(i).is_some()) => Some(
-            map.iter()
-                .filter_map(|(k, v)| Some(format!("{k}: {}", scalar(v)?)))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
+        Value::Object(map)
+            if !map.is_empty()
+                && map.len() <= MAX_CELL_ENTRIES
+                && map.values().all(|i| scalar(i).is_some()) =>
+        {
+            Some(
+                map.iter()
+                    .filter_map(|(k, v)| Some(format!("{k}: {}", scalar(v)?)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        }
         Value::Array(items) if !items.is_empty() && items.iter().all(|i| scalar(i).is_some()) => {
             Some(
                 items

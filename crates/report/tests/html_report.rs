@@ -116,6 +116,8 @@ fn the_report_has_host_summary_tables_and_every_figure() {
     // The run's summary and per-task table.
     assert!(html.contains("<th>deadline_misses</th><td>2</td>"));
     assert!(html.contains("<td class=\"num\">2050000 / 2000000</td>"));
+    // A sweep row's ratio per test, in one cell.
+    assert!(html.contains("<td>edf:edf-demand: 0.5, rm:rta: 0.0</td>"));
 }
 
 #[test]
