@@ -10,6 +10,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rtlab_model::printable;
 
 mod commands;
+mod plot_file;
 mod table;
 mod usage;
 
@@ -57,14 +58,16 @@ enum Command {
     LagStudy(commands::lag_study::LagStudyArgs),
     /// The platform's real-time state before measuring; --restore undoes what killed runs left.
     Doctor(commands::doctor::DoctorArgs),
+    /// One self-contained HTML report (summaries and plots) of stored runs.
+    Report(commands::report::ReportArgs),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
-        Command::Analyze(args) => commands::analyze::run(&args).map(|()| ExitCode::SUCCESS),
-        Command::Sweep(args) => commands::sweep::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
@@ -72,6 +75,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     }
 }
 

@@ -151,6 +151,7 @@ fn bad_settings_name_the_flag() {
 fn demo_runs_and_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     rtlab()
+        .current_dir(dir.path())
         .args(["demo", "--out", dir.path().to_str().unwrap()])
         .assert()
         .success()
@@ -166,5 +167,29 @@ fn demo_runs_and_round_trips() {
         )
         .stdout(
             predicate::str::is_match(r"edf\s+0 misses\s+0 misses\s+0 misses\s+0 misses").unwrap(),
+        )
+        .stdout(predicate::str::contains(
+            "== Report: rtlab-demo-report.html (",
+        ));
+    // The report of what it ran: the analysis, both simulations, the sweep
+    // and the latency run, whatever the privileges (real runs need root).
+    let html = std::fs::read_to_string(dir.path().join("rtlab-demo-report.html")).unwrap();
+    for heading in [
+        "<h2>analyze — avionics</h2>",
+        "<h2>sim — lf-scenario-4 (fp:dm)</h2>",
+        "<h2>sim — lf-scenario-4 (edf)</h2>",
+        "<h2>sweep</h2>",
+        "<h2>latency</h2>",
+        "<h3>Breakdown utilization vs tick</h3>",
+        "<h3>Schedulability ratio</h3>",
+        "<h3>Latency histogram</h3>",
+        "<h3>Latency over time</h3>",
+    ] {
+        assert!(
+            html.contains(heading),
+            "no `{heading}` in the demo's report"
         );
+    }
+    assert!(html.matches("<h3>Gantt chart</h3>").count() >= 2);
+    assert!(!html.contains("Not drawn"), "a plot of the demo is missing");
 }

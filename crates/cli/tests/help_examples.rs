@@ -133,6 +133,14 @@ fn fixtures(dir: &Path) {
          [[task.critical_sections]]\nresource = \"bus\"\nstart = \"1ms\"\nlength = \"1ms\"\n",
     )
     .unwrap();
+    std::fs::write(
+        dir.join("runs.json"),
+        r#"[{"id": 1, "created": "2026-11-23T06:00:00Z", "rtlab_version": "0.1.0",
+             "command": "rtlab sweep --json", "kind": "sweep", "host": {"kernel": "6.18"},
+             "status": "complete", "document": {"tests": ["rm:rta"], "rows": [
+               {"utilization": 0.5, "sets": 2, "ratio": {"rm:rta": 1.0}}]}}]"#,
+    )
+    .unwrap();
     std::fs::create_dir_all(dir.join("sets")).unwrap();
     std::fs::write(
         dir.join("sets/lf.toml"),

@@ -143,7 +143,7 @@ pub fn load_overheads(arg: Option<&str>) -> anyhow::Result<Option<Overheads>> {
 }
 
 /// Runs `rtlab analyze`.
-pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
+pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
     let loaded = rtlab_model::file::load(&args.file)?;
     let set = &loaded.set;
     let overheads = load_overheads(args.overheads.as_deref())?;
@@ -174,14 +174,14 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
         Vec::new()
     };
 
+    let doc = json_document(
+        &loaded.origin,
+        set,
+        &options,
+        &reports,
+        args.breakdown.then_some(&breakdowns),
+    );
     if args.json {
-        let doc = json_document(
-            &loaded.origin,
-            set,
-            &options,
-            &reports,
-            args.breakdown.then_some(&breakdowns),
-        );
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
@@ -192,7 +192,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );
     }
-    Ok(())
+    Ok(doc)
 }
 
 fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {

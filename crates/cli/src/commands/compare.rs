@@ -131,7 +131,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
     };
-    let (set, origin, real, _) = execute(&args.flags, &[])?;
+    let (set, origin, real, _) = execute(&args.flags, &[], Vec::new())?;
     let spec: SchedulerSpec = spec_text.parse()?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.on_miss = match real.on_miss.as_str() {

@@ -9,14 +9,19 @@ use clap::Args;
 use rtlab_model::generate::{generate_sets, GeneratorConfig};
 use rtlab_model::{file, Nanos};
 
-use rtlab_rt::executor::{self, RunConfig, RunPolicy};
+use rtlab_report::html::render_html;
+use rtlab_report::sources::{jobs_from_trace, samples_from_series_csv, GanttRows};
+use rtlab_report::view::RunView;
+use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
 use rtlab_rt::RtError;
-use rtlab_sim::{simulate, SchedulerSpec, SimConfig};
+use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator, TraceWindow};
 
 use crate::table;
 
 use super::analyze::{self, AnalyzeArgs, PolicyArg};
 use super::generate::{summary_table, write_sets, OutputFormat};
+use super::latency::{self, LatencyArgs};
+use super::sweep::{self, SweepArgs};
 use super::taskset::describe;
 
 /// `rtlab demo`
@@ -28,6 +33,9 @@ pub struct DemoArgs {
     /// Seed for the generated task sets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Where to write the HTML report of what the demo ran.
+    #[arg(long, value_name = "FILE", default_value = "rtlab-demo-report.html")]
+    pub report: PathBuf,
 }
 
 /// Runs the tour.
@@ -84,7 +92,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     );
     println!("   and breakdown utilization ideal and with the RT Mach overheads at 8 ms and 16 ms ticks (paper 004)");
     println!("   (rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown)\n");
-    analyze::run(&AnalyzeArgs {
+    let mut runs = Vec::new();
+    let analysis = analyze::run(&AnalyzeArgs {
         file: "builtin:avionics".to_string(),
         policy: PolicyArg::Rm,
         overheads: Some("builtin:rtmach".to_string()),
@@ -94,10 +103,20 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         breakdown: true,
         json: false,
     })?;
+    runs.push(RunView::unsaved("analyze", analysis).with_command(
+        "rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown",
+    ));
 
     println!("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of paper 000");
     println!("   (rtlab sim builtin:lf-scenario-N --scheduler S --duration 1s)\n");
     println!("{}", scenario_table()?);
+    for scheduler in ["fp:dm", "edf"] {
+        runs.push(simulated_run(
+            "builtin:lf-scenario-4",
+            scheduler,
+            Nanos::from_ms(200),
+        )?);
+    }
     println!("   Paper 000: FIFO by declaration order misses in scenarios 1-3, DM meets them;");
     println!("   scenario 4 misses under DM and not under EDF.");
 
@@ -108,12 +127,41 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     }
     println!();
     if rtlab_rt::policy::has_cap_sys_nice() {
-        println!("{}", real_scenario_table()?);
+        println!("{}", real_scenario_table(&mut runs)?);
         println!("   A miss count is jobs past their deadline; scenario 4 (U = 0.92) exceeds what SCHED_DEADLINE");
         println!("   admits on one CPU here (0.95 minus the fair server's 0.05): add --no-rt-throttling to run it.");
     } else {
         println!("   skipped: SCHED_FIFO and SCHED_DEADLINE need root or CAP_SYS_NICE");
     }
+    println!("\n== 7. Schedulability ratio: 5-task sets, 100 per step, U = 0.6..1.0, four tests");
+    println!("   ({SWEEP})\n");
+    let sweep = sweep::run(&parse_args::<SweepArgs>(SWEEP)?)?;
+    runs.push(RunView::unsaved("sweep", sweep).with_command(SWEEP));
+
+    let latency_line = if rtlab_rt::policy::has_cap_sys_nice() {
+        LATENCY_FIFO
+    } else {
+        LATENCY_OTHER
+    };
+    println!("\n== 8. Wake-up latency: two timer threads, 1000 loops of 1 ms each (cyclictest's measurement)");
+    println!("   ({latency_line})\n");
+    runs.push(latency_run(latency_line)?);
+
+    let host = host_metadata();
+    for run in &mut runs {
+        run.host = host.clone();
+    }
+    let html = render_html(&runs);
+    std::fs::write(&args.report, &html)
+        .with_context(|| format!("--report: cannot write {}", args.report.display()))?;
+    println!(
+        "\n== Report: {} ({} KiB, {} runs: analysis, 2 simulations, {} real-thread runs, a sweep, a latency run;",
+        args.report.display(),
+        html.len().div_ceil(1024),
+        runs.len(),
+        runs.iter().filter(|r| r.kind == "run").count()
+    );
+    println!("   summaries, Gantt charts, response times, ratio curves, the latency histogram): open it in a browser");
     println!("\n== Next: rtlab taskset list, rtlab analyze --help, rtlab sim --help, rtlab run --help, rtlab latency --help");
     Ok(ExitCode::SUCCESS)
 }
@@ -128,6 +176,18 @@ fn platform_warnings() -> Vec<String> {
         .filter(|l| l.level == rtlab_rt::platform::Level::Warn)
         .map(|l| format!("{}: {}", l.key, l.summary))
         .collect()
+}
+
+/// What `rtlab doctor` reports about this machine, item by item, as the
+/// report's host metadata.
+fn host_metadata() -> serde_json::Value {
+    let report = rtlab_rt::platform::probe(&rtlab_rt::kernel_state::StateDir::from_env());
+    report
+        .lines()
+        .into_iter()
+        .map(|l| (l.key.to_string(), serde_json::Value::from(l.summary)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// Deadline misses per scheduler (rows) and lf-scenario (columns), simulated.
@@ -156,9 +216,73 @@ fn scenario_table() -> anyhow::Result<String> {
     Ok(table::render(&t))
 }
 
+/// The demo's sweep, as its command line.
+const SWEEP: &str = "rtlab sweep --tasks 5 --from 0.6 --to 1.0 --step 0.1 --sets 100 --seed 1 --test rm:liu-layland,rm:hyperbolic,rm:rta,edf:edf-demand";
+
+/// The demo's latency run with real-time privileges, and without.
+const LATENCY_FIFO: &str = "rtlab latency -t 2 -p 99 -i 1ms -m -a --loops 1000";
+const LATENCY_OTHER: &str = "rtlab latency -t 2 --policy other -i 1ms --loops 1000";
+
+/// A command's arguments from its command line (`rtlab CMD ...`).
+fn parse_args<A: clap::Args>(line: &str) -> anyhow::Result<A> {
+    #[derive(clap::Parser)]
+    struct Line<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+    let words = line.split_whitespace().skip(1);
+    Ok(<Line<A> as clap::Parser>::try_parse_from(words)?.args)
+}
+
+/// `rtlab sim FILE --scheduler S --duration D` with its first jobs, as a
+/// run for the report.
+fn simulated_run(taskset: &str, scheduler: &str, duration: Nanos) -> anyhow::Result<RunView> {
+    let set = file::load(taskset)?.set;
+    let spec: SchedulerSpec = scheduler.parse()?;
+    let mut config = SimConfig::new(duration);
+    config.trace = Some(TraceWindow {
+        from: Nanos::ZERO,
+        to: duration,
+    });
+    let mut sim = Simulator::new(&set, &spec, config)?;
+    sim.run();
+    let report = sim.report();
+    let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?).with_command(&format!(
+        "rtlab sim {taskset} --scheduler {scheduler} --duration {duration}"
+    ));
+    run.jobs = sim
+        .trace()
+        .map(|t| jobs_from_trace(t, &set))
+        .unwrap_or_default();
+    Ok(run)
+}
+
+/// `rtlab latency ...` with its samples (through a --series file), as a
+/// run for the report; the cyclictest lines are printed.
+fn latency_run(line: &str) -> anyhow::Result<RunView> {
+    let dir = tempfile_dir()?;
+    let series = dir.join("series.csv");
+    let mut args = parse_args::<LatencyArgs>(line)?;
+    args.series = Some(series.clone());
+    let (_, doc) = latency::measure(&args)?;
+    let text = std::fs::read_to_string(&series).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).ok();
+    let mut run = RunView::unsaved("latency", doc).with_command(line);
+    run.samples = samples_from_series_csv(&text);
+    Ok(run)
+}
+
+/// A fresh folder under the system temp dir.
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("rtlab-demo-latency-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
 /// Deadline misses per policy (rows) and lf-scenario (columns), on real
-/// threads; a refused run shows why in a word.
-fn real_scenario_table() -> anyhow::Result<String> {
+/// threads; a refused run shows why in a word. The runs of scenario 4 go
+/// into `runs` with their first jobs, for the report.
+fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
     let columns = ["scenario 1", "scenario 2", "scenario 3", "scenario 4"];
     let mut header = vec!["policy"];
     header.extend(columns);
@@ -174,13 +298,29 @@ fn real_scenario_table() -> anyhow::Result<String> {
         for n in 1..=4 {
             let set = file::load(&format!("builtin:lf-scenario-{n}"))?.set;
             let cfg = RunConfig::new(Nanos::from_ms(500), policy);
-            row.push(match executor::run(&set, &cfg, interrupt) {
-                Ok(r) => format!("{} of {} jobs", r.deadline_misses, r.released),
-                Err(RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. }) => {
-                    "over admission limit".into()
-                }
-                Err(e) => return Err(e.into()),
-            });
+            let gantt = GanttRows::new();
+            let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(gantt.clone())];
+            row.push(
+                match executor::run_recording(&set, &cfg, interrupt, sinks) {
+                    Ok((r, _)) => {
+                        let cell = format!("{} of {} jobs", r.deadline_misses, r.released);
+                        if n == 4 {
+                            let mut run = RunView::unsaved("run", serde_json::to_value(&r)?)
+                                .with_command(&format!(
+                                    "rtlab run builtin:lf-scenario-4 --policy {} --duration 500ms",
+                                    policy.name()
+                                ));
+                            run.jobs = gantt.rows(&set);
+                            runs.push(run);
+                        }
+                        cell
+                    }
+                    Err(RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. }) => {
+                        "over admission limit".into()
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+            );
         }
         t.add_row(row);
     }

@@ -21,6 +21,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
     rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench --histogram hist.txt\n  \
     rtlab latency --policy other --loops 5000 --series lag.csv --json\n  \
+    rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --plot histogram.svg\n  \
     rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n\n\
     Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
     Ctrl-C stops the run early and still prints what was measured.";
@@ -126,6 +127,9 @@ pub struct LatencyArgs {
     /// Print JSON (schema in README, "rtlab latency --json").
     #[arg(long)]
     pub json: bool,
+    /// Draw the latency histogram per thread (log-scale counts, cyclictest's plot) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Parses a human duration (`1ms`, `250us`) for clap.
@@ -227,6 +231,12 @@ pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> Value {
 
 /// Runs `rtlab latency`.
 pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
+    measure(args).map(|(code, _)| code)
+}
+
+/// Runs `rtlab latency` and returns its exit status and its `--json`
+/// document (printed only with `--json`).
+pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
     let threads = args.threads as usize;
     let affinity = match &args.affinity {
         None => Affinity::Unpinned,
@@ -285,8 +295,8 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let throttling = RtThrottling::read().ok();
+    let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
     if args.json {
-        let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!(
@@ -294,14 +304,19 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
     }
+    if let Some(path) = &args.plot {
+        let run = rtlab_report::view::RunView::unsaved("latency", doc.clone());
+        crate::plot_file::write(path, &run)?;
+    }
     if let Some(path) = &args.series {
         series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
     }
-    Ok(if report.lost_threads.is_empty() {
+    let code = if report.lost_threads.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
+    };
+    Ok((code, doc))
 }
 
 fn us(n: Nanos) -> String {
@@ -478,6 +493,8 @@ fn thread_json(t: &ThreadReport) -> Value {
         "outliers": t.outliers.iter().map(|o| json!({
             "loop": o.loop_index, "time_ns": ns(o.at), "latency_ns": ns(o.latency),
         })).collect::<Vec<_>>(),
+        "histogram_us": t.buckets_us.iter().enumerate().filter(|(_, &n)| n > 0)
+            .map(|(us, &n)| [us as u64, n]).collect::<Vec<_>>(),
     })
 }
 
@@ -624,5 +641,14 @@ mod tests {
         }
         assert_eq!(t0["loops"], 50);
         assert_eq!(t0["policy"], "other");
+        // histogram_us: non-empty [us, count] buckets in order, counting
+        // every loop that did not overflow.
+        let buckets = t0["histogram_us"].as_array().unwrap();
+        let counted: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(counted + t0["histogram_overflows"].as_u64().unwrap(), 50);
+        assert!(buckets.iter().all(|b| b[1].as_u64().unwrap() > 0));
+        assert!(buckets
+            .windows(2)
+            .all(|w| w[0][0].as_u64() < w[1][0].as_u64()));
     }
 }

@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_report::sources::GanttRows;
+use rtlab_report::view::RunView;
 use rtlab_rt::executor::{
     self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport,
 };
@@ -21,6 +23,7 @@ use rtlab_rt::lag::ControllerKind;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
+    rtlab run builtin:lf-scenario-4 --policy dm --duration 1s --plot s4-dm.svg\n  \
     rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n\n\
@@ -103,6 +106,9 @@ pub struct RunArgs {
     /// Print the JSON report instead of the tables.
     #[arg(long)]
     pub json: bool,
+    /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// Opens a job-file format on a created file: writes its opening and
@@ -132,6 +138,7 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
+    more_sinks: Vec<Box<dyn JobSink>>,
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
     let cfg = flags.config()?;
     let loaded = file::load(&flags.taskset)?;
@@ -145,6 +152,7 @@ pub fn execute(
             .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
         sinks.push(created);
     }
+    sinks.extend(more_sinks);
     let flag = interrupt::install_interrupt_flag();
     doctor::restore_left_state_first();
     let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
@@ -231,11 +239,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
         });
     }
-    let (_, origin, report, written) = execute(&args.flags, &files)?;
+    let gantt = GanttRows::new();
+    let more_sinks: Vec<Box<dyn JobSink>> = match args.plot {
+        Some(_) => vec![Box::new(gantt.clone())],
+        None => Vec::new(),
+    };
+    let (set, origin, report, written) = execute(&args.flags, &files, more_sinks)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", describe(&report, &origin));
+    }
+    if let Some(path) = &args.plot {
+        let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);
+        run.jobs = gantt.rows(&set);
+        crate::plot_file::write(path, &run)?;
     }
     // What was measured is out; now the files that could not be written.
     written.into_iter().collect::<anyhow::Result<Vec<()>>>()?;

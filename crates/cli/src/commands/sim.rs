@@ -6,6 +6,8 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, printable, Nanos};
+use rtlab_report::sources::jobs_from_trace;
+use rtlab_report::view::RunView;
 use rtlab_sim::{
     check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
     SimConfig, SimError, SimReport, Simulator, TraceWindow, MAX_KEPT_RECORDS,
@@ -19,6 +21,7 @@ use crate::usage::usage;
 pub const EXAMPLES: &str = "Examples:\n  \
     rtlab sim builtin:lf-scenario-4 --scheduler fp:dm --duration 100ms\n  \
     rtlab sim builtin:lf-scenario-4 --scheduler edf --duration 100ms --gantt s4.svg\n  \
+    rtlab sim builtin:lf-scenario-4 --scheduler fp:dm --duration 100ms --plot s4-dm.svg\n  \
     rtlab sim builtin:hartstone-ph --scheduler rr:2ms --duration 10s --json\n  \
     rtlab sim builtin:avionics -s fp:rm -d 2s --tick 1ms --overheads builtin:rtmach\n  \
     rtlab sim my-set.toml --scheduler fp:rm --protocol ipcp --trace trace.json\n  \
@@ -76,6 +79,9 @@ pub struct SimArgs {
     /// Print the JSON report instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Draw the Gantt chart of the --window (its first 400 jobs) as SVG with rtlab-report's plot (job windows, preemption counts).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
     /// Write a Chrome trace-event JSON of the window (open in ui.perfetto.dev).
     #[arg(long)]
     pub trace: Option<String>,
@@ -147,7 +153,7 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         c.phases.push(phase);
     }
     check_phases(&c.phases, duration).map_err(usage)?;
-    if args.trace.is_some() || args.gantt.is_some() {
+    if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
             None => TraceWindow {
@@ -204,7 +210,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
         sim.stream_chrome_trace(
             Box::new(std::io::BufWriter::new(file)),
-            args.gantt.is_some(),
+            args.gantt.is_some() || args.plot.is_some(),
         );
     }
     sim.run();
@@ -228,6 +234,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         );
         std::fs::write(path, trace.to_svg())
             .with_context(|| format!("--gantt: cannot write {path}"))?;
+    }
+    if let (Some(trace), Some(path)) = (sim.trace(), &args.plot) {
+        let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?);
+        run.jobs = jobs_from_trace(trace, &loaded.set);
+        crate::plot_file::write(path, &run)?;
     }
     if let Some(stop) = sim.stopped() {
         anyhow::bail!("{stop}");

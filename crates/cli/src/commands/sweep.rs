@@ -41,6 +41,7 @@ use crate::usage::usage;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     rtlab sweep --tasks 10 --from 0.5 --to 1.0 --step 0.05 --sets 1000 --seed 1\n  \
+    rtlab sweep --tasks 5 --from 0.6 --to 1.0 --step 0.1 --sets 100 --plot ratio.svg\n  \
     rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
     rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json")]
 pub struct SweepArgs {
@@ -100,6 +101,9 @@ pub struct SweepArgs {
     /// Print the JSON document instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Draw the ratio against utilization, one line per test, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 fn parse_method(text: &str) -> Result<UtilizationMethod, String> {
@@ -149,7 +153,7 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
 }
 
 /// Runs `rtlab sweep`.
-pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
+pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     if args.sets == 0 {
         return Err(usage("--sets must be at least 1"));
     }
@@ -216,13 +220,17 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         std::fs::write(path, csv(&result))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    let doc = json_document(args, &generator, &result);
     if args.json {
-        let doc = json_document(args, &generator, &result);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", human(args, &result));
     }
-    Ok(())
+    if let Some(path) = &args.plot {
+        let run = rtlab_report::view::RunView::unsaved("sweep", doc.clone());
+        crate::plot_file::write(path, &run)?;
+    }
+    Ok(doc)
 }
 
 /// `--csv`: `utilization,sets,<test>...`, numbers as Rust prints them.

@@ -1,0 +1,57 @@
+//! `rtlab report`: one self-contained HTML file of stored runs, with their
+//! summaries and plots (drawn by `rtlab-report`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use rtlab_report::html::render_html;
+use rtlab_report::view::RunView;
+
+/// Arguments of `rtlab report`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  rtlab report --from-json runs.json --out report.html")]
+pub struct ReportArgs {
+    /// Runs as JSON files, each one stored run or a list of them (the shape `rtlab-report` reads: id, created, rtlab_version, command, kind, taskset, host, document, status, jobs, samples).
+    #[arg(long = "from-json", value_name = "FILE", num_args = 1.., required = true)]
+    pub from_json: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, value_name = "FILE", default_value = "rtlab-report.html")]
+    pub out: PathBuf,
+}
+
+/// Runs `rtlab report`.
+pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut runs = Vec::new();
+    for path in &args.from_json {
+        runs.extend(read_runs(path)?);
+    }
+    let html = render_html(&runs);
+    std::fs::write(&args.out, &html)
+        .with_context(|| format!("--out: cannot write {}", args.out.display()))?;
+    println!(
+        "report: {} run{} ({} KiB) written to {}",
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        html.len().div_ceil(1024),
+        args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run or a list of runs from a JSON file; an error names
+/// file:line:col.
+fn read_runs(path: &PathBuf) -> anyhow::Result<Vec<RunView>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--from-json: cannot read {}", path.display()))?;
+    // Syntax errors first, with their position; then the shape.
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+    let runs = match value {
+        serde_json::Value::Array(_) => serde_json::from_value::<Vec<RunView>>(value),
+        other => serde_json::from_value::<RunView>(other).map(|r| vec![r]),
+    }
+    .map_err(|e| anyhow::anyhow!("{}: not a stored run: {e}", path.display()))?;
+    Ok(runs)
+}

@@ -1,0 +1,184 @@
+//! Which plots a run gets, by its kind. A new kind of run (breakdown,
+//! Hartstone, ...) adds one function here that extracts its series
+//! ([`crate::series`]) and draws them ([`crate::plot`]), and one line in
+//! [`figures`].
+
+use crate::plot::{self, PlotResult};
+use crate::series::{self, MAX_GANTT_JOBS};
+use crate::view::RunView;
+
+/// One plot of a run: a title, the SVG or why there is none, and a
+/// caption saying what it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Heading.
+    pub title: String,
+    /// The SVG document, or why it is missing (no data of that kind).
+    pub svg: Result<String, String>,
+    /// One sentence on what is drawn.
+    pub caption: String,
+}
+
+impl Figure {
+    fn drawn(title: &str, drawing: PlotResult, caption: String) -> Figure {
+        Figure {
+            title: title.to_string(),
+            svg: drawing.map_err(|e| e.to_string()),
+            caption,
+        }
+    }
+
+    fn missing(title: &str, why: &str) -> Figure {
+        Figure {
+            title: title.to_string(),
+            svg: Err(why.to_string()),
+            caption: String::new(),
+        }
+    }
+}
+
+/// The plots of a run, in the order the report shows them.
+pub fn figures(run: &RunView) -> Vec<Figure> {
+    match run.kind.as_str() {
+        "latency" => latency(run),
+        "lag-study" => lag_study(run),
+        "run" | "sim" => schedule(run),
+        "compare" => {
+            let mut out = schedule(run);
+            out.push(real_vs_sim(run));
+            out
+        }
+        "sweep" => vec![sweep(run)],
+        "analyze" => analyze(run),
+        _ => Vec::new(),
+    }
+}
+
+/// The one plot a user wants from a command's `--plot FILE.svg`:
+/// latency's histogram, sweep's ratio curve, sim's and run's Gantt chart.
+pub fn main_plot(run: &RunView) -> Option<Figure> {
+    let mut all = figures(run);
+    (!all.is_empty()).then(|| all.swap_remove(0))
+}
+
+fn latency(run: &RunView) -> Vec<Figure> {
+    let histograms = series::latency_histograms(run);
+    let hist = if histograms.iter().all(|h| h.buckets.is_empty()) {
+        Figure::missing(
+            "Latency histogram",
+            "no histogram in the document and no samples stored",
+        )
+    } else {
+        Figure::drawn(
+            "Latency histogram",
+            plot::latency_histogram(&histograms),
+            "Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); latencies beyond the last bucket are the document's histogram_overflows.".into(),
+        )
+    };
+    let over_time = series::latency_over_time(run);
+    let time = if over_time.is_empty() {
+        Figure::missing(
+            "Latency over time",
+            "no per-sample rows stored for this run",
+        )
+    } else {
+        Figure::drawn(
+            "Latency over time",
+            plot::lines(&over_time, "time (s)", "wake-up latency (us)", None),
+            format!(
+                "Each thread's wake-up latency against the time of the wake-up; above {} points, the maximum of each bin.",
+                series::MAX_LINE_POINTS
+            ),
+        )
+    };
+    vec![hist, time]
+}
+
+fn lag_study(run: &RunView) -> Vec<Figure> {
+    let bars = series::lag_bars(run);
+    if bars.is_empty() {
+        return vec![Figure::missing("Lags", "the document has no cells")];
+    }
+    [10, 20]
+        .into_iter()
+        .map(|us| {
+            Figure::drawn(
+                &format!("Lags under {us} us"),
+                plot::lag_shares(&bars, us),
+                format!("Share of lags (wake-up - release) under {us} us per period and utilization, one bar per controller (paper 000, figures 4.1 and 4.5)."),
+            )
+        })
+        .collect()
+}
+
+fn schedule(run: &RunView) -> Vec<Figure> {
+    if run.jobs.is_empty() {
+        return vec![Figure::missing(
+            "Gantt chart",
+            "no per-job rows stored for this run",
+        )];
+    }
+    let g = series::gantt(run);
+    let cut = if g.total_jobs > g.bars.len() {
+        format!(
+            " The first {MAX_GANTT_JOBS} of {} jobs by release.",
+            g.total_jobs
+        )
+    } else {
+        String::new()
+    };
+    vec![
+        Figure::drawn(
+            "Gantt chart",
+            plot::gantt(&g),
+            format!("Per task: the job's window release..deadline (pale), the job from start to finish (red: missed its deadline), a tick at each release, preemptions as Np.{cut}"),
+        ),
+        Figure::drawn(
+            "Response times",
+            plot::lines(&series::responses(run), "release (s)", "response time (ms)", None),
+            "Finish - release of every completed job, per task, against its release.".into(),
+        ),
+    ]
+}
+
+fn real_vs_sim(run: &RunView) -> Figure {
+    Figure::drawn(
+        "Real vs simulated",
+        plot::real_vs_sim(&series::real_vs_sim(run)),
+        "Mean and maximum response time per task, on real threads and in the simulator.".into(),
+    )
+}
+
+fn sweep(run: &RunView) -> Figure {
+    Figure::drawn(
+        "Schedulability ratio",
+        plot::lines(
+            &series::sweep_curves(run),
+            "utilization",
+            "sets accepted (fraction)",
+            Some(1.05),
+        ),
+        "The share of random task sets each test accepts, against their utilization.".into(),
+    )
+}
+
+fn analyze(run: &RunView) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let bounds = series::response_bounds(run);
+    if !bounds.is_empty() {
+        out.push(Figure::drawn(
+            "Response times vs deadlines",
+            plot::response_bounds(&bounds),
+            "Exact worst-case response time per task and policy (no bar: above D), the deadline as a black mark.".into(),
+        ));
+    }
+    let b = series::breakdown(run);
+    if !b.curves.is_empty() || !b.ideal.is_empty() {
+        out.push(Figure::drawn(
+            "Breakdown utilization vs tick",
+            plot::breakdown(&b),
+            "The largest scaling of every C that stays schedulable, as a utilization, against the timer tick, with the ideal (no overheads) level.".into(),
+        ));
+    }
+    out
+}

@@ -1,0 +1,12 @@
+//! rtlab's results as pictures and pages: the data of each plot extracted
+//! from a stored run ([`series`]), drawn as SVG ([`plot`]), chosen per kind
+//! of run ([`figures`]) and put into one self-contained HTML file
+//! ([`html`]).
+#![forbid(unsafe_code)]
+
+pub mod figures;
+pub mod html;
+pub mod plot;
+pub mod series;
+pub mod sources;
+pub mod view;

@@ -1,0 +1,646 @@
+//! Drawing: each function turns one plot's data ([`crate::series`]) into an
+//! SVG document through `plotters`' SVG backend (text as SVG `<text>`, no
+//! font files or system libraries involved).
+//!
+//! Every mark of a data series is drawn opaque in a colour of [`PALETTE`]
+//! and nothing else is (legend samples have [`LEGEND_OPACITY`], axes and
+//! text are black or grey), so a mark can be told from the rest: the
+//! tests count them.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use rtlab_model::printable;
+
+use crate::series::{Breakdown, Gantt, Histogram, LagBar, Line, RealVsSim, ResponseBound};
+
+/// Width and height of every plot, in SVG pixels.
+pub const SIZE: (u32, u32) = (900, 420);
+
+/// Series colours (Tableau 10), as `#RRGGBB` in the SVG.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
+];
+
+/// Opacity of the legend's colour samples, so they do not count as marks.
+pub const LEGEND_OPACITY: f64 = 0.9;
+
+/// Why a plot could not be drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlotError(pub String);
+
+impl std::fmt::Display for PlotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot draw the plot: {}", self.0)
+    }
+}
+
+impl std::error::Error for PlotError {}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        PlotError(e.to_string())
+    }
+}
+
+/// An SVG document, or why there is none.
+pub type PlotResult = Result<String, PlotError>;
+
+/// The colour of series `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Draws on a fresh white SVG canvas of [`SIZE`] and returns the document.
+fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), PlotError>) -> PlotResult {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(out)
+}
+
+/// Names from files made safe for a label: control and invisible
+/// characters escaped (`\n`, `\u{202e}`); plotters escapes `<`, `&`, `"`.
+fn label(text: &str) -> String {
+    printable(text).into_owned()
+}
+
+fn font() -> TextStyle<'static> {
+    ("sans-serif", 14).into_font().color(&BLACK)
+}
+
+/// `value` rounded up to a "nice" axis end (1, 2 or 5 times a power of 10).
+fn nice_ceiling(value: f64) -> f64 {
+    if value <= 0.0 || !value.is_finite() {
+        return 1.0;
+    }
+    let power = 10f64.powf(value.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|&v| v >= value)
+        .unwrap_or(10.0 * power)
+}
+
+/// Writes the `i`-th name under the chart's x axis centred on x = i
+/// (`at` maps a chart x to the axis' pixel): category names, which
+/// plotters' numeric labels cannot give.
+fn category_labels<'n, DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    at: impl Fn(f64) -> (i32, i32),
+    names: impl Iterator<Item = &'n str>,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let style = font().pos(Pos::new(HPos::Center, VPos::Top));
+    // About 7 px per character at 14 px: a name wider than its slot is cut.
+    let slot = (at(1.0).0 - at(0.0).0).unsigned_abs() as usize;
+    let fits = (slot / 7).max(3);
+    for (i, text) in names.enumerate() {
+        let (px, py) = at(i as f64);
+        let text = shortened(&label(text), fits);
+        root.draw(&Text::new(text, (px, py + 6), style.clone()))
+            .map_err(PlotError::from)?;
+    }
+    Ok(())
+}
+
+/// Lines, with a dot on each point when `dots` and there are few, and a
+/// legend naming each.
+fn draw_lines<'a, 'b: 'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    lines: &[Line],
+    dots: bool,
+) -> Result<(), PlotError>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, line) in lines.iter().enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(
+                line.points.iter().copied(),
+                c.stroke_width(2),
+            ))?
+            .label(label(&line.label))
+            .legend(move |(x, y)| {
+                PathElement::new(
+                    vec![(x, y), (x + 20, y)],
+                    c.mix(LEGEND_OPACITY).stroke_width(2),
+                )
+            });
+        if dots && line.points.len() <= 60 {
+            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+        }
+    }
+    legend(chart, SeriesLabelPosition::UpperRight)?;
+    Ok(())
+}
+
+/// A chart builder with the margins and label areas all plots share.
+fn builder<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.margin(12).x_label_area_size(40).y_label_area_size(70);
+    b
+}
+
+/// The legend box: every series' label and colour sample.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), PlotError> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(font())
+        .position(position)
+        .draw()?;
+    Ok(())
+}
+
+/// cyclictest's classic plot: per thread, samples per 1 us latency bucket
+/// as a step outline (down to the axis between non-adjacent buckets),
+/// count on a log scale.
+pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
+    let max_us = histograms
+        .iter()
+        .flat_map(|h| h.buckets.iter().map(|b| b.0))
+        .max()
+        .unwrap_or(0);
+    let max_count = histograms
+        .iter()
+        .flat_map(|h| h.buckets.iter().map(|b| b.1))
+        .max()
+        .unwrap_or(1);
+    let lines: Vec<Line> = histograms
+        .iter()
+        .map(|h| Line {
+            label: h.label.clone(),
+            points: steps(&h.buckets, HISTOGRAM_FLOOR),
+        })
+        .collect();
+    svg(|root| {
+        let mut chart = builder(root).build_cartesian_2d(
+            0f64..(max_us as f64 + 1.0).max(10.0),
+            (HISTOGRAM_FLOOR..nice_ceiling(max_count as f64 * 2.0)).log_scale(),
+        )?;
+        chart
+            .configure_mesh()
+            .x_desc("wake-up latency (us)")
+            .y_desc("samples (log)")
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        draw_lines(&mut chart, &lines, false)
+    })
+}
+
+/// The bottom of the histogram's log axis (below one sample).
+const HISTOGRAM_FLOOR: f64 = 0.5;
+
+/// The outline of 1-wide buckets `(x, count)`: across each bucket at its
+/// count, down to `floor` where the next bucket is not adjacent.
+pub fn steps(buckets: &[(u64, u64)], floor: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(buckets.len() * 2 + 4);
+    let mut end: Option<u64> = None;
+    for &(x, n) in buckets {
+        if end != Some(x) {
+            if let Some(e) = end {
+                out.push((e as f64, floor));
+            }
+            out.push((x as f64, floor));
+        }
+        out.push((x as f64, n as f64));
+        out.push((x as f64 + 1.0, n as f64));
+        end = Some(x + 1);
+    }
+    if let Some(e) = end {
+        out.push((e as f64, floor));
+    }
+    out
+}
+
+/// Lines of y against x on linear axes from 0, with axis names: latency
+/// vs time, response time vs release, ratio vs utilization.
+pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> PlotResult {
+    let all = || lines.iter().flat_map(|l| l.points.iter());
+    let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
+    let x_max = all().map(|p| p.0).fold(0.0, f64::max);
+    let y_top = y_max.unwrap_or_else(|| nice_ceiling(all().map(|p| p.1).fold(0.0, f64::max) * 1.1));
+    let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+    svg(|root| {
+        let mut chart = builder(root).build_cartesian_2d(x_min..x_max, 0f64..y_top)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        draw_lines(&mut chart, lines, true)
+    })
+}
+
+/// Grouped bars: for each group (x label), one bar per series value
+/// (`None`: no bar). `names` label the series.
+fn grouped_bars(
+    groups: &[(String, Vec<Option<f64>>)],
+    names: &[String],
+    y_desc: &str,
+    y_top: f64,
+) -> PlotResult {
+    let per_group = names.len().max(1);
+    let width = 0.8 / per_group as f64;
+    svg(|root| {
+        let mut chart = builder(root)
+            .build_cartesian_2d(-0.5f64..(groups.len() as f64 - 0.5).max(0.5), 0f64..y_top)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .y_desc(y_desc)
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        for (k, name) in names.iter().enumerate() {
+            let c = color(k);
+            let bars = groups.iter().enumerate().filter_map(|(g, (_, values))| {
+                let v = (*values.get(k)?)?;
+                let left = g as f64 - 0.4 + k as f64 * width;
+                Some(Rectangle::new(
+                    [(left, 0.0), (left + width * 0.9, v)],
+                    c.filled(),
+                ))
+            });
+            chart
+                .draw_series(bars)?
+                .label(label(name))
+                .legend(move |(x, y)| {
+                    Rectangle::new(
+                        [(x, y - 5), (x + 14, y + 5)],
+                        c.mix(LEGEND_OPACITY).filled(),
+                    )
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        let names = groups.iter().map(|g| g.0.as_str());
+        category_labels(root, |x| chart.backend_coord(&(x, 0.0)), names)
+    })
+}
+
+/// Paper 000's bars: per period x utilization cell, the share (%) of lags
+/// under `threshold_us` (10 or 20), one bar per controller.
+pub fn lag_shares(bars: &[LagBar], threshold_us: u32) -> PlotResult {
+    let mut controllers: Vec<String> = Vec::new();
+    let mut cells: Vec<(u64, u64)> = Vec::new();
+    for b in bars {
+        if !controllers.contains(&b.controller) {
+            controllers.push(b.controller.clone());
+        }
+        let cell = (b.period_ns, (b.utilization * 1000.0).round() as u64);
+        if !cells.contains(&cell) {
+            cells.push(cell);
+        }
+    }
+    let groups: Vec<(String, Vec<Option<f64>>)> = cells
+        .iter()
+        .map(|&(period, permille)| {
+            let values = controllers
+                .iter()
+                .map(|c| {
+                    bars.iter()
+                        .find(|b| {
+                            b.period_ns == period
+                                && (b.utilization * 1000.0).round() as u64 == permille
+                                && &b.controller == c
+                        })
+                        .map(|b| {
+                            100.0
+                                * if threshold_us <= 10 {
+                                    b.below_10us
+                                } else {
+                                    b.below_20us
+                                }
+                        })
+                })
+                .collect();
+            (
+                format!("{} {}%", duration_label(period), permille as f64 / 10.0),
+                values,
+            )
+        })
+        .collect();
+    grouped_bars(
+        &groups,
+        &controllers,
+        &format!("lags under {threshold_us} us (%)"),
+        110.0,
+    )
+}
+
+/// Real against simulated response times per task (ms): mean and max.
+pub fn real_vs_sim(rows: &[RealVsSim]) -> PlotResult {
+    let ms = |v: Option<u64>| v.map(|ns| ns as f64 / 1e6);
+    let groups: Vec<(String, Vec<Option<f64>>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.task.clone(),
+                vec![
+                    ms(r.real_mean_ns),
+                    ms(r.sim_mean_ns),
+                    ms(r.real_max_ns),
+                    ms(r.sim_max_ns),
+                ],
+            )
+        })
+        .collect();
+    let top = groups
+        .iter()
+        .flat_map(|g| g.1.iter().flatten())
+        .fold(0.0, |a: f64, &b| a.max(b));
+    let names = ["real mean", "sim mean", "real max", "sim max"].map(String::from);
+    grouped_bars(
+        &groups,
+        &names,
+        "response time (ms)",
+        nice_ceiling(top * 1.25),
+    )
+}
+
+/// Worst-case response times (bars, one colour per policy) against each
+/// task's deadline (a black tick), in ms on a log scale.
+pub fn response_bounds(bounds: &[ResponseBound]) -> PlotResult {
+    let mut tasks: Vec<(String, u64)> = Vec::new();
+    let mut policies: Vec<String> = Vec::new();
+    for b in bounds {
+        if !tasks.iter().any(|t| t.0 == b.task) {
+            tasks.push((b.task.clone(), b.deadline_ns));
+        }
+        if !policies.contains(&b.policy) {
+            policies.push(b.policy.clone());
+        }
+    }
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let all = bounds
+        .iter()
+        .flat_map(|b| [b.wcrt_ns, Some(b.deadline_ns)])
+        .flatten()
+        .map(ms);
+    let low = all.clone().fold(f64::INFINITY, f64::min).max(1e-6);
+    let top = nice_ceiling(all.fold(0.0, f64::max) * 1.5);
+    let bottom = low / 2.0;
+    let width = 0.8 / policies.len().max(1) as f64;
+    svg(|root| {
+        let mut chart = builder(root).build_cartesian_2d(
+            -0.5f64..(tasks.len() as f64 - 0.5).max(0.5),
+            (bottom..top).log_scale(),
+        )?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .y_desc("time (ms, log)")
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        for (k, policy) in policies.iter().enumerate() {
+            let c = color(k);
+            let bars = bounds
+                .iter()
+                .filter(|b| &b.policy == policy)
+                .filter_map(|b| {
+                    let g = tasks.iter().position(|t| t.0 == b.task)? as f64;
+                    let left = g - 0.4 + k as f64 * width;
+                    Some(Rectangle::new(
+                        [(left, bottom), (left + width * 0.9, ms(b.wcrt_ns?))],
+                        c.filled(),
+                    ))
+                });
+            chart
+                .draw_series(bars)?
+                .label(format!("R ({})", label(policy)))
+                .legend(move |(x, y)| {
+                    Rectangle::new(
+                        [(x, y - 5), (x + 14, y + 5)],
+                        c.mix(LEGEND_OPACITY).filled(),
+                    )
+                });
+        }
+        chart
+            .draw_series(tasks.iter().enumerate().map(|(g, (_, d))| {
+                let g = g as f64;
+                PathElement::new(
+                    vec![(g - 0.45, ms(*d)), (g + 0.45, ms(*d))],
+                    BLACK.stroke_width(3),
+                )
+            }))?
+            .label("deadline D")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        let names = tasks.iter().map(|t| t.0.as_str());
+        category_labels(root, |x| chart.backend_coord(&(x, bottom)), names)
+    })
+}
+
+/// Breakdown utilization (%) against the tick (ms; 0 = tickless), one
+/// line per policy with overheads, and each policy's ideal as a dashed
+/// level.
+pub fn breakdown(data: &Breakdown) -> PlotResult {
+    let x_max = data
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.0))
+        .fold(1.0, f64::max);
+    let mut lines: Vec<Line> = data
+        .curves
+        .iter()
+        .map(|c| Line {
+            label: c.label.clone(),
+            points: c.points.iter().map(|&(x, u)| (x, u * 100.0)).collect(),
+        })
+        .collect();
+    for (policy, u) in &data.ideal {
+        lines.push(Line {
+            label: format!("{policy} ideal"),
+            points: vec![(0.0, u * 100.0), (x_max, u * 100.0)],
+        });
+    }
+    self::lines(
+        &lines,
+        "tick (ms; 0 = tickless)",
+        "breakdown utilization (%)",
+        Some(110.0),
+    )
+}
+
+/// The jobs of a run: per task a lane; each job a thin window from release
+/// to deadline, a bar from start to finish (red when it missed, hatched
+/// to the end when unfinished), a tick at the release, and its preemption
+/// count above it when there is room.
+pub fn gantt(g: &Gantt) -> PlotResult {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let lanes = g.lanes.len().max(1);
+    let y = |lane: usize| (lanes - 1 - lane) as f64;
+    let end = ms(g.end_ns).max(1e-3);
+    let show_counts = g.bars.len() <= 120;
+    let miss = PALETTE[3];
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(140)
+            .build_cartesian_2d(0f64..end * 1.02, -0.6f64..(lanes as f64 - 0.4))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .y_label_formatter(&|_| String::new())
+            .x_desc("time (ms)")
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        let window = g.bars.iter().map(|b| {
+            let yy = y(b.lane);
+            Rectangle::new(
+                [
+                    (ms(b.row.release_ns), yy - 0.08),
+                    (ms(b.row.deadline_ns), yy + 0.08),
+                ],
+                color(b.lane).mix(0.25).filled(),
+            )
+        });
+        chart.draw_series(window)?;
+        let run = g.bars.iter().filter_map(|b| {
+            let start = ms(b.row.start_ns?);
+            let finish = b.row.finish_ns.map_or(end, ms);
+            let yy = y(b.lane);
+            let style = if b.missed { miss } else { color(b.lane) };
+            Some(Rectangle::new(
+                [(start, yy - 0.3), (finish.max(start), yy + 0.3)],
+                style.filled(),
+            ))
+        });
+        chart.draw_series(run)?;
+        let releases = g.bars.iter().map(|b| {
+            let yy = y(b.lane);
+            PathElement::new(
+                vec![
+                    (ms(b.row.release_ns), yy - 0.4),
+                    (ms(b.row.release_ns), yy + 0.4),
+                ],
+                color(b.lane).stroke_width(2),
+            )
+        });
+        chart.draw_series(releases)?;
+        if show_counts {
+            let style = ("sans-serif", 11)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Bottom));
+            let counts = g
+                .bars
+                .iter()
+                .filter(|b| b.row.preemptions > 0)
+                .filter_map(|b| {
+                    Some(Text::new(
+                        format!("{}p", b.row.preemptions),
+                        (ms(b.row.start_ns?), y(b.lane) + 0.32),
+                        style.clone(),
+                    ))
+                });
+            chart.draw_series(counts)?;
+        }
+        let style = font().pos(Pos::new(HPos::Right, VPos::Center));
+        for (lane, name) in g.lanes.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(0.0, y(lane)));
+            root.draw(&Text::new(label(name), (px - 8, py), style.clone()))?;
+        }
+        Ok(())
+    })
+}
+
+/// `text` cut to `max` characters, the last one an ellipsis.
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `1ms`, `10ms`, `250us`: a period for a label.
+fn duration_label(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns.is_multiple_of(1000) {
+        format!("{}us", ns / 1000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_ends_are_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(3.0), 5.0);
+        assert_eq!(nice_ceiling(11.0), 20.0);
+        assert_eq!(nice_ceiling(1000.0), 1000.0);
+    }
+
+    #[test]
+    fn histogram_steps_drop_to_the_floor_between_gaps() {
+        assert_eq!(
+            steps(&[(3, 5), (4, 2), (7, 1)], 0.5),
+            vec![
+                (3.0, 0.5),
+                (3.0, 5.0),
+                (4.0, 5.0),
+                (4.0, 2.0),
+                (5.0, 2.0),
+                (5.0, 0.5),
+                (7.0, 0.5),
+                (7.0, 1.0),
+                (8.0, 1.0),
+                (8.0, 0.5)
+            ]
+        );
+        assert!(steps(&[], 0.5).is_empty());
+    }
+
+    #[test]
+    fn long_category_names_are_cut_with_an_ellipsis() {
+        assert_eq!(shortened("radar-tracking-filter", 6), "radar…");
+        assert_eq!(shortened("t1", 6), "t1");
+    }
+
+    #[test]
+    fn periods_are_labelled_in_their_unit() {
+        assert_eq!(duration_label(10_000_000), "10ms");
+        assert_eq!(duration_label(250_000), "250us");
+        assert_eq!(duration_label(1_500), "1500ns");
+    }
+}

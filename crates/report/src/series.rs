@@ -1,0 +1,403 @@
+//! The data of each plot, taken from a run's document and rows, apart from
+//! drawing so that it can be checked number by number. Every function here
+//! reads the fields that a command's `--json` documents (README, "JSON
+//! output") and skips what is missing or null rather than failing: a
+//! report of an old or partial run shows what there is.
+//!
+//! Sizes are bounded whatever the run's length: a line keeps at most
+//! [`MAX_LINE_POINTS`] points (the maximum of each bin, so spikes stay
+//! visible) and a Gantt chart at most [`MAX_GANTT_JOBS`] jobs.
+
+use serde_json::Value;
+
+use crate::view::{JobRow, RunView, SampleRow};
+
+/// Points a line keeps at most; longer series are cut into this many
+/// consecutive bins and each bin keeps its largest value.
+pub const MAX_LINE_POINTS: usize = 1000;
+
+/// Jobs a Gantt chart shows at most: the earliest released.
+pub const MAX_GANTT_JOBS: usize = 400;
+
+/// A named series of (x, y) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Legend label.
+    pub label: String,
+    /// Points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A latency histogram of one thread: (latency in whole microseconds,
+/// count) for each non-empty bucket, in latency order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Histogram {
+    /// Legend label (`thread N`).
+    pub label: String,
+    /// Non-empty buckets.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+/// Per thread, the wake-up latency histogram: the document's
+/// `threads[].histogram_us` when it has one, else counted from the
+/// stored samples (bucket = latency_ns / 1000).
+pub fn latency_histograms(run: &RunView) -> Vec<Histogram> {
+    let from_document: Vec<Histogram> = array(&run.document, "threads")
+        .iter()
+        .filter_map(|t| {
+            let buckets = t.get("histogram_us")?.as_array()?;
+            Some(Histogram {
+                label: format!("thread {}", t.get("thread")?.as_u64()?),
+                buckets: buckets
+                    .iter()
+                    .filter_map(|b| Some((b.get(0)?.as_u64()?, b.get(1)?.as_u64()?)))
+                    .filter(|&(_, count)| count > 0)
+                    .collect(),
+            })
+        })
+        .collect();
+    if !from_document.is_empty() {
+        return from_document;
+    }
+    by_thread(&run.samples)
+        .into_iter()
+        .map(|(thread, samples)| {
+            let mut buckets = std::collections::BTreeMap::new();
+            for s in samples {
+                *buckets.entry(s.latency_ns / 1000).or_insert(0u64) += 1;
+            }
+            Histogram {
+                label: format!("thread {thread}"),
+                buckets: buckets.into_iter().collect(),
+            }
+        })
+        .collect()
+}
+
+/// Per thread, wake-up latency (us) against time (s) from the stored
+/// samples, at most [`MAX_LINE_POINTS`] points each (bin maxima).
+pub fn latency_over_time(run: &RunView) -> Vec<Line> {
+    by_thread(&run.samples)
+        .into_iter()
+        .map(|(thread, samples)| {
+            let points: Vec<(f64, f64)> = samples
+                .iter()
+                .map(|s| (s.t_ns as f64 / 1e9, s.latency_ns as f64 / 1e3))
+                .collect();
+            Line {
+                label: format!("thread {thread}"),
+                points: bin_maxima(&points, MAX_LINE_POINTS),
+            }
+        })
+        .collect()
+}
+
+/// One lag-study cell's bar values (paper 000, figures 4.1 and 4.5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LagBar {
+    /// The cell's period.
+    pub period_ns: u64,
+    /// Its utilization, 0..1.
+    pub utilization: f64,
+    /// `off`, `paper` or `robust` (`on` for documents before there were two).
+    pub controller: String,
+    /// Share of lags under 10 us, 0..1.
+    pub below_10us: f64,
+    /// Share of lags under 20 us, 0..1.
+    pub below_20us: f64,
+}
+
+/// The lag-study cells in document order.
+pub fn lag_bars(run: &RunView) -> Vec<LagBar> {
+    array(&run.document, "cells")
+        .iter()
+        .filter_map(|c| {
+            let controller = match c.get("controller_kind").and_then(Value::as_str) {
+                Some(kind) => kind.to_string(),
+                None if c.get("controller")?.as_bool()? => "on".to_string(),
+                None => "off".to_string(),
+            };
+            Some(LagBar {
+                period_ns: c.get("period_ns")?.as_u64()?,
+                utilization: c.get("utilization")?.as_f64()?,
+                controller,
+                below_10us: c.get("below_10us")?.as_f64()?,
+                below_20us: c.get("below_20us")?.as_f64()?,
+            })
+        })
+        .collect()
+}
+
+/// One job's bar in a Gantt chart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GanttBar {
+    /// Row: index into [`Gantt::lanes`].
+    pub lane: usize,
+    /// The job as stored.
+    pub row: JobRow,
+    /// Finished after its deadline, or unfinished with the deadline
+    /// passed by the end of the run.
+    pub missed: bool,
+}
+
+/// The jobs of a run as a Gantt chart: one lane per task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gantt {
+    /// Task names, one per lane, in the document's task order.
+    pub lanes: Vec<String>,
+    /// The shown jobs, by release time.
+    pub bars: Vec<GanttBar>,
+    /// The time axis ends here: the last release, deadline or finish shown.
+    pub end_ns: u64,
+    /// Jobs recorded in all (more than `bars.len()` when cut).
+    pub total_jobs: usize,
+}
+
+/// The first [`MAX_GANTT_JOBS`] jobs by release (ties by task order)
+/// with their windows release..finish, start and preemptions.
+pub fn gantt(run: &RunView) -> Gantt {
+    let lanes = task_lanes(run);
+    let ended = run_end_ns(&run.document);
+    let mut jobs: Vec<&JobRow> = run.jobs.iter().collect();
+    let lane_of = |name: &str| lanes.iter().position(|l| l == name).unwrap_or(0);
+    jobs.sort_by_key(|j| (j.release_ns, lane_of(&j.task), j.job));
+    let bars: Vec<GanttBar> = jobs
+        .iter()
+        .take(MAX_GANTT_JOBS)
+        .map(|j| GanttBar {
+            lane: lane_of(&j.task),
+            row: (*j).clone(),
+            missed: match j.finish_ns {
+                Some(f) => f > j.deadline_ns,
+                None => ended.is_some_and(|e| j.deadline_ns <= e),
+            },
+        })
+        .collect();
+    let end_ns = bars
+        .iter()
+        .map(|b| b.row.finish_ns.unwrap_or(0).max(b.row.deadline_ns))
+        .max()
+        .unwrap_or(0);
+    Gantt {
+        lanes,
+        bars,
+        end_ns,
+        total_jobs: run.jobs.len(),
+    }
+}
+
+/// Per task, response time (finish - release, ms) of each completed job
+/// against its release (s), at most [`MAX_LINE_POINTS`] points each.
+pub fn responses(run: &RunView) -> Vec<Line> {
+    task_lanes(run)
+        .into_iter()
+        .filter_map(|task| {
+            let mut points: Vec<(f64, f64)> = run
+                .jobs
+                .iter()
+                .filter(|j| j.task == task)
+                .filter_map(|j| {
+                    let response = j.finish_ns?.checked_sub(j.release_ns)?;
+                    Some((j.release_ns as f64 / 1e9, response as f64 / 1e6))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (!points.is_empty()).then(|| Line {
+                label: task,
+                points: bin_maxima(&points, MAX_LINE_POINTS),
+            })
+        })
+        .collect()
+}
+
+/// One task's response times on real threads and in the simulator (ns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealVsSim {
+    /// Task name.
+    pub task: String,
+    /// Mean response, real.
+    pub real_mean_ns: Option<u64>,
+    /// Mean response, simulated.
+    pub sim_mean_ns: Option<u64>,
+    /// Max response, real.
+    pub real_max_ns: Option<u64>,
+    /// Max response, simulated.
+    pub sim_max_ns: Option<u64>,
+}
+
+/// From `rtlab compare --json`: `tasks[].mean_response_ns` and
+/// `max_response_ns`, each `[real, sim]`.
+pub fn real_vs_sim(run: &RunView) -> Vec<RealVsSim> {
+    let pair = |t: &Value, key: &str, i: usize| t.get(key)?.get(i)?.as_u64();
+    array(&run.document, "tasks")
+        .iter()
+        .filter_map(|t| {
+            Some(RealVsSim {
+                task: t.get("name")?.as_str()?.to_string(),
+                real_mean_ns: pair(t, "mean_response_ns", 0),
+                sim_mean_ns: pair(t, "mean_response_ns", 1),
+                real_max_ns: pair(t, "max_response_ns", 0),
+                sim_max_ns: pair(t, "max_response_ns", 1),
+            })
+        })
+        .collect()
+}
+
+/// From `rtlab sweep --json`: per test (in `tests` order), the accepted
+/// ratio (0..1) against utilization.
+pub fn sweep_curves(run: &RunView) -> Vec<Line> {
+    let rows = array(&run.document, "rows");
+    array(&run.document, "tests")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|test| Line {
+            label: test.to_string(),
+            points: rows
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        r.get("utilization")?.as_f64()?,
+                        r.get("ratio")?.get(test)?.as_f64()?,
+                    ))
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// A task's worst-case response time under one policy and its deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseBound {
+    /// Task name.
+    pub task: String,
+    /// Priority policy (`rm`, `dm`, ...).
+    pub policy: String,
+    /// Exact worst-case response time (`None`: above D, or not computed).
+    pub wcrt_ns: Option<u64>,
+    /// Relative deadline.
+    pub deadline_ns: u64,
+}
+
+/// From `rtlab analyze --json`: `tasks[]` of every fixed-priority policy
+/// (EDF has no per-task response time there).
+pub fn response_bounds(run: &RunView) -> Vec<ResponseBound> {
+    array(&run.document, "tasks")
+        .iter()
+        .filter_map(|t| {
+            Some(ResponseBound {
+                task: t.get("name")?.as_str()?.to_string(),
+                policy: t.get("policy")?.as_str()?.to_string(),
+                wcrt_ns: t.get("wcrt_ns").and_then(Value::as_u64),
+                deadline_ns: t.get("deadline_ns")?.as_u64()?,
+            })
+        })
+        .filter(|b| b.policy != "edf")
+        .collect()
+}
+
+/// Breakdown utilization against the tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Breakdown {
+    /// Per policy with overheads: (tick in ms, breakdown utilization 0..1);
+    /// a tickless entry is at tick 0.
+    pub curves: Vec<Line>,
+    /// Per policy, the ideal breakdown utilization (no overheads).
+    pub ideal: Vec<(String, f64)>,
+}
+
+/// From `rtlab analyze --breakdown --json`: `breakdown[]`, entries whose
+/// `utilization` is null (no schedulable scale) left out.
+pub fn breakdown(run: &RunView) -> Breakdown {
+    let mut curves: Vec<Line> = Vec::new();
+    let mut ideal = Vec::new();
+    for b in array(&run.document, "breakdown") {
+        let (Some(policy), Some(u)) = (
+            b.get("policy").and_then(Value::as_str),
+            b.get("utilization").and_then(Value::as_f64),
+        ) else {
+            continue;
+        };
+        match b.get("overheads").and_then(Value::as_str) {
+            None => ideal.push((policy.to_string(), u)),
+            Some(overheads) => {
+                let tick_ms = b.get("tick_ns").and_then(Value::as_u64).unwrap_or(0) as f64 / 1e6;
+                let label = format!("{policy} with {overheads}");
+                match curves.iter_mut().find(|c| c.label == label) {
+                    Some(curve) => curve.points.push((tick_ms, u)),
+                    None => curves.push(Line {
+                        label,
+                        points: vec![(tick_ms, u)],
+                    }),
+                }
+            }
+        }
+    }
+    for curve in &mut curves {
+        curve.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Breakdown { curves, ideal }
+}
+
+/// `points` cut into at most `max` consecutive bins of equal count (the
+/// last one shorter), each giving its point of largest y (the first on
+/// ties); unchanged when it is short enough.
+pub fn bin_maxima(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
+    if points.len() <= max || max == 0 {
+        return points.to_vec();
+    }
+    let per_bin = points.len().div_ceil(max);
+    points
+        .chunks(per_bin)
+        .filter_map(|bin| {
+            bin.iter()
+                .copied()
+                .reduce(|best, p| if p.1 > best.1 { p } else { best })
+        })
+        .collect()
+}
+
+/// Task names in the document's order (`tasks[].name`), then any others
+/// the job rows name, in order of first appearance.
+fn task_lanes(run: &RunView) -> Vec<String> {
+    let tasks = match run.document.get("real") {
+        Some(real) => array(real, "tasks"),
+        None => array(&run.document, "tasks"),
+    };
+    let mut lanes: Vec<String> = tasks
+        .iter()
+        .filter_map(|t| Some(t.get("name")?.as_str()?.to_string()))
+        .collect();
+    lanes.dedup();
+    for job in &run.jobs {
+        if !lanes.contains(&job.task) {
+            lanes.push(job.task.clone());
+        }
+    }
+    lanes
+}
+
+/// How long the run lasted: `ended_ns` (real runs) or `duration_ns`
+/// (simulations), also inside a comparison's `real`.
+fn run_end_ns(document: &Value) -> Option<u64> {
+    let doc = document.get("real").unwrap_or(document);
+    doc.get("ended_ns")
+        .or_else(|| doc.get("duration_ns"))
+        .and_then(Value::as_u64)
+}
+
+/// Samples grouped per thread, threads in increasing order, each in
+/// stored order.
+fn by_thread(samples: &[SampleRow]) -> Vec<(u32, Vec<&SampleRow>)> {
+    let mut threads: std::collections::BTreeMap<u32, Vec<&SampleRow>> = Default::default();
+    for s in samples {
+        threads.entry(s.thread).or_default().push(s);
+    }
+    threads.into_iter().collect()
+}
+
+/// `doc[key]` as a slice, empty when absent or not an array.
+fn array<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
+    doc.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
