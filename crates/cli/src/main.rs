@@ -8,6 +8,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rtlab_model::printable;
 
 mod commands;
+mod save;
 mod table;
 mod usage;
 
@@ -55,6 +56,9 @@ enum Command {
     LagStudy(commands::lag_study::LagStudyArgs),
     /// The platform's real-time state before measuring; --restore undoes what killed runs left.
     Doctor(commands::doctor::DoctorArgs),
+    /// The results store: list, show, diff, export and remove runs saved with --save.
+    #[command(subcommand)]
+    Results(commands::results::ResultsCommand),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -70,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
+        Command::Results(command) => commands::results::run(&command),
     }
 }
 

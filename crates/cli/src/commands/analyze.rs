@@ -94,6 +94,8 @@ pub struct AnalyzeArgs {
     /// Print the JSON document described in the README instead of tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// `--policy` values.
@@ -174,14 +176,14 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
         Vec::new()
     };
 
+    let doc = json_document(
+        &loaded.origin,
+        set,
+        &options,
+        &reports,
+        args.breakdown.then_some(&breakdowns),
+    );
     if args.json {
-        let doc = json_document(
-            &loaded.origin,
-            set,
-            &options,
-            &reports,
-            args.breakdown.then_some(&breakdowns),
-        );
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
@@ -192,7 +194,13 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<()> {
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );
     }
-    Ok(())
+    crate::save::save_document(
+        &args.save,
+        rtlab_store::RunKind::Analyze,
+        Some(&args.file),
+        doc,
+        false,
+    )
 }
 
 fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {

@@ -93,6 +93,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         locking: None,
         breakdown: true,
         json: false,
+        save: Default::default(),
     })?;
 
     println!("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of paper 000");

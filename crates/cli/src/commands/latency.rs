@@ -126,6 +126,8 @@ pub struct LatencyArgs {
     /// Print JSON (schema in README, "rtlab latency --json").
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// Parses a human duration (`1ms`, `250us`) for clap.
@@ -249,6 +251,7 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
     };
     // Every check of the configuration is about its flags.
     cfg.validate().map_err(usage)?;
+    let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;
@@ -270,7 +273,8 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         ) as Box<dyn std::io::Write + Send>),
         None => None,
     };
-    let result = latency::run_probe_with_series(&cfg, stop, series);
+    let tap = saver.as_ref().map(crate::save::Saver::sample_tap);
+    let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
     let load_stats = load.stop();
     let (report, series_written) = result?;
 
@@ -285,14 +289,19 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let throttling = RtThrottling::read().ok();
+    let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
     if args.json {
-        let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!(
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
+    }
+    if let Some(mut saver) = saver.take() {
+        let measured: u64 = report.threads.iter().map(|t| t.loops).sum();
+        saver.left_out(measured.saturating_sub(crate::save::MAX_SAVED_SAMPLES));
+        saver.finish(&doc, report.interrupted)?;
     }
     if let Some(path) = &args.series {
         series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;

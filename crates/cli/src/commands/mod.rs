@@ -8,6 +8,7 @@ pub mod generate;
 pub mod lag_study;
 pub mod latency;
 pub mod load;
+pub mod results;
 pub mod run;
 pub mod sim;
 pub mod sweep;

@@ -15,6 +15,7 @@ use rtlab_rt::{interrupt, RtThrottling};
 
 use super::latency::parse_nanos;
 use crate::commands::doctor;
+use crate::save::{SaveFlags, Saver};
 use crate::table;
 use crate::usage::usage;
 use rtlab_rt::lag::ControllerKind;
@@ -103,6 +104,8 @@ pub struct RunArgs {
     /// Print the JSON report instead of the tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: SaveFlags,
 }
 
 /// Opens a job-file format on a created file: writes its opening and
@@ -128,10 +131,12 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 /// Loads the set, warns about RT throttling, creates the job files, runs
 /// the set (streaming every job into the files), and says so on stderr
 /// when Ctrl-C or a lost thread cut the run short or job records were
-/// dropped. Returns the report and, per job file, how writing it went.
+/// dropped. Every job also goes to `saver` when one is given. Returns the
+/// report and, per job file (then for the saver), how writing it went.
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
+    saver: Option<&Saver>,
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
     let cfg = flags.config()?;
     let loaded = file::load(&flags.taskset)?;
@@ -145,6 +150,9 @@ pub fn execute(
             .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
         sinks.push(created);
     }
+    if let Some(saver) = saver {
+        sinks.push(saver.job_sink(&loaded.set));
+    }
     let flag = interrupt::install_interrupt_flag();
     doctor::restore_left_state_first();
     let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
@@ -157,11 +165,15 @@ pub fn execute(
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
         }
     };
-    let written = written
+    let mut written: Vec<anyhow::Result<()>> = written
         .into_iter()
-        .zip(files)
-        .map(|(result, f)| result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)))
+        .enumerate()
+        .map(|(i, result)| match files.get(i) {
+            Some(f) => result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)),
+            None => result.context("--save: cannot spool the jobs"),
+        })
         .collect();
+    written.resize_with(files.len() + usize::from(saver.is_some()), || Ok(()));
     if report.jobs_dropped > 0 {
         doctor::say(&format!(
             "warning: {} job records were dropped from the job files because the writer fell behind (the summary still counts every job)",
@@ -231,14 +243,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
         });
     }
-    let (_, origin, report, written) = execute(&args.flags, &files)?;
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
+    let (_, origin, report, written) = execute(&args.flags, &files, saver.as_ref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", describe(&report, &origin));
     }
-    // What was measured is out; now the files that could not be written.
+    // What was measured is out; now the store and the files that could
+    // not be written.
+    let saved = saver.map_or(Ok(()), |s| {
+        s.finish(&serde_json::to_value(&report)?, report.interrupted)
+    });
     written.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
+    saved?;
     Ok(ExitCode::SUCCESS)
 }
 

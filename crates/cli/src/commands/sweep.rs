@@ -102,6 +102,8 @@ pub struct SweepArgs {
     /// Print the JSON document instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 fn parse_method(text: &str) -> Result<UtilizationMethod, String> {
@@ -218,13 +220,13 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
         std::fs::write(path, csv(&result))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    let doc = json_document(args, &generator, &result);
     if args.json {
-        let doc = json_document(args, &generator, &result);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", human(args, &result));
     }
-    Ok(())
+    crate::save::save_document(&args.save, rtlab_store::RunKind::Sweep, None, doc, false)
 }
 
 fn csv(result: &Sweep) -> String {
