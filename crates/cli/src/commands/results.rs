@@ -43,7 +43,7 @@ pub enum ResultsCommand {
         json: bool,
     },
     /// One run: its command, host, task set and document.
-    #[command(after_help = "Example:\n  rtlab results show 3")]
+    #[command(after_help = "Example:\n  rtlab results show 1")]
     Show {
         /// The run's id.
         id: i64,
@@ -54,7 +54,7 @@ pub enum ResultsCommand {
         json: bool,
     },
     /// Two runs' documents side by side: every field (per task) that differs.
-    #[command(after_help = "Example:\n  rtlab results diff 3 4")]
+    #[command(after_help = "Example:\n  rtlab results diff 1 2")]
     Diff {
         /// The first run.
         a: i64,
@@ -68,7 +68,7 @@ pub enum ResultsCommand {
     },
     /// A run with its rows, as JSON (everything) or CSV (its job rows, else its samples).
     #[command(
-        after_help = "Examples:\n  rtlab results export 3 --format json > run3.json\n  rtlab results export 3 --format csv > run3-jobs.csv"
+        after_help = "Examples:\n  rtlab results export 1 --format json > run1.json\n  rtlab results export 1 --format csv > run1-jobs.csv"
     )]
     Export {
         /// The run's id.
@@ -80,7 +80,7 @@ pub enum ResultsCommand {
         store: StoreArg,
     },
     /// Delete a run and its rows.
-    #[command(after_help = "Example:\n  rtlab results rm 3")]
+    #[command(after_help = "Example:\n  rtlab results rm 2")]
     Rm {
         /// The run's id.
         id: i64,
