@@ -433,3 +433,45 @@ fn a_run_ended_by_sigint_is_saved_as_interrupted_with_its_jobs() {
     assert!(released(&doc) > 0);
     assert_eq!(results(&store, &["show", &id.to_string()])["document"], doc);
 }
+
+/// A long simulation keeps its first 200,000 trace records
+/// (MAX_KEPT_RECORDS) as job rows: a prefix of every task's jobs, each
+/// with its completion (avionics is schedulable under RM, so every job of
+/// the prefix finished; none is cut in half by the bound).
+#[test]
+fn a_long_simulation_saves_a_bounded_prefix_of_complete_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let (_, err) = saved(
+        &store,
+        &[
+            "sim",
+            "builtin:avionics",
+            "-s",
+            "fp:rm",
+            "-d",
+            "1000s",
+            "--save",
+        ],
+    );
+    let id = saved_id(&err, &store);
+    let exported = json_of(&[
+        "results",
+        "export",
+        &id.to_string(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let jobs = exported["jobs"].as_array().unwrap();
+    assert!((10_000..200_000).contains(&jobs.len()), "{}", jobs.len());
+    assert!(jobs
+        .iter()
+        .all(|j| j["finish_ns"].as_u64() <= j["deadline_ns"].as_u64() && j["finish_ns"].is_u64()));
+    let mut next: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for j in jobs {
+        let n = next.entry(j["task"].as_str().unwrap()).or_insert(0);
+        assert_eq!(j["job"].as_u64(), Some(*n), "{j}");
+        *n += 1;
+    }
+    assert_eq!(next.len(), 15, "every avionics task has rows");
+}

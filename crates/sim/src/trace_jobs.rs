@@ -31,7 +31,10 @@ impl Trace {
     /// Every job whose release the window kept, by task then job, given
     /// each task's relative deadline (by task index). Jobs released before
     /// the window are left out (their release is not in it); memory is
-    /// bounded by the kept records ([`crate::MAX_KEPT_RECORDS`]).
+    /// bounded by the kept records ([`crate::MAX_KEPT_RECORDS`]). When the
+    /// window held more records than were kept ([`Trace::dropped`]), the
+    /// jobs without a completion are left out too: their completion may be
+    /// among the records not kept, so "unfinished" would be a guess.
     pub fn jobs(&self, relative_deadlines: &[Nanos]) -> Vec<TraceJob> {
         let mut jobs: Vec<TraceJob> = self
             .records
@@ -94,6 +97,9 @@ impl Trace {
                     jobs[i].finish = Some(at);
                 }
             }
+        }
+        if self.dropped > 0 {
+            jobs.retain(|j| j.finish.is_some());
         }
         jobs
     }
