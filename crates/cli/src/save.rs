@@ -48,7 +48,7 @@ impl SaveFlags {
         let host = serde_json::to_value(rtlab_rt::platform::host_metadata())?;
         let writer = store.begin(NewRun {
             rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: shell_words::join(std::env::args()),
+            command: command_line(),
             kind,
             taskset: taskset.map(taskset_text).transpose()?,
             host,
@@ -59,6 +59,12 @@ impl SaveFlags {
             samples_left_out: 0,
         }))
     }
+}
+
+/// The command line as typed, each argument quoted where a shell needs it
+/// (`std::env::args` would panic on an argument that is not UTF-8).
+fn command_line() -> String {
+    shell_words::join(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
 }
 
 /// The text of a task set: the file as written, or a built-in as TOML.

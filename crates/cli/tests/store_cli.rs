@@ -475,3 +475,51 @@ fn a_long_simulation_saves_a_bounded_prefix_of_complete_jobs() {
     }
     assert_eq!(next.len(), 15, "every avionics task has rows");
 }
+
+/// Two processes saving into one database at once (WAL, busy timeout):
+/// every run lands, with distinct ids; the command line is stored quoted
+/// where a shell needs it.
+#[test]
+fn two_processes_save_into_one_store_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("my results.sqlite");
+    let children: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_rtlab"))
+                .args([
+                    "sim",
+                    "builtin:lf-scenario-4",
+                    "-s",
+                    "edf",
+                    "-d",
+                    "10s",
+                    "--store",
+                ])
+                .arg(&store)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let list = results(&store, &["list"]);
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_ne!(list[0]["id"], list[1]["id"]);
+    for r in list {
+        assert_eq!(r["jobs"], 600, "10 s of lf-scenario-4: 400 + 200 jobs");
+        let command = r["command"].as_str().unwrap();
+        assert!(
+            command.ends_with(&format!("--store '{}'", store.display())),
+            "{command}"
+        );
+    }
+}
