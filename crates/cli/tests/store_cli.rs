@@ -523,3 +523,51 @@ fn two_processes_save_into_one_store_at_once() {
         );
     }
 }
+
+/// A store that cannot be written when the run ends (here its `jobs`
+/// table was dropped by someone else mid-run) loses nothing: the result is
+/// printed in full, the error names the database and why, the exit is 1.
+#[test]
+fn a_store_that_fails_at_the_end_still_prints_the_result_and_exits_1() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_rtlab"))
+        .args([
+            "run",
+            "builtin:lf-scenario-2",
+            "--policy",
+            "other",
+            "-d",
+            "1500ms",
+            "--no-mlock",
+            "--json",
+            "--store",
+        ])
+        .arg(&store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The store is created before the run starts; break it during the run.
+    let started = std::time::Instant::now();
+    while !store.exists() && started.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn.execute_batch("DROP TABLE jobs").unwrap();
+    drop(conn);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the full JSON report");
+    assert!(released(&doc) > 0);
+    assert!(
+        stderr.contains(&store.display().to_string()) && stderr.contains("jobs"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("saved as run"), "{stderr}");
+}
