@@ -25,6 +25,14 @@ pub enum StoreError {
         /// The reason.
         source: std::io::Error,
     },
+    /// Writing an export failed (the output, not the database).
+    #[error("results store {path}: cannot write the export: {source}")]
+    Export {
+        /// The database.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
     /// The database was written by a newer rtlab.
     #[error("results store {path}: schema version {found} is newer than this rtlab's {supported}; use a newer rtlab or another --store")]
     NewerSchema {

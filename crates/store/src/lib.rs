@@ -13,12 +13,14 @@
 //!   transaction, so nothing of a run is visible before it is complete.
 //! - [`Store::list`], [`Store::get`], [`Store::jobs`], [`Store::samples`],
 //!   [`Store::last`], [`Store::remove`] read and delete runs;
+//!   [`Store::export_json`] and [`Store::export_csv`] write one out;
 //!   [`diff`] compares two runs' documents field by field.
 
 #![forbid(unsafe_code)]
 
 mod diff;
 mod error;
+mod export;
 mod rows;
 pub mod schema;
 mod store;
@@ -26,6 +28,7 @@ mod writer;
 
 pub use diff::{diff, DiffLine};
 pub use error::StoreError;
+pub use export::{JOBS_CSV_HEADER, SAMPLES_CSV_HEADER};
 pub use rows::{JobRow, NewRun, RunKind, RunStatus, RunSummary, SampleRow, StoredRun};
 pub use store::Store;
 pub use writer::RunWriter;

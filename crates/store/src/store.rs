@@ -232,6 +232,13 @@ impl Store {
         }
     }
 
+    pub(crate) fn write_err(&self, source: std::io::Error) -> StoreError {
+        StoreError::Export {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
     fn no_run(&self, id: i64) -> StoreError {
         StoreError::NoSuchRun {
             path: self.path.clone(),

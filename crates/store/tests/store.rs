@@ -221,3 +221,49 @@ fn last_gives_the_most_recent_ids_oldest_first() {
     assert_eq!(store.last(2).unwrap(), ids[3..].to_vec());
     assert_eq!(store.last(99).unwrap(), ids);
 }
+
+#[test]
+fn exports_hold_the_run_and_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    for n in 0..3 {
+        w.job(&job("a,b", n)).unwrap();
+    }
+    let id = w.finish(&json!({"x": 1}), RunStatus::Complete).unwrap();
+    let mut out = Vec::new();
+    store.export_json(id, &mut out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        doc["run"],
+        serde_json::to_value(store.get(id).unwrap()).unwrap()
+    );
+    let jobs: Vec<JobRow> = serde_json::from_value(doc["jobs"].clone()).unwrap();
+    assert_eq!(jobs, store.jobs(id).unwrap());
+    assert_eq!(doc["samples"], json!([]));
+
+    let mut csv = Vec::new();
+    assert_eq!(store.export_csv(id, &mut csv).unwrap(), 3);
+    let text = String::from_utf8(csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], rtlab_store::JOBS_CSV_HEADER);
+    // A name with a comma is quoted; None is an empty cell.
+    assert_eq!(lines[1], "\"a,b\",0,0,5000000,7,1000000,0,1,");
+    assert_eq!(lines.len(), 4);
+
+    let mut w = store.begin(new_run(RunKind::Latency)).unwrap();
+    w.sample(&SampleRow {
+        thread: 0,
+        seq: 0,
+        t_ns: 1000,
+        latency_ns: 42,
+    })
+    .unwrap();
+    let id = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    let mut csv = Vec::new();
+    store.export_csv(id, &mut csv).unwrap();
+    assert_eq!(
+        String::from_utf8(csv).unwrap(),
+        format!("{}\n0,0,1000,42\n", rtlab_store::SAMPLES_CSV_HEADER)
+    );
+}

@@ -1,11 +1,9 @@
 //! `rtlab results`: list, show, diff, export and remove the runs saved
 //! with `--save` (crate `rtlab-store`).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 use rtlab_model::printable;
 use rtlab_store::{diff, Store};
@@ -214,76 +212,18 @@ fn diff_runs(store: &Store, a: i64, b: i64, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// JSON: `{"run": ..., "jobs": [...], "samples": [...]}`, rows streamed
-/// one by one; CSV: the job rows, or the samples when there are none.
+/// `export --format json|csv` to standard output.
 fn export(store: &Store, id: i64, format: &str) -> anyhow::Result<()> {
-    let run = store.get(id)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let counts = store.list()?.into_iter().find(|r| r.id == id);
-    let (jobs, samples) = counts.map_or((0, 0), |c| (c.jobs, c.samples));
     if format == "csv" {
+        let rows = store.export_csv(id, &mut out)?;
         anyhow::ensure!(
-            jobs + samples > 0,
+            rows > 0,
             "run {id} has no job or sample rows; export it with --format json"
         );
-        let mut w = csv::Writer::from_writer(&mut out);
-        let mut failed = Ok(());
-        if jobs > 0 {
-            store.for_each_job(id, |j| {
-                if failed.is_ok() {
-                    failed = w.serialize(j);
-                }
-            })?;
-        } else {
-            store.for_each_sample(id, |s| {
-                if failed.is_ok() {
-                    failed = w.serialize(s);
-                }
-            })?;
-        }
-        failed
-            .and_then(|()| w.flush().map_err(csv::Error::from))
-            .context("writing the CSV")?;
-        return Ok(());
+    } else {
+        store.export_json(id, &mut out)?;
     }
-    write!(out, "{{\"run\":{},\"jobs\":[", serde_json::to_string(&run)?)?;
-    let mut rows = JsonRows::default();
-    store.for_each_job(id, |j| rows.push(&mut out, &j))?;
-    rows.result?;
-    write!(out, "],\"samples\":[")?;
-    let mut rows = JsonRows::default();
-    store.for_each_sample(id, |r| rows.push(&mut out, &r))?;
-    rows.result?;
-    writeln!(out, "]}}")?;
-    out.flush()?;
     Ok(())
-}
-
-/// The elements of a JSON array written one by one; the first error stops
-/// the writing and is kept.
-struct JsonRows {
-    written: u64,
-    result: std::io::Result<()>,
-}
-
-impl Default for JsonRows {
-    fn default() -> JsonRows {
-        JsonRows {
-            written: 0,
-            result: Ok(()),
-        }
-    }
-}
-
-impl JsonRows {
-    fn push(&mut self, out: &mut impl Write, row: &impl serde::Serialize) {
-        if self.result.is_ok() {
-            let sep = if self.written == 0 { "" } else { "," };
-            self.written += 1;
-            self.result = serde_json::to_string(row)
-                .map_err(std::io::Error::other)
-                .and_then(|t| write!(out, "{sep}{t}"));
-        }
-    }
 }
