@@ -11,6 +11,7 @@ use rtlab_model::printable;
 
 mod commands;
 mod plot_file;
+mod save;
 mod table;
 mod usage;
 
@@ -60,6 +61,9 @@ enum Command {
     Doctor(commands::doctor::DoctorArgs),
     /// One self-contained HTML report (summaries and plots) of stored runs.
     Report(commands::report::ReportArgs),
+    /// The results store: list, show, diff, export and remove runs saved with --save.
+    #[command(subcommand)]
+    Results(commands::results::ResultsCommand),
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -76,6 +80,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LagStudy(args) => commands::lag_study::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Results(command) => commands::results::run(&command),
     }
 }
 

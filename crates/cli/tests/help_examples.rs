@@ -161,6 +161,23 @@ fn every_example_in_every_help_runs() {
     );
     let dir = tempfile::tempdir().unwrap();
     fixtures(dir.path());
+    // The `rtlab results` examples read runs 1 and 2 of a store of their own.
+    let store = dir.path().join("results.sqlite");
+    for scheduler in ["fp:dm", "edf"] {
+        assert_cmd::Command::new(&bin)
+            .args([
+                "sim",
+                "builtin:lf-scenario-4",
+                "-s",
+                scheduler,
+                "-d",
+                "1s",
+                "--save",
+            ])
+            .env("RTLAB_STORE", &store)
+            .assert()
+            .success();
+    }
     let root = is_root();
     let mut failures = Vec::new();
     let mut ran = 0;
@@ -172,6 +189,7 @@ fn every_example_in_every_help_runs() {
             child
                 .args(["-c", &line])
                 .current_dir(dir.path())
+                .env("RTLAB_STORE", &store)
                 .env("PATH", &path);
             let out = assert_cmd::Command::from_std(child)
                 .timeout(Duration::from_secs(180))

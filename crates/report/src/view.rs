@@ -54,6 +54,27 @@ impl RunView {
         }
     }
 
+    /// A run read back from the results store, with its rows.
+    pub fn from_stored(
+        run: rtlab_store::StoredRun,
+        jobs: Vec<JobRow>,
+        samples: Vec<SampleRow>,
+    ) -> RunView {
+        RunView {
+            id: run.id,
+            created: run.created,
+            rtlab_version: run.rtlab_version,
+            command: run.command,
+            kind: run.kind,
+            taskset: run.taskset,
+            host: run.host,
+            document: run.document,
+            status: run.status,
+            jobs,
+            samples,
+        }
+    }
+
     /// The same run with `command` as its command line.
     pub fn with_command(mut self, command: &str) -> RunView {
         self.command = command.to_string();
@@ -61,38 +82,6 @@ impl RunView {
     }
 }
 
-/// One job of one task; times in ns from the run's start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobRow {
-    /// Task name.
-    pub task: String,
-    /// Job number k (released at offset + kT).
-    pub job: u64,
-    /// Release time.
-    pub release_ns: u64,
-    /// Absolute deadline.
-    pub deadline_ns: u64,
-    /// When the job first ran (`None`: never started).
-    pub start_ns: Option<u64>,
-    /// When it completed (`None`: unfinished).
-    pub finish_ns: Option<u64>,
-    /// Times it was preempted.
-    pub preemptions: u64,
-    /// Times its thread gave up the CPU by itself.
-    pub voluntary_switches: u64,
-    /// The CPU it finished on.
-    pub cpu: Option<u32>,
-}
-
-/// One wake-up of a latency thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SampleRow {
-    /// Thread number.
-    pub thread: u32,
-    /// Loop number.
-    pub seq: u64,
-    /// Time of the wake-up from the start of the run.
-    pub t_ns: u64,
-    /// Wake-up latency.
-    pub latency_ns: u64,
-}
+/// Job and sample rows are the results store's own types: one definition
+/// of a stored row.
+pub use rtlab_store::{JobRow, SampleRow};

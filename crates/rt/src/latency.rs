@@ -427,16 +427,36 @@ pub fn run_probe_with_series(
     stop: &AtomicBool,
     series: Option<Box<dyn Write + Send>>,
 ) -> Result<(ProbeReport, io::Result<()>), RtError> {
+    run_probe_with_tap(cfg, stop, series, None)
+}
+
+/// A callback that sees every sample of the time series (thread, point)
+/// on the series writer thread, never on a measuring thread.
+pub type SeriesTap = Box<dyn FnMut(usize, SeriesPoint) + Send>;
+
+/// [`run_probe_with_series`], with every sample also handed to `tap`
+/// (e.g. to save it in the results store). The series is recorded when
+/// either is given.
+pub fn run_probe_with_tap(
+    cfg: &ProbeConfig,
+    stop: &AtomicBool,
+    series: Option<Box<dyn Write + Send>>,
+    tap: Option<SeriesTap>,
+) -> Result<(ProbeReport, io::Result<()>), RtError> {
     cfg.validate()?;
+    let sink = (series.is_some() || tap.is_some()).then(|| SeriesOut {
+        csv: series.map(SeriesCsv::new),
+        tap,
+    });
     let intervals: Vec<Nanos> = (0..cfg.threads).map(|i| cfg.interval_of(i)).collect();
     let (rings, writer) = start_streams(
         "rtlab-series-writer",
         ring_capacities(&intervals, SERIES_WINDOW, SERIES_MIN, SERIES_BUDGET),
         SeriesPoint::default(),
-        series.map(SeriesCsv::new),
+        sink,
         None,
     )?;
-    let finish_series = |writer: Option<Drainer<SeriesCsv>>| match writer {
+    let finish_series = |writer: Option<Drainer<SeriesOut>>| match writer {
         Some(w) => w.finish().finish(),
         None => Ok(()),
     };
@@ -705,6 +725,29 @@ impl RecordSink<SeriesPoint> for SeriesCsv {
                 jitter_ns: p.jitter_ns,
             };
             self.state = self.out.serialize(row).map_err(io::Error::from);
+        }
+    }
+}
+
+/// Where the series goes: the CSV, the tap, or both.
+struct SeriesOut {
+    csv: Option<SeriesCsv>,
+    tap: Option<SeriesTap>,
+}
+
+impl SeriesOut {
+    fn finish(self) -> io::Result<()> {
+        self.csv.map_or(Ok(()), SeriesCsv::finish)
+    }
+}
+
+impl RecordSink<SeriesPoint> for SeriesOut {
+    fn accept(&mut self, thread: usize, p: SeriesPoint) {
+        if let Some(csv) = &mut self.csv {
+            csv.accept(thread, p);
+        }
+        if let Some(tap) = &mut self.tap {
+            tap(thread, p);
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct AnalyzeArgs {
     /// Print the JSON document described in the README instead of tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// `--policy` values.
@@ -192,6 +194,13 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );
     }
+    crate::save::save_document(
+        &args.save,
+        rtlab_store::RunKind::Analyze,
+        Some(&args.file),
+        &doc,
+        false,
+    )?;
     Ok(doc)
 }
 

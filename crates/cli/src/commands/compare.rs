@@ -40,6 +40,8 @@ pub struct CompareArgs {
     /// Print the JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// A response-time difference below this never counts (timer noise).
@@ -131,7 +133,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
     };
-    let (set, origin, real, _) = execute(&args.flags, &[], Vec::new())?;
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
+    let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
     let spec: SchedulerSpec = spec_text.parse()?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.on_miss = match real.on_miss.as_str() {
@@ -169,6 +174,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         print!("{}", describe(&comparison, &origin, args.tolerance, color));
+    }
+    if let Some(saver) = saver {
+        saver.finish(
+            &serde_json::to_value(&comparison)?,
+            comparison.real.interrupted,
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -102,6 +102,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         locking: None,
         breakdown: true,
         json: false,
+        save: Default::default(),
     })?;
     runs.push(RunView::unsaved("analyze", analysis).with_command(
         "rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown",

@@ -105,6 +105,8 @@ pub struct LagStudyArgs {
     /// Print JSON (schema in README, "rtlab lag-study --json").
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 impl LagStudyArgs {
@@ -172,6 +174,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
+    let saver = args.save.begin(rtlab_store::RunKind::LagStudy, None)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, true)?;
     warnings.extend(guards.notes.iter().cloned());
@@ -208,25 +211,25 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
     }
+    let doc = json!({
+        "config": {
+            "samples": cfg.samples,
+            "rounds": cfg.rounds,
+            "cooldown_ns": cfg.cooldown.as_ns(),
+            "ki": cfg.ki,
+            "threshold_ns": cfg.threshold.map(Nanos::as_ns),
+            "controllers": cfg.waiters.iter().map(|w| w.name()).collect::<Vec<_>>(),
+            "spin_share": cfg.spin_share,
+            "policy": cfg.policy.short_name(),
+            "priority": cfg.policy.priority(),
+            "cpu": cfg.cpu,
+        },
+        "rt_throttling": throttling.map(|t| json!({"runtime_us": t.runtime_us, "period_us": t.period_us})),
+        "interrupted": interrupted,
+        "warnings": warnings,
+        "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
+    });
     if args.json {
-        let doc = json!({
-            "config": {
-                "samples": cfg.samples,
-                "rounds": cfg.rounds,
-                "cooldown_ns": cfg.cooldown.as_ns(),
-                "ki": cfg.ki,
-                "threshold_ns": cfg.threshold.map(Nanos::as_ns),
-                "controllers": cfg.waiters.iter().map(|w| w.name()).collect::<Vec<_>>(),
-                "spin_share": cfg.spin_share,
-                "policy": cfg.policy.short_name(),
-                "priority": cfg.policy.priority(),
-                "cpu": cfg.cpu,
-            },
-            "rt_throttling": throttling.map(|t| json!({"runtime_us": t.runtime_us, "period_us": t.period_us})),
-            "interrupted": interrupted,
-            "warnings": warnings,
-            "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
-        });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         if !progress {
@@ -248,6 +251,9 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             println!("# interrupted: {} of {total} cells", cells.len());
         }
         println!("{}", describe(&cells));
+    }
+    if let Some(saver) = saver {
+        saver.finish(&doc, interrupted)?;
     }
     Ok(ExitCode::SUCCESS)
 }

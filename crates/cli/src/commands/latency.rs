@@ -130,6 +130,8 @@ pub struct LatencyArgs {
     /// Draw the latency histogram per thread (log-scale counts, cyclictest's plot) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// Parses a human duration (`1ms`, `250us`) for clap.
@@ -259,6 +261,7 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
     };
     // Every check of the configuration is about its flags.
     cfg.validate().map_err(usage)?;
+    let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;
@@ -280,7 +283,8 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
         ) as Box<dyn std::io::Write + Send>),
         None => None,
     };
-    let result = latency::run_probe_with_series(&cfg, stop, series);
+    let tap = saver.as_ref().map(crate::save::Saver::sample_tap);
+    let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
     let load_stats = load.stop();
     let (report, series_written) = result?;
 
@@ -303,6 +307,11 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
+    }
+    if let Some(mut saver) = saver.take() {
+        let measured: u64 = report.threads.iter().map(|t| t.loops).sum();
+        saver.left_out(measured.saturating_sub(crate::save::MAX_SAVED_SAMPLES));
+        saver.finish(&doc, report.interrupted)?;
     }
     if let Some(path) = &args.plot {
         let run = rtlab_report::view::RunView::unsaved("latency", doc.clone());

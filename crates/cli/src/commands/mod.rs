@@ -9,6 +9,7 @@ pub mod lag_study;
 pub mod latency;
 pub mod load;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod sim;
 pub mod sweep;

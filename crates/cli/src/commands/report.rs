@@ -9,12 +9,26 @@ use clap::Args;
 use rtlab_report::html::render_html;
 use rtlab_report::view::RunView;
 
+use crate::commands::results::StoreArg;
+use crate::usage::usage;
+
 /// Arguments of `rtlab report`.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  rtlab report --from-json runs.json --out report.html")]
+#[command(after_help = "Examples:\n  \
+    rtlab report --last 4 --out report.html\n  \
+    rtlab report 1 2 --out two-runs.html\n  \
+    rtlab report --from-json runs.json --out report.html")]
 pub struct ReportArgs {
+    /// Stored runs by id (`rtlab results list` shows them), in this order.
+    #[arg(value_name = "ID")]
+    pub ids: Vec<i64>,
+    /// The last N saved runs too, oldest first.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Runs as JSON files, each one stored run or a list of them (the shape `rtlab-report` reads: id, created, rtlab_version, command, kind, taskset, host, document, status, jobs, samples).
-    #[arg(long = "from-json", value_name = "FILE", num_args = 1.., required = true)]
+    #[arg(long = "from-json", value_name = "FILE", num_args = 1..)]
     pub from_json: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(long, value_name = "FILE", default_value = "rtlab-report.html")]
@@ -23,7 +37,12 @@ pub struct ReportArgs {
 
 /// Runs `rtlab report`.
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let mut runs = Vec::new();
+    if args.ids.is_empty() && args.last.is_none() && args.from_json.is_empty() {
+        return Err(usage(
+            "rtlab report: name the runs: IDs, --last N or --from-json FILE",
+        ));
+    }
+    let mut runs = stored_runs(args)?;
     for path in &args.from_json {
         runs.extend(read_runs(path)?);
     }
@@ -38,6 +57,29 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         args.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runs named by id, then the last N, read back from the store with
+/// their rows.
+fn stored_runs(args: &ReportArgs) -> anyhow::Result<Vec<RunView>> {
+    if args.ids.is_empty() && args.last.is_none() {
+        return Ok(Vec::new());
+    }
+    let store = args.store.open()?;
+    let mut ids = args.ids.clone();
+    if let Some(n) = args.last {
+        ids.extend(store.last(n)?);
+    }
+    ids.iter()
+        .map(|&id| {
+            let run = store.get(id)?;
+            Ok(RunView::from_stored(
+                run,
+                store.jobs(id)?,
+                store.samples(id)?,
+            ))
+        })
+        .collect()
 }
 
 /// One run or a list of runs from a JSON file; an error names

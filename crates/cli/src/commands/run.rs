@@ -17,6 +17,7 @@ use rtlab_rt::{interrupt, RtThrottling};
 
 use super::latency::parse_nanos;
 use crate::commands::doctor;
+use crate::save::{SaveFlags, Saver};
 use crate::table;
 use crate::usage::usage;
 use rtlab_rt::lag::ControllerKind;
@@ -109,6 +110,8 @@ pub struct RunArgs {
     /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub save: SaveFlags,
 }
 
 /// Opens a job-file format on a created file: writes its opening and
@@ -134,11 +137,14 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 /// Loads the set, warns about RT throttling, creates the job files, runs
 /// the set (streaming every job into the files), and says so on stderr
 /// when Ctrl-C or a lost thread cut the run short or job records were
-/// dropped. Returns the report and, per job file, how writing it went.
+/// dropped. Every job also goes to `saver` when one is given, and to
+/// `more_sinks`. Returns the report and, per job file (then for the
+/// saver), how writing it went.
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
     more_sinks: Vec<Box<dyn JobSink>>,
+    saver: Option<&Saver>,
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
     let cfg = flags.config()?;
     let loaded = file::load(&flags.taskset)?;
@@ -152,6 +158,11 @@ pub fn execute(
             .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
         sinks.push(created);
     }
+    if let Some(saver) = saver {
+        sinks.push(saver.job_sink(&loaded.set));
+    }
+    // In-memory sinks (the --plot Gantt rows) cannot fail: their results
+    // are not reported.
     sinks.extend(more_sinks);
     let flag = interrupt::install_interrupt_flag();
     doctor::restore_left_state_first();
@@ -165,11 +176,17 @@ pub fn execute(
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
         }
     };
-    let written = written
+    let mut written: Vec<anyhow::Result<()>> = written
         .into_iter()
-        .zip(files)
-        .map(|(result, f)| result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)))
+        .enumerate()
+        .map(|(i, result)| match files.get(i) {
+            Some(f) => result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)),
+            None => result.context("--save: cannot spool the jobs"),
+        })
         .collect();
+    let reported = files.len() + usize::from(saver.is_some());
+    written.truncate(reported);
+    written.resize_with(reported, || Ok(()));
     if report.jobs_dropped > 0 {
         doctor::say(&format!(
             "warning: {} job records were dropped from the job files because the writer fell behind (the summary still counts every job)",
@@ -244,7 +261,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(_) => vec![Box::new(gantt.clone())],
         None => Vec::new(),
     };
-    let (set, origin, report, written) = execute(&args.flags, &files, more_sinks)?;
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
+    let (set, origin, report, written) = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -255,8 +275,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         run.jobs = gantt.rows(&set);
         crate::plot_file::write(path, &run)?;
     }
-    // What was measured is out; now the files that could not be written.
+    // What was measured is out; now the store and the files that could
+    // not be written.
+    let saved = saver.map_or(Ok(()), |s| {
+        s.finish(&serde_json::to_value(&report)?, report.interrupted)
+    });
     written.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
+    saved?;
     Ok(ExitCode::SUCCESS)
 }
 

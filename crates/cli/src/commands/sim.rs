@@ -91,6 +91,8 @@ pub struct SimArgs {
     /// Window for --trace/--gantt as FROM..TO (default: the first 200 ms, at most the run).
     #[arg(long)]
     pub window: Option<String>,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 /// How long the extended Hartstone profile (`--overload hartstone-extended`) lasts.
@@ -197,7 +199,18 @@ fn window(text: &str, duration: Nanos) -> anyhow::Result<TraceWindow> {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
     let spec: SchedulerSpec = args.scheduler.parse().map_err(usage)?;
-    let config = config(args, &loaded.set)?;
+    let mut config = config(args, &loaded.set)?;
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;
+    if saver.is_some() && config.trace.is_none() {
+        // Saved job rows come from the trace: the whole run, bounded by
+        // MAX_KEPT_RECORDS.
+        config.trace = Some(rtlab_sim::config::TraceWindow {
+            from: Nanos::ZERO,
+            to: config.duration,
+        });
+    }
     let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(|e| match e {
         // A flag that does not fit the set (fp:given without priorities,
         // a protocol the scheduler cannot run, --tick 0).
@@ -210,7 +223,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
         sim.stream_chrome_trace(
             Box::new(std::io::BufWriter::new(file)),
-            args.gantt.is_some() || args.plot.is_some(),
+            args.gantt.is_some() || args.plot.is_some() || saver.is_some(),
         );
     }
     sim.run();
@@ -220,6 +233,25 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", describe(&report, &loaded.origin));
+    }
+    if let Some(saver) = saver {
+        let deadlines: Vec<Nanos> = loaded.set.tasks.iter().map(|t| t.deadline).collect();
+        if let Some(trace) = sim.trace() {
+            for j in trace.jobs(&deadlines) {
+                saver.job(&rtlab_store::JobRow {
+                    task: trace.tasks.get(j.task).cloned().unwrap_or_default(),
+                    job: j.job,
+                    release_ns: j.release.as_ns(),
+                    deadline_ns: j.deadline.as_ns(),
+                    start_ns: j.start.map(Nanos::as_ns),
+                    finish_ns: j.finish.map(Nanos::as_ns),
+                    preemptions: j.preemptions,
+                    voluntary_switches: 0,
+                    cpu: None,
+                })?;
+            }
+        }
+        saver.finish(&serde_json::to_value(&report)?, false)?;
     }
     if let Some(path) = &args.trace {
         trace_written.with_context(|| format!("--trace: cannot write {path}"))?;

@@ -104,6 +104,8 @@ pub struct SweepArgs {
     /// Draw the ratio against utilization, one line per test, as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
 }
 
 fn parse_method(text: &str) -> Result<UtilizationMethod, String> {
@@ -230,6 +232,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         let run = rtlab_report::view::RunView::unsaved("sweep", doc.clone());
         crate::plot_file::write(path, &run)?;
     }
+    crate::save::save_document(&args.save, rtlab_store::RunKind::Sweep, None, &doc, false)?;
     Ok(doc)
 }
 

@@ -90,6 +90,23 @@ pub(crate) struct KernelSources {
     pub realtime: Option<String>,
 }
 
+impl KernelSources {
+    /// Reads every source from this machine.
+    pub(crate) fn read() -> KernelSources {
+        use super::sources;
+        let release = sources::read("/proc/sys/kernel/osrelease").unwrap_or_default();
+        KernelSources {
+            version: sources::read("/proc/sys/kernel/version").unwrap_or_default(),
+            config: sources::kernel_config(&release),
+            cmdline: sources::read("/proc/cmdline"),
+            log: sources::kernel_log(),
+            debugfs_preempt: sources::read("/sys/kernel/debug/sched/preempt"),
+            realtime: sources::read("/sys/kernel/realtime").ok(),
+            release,
+        }
+    }
+}
+
 pub(crate) fn kernel_item(s: &KernelSources) -> Item<KernelInfo> {
     let config = s.config.as_ref().ok();
     let hz = config.and_then(|(c, _)| config_value(c, "CONFIG_HZ")?.parse().ok());

@@ -12,6 +12,7 @@ mod cpus;
 mod host;
 mod kernel;
 mod leftover;
+mod metadata;
 mod scheduler;
 mod sources;
 
@@ -21,6 +22,7 @@ pub use cpus::{Clocksource, CpuFrequency, IdleState, IdleStates, Isolation, Smt}
 pub use host::{Privileges, Virtualization};
 pub use kernel::{KernelInfo, Preempt, Preemption};
 pub use leftover::{Leftover, LeftoverRecord, StrayCpuset};
+pub use metadata::{host_metadata, HostMetadata};
 pub use scheduler::{Admission, FairServer, FairServerCpu, Throttling};
 
 use crate::kernel_state::StateDir;
@@ -140,16 +142,8 @@ impl PlatformReport {
 
 /// Reads everything from this machine; the leftover state from `dir`.
 pub fn probe(dir: &StateDir) -> PlatformReport {
-    let release = sources::read("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let ks = kernel::KernelSources {
-        version: sources::read("/proc/sys/kernel/version").unwrap_or_default(),
-        config: sources::kernel_config(&release),
-        cmdline: sources::read("/proc/cmdline"),
-        log: sources::kernel_log(),
-        debugfs_preempt: sources::read("/sys/kernel/debug/sched/preempt"),
-        realtime: sources::read("/sys/kernel/realtime").ok(),
-        release: release.clone(),
-    };
+    let ks = kernel::KernelSources::read();
+    let release = ks.release.clone();
     let throttling = crate::policy::RtThrottling::read().map_err(|e| e.to_string());
     let fair = scheduler::read_fair_server();
     let dma = crate::policy::read_dma_latency()

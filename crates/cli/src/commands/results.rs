@@ -1,0 +1,230 @@
+//! `rtlab results`: list, show, diff, export and remove the runs saved
+//! with `--save` (crate `rtlab-store`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use rtlab_model::printable;
+use rtlab_store::{diff, Store};
+use serde_json::Value;
+
+use crate::table;
+use crate::usage::usage;
+
+/// `--store PATH` for the results commands.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArg {
+    /// The results database (default: $RTLAB_STORE, else
+    /// $XDG_DATA_HOME/rtlab/results.sqlite, else ~/.local/share/rtlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// Opens the database these flags name.
+    pub fn open(&self) -> anyhow::Result<Store> {
+        let path = self.store.clone().unwrap_or_else(Store::default_path);
+        Ok(Store::open(path)?)
+    }
+}
+
+/// `rtlab results ...`
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// Every saved run: id, time, command, status, row counts.
+    #[command(after_help = "Example:\n  rtlab results list --json")]
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run: its command, host, task set and document.
+    #[command(after_help = "Example:\n  rtlab results show 1")]
+    Show {
+        /// The run's id.
+        id: i64,
+        #[command(flatten)]
+        store: StoreArg,
+        /// Print the stored run as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Two runs' documents side by side: every field (per task) that differs.
+    #[command(after_help = "Example:\n  rtlab results diff 1 2")]
+    Diff {
+        /// The first run.
+        a: i64,
+        /// The second run.
+        b: i64,
+        #[command(flatten)]
+        store: StoreArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run with its rows, as JSON (everything) or CSV (its job rows, else its samples).
+    #[command(
+        after_help = "Examples:\n  rtlab results export 1 --format json > run1.json\n  rtlab results export 1 --format csv > run1-jobs.csv"
+    )]
+    Export {
+        /// The run's id.
+        id: i64,
+        /// json or csv.
+        #[arg(long, default_value = "json")]
+        format: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Delete a run and its rows.
+    #[command(after_help = "Example:\n  rtlab results rm 2")]
+    Rm {
+        /// The run's id.
+        id: i64,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+/// Runs `rtlab results ...`.
+pub fn run(command: &ResultsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ResultsCommand::List { store, json } => list(&store.open()?, *json)?,
+        ResultsCommand::Show { id, store, json } => show(&store.open()?, *id, *json)?,
+        ResultsCommand::Diff { a, b, store, json } => diff_runs(&store.open()?, *a, *b, *json)?,
+        ResultsCommand::Export { id, format, store } => {
+            let format = match format.as_str() {
+                "json" | "csv" => format.as_str(),
+                other => return Err(usage(format!("--format `{other}`: write json or csv"))),
+            };
+            export(&store.open()?, *id, format)?;
+        }
+        ResultsCommand::Rm { id, store } => {
+            let store = store.open()?;
+            store.remove(*id)?;
+            crate::commands::doctor::say(&format!(
+                "removed run {id} from {}",
+                store.path().display()
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(store: &Store, json: bool) -> anyhow::Result<()> {
+    let runs = store.list()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!(
+            "no saved runs in {} (save one with --save)",
+            store.path().display()
+        );
+        return Ok(());
+    }
+    let header = [
+        "id", "created", "kind", "status", "jobs", "samples", "command",
+    ];
+    let mut t = table::new(&header, &["id", "jobs", "samples"]);
+    for r in &runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.created.clone(),
+            r.kind.clone(),
+            r.status.clone(),
+            r.jobs.to_string(),
+            r.samples.to_string(),
+            printable(&r.command).into_owned(),
+        ]);
+    }
+    println!("{}", table::render(&t));
+    Ok(())
+}
+
+fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<()> {
+    let run = store.get(id)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+        return Ok(());
+    }
+    let summary = store.list()?.into_iter().find(|r| r.id == id);
+    println!(
+        "run {} ({}, {}) saved {} by rtlab {}",
+        run.id, run.kind, run.status, run.created, run.rtlab_version
+    );
+    println!("command: {}", printable(&run.command));
+    if let Some(s) = summary {
+        println!("rows: {} jobs, {} samples", s.jobs, s.samples);
+    }
+    println!("\nhost:");
+    if let Some(lines) = run.host["lines"].as_array() {
+        for l in lines {
+            if let (Some(k), Some(v)) = (l[0].as_str(), l[1].as_str()) {
+                println!("  {k}: {}", printable(v));
+            }
+        }
+    }
+    if let Some(text) = &run.taskset {
+        println!("\ntask set:");
+        for line in text.trim_end().lines() {
+            println!("  {}", printable(line));
+        }
+    }
+    println!(
+        "\ndocument:\n{}",
+        serde_json::to_string_pretty(&run.document)?
+    );
+    Ok(())
+}
+
+fn diff_runs(store: &Store, a: i64, b: i64, json: bool) -> anyhow::Result<()> {
+    let (ra, rb) = (store.get(a)?, store.get(b)?);
+    let lines = diff(&ra.document, &rb.document);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&lines)?);
+        return Ok(());
+    }
+    println!("run {a} ({}): {}", ra.kind, printable(&ra.command));
+    println!("run {b} ({}): {}", rb.kind, printable(&rb.command));
+    if lines.is_empty() {
+        println!("\nthe documents are the same");
+        return Ok(());
+    }
+    let (ha, hb) = (format!("run {a}"), format!("run {b}"));
+    let header = ["field", ha.as_str(), hb.as_str(), "change"];
+    let mut t = table::new(&header, &header[1..]);
+    let cell = |v: &Option<Value>| {
+        v.as_ref()
+            .map_or("-".to_string(), |v| printable(&v.to_string()).into_owned())
+    };
+    for l in &lines {
+        t.add_row(vec![
+            printable(&l.path).into_owned(),
+            cell(&l.left),
+            cell(&l.right),
+            l.change.map_or(String::new(), |c| format!("{c:+}")),
+        ]);
+    }
+    println!("\n{}", table::render(&t));
+    Ok(())
+}
+
+/// `export --format json|csv` to standard output.
+fn export(store: &Store, id: i64, format: &str) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if format == "csv" {
+        let rows = store.export_csv(id, &mut out)?;
+        anyhow::ensure!(
+            rows > 0,
+            "run {id} has no job or sample rows; export it with --format json"
+        );
+    } else {
+        store.export_json(id, &mut out)?;
+    }
+    Ok(())
+}

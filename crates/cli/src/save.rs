@@ -1,0 +1,184 @@
+//! `--save` / `--store PATH`: wiring between a command and the results
+//! store (crate `rtlab-store`). The store is opened before the command
+//! measures anything (a bad path fails at once); rows stream into the
+//! store's spool as they come; the run is written after the command has
+//! printed its result, so a store that cannot be written loses nothing:
+//! the error says why and rtlab exits 1.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Context;
+use clap::Args;
+use rtlab_model::{printable, Nanos, TaskSet};
+use rtlab_rt::executor::{JobRecord, JobSink};
+use rtlab_store::{JobRow, NewRun, RunKind, RunStatus, RunWriter, SampleRow, Store};
+
+/// Latency samples stored per run at most (about 40 bytes each in the
+/// database); later samples are counted, not stored.
+pub const MAX_SAVED_SAMPLES: u64 = 1_000_000;
+
+/// `--save` and `--store PATH`, on every command that measures, runs,
+/// simulates or sweeps.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SaveFlags {
+    /// Save the run in the results store (see `rtlab results`; README "Results store").
+    #[arg(long)]
+    pub save: bool,
+    /// The results database to save in (implies --save; default: $RTLAB_STORE, else
+    /// $XDG_DATA_HOME/rtlab/results.sqlite, else ~/.local/share/rtlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl SaveFlags {
+    /// The database these flags name (`--store`, else the default).
+    pub fn path(&self) -> PathBuf {
+        self.store.clone().unwrap_or_else(Store::default_path)
+    }
+
+    /// Opens the store and starts a run when saving was asked for. `taskset`
+    /// is the task-set argument (a path or `builtin:NAME`) whose text is
+    /// stored.
+    pub fn begin(&self, kind: RunKind, taskset: Option<&str>) -> anyhow::Result<Option<Saver>> {
+        if !self.save && self.store.is_none() {
+            return Ok(None);
+        }
+        let store = Store::open(self.path())?;
+        let host = serde_json::to_value(rtlab_rt::platform::host_metadata())?;
+        let writer = store.begin(NewRun {
+            rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: command_line(),
+            kind,
+            taskset: taskset.map(taskset_text).transpose()?,
+            host,
+        })?;
+        Ok(Some(Saver {
+            path: store.path().to_path_buf(),
+            writer: Arc::new(Mutex::new(writer)),
+            samples_left_out: 0,
+        }))
+    }
+}
+
+/// The command line as typed, each argument quoted where a shell needs it
+/// (`std::env::args` would panic on an argument that is not UTF-8).
+fn command_line() -> String {
+    shell_words::join(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
+}
+
+/// The text of a task set: the file as written, or a built-in as TOML.
+fn taskset_text(spec: &str) -> anyhow::Result<String> {
+    if spec.starts_with(rtlab_model::file::BUILTIN_PREFIX) {
+        let set = rtlab_model::file::load(spec)?.set;
+        return Ok(rtlab_model::file::to_toml_string(&set));
+    }
+    std::fs::read_to_string(spec).with_context(|| format!("--save: cannot read {spec}"))
+}
+
+/// A run being saved.
+pub struct Saver {
+    path: PathBuf,
+    writer: Arc<Mutex<RunWriter>>,
+    samples_left_out: u64,
+}
+
+impl Saver {
+    /// A job sink for the executor's writer thread that adds every job as a
+    /// row.
+    pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink> {
+        Box::new(StoreSink {
+            writer: Arc::clone(&self.writer),
+            set: set.clone(),
+        })
+    }
+
+    /// Adds one row.
+    pub fn job(&self, row: &JobRow) -> anyhow::Result<()> {
+        Ok(self.lock().job(row)?)
+    }
+
+    /// A tap for the latency series that adds the first
+    /// [`MAX_SAVED_SAMPLES`] samples as rows.
+    pub fn sample_tap(&self) -> rtlab_rt::latency::SeriesTap {
+        let writer = Arc::clone(&self.writer);
+        Box::new(move |thread, p| {
+            let mut w = writer.lock().unwrap_or_else(PoisonError::into_inner);
+            if w.sample_count() < MAX_SAVED_SAMPLES {
+                // A spool that cannot be written fails again at finish,
+                // which reports it.
+                let _ = w.sample(&SampleRow {
+                    thread: thread as u32,
+                    seq: p.loop_index,
+                    t_ns: p.at.as_ns(),
+                    latency_ns: p.latency.as_ns(),
+                });
+            }
+        })
+    }
+
+    /// Notes samples that were measured but not stored.
+    pub fn left_out(&mut self, samples: u64) {
+        self.samples_left_out = samples;
+    }
+
+    /// Writes the run and says `saved as run N in PATH` on stderr.
+    pub fn finish(self, document: &serde_json::Value, interrupted: bool) -> anyhow::Result<()> {
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        };
+        let writer = Arc::try_unwrap(self.writer)
+            .map_err(|_| anyhow::anyhow!("--save: the job writer is still running"))?
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.samples_left_out > 0 {
+            crate::commands::doctor::say(&format!(
+                "note: the results store keeps the first {MAX_SAVED_SAMPLES} samples; {} more were measured (the statistics count them)",
+                self.samples_left_out
+            ));
+        }
+        let id = writer.finish(document, status)?;
+        crate::commands::doctor::say(&format!(
+            "saved as run {id} in {}",
+            printable(&self.path.display().to_string())
+        ));
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunWriter> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Saves a command's document with no rows, when asked.
+pub fn save_document(
+    flags: &SaveFlags,
+    kind: RunKind,
+    taskset: Option<&str>,
+    document: &serde_json::Value,
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    match flags.begin(kind, taskset)? {
+        Some(saver) => saver.finish(document, interrupted),
+        None => Ok(()),
+    }
+}
+
+/// `rtlab run`'s jobs into the store, on the executor's writer thread.
+struct StoreSink {
+    writer: Arc<Mutex<RunWriter>>,
+    set: TaskSet,
+}
+
+impl JobSink for StoreSink {
+    fn job(&mut self, j: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
+        let row = rtlab_report::sources::job_row(j, &self.set);
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .job(&row)
+            .map_err(std::io::Error::other)
+    }
+}

@@ -1,0 +1,66 @@
+//! What can go wrong with the store; every message is one line and names
+//! the database file.
+
+use std::path::PathBuf;
+
+/// A store error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite refused (cannot open, locked past the busy timeout, corrupt...).
+    #[error("results store {path}: {source}")]
+    Sqlite {
+        /// The database.
+        path: PathBuf,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// A file beside the database (its directory, the spool) failed.
+    #[error("results store {path}: {what}: {source}")]
+    Io {
+        /// The database.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// Writing an export failed (the output, not the database).
+    #[error("results store {path}: cannot write the export: {source}")]
+    Export {
+        /// The database.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// The database was written by a newer rtlab.
+    #[error("results store {path}: schema version {found} is newer than this rtlab's {supported}; use a newer rtlab or another --store")]
+    NewerSchema {
+        /// The database.
+        path: PathBuf,
+        /// `PRAGMA user_version` found.
+        found: i64,
+        /// The newest this build knows.
+        supported: i64,
+    },
+    /// No run with this id.
+    #[error("results store {path}: no run {id} (`rtlab results list` shows the ids)")]
+    NoSuchRun {
+        /// The database.
+        path: PathBuf,
+        /// The id asked for.
+        id: i64,
+    },
+    /// A stored JSON column does not parse (the file was edited by hand).
+    #[error("results store {path}: run {id}: {column} is not valid JSON: {source}")]
+    BadJson {
+        /// The database.
+        path: PathBuf,
+        /// The run.
+        id: i64,
+        /// The column.
+        column: &'static str,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+}

@@ -1,0 +1,100 @@
+//! A stored run written out whole, its rows streamed one at a time (memory
+//! does not grow with the run): JSON with everything, or CSV of its rows.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::store::Store;
+
+/// The CSV header of job rows.
+pub const JOBS_CSV_HEADER: &str =
+    "task,job,release_ns,deadline_ns,start_ns,finish_ns,preemptions,voluntary_switches,cpu";
+/// The CSV header of sample rows.
+pub const SAMPLES_CSV_HEADER: &str = "thread,seq,t_ns,latency_ns";
+
+impl Store {
+    /// Writes `{"run": <StoredRun>, "jobs": [<JobRow>...], "samples":
+    /// [<SampleRow>...]}` and a newline.
+    pub fn export_json(&self, id: i64, out: &mut impl Write) -> Result<(), StoreError> {
+        let run = self.get(id)?;
+        let mut rows = Rows::new(out);
+        rows.raw(&format!("{{\"run\":{},\"jobs\":[", json(&run)));
+        self.for_each_job(id, |j| rows.element(&json(&j)))?;
+        rows.raw("],\"samples\":[");
+        rows.count = 0;
+        self.for_each_sample(id, |s| rows.element(&json(&s)))?;
+        rows.raw("]}\n");
+        rows.done().map_err(|e| self.write_err(e))
+    }
+
+    /// Writes the run's job rows as CSV ([`JOBS_CSV_HEADER`], empty cells
+    /// for `None`), or its sample rows ([`SAMPLES_CSV_HEADER`]) when it has
+    /// no job rows. Returns how many rows were written.
+    pub fn export_csv(&self, id: i64, out: &mut impl Write) -> Result<u64, StoreError> {
+        let has_jobs = self.list()?.iter().any(|r| r.id == id && r.jobs > 0);
+        let mut w = csv::Writer::from_writer(out);
+        let mut written: csv::Result<u64> = Ok(0);
+        if has_jobs {
+            self.for_each_job(id, |j| put(&mut w, &mut written, &j))?;
+        } else {
+            self.for_each_sample(id, |s| put(&mut w, &mut written, &s))?;
+        }
+        let n = written.map_err(|e| self.write_err(std::io::Error::other(e)))?;
+        w.flush().map_err(|e| self.write_err(e))?;
+        Ok(n)
+    }
+}
+
+/// Writes one CSV row unless an earlier one failed; counts it.
+fn put<W: Write, T: Serialize>(w: &mut csv::Writer<W>, written: &mut csv::Result<u64>, row: &T) {
+    if let Ok(n) = written {
+        match w.serialize(row) {
+            Ok(()) => *n += 1,
+            Err(e) => *written = Err(e),
+        }
+    }
+}
+
+fn json(v: &impl Serialize) -> String {
+    // The row types serialize infallibly (no maps with non-string keys).
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+/// Comma-separated JSON elements; the first write error stops the writing
+/// and is kept.
+struct Rows<'a, W: Write> {
+    out: &'a mut W,
+    count: u64,
+    result: std::io::Result<()>,
+}
+
+impl<'a, W: Write> Rows<'a, W> {
+    fn new(out: &'a mut W) -> Self {
+        Rows {
+            out,
+            count: 0,
+            result: Ok(()),
+        }
+    }
+
+    fn raw(&mut self, text: &str) {
+        if self.result.is_ok() {
+            self.result = self.out.write_all(text.as_bytes());
+        }
+    }
+
+    fn element(&mut self, text: &str) {
+        if self.count > 0 {
+            self.raw(",");
+        }
+        self.count += 1;
+        self.raw(text);
+    }
+
+    fn done(self) -> std::io::Result<()> {
+        self.result?;
+        self.out.flush()
+    }
+}

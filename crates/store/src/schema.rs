@@ -1,0 +1,55 @@
+//! The database schema, version [`VERSION`] (`PRAGMA user_version`).
+//!
+//! ```sql
+//! runs(id INTEGER PRIMARY KEY, created TEXT, rtlab_version TEXT, command TEXT,
+//!      kind TEXT, taskset TEXT NULL, host_json TEXT, document_json TEXT, status TEXT)
+//! jobs(run_id -> runs ON DELETE CASCADE, task TEXT, job INTEGER, release_ns INTEGER,
+//!      deadline_ns INTEGER, start_ns INTEGER NULL, finish_ns INTEGER NULL,
+//!      preemptions INTEGER, voluntary_switches INTEGER, cpu INTEGER NULL)
+//! samples(run_id -> runs ON DELETE CASCADE, thread INTEGER, seq INTEGER,
+//!         t_ns INTEGER, latency_ns INTEGER)
+//! ```
+//!
+//! Times are nanoseconds from the start of the run, stored as SQLite's
+//! 64-bit signed integers (enough for 292 years). `created` is RFC 3339
+//! UTC. A database with no `user_version` is created at [`VERSION`]; one
+//! from a newer rtlab is refused.
+
+/// The schema version this build writes.
+pub const VERSION: i64 = 1;
+
+/// Creates every table and index of version 1.
+pub(crate) const CREATE_V1: &str = "
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    created TEXT NOT NULL,
+    rtlab_version TEXT NOT NULL,
+    command TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    taskset TEXT,
+    host_json TEXT NOT NULL,
+    document_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('complete', 'interrupted'))
+);
+CREATE TABLE jobs (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    job INTEGER NOT NULL,
+    release_ns INTEGER NOT NULL,
+    deadline_ns INTEGER NOT NULL,
+    start_ns INTEGER,
+    finish_ns INTEGER,
+    preemptions INTEGER NOT NULL,
+    voluntary_switches INTEGER NOT NULL,
+    cpu INTEGER
+);
+CREATE INDEX jobs_by_run ON jobs(run_id, task, job);
+CREATE TABLE samples (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    thread INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    t_ns INTEGER NOT NULL,
+    latency_ns INTEGER NOT NULL
+);
+CREATE INDEX samples_by_run ON samples(run_id, thread, seq);
+";

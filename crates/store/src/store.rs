@@ -1,0 +1,314 @@
+//! Opening the database and reading or deleting runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+
+use crate::error::StoreError;
+use crate::rows::{JobRow, NewRun, RunSummary, SampleRow, StoredRun};
+use crate::schema;
+use crate::writer::RunWriter;
+
+/// How long a writer waits for another writer's transaction before it
+/// gives up (SQLite's busy timeout). Transactions are short: a run's rows
+/// are spooled during the run and written at its end.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An open results database.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens the database at `path`, creating it (and its directory) with
+    /// the current schema when it does not exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let mut conn = connect(&path)?;
+        migrate(&mut conn).map_err(|e| match e {
+            Migration::Sqlite(source) => StoreError::Sqlite {
+                path: path.clone(),
+                source,
+            },
+            Migration::Newer(found) => StoreError::NewerSchema {
+                path: path.clone(),
+                found,
+                supported: schema::VERSION,
+            },
+        })?;
+        Ok(Store { path, conn })
+    }
+
+    /// The database to use when none is named: `$RTLAB_STORE`, else
+    /// `$XDG_DATA_HOME/rtlab/results.sqlite`, else
+    /// `$HOME/.local/share/rtlab/results.sqlite`, else
+    /// `./rtlab-results.sqlite`.
+    pub fn default_path() -> PathBuf {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(p) = var("RTLAB_STORE") {
+            return PathBuf::from(p);
+        }
+        if let Some(d) = var("XDG_DATA_HOME") {
+            return Path::new(&d).join("rtlab").join("results.sqlite");
+        }
+        if let Some(h) = var("HOME") {
+            return Path::new(&h).join(".local/share/rtlab/results.sqlite");
+        }
+        PathBuf::from("rtlab-results.sqlite")
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Starts saving a run: its rows go to the writer, and the run appears
+    /// in the store only when [`RunWriter::finish`] commits it.
+    pub fn begin(&self, run: NewRun) -> Result<RunWriter, StoreError> {
+        RunWriter::new(self.path.clone(), connect(&self.path)?, run)
+    }
+
+    /// Every run, oldest first, with its row counts.
+    pub fn list(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let sql = "SELECT id, created, kind, status, command,
+                (SELECT COUNT(*) FROM jobs WHERE run_id = runs.id),
+                (SELECT COUNT(*) FROM samples WHERE run_id = runs.id)
+            FROM runs ORDER BY id";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    created: r.get(1)?,
+                    kind: r.get(2)?,
+                    status: r.get(3)?,
+                    command: r.get(4)?,
+                    jobs: r.get::<_, i64>(5)? as u64,
+                    samples: r.get::<_, i64>(6)? as u64,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// One run without its rows.
+    pub fn get(&self, id: i64) -> Result<StoredRun, StoreError> {
+        let sql = "SELECT id, created, rtlab_version, command, kind, taskset, host_json,
+                document_json, status FROM runs WHERE id = ?1";
+        let row = self
+            .conn
+            .query_row(sql, [id], |r| {
+                Ok((
+                    StoredRun {
+                        id: r.get(0)?,
+                        created: r.get(1)?,
+                        rtlab_version: r.get(2)?,
+                        command: r.get(3)?,
+                        kind: r.get(4)?,
+                        taskset: r.get(5)?,
+                        host: serde_json::Value::Null,
+                        document: serde_json::Value::Null,
+                        status: r.get(8)?,
+                    },
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let (mut run, host, document) = row.ok_or_else(|| self.no_run(id))?;
+        run.host = self.json(id, "host_json", &host)?;
+        run.document = self.json(id, "document_json", &document)?;
+        Ok(run)
+    }
+
+    /// Calls `each` with every job row of run `id`, by task then job,
+    /// reading one row at a time (memory does not grow with the run).
+    pub fn for_each_job(&self, id: i64, mut each: impl FnMut(JobRow)) -> Result<(), StoreError> {
+        self.require(id)?;
+        let sql = "SELECT task, job, release_ns, deadline_ns, start_ns, finish_ns, preemptions,
+                voluntary_switches, cpu FROM jobs WHERE run_id = ?1 ORDER BY task, job";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            each(job_row(r).map_err(|e| self.err(e))?);
+        }
+        Ok(())
+    }
+
+    /// Every job row of run `id` (see [`Store::for_each_job`] to stream).
+    pub fn jobs(&self, id: i64) -> Result<Vec<JobRow>, StoreError> {
+        let mut out = Vec::new();
+        self.for_each_job(id, |j| out.push(j))?;
+        Ok(out)
+    }
+
+    /// Calls `each` with every sample row of run `id`, by thread then
+    /// sequence number, one row at a time.
+    pub fn for_each_sample(
+        &self,
+        id: i64,
+        mut each: impl FnMut(SampleRow),
+    ) -> Result<(), StoreError> {
+        self.require(id)?;
+        let sql = "SELECT thread, seq, t_ns, latency_ns FROM samples WHERE run_id = ?1
+            ORDER BY thread, seq";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            each(SampleRow {
+                thread: r.get::<_, i64>(0).map_err(|e| self.err(e))? as u32,
+                seq: r.get::<_, i64>(1).map_err(|e| self.err(e))? as u64,
+                t_ns: r.get::<_, i64>(2).map_err(|e| self.err(e))? as u64,
+                latency_ns: r.get::<_, i64>(3).map_err(|e| self.err(e))? as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Every sample row of run `id` (see [`Store::for_each_sample`] to stream).
+    pub fn samples(&self, id: i64) -> Result<Vec<SampleRow>, StoreError> {
+        let mut out = Vec::new();
+        self.for_each_sample(id, |s| out.push(s))?;
+        Ok(out)
+    }
+
+    /// The ids of the `n` most recent runs, oldest first.
+    pub fn last(&self, n: usize) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs ORDER BY id DESC LIMIT ?1")
+            .map_err(|e| self.err(e))?;
+        let ids = stmt
+            .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(ids.into_iter().rev().collect())
+    }
+
+    /// Deletes run `id` and its rows.
+    pub fn remove(&self, id: i64) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", params![id])
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(self.no_run(id));
+        }
+        Ok(())
+    }
+
+    fn require(&self, id: i64) -> Result<(), StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        found.map(|_| ()).ok_or_else(|| self.no_run(id))
+    }
+
+    fn json(
+        &self,
+        id: i64,
+        column: &'static str,
+        text: &str,
+    ) -> Result<serde_json::Value, StoreError> {
+        serde_json::from_str(text).map_err(|source| StoreError::BadJson {
+            path: self.path.clone(),
+            id,
+            column,
+            source,
+        })
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn write_err(&self, source: std::io::Error) -> StoreError {
+        StoreError::Export {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn no_run(&self, id: i64) -> StoreError {
+        StoreError::NoSuchRun {
+            path: self.path.clone(),
+            id,
+        }
+    }
+}
+
+/// A connection in WAL mode with foreign keys on and the busy timeout set;
+/// creates the database's directory.
+pub(crate) fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let err = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            what: "cannot create its directory",
+            source,
+        })?;
+    }
+    let conn = Connection::open(path).map_err(err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        .map_err(err)?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(err)?;
+    Ok(conn)
+}
+
+fn job_row(r: &Row<'_>) -> rusqlite::Result<JobRow> {
+    let opt = |i| r.get::<_, Option<i64>>(i).map(|v| v.map(|x| x as u64));
+    Ok(JobRow {
+        task: r.get(0)?,
+        job: r.get::<_, i64>(1)? as u64,
+        release_ns: r.get::<_, i64>(2)? as u64,
+        deadline_ns: r.get::<_, i64>(3)? as u64,
+        start_ns: opt(4)?,
+        finish_ns: opt(5)?,
+        preemptions: r.get::<_, i64>(6)? as u64,
+        voluntary_switches: r.get::<_, i64>(7)? as u64,
+        cpu: r.get::<_, Option<i64>>(8)?.map(|c| c as u32),
+    })
+}
+
+enum Migration {
+    Sqlite(rusqlite::Error),
+    Newer(i64),
+}
+
+impl From<rusqlite::Error> for Migration {
+    fn from(e: rusqlite::Error) -> Migration {
+        Migration::Sqlite(e)
+    }
+}
+
+/// Creates the schema in a new database; refuses a newer one. Done under
+/// a write lock so two processes creating the file at once do not both
+/// create the tables.
+fn migrate(conn: &mut Connection) -> Result<(), Migration> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > schema::VERSION {
+        return Err(Migration::Newer(version));
+    }
+    if version == 0 {
+        tx.execute_batch(schema::CREATE_V1)?;
+        tx.pragma_update(None, "user_version", schema::VERSION)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! The store against a real SQLite file in a temporary directory.
+
+use rtlab_store::{JobRow, NewRun, RunKind, RunStatus, SampleRow, Store, StoreError};
+use serde_json::json;
+
+fn new_run(kind: RunKind) -> NewRun {
+    NewRun {
+        rtlab_version: "0.1.0".into(),
+        command: "rtlab sim builtin:x --save".into(),
+        kind,
+        taskset: Some("[[task]]\nname = \"a\"\n".into()),
+        host: json!({"kernel_release": "6.18.0", "cpus": 2}),
+    }
+}
+
+fn job(task: &str, n: u64) -> JobRow {
+    JobRow {
+        task: task.into(),
+        job: n,
+        release_ns: n * 10_000_000,
+        deadline_ns: n * 10_000_000 + 5_000_000,
+        start_ns: Some(n * 10_000_000 + 7),
+        finish_ns: n.is_multiple_of(2).then_some(n * 10_000_000 + 1_000_000),
+        preemptions: n % 3,
+        voluntary_switches: 1,
+        cpu: (!n.is_multiple_of(2)).then_some(1),
+    }
+}
+
+#[test]
+fn a_run_round_trips_with_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/results.sqlite");
+    let store = Store::open(&path).unwrap();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    let jobs: Vec<JobRow> = (0..5).map(|n| job("a", n)).chain([job("b", 0)]).collect();
+    for j in &jobs {
+        w.job(j).unwrap();
+    }
+    let samples: Vec<SampleRow> = (0..3)
+        .map(|i| SampleRow {
+            thread: 1,
+            seq: i,
+            t_ns: i * 1000,
+            latency_ns: u64::MAX - i, // clamped to i64::MAX
+        })
+        .collect();
+    for s in &samples {
+        w.sample(s).unwrap();
+    }
+    let doc = json!({"policy": "rm", "tasks": [{"name": "a", "misses": 1}]});
+    let id = w.finish(&doc, RunStatus::Interrupted).unwrap();
+
+    let run = store.get(id).unwrap();
+    assert_eq!(run.id, id);
+    assert_eq!(run.kind, "run");
+    assert_eq!(run.status, "interrupted");
+    assert_eq!(run.command, "rtlab sim builtin:x --save");
+    assert_eq!(run.rtlab_version, "0.1.0");
+    assert_eq!(run.taskset.as_deref(), Some("[[task]]\nname = \"a\"\n"));
+    assert_eq!(run.host["kernel_release"], "6.18.0");
+    assert_eq!(run.document, doc);
+    assert!(
+        run.created.ends_with('Z') && run.created.len() == 20,
+        "{}",
+        run.created
+    );
+    assert_eq!(store.jobs(id).unwrap(), jobs);
+    let back = store.samples(id).unwrap();
+    assert_eq!(back.len(), 3);
+    assert_eq!(back[0].latency_ns, i64::MAX as u64);
+    assert_eq!(back[2].seq, 2);
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].jobs, list[0].samples), (6, 3));
+}
+
+#[test]
+fn nothing_is_visible_before_finish_and_a_dropped_writer_saves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let store = Store::open(&path).unwrap();
+    let other = Store::open(&path).unwrap();
+    let mut w = store.begin(new_run(RunKind::Sim)).unwrap();
+    for n in 0..1000 {
+        w.job(&job("a", n)).unwrap();
+    }
+    assert!(other.list().unwrap().is_empty());
+    drop(w);
+    assert!(other.list().unwrap().is_empty());
+    let w = store.begin(new_run(RunKind::Sim)).unwrap();
+    let id = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    assert_eq!(other.last(5).unwrap(), vec![id]);
+    // Only the database and its WAL files are left: spools are gone.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| n.starts_with("r.sqlite")), "{names:?}");
+}
+
+#[test]
+fn two_writers_on_two_threads_both_land_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let writers: Vec<_> = (0..2)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let store = Store::open(&path).unwrap();
+                (0..20)
+                    .map(|i| {
+                        let mut w = store.begin(new_run(RunKind::Latency)).unwrap();
+                        for n in 0..50 {
+                            w.job(&job(&format!("t{t}"), n)).unwrap();
+                        }
+                        w.finish(&json!({"thread": t, "i": i}), RunStatus::Complete)
+                            .unwrap()
+                    })
+                    .collect::<Vec<i64>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<i64> = writers
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 40);
+    let store = Store::open(&path).unwrap();
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 40);
+    assert!(list.iter().all(|r| r.jobs == 50));
+    let conn = rusqlite_journal_mode(&path);
+    assert_eq!(conn, "wal");
+}
+
+fn rusqlite_journal_mode(path: &std::path::Path) -> String {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn remove_cascades_to_rows_and_unknown_ids_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let store = Store::open(&path).unwrap();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    w.job(&job("a", 0)).unwrap();
+    w.sample(&SampleRow {
+        thread: 0,
+        seq: 0,
+        t_ns: 0,
+        latency_ns: 5,
+    })
+    .unwrap();
+    let a = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    w.job(&job("b", 0)).unwrap();
+    let b = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    store.remove(a).unwrap();
+    assert_eq!(store.last(10).unwrap(), vec![b]);
+    assert_eq!(store.jobs(b).unwrap().len(), 1);
+    // The cascade deleted a's job and sample rows.
+    assert_eq!(count_rows(&path), 1);
+    for e in [
+        store.remove(a).unwrap_err(),
+        store.get(a).unwrap_err(),
+        store.jobs(a).unwrap_err(),
+    ] {
+        assert!(
+            matches!(e, StoreError::NoSuchRun { id, .. } if id == a),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&path.display().to_string()));
+    }
+}
+
+/// Job plus sample rows in the whole database, whatever their run.
+fn count_rows(path: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM samples)",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_path_that_cannot_be_a_database_is_a_one_line_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "not a directory").unwrap();
+    let bad = file.join("results.sqlite");
+    let e = Store::open(&bad).unwrap_err().to_string();
+    assert!(e.contains(&bad.display().to_string()), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+
+    let garbage = dir.path().join("garbage.sqlite");
+    std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
+    let e = Store::open(&garbage).unwrap_err().to_string();
+    assert!(e.contains("garbage.sqlite") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn last_gives_the_most_recent_ids_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let ids: Vec<i64> = (0..5)
+        .map(|_| {
+            store
+                .begin(new_run(RunKind::Sweep))
+                .unwrap()
+                .finish(&json!({}), RunStatus::Complete)
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(store.last(2).unwrap(), ids[3..].to_vec());
+    assert_eq!(store.last(99).unwrap(), ids);
+}
+
+#[test]
+fn exports_hold_the_run_and_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    for n in 0..3 {
+        w.job(&job("a,b", n)).unwrap();
+    }
+    let id = w.finish(&json!({"x": 1}), RunStatus::Complete).unwrap();
+    let mut out = Vec::new();
+    store.export_json(id, &mut out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        doc["run"],
+        serde_json::to_value(store.get(id).unwrap()).unwrap()
+    );
+    let jobs: Vec<JobRow> = serde_json::from_value(doc["jobs"].clone()).unwrap();
+    assert_eq!(jobs, store.jobs(id).unwrap());
+    assert_eq!(doc["samples"], json!([]));
+
+    let mut csv = Vec::new();
+    assert_eq!(store.export_csv(id, &mut csv).unwrap(), 3);
+    let text = String::from_utf8(csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], rtlab_store::JOBS_CSV_HEADER);
+    // A name with a comma is quoted; None is an empty cell.
+    assert_eq!(lines[1], "\"a,b\",0,0,5000000,7,1000000,0,1,");
+    assert_eq!(lines.len(), 4);
+
+    let mut w = store.begin(new_run(RunKind::Latency)).unwrap();
+    w.sample(&SampleRow {
+        thread: 0,
+        seq: 0,
+        t_ns: 1000,
+        latency_ns: 42,
+    })
+    .unwrap();
+    let id = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    let mut csv = Vec::new();
+    store.export_csv(id, &mut csv).unwrap();
+    assert_eq!(
+        String::from_utf8(csv).unwrap(),
+        format!("{}\n0,0,1000,42\n", rtlab_store::SAMPLES_CSV_HEADER)
+    );
+}
