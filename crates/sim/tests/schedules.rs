@@ -514,7 +514,7 @@ fn aborting_a_deadlocked_job_breaks_the_cycle_and_later_ones_are_counted() {
     c.on_miss = OnMiss::Abort;
     c.duration = ms(100);
     let r = simulate(&opposite_orders(), &spec("fp:rm"), &c).unwrap();
-    let d = r.deadlock.expect("a deadlock");
+    let d = r.deadlock.as_ref().expect("a deadlock");
     assert_eq!(d.at_ns, ms(5).as_ns());
     assert!(d.count > 1, "{d:?}");
     assert!(r.completed > 0);

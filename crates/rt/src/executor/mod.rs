@@ -48,12 +48,12 @@ pub mod job_log;
 pub mod policy_map;
 pub mod record;
 mod skip;
-pub mod summary;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
+use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::clock::{monotonic_now, MonotonicClock};
@@ -69,7 +69,7 @@ pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
-pub use summary::TaskSummary;
+pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
 use skip::Pending;
@@ -556,7 +556,7 @@ impl TaskThread {
         let mut k: u64 = 0;
         while let Some(release) = self.release(k) {
             if self.on_miss == Overrun::Skip && pending.skips(release) {
-                log.skipped += 1;
+                log.summary.record_skipped(1);
                 k += 1;
                 continue;
             }
@@ -583,6 +583,7 @@ impl TaskThread {
                 deadline,
                 start: Some(began),
                 finish: done.then_some(finished),
+                aborted: false,
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
@@ -605,7 +606,6 @@ impl TaskThread {
         let switches_at_end = thread_switches();
         TaskOutcome {
             summary: log.summary,
-            skipped: log.skipped,
             context_switches: (switches_at_end.0 + switches_at_end.1)
                 .saturating_sub(switches_at_start.0 + switches_at_start.1),
             jobs_dropped: log.dropped(),
@@ -648,10 +648,10 @@ impl TaskThread {
                 log.unstarted(&self.task, run_from, run_len, ended);
                 run_len = 0;
                 if pending.skips_all_from(release) {
-                    log.skipped += self.releases_before(k, ended);
+                    log.summary.record_skipped(self.releases_before(k, ended));
                     return;
                 }
-                log.skipped += 1;
+                log.summary.record_skipped(1);
             } else {
                 if run_len == 0 {
                     run_from = k;
@@ -737,13 +737,12 @@ fn summarise(
             lost_tasks.push(name.clone());
             TaskOutcome::default()
         });
-        let mut m = outcome.summary.metrics(name, outcome.skipped);
-        m.thread_policy = policies[i].to_string();
+        let m = TaskRunMetrics::from_summary(name, &outcome.summary, policies[i].to_string());
         context_switches += outcome.context_switches;
         jobs_dropped += outcome.jobs_dropped;
         tasks.push(m);
     }
-    let sum = |f: fn(&TaskRunMetrics) -> u64| tasks.iter().map(f).sum::<u64>();
+    let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
     let seconds = ended.as_secs_f64();
     RunReport {
         policy: cfg.policy.name().into(),
@@ -761,12 +760,7 @@ fn summarise(
         lag_controller: cfg.lag_controller.is_some(),
         lag_controller_kind: cfg.lag_controller.map(|k| k.name().to_string()),
         rt_throttling: throttling.map_or_else(|| "unknown".into(), |t| t.describe_limit()),
-        released: sum(|t| t.released),
-        completed: sum(|t| t.completed),
-        deadline_misses: sum(|t| t.misses),
-        aborted: 0,
-        skipped: sum(|t| t.skipped),
-        preemptions: sum(|t| t.preemptions),
+        totals,
         context_switches,
         context_switches_per_s: if seconds > 0.0 {
             context_switches as f64 / seconds
@@ -775,9 +769,9 @@ fn summarise(
         },
         overhead_ns: None,
         idle_ns: None,
-        first_miss_ns: tasks.iter().filter_map(|t| t.first_miss_ns).min(),
+        first_miss_ns: totals.first_miss_ns,
         events: None,
-        start_deadline_misses: sum(|t| t.start_deadline_misses),
+        start_deadline_misses: tasks.iter().map(|t| t.start_deadline_misses).sum(),
         tasks,
         lost_tasks,
         scheduler_data: None,

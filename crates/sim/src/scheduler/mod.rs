@@ -112,7 +112,7 @@ impl<'a> System<'a> {
     pub fn may_start(&self, id: JobId) -> bool {
         let job = &self.jobs[id.index()];
         match self.srp_ceiling {
-            Some(ceiling) if !job.started => self.srp_levels[job.task] > ceiling,
+            Some(ceiling) if !job.started() => self.srp_levels[job.task] > ceiling,
             _ => true,
         }
     }
