@@ -492,3 +492,46 @@ fn a_memory_lock_refused_by_rlimit_memlock_is_explained_once() {
         );
     }
 }
+
+/// The simulator's and the executor's errors name no flag; the CLI adds it,
+/// so the messages read as they did when the libraries wrote the flags.
+#[test]
+fn scheduler_and_policy_errors_name_their_flag() {
+    let s4 = "builtin:lf-scenario-4";
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["sim", s4, "-s", "fp:given", "-d", "10ms"],
+            2,
+            "error: --scheduler fp:given: task `t1` has no priority (add `priority = N`)\n",
+        ),
+        (
+            &["sim", s4, "-s", "multiburst:wake=zz:immediate", "-d", "10ms"],
+            2,
+            "error: --scheduler multiburst: wake: no task named `zz` (tasks: t1, t2)\n",
+        ),
+        (
+            &["sim", s4, "-s", "ipi:share=given", "-d", "10ms"],
+            2,
+            "error: --scheduler share=given: task `t1` needs a priority > 0 (its weight)\n",
+        ),
+        (
+            &["sim", s4, "-s", "ipi:burst=1ms,burst=2ms", "-d", "10ms"],
+            2,
+            "error: --scheduler `ipi:burst=1ms,burst=2ms`: parameter `burst` is given twice\n",
+        ),
+        (
+            &["run", s4, "--policy", "fifo", "-d", "10ms"],
+            2,
+            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf\n",
+        ),
+        (
+            &["run", s4, "--policy", "given", "-d", "10ms"],
+            1,
+            "error: rtlab run --policy given: invalid policy given: task `t1` has no priority (add `priority = N`)\n",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let (status, _, stderr) = outcome(args);
+        assert_eq!((status, stderr.as_str()), (*code, *message), "{args:?}");
+    }
+}

@@ -9,6 +9,8 @@
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`text`]: names made safe to print ([`printable`]);
+//! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
+//!   scheduler that models a real-thread policy;
 //! - [`results`]: the job record, per-task summary and comparison that the
 //!   simulator and the real-thread executor share.
 
@@ -16,6 +18,7 @@ pub mod catalog;
 pub mod file;
 pub mod generate;
 pub mod overheads;
+pub mod policy;
 pub mod random;
 pub mod results;
 pub mod task;

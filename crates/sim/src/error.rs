@@ -1,7 +1,8 @@
 //! Errors of the simulator. All of them are about the input (task set,
 //! scheduler spec, configuration); a run that starts always finishes.
 //!
-//! Messages quote what the user wrote (specs, task names); they print it
+//! Messages name no command-line flag (the CLI adds that context); they
+//! quote what the user wrote (specs, task names) and print it
 //! through [`printable`], so an error is one line whatever the input holds.
 
 use rtlab_model::printable;
@@ -13,6 +14,23 @@ pub enum SimError {
     /// A configuration value is wrong; the message names the flag and the fix.
     #[error("{}", printable(.0))]
     Config(String),
+    /// A scheduler spec that does not parse (the CLI adds `--scheduler`).
+    #[error("scheduler `{}`: {}", printable(.spec), printable(.why))]
+    Spec {
+        /// The spec as written.
+        spec: String,
+        /// What is wrong and the accepted forms.
+        why: String,
+    },
+    /// A scheduler that cannot be built for this task set (`fp:given`
+    /// without priorities, a multiburst wake-up naming no task, ...).
+    #[error("scheduler {}: {}", printable(.scheduler), printable(.why))]
+    Setup {
+        /// The scheduler (or its parameter) concerned.
+        scheduler: String,
+        /// What is wrong and the fix.
+        why: String,
+    },
     /// The task set breaks the model's rules.
     #[error("task set `{}`: {}", printable(.name), printable(.message))]
     TaskSet {

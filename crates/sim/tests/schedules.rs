@@ -791,7 +791,7 @@ fn a_scheduler_parameter_given_twice_is_refused() {
     ] {
         let e = text.parse::<SchedulerSpec>().unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("--scheduler `{text}`: parameter `")),
+            e.starts_with(&format!("scheduler `{text}`: parameter `")),
             "{e}"
         );
         assert!(e.ends_with("` is given twice"), "{e}");
@@ -816,7 +816,7 @@ fn multiburst_wake_errors_name_the_problem() {
         .unwrap();
     assert_eq!(
         e.to_string(),
-        "--scheduler multiburst: wake: no task named `t9` (tasks: t1, t2)"
+        "scheduler multiburst: wake: no task named `t9` (tasks: t1, t2)"
     );
     let e = simulate(&set, &s, &SimConfig::new(ms(20))).unwrap_err();
     assert!(!e.to_string().contains('\n'), "{e}");

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, RunReport};
+use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
 
 use crate::commands::run::{execute, RunFlags};
@@ -54,17 +54,17 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     let cfg = args.flags.config()?;
-    let Some(spec_text) = cfg.policy.simulator_spec(rr_timeslice()) else {
+    let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
         return Err(usage(
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
     };
     let (set, origin, real, _) = execute(&args.flags, &[])?;
-    let spec: SchedulerSpec = spec_text.parse()?;
+    let spec = SchedulerSpec::from(model);
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
-    sim_cfg.on_miss = match real.on_miss.as_str() {
-        "skip" => OnMiss::Skip,
-        _ => OnMiss::Continue,
+    sim_cfg.on_miss = match cfg.on_miss {
+        Overrun::Skip => OnMiss::Skip,
+        Overrun::Continue => OnMiss::Continue,
     };
     let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
@@ -81,7 +81,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let comparison = Comparison::new(
         set.name.clone(),
         real.policy.clone(),
-        spec_text,
+        spec.to_string(),
         tasks,
         real,
         sim,

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{
-    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport,
+    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, RUN_POLICIES,
 };
 use rtlab_rt::{interrupt, RtThrottling};
 
@@ -72,7 +72,12 @@ pub struct RunFlags {
 impl RunFlags {
     /// The executor configuration; errors are usage errors naming the flag.
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(usage)?;
+        let policy: RunPolicy = self.policy.parse().map_err(|_| {
+            usage(format!(
+                "--policy `{}`: use {RUN_POLICIES}",
+                printable(&self.policy)
+            ))
+        })?;
         let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None

@@ -187,17 +187,34 @@ fn window(text: &str, duration: Nanos) -> anyhow::Result<TraceWindow> {
     })
 }
 
+/// A simulator error as the user sees it: one about `--scheduler` (a spec
+/// that does not parse, or one that does not fit the set: fp:given without
+/// priorities, ...) or another flag (a protocol the scheduler cannot run,
+/// --tick 0) is a usage error naming the flag; the library's messages do
+/// not know the flags.
+fn flag_error(e: SimError) -> anyhow::Error {
+    match e {
+        SimError::Spec { spec, why } => usage(format!(
+            "--scheduler `{}`: {}",
+            printable(&spec),
+            printable(&why)
+        )),
+        SimError::Setup { scheduler, why } => usage(format!(
+            "--scheduler {}: {}",
+            printable(&scheduler),
+            printable(&why)
+        )),
+        SimError::Config(_) => usage(e),
+        other => other.into(),
+    }
+}
+
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
-    let spec: SchedulerSpec = args.scheduler.parse().map_err(usage)?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     let config = config(args, &loaded.set)?;
-    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(|e| match e {
-        // A flag that does not fit the set (fp:given without priorities,
-        // a protocol the scheduler cannot run, --tick 0).
-        SimError::Config(_) => usage(e),
-        other => other.into(),
-    })?;
+    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
     if let Some(path) = &args.trace {
         // Streamed as the run goes: memory does not grow with the window.
         let file =

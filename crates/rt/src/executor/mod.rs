@@ -67,7 +67,7 @@ use crate::work::burn_cpu_unless_stopped;
 pub use cpuset::{CpusetDoor, ExclusiveCpuset};
 pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
-pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy};
+pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_model::results::TaskSummary;
 
@@ -746,7 +746,10 @@ fn summarise(
     let seconds = ended.as_secs_f64();
     RunReport {
         policy: cfg.policy.name().into(),
-        scheduler: cfg.policy.simulator_spec(rr_timeslice()),
+        scheduler: cfg
+            .policy
+            .model_scheduler(rr_timeslice())
+            .map(|m| m.to_string()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
