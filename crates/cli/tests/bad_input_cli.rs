@@ -520,6 +520,21 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: --scheduler `ipi:burst=1ms,burst=2ms`: parameter `burst` is given twice\n",
         ),
         (
+            &["sim", s4, "-s", "edf", "--on-miss", "nope", "-d", "10ms"],
+            2,
+            "error: --on-miss `nope`: use continue, abort or skip\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "--protocol", "x\ny", "-d", "10ms"],
+            2,
+            "error: --protocol `x\\ny`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)\n",
+        ),
+        (
+            &["run", s4, "--policy", "rm", "--on-miss", "abort", "-d", "10ms"],
+            2,
+            "error: --on-miss `abort`: use continue or skip\n",
+        ),
+        (
             &["run", s4, "--policy", "fifo", "-d", "10ms"],
             2,
             "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf\n",

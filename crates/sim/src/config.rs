@@ -42,9 +42,11 @@ impl FromStr for OnMiss {
             "continue" => Ok(OnMiss::Continue),
             "abort" => Ok(OnMiss::Abort),
             "skip" => Ok(OnMiss::Skip),
-            _ => Err(SimError::Config(format!(
-                "--on-miss `{s}`: use continue, abort or skip"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "on-miss",
+                value: s.to_string(),
+                accepted: "continue, abort or skip",
+            }),
         }
     }
 }
@@ -66,9 +68,11 @@ impl FromStr for ExecModel {
         match s {
             "wcet" => Ok(ExecModel::Wcet),
             "uniform" => Ok(ExecModel::Uniform),
-            _ => Err(SimError::Config(format!(
-                "--exec `{s}`: use wcet or uniform"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "exec",
+                value: s.to_string(),
+                accepted: "wcet or uniform",
+            }),
         }
     }
 }
@@ -107,9 +111,11 @@ impl FromStr for JitterModel {
             "none" => Ok(JitterModel::None),
             "max" => Ok(JitterModel::Max),
             "uniform" => Ok(JitterModel::Uniform),
-            _ => Err(SimError::Config(format!(
-                "--jitter `{s}`: use none, max or uniform"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "jitter",
+                value: s.to_string(),
+                accepted: "none, max or uniform",
+            }),
         }
     }
 }
@@ -163,9 +169,11 @@ impl FromStr for Protocol {
             "ipcp" => Ok(Protocol::Ipcp),
             "srp" => Ok(Protocol::Srp),
             "dfp" => Ok(Protocol::Dfp),
-            _ => Err(SimError::Config(format!(
-                "--protocol `{s}`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "protocol",
+                value: s.to_string(),
+                accepted: "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)",
+            }),
         }
     }
 }

@@ -14,6 +14,17 @@ pub enum SimError {
     /// A configuration value is wrong; the message names the flag and the fix.
     #[error("{}", printable(.0))]
     Config(String),
+    /// A setting's value is not one of the accepted names (the CLI names
+    /// the flag, `--{setting}`).
+    #[error("unknown {setting} `{}` (use {accepted})", printable(.value))]
+    Choice {
+        /// The setting: `on-miss`, `exec`, `jitter`, `protocol`.
+        setting: &'static str,
+        /// The value as written.
+        value: String,
+        /// The accepted values.
+        accepted: &'static str,
+    },
     /// A scheduler spec that does not parse (the CLI adds `--scheduler`).
     #[error("scheduler `{}`: {}", printable(.spec), printable(.why))]
     Spec {

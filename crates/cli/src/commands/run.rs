@@ -9,7 +9,8 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{
-    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, RUN_POLICIES,
+    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, OVERRUN_RULES,
+    RUN_POLICIES,
 };
 use rtlab_rt::{interrupt, RtThrottling};
 
@@ -84,7 +85,12 @@ impl RunFlags {
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(usage)?;
+        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
+            usage(format!(
+                "--on-miss `{}`: use {OVERRUN_RULES}",
+                printable(&self.on_miss)
+            ))
+        })?;
         cfg.lag_controller = self.lag_controller;
         cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;

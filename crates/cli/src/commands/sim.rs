@@ -113,11 +113,11 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
-    c.protocol = args.protocol.parse::<Protocol>().map_err(usage)?;
+    c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
     c.lock_cost = args.lock_cost;
-    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(usage)?;
-    c.exec = args.exec.parse::<ExecModel>().map_err(usage)?;
-    c.jitter = args.jitter.parse::<JitterModel>().map_err(usage)?;
+    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;
+    c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
+    c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;
     match args.overload.as_deref() {
         None => {}
@@ -203,6 +203,14 @@ fn flag_error(e: SimError) -> anyhow::Error {
             "--scheduler {}: {}",
             printable(&scheduler),
             printable(&why)
+        )),
+        SimError::Choice {
+            setting,
+            value,
+            accepted,
+        } => usage(format!(
+            "--{setting} `{}`: use {accepted}",
+            printable(&value)
         )),
         SimError::Config(_) => usage(e),
         other => other.into(),

@@ -74,6 +74,9 @@ pub use rtlab_model::results::TaskSummary;
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
 use skip::Pending;
 
+/// The overrun rules' names, for messages.
+pub const OVERRUN_RULES: &str = "continue or skip";
+
 /// What to do with releases that fall while a job is late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Overrun {
@@ -101,7 +104,7 @@ impl std::str::FromStr for Overrun {
         match s {
             "continue" => Ok(Overrun::Continue),
             "skip" => Ok(Overrun::Skip),
-            _ => Err(format!("--on-miss `{s}`: use continue or skip")),
+            _ => Err(format!("unknown overrun rule `{s}` (use {OVERRUN_RULES})")),
         }
     }
 }
