@@ -530,6 +530,34 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: --protocol `x\\ny`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)\n",
         ),
         (
+            &["sim", s4, "-s", "edf", "--tick", "0", "-d", "10ms"],
+            2,
+            "error: --tick must be greater than 0\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "-d", "100ms", "--phase", "1ms..2ms:x"],
+            2,
+            "error: --phase `1ms..2ms:x`: bad factor (write START..END:xFACTOR or START..END:UTIL%, e.g. 30s..45s:120%)\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "-d", "100ms", "--phase", "200ms..300ms:x2"],
+            2,
+            "error: --phase 200ms..300ms:x2 starts at 200ms, at or after the end of the run (--duration 100ms)\n",
+        ),
+        (
+            &[
+                "sim", s4, "-s", "edf", "-d", "100ms", "--phase", "10ms..30ms:x2", "--phase",
+                "20ms..40ms:x2",
+            ],
+            2,
+            "error: --phase 20ms..40ms:x2 overlaps --phase 10ms..30ms:x2: phases must not overlap\n",
+        ),
+        (
+            &["sim", "tests/pins/locking.toml", "-s", "edf", "-d", "10ms", "--protocol", "ipcp"],
+            2,
+            "error: --protocol ipcp needs a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use srp or dfp); edf is not one\n",
+        ),
+        (
             &["run", s4, "--policy", "rm", "--on-miss", "abort", "-d", "10ms"],
             2,
             "error: --on-miss `abort`: use continue or skip\n",

@@ -224,10 +224,16 @@ impl Simulator {
             });
         }
         if config.duration.is_zero() {
-            return Err(SimError::Config("--duration must be greater than 0".into()));
+            return Err(SimError::Setting {
+                setting: "duration",
+                message: "must be greater than 0".into(),
+            });
         }
         if config.tick.is_some_and(|t| t.is_zero()) {
-            return Err(SimError::Config("--tick must be greater than 0".into()));
+            return Err(SimError::Setting {
+                setting: "tick",
+                message: "must be greater than 0".into(),
+            });
         }
         crate::config::check_phases(&config.phases, config.duration)?;
         let tasks = all_tasks(set, &config);
@@ -235,7 +241,10 @@ impl Simulator {
         for phase in &config.phases {
             for t in &phase.tasks {
                 if let Some(e) = TaskSet::new("phase", vec![t.clone()]).errors().first() {
-                    return Err(SimError::Config(format!("--phase task: {}", e.message)));
+                    return Err(SimError::Setting {
+                        setting: "phase",
+                        message: format!("task: {}", e.message),
+                    });
                 }
                 windows.push((phase.start, phase.end));
             }
@@ -1090,10 +1099,10 @@ fn build_locks(
 ) -> Result<LockTables, SimError> {
     let kind = scheduler.kind();
     let refuse = |needs: &str| {
-        Err(SimError::Config(format!(
-            "--protocol {protocol} needs {needs}; {} is not one",
-            scheduler.name()
-        )))
+        Err(SimError::Setting {
+            setting: "protocol",
+            message: format!("{protocol} needs {needs}; {} is not one", scheduler.name()),
+        })
     };
     match (protocol, kind) {
         (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {

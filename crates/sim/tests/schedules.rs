@@ -527,7 +527,7 @@ fn protocols_are_refused_where_they_do_not_apply() {
         .unwrap();
     assert!(
         e.to_string()
-            .starts_with("--protocol ipcp needs a fixed-priority scheduler"),
+            .starts_with("protocol ipcp needs a fixed-priority scheduler"),
         "{e}"
     );
     let e = Simulator::new(&inversion(), &spec("fp:rm"), with_protocol(Protocol::Dfp))
@@ -535,13 +535,13 @@ fn protocols_are_refused_where_they_do_not_apply() {
         .unwrap();
     assert!(
         e.to_string()
-            .starts_with("--protocol dfp needs an EDF scheduler"),
+            .starts_with("protocol dfp needs an EDF scheduler"),
         "{e}"
     );
     let e = Simulator::new(&inversion(), &spec("rr:1ms"), with_protocol(Protocol::Pip))
         .err()
         .unwrap();
-    assert!(e.to_string().starts_with("--protocol pip needs"), "{e}");
+    assert!(e.to_string().starts_with("protocol pip needs"), "{e}");
 }
 
 // ----------------------------------------------------- determinism, overload

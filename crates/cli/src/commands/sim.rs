@@ -140,13 +140,13 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         }
     }
     for p in &args.phases {
-        let phase = Phase::parse(p).map_err(usage)?;
+        let phase = Phase::parse(p).map_err(flag_error)?;
         if phase.end > duration && phase.start < duration {
             eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
         }
         c.phases.push(phase);
     }
-    check_phases(&c.phases, duration).map_err(usage)?;
+    check_phases(&c.phases, duration).map_err(flag_error)?;
     if args.trace.is_some() || args.gantt.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
@@ -211,6 +211,19 @@ fn flag_error(e: SimError) -> anyhow::Error {
         } => usage(format!(
             "--{setting} `{}`: use {accepted}",
             printable(&value)
+        )),
+        SimError::Setting { setting, message } => {
+            usage(format!("--{setting} {}", printable(&message)))
+        }
+        SimError::PhaseAfterEnd {
+            phase,
+            start,
+            duration,
+        } => usage(format!(
+            "--phase {phase} starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        SimError::PhasesOverlap { phase, other } => usage(format!(
+            "--phase {phase} overlaps --phase {other}: phases must not overlap"
         )),
         SimError::Config(_) => usage(e),
         other => other.into(),

@@ -248,7 +248,7 @@ pub fn fixed_levels(
     if policy == FpPolicy::Audsley {
         return Err(SimError::Setup {
             scheduler: scheduler.into(),
-            why: "opa needs a schedulability test: use rtlab analyze --policy opa, then fp:given"
+            why: "opa needs a schedulability test: write the priorities the analysis assigns as `priority` and use fp:given"
                 .into(),
         });
     }
