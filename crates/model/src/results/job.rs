@@ -51,17 +51,20 @@ impl JobRecord {
     }
 
     /// start - release: how late the job got the CPU.
+    #[inline]
     pub fn lag(&self) -> Option<Nanos> {
         self.start.map(|s| s.saturating_sub(self.release))
     }
 
     /// finish - release.
+    #[inline]
     pub fn response(&self) -> Option<Nanos> {
         self.finish.map(|f| f.saturating_sub(self.release))
     }
 
     /// Missed its deadline: finished after it, aborted at it, or unfinished
     /// when a run that lasted `ended` was past it.
+    #[inline]
     pub fn missed(&self, ended: Nanos) -> bool {
         match self.finish {
             Some(f) => f > self.deadline,
@@ -72,6 +75,7 @@ impl JobRecord {
     /// Paper 000's (Lingua Franca) view: the deadline bounds the *start*, so
     /// the job missed if it started after release + D, or had not started
     /// by then.
+    #[inline]
     pub fn missed_start_deadline(&self, ended: Nanos) -> bool {
         match self.start {
             Some(s) => s > self.deadline,

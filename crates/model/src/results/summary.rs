@@ -55,6 +55,7 @@ impl TaskSummary {
     /// Folds in one released job. `ended` (how long the run lasted) matters
     /// only for a job without a finish time: it decides whether the run
     /// reached its deadline.
+    #[inline]
     pub fn record(&mut self, job: &JobRecord, ended: Nanos) {
         self.released += 1;
         self.preemptions += job.involuntary_switches;
@@ -132,6 +133,7 @@ impl TaskSummary {
         self.start_deadline_misses += reached;
     }
 
+    #[inline]
     fn count_misses(&mut self, misses: u64, earliest_deadline: Nanos) {
         self.misses += misses;
         let d = earliest_deadline.as_ns();
