@@ -493,8 +493,9 @@ fn a_memory_lock_refused_by_rlimit_memlock_is_explained_once() {
     }
 }
 
-/// The simulator's and the executor's errors name no flag; the CLI adds it,
+/// The simulator's and the runtime's errors name no flag; the CLI adds it,
 /// so the messages read as they did when the libraries wrote the flags.
+/// (Each of these fails before anything real-time starts.)
 #[test]
 fn scheduler_and_policy_errors_name_their_flag() {
     let s4 = "builtin:lf-scenario-4";
@@ -561,6 +562,21 @@ fn scheduler_and_policy_errors_name_their_flag() {
             &["run", s4, "--policy", "rm", "--on-miss", "abort", "-d", "10ms"],
             2,
             "error: --on-miss `abort`: use continue or skip\n",
+        ),
+        (
+            &["run", s4, "--policy", "rm", "-d", "0"],
+            1,
+            "error: rtlab run --policy rm: invalid --duration: must be more than 0\n",
+        ),
+        (
+            &["latency", "--interval", "5us", "--loops", "10"],
+            2,
+            "error: invalid --interval 5us: use at least 10us (shorter intervals only measure the timer's own overhead)\n",
+        ),
+        (
+            &["lag-study", "--periods", "5us"],
+            2,
+            "error: invalid --periods 5us: use at least 10us\n",
         ),
         (
             &["run", s4, "--policy", "fifo", "-d", "10ms"],

@@ -12,12 +12,12 @@ use rtlab_rt::executor::{
     self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, OVERRUN_RULES,
     RUN_POLICIES,
 };
-use rtlab_rt::{interrupt, RtThrottling};
+use rtlab_rt::{interrupt, RtError, RtThrottling};
 
 use super::latency::parse_nanos;
 use crate::commands::doctor;
 use crate::table;
-use crate::usage::usage;
+use crate::usage::{naming_the_flag, usage};
 use rtlab_rt::lag::ControllerKind;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -165,6 +165,10 @@ pub fn execute(
             for f in files {
                 let _ = std::fs::remove_file(f.path);
             }
+            let e = match e {
+                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
+                other => other.into(),
+            };
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
         }
     };

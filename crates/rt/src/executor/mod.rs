@@ -468,8 +468,9 @@ fn check_set(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
         return Err(invalid("it has no tasks".into()));
     }
     if cfg.duration.is_zero() {
-        return Err(RtError::Invalid {
-            what: "--duration".into(),
+        return Err(RtError::Setting {
+            setting: "duration",
+            value: None,
             why: "must be more than 0".into(),
         });
     }
