@@ -44,6 +44,13 @@ pub fn naming_the_flag(error: &RtError) -> String {
             value: None,
             why,
         } => format!("invalid --{setting}: {why}"),
+        RtError::HistogramCells {
+            threads,
+            buckets,
+            max,
+        } => format!(
+            "invalid --threads {threads} x --histogram-buckets {buckets}: use at most {max} buckets in all (128 MiB)"
+        ),
         other => other.to_string(),
     }
 }

@@ -574,6 +574,11 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: invalid --interval 5us: use at least 10us (shorter intervals only measure the timer's own overhead)\n",
         ),
         (
+            &["latency", "--threads", "1024", "--histogram-buckets", "20000", "--loops", "1"],
+            2,
+            "error: invalid --threads 1024 x --histogram-buckets 20000: use at most 16777216 buckets in all (128 MiB)\n",
+        ),
+        (
             &["lag-study", "--periods", "5us"],
             2,
             "error: invalid --periods 5us: use at least 10us\n",

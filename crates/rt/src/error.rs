@@ -87,6 +87,16 @@ pub enum RtError {
         /// Why, and what is accepted.
         why: String,
     },
+    /// Latency histograms too large: `threads` x `buckets` above `max` cells.
+    #[error("invalid {threads} threads x {buckets} histogram buckets: use at most {max} buckets in all (128 MiB)")]
+    HistogramCells {
+        /// Measuring threads.
+        threads: usize,
+        /// Buckets per thread.
+        buckets: usize,
+        /// The most buckets over all threads.
+        max: usize,
+    },
     /// A parameter the kernel (or rtlab, before asking it) refuses (EINVAL).
     #[error("invalid {what}: {why}")]
     Invalid {

@@ -185,13 +185,11 @@ impl ProbeConfig {
             );
         }
         if self.threads.saturating_mul(self.histogram_buckets) > MAX_HISTOGRAM_CELLS {
-            return invalid(
-                &format!(
-                    "{} threads x {} histogram buckets",
-                    self.threads, self.histogram_buckets
-                ),
-                &format!("use at most {MAX_HISTOGRAM_CELLS} buckets in all (128 MiB)"),
-            );
+            return Err(RtError::HistogramCells {
+                threads: self.threads,
+                buckets: self.histogram_buckets,
+                max: MAX_HISTOGRAM_CELLS,
+            });
         }
         for i in 0..self.threads {
             self.policy_of(i).validate()?;
