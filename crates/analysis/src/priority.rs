@@ -12,34 +12,14 @@
 //! pessimistically: each counts the others as higher-priority interference,
 //! which bounds FIFO-within-priority dispatching.
 
-use rtlab_model::{Task, TaskSet};
+use rtlab_model::policy::levels_from_order;
+use rtlab_model::TaskSet;
 
 use crate::error::AnalysisError;
 
-/// How priorities are chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PriorityPolicy {
-    /// Rate monotonic: shorter period, more urgent.
-    RateMonotonic,
-    /// Deadline monotonic: shorter relative deadline, more urgent.
-    DeadlineMonotonic,
-    /// The priorities written in the task set.
-    Given,
-    /// Audsley's optimal priority assignment with exact RTA as its test.
-    Audsley,
-}
-
-impl PriorityPolicy {
-    /// The stable short name (`rm`, `dm`, `given`, `opa`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            PriorityPolicy::RateMonotonic => "rm",
-            PriorityPolicy::DeadlineMonotonic => "dm",
-            PriorityPolicy::Given => "given",
-            PriorityPolicy::Audsley => "opa",
-        }
-    }
-}
+/// How priorities are chosen: the model's one vocabulary (`rm`, `dm`,
+/// `given`, `opa`), shared with the simulator and the real-thread executor.
+pub use rtlab_model::policy::PriorityAssignment as PriorityPolicy;
 
 /// One priority level per task, in task-set order; larger is more urgent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -60,12 +40,7 @@ impl Priorities {
 
     /// Distinct levels `n..1` following `order` (most urgent first).
     pub fn from_order(order: &[usize]) -> Priorities {
-        let n = order.len();
-        let mut levels = vec![0; n];
-        for (rank, &index) in order.iter().enumerate() {
-            levels[index] = (n - rank) as u32;
-        }
-        Priorities(levels)
+        Priorities(levels_from_order(order))
     }
 
     /// True when shorter periods always have strictly higher priority
@@ -100,40 +75,23 @@ impl Priorities {
     }
 }
 
-/// Rate-monotonic or deadline-monotonic order, or the given priorities.
-/// For [`PriorityPolicy::Audsley`] use [`crate::audsley::assign`]; here it
-/// falls back to deadline monotonic.
+/// Rate-monotonic or deadline-monotonic order, or the given priorities
+/// ([`PriorityPolicy::levels`]). For [`PriorityPolicy::Audsley`] use
+/// [`crate::audsley::assign`]; here it falls back to deadline monotonic.
 pub fn assign(set: &TaskSet, policy: PriorityPolicy) -> Result<Priorities, AnalysisError> {
     if set.tasks.is_empty() {
         return Err(AnalysisError::EmptySet);
     }
-    match policy {
-        PriorityPolicy::RateMonotonic => Ok(monotonic(set, |t| (t.period, t.deadline))),
-        PriorityPolicy::DeadlineMonotonic | PriorityPolicy::Audsley => {
-            Ok(monotonic(set, |t| (t.deadline, t.period)))
-        }
-        PriorityPolicy::Given => set
-            .tasks
-            .iter()
-            .map(|t| {
-                t.priority
-                    .ok_or_else(|| AnalysisError::MissingPriority(t.name.clone()))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Priorities),
-    }
-}
-
-fn monotonic<K: Ord>(set: &TaskSet, key: impl Fn(&Task) -> K) -> Priorities {
-    let mut order: Vec<usize> = (0..set.tasks.len()).collect();
-    order.sort_by(|&a, &b| key(&set.tasks[a]).cmp(&key(&set.tasks[b])).then(a.cmp(&b)));
-    Priorities::from_order(&order)
+    policy
+        .levels(&set.tasks)
+        .map(Priorities)
+        .map_err(|e| AnalysisError::MissingPriority(e.task))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::Nanos;
+    use rtlab_model::{Nanos, Task};
 
     #[test]
     fn rate_monotonic_check_agrees_with_its_pairwise_definition() {

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use rtlab_rt::RtError;
+
 /// An error in the command line, in one line naming the flag.
 #[derive(Debug)]
 pub struct UsageError(String);
@@ -25,6 +27,32 @@ impl std::error::Error for UsageError {}
 /// Marks `message` (which names the flag) as a usage error.
 pub fn usage(message: impl fmt::Display) -> anyhow::Error {
     anyhow::Error::new(UsageError(message.to_string()))
+}
+
+/// The message of a runtime error, naming the flag where it is about a
+/// setting (`invalid --interval 5us: ...`); the runtime library's own
+/// message names the setting, not the flag.
+pub fn naming_the_flag(error: &RtError) -> String {
+    match error {
+        RtError::Setting {
+            setting,
+            value: Some(value),
+            why,
+        } => format!("invalid --{setting} {value}: {why}"),
+        RtError::Setting {
+            setting,
+            value: None,
+            why,
+        } => format!("invalid --{setting}: {why}"),
+        RtError::HistogramCells {
+            threads,
+            buckets,
+            max,
+        } => format!(
+            "invalid --threads {threads} x --histogram-buckets {buckets}: use at most {max} buckets in all (128 MiB)"
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// The exit status for `error`: 2 when it is a usage error, else 1.

@@ -492,3 +492,110 @@ fn a_memory_lock_refused_by_rlimit_memlock_is_explained_once() {
         );
     }
 }
+
+/// The simulator's and the runtime's errors name no flag; the CLI adds it,
+/// so the messages read as they did when the libraries wrote the flags.
+/// (Each of these fails before anything real-time starts.)
+#[test]
+fn scheduler_and_policy_errors_name_their_flag() {
+    let s4 = "builtin:lf-scenario-4";
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["sim", s4, "-s", "fp:given", "-d", "10ms"],
+            2,
+            "error: --scheduler fp:given: task `t1` has no priority (add `priority = N`)\n",
+        ),
+        (
+            &["sim", s4, "-s", "multiburst:wake=zz:immediate", "-d", "10ms"],
+            2,
+            "error: --scheduler multiburst: wake: no task named `zz` (tasks: t1, t2)\n",
+        ),
+        (
+            &["sim", s4, "-s", "ipi:share=given", "-d", "10ms"],
+            2,
+            "error: --scheduler share=given: task `t1` needs a priority > 0 (its weight)\n",
+        ),
+        (
+            &["sim", s4, "-s", "ipi:burst=1ms,burst=2ms", "-d", "10ms"],
+            2,
+            "error: --scheduler `ipi:burst=1ms,burst=2ms`: parameter `burst` is given twice\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "--on-miss", "nope", "-d", "10ms"],
+            2,
+            "error: --on-miss `nope`: use continue, abort or skip\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "--protocol", "x\ny", "-d", "10ms"],
+            2,
+            "error: --protocol `x\\ny`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "--tick", "0", "-d", "10ms"],
+            2,
+            "error: --tick must be greater than 0\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "-d", "100ms", "--phase", "1ms..2ms:x"],
+            2,
+            "error: --phase `1ms..2ms:x`: bad factor (write START..END:xFACTOR or START..END:UTIL%, e.g. 30s..45s:120%)\n",
+        ),
+        (
+            &["sim", s4, "-s", "edf", "-d", "100ms", "--phase", "200ms..300ms:x2"],
+            2,
+            "error: --phase 200ms..300ms:x2 starts at 200ms, at or after the end of the run (--duration 100ms)\n",
+        ),
+        (
+            &[
+                "sim", s4, "-s", "edf", "-d", "100ms", "--phase", "10ms..30ms:x2", "--phase",
+                "20ms..40ms:x2",
+            ],
+            2,
+            "error: --phase 20ms..40ms:x2 overlaps --phase 10ms..30ms:x2: phases must not overlap\n",
+        ),
+        (
+            &["sim", "tests/pins/locking.toml", "-s", "edf", "-d", "10ms", "--protocol", "ipcp"],
+            2,
+            "error: --protocol ipcp needs a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use srp or dfp); edf is not one\n",
+        ),
+        (
+            &["run", s4, "--policy", "rm", "--on-miss", "abort", "-d", "10ms"],
+            2,
+            "error: --on-miss `abort`: use continue or skip\n",
+        ),
+        (
+            &["run", s4, "--policy", "rm", "-d", "0"],
+            1,
+            "error: rtlab run --policy rm: invalid --duration: must be more than 0\n",
+        ),
+        (
+            &["latency", "--interval", "5us", "--loops", "10"],
+            2,
+            "error: invalid --interval 5us: use at least 10us (shorter intervals only measure the timer's own overhead)\n",
+        ),
+        (
+            &["latency", "--threads", "1024", "--histogram-buckets", "20000", "--loops", "1"],
+            2,
+            "error: invalid --threads 1024 x --histogram-buckets 20000: use at most 16777216 buckets in all (128 MiB)\n",
+        ),
+        (
+            &["lag-study", "--periods", "5us"],
+            2,
+            "error: invalid --periods 5us: use at least 10us\n",
+        ),
+        (
+            &["run", s4, "--policy", "fifo", "-d", "10ms"],
+            2,
+            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf\n",
+        ),
+        (
+            &["run", s4, "--policy", "given", "-d", "10ms"],
+            1,
+            "error: rtlab run --policy given: invalid policy given: task `t1` has no priority (add `priority = N`)\n",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let (status, _, stderr) = outcome(args);
+        assert_eq!((status, stderr.as_str()), (*code, *message), "{args:?}");
+    }
+}

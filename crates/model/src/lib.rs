@@ -8,7 +8,11 @@
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
-//! - [`text`]: names made safe to print ([`printable`]).
+//! - [`text`]: names made safe to print ([`printable`]);
+//! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
+//!   scheduler that models a real-thread policy;
+//! - [`results`]: the job record, per-task summary and comparison that the
+//!   simulator and the real-thread executor share.
 
 #![forbid(unsafe_code)]
 
@@ -16,7 +20,9 @@ pub mod catalog;
 pub mod file;
 pub mod generate;
 pub mod overheads;
+pub mod policy;
 pub mod random;
+pub mod results;
 pub mod task;
 pub mod text;
 pub mod time;

@@ -75,6 +75,28 @@ pub enum RtError {
         /// How the limit is made up (the fair server's share).
         note: String,
     },
+    /// A setting of a run or measurement that rtlab refuses before starting:
+    /// `invalid {setting} {value}: {why}`, e.g. `invalid interval 5us: use at
+    /// least 10us` (the CLI names the flag, `--{setting}`).
+    #[error("invalid {setting}{}: {why}", .value.as_ref().map(|v| format!(" {v}")).unwrap_or_default())]
+    Setting {
+        /// The setting: `duration`, `interval`, `threads`, `outliers`, `periods`.
+        setting: &'static str,
+        /// The value refused, when the message shows it.
+        value: Option<String>,
+        /// Why, and what is accepted.
+        why: String,
+    },
+    /// Latency histograms too large: `threads` x `buckets` above `max` cells.
+    #[error("invalid {threads} threads x {buckets} histogram buckets: use at most {max} buckets in all (128 MiB)")]
+    HistogramCells {
+        /// Measuring threads.
+        threads: usize,
+        /// Buckets per thread.
+        buckets: usize,
+        /// The most buckets over all threads.
+        max: usize,
+    },
     /// A parameter the kernel (or rtlab, before asking it) refuses (EINVAL).
     #[error("invalid {what}: {why}")]
     Invalid {

@@ -195,7 +195,11 @@ impl StudyConfig {
             return invalid(format!("utilization {u}%"), "use 0..=100");
         }
         if let Some(&p) = self.periods.iter().find(|&&p| p < Nanos::from_us(10)) {
-            return invalid(format!("--periods {p}"), "use at least 10us");
+            return Err(RtError::Setting {
+                setting: "periods",
+                value: Some(p.to_string()),
+                why: "use at least 10us".into(),
+            });
         }
         if self.samples == 0 {
             return invalid("samples 0".into(), "use at least 1");

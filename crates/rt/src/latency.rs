@@ -155,35 +155,42 @@ impl ProbeConfig {
                 why: why.into(),
             })
         };
+        let setting = |setting: &'static str, value: String, why: &str| {
+            Err(RtError::Setting {
+                setting,
+                value: Some(value),
+                why: why.into(),
+            })
+        };
         if self.threads == 0 {
-            return invalid("--threads 0", "measure with at least one thread");
+            return setting("threads", "0".into(), "measure with at least one thread");
         }
         if self.interval < Nanos::from_us(10) {
-            return invalid(
-                &format!("--interval {}", self.interval),
+            return setting(
+                "interval",
+                self.interval.to_string(),
                 "use at least 10us (shorter intervals only measure the timer's own overhead)",
             );
         }
         if self.loops.is_none() && self.duration.is_none() {
-            return invalid("run length", "give --loops or --duration");
+            return invalid("run length", "give a number of loops or a duration");
         }
         if self.loops == Some(0) || self.duration == Some(Nanos::ZERO) {
-            return invalid("run length", "--loops and --duration must be above zero");
+            return invalid("run length", "loops and duration must be above zero");
         }
         if self.outliers > MAX_OUTLIERS {
-            return invalid(
-                &format!("--outliers {}", self.outliers),
+            return setting(
+                "outliers",
+                self.outliers.to_string(),
                 &format!("keep at most {MAX_OUTLIERS} (every sample is compared with them)"),
             );
         }
         if self.threads.saturating_mul(self.histogram_buckets) > MAX_HISTOGRAM_CELLS {
-            return invalid(
-                &format!(
-                    "--threads {} x --histogram-buckets {}",
-                    self.threads, self.histogram_buckets
-                ),
-                &format!("use at most {MAX_HISTOGRAM_CELLS} buckets in all (128 MiB)"),
-            );
+            return Err(RtError::HistogramCells {
+                threads: self.threads,
+                buckets: self.histogram_buckets,
+                max: MAX_HISTOGRAM_CELLS,
+            });
         }
         for i in 0..self.threads {
             self.policy_of(i).validate()?;

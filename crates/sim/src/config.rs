@@ -42,9 +42,11 @@ impl FromStr for OnMiss {
             "continue" => Ok(OnMiss::Continue),
             "abort" => Ok(OnMiss::Abort),
             "skip" => Ok(OnMiss::Skip),
-            _ => Err(SimError::Config(format!(
-                "--on-miss `{s}`: use continue, abort or skip"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "on-miss",
+                value: s.to_string(),
+                accepted: "continue, abort or skip",
+            }),
         }
     }
 }
@@ -66,9 +68,11 @@ impl FromStr for ExecModel {
         match s {
             "wcet" => Ok(ExecModel::Wcet),
             "uniform" => Ok(ExecModel::Uniform),
-            _ => Err(SimError::Config(format!(
-                "--exec `{s}`: use wcet or uniform"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "exec",
+                value: s.to_string(),
+                accepted: "wcet or uniform",
+            }),
         }
     }
 }
@@ -107,9 +111,11 @@ impl FromStr for JitterModel {
             "none" => Ok(JitterModel::None),
             "max" => Ok(JitterModel::Max),
             "uniform" => Ok(JitterModel::Uniform),
-            _ => Err(SimError::Config(format!(
-                "--jitter `{s}`: use none, max or uniform"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "jitter",
+                value: s.to_string(),
+                accepted: "none, max or uniform",
+            }),
         }
     }
 }
@@ -163,9 +169,11 @@ impl FromStr for Protocol {
             "ipcp" => Ok(Protocol::Ipcp),
             "srp" => Ok(Protocol::Srp),
             "dfp" => Ok(Protocol::Dfp),
-            _ => Err(SimError::Config(format!(
-                "--protocol `{s}`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)"
-            ))),
+            _ => Err(SimError::Choice {
+                setting: "protocol",
+                value: s.to_string(),
+                accepted: "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)",
+            }),
         }
     }
 }
@@ -212,9 +220,12 @@ impl Phase {
     /// (`30s..45s:120%`, a target utilization of the base set).
     pub fn parse(text: &str) -> Result<Phase, SimError> {
         let bad = |why: &str| {
-            SimError::Config(format!(
-                "--phase `{text}`: {why} (write START..END:xFACTOR or START..END:UTIL%, e.g. 30s..45s:120%)"
-            ))
+            SimError::Setting {
+                setting: "phase",
+                message: format!(
+                    "`{text}`: {why} (write START..END:xFACTOR or START..END:UTIL%, e.g. 30s..45s:120%)"
+                ),
+            }
         };
         let (range, scale) = text.split_once(':').ok_or_else(|| bad("missing `:`"))?;
         let (start, end) = range.split_once("..").ok_or_else(|| bad("missing `..`"))?;
@@ -311,19 +322,20 @@ impl fmt::Display for Phase {
 /// the run stops.
 pub fn check_phases(phases: &[Phase], duration: Nanos) -> Result<(), SimError> {
     if let Some(p) = phases.iter().find(|p| p.start >= duration) {
-        return Err(SimError::Config(format!(
-            "--phase {p} starts at {}, at or after the end of the run (--duration {duration})",
-            p.start
-        )));
+        return Err(SimError::PhaseAfterEnd {
+            phase: p.to_string(),
+            start: p.start,
+            duration,
+        });
     }
     let mut by_start: Vec<&Phase> = phases.iter().collect();
     by_start.sort_by_key(|p| (p.start, p.end));
     for pair in by_start.windows(2) {
         if pair[1].start < pair[0].end {
-            return Err(SimError::Config(format!(
-                "--phase {} overlaps --phase {}: phases must not overlap",
-                pair[1], pair[0]
-            )));
+            return Err(SimError::PhasesOverlap {
+                phase: pair[1].to_string(),
+                other: pair[0].to_string(),
+            });
         }
     }
     Ok(())
@@ -441,7 +453,7 @@ mod tests {
             "a..2ms:x1",
         ] {
             let e = Phase::parse(bad).unwrap_err().to_string();
-            assert!(e.starts_with("--phase"), "{e}");
+            assert!(e.starts_with(&format!("phase `{bad}`: ")), "{e}");
         }
         assert_eq!(Phase::extended_hartstone().len(), 3);
     }
@@ -468,13 +480,13 @@ mod tests {
             check_phases(&[p("20ms..40ms:x2"), p("10ms..21ms:x3")], ms(100))
                 .unwrap_err()
                 .to_string(),
-            "--phase 20ms..40ms:x2 overlaps --phase 10ms..21ms:x3: phases must not overlap"
+            "phase 20ms..40ms:x2 overlaps phase 10ms..21ms:x3: phases must not overlap"
         );
         assert_eq!(
             check_phases(&[p("100ms..200ms:x2")], ms(100))
                 .unwrap_err()
                 .to_string(),
-            "--phase 100ms..200ms:x2 starts at 100ms, at or after the end of the run (--duration 100ms)"
+            "phase 100ms..200ms:x2 starts at 100ms, at or after the end of the run (100ms long)"
         );
     }
 }

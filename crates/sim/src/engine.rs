@@ -43,10 +43,11 @@ use rtlab_model::{Nanos, Task, TaskSet};
 use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
-use crate::metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
+use crate::metrics::{Deadlock, DeadlockLink, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 use crate::trace::{Trace, TraceRecord};
+use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 
 /// Jobs that may wait behind an unfinished job of their task, all tasks
 /// together, before the run stops (about 200 bytes each, 200 MB in all).
@@ -163,7 +164,11 @@ pub struct Simulator {
     resources: Vec<Resource>,
     ops: Vec<Vec<LockOp>>,
     srp_levels: Vec<u64>,
-    metrics: Vec<TaskMetrics>,
+    /// Each task's jobs, folded in as they leave (completed, aborted, or
+    /// unfinished at the end).
+    summaries: Vec<TaskSummary>,
+    /// Called with every job record, when set ([`Simulator::on_job`]).
+    job_sink: Option<JobSink>,
     context_switches: u64,
     overhead_ns: u64,
     executed_ns: u64,
@@ -175,6 +180,9 @@ pub struct Simulator {
     deadlock: Option<Deadlock>,
     finished: bool,
 }
+
+/// Where [`Simulator::on_job`] sends job records.
+type JobSink = Box<dyn FnMut(&JobRecord)>;
 
 /// Simulates `set` under `spec` with `config` and returns the report. A run
 /// stopped at the backlog limit ([`MAX_PENDING_JOBS`]) reports a
@@ -216,10 +224,16 @@ impl Simulator {
             });
         }
         if config.duration.is_zero() {
-            return Err(SimError::Config("--duration must be greater than 0".into()));
+            return Err(SimError::Setting {
+                setting: "duration",
+                message: "must be greater than 0".into(),
+            });
         }
         if config.tick.is_some_and(|t| t.is_zero()) {
-            return Err(SimError::Config("--tick must be greater than 0".into()));
+            return Err(SimError::Setting {
+                setting: "tick",
+                message: "must be greater than 0".into(),
+            });
         }
         crate::config::check_phases(&config.phases, config.duration)?;
         let tasks = all_tasks(set, &config);
@@ -227,7 +241,10 @@ impl Simulator {
         for phase in &config.phases {
             for t in &phase.tasks {
                 if let Some(e) = TaskSet::new("phase", vec![t.clone()]).errors().first() {
-                    return Err(SimError::Config(format!("--phase task: {}", e.message)));
+                    return Err(SimError::Setting {
+                        setting: "phase",
+                        message: format!("task: {}", e.message),
+                    });
                 }
                 windows.push((phase.start, phase.end));
             }
@@ -266,7 +283,8 @@ impl Simulator {
             .map(|w| Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect()));
         let n = tasks.len();
         let mut sim = Simulator {
-            metrics: tasks.iter().map(|t| TaskMetrics::new(&t.name)).collect(),
+            summaries: vec![TaskSummary::default(); n],
+            job_sink: None,
             scheduler_name: scheduler.name(),
             taskset_name: set.name.clone(),
             windows,
@@ -487,7 +505,7 @@ impl Simulator {
         if self.config.on_miss == OnMiss::Skip {
             if let Some(h) = self.head[task] {
                 if self.jobs[h.index()].deadline <= at {
-                    self.metrics[task].skipped += 1;
+                    self.summaries[task].record_skipped(1);
                     return;
                 }
             }
@@ -502,7 +520,8 @@ impl Simulator {
             deadline: at.saturating_add(deadline),
             demand,
             executed: Nanos::ZERO,
-            started: false,
+            start: None,
+            preemptions: 0,
             state: JobState::Pending,
             boost: None,
             uid,
@@ -522,7 +541,6 @@ impl Simulator {
                 JobId((self.jobs.len() - 1) as u32)
             }
         };
-        self.metrics[task].released += 1;
         if let Some(trace) = &mut self.trace {
             trace.point(TraceRecord::Release {
                 task,
@@ -609,12 +627,12 @@ impl Simulator {
 
     fn complete(&mut self, id: JobId) {
         let now = self.now;
-        let (task, index, release, deadline) = {
+        let (task, index, deadline) = {
             let j = &self.jobs[id.index()];
-            (j.task, j.index, j.release, j.deadline)
+            (j.task, j.index, j.deadline)
         };
         self.release_all_locks(id);
-        self.metrics[task].record_completion(release, deadline, now);
+        self.record_job(id, Some(now), false);
         if let Some(trace) = &mut self.trace {
             trace.point(TraceRecord::Complete {
                 task,
@@ -643,8 +661,7 @@ impl Simulator {
         }
         self.instant.other = true;
         let (task, index, deadline, state) = (job.task, job.index, job.deadline, job.state);
-        self.metrics[task].record_miss(deadline);
-        self.metrics[task].aborted += 1;
+        self.record_job(id, None, true);
         if let Some(trace) = &mut self.trace {
             trace.point(TraceRecord::Miss {
                 task,
@@ -667,6 +684,29 @@ impl Simulator {
         }
         self.release_all_locks(id);
         self.retire(id);
+    }
+
+    /// Folds job `id` into its task's summary as it leaves the system:
+    /// completed at `finish`, aborted at its deadline, or (neither) still
+    /// unfinished when the run ends; then hands the record to the job sink.
+    fn record_job(&mut self, id: JobId, finish: Option<Nanos>, aborted: bool) {
+        let j = &self.jobs[id.index()];
+        let record = JobRecord {
+            task: j.task,
+            job: j.index,
+            release: j.release,
+            deadline: j.deadline,
+            start: j.start,
+            finish,
+            aborted,
+            voluntary_switches: 0,
+            involuntary_switches: j.preemptions,
+            cpu: None,
+        };
+        self.summaries[j.task].record(&record, self.config.duration);
+        if let Some(sink) = &mut self.job_sink {
+            sink(&record);
+        }
     }
 
     /// Removes a ready or blocked job from the system and promotes the next
@@ -897,8 +937,7 @@ impl Simulator {
         };
         if choice != previous {
             if let Some(p) = previous {
-                let task = self.jobs[p.index()].task;
-                self.metrics[task].preemptions += 1;
+                self.jobs[p.index()].preemptions += 1;
             }
         }
         if let Some(c) = choice {
@@ -907,7 +946,8 @@ impl Simulator {
                 self.context_switches += 1;
                 self.last_task = Some(task);
             }
-            self.jobs[c.index()].started = true;
+            let job = &mut self.jobs[c.index()];
+            job.start = job.start.or(Some(self.now));
         }
         if self.has_overheads {
             let n_rel = inst.releases.len() as u64;
@@ -948,19 +988,19 @@ impl Simulator {
             self.advance(end);
             self.now = end;
         }
-        for job in &self.jobs {
+        for slot in 0..self.jobs.len() {
+            let job = &self.jobs[slot];
             if job.state == JobState::Done {
                 continue;
             }
-            let m = &mut self.metrics[job.task];
-            m.unfinished += 1;
-            if job.deadline <= end {
-                m.record_miss(job.deadline);
+            let (task, index, deadline) = (job.task, job.index, job.deadline);
+            self.record_job(JobId(slot as u32), None, false);
+            if deadline <= end {
                 if let Some(trace) = &mut self.trace {
                     trace.point(TraceRecord::Miss {
-                        task: job.task,
-                        job: job.index,
-                        at: job.deadline,
+                        task,
+                        job: index,
+                        at: deadline,
                     });
                 }
             }
@@ -970,7 +1010,13 @@ impl Simulator {
     /// The report (finishes the run first if it was not).
     pub fn report(&mut self) -> SimReport {
         self.run();
-        let sum = |f: fn(&TaskMetrics) -> u64| self.metrics.iter().map(f).sum::<u64>();
+        let tasks: Vec<_> = self
+            .summaries
+            .iter()
+            .zip(&self.tasks)
+            .map(|(s, t)| s.metrics(&t.name))
+            .collect();
+        let totals = Totals::of(&tasks);
         let duration = self.config.duration;
         let busy = self.executed_ns.saturating_add(self.overhead_ns);
         SimReport {
@@ -982,22 +1028,24 @@ impl Simulator {
             tick_ns: self.config.tick.map(Nanos::as_ns),
             seed: self.config.seed,
             jitter: self.config.jitter.to_string(),
-            released: sum(|m| m.released),
-            completed: sum(|m| m.completed),
-            deadline_misses: sum(|m| m.misses),
-            aborted: sum(|m| m.aborted),
-            skipped: sum(|m| m.skipped),
-            preemptions: sum(|m| m.preemptions),
+            totals,
             context_switches: self.context_switches,
             context_switches_per_s: self.context_switches as f64 / duration.as_secs_f64(),
             overhead_ns: self.overhead_ns,
             idle_ns: duration.as_ns().saturating_sub(busy),
-            first_miss_ns: self.metrics.iter().filter_map(|m| m.first_miss_ns).min(),
+            first_miss_ns: totals.first_miss_ns,
             events: self.events,
-            tasks: self.metrics.clone(),
+            tasks,
             scheduler_data: self.scheduler.data(),
             deadlock: self.deadlock.clone(),
         }
+    }
+
+    /// Calls `sink` with the record of every job as it leaves the run
+    /// (completed, aborted, or unfinished at the end), the records the
+    /// per-task summaries are folded from (call before running).
+    pub fn on_job(&mut self, sink: impl FnMut(&JobRecord) + 'static) {
+        self.job_sink = Some(Box::new(sink));
     }
 
     /// The recorded trace, if a window was configured.
@@ -1051,10 +1099,10 @@ fn build_locks(
 ) -> Result<LockTables, SimError> {
     let kind = scheduler.kind();
     let refuse = |needs: &str| {
-        Err(SimError::Config(format!(
-            "--protocol {protocol} needs {needs}; {} is not one",
-            scheduler.name()
-        )))
+        Err(SimError::Setting {
+            setting: "protocol",
+            message: format!("{protocol} needs {needs}; {} is not one", scheduler.name()),
+        })
     };
     match (protocol, kind) {
         (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {

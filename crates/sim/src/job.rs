@@ -50,8 +50,10 @@ pub struct Job {
     pub demand: Nanos,
     /// Execution time received so far.
     pub executed: Nanos,
-    /// True once it has been dispatched at least once.
-    pub started: bool,
+    /// When it was first dispatched (`None` until then).
+    pub start: Option<Nanos>,
+    /// Times another job was dispatched while this one was ready and running.
+    pub preemptions: u64,
     /// Its state.
     pub state: JobState,
     /// Priority raised by a locking protocol (inheritance, ceiling or deadline
@@ -70,6 +72,11 @@ pub struct Job {
 }
 
 impl Job {
+    /// True once it has been dispatched at least once.
+    pub fn started(&self) -> bool {
+        self.start.is_some()
+    }
+
     /// Execution time still needed.
     pub fn remaining(&self) -> Nanos {
         self.demand.saturating_sub(self.executed)

@@ -1,75 +1,9 @@
-//! What a run measured, per task and in total (the `--json` schema).
+//! What a run measured in total (the `--json` schema); per task it is the
+//! result model's [`TaskMetrics`], shared with real-thread runs.
 
-use rtlab_model::Nanos;
+pub use rtlab_model::results::TaskMetrics;
+use rtlab_model::results::Totals;
 use serde::Serialize;
-
-/// Per-task counters and response-time statistics.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct TaskMetrics {
-    /// Task name.
-    pub name: String,
-    /// Jobs released (skipped releases not included).
-    pub released: u64,
-    /// Jobs that completed (late or not).
-    pub completed: u64,
-    /// Deadline misses: late completions, aborts, and jobs still unfinished
-    /// at the end whose deadline had passed.
-    pub misses: u64,
-    /// Jobs removed at their deadline (`--on-miss abort`).
-    pub aborted: u64,
-    /// Releases skipped because the previous job was late (`--on-miss skip`).
-    pub skipped: u64,
-    /// Jobs still unfinished when the run ended.
-    pub unfinished: u64,
-    /// Times a job of this task was preempted.
-    pub preemptions: u64,
-    /// Shortest response time (completion - release) of a completed job.
-    pub min_response_ns: Option<u64>,
-    /// Mean response time of completed jobs, rounded down to whole ns.
-    pub mean_response_ns: Option<u64>,
-    /// Longest response time of a completed job.
-    pub max_response_ns: Option<u64>,
-    /// Largest completion - deadline over completed jobs (negative: every
-    /// job finished early).
-    pub max_lateness_ns: Option<i64>,
-    /// Deadline of the first job that missed.
-    pub first_miss_ns: Option<u64>,
-    #[serde(skip)]
-    pub(crate) response_sum: u128,
-}
-
-impl TaskMetrics {
-    pub(crate) fn new(name: &str) -> TaskMetrics {
-        TaskMetrics {
-            name: name.to_string(),
-            ..TaskMetrics::default()
-        }
-    }
-
-    pub(crate) fn record_completion(&mut self, release: Nanos, deadline: Nanos, at: Nanos) {
-        self.completed += 1;
-        let response = at.saturating_sub(release).as_ns();
-        self.response_sum += u128::from(response);
-        self.min_response_ns = Some(self.min_response_ns.map_or(response, |m| m.min(response)));
-        self.max_response_ns = Some(self.max_response_ns.map_or(response, |m| m.max(response)));
-        self.mean_response_ns = u64::try_from(self.response_sum / u128::from(self.completed)).ok();
-        let lateness = if at >= deadline {
-            i64::try_from((at - deadline).as_ns()).unwrap_or(i64::MAX)
-        } else {
-            -i64::try_from((deadline - at).as_ns()).unwrap_or(i64::MAX)
-        };
-        self.max_lateness_ns = Some(self.max_lateness_ns.map_or(lateness, |m| m.max(lateness)));
-        if at > deadline {
-            self.record_miss(deadline);
-        }
-    }
-
-    pub(crate) fn record_miss(&mut self, deadline: Nanos) {
-        self.misses += 1;
-        let d = deadline.as_ns();
-        self.first_miss_ns = Some(self.first_miss_ns.map_or(d, |m| m.min(d)));
-    }
-}
 
 /// The result of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -90,18 +24,10 @@ pub struct SimReport {
     pub seed: u64,
     /// Release-jitter model (`none`, `max`, `uniform`).
     pub jitter: String,
-    /// Sum over tasks.
-    pub released: u64,
-    /// Sum over tasks.
-    pub completed: u64,
-    /// Sum over tasks.
-    pub deadline_misses: u64,
-    /// Sum over tasks.
-    pub aborted: u64,
-    /// Sum over tasks.
-    pub skipped: u64,
-    /// Sum over tasks.
-    pub preemptions: u64,
+    /// Sums over tasks: released, completed, deadline_misses, aborted,
+    /// skipped, preemptions (read them through `Deref`: `report.released`).
+    #[serde(flatten)]
+    pub totals: Totals,
     /// Dispatches of a task other than the one that ran last (a thread
     /// switch; the same thread resuming after idling is not one).
     pub context_switches: u64,
@@ -124,6 +50,15 @@ pub struct SimReport {
     /// none (so runs without one print exactly as before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlock: Option<Deadlock>,
+}
+
+impl std::ops::Deref for SimReport {
+    type Target = Totals;
+
+    /// The sums over tasks, so that `report.released` reads them.
+    fn deref(&self) -> &Totals {
+        &self.totals
+    }
 }
 
 /// Jobs waiting for each other's locks in a cycle: none of them can run

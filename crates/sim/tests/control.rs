@@ -182,7 +182,7 @@ fn scheduler_spec_errors_stay_one_line_whatever_the_input() {
         .to_string();
     assert!(!message.contains(['\n', '\0']), "{message:?}");
     assert!(
-        message.starts_with("--scheduler multiburst: wake: no task named `r:2ri\\n"),
+        message.starts_with("scheduler multiburst: wake: no task named `r:2ri\\n"),
         "{message}"
     );
 }

@@ -10,10 +10,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
+use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, RunReport, TaskRunMetrics};
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport, TaskMetrics};
-use serde::Serialize;
+use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
+use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
 
 use crate::commands::run::{execute, RunFlags};
 use crate::table;
@@ -44,80 +44,8 @@ pub struct CompareArgs {
     pub save: crate::save::SaveFlags,
 }
 
-/// A response-time difference below this never counts (timer noise).
-const ABSOLUTE_FLOOR_NS: u64 = 100_000;
-
-/// One task, real against simulated.
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskComparison {
-    /// Task name.
-    pub name: String,
-    /// Deadline misses (real, simulated).
-    pub misses: (u64, u64),
-    /// Longest response (real, simulated).
-    pub max_response_ns: (Option<u64>, Option<u64>),
-    /// Mean response (real, simulated).
-    pub mean_response_ns: (Option<u64>, Option<u64>),
-    /// Preemptions (real involuntary switches during jobs, simulated preemptions).
-    pub preemptions: (u64, u64),
-    /// Real max response minus simulated (ns; null when either is missing).
-    pub max_response_delta_ns: Option<i64>,
-    /// The fields that differ beyond the tolerance.
-    pub differences: Vec<String>,
-}
-
 /// `rtlab compare --json`.
-#[derive(Debug, Serialize)]
-pub struct Comparison {
-    /// The task set's name.
-    pub taskset: String,
-    /// `--policy`.
-    pub policy: String,
-    /// The simulator's scheduler.
-    pub scheduler: String,
-    /// Whether real and simulated runs agree on the misses of every task.
-    pub misses_agree: bool,
-    /// Per task.
-    pub tasks: Vec<TaskComparison>,
-    /// The real run (`rtlab run --json`).
-    pub real: RunReport,
-    /// The simulation (`rtlab sim --json`).
-    pub sim: SimReport,
-}
-
-/// Compares one task; `tolerance` is relative (0.1 = 10%).
-pub fn compare_task(real: &TaskRunMetrics, sim: &TaskMetrics, tolerance: f64) -> TaskComparison {
-    let mut differences = Vec::new();
-    if real.misses != sim.misses {
-        differences.push("misses".to_string());
-    }
-    let off = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) => {
-            let d = a.abs_diff(b);
-            d > ABSOLUTE_FLOOR_NS && d as f64 > tolerance * b as f64
-        }
-        (None, None) => false,
-        _ => true,
-    };
-    if off(real.max_response_ns, sim.max_response_ns) {
-        differences.push("max_response".to_string());
-    }
-    if off(real.mean_response_ns, sim.mean_response_ns) {
-        differences.push("mean_response".to_string());
-    }
-    TaskComparison {
-        name: real.name.clone(),
-        misses: (real.misses, sim.misses),
-        max_response_ns: (real.max_response_ns, sim.max_response_ns),
-        mean_response_ns: (real.mean_response_ns, sim.mean_response_ns),
-        preemptions: (real.preemptions, sim.preemptions),
-        max_response_delta_ns: match (real.max_response_ns, sim.max_response_ns) {
-            (Some(a), Some(b)) => Some(a as i64 - b as i64),
-            _ => None,
-        },
-        differences,
-    }
-}
+pub type Comparison = results::Comparison<RunReport, SimReport>;
 
 /// Runs `rtlab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
@@ -128,7 +56,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     let cfg = args.flags.config()?;
-    let Some(spec_text) = cfg.policy.simulator_spec(rr_timeslice()) else {
+    let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
         return Err(usage(
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
@@ -137,11 +65,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
     let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
-    let spec: SchedulerSpec = spec_text.parse()?;
+    let spec = SchedulerSpec::from(model);
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
-    sim_cfg.on_miss = match real.on_miss.as_str() {
-        "skip" => OnMiss::Skip,
-        _ => OnMiss::Continue,
+    sim_cfg.on_miss = match cfg.on_miss {
+        Overrun::Skip => OnMiss::Skip,
+        Overrun::Continue => OnMiss::Continue,
     };
     let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
@@ -154,21 +82,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tolerance = args.tolerance / 100.0;
-    let tasks: Vec<TaskComparison> = real
-        .tasks
-        .iter()
-        .zip(&sim.tasks)
-        .map(|(r, s)| compare_task(r, s, tolerance))
-        .collect();
-    let comparison = Comparison {
-        taskset: set.name.clone(),
-        policy: real.policy.clone(),
-        scheduler: spec_text,
-        misses_agree: tasks.iter().all(|t| t.misses.0 == t.misses.1),
+    let tasks = compare_tasks(real.tasks.iter().map(|t| &t.metrics), &sim.tasks, tolerance);
+    let comparison = Comparison::new(
+        set.name.clone(),
+        real.policy.clone(),
+        spec.to_string(),
         tasks,
         real,
         sim,
-    };
+    );
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
@@ -265,61 +187,4 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
          real preemptions are involuntary context switches during jobs (interrupts and kernel threads count too)\n",
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn real(misses: u64, max: u64, mean: u64) -> TaskRunMetrics {
-        TaskRunMetrics {
-            name: "t".into(),
-            misses,
-            max_response_ns: Some(max),
-            mean_response_ns: Some(mean),
-            ..TaskRunMetrics::default()
-        }
-    }
-
-    fn sim(misses: u64, max: u64, mean: u64) -> TaskMetrics {
-        let mut m = TaskMetrics::default();
-        m.name = "t".into();
-        m.misses = misses;
-        m.max_response_ns = Some(max);
-        m.mean_response_ns = Some(mean);
-        m
-    }
-
-    #[test]
-    fn differences_need_both_the_relative_tolerance_and_the_floor() {
-        // 50 us over 1 ms: 5%, and under the 100 us floor.
-        let c = compare_task(
-            &real(0, 1_050_000, 1_000_000),
-            &sim(0, 1_000_000, 1_000_000),
-            0.1,
-        );
-        assert!(c.differences.is_empty());
-        assert_eq!(c.max_response_delta_ns, Some(50_000));
-        // 150 us over 1 ms: 15% and over the floor.
-        let c = compare_task(
-            &real(0, 1_150_000, 1_000_000),
-            &sim(0, 1_000_000, 1_000_000),
-            0.1,
-        );
-        assert_eq!(c.differences, vec!["max_response"]);
-        // 2 ms over 40 ms: 5%, over the floor but within the tolerance.
-        let c = compare_task(
-            &real(0, 42_000_000, 40_000_000),
-            &sim(0, 40_000_000, 40_000_000),
-            0.1,
-        );
-        assert!(c.differences.is_empty());
-    }
-
-    #[test]
-    fn any_difference_in_misses_counts() {
-        let c = compare_task(&real(1, 10, 10), &sim(0, 10, 10), 0.1);
-        assert_eq!(c.differences, vec!["misses"]);
-        assert_eq!(c.max_response_delta_ns, Some(0));
-    }
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::latency::{parse_nanos, set_up, PolicyArgs};
 use crate::table;
-use crate::usage::usage;
+use crate::usage::{naming_the_flag, usage};
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \
@@ -156,7 +156,7 @@ fn waiters(choices: &[ControllerChoice]) -> Vec<WaiterKind> {
 pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.config()?;
     // Every check of the configuration is about its flags.
-    cfg.validate().map_err(usage)?;
+    cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
     let throttling = RtThrottling::read().ok();
     let mut warnings = Vec::new();
     if let Some(t) = throttling {

@@ -15,7 +15,7 @@ use rtlab_rt::{interrupt, Policy, RtThrottling};
 use serde_json::{json, Value};
 
 use crate::table;
-use crate::usage::usage;
+use crate::usage::{naming_the_flag, usage};
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
@@ -260,7 +260,7 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
         outliers: args.outliers as usize,
     };
     // Every check of the configuration is about its flags.
-    cfg.validate().map_err(usage)?;
+    cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
     let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, !args.no_dma_latency)?;

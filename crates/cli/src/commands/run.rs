@@ -11,15 +11,16 @@ use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{
-    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport,
+    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, OVERRUN_RULES,
+    RUN_POLICIES,
 };
-use rtlab_rt::{interrupt, RtThrottling};
+use rtlab_rt::{interrupt, RtError, RtThrottling};
 
 use super::latency::parse_nanos;
 use crate::commands::doctor;
 use crate::save::{SaveFlags, Saver};
 use crate::table;
-use crate::usage::usage;
+use crate::usage::{naming_the_flag, usage};
 use rtlab_rt::lag::ControllerKind;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -76,14 +77,24 @@ pub struct RunFlags {
 impl RunFlags {
     /// The executor configuration; errors are usage errors naming the flag.
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(usage)?;
+        let policy: RunPolicy = self.policy.parse().map_err(|_| {
+            usage(format!(
+                "--policy `{}`: use {RUN_POLICIES}",
+                printable(&self.policy)
+            ))
+        })?;
         let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(usage)?;
+        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
+            usage(format!(
+                "--on-miss `{}`: use {OVERRUN_RULES}",
+                printable(&self.on_miss)
+            ))
+        })?;
         cfg.lag_controller = self.lag_controller;
         cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;
@@ -173,6 +184,10 @@ pub fn execute(
             for f in files {
                 let _ = std::fs::remove_file(f.path);
             }
+            let e = match e {
+                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
+                other => other.into(),
+            };
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
         }
     };

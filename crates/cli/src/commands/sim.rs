@@ -121,11 +121,11 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
-    c.protocol = args.protocol.parse::<Protocol>().map_err(usage)?;
+    c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
     c.lock_cost = args.lock_cost;
-    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(usage)?;
-    c.exec = args.exec.parse::<ExecModel>().map_err(usage)?;
-    c.jitter = args.jitter.parse::<JitterModel>().map_err(usage)?;
+    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;
+    c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
+    c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;
     match args.overload.as_deref() {
         None => {}
@@ -148,13 +148,13 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         }
     }
     for p in &args.phases {
-        let phase = Phase::parse(p).map_err(usage)?;
+        let phase = Phase::parse(p).map_err(flag_error)?;
         if phase.end > duration && phase.start < duration {
             eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
         }
         c.phases.push(phase);
     }
-    check_phases(&c.phases, duration).map_err(usage)?;
+    check_phases(&c.phases, duration).map_err(flag_error)?;
     if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
@@ -195,10 +195,53 @@ fn window(text: &str, duration: Nanos) -> anyhow::Result<TraceWindow> {
     })
 }
 
+/// A simulator error as the user sees it: one about `--scheduler` (a spec
+/// that does not parse, or one that does not fit the set: fp:given without
+/// priorities, ...) or another flag (a protocol the scheduler cannot run,
+/// --tick 0) is a usage error naming the flag; the library's messages do
+/// not know the flags.
+fn flag_error(e: SimError) -> anyhow::Error {
+    match e {
+        SimError::Spec { spec, why } => usage(format!(
+            "--scheduler `{}`: {}",
+            printable(&spec),
+            printable(&why)
+        )),
+        SimError::Setup { scheduler, why } => usage(format!(
+            "--scheduler {}: {}",
+            printable(&scheduler),
+            printable(&why)
+        )),
+        SimError::Choice {
+            setting,
+            value,
+            accepted,
+        } => usage(format!(
+            "--{setting} `{}`: use {accepted}",
+            printable(&value)
+        )),
+        SimError::Setting { setting, message } => {
+            usage(format!("--{setting} {}", printable(&message)))
+        }
+        SimError::PhaseAfterEnd {
+            phase,
+            start,
+            duration,
+        } => usage(format!(
+            "--phase {phase} starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        SimError::PhasesOverlap { phase, other } => usage(format!(
+            "--phase {phase} overlaps --phase {other}: phases must not overlap"
+        )),
+        SimError::Config(_) => usage(e),
+        other => other.into(),
+    }
+}
+
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
-    let spec: SchedulerSpec = args.scheduler.parse().map_err(usage)?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     let mut config = config(args, &loaded.set)?;
     let saver = args
         .save
@@ -211,12 +254,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             to: config.duration,
         });
     }
-    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(|e| match e {
-        // A flag that does not fit the set (fp:given without priorities,
-        // a protocol the scheduler cannot run, --tick 0).
-        SimError::Config(_) => usage(e),
-        other => other.into(),
-    })?;
+    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
     if let Some(path) = &args.trace {
         // Streamed as the run goes: memory does not grow with the window.
         let file =

@@ -25,9 +25,8 @@ use std::sync::Arc;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use super::job_files::JobSink;
-use super::record::JobRecord;
-use super::summary::TaskSummary;
 use crate::stream::{ring_capacities, RecordSender, RecordSink};
+use rtlab_model::results::{JobRecord, TaskSummary};
 
 /// Releases of each task one ring holds.
 pub const RING_WINDOW: Nanos = Nanos::from_secs(2);
@@ -75,10 +74,8 @@ fn release_at(offset: Nanos, period: Nanos, k: u64) -> Nanos {
 
 /// A task thread's record of its jobs: allocation-free.
 pub struct JobLog {
-    /// The online summary.
+    /// The online summary (skipped releases included).
     pub summary: TaskSummary,
-    /// Releases skipped (`--on-miss skip`).
-    pub skipped: u64,
     ring: Option<RecordSender<JobMessage>>,
 }
 
@@ -87,7 +84,6 @@ impl JobLog {
     pub fn new(ring: Option<RecordSender<JobMessage>>) -> JobLog {
         JobLog {
             summary: TaskSummary::default(),
-            skipped: 0,
             ring,
         }
     }
@@ -245,7 +241,7 @@ mod tests {
         log.unstarted(&task, 3, 4, ms(100));
         assert_eq!(log.dropped(), 1 + 4);
         assert_eq!(log.summary.released(), 7);
-        let m = log.summary.metrics("t", 0);
+        let m = log.summary.metrics("t");
         assert_eq!((m.completed, m.unfinished, m.misses), (3, 4, 4));
         let mut queued = Vec::new();
         rx.drain(|m| queued.push(m));

@@ -48,12 +48,12 @@ pub mod job_log;
 pub mod policy_map;
 pub mod record;
 mod skip;
-pub mod summary;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
+use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::clock::{monotonic_now, MonotonicClock};
@@ -67,12 +67,15 @@ use crate::work::burn_cpu_unless_stopped;
 pub use cpuset::{CpusetDoor, ExclusiveCpuset};
 pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
-pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy};
+pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
-pub use summary::TaskSummary;
+pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
 use skip::Pending;
+
+/// The overrun rules' names, for messages.
+pub const OVERRUN_RULES: &str = "continue or skip";
 
 /// What to do with releases that fall while a job is late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,7 +104,7 @@ impl std::str::FromStr for Overrun {
         match s {
             "continue" => Ok(Overrun::Continue),
             "skip" => Ok(Overrun::Skip),
-            _ => Err(format!("--on-miss `{s}`: use continue or skip")),
+            _ => Err(format!("unknown overrun rule `{s}` (use {OVERRUN_RULES})")),
         }
     }
 }
@@ -465,8 +468,9 @@ fn check_set(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
         return Err(invalid("it has no tasks".into()));
     }
     if cfg.duration.is_zero() {
-        return Err(RtError::Invalid {
-            what: "--duration".into(),
+        return Err(RtError::Setting {
+            setting: "duration",
+            value: None,
             why: "must be more than 0".into(),
         });
     }
@@ -556,7 +560,7 @@ impl TaskThread {
         let mut k: u64 = 0;
         while let Some(release) = self.release(k) {
             if self.on_miss == Overrun::Skip && pending.skips(release) {
-                log.skipped += 1;
+                log.summary.record_skipped(1);
                 k += 1;
                 continue;
             }
@@ -583,6 +587,7 @@ impl TaskThread {
                 deadline,
                 start: Some(began),
                 finish: done.then_some(finished),
+                aborted: false,
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
@@ -605,7 +610,6 @@ impl TaskThread {
         let switches_at_end = thread_switches();
         TaskOutcome {
             summary: log.summary,
-            skipped: log.skipped,
             context_switches: (switches_at_end.0 + switches_at_end.1)
                 .saturating_sub(switches_at_start.0 + switches_at_start.1),
             jobs_dropped: log.dropped(),
@@ -648,10 +652,10 @@ impl TaskThread {
                 log.unstarted(&self.task, run_from, run_len, ended);
                 run_len = 0;
                 if pending.skips_all_from(release) {
-                    log.skipped += self.releases_before(k, ended);
+                    log.summary.record_skipped(self.releases_before(k, ended));
                     return;
                 }
-                log.skipped += 1;
+                log.summary.record_skipped(1);
             } else {
                 if run_len == 0 {
                     run_from = k;
@@ -735,17 +739,19 @@ fn summarise(
             lost_tasks.push(name.clone());
             TaskOutcome::default()
         });
-        let mut m = outcome.summary.metrics(name, outcome.skipped);
-        m.thread_policy = policies[i].to_string();
+        let m = TaskRunMetrics::from_summary(name, &outcome.summary, policies[i].to_string());
         context_switches += outcome.context_switches;
         jobs_dropped += outcome.jobs_dropped;
         tasks.push(m);
     }
-    let sum = |f: fn(&TaskRunMetrics) -> u64| tasks.iter().map(f).sum::<u64>();
+    let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
     let seconds = ended.as_secs_f64();
     RunReport {
         policy: cfg.policy.name().into(),
-        scheduler: cfg.policy.simulator_spec(rr_timeslice()),
+        scheduler: cfg
+            .policy
+            .model_scheduler(rr_timeslice())
+            .map(|m| m.to_string()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
@@ -759,12 +765,7 @@ fn summarise(
         lag_controller: cfg.lag_controller.is_some(),
         lag_controller_kind: cfg.lag_controller.map(|k| k.name().to_string()),
         rt_throttling: throttling.map_or_else(|| "unknown".into(), |t| t.describe_limit()),
-        released: sum(|t| t.released),
-        completed: sum(|t| t.completed),
-        deadline_misses: sum(|t| t.misses),
-        aborted: 0,
-        skipped: sum(|t| t.skipped),
-        preemptions: sum(|t| t.preemptions),
+        totals,
         context_switches,
         context_switches_per_s: if seconds > 0.0 {
             context_switches as f64 / seconds
@@ -773,9 +774,9 @@ fn summarise(
         },
         overhead_ns: None,
         idle_ns: None,
-        first_miss_ns: tasks.iter().filter_map(|t| t.first_miss_ns).min(),
+        first_miss_ns: totals.first_miss_ns,
         events: None,
-        start_deadline_misses: sum(|t| t.start_deadline_misses),
+        start_deadline_misses: tasks.iter().map(|t| t.start_deadline_misses).sum(),
         tasks,
         lost_tasks,
         scheduler_data: None,

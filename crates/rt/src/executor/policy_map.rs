@@ -14,14 +14,16 @@
 //! priority do not preempt each other) and jobs start in release order, ties
 //! in declaration order (see [`super::tie_break`]).
 //!
-//! RM and DM order tasks by (period, deadline, declaration index) and
-//! (deadline, period, index), the tie rules of `rtlab-analysis` and the
-//! simulator, and give SCHED_FIFO priorities [`BASE_PRIORITY`].. upwards;
+//! RM and DM order tasks by the model's [`PriorityAssignment::levels`]
+//! ((period, deadline, declaration index) and (deadline, period, index), the
+//! tie rules of `rtlab-analysis` and the simulator, written once), and give
+//! SCHED_FIFO priorities [`BASE_PRIORITY`].. upwards;
 //! the run's watchdog sits above them at 99.
 
 use std::fmt;
 use std::str::FromStr;
 
+use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
@@ -31,6 +33,9 @@ use crate::policy::Policy;
 pub const BASE_PRIORITY: u8 = 10;
 /// The highest priority a task thread may get (the watchdog has 99).
 pub const TOP_TASK_PRIORITY: u8 = 97;
+
+/// The run policies' names, for messages.
+pub const RUN_POLICIES: &str = "other, fifo-order, rm, dm, given, rr or edf";
 
 /// How the task threads of a run are scheduled (`rtlab run --policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,18 +70,29 @@ impl RunPolicy {
         }
     }
 
-    /// The simulator's `--scheduler` spec that models this policy, or `None`
-    /// for `other` (CFS has no model in the simulator). `rr_timeslice` is the
+    /// The fixed-priority assignment behind `rm`, `dm` and `given` (the
+    /// model's vocabulary, shared with the analysis and the simulator).
+    pub fn priority_assignment(self) -> Option<PriorityAssignment> {
+        match self {
+            RunPolicy::RateMonotonic => Some(PriorityAssignment::RateMonotonic),
+            RunPolicy::DeadlineMonotonic => Some(PriorityAssignment::DeadlineMonotonic),
+            RunPolicy::Given => Some(PriorityAssignment::Given),
+            _ => None,
+        }
+    }
+
+    /// The simulator scheduler that models this policy, or `None` for
+    /// `other` (CFS has no model in the simulator). `rr_timeslice` is the
     /// kernel's SCHED_RR quantum ([`rr_timeslice`]).
-    pub fn simulator_spec(self, rr_timeslice: Nanos) -> Option<String> {
+    pub fn model_scheduler(self, rr_timeslice: Nanos) -> Option<ModelScheduler> {
         match self {
             RunPolicy::Other => None,
-            RunPolicy::FifoOrder => Some("fifo".into()),
-            RunPolicy::RateMonotonic => Some("fp:rm".into()),
-            RunPolicy::DeadlineMonotonic => Some("fp:dm".into()),
-            RunPolicy::Given => Some("fp:given".into()),
-            RunPolicy::RoundRobin => Some(format!("rr:{rr_timeslice}")),
-            RunPolicy::Edf => Some("edf".into()),
+            RunPolicy::FifoOrder => Some(ModelScheduler::Fifo),
+            RunPolicy::RoundRobin => Some(ModelScheduler::RoundRobin(rr_timeslice)),
+            RunPolicy::Edf => Some(ModelScheduler::Edf),
+            fixed => fixed
+                .priority_assignment()
+                .map(ModelScheduler::FixedPriority),
         }
     }
 
@@ -108,11 +124,7 @@ impl FromStr for RunPolicy {
             "given" => RunPolicy::Given,
             "rr" => RunPolicy::RoundRobin,
             "edf" => RunPolicy::Edf,
-            _ => {
-                return Err(format!(
-                    "--policy `{s}`: use other, fifo-order, rm, dm, given, rr or edf"
-                ))
-            }
+            _ => return Err(format!("unknown policy `{s}` (use {RUN_POLICIES})")),
         })
     }
 }
@@ -144,7 +156,7 @@ pub fn thread_policies(
         let top = ranks.iter().copied().max().unwrap_or(0);
         if top > usize::from(TOP_TASK_PRIORITY - BASE_PRIORITY) {
             return Err(RtError::Invalid {
-                what: format!("--policy {policy}"),
+                what: format!("policy {policy}"),
                 why: format!(
                     "{} distinct priorities do not fit in SCHED_FIFO {BASE_PRIORITY}..={TOP_TASK_PRIORITY}",
                     top + 1
@@ -172,27 +184,22 @@ pub fn thread_policies(
             };
             n
         ]),
-        RunPolicy::RateMonotonic => {
-            fifo_levels(urgency_ranks(n, |i| (tasks[i].period, tasks[i].deadline)))
-        }
-        RunPolicy::DeadlineMonotonic => {
-            fifo_levels(urgency_ranks(n, |i| (tasks[i].deadline, tasks[i].period)))
-        }
-        RunPolicy::Given => {
-            let mut given = Vec::with_capacity(n);
-            for t in tasks {
-                given.push(t.priority.ok_or_else(|| RtError::Invalid {
-                    what: "--policy given".into(),
-                    why: format!("task `{}` has no priority (add `priority = N`)", t.name),
-                })?);
-            }
-            // Equal file priorities share a level; distinct ones keep their order.
-            let mut distinct = given.clone();
+        RunPolicy::RateMonotonic | RunPolicy::DeadlineMonotonic | RunPolicy::Given => {
+            let assignment = policy
+                .priority_assignment()
+                .unwrap_or(PriorityAssignment::Given);
+            let levels = assignment.levels(tasks).map_err(|e| RtError::Invalid {
+                what: format!("policy {policy}"),
+                why: e.to_string(),
+            })?;
+            // Equal levels (only `given` has them) share a SCHED_FIFO
+            // priority; distinct ones keep their order.
+            let mut distinct = levels.clone();
             distinct.sort_unstable();
             distinct.dedup();
-            let ranks = given
+            let ranks = levels
                 .iter()
-                .map(|p| distinct.binary_search(p).unwrap_or(0))
+                .map(|l| distinct.binary_search(l).unwrap_or(0))
                 .collect();
             fifo_levels(ranks)
         }
@@ -208,18 +215,6 @@ pub fn thread_policies(
             })
             .collect()),
     }
-}
-
-/// Rank 0 for the least urgent task, n-1 for the most urgent, ordering by
-/// `key` ascending (smaller key is more urgent) and then declaration order.
-fn urgency_ranks<K: Ord>(n: usize, key: impl Fn(usize) -> K) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (key(i), i));
-    let mut ranks = vec![0; n];
-    for (position, &i) in order.iter().enumerate() {
-        ranks[i] = n - 1 - position;
-    }
-    ranks
 }
 
 /// The kernel's SCHED_RR quantum (`/proc/sys/kernel/sched_rr_timeslice_ms`,
@@ -330,9 +325,11 @@ mod tests {
         }
         let e = "fifo".parse::<RunPolicy>().unwrap_err();
         assert!(e.contains("use other, fifo-order"), "{e}");
-        assert_eq!(
-            RunPolicy::RoundRobin.simulator_spec(ms(100)).unwrap(),
-            "rr:100ms"
-        );
+        assert!(!e.contains("--policy"), "{e}");
+        let model = |p: RunPolicy| p.model_scheduler(ms(100)).map(|m| m.to_string());
+        assert_eq!(model(RunPolicy::RoundRobin).unwrap(), "rr:100ms");
+        assert_eq!(model(RunPolicy::Given).unwrap(), "fp:given");
+        assert_eq!(model(RunPolicy::FifoOrder).unwrap(), "fifo");
+        assert_eq!(model(RunPolicy::Other), None);
     }
 }

@@ -1,116 +1,28 @@
 //! What a real-thread run recorded: one [`JobRecord`] per released job
-//! (streamed to the job files, not kept), and the per-task and total
-//! summary ([`RunReport`]) whose JSON carries every field of
+//! (the result model's, shared with the simulator; streamed to the job
+//! files, not kept), and the per-task and total summary ([`RunReport`]) whose JSON carries every field of
 //! `rtlab sim --json` (fields that have no meaning on real threads are
 //! `null`), so a run and a simulation can be compared field by field.
 //!
 //! All times are nanoseconds since the run's start (the first release of a
 //! task with offset 0).
 
-use rtlab_model::Nanos;
+use std::ops::Deref;
+
+use rtlab_model::results::{TaskMetrics, TaskSummary, Totals};
 use serde::Serialize;
 
-use super::summary::TaskSummary;
+pub use rtlab_model::results::JobRecord;
 
-/// One job of one task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct JobRecord {
-    /// Task index in declaration order.
-    pub task: usize,
-    /// Job number k: released at offset + k*T.
-    pub job: u64,
-    /// Release time offset + k*T.
-    pub release: Nanos,
-    /// Absolute deadline: release + D.
-    pub deadline: Nanos,
-    /// When the thread began the job (`None`: never started before the end).
-    pub start: Option<Nanos>,
-    /// When the job's work was done (`None`: unfinished at the end).
-    pub finish: Option<Nanos>,
-    /// Voluntary context switches of the thread during the job.
-    pub voluntary_switches: u64,
-    /// Involuntary context switches (preemptions) during the job.
-    pub involuntary_switches: u64,
-    /// The CPU the job finished on (`None` if unfinished).
-    pub cpu: Option<u32>,
-}
-
-impl JobRecord {
-    /// A job released but not started before the run ended.
-    pub fn unstarted(task: usize, job: u64, release: Nanos, deadline: Nanos) -> JobRecord {
-        JobRecord {
-            task,
-            job,
-            release,
-            deadline,
-            start: None,
-            finish: None,
-            voluntary_switches: 0,
-            involuntary_switches: 0,
-            cpu: None,
-        }
-    }
-
-    /// start - release: how late the job got the CPU.
-    pub fn lag(&self) -> Option<Nanos> {
-        self.start.map(|s| s.saturating_sub(self.release))
-    }
-
-    /// finish - release.
-    pub fn response(&self) -> Option<Nanos> {
-        self.finish.map(|f| f.saturating_sub(self.release))
-    }
-
-    /// Missed its deadline: finished after it, or unfinished when a run that
-    /// lasted `ended` was past it (the simulator's rule).
-    pub fn missed(&self, ended: Nanos) -> bool {
-        match self.finish {
-            Some(f) => f > self.deadline,
-            None => self.deadline <= ended,
-        }
-    }
-
-    /// Paper 000's (Lingua Franca) view: the deadline bounds the *start*, so
-    /// the job missed if it started after release + D, or had not started
-    /// by then.
-    pub fn missed_start_deadline(&self, ended: Nanos) -> bool {
-        match self.start {
-            Some(s) => s > self.deadline,
-            None => self.deadline <= ended,
-        }
-    }
-}
-
-/// Per-task summary; the first fields are those of the simulator's
-/// `TaskMetrics`, with the same meaning.
+/// Per-task summary: the simulator's [`TaskMetrics`] (serialised first,
+/// field for field, so `rtlab run --json` and `rtlab sim --json` share them)
+/// and what only real threads measure. It dereferences to the shared part,
+/// so `m.misses` reads the same on both kinds of run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TaskRunMetrics {
-    /// Task name.
-    pub name: String,
-    /// Jobs released (skipped releases not included).
-    pub released: u64,
-    /// Jobs that completed (late or not).
-    pub completed: u64,
-    /// Late completions and jobs unfinished at the end past their deadline.
-    pub misses: u64,
-    /// Always 0: real runs do not abort jobs.
-    pub aborted: u64,
-    /// Releases skipped because the previous job was late (`--on-miss skip`).
-    pub skipped: u64,
-    /// Jobs unfinished when the run ended.
-    pub unfinished: u64,
-    /// Involuntary context switches during jobs (preemptions).
-    pub preemptions: u64,
-    /// Shortest response time of a completed job.
-    pub min_response_ns: Option<u64>,
-    /// Mean response time of completed jobs, rounded down.
-    pub mean_response_ns: Option<u64>,
-    /// Longest response time of a completed job.
-    pub max_response_ns: Option<u64>,
-    /// Largest finish - deadline over completed jobs.
-    pub max_lateness_ns: Option<i64>,
-    /// Deadline of the first job that missed.
-    pub first_miss_ns: Option<u64>,
+    /// The fields every run reports.
+    #[serde(flatten)]
+    pub metrics: TaskMetrics,
     /// Largest start - release.
     pub max_lag_ns: Option<u64>,
     /// Mean start - release of started jobs, rounded down.
@@ -121,6 +33,29 @@ pub struct TaskRunMetrics {
     pub voluntary_switches: u64,
     /// Priority or SCHED_DEADLINE parameters the thread ran with.
     pub thread_policy: String,
+}
+
+impl TaskRunMetrics {
+    /// The report of task `name`'s `summary`, its thread run under
+    /// `thread_policy`.
+    pub fn from_summary(name: &str, summary: &TaskSummary, thread_policy: String) -> Self {
+        TaskRunMetrics {
+            metrics: summary.metrics(name),
+            max_lag_ns: summary.max_lag_ns(),
+            mean_lag_ns: summary.mean_lag_ns(),
+            start_deadline_misses: summary.start_deadline_misses(),
+            voluntary_switches: summary.voluntary_switches(),
+            thread_policy,
+        }
+    }
+}
+
+impl Deref for TaskRunMetrics {
+    type Target = TaskMetrics;
+
+    fn deref(&self) -> &TaskMetrics {
+        &self.metrics
+    }
 }
 
 /// The result of a run (`rtlab run --json`).
@@ -156,18 +91,10 @@ pub struct RunReport {
     pub lag_controller_kind: Option<String>,
     /// RT throttling in force (`sched_rt_runtime_us / sched_rt_period_us`).
     pub rt_throttling: String,
-    /// Sum over tasks.
-    pub released: u64,
-    /// Sum over tasks.
-    pub completed: u64,
-    /// Sum over tasks.
-    pub deadline_misses: u64,
-    /// Sum over tasks.
-    pub aborted: u64,
-    /// Sum over tasks.
-    pub skipped: u64,
-    /// Sum over tasks.
-    pub preemptions: u64,
+    /// Sums over tasks: released, completed, deadline_misses, aborted,
+    /// skipped, preemptions (read them through `Deref`: `report.released`).
+    #[serde(flatten)]
+    pub totals: Totals,
     /// Voluntary plus involuntary switches of the task threads over the run
     /// (getrusage RUSAGE_THREAD): every time one of them left the CPU.
     pub context_switches: u64,
@@ -196,13 +123,20 @@ pub struct RunReport {
     pub peak_rss_bytes: Option<u64>,
 }
 
+impl std::ops::Deref for RunReport {
+    type Target = Totals;
+
+    /// The sums over tasks, so that `report.released` reads them.
+    fn deref(&self) -> &Totals {
+        &self.totals
+    }
+}
+
 /// What a task thread reports at the end.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskOutcome {
-    /// Its jobs, summarised as they were recorded.
+    /// Its jobs (and skipped releases), summarised as they were recorded.
     pub summary: TaskSummary,
-    /// Releases skipped.
-    pub skipped: u64,
     /// All voluntary + involuntary switches of the thread during the run.
     pub context_switches: u64,
     /// Job records its ring had no room for (not in `--jobs`/`--trace`).

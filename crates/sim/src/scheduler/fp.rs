@@ -25,7 +25,7 @@ impl FixedPriority {
     pub fn new(policy: FpPolicy, tasks: &[Task]) -> Result<FixedPriority, SimError> {
         Ok(FixedPriority {
             policy,
-            levels: policy.levels(tasks)?,
+            levels: super::fixed_levels(policy, tasks, &format!("fp:{policy}"))?,
         })
     }
 

@@ -37,7 +37,7 @@ impl Hybrid {
     pub fn new(policy: FpPolicy, tasks: &[Task]) -> Result<Hybrid, SimError> {
         Ok(Hybrid {
             policy,
-            levels: policy.levels(tasks)?,
+            levels: super::fixed_levels(policy, tasks, &format!("hybrid:{policy}"))?,
             fixed_mode: false,
             switches: 0,
             since: Nanos::ZERO,

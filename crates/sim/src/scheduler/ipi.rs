@@ -84,11 +84,9 @@ impl Share {
                         t.priority
                             .map(u64::from)
                             .filter(|&w| w > 0)
-                            .ok_or_else(|| {
-                                SimError::Config(format!(
-                            "--scheduler share=given: task `{}` needs a priority > 0 (its weight)",
-                            t.name
-                        ))
+                            .ok_or_else(|| SimError::Setup {
+                                scheduler: "share=given".into(),
+                                why: format!("task `{}` needs a priority > 0 (its weight)", t.name),
                             })?
                     }
                 })

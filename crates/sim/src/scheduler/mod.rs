@@ -26,6 +26,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::error::SimError;
@@ -112,7 +113,7 @@ impl<'a> System<'a> {
     pub fn may_start(&self, id: JobId) -> bool {
         let job = &self.jobs[id.index()];
         match self.srp_ceiling {
-            Some(ceiling) if !job.started => self.srp_levels[job.task] > ceiling,
+            Some(ceiling) if !job.started() => self.srp_levels[job.task] > ceiling,
             _ => true,
         }
     }
@@ -231,59 +232,44 @@ pub fn pick_highest(
     best.map(|(id, _)| id)
 }
 
-/// How fixed priorities are assigned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FpPolicy {
-    /// Rate monotonic: shorter period, more urgent.
-    RateMonotonic,
-    /// Deadline monotonic: shorter relative deadline, more urgent.
-    DeadlineMonotonic,
-    /// The `priority` field of every task.
-    Given,
+/// How fixed priorities are assigned: the model's one vocabulary. The
+/// simulator runs `rm`, `dm` and `given` (`opa` needs the analysis).
+pub use rtlab_model::policy::PriorityAssignment as FpPolicy;
+
+/// One level per task (larger is more urgent) under `policy`, from the
+/// model's [`FpPolicy::levels`] (the orders and tie rules of
+/// `rtlab-analysis` and the real-thread executor). `scheduler` names the
+/// scheduler in the error of a `given` task without a priority.
+pub fn fixed_levels(
+    policy: FpPolicy,
+    tasks: &[Task],
+    scheduler: &str,
+) -> Result<Vec<u64>, SimError> {
+    if policy == FpPolicy::Audsley {
+        return Err(SimError::Setup {
+            scheduler: scheduler.into(),
+            why: "opa needs a schedulability test: write the priorities the analysis assigns as `priority` and use fp:given"
+                .into(),
+        });
+    }
+    match policy.levels(tasks) {
+        Ok(levels) => Ok(levels.into_iter().map(u64::from).collect()),
+        Err(e) => Err(SimError::Setup {
+            scheduler: scheduler.into(),
+            why: e.to_string(),
+        }),
+    }
 }
 
-impl FpPolicy {
-    /// `rm`, `dm` or `given`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FpPolicy::RateMonotonic => "rm",
-            FpPolicy::DeadlineMonotonic => "dm",
-            FpPolicy::Given => "given",
+/// The simulator scheduler that models a real-thread policy.
+impl From<ModelScheduler> for SchedulerSpec {
+    fn from(model: ModelScheduler) -> SchedulerSpec {
+        match model {
+            ModelScheduler::FixedPriority(policy) => SchedulerSpec::Fp(policy),
+            ModelScheduler::Edf => SchedulerSpec::Edf,
+            ModelScheduler::Fifo => SchedulerSpec::Fifo,
+            ModelScheduler::RoundRobin(quantum) => SchedulerSpec::Rr(quantum),
         }
-    }
-
-    /// One level per task (larger is more urgent). RM and DM give distinct
-    /// levels n..1; ties in the key are broken by deadline, then period, then
-    /// declaration order (earlier is more urgent), as in `rtlab-analysis`.
-    pub fn levels(self, tasks: &[Task]) -> Result<Vec<u64>, SimError> {
-        let n = tasks.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        match self {
-            FpPolicy::Given => {
-                return tasks
-                    .iter()
-                    .map(|t| {
-                        t.priority.map(u64::from).ok_or_else(|| {
-                            SimError::Config(format!(
-                                "--scheduler fp:given: task `{}` has no priority (add `priority = N`)",
-                                t.name
-                            ))
-                        })
-                    })
-                    .collect();
-            }
-            FpPolicy::RateMonotonic => {
-                order.sort_by_key(|&i| (tasks[i].period, tasks[i].deadline, i))
-            }
-            FpPolicy::DeadlineMonotonic => {
-                order.sort_by_key(|&i| (tasks[i].deadline, tasks[i].period, i))
-            }
-        }
-        let mut levels = vec![0; n];
-        for (rank, &i) in order.iter().enumerate() {
-            levels[i] = (n - rank) as u64;
-        }
-        Ok(levels)
     }
 }
 
@@ -359,7 +345,10 @@ impl FromStr for SchedulerSpec {
             Some((n, a)) => (n, Some(a)),
             None => (text, None),
         };
-        let bad = |why: String| SimError::Config(format!("--scheduler `{text}`: {why}"));
+        let bad = |why: String| SimError::Spec {
+            spec: text.to_string(),
+            why,
+        };
         let no_arg = |spec: SchedulerSpec| match arg {
             None => Ok(spec),
             Some(_) => Err(bad(format!("`{name}` takes no argument"))),

@@ -230,10 +230,10 @@ fn wake_policies(params: &MultiburstParams, tasks: &[Task]) -> Result<Vec<WakePo
     for (name, _) in &params.wake_tasks {
         if !tasks.iter().any(|t| t.name == *name) {
             let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
-            return Err(SimError::Config(format!(
-                "--scheduler multiburst: wake: no task named `{name}` (tasks: {})",
-                names.join(", ")
-            )));
+            return Err(SimError::Setup {
+                scheduler: "multiburst".into(),
+                why: format!("wake: no task named `{name}` (tasks: {})", names.join(", ")),
+            });
         }
     }
     Ok(tasks
@@ -283,10 +283,10 @@ impl Multiburst {
         let weights = params.share.weights(tasks)?;
         if let Some((_, w)) = &params.reshare {
             if w.len() != n {
-                return Err(SimError::Config(format!(
-                    "--scheduler multiburst: reshare gives {} weights for {n} tasks",
-                    w.len()
-                )));
+                return Err(SimError::Setup {
+                    scheduler: "multiburst".into(),
+                    why: format!("reshare gives {} weights for {n} tasks", w.len()),
+                });
             }
         }
         let wake = wake_policies(&params, tasks)?;

@@ -1,24 +1,24 @@
 //! The per-task summary of a run, computed online: [`TaskSummary::record`]
-//! folds one job in with O(1) arithmetic and no allocation, so a task thread
-//! can keep its summary up to date on the real-time path and a run of any
-//! length summarises in constant memory.
+//! folds one job in with O(1) arithmetic and no allocation, so a real-time
+//! task thread can keep its summary up to date on its real-time path, the
+//! simulator can fold each job as it leaves, and a run of any length
+//! summarises in constant memory.
 //!
-//! It is plain arithmetic on [`JobRecord`]s (no thread, clock or OS code),
-//! so that the simulator can share it.
-//!
-//! Rules (the simulator's, see [`JobRecord::missed`]):
-//! * a job **misses** when it finished after its deadline, or is unfinished
-//!   while the run, which lasted `ended`, reached its deadline
-//!   (`deadline <= ended`);
+//! Rules (one for both worlds):
+//! * a job **misses** when it finished after its deadline, was aborted at
+//!   it, or is unfinished while the run, which lasted `ended`, reached its
+//!   deadline (`deadline <= ended`);
 //! * a **start miss** (paper 000's view) when it started after its deadline,
-//!   or had not started by a deadline the run reached;
+//!   or had not started by a deadline the run reached (or was aborted);
+//! * an aborted job is neither completed nor unfinished;
 //! * response `finish - release` and lateness `finish - deadline` over
 //!   completed jobs; lag `start - release` over started jobs; means are
 //!   exact sums divided by the count, rounded down.
 
-use rtlab_model::Nanos;
+use crate::Nanos;
 
-use super::record::{JobRecord, TaskRunMetrics};
+use super::job::JobRecord;
+use super::metrics::TaskMetrics;
 
 /// Running totals of one task's jobs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,6 +26,8 @@ pub struct TaskSummary {
     released: u64,
     completed: u64,
     misses: u64,
+    aborted: u64,
+    skipped: u64,
     unfinished: u64,
     start_deadline_misses: u64,
     preemptions: u64,
@@ -41,9 +43,19 @@ pub struct TaskSummary {
 }
 
 impl TaskSummary {
+    /// The summary of `jobs`, as folding them in one by one gives.
+    pub fn from_jobs<'a>(jobs: impl IntoIterator<Item = &'a JobRecord>, ended: Nanos) -> Self {
+        let mut summary = TaskSummary::default();
+        for job in jobs {
+            summary.record(job, ended);
+        }
+        summary
+    }
+
     /// Folds in one released job. `ended` (how long the run lasted) matters
     /// only for a job without a finish time: it decides whether the run
     /// reached its deadline.
+    #[inline]
     pub fn record(&mut self, job: &JobRecord, ended: Nanos) {
         self.released += 1;
         self.preemptions += job.involuntary_switches;
@@ -67,13 +79,20 @@ impl TaskSummary {
                 self.response_sum_ns += u128::from(r);
                 self.min_response_ns = Some(self.min_response_ns.map_or(r, |m| m.min(r)));
                 self.max_response_ns = self.max_response_ns.max(Some(r));
-                let lateness = finish.as_ns() as i128 - job.deadline.as_ns() as i128;
+                let lateness = i128::from(finish.as_ns()) - i128::from(job.deadline.as_ns());
                 let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
                 self.max_lateness_ns =
                     Some(self.max_lateness_ns.map_or(lateness, |m| m.max(lateness)));
             }
+            _ if job.aborted => self.aborted += 1,
             _ => self.unfinished += 1,
         }
+    }
+
+    /// Counts `count` releases skipped because the previous job was late
+    /// (the `skip` overrun rule); they are not released jobs.
+    pub fn record_skipped(&mut self, count: u64) {
+        self.skipped += count;
     }
 
     /// Folds in `count` jobs released at `first_release + j * period`
@@ -114,6 +133,7 @@ impl TaskSummary {
         self.start_deadline_misses += reached;
     }
 
+    #[inline]
     fn count_misses(&mut self, misses: u64, earliest_deadline: Nanos) {
         self.misses += misses;
         let d = earliest_deadline.as_ns();
@@ -125,20 +145,15 @@ impl TaskSummary {
         self.released
     }
 
-    /// The summary as reported, for task `name` with `skipped` releases
-    /// skipped (`thread_policy` is left empty for the caller).
-    pub fn metrics(&self, name: &str, skipped: u64) -> TaskRunMetrics {
-        let mean = |sum: u128, n: u64| match n {
-            0 => None,
-            n => u64::try_from(sum / u128::from(n)).ok(),
-        };
-        TaskRunMetrics {
+    /// The summary as reported, for task `name`.
+    pub fn metrics(&self, name: &str) -> TaskMetrics {
+        TaskMetrics {
             name: name.to_string(),
             released: self.released,
             completed: self.completed,
             misses: self.misses,
-            aborted: 0,
-            skipped,
+            aborted: self.aborted,
+            skipped: self.skipped,
             unfinished: self.unfinished,
             preemptions: self.preemptions,
             min_response_ns: self.min_response_ns,
@@ -146,12 +161,35 @@ impl TaskSummary {
             max_response_ns: self.max_response_ns,
             max_lateness_ns: self.max_lateness_ns,
             first_miss_ns: self.first_miss_ns,
-            max_lag_ns: self.max_lag_ns,
-            mean_lag_ns: mean(self.lag_sum_ns, self.started),
-            start_deadline_misses: self.start_deadline_misses,
-            voluntary_switches: self.voluntary_switches,
-            thread_policy: String::new(),
         }
+    }
+
+    /// Largest start - release.
+    pub fn max_lag_ns(&self) -> Option<u64> {
+        self.max_lag_ns
+    }
+
+    /// Mean start - release of started jobs, rounded down.
+    pub fn mean_lag_ns(&self) -> Option<u64> {
+        mean(self.lag_sum_ns, self.started)
+    }
+
+    /// Jobs that started after release + D or not at all (paper 000's view).
+    pub fn start_deadline_misses(&self) -> u64 {
+        self.start_deadline_misses
+    }
+
+    /// Voluntary context switches during jobs.
+    pub fn voluntary_switches(&self) -> u64 {
+        self.voluntary_switches
+    }
+}
+
+/// `sum / n` rounded down, `None` for no sample.
+fn mean(sum: u128, n: u64) -> Option<u64> {
+    match n {
+        0 => None,
+        n => u64::try_from(sum / u128::from(n)).ok(),
     }
 }
 
@@ -164,31 +202,36 @@ mod tests {
         Nanos::from_ms(v)
     }
 
+    /// Everything a summary reports: the shared metrics and the real-thread
+    /// extras (max lag, mean lag, start misses, voluntary switches).
+    type Reported = (TaskMetrics, Option<u64>, Option<u64>, u64, u64);
+
     /// The summary as `rtlab run` computed it before it was online: a batch
-    /// pass over every stored job (kept verbatim as the oracle).
-    fn batch(name: &str, jobs: &[JobRecord], skipped: u64, ended: Nanos) -> TaskRunMetrics {
-        let mut m = TaskRunMetrics {
+    /// pass over every stored job (kept as the oracle; aborts added).
+    fn batch(name: &str, jobs: &[JobRecord], skipped: u64, ended: Nanos) -> Reported {
+        let mut m = TaskMetrics {
             name: name.to_string(),
             released: jobs.len() as u64,
             skipped,
-            ..TaskRunMetrics::default()
+            ..TaskMetrics::default()
         };
         let (mut response_sum, mut lag_sum, mut started) = (0u128, 0u128, 0u64);
+        let (mut max_lag, mut start_misses, mut voluntary) = (None, 0, 0);
         for job in jobs {
             m.preemptions += job.involuntary_switches;
-            m.voluntary_switches += job.voluntary_switches;
+            voluntary += job.voluntary_switches;
             if job.missed(ended) {
                 m.misses += 1;
                 let d = job.deadline.as_ns();
                 m.first_miss_ns = Some(m.first_miss_ns.map_or(d, |f| f.min(d)));
             }
             if job.missed_start_deadline(ended) {
-                m.start_deadline_misses += 1;
+                start_misses += 1;
             }
             if let Some(lag) = job.lag() {
                 started += 1;
                 lag_sum += u128::from(lag.as_ns());
-                m.max_lag_ns = m.max_lag_ns.max(Some(lag.as_ns()));
+                max_lag = max_lag.max(Some(lag.as_ns()));
             }
             match (job.response(), job.finish) {
                 (Some(r), Some(f)) => {
@@ -202,24 +245,31 @@ mod tests {
                     m.max_lateness_ns =
                         Some(m.max_lateness_ns.map_or(lateness, |x| x.max(lateness)));
                 }
+                _ if job.aborted => m.aborted += 1,
                 _ => m.unfinished += 1,
             }
         }
         if m.completed > 0 {
             m.mean_response_ns = u64::try_from(response_sum / u128::from(m.completed)).ok();
         }
-        if started > 0 {
-            m.mean_lag_ns = u64::try_from(lag_sum / u128::from(started)).ok();
-        }
-        m
+        let mean_lag = (started > 0).then(|| (lag_sum / u128::from(started)) as u64);
+        (m, max_lag, mean_lag, start_misses, voluntary)
     }
 
-    fn online(jobs: &[JobRecord], skipped: u64, ended: Nanos) -> TaskRunMetrics {
-        let mut s = TaskSummary::default();
-        for j in jobs {
-            s.record(j, ended);
-        }
-        s.metrics("t", skipped)
+    fn reported(s: &TaskSummary) -> Reported {
+        (
+            s.metrics("t"),
+            s.max_lag_ns(),
+            s.mean_lag_ns(),
+            s.start_deadline_misses(),
+            s.voluntary_switches(),
+        )
+    }
+
+    fn online(jobs: &[JobRecord], skipped: u64, ended: Nanos) -> Reported {
+        let mut s = TaskSummary::from_jobs(jobs, ended);
+        s.record_skipped(skipped);
+        reported(&s)
     }
 
     /// Job k of a task with T = 10 ms, D = 5 ms.
@@ -231,6 +281,13 @@ mod tests {
             involuntary_switches: switches,
             cpu: finish.map(|_| 1),
             ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
+        }
+    }
+
+    fn aborted(k: u64, start: Option<u64>) -> JobRecord {
+        JobRecord {
+            aborted: true,
+            ..job(k, start, None, 1)
         }
     }
 
@@ -267,6 +324,8 @@ mod tests {
                 ],
                 ms(60),
             ),
+            // aborted at the deadline, started or not
+            (vec![aborted(0, Some(1)), aborted(1, None)], ms(15)),
         ];
         for (jobs, ended) in lists {
             assert_eq!(
@@ -285,19 +344,28 @@ mod tests {
             job(2, Some(26), None, 1),
             job(3, None, None, 1),
         ];
-        let m = online(&jobs, 2, ms(31));
+        let (m, max_lag, mean_lag, start_misses, _) = online(&jobs, 2, ms(31));
         assert_eq!((m.released, m.completed, m.unfinished), (4, 2, 2));
         assert_eq!(m.misses, 2);
         assert_eq!(m.first_miss_ns, Some(ms(15).as_ns()));
-        assert_eq!(m.start_deadline_misses, 1);
+        assert_eq!(start_misses, 1);
         assert_eq!(m.min_response_ns, Some(ms(3).as_ns()));
         assert_eq!(m.max_response_ns, Some(ms(6).as_ns()));
         assert_eq!(m.mean_response_ns, Some(4_500_000));
         assert_eq!(m.max_lateness_ns, Some(ms(1).as_ns() as i64));
-        assert_eq!(m.max_lag_ns, Some(ms(6).as_ns()));
-        assert_eq!(m.mean_lag_ns, Some(ms(3).as_ns()));
+        assert_eq!(max_lag, Some(ms(6).as_ns()));
+        assert_eq!(mean_lag, Some(ms(3).as_ns()));
         assert_eq!(m.preemptions, 4);
         assert_eq!(m.skipped, 2);
+    }
+
+    #[test]
+    fn an_aborted_job_is_a_miss_neither_completed_nor_unfinished() {
+        let (m, ..) = online(&[aborted(2, Some(21))], 0, ms(100));
+        assert_eq!((m.released, m.completed, m.unfinished), (1, 0, 0));
+        assert_eq!((m.aborted, m.misses, m.preemptions), (1, 1, 1));
+        assert_eq!(m.first_miss_ns, Some(ms(25).as_ns()));
+        assert_eq!(m.max_response_ns, None);
     }
 
     #[test]
@@ -322,7 +390,7 @@ mod tests {
             let mut all = vec![job(0, Some(0), Some(1), 0)];
             all.extend(one_by_one);
             assert_eq!(
-                s.metrics("t", 0),
+                reported(&s),
                 batch("t", &all, 0, ended),
                 "{first_k} {count} {ended}"
             );
@@ -335,8 +403,9 @@ mod tests {
             0u64..3_000,
             proptest::option::of((0u64..2_000, proptest::option::of(0u64..2_000))),
             0u64..4,
+            proptest::bool::weighted(0.1),
         )
-            .prop_map(|(k, d, run, switches)| {
+            .prop_map(|(k, d, run, switches, abort)| {
                 let release = Nanos::from_us(100 * k);
                 let (start, finish) = match run {
                     None => (None, None),
@@ -349,6 +418,7 @@ mod tests {
                 JobRecord {
                     start,
                     finish,
+                    aborted: abort && finish.is_none(),
                     voluntary_switches: switches,
                     involuntary_switches: switches * 3,
                     ..JobRecord::unstarted(0, k, release, release + Nanos::from_us(d))

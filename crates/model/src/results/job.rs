@@ -1,0 +1,85 @@
+//! One job of one task, as the simulator and the real-thread executor
+//! record it.
+
+use serde::Serialize;
+
+use crate::Nanos;
+
+/// One job of one task. Small and `Copy`: the real-time path queues it on a
+/// pre-allocated ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JobRecord {
+    /// Task index in declaration order.
+    pub task: usize,
+    /// Job number k: released at offset + k*T.
+    pub job: u64,
+    /// Release time offset + k*T.
+    pub release: Nanos,
+    /// Absolute deadline: release + D.
+    pub deadline: Nanos,
+    /// When the job first got the CPU (`None`: never started before the end).
+    pub start: Option<Nanos>,
+    /// When the job's work was done (`None`: unfinished at the end, or aborted).
+    pub finish: Option<Nanos>,
+    /// Removed at its deadline unfinished (the simulator's `--on-miss abort`).
+    pub aborted: bool,
+    /// Voluntary context switches of the thread during the job (0 in the
+    /// simulator, whose jobs never block on the OS).
+    pub voluntary_switches: u64,
+    /// Times the job was preempted: involuntary context switches on real
+    /// threads, dispatches of another job while it was ready in the simulator.
+    pub involuntary_switches: u64,
+    /// The CPU the job finished on (`None` if unfinished or simulated).
+    pub cpu: Option<u32>,
+}
+
+impl JobRecord {
+    /// A job released but not started before the run ended.
+    pub fn unstarted(task: usize, job: u64, release: Nanos, deadline: Nanos) -> JobRecord {
+        JobRecord {
+            task,
+            job,
+            release,
+            deadline,
+            start: None,
+            finish: None,
+            aborted: false,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+            cpu: None,
+        }
+    }
+
+    /// start - release: how late the job got the CPU.
+    #[inline]
+    pub fn lag(&self) -> Option<Nanos> {
+        self.start.map(|s| s.saturating_sub(self.release))
+    }
+
+    /// finish - release.
+    #[inline]
+    pub fn response(&self) -> Option<Nanos> {
+        self.finish.map(|f| f.saturating_sub(self.release))
+    }
+
+    /// Missed its deadline: finished after it, aborted at it, or unfinished
+    /// when a run that lasted `ended` was past it.
+    #[inline]
+    pub fn missed(&self, ended: Nanos) -> bool {
+        match self.finish {
+            Some(f) => f > self.deadline,
+            None => self.aborted || self.deadline <= ended,
+        }
+    }
+
+    /// Paper 000's (Lingua Franca) view: the deadline bounds the *start*, so
+    /// the job missed if it started after release + D, or had not started
+    /// by then.
+    #[inline]
+    pub fn missed_start_deadline(&self, ended: Nanos) -> bool {
+        match self.start {
+            Some(s) => s > self.deadline,
+            None => self.aborted || self.deadline <= ended,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! One result model for every way rtlab runs a task set: the simulator and
+//! the real-thread executor both produce [`JobRecord`]s, fold them into a
+//! [`TaskSummary`] online (O(1) per job, no stored jobs), and report the
+//! same per-task [`TaskMetrics`] and run [`Totals`]; [`compare`] holds a
+//! real run against a simulation of it.
+//!
+//! All times are nanoseconds since the run's start.
+
+pub mod compare;
+mod job;
+mod metrics;
+mod summary;
+
+pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
+pub use job::JobRecord;
+pub use metrics::{TaskMetrics, Totals};
+pub use summary::TaskSummary;
