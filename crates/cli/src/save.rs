@@ -12,7 +12,11 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::{printable, Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobSink};
-use rtlab_store::{JobRow, NewRun, RunKind, RunStatus, RunWriter, SampleRow, Store};
+use rtlab_store::{NewRun, RunKind, RunStatus, RunWriter, SampleRow, Store};
+
+/// Simulated jobs stored per run at most (about 60 bytes each in the
+/// database); later jobs are counted, not stored.
+pub const MAX_SAVED_SIM_JOBS: u64 = 1_000_000;
 
 /// Latency samples stored per run at most (about 40 bytes each in the
 /// database); later samples are counted, not stored.
@@ -57,6 +61,7 @@ impl SaveFlags {
             path: store.path().to_path_buf(),
             writer: Arc::new(Mutex::new(writer)),
             samples_left_out: 0,
+            jobs_left_out: 0,
         }))
     }
 }
@@ -81,6 +86,7 @@ pub struct Saver {
     path: PathBuf,
     writer: Arc<Mutex<RunWriter>>,
     samples_left_out: u64,
+    jobs_left_out: u64,
 }
 
 impl Saver {
@@ -93,9 +99,29 @@ impl Saver {
         })
     }
 
-    /// Adds one row.
-    pub fn job(&self, row: &JobRow) -> anyhow::Result<()> {
-        Ok(self.lock().job(row)?)
+    /// A tap for the simulator's job records (`Simulator::on_job`) that
+    /// adds the first [`MAX_SAVED_SIM_JOBS`] as rows.
+    pub fn sim_job_tap(&self, set: &TaskSet) -> impl FnMut(&JobRecord) + 'static {
+        // Weak: the simulator keeps the tap after the run, and finish needs
+        // the writer back.
+        let writer = Arc::downgrade(&self.writer);
+        let set = set.clone();
+        move |record| {
+            let Some(writer) = writer.upgrade() else {
+                return;
+            };
+            let mut w = writer.lock().unwrap_or_else(PoisonError::into_inner);
+            if w.job_count() < MAX_SAVED_SIM_JOBS {
+                // A spool that cannot be written fails again at finish,
+                // which reports it.
+                let _ = w.job(&rtlab_report::sources::job_row(record, &set));
+            }
+        }
+    }
+
+    /// Job rows added so far.
+    pub fn jobs_saved(&self) -> u64 {
+        self.lock().job_count()
     }
 
     /// A tap for the latency series that adds the first
@@ -122,6 +148,11 @@ impl Saver {
         self.samples_left_out = samples;
     }
 
+    /// Notes simulated jobs that were not stored.
+    pub fn jobs_left_out(&mut self, jobs: u64) {
+        self.jobs_left_out = jobs;
+    }
+
     /// Writes the run and says `saved as run N in PATH` on stderr.
     pub fn finish(self, document: &serde_json::Value, interrupted: bool) -> anyhow::Result<()> {
         let status = if interrupted {
@@ -133,6 +164,12 @@ impl Saver {
             .map_err(|_| anyhow::anyhow!("--save: the job writer is still running"))?
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
+        if self.jobs_left_out > 0 {
+            crate::commands::doctor::say(&format!(
+                "note: the results store keeps the first {MAX_SAVED_SIM_JOBS} simulated jobs; {} more were simulated (the summary counts them)",
+                self.jobs_left_out
+            ));
+        }
         if self.samples_left_out > 0 {
             crate::commands::doctor::say(&format!(
                 "note: the results store keeps the first {MAX_SAVED_SAMPLES} samples; {} more were measured (the statistics count them)",

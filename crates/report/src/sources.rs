@@ -1,66 +1,15 @@
-//! Job rows from what the simulator and the real-thread executor record,
+//! Job rows from the job records the simulator (`Simulator::on_job`) and
+//! the real-thread executor (its job sinks) emit: one record model,
 //! for commands that draw a plot themselves (`--plot`) or build a report
 //! without the results store (the demo).
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobSink};
-use rtlab_sim::{Trace, TraceRecord};
 
 use crate::series::MAX_GANTT_JOBS;
 use crate::view::{JobRow, SampleRow};
-
-/// The jobs of a simulation's trace window: release, deadline (release +
-/// D), first start, completion, and preemptions (execution segments - 1).
-/// A job whose release falls before the window is left out.
-pub fn jobs_from_trace(trace: &Trace, set: &TaskSet) -> Vec<JobRow> {
-    let mut jobs: BTreeMap<(usize, u64), JobRow> = BTreeMap::new();
-    let mut segments: BTreeMap<(usize, u64), u64> = BTreeMap::new();
-    for record in &trace.records {
-        match *record {
-            TraceRecord::Release { task, job, at } => {
-                let deadline = set.tasks.get(task).map_or(Nanos::ZERO, |t| t.deadline);
-                jobs.insert(
-                    (task, job),
-                    JobRow {
-                        task: trace.tasks.get(task).cloned().unwrap_or_default(),
-                        job,
-                        release_ns: at.as_ns(),
-                        deadline_ns: (at + deadline).as_ns(),
-                        start_ns: None,
-                        finish_ns: None,
-                        preemptions: 0,
-                        voluntary_switches: 0,
-                        cpu: Some(0),
-                    },
-                );
-            }
-            TraceRecord::Run {
-                task, job, start, ..
-            } => {
-                if let Some(row) = jobs.get_mut(&(task, job)) {
-                    row.start_ns =
-                        Some(row.start_ns.map_or(start.as_ns(), |s| s.min(start.as_ns())));
-                    *segments.entry((task, job)).or_default() += 1;
-                }
-            }
-            TraceRecord::Complete { task, job, at } => {
-                if let Some(row) = jobs.get_mut(&(task, job)) {
-                    row.finish_ns = Some(at.as_ns());
-                }
-            }
-            TraceRecord::Kernel { .. } | TraceRecord::Miss { .. } => {}
-        }
-    }
-    for (key, n) in segments {
-        if let Some(row) = jobs.get_mut(&key) {
-            row.preemptions = n.saturating_sub(1);
-        }
-    }
-    jobs.into_values().collect()
-}
 
 /// One job of a real-thread run as a row.
 pub fn job_row(record: &JobRecord, set: &TaskSet) -> JobRow {
@@ -114,6 +63,19 @@ impl GanttRows {
         GanttRows::default()
     }
 
+    /// Keeps `job` when fewer than [`MAX_GANTT_JOBS`] of its task are kept
+    /// (the simulator's `on_job` and the executor's sink both feed this).
+    pub fn push(&self, job: &JobRecord) {
+        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        if records.len() <= job.task {
+            records.resize_with(job.task + 1, Vec::new);
+        }
+        let task = &mut records[job.task];
+        if task.len() < MAX_GANTT_JOBS {
+            task.push(*job);
+        }
+    }
+
     /// The kept jobs as rows of `set`'s tasks, task by task.
     pub fn rows(&self, set: &TaskSet) -> Vec<JobRow> {
         let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
@@ -123,14 +85,7 @@ impl GanttRows {
 
 impl JobSink for GanttRows {
     fn job(&mut self, job: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
-        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
-        if records.len() <= job.task {
-            records.resize_with(job.task + 1, Vec::new);
-        }
-        let task = &mut records[job.task];
-        if task.len() < MAX_GANTT_JOBS {
-            task.push(*job);
-        }
+        self.push(job);
         Ok(())
     }
 }
@@ -152,23 +107,28 @@ mod tests {
 
     #[test]
     fn a_simulated_job_gets_its_first_start_finish_and_preemptions() {
-        let set = set();
+        // RM: a (T 4, C 1) runs 0..1, b (T 6, C 3.5) 1..4; a's job 1 at 4 ms
+        // preempts b, which resumes 5..5.5; b's job 1 runs 6..8, is
+        // preempted by a's job 2 (8..9) and ends at 10.5.
+        let set = TaskSet::new(
+            "two",
+            vec![
+                Task::new("a", Nanos::from_ms(4), Nanos::from_ms(1)),
+                Task::new("b", Nanos::from_ms(6), Nanos::from_us(3500)),
+            ],
+        );
         let mut sim = rtlab_sim::Simulator::new(
             &set,
             &"fp:rm".parse().unwrap(),
-            rtlab_sim::SimConfig {
-                trace: Some(rtlab_sim::TraceWindow {
-                    from: Nanos::ZERO,
-                    to: Nanos::from_ms(12),
-                }),
-                ..rtlab_sim::SimConfig::new(Nanos::from_ms(12))
-            },
+            rtlab_sim::SimConfig::new(Nanos::from_ms(12)),
         )
         .unwrap();
+        let gantt = GanttRows::new();
+        let kept = gantt.clone();
+        sim.on_job(move |job| kept.push(job));
         sim.run();
-        let rows = jobs_from_trace(sim.trace().unwrap(), &set);
+        let rows = gantt.rows(&set);
         let b0 = rows.iter().find(|r| r.task == "b" && r.job == 0).unwrap();
-        // RM: a runs 0..1, b 1..3; a's job 1 at 4 ms does not preempt it.
         assert_eq!(
             (
                 b0.release_ns,
@@ -177,8 +137,10 @@ mod tests {
                 b0.finish_ns,
                 b0.preemptions
             ),
-            (0, 6_000_000, Some(1_000_000), Some(3_000_000), 0)
+            (0, 6_000_000, Some(1_000_000), Some(5_500_000), 1)
         );
+        let b1 = rows.iter().find(|r| r.task == "b" && r.job == 1).unwrap();
+        assert_eq!((b1.finish_ns, b1.preemptions), (Some(10_500_000), 1));
         let a2 = rows.iter().find(|r| r.task == "a" && r.job == 2).unwrap();
         assert_eq!((a2.release_ns, a2.finish_ns), (8_000_000, Some(9_000_000)));
         assert_eq!(rows.len(), 3 + 2);

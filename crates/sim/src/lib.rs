@@ -36,7 +36,6 @@ pub mod metrics;
 pub mod queue;
 pub mod scheduler;
 pub mod trace;
-pub mod trace_jobs;
 
 pub use config::{
     check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow,
@@ -47,4 +46,3 @@ pub use job::{Job, JobId, JobState};
 pub use metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
 pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};
-pub use trace_jobs::TraceJob;

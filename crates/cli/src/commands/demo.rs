@@ -10,11 +10,11 @@ use rtlab_model::generate::{generate_sets, GeneratorConfig};
 use rtlab_model::{file, Nanos};
 
 use rtlab_report::html::render_html;
-use rtlab_report::sources::{jobs_from_trace, samples_from_series_csv, GanttRows};
+use rtlab_report::sources::{samples_from_series_csv, GanttRows};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
 use rtlab_rt::RtError;
-use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator, TraceWindow};
+use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
 use crate::table;
 
@@ -240,21 +240,16 @@ fn parse_args<A: clap::Args>(line: &str) -> anyhow::Result<A> {
 fn simulated_run(taskset: &str, scheduler: &str, duration: Nanos) -> anyhow::Result<RunView> {
     let set = file::load(taskset)?.set;
     let spec: SchedulerSpec = scheduler.parse()?;
-    let mut config = SimConfig::new(duration);
-    config.trace = Some(TraceWindow {
-        from: Nanos::ZERO,
-        to: duration,
-    });
-    let mut sim = Simulator::new(&set, &spec, config)?;
+    let mut sim = Simulator::new(&set, &spec, SimConfig::new(duration))?;
+    let gantt = GanttRows::new();
+    let kept = gantt.clone();
+    sim.on_job(move |job| kept.push(job));
     sim.run();
     let report = sim.report();
     let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?).with_command(&format!(
         "rtlab sim {taskset} --scheduler {scheduler} --duration {duration}"
     ));
-    run.jobs = sim
-        .trace()
-        .map(|t| jobs_from_trace(t, &set))
-        .unwrap_or_default();
+    run.jobs = gantt.rows(&set);
     Ok(run)
 }
 

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, printable, Nanos};
-use rtlab_report::sources::jobs_from_trace;
+use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
     check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
@@ -242,26 +242,36 @@ fn flag_error(e: SimError) -> anyhow::Error {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
     let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
-    let mut config = config(args, &loaded.set)?;
-    let saver = args
+    let config = config(args, &loaded.set)?;
+    let mut saver = args
         .save
         .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;
-    if saver.is_some() && config.trace.is_none() {
-        // Saved job rows come from the trace: the whole run, bounded by
-        // MAX_KEPT_RECORDS.
-        config.trace = Some(rtlab_sim::config::TraceWindow {
-            from: Nanos::ZERO,
-            to: config.duration,
+    let plot_window = config.trace;
+    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
+    // Job rows for --plot (the first jobs of the window, per task) and
+    // --save (every job, up to a bound), from the records the summary is
+    // folded from.
+    let gantt = GanttRows::new();
+    if args.plot.is_some() || saver.is_some() {
+        let kept = gantt.clone();
+        let mut save_tap = saver.as_ref().map(|s| s.sim_job_tap(&loaded.set));
+        let plot = args.plot.is_some();
+        sim.on_job(move |job| {
+            if plot && plot_window.is_some_and(|w| (w.from..w.to).contains(&job.release)) {
+                kept.push(job);
+            }
+            if let Some(tap) = &mut save_tap {
+                tap(job);
+            }
         });
     }
-    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
     if let Some(path) = &args.trace {
         // Streamed as the run goes: memory does not grow with the window.
         let file =
             std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
         sim.stream_chrome_trace(
             Box::new(std::io::BufWriter::new(file)),
-            args.gantt.is_some() || args.plot.is_some() || saver.is_some(),
+            args.gantt.is_some(),
         );
     }
     sim.run();
@@ -272,23 +282,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", describe(&report, &loaded.origin));
     }
-    if let Some(saver) = saver {
-        let deadlines: Vec<Nanos> = loaded.set.tasks.iter().map(|t| t.deadline).collect();
-        if let Some(trace) = sim.trace() {
-            for j in trace.jobs(&deadlines) {
-                saver.job(&rtlab_store::JobRow {
-                    task: trace.tasks.get(j.task).cloned().unwrap_or_default(),
-                    job: j.job,
-                    release_ns: j.release.as_ns(),
-                    deadline_ns: j.deadline.as_ns(),
-                    start_ns: j.start.map(Nanos::as_ns),
-                    finish_ns: j.finish.map(Nanos::as_ns),
-                    preemptions: j.preemptions,
-                    voluntary_switches: 0,
-                    cpu: None,
-                })?;
-            }
-        }
+    if let Some(mut saver) = saver.take() {
+        saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));
         saver.finish(&serde_json::to_value(&report)?, false)?;
     }
     if let Some(path) = &args.trace {
@@ -305,9 +300,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, trace.to_svg())
             .with_context(|| format!("--gantt: cannot write {path}"))?;
     }
-    if let (Some(trace), Some(path)) = (sim.trace(), &args.plot) {
+    if let Some(path) = &args.plot {
         let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?);
-        run.jobs = jobs_from_trace(trace, &loaded.set);
+        run.jobs = gantt.rows(&loaded.set);
         crate::plot_file::write(path, &run)?;
     }
     if let Some(stop) = sim.stopped() {
