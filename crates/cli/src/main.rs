@@ -10,8 +10,11 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rtlab_model::printable;
 
 mod commands;
+mod flags;
 mod plot_file;
+mod real_run;
 mod save;
+mod setup;
 mod table;
 mod usage;
 
@@ -110,13 +113,13 @@ fn main() -> ExitCode {
     let result = run(cli);
     // Restores that failed or found a setting changed by someone else.
     for notice in rtlab_rt::kernel_state::take_notices() {
-        commands::doctor::say(&notice);
+        setup::say(&notice);
     }
     match result {
         Ok(code) => code,
         Err(error) => {
             // Not eprintln!, which panics when the terminal is gone (SIGHUP).
-            commands::doctor::say(&format!("error: {}", one_line(&error)));
+            setup::say(&format!("error: {}", one_line(&error)));
             ExitCode::from(usage::exit_status(&error))
         }
     }

@@ -165,19 +165,19 @@ impl Saver {
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         if self.jobs_left_out > 0 {
-            crate::commands::doctor::say(&format!(
+            crate::setup::say(&format!(
                 "note: the results store keeps the first {MAX_SAVED_SIM_JOBS} simulated jobs; {} more were simulated (the summary counts them)",
                 self.jobs_left_out
             ));
         }
         if self.samples_left_out > 0 {
-            crate::commands::doctor::say(&format!(
+            crate::setup::say(&format!(
                 "note: the results store keeps the first {MAX_SAVED_SAMPLES} samples; {} more were measured (the statistics count them)",
                 self.samples_left_out
             ));
         }
         let id = writer.finish(document, status)?;
-        crate::commands::doctor::say(&format!(
+        crate::setup::say(&format!(
             "saved as run {id} in {}",
             printable(&self.path.display().to_string())
         ));
@@ -217,5 +217,22 @@ impl JobSink for StoreSink {
             .unwrap_or_else(PoisonError::into_inner)
             .job(&row)
             .map_err(std::io::Error::other)
+    }
+}
+
+/// `--store PATH` for the results commands.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArg {
+    /// The results database (default: $RTLAB_STORE, else
+    /// $XDG_DATA_HOME/rtlab/results.sqlite, else ~/.local/share/rtlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// Opens the database these flags name.
+    pub fn open(&self) -> anyhow::Result<Store> {
+        let path = self.store.clone().unwrap_or_else(Store::default_path);
+        Ok(Store::open(path)?)
     }
 }

@@ -15,7 +15,7 @@ use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
 
-use crate::commands::run::{execute, RunFlags};
+use crate::real_run::{execute, RunFlags};
 use crate::table;
 use crate::usage::usage;
 

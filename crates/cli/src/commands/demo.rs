@@ -284,7 +284,7 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
     header.extend(columns);
     let mut t = table::new(&header, &columns);
     let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
-    super::doctor::restore_left_state_first();
+    crate::setup::restore_left_state_first();
     for policy in [
         RunPolicy::FifoOrder,
         RunPolicy::DeadlineMonotonic,

@@ -109,33 +109,3 @@ pub fn describe(report: &PlatformReport, color: bool) -> String {
     }
     out
 }
-
-/// What measuring commands do first: restore what rtlab runs that ended
-/// without cleaning up left changed, one line each on standard error; when
-/// that is not allowed (not root), one warning naming them.
-pub fn restore_left_state_first() {
-    match kernel_state::recover_left_state() {
-        Ok(recoveries) => {
-            for r in recoveries {
-                say(&r.line());
-            }
-        }
-        Err(e) => {
-            let dead = kernel_state::dead_owners(&StateDir::from_env());
-            if !dead.is_empty() {
-                let pids: Vec<String> = dead.iter().map(|o| o.pid.to_string()).collect();
-                say(&format!(
-                    "warning: rtlab pid {} ended and left kernel settings changed, which cannot be restored now ({e}); \
-                     `sudo rtlab doctor --restore` restores them",
-                    pids.join(", ")
-                ));
-            }
-        }
-    }
-}
-
-/// Prints a line on standard error, ignoring a failed write (the terminal
-/// may be gone after SIGHUP).
-pub fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}

@@ -14,7 +14,8 @@ use rtlab_rt::policy::allowed_cpus;
 use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::{json, Value};
 
-use super::latency::{parse_nanos, set_up, PolicyArgs};
+use crate::flags::{parse_nanos, PolicyArgs};
+use crate::setup::set_up;
 use crate::table;
 use crate::usage::{naming_the_flag, usage};
 

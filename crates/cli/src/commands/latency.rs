@@ -6,14 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rtlab_model::Nanos;
 use rtlab_rt::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
-use rtlab_rt::load::{Load, LoadSpec, LoadStats};
-use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
-use rtlab_rt::{interrupt, Policy, RtThrottling};
+use rtlab_rt::load::{LoadSpec, LoadStats};
+use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::{json, Value};
 
+use crate::flags::{parse_cpus, parse_load, parse_nanos, PolicyArgs};
+use crate::setup::{set_up, start_load};
 use crate::table;
 use crate::usage::{naming_the_flag, usage};
 
@@ -25,58 +26,6 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n\n\
     Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
     Ctrl-C stops the run early and still prints what was measured.";
-
-/// The scheduling policy of a measuring thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PolicyName {
-    /// SCHED_OTHER (with --nice).
-    Other,
-    /// SCHED_FIFO (with --priority).
-    Fifo,
-    /// SCHED_RR (with --priority).
-    Rr,
-    /// SCHED_DEADLINE (with --runtime; deadline = period = interval).
-    Deadline,
-}
-
-/// Policy flags shared by the measuring commands.
-#[derive(Debug, Clone, Args)]
-pub struct PolicyArgs {
-    /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value_t = PolicyName::Fifo)]
-    pub policy: PolicyName,
-    /// Real-time priority for fifo/rr, 1..=99 (99 is highest).
-    #[arg(short = 'p', long, default_value_t = 99, value_parser = clap::value_parser!(u8).range(1..=99))]
-    pub priority: u8,
-    /// Nice value for --policy other, -20..=19.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
-    pub nice: i32,
-    /// Runtime per period for --policy deadline (default: a tenth of the interval).
-    #[arg(long, value_parser = parse_nanos)]
-    pub runtime: Option<Nanos>,
-}
-
-impl PolicyArgs {
-    /// The policy for a loop of period `period`.
-    pub fn policy(&self, period: Nanos) -> Policy {
-        match self.policy {
-            PolicyName::Other => Policy::Other { nice: self.nice },
-            PolicyName::Fifo => Policy::Fifo {
-                priority: self.priority,
-            },
-            PolicyName::Rr => Policy::RoundRobin {
-                priority: self.priority,
-            },
-            PolicyName::Deadline => Policy::Deadline {
-                runtime: self
-                    .runtime
-                    .unwrap_or(Nanos::from_ns((period.as_ns() / 10).max(1024))),
-                deadline: period,
-                period,
-            },
-        }
-    }
-}
 
 /// `rtlab latency`
 #[derive(Debug, Args)]
@@ -132,92 +81,6 @@ pub struct LatencyArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
-}
-
-/// Parses a human duration (`1ms`, `250us`) for clap.
-pub fn parse_nanos(s: &str) -> Result<Nanos, String> {
-    s.parse::<Nanos>().map_err(|e| e.to_string())
-}
-
-/// Parses a load description for clap.
-pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
-    s.parse::<LoadSpec>().map_err(|e| e.to_string())
-}
-
-/// Parses `all`, `1`, `0,1`, `0-3` into CPUs, checked against the allowed
-/// set (a usage error otherwise).
-pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
-    let allowed = policy::allowed_cpus()?;
-    if text == "all" {
-        return Ok(allowed);
-    }
-    let mut cpus = Vec::new();
-    for part in text.split(',') {
-        let bad = || {
-            usage(format!(
-                "invalid --affinity `{text}`: write CPU numbers like `1`, `0,1` or `0-3`"
-            ))
-        };
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (
-                a.trim().parse().map_err(|_| bad())?,
-                b.trim().parse().map_err(|_| bad())?,
-            ),
-            None => {
-                let c: usize = part.trim().parse().map_err(|_| bad())?;
-                (c, c)
-            }
-        };
-        if lo > hi {
-            return Err(bad());
-        }
-        cpus.extend(lo..=hi);
-    }
-    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(usage(format!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})")));
-    }
-    Ok(cpus)
-}
-
-/// Holds what a measuring command sets up around its run, released on drop.
-pub struct RunGuards {
-    _mlock: Option<policy::MemoryLock>,
-    _dma: Option<policy::DmaLatencyGuard>,
-    /// Things worth telling the user.
-    pub notes: Vec<String>,
-}
-
-/// Locks memory (an error when asked and refused) and holds
-/// /dev/cpu_dma_latency at 0 (a note when refused).
-pub fn set_up(mlock: bool, dma_latency: bool) -> anyhow::Result<RunGuards> {
-    super::doctor::restore_left_state_first();
-    let mlock = if mlock { Some(lock_memory()?) } else { None };
-    let mut notes = Vec::new();
-    let dma = if dma_latency {
-        match hold_dma_latency_zero() {
-            Ok(g) => Some(g),
-            Err(e) => {
-                notes.push(format!("warning: {e}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    Ok(RunGuards {
-        _mlock: mlock,
-        _dma: dma,
-        notes,
-    })
-}
-
-/// Starts `spec` and lets it settle for 200 ms before the measurement.
-pub fn start_load(spec: LoadSpec) -> anyhow::Result<Load> {
-    let load = Load::start(spec).with_context(|| format!("starting load {spec}"))?;
-    if spec != LoadSpec::None {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    Ok(load)
 }
 
 /// The JSON of a load's statistics.
@@ -542,6 +405,7 @@ fn report_json(
 mod tests {
     use super::*;
     use clap::Parser;
+    use rtlab_rt::Policy;
 
     #[derive(Debug, Parser)]
     struct Cli {

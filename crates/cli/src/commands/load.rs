@@ -9,7 +9,9 @@ use rtlab_rt::clock::monotonic_now;
 use rtlab_rt::interrupt;
 use rtlab_rt::load::LoadSpec;
 
-use super::latency::{load_json, parse_load, parse_nanos, start_load};
+use super::latency::load_json;
+use crate::flags::{parse_load, parse_nanos};
+use crate::setup::start_load;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab load hackbench --duration 30s\n  \

@@ -9,7 +9,7 @@ use clap::Args;
 use rtlab_report::html::render_html;
 use rtlab_report::view::RunView;
 
-use crate::commands::results::StoreArg;
+use crate::save::StoreArg;
 use crate::usage::usage;
 
 /// Arguments of `rtlab report`.

@@ -1,33 +1,16 @@
 //! `rtlab results`: list, show, diff, export and remove the runs saved
 //! with `--save` (crate `rtlab-store`).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use rtlab_model::printable;
 use rtlab_store::{diff, Store};
 use serde_json::Value;
 
+use crate::save::StoreArg;
 use crate::table;
 use crate::usage::usage;
-
-/// `--store PATH` for the results commands.
-#[derive(Debug, Clone, Args)]
-pub struct StoreArg {
-    /// The results database (default: $RTLAB_STORE, else
-    /// $XDG_DATA_HOME/rtlab/results.sqlite, else ~/.local/share/rtlab/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
-}
-
-impl StoreArg {
-    /// Opens the database these flags name.
-    pub fn open(&self) -> anyhow::Result<Store> {
-        let path = self.store.clone().unwrap_or_else(Store::default_path);
-        Ok(Store::open(path)?)
-    }
-}
 
 /// `rtlab results ...`
 #[derive(Debug, Subcommand)]
@@ -104,10 +87,7 @@ pub fn run(command: &ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::Rm { id, store } => {
             let store = store.open()?;
             store.remove(*id)?;
-            crate::commands::doctor::say(&format!(
-                "removed run {id} from {}",
-                store.path().display()
-            ));
+            crate::setup::say(&format!("removed run {id} from {}", store.path().display()));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,27 +1,17 @@
 //! `rtlab run`: a task set on real threads under a Linux policy, every job
 //! recorded (crate `rtlab-rt`, module `executor`).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
-use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_model::{printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{
-    self, ChromeTrace, JobSink, JobsCsv, Overrun, RunConfig, RunPolicy, RunReport, OVERRUN_RULES,
-    RUN_POLICIES,
-};
-use rtlab_rt::{interrupt, RtError, RtThrottling};
+use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
 
-use super::latency::parse_nanos;
-use crate::commands::doctor;
-use crate::save::{SaveFlags, Saver};
+use crate::real_run::{execute, JobFile, RunFlags};
+use crate::save::SaveFlags;
 use crate::table;
-use crate::usage::{naming_the_flag, usage};
-use rtlab_rt::lag::ControllerKind;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
@@ -36,72 +26,6 @@ const EXAMPLES: &str = "Examples:\n  \
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
     The --json schema and the --jobs CSV columns are in README (\"rtlab run\").";
-
-/// Flags shared by `rtlab run` and `rtlab compare`.
-#[derive(Debug, Clone, Args)]
-pub struct RunFlags {
-    /// A task-set file (.toml or .json) or `builtin:NAME`.
-    pub taskset: String,
-    /// other, fifo-order, rm, dm, given, rr or edf.
-    #[arg(long, short = 'P')]
-    pub policy: String,
-    /// How long to run (releases at or after it are not made).
-    #[arg(long, short = 'd', default_value = "10s", value_parser = parse_nanos)]
-    pub duration: Nanos,
-    /// The CPU every task thread is pinned to (default: 1, or the first allowed CPU).
-    #[arg(long, conflicts_with = "no_pin")]
-    pub cpu: Option<usize>,
-    /// Let the threads run on any CPU (global scheduling; for edf, global EDF).
-    #[arg(long)]
-    pub no_pin: bool,
-    /// A late job delays the next (continue) or releases during it are skipped (skip).
-    #[arg(long, default_value = "continue")]
-    pub on_miss: String,
-    /// Wait for releases with a lag controller: robust (the default) or paper (paper 000's
-    /// Algorithm 2, for reproduction); README: "The lag controllers".
-    #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true,
-          default_missing_value = "robust", value_parser = parse_controller)]
-    pub lag_controller: Option<ControllerKind>,
-    /// SCHED_DEADLINE budget over C (default: max(5% of C, 100us)).
-    #[arg(long, value_parser = parse_nanos)]
-    pub edf_margin: Option<Nanos>,
-    /// Do not lock memory (mlockall) for the run.
-    #[arg(long)]
-    pub no_mlock: bool,
-    /// Switch RT throttling and SCHED_DEADLINE admission control off for the run
-    /// (sched_rt_runtime_us = -1, restored afterwards); needed for EDF sets above ~0.90.
-    #[arg(long)]
-    pub no_rt_throttling: bool,
-}
-
-impl RunFlags {
-    /// The executor configuration; errors are usage errors naming the flag.
-    pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(|_| {
-            usage(format!(
-                "--policy `{}`: use {RUN_POLICIES}",
-                printable(&self.policy)
-            ))
-        })?;
-        let mut cfg = RunConfig::new(self.duration, policy);
-        cfg.cpu = if self.no_pin {
-            None
-        } else {
-            Some(self.cpu.unwrap_or_else(executor::default_cpu))
-        };
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
-            usage(format!(
-                "--on-miss `{}`: use {OVERRUN_RULES}",
-                printable(&self.on_miss)
-            ))
-        })?;
-        cfg.lag_controller = self.lag_controller;
-        cfg.edf_margin = self.edf_margin;
-        cfg.mlock = !self.no_mlock;
-        cfg.no_rt_throttling = self.no_rt_throttling;
-        Ok(cfg)
-    }
-}
 
 /// `rtlab run`
 #[derive(Debug, Args)]
@@ -127,133 +51,6 @@ pub struct RunArgs {
 
 /// Opens a job-file format on a created file: writes its opening and
 /// returns the sink.
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
-
-/// A job file to stream the run into: the flag that asked for it, its
-/// path, and how to open the format on the file.
-pub struct JobFile<'a> {
-    /// `jobs` or `trace`.
-    pub flag: &'static str,
-    /// Where.
-    pub path: &'a str,
-    /// The format.
-    pub open: OpenJobFile,
-}
-
-/// `--lag-controller=KIND`.
-fn parse_controller(text: &str) -> Result<ControllerKind, String> {
-    text.parse()
-}
-
-/// Loads the set, warns about RT throttling, creates the job files, runs
-/// the set (streaming every job into the files), and says so on stderr
-/// when Ctrl-C or a lost thread cut the run short or job records were
-/// dropped. Every job also goes to `saver` when one is given, and to
-/// `more_sinks`. Returns the report and, per job file (then for the
-/// saver), how writing it went.
-pub fn execute(
-    flags: &RunFlags,
-    files: &[JobFile<'_>],
-    more_sinks: Vec<Box<dyn JobSink>>,
-    saver: Option<&Saver>,
-) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
-    let cfg = flags.config()?;
-    let loaded = file::load(&flags.taskset)?;
-    for warning in warnings(&loaded.set, &cfg) {
-        eprintln!("warning: {warning}");
-    }
-    let mut sinks = Vec::with_capacity(files.len());
-    for f in files {
-        let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
-            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
-        sinks.push(created);
-    }
-    if let Some(saver) = saver {
-        sinks.push(saver.job_sink(&loaded.set));
-    }
-    // In-memory sinks (the --plot Gantt rows) cannot fail: their results
-    // are not reported.
-    sinks.extend(more_sinks);
-    let flag = interrupt::install_interrupt_flag();
-    doctor::restore_left_state_first();
-    let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
-        Ok(done) => done,
-        Err(e) => {
-            // Refused before the first release: leave no empty files behind.
-            for f in files {
-                let _ = std::fs::remove_file(f.path);
-            }
-            let e = match e {
-                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
-                other => other.into(),
-            };
-            return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
-        }
-    };
-    let mut written: Vec<anyhow::Result<()>> = written
-        .into_iter()
-        .enumerate()
-        .map(|(i, result)| match files.get(i) {
-            Some(f) => result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)),
-            None => result.context("--save: cannot spool the jobs"),
-        })
-        .collect();
-    let reported = files.len() + usize::from(saver.is_some());
-    written.truncate(reported);
-    written.resize_with(reported, || Ok(()));
-    if report.jobs_dropped > 0 {
-        doctor::say(&format!(
-            "warning: {} job records were dropped from the job files because the writer fell behind (the summary still counts every job)",
-            report.jobs_dropped
-        ));
-    }
-    if report.interrupted {
-        doctor::say(&format!(
-            "interrupted{} after {}: what was recorded until then follows",
-            interrupt::signal_name().map_or(String::new(), |s| format!(" by {s}")),
-            Nanos::from_ns(report.ended_ns)
-        ));
-    }
-    if !report.lost_tasks.is_empty() {
-        doctor::say(&format!(
-            "warning: the threads of {} did not report back in time (their jobs are missing)",
-            report.lost_tasks.join(", ")
-        ));
-    }
-    Ok((loaded.set, loaded.origin, report, written))
-}
-
-/// What the user should know before the numbers: RT throttling that the
-/// set's load can hit, and SCHED_DEADLINE deadlines clamped to the period.
-fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
-    let mut out = Vec::new();
-    let u = set.utilization();
-    if cfg.policy.is_fifo_or_rr() && cfg.cpu.is_some() && !cfg.no_rt_throttling {
-        if let Ok(t) = RtThrottling::read() {
-            if t.can_throttle(u) {
-                out.push(format!(
-                    "the set needs {:.1}% of CPU {} but RT throttling lets SCHED_FIFO/RR threads use {}; \
-                     the kernel will stop them for the rest of each throttling period (raise \
-                     /proc/sys/kernel/sched_rt_runtime_us, or write -1 there, to change it)",
-                    u * 100.0,
-                    cfg.cpu.unwrap_or(0),
-                    t.describe_limit()
-                ));
-            }
-        }
-    }
-    if cfg.policy.is_deadline() {
-        for t in set.tasks.iter().filter(|t| t.deadline > t.period) {
-            out.push(format!(
-                "task `{}`: SCHED_DEADLINE needs deadline <= period, so it runs with deadline {} (its D {} is still what misses are judged by)",
-                printable(&t.name), t.period, t.deadline
-            ));
-        }
-    }
-    out
-}
-
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();

@@ -13,7 +13,7 @@ use rtlab_sim::{
     SimConfig, SimError, SimReport, Simulator, TraceWindow, MAX_KEPT_RECORDS,
 };
 
-use super::latency::parse_nanos;
+use crate::flags::parse_nanos;
 use crate::table;
 use crate::usage::usage;
 

@@ -1,0 +1,108 @@
+//! Flags and value parsers shared by several commands (durations, loads,
+//! CPU lists, the measuring threads' policy), so no command imports
+//! another's.
+
+use clap::{Args, ValueEnum};
+use rtlab_model::Nanos;
+use rtlab_rt::load::LoadSpec;
+use rtlab_rt::policy;
+use rtlab_rt::Policy;
+
+use crate::usage::usage;
+
+/// Parses a human duration (`1ms`, `250us`) for clap.
+pub fn parse_nanos(s: &str) -> Result<Nanos, String> {
+    s.parse::<Nanos>().map_err(|e| e.to_string())
+}
+
+/// Parses a load description for clap.
+pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
+    s.parse::<LoadSpec>().map_err(|e| e.to_string())
+}
+
+/// Parses `all`, `1`, `0,1`, `0-3` into CPUs, checked against the allowed
+/// set (a usage error otherwise).
+pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
+    let allowed = policy::allowed_cpus()?;
+    if text == "all" {
+        return Ok(allowed);
+    }
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let bad = || {
+            usage(format!(
+                "invalid --affinity `{text}`: write CPU numbers like `1`, `0,1` or `0-3`"
+            ))
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
+            None => {
+                let c: usize = part.trim().parse().map_err(|_| bad())?;
+                (c, c)
+            }
+        };
+        if lo > hi {
+            return Err(bad());
+        }
+        cpus.extend(lo..=hi);
+    }
+    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(usage(format!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})")));
+    }
+    Ok(cpus)
+}
+
+/// The scheduling policy of a measuring thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyName {
+    /// SCHED_OTHER (with --nice).
+    Other,
+    /// SCHED_FIFO (with --priority).
+    Fifo,
+    /// SCHED_RR (with --priority).
+    Rr,
+    /// SCHED_DEADLINE (with --runtime; deadline = period = interval).
+    Deadline,
+}
+
+/// Policy flags shared by the measuring commands.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value_t = PolicyName::Fifo)]
+    pub policy: PolicyName,
+    /// Real-time priority for fifo/rr, 1..=99 (99 is highest).
+    #[arg(short = 'p', long, default_value_t = 99, value_parser = clap::value_parser!(u8).range(1..=99))]
+    pub priority: u8,
+    /// Nice value for --policy other, -20..=19.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
+    pub nice: i32,
+    /// Runtime per period for --policy deadline (default: a tenth of the interval).
+    #[arg(long, value_parser = parse_nanos)]
+    pub runtime: Option<Nanos>,
+}
+
+impl PolicyArgs {
+    /// The policy for a loop of period `period`.
+    pub fn policy(&self, period: Nanos) -> Policy {
+        match self.policy {
+            PolicyName::Other => Policy::Other { nice: self.nice },
+            PolicyName::Fifo => Policy::Fifo {
+                priority: self.priority,
+            },
+            PolicyName::Rr => Policy::RoundRobin {
+                priority: self.priority,
+            },
+            PolicyName::Deadline => Policy::Deadline {
+                runtime: self
+                    .runtime
+                    .unwrap_or(Nanos::from_ns((period.as_ns() / 10).max(1024))),
+                deadline: period,
+                period,
+            },
+        }
+    }
+}

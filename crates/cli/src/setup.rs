@@ -1,0 +1,83 @@
+//! What measuring commands do around a real-time run: restore what
+//! killed rtlab runs left, lock memory, hold `/dev/cpu_dma_latency`, start
+//! a load, and tell the user on standard error. Shared by `latency`,
+//! `lag-study`, `load`, `run`, `compare` and `doctor`, so no command
+//! imports another's helpers.
+
+use std::io::Write;
+
+use anyhow::Context;
+use rtlab_rt::kernel_state::{self, StateDir};
+use rtlab_rt::load::{Load, LoadSpec};
+use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
+
+/// Holds what a measuring command sets up around its run, released on drop.
+pub struct RunGuards {
+    _mlock: Option<policy::MemoryLock>,
+    _dma: Option<policy::DmaLatencyGuard>,
+    /// Things worth telling the user.
+    pub notes: Vec<String>,
+}
+
+/// Locks memory (an error when asked and refused) and holds
+/// /dev/cpu_dma_latency at 0 (a note when refused).
+pub fn set_up(mlock: bool, dma_latency: bool) -> anyhow::Result<RunGuards> {
+    restore_left_state_first();
+    let mlock = if mlock { Some(lock_memory()?) } else { None };
+    let mut notes = Vec::new();
+    let dma = if dma_latency {
+        match hold_dma_latency_zero() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                notes.push(format!("warning: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(RunGuards {
+        _mlock: mlock,
+        _dma: dma,
+        notes,
+    })
+}
+
+/// Starts `spec` and lets it settle for 200 ms before the measurement.
+pub fn start_load(spec: LoadSpec) -> anyhow::Result<Load> {
+    let load = Load::start(spec).with_context(|| format!("starting load {spec}"))?;
+    if spec != LoadSpec::None {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Ok(load)
+}
+
+/// What measuring commands do first: restore what rtlab runs that ended
+/// without cleaning up left changed, one line each on standard error; when
+/// that is not allowed (not root), one warning naming them.
+pub fn restore_left_state_first() {
+    match kernel_state::recover_left_state() {
+        Ok(recoveries) => {
+            for r in recoveries {
+                say(&r.line());
+            }
+        }
+        Err(e) => {
+            let dead = kernel_state::dead_owners(&StateDir::from_env());
+            if !dead.is_empty() {
+                let pids: Vec<String> = dead.iter().map(|o| o.pid.to_string()).collect();
+                say(&format!(
+                    "warning: rtlab pid {} ended and left kernel settings changed, which cannot be restored now ({e}); \
+                     `sudo rtlab doctor --restore` restores them",
+                    pids.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+/// Prints a line on standard error, ignoring a failed write (the terminal
+/// may be gone after SIGHUP).
+pub fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
