@@ -179,16 +179,10 @@ fn platform_warnings() -> Vec<String> {
         .collect()
 }
 
-/// What `rtlab doctor` reports about this machine, item by item, as the
-/// report's host metadata.
+/// The host metadata a saved run carries (`rtlab_rt::platform::host_metadata`,
+/// what `rtlab doctor` reads), as the report's.
 fn host_metadata() -> serde_json::Value {
-    let report = rtlab_rt::platform::probe(&rtlab_rt::kernel_state::StateDir::from_env());
-    report
-        .lines()
-        .into_iter()
-        .map(|l| (l.key.to_string(), serde_json::Value::from(l.summary)))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
+    serde_json::to_value(rtlab_rt::platform::host_metadata()).unwrap_or_default()
 }
 
 /// Deadline misses per scheduler (rows) and lf-scenario (columns), simulated.
