@@ -22,6 +22,7 @@
 //! | [`edf_overheads`] | the EDF demand test with paper 004's costs |
 //! | [`breakdown`] | breakdown utilization by bisection on α |
 //! | [`suite`] | every test of a policy, cheapest first |
+//! | [`schema`] | the `analyze` and `sweep` JSON documents |
 //!
 //! ```
 //! use rtlab_analysis::suite::{analyse, Options, Policy};
@@ -54,6 +55,7 @@ pub mod liu_layland;
 pub mod overhead_rta;
 pub mod priority;
 pub mod rta;
+pub mod schema;
 pub mod suite;
 pub mod sweep;
 pub mod verdict;

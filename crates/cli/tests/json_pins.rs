@@ -4,10 +4,11 @@
 //!
 //! * Deterministic commands (`sim`, `analyze`, `sweep`, `taskset show|list|gen`)
 //!   are compared byte for byte with `tests/pins/<name>.json`.
-//! * Real-thread commands (`run`, `compare`) are not deterministic: their
-//!   *schema* is pinned instead, the ordered keys of every object at every
-//!   level (`tests/pins/<name>.keys`). They need root and run under the
-//!   machine-wide real-time lock (`flock /tmp/rtlab-realtime.lock`).
+//! * Real-thread commands (`run`, `compare`, `latency`, `lag-study`) are not
+//!   deterministic: their *schema* is pinned instead, the ordered keys of
+//!   every object at every level (`tests/pins/<name>.keys`). They need root
+//!   (but `latency --policy other`) and run under the machine-wide real-time
+//!   lock (`flock /tmp/rtlab-realtime.lock`).
 //!
 //! `RTLAB_UPDATE_PINS=1 cargo test -p rtlab-cli --test json_pins` rewrites
 //! the pins from the current binary (then review the diff).
@@ -475,6 +476,43 @@ fn run_and_compare_json_keep_their_schema() {
             "rm",
             "-d",
             "200ms",
+            "--json",
+        ],
+    );
+}
+
+/// `latency` and `lag-study` measure real threads: their schema is pinned
+/// like `run`'s (both keep at least one outlier and one cell, so every
+/// object level is present in the output).
+#[test]
+fn latency_and_lag_study_json_keep_their_schema() {
+    pin_schema(
+        "latency-other",
+        &[
+            "latency",
+            "--policy",
+            "other",
+            "--loops",
+            "50",
+            "--interval",
+            "1ms",
+            "--json",
+        ],
+    );
+    if !is_root() {
+        eprintln!("skipped: the lag study runs SCHED_FIFO and needs root");
+        return;
+    }
+    pin_schema(
+        "lag-study",
+        &[
+            "lag-study",
+            "--periods",
+            "1ms",
+            "--utilizations",
+            "50",
+            "--samples",
+            "50",
             "--json",
         ],
     );

@@ -23,6 +23,7 @@ pub mod overheads;
 pub mod policy;
 pub mod random;
 pub mod results;
+pub mod schema;
 pub mod task;
 pub mod text;
 pub mod time;

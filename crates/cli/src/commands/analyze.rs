@@ -41,11 +41,12 @@ use clap::{Args, ValueEnum};
 use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
+use rtlab_analysis::schema::{AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{printable, Nanos, TaskSet};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::table;
 
@@ -194,6 +195,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );
     }
+    let doc = serde_json::to_value(&doc)?;
     crate::save::save_document(
         &args.save,
         rtlab_store::RunKind::Analyze,
@@ -386,21 +388,19 @@ fn json_document(
     options: &Options,
     reports: &[PolicyReport],
     breakdowns: Option<&Vec<BreakdownRun>>,
-) -> Value {
-    let tests: Vec<Value> = reports
+) -> AnalyzeDocument {
+    let tests = reports
         .iter()
         .flat_map(|report| {
-            report.runs.iter().map(move |run| {
-                json!({
-                    "test": run.outcome.test.name(),
-                    "policy": report.policy.name(),
-                    "schedulable": run.outcome.schedulable,
-                    "tick_ns": run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
-                })
+            report.runs.iter().map(move |run| TestVerdict {
+                test: run.outcome.test.name(),
+                policy: report.policy.name(),
+                schedulable: run.outcome.schedulable,
+                tick_ns: run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
             })
         })
         .collect();
-    let tasks: Vec<Value> = reports
+    let tasks = reports
         .iter()
         .flat_map(|report| {
             let exact = report.exact_outcome();
@@ -410,41 +410,38 @@ fn json_document(
                     (Response::Unknown, Policy::Edf) => exact.schedulable,
                     (r, _) => r.verdict(),
                 };
-                json!({
-                    "name": task.name,
-                    "policy": report.policy.name(),
-                    "priority": report.priorities.as_ref().map(|p| p.level(i)),
-                    "wcet_ns": task.wcet.as_ns(),
-                    "period_ns": task.period.as_ns(),
-                    "deadline_ns": task.deadline.as_ns(),
-                    "blocking_ns": report.blocking.get(i).map(|b| b.as_ns()),
-                    "wcrt_ns": response.wcrt().map(Nanos::as_ns),
-                    "schedulable": schedulable,
-                })
+                AnalyzedTask {
+                    name: task.name.clone(),
+                    policy: report.policy.name(),
+                    priority: report.priorities.as_ref().map(|p| p.level(i)),
+                    wcet_ns: task.wcet.as_ns(),
+                    period_ns: task.period.as_ns(),
+                    deadline_ns: task.deadline.as_ns(),
+                    blocking_ns: report.blocking.get(i).map(|b| b.as_ns()),
+                    wcrt_ns: response.wcrt().map(Nanos::as_ns),
+                    schedulable,
+                }
             })
         })
         .collect();
-    let mut doc = json!({
-        "taskset": set.name,
-        "origin": origin,
-        "utilization": set.utilization(),
-        "overheads": options.overheads.as_ref().map(|o| o.name.clone()),
-        "tests": tests,
-        "tasks": tasks,
-    });
-    if let Some(breakdowns) = breakdowns {
-        doc["breakdown"] = breakdowns
-            .iter()
-            .map(|b| {
-                json!({
-                    "policy": b.policy.name(),
-                    "overheads": b.overheads,
-                    "tick_ns": b.tick.map(Nanos::as_ns),
-                    "utilization": b.result.map(|r| r.utilization),
-                    "scale": b.result.map(|r| r.scale),
+    AnalyzeDocument {
+        taskset: set.name.clone(),
+        origin: origin.to_string(),
+        utilization: set.utilization(),
+        overheads: options.overheads.as_ref().map(|o| o.name.clone()),
+        tests,
+        tasks,
+        breakdown: breakdowns.map(|breakdowns| {
+            breakdowns
+                .iter()
+                .map(|b| BreakdownEntry {
+                    policy: b.policy.name(),
+                    overheads: b.overheads.clone(),
+                    tick_ns: b.tick.map(Nanos::as_ns),
+                    utilization: b.result.map(|r| r.utilization),
+                    scale: b.result.map(|r| r.scale),
                 })
-            })
-            .collect();
+                .collect()
+        }),
     }
-    doc
 }

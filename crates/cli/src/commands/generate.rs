@@ -10,8 +10,8 @@ use rtlab_model::generate::{
     generate_sets, DeadlineModel, GeneratorConfig, PeriodDistribution, PeriodKind,
     UtilizationMethod,
 };
+use rtlab_model::schema::GeneratedSetDocument;
 use rtlab_model::{printable, Nanos, TaskSet};
-use serde_json::json;
 
 use crate::table;
 use crate::usage::usage;
@@ -136,14 +136,12 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
         let list: Vec<_> = sets
             .iter()
             .zip(&written)
-            .map(|(set, path)| {
-                json!({
-                    "name": set.name,
-                    "file": path.display().to_string(),
-                    "tasks": set.tasks.len(),
-                    "utilization": set.utilization(),
-                    "hyperperiod_ns": set.hyperperiod().ok().map(Nanos::as_ns),
-                })
+            .map(|(set, path)| GeneratedSetDocument {
+                name: set.name.clone(),
+                file: path.display().to_string(),
+                tasks: set.tasks.len(),
+                utilization: set.utilization(),
+                hyperperiod_ns: set.hyperperiod().ok().map(Nanos::as_ns),
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);

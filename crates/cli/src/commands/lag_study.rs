@@ -11,8 +11,10 @@ use clap::{Args, ValueEnum};
 use rtlab_model::Nanos;
 use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
 use rtlab_rt::policy::allowed_cpus;
+use rtlab_rt::schema::{
+    LagCellDocument, LagStudyConfigDocument, LagStudyDocument, RtThrottlingDocument,
+};
 use rtlab_rt::{interrupt, RtThrottling};
-use serde_json::{json, Value};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;
@@ -212,24 +214,24 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
     }
-    let doc = json!({
-        "config": {
-            "samples": cfg.samples,
-            "rounds": cfg.rounds,
-            "cooldown_ns": cfg.cooldown.as_ns(),
-            "ki": cfg.ki,
-            "threshold_ns": cfg.threshold.map(Nanos::as_ns),
-            "controllers": cfg.waiters.iter().map(|w| w.name()).collect::<Vec<_>>(),
-            "spin_share": cfg.spin_share,
-            "policy": cfg.policy.short_name(),
-            "priority": cfg.policy.priority(),
-            "cpu": cfg.cpu,
+    let doc = LagStudyDocument {
+        config: LagStudyConfigDocument {
+            samples: cfg.samples,
+            rounds: cfg.rounds,
+            cooldown_ns: cfg.cooldown.as_ns(),
+            ki: cfg.ki,
+            threshold_ns: cfg.threshold.map(Nanos::as_ns),
+            controllers: cfg.waiters.iter().map(|w| w.name()).collect(),
+            spin_share: cfg.spin_share,
+            policy: cfg.policy.short_name(),
+            priority: cfg.policy.priority(),
+            cpu: cfg.cpu,
         },
-        "rt_throttling": throttling.map(|t| json!({"runtime_us": t.runtime_us, "period_us": t.period_us})),
-        "interrupted": interrupted,
-        "warnings": warnings,
-        "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
-    });
+        rt_throttling: throttling.map(RtThrottlingDocument::from),
+        interrupted,
+        warnings: warnings.clone(),
+        cells: cells.iter().map(cell_json).collect(),
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
@@ -254,7 +256,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         println!("{}", describe(&cells));
     }
     if let Some(saver) = saver {
-        saver.finish(&doc, interrupted)?;
+        saver.finish(&serde_json::to_value(&doc)?, interrupted)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -340,29 +342,29 @@ pub fn describe(cells: &[CellResult]) -> String {
     out
 }
 
-fn cell_json(c: &CellResult) -> Value {
-    json!({
-        "period_ns": c.cell.period.as_ns(),
-        "utilization": f64::from(c.cell.utilization) / 100.0,
-        "controller": c.cell.waiter.is_controlled(),
-        "controller_kind": c.cell.waiter.name(),
-        "samples": c.samples,
-        "below_10us": c.below_10us,
-        "below_20us": c.below_20us,
-        "mean_lag_ns": c.lag.mean().as_ns(),
-        "p50_lag_ns": c.lag.p50.as_ns(),
-        "p99_lag_ns": c.lag.p99.as_ns(),
-        "p999_lag_ns": c.lag.p999.as_ns(),
-        "max_lag_ns": c.lag.max.as_ns(),
-        "busy_wait_share": c.busy_wait_share,
-        "busy_wait_ns": c.busy_wait.as_ns(),
-        "final_control_ns": c.final_control.as_ns(),
-        "final_threshold_ns": c.final_threshold.as_ns(),
-        "p99_worse_than_off": c.tail_vs_off.map(|t| t.p99_worse),
-        "max_worse_than_off": c.tail_vs_off.map(|t| t.max_worse),
-        "throttle_risk": c.throttle_risk,
-        "wall_ns": c.wall.as_ns(),
-    })
+fn cell_json(c: &CellResult) -> LagCellDocument {
+    LagCellDocument {
+        period_ns: c.cell.period.as_ns(),
+        utilization: f64::from(c.cell.utilization) / 100.0,
+        controller: c.cell.waiter.is_controlled(),
+        controller_kind: c.cell.waiter.name(),
+        samples: c.samples,
+        below_10us: c.below_10us,
+        below_20us: c.below_20us,
+        mean_lag_ns: c.lag.mean().as_ns(),
+        p50_lag_ns: c.lag.p50.as_ns(),
+        p99_lag_ns: c.lag.p99.as_ns(),
+        p999_lag_ns: c.lag.p999.as_ns(),
+        max_lag_ns: c.lag.max.as_ns(),
+        busy_wait_share: c.busy_wait_share,
+        busy_wait_ns: c.busy_wait.as_ns(),
+        final_control_ns: c.final_control.as_ns(),
+        final_threshold_ns: c.final_threshold.as_ns(),
+        p99_worse_than_off: c.tail_vs_off.map(|t| t.p99_worse),
+        max_worse_than_off: c.tail_vs_off.map(|t| t.max_worse),
+        throttle_risk: c.throttle_risk,
+        wall_ns: c.wall.as_ns(),
+    }
 }
 
 /// The columns of `--csv`.
@@ -484,7 +486,7 @@ mod tests {
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let cells = lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
         assert_eq!(cells.len(), 4);
-        let j = cell_json(&cells[1]);
+        let j = serde_json::to_value(cell_json(&cells[1])).unwrap();
         for key in [
             "period_ns",
             "utilization",
@@ -507,7 +509,7 @@ mod tests {
         assert_eq!(j["samples"], 50);
         assert_eq!(j["controller"], true);
         assert_eq!(j["controller_kind"], "robust");
-        assert!(cell_json(&cells[0])["p99_worse_than_off"].is_null());
+        assert!(cell_json(&cells[0]).p99_worse_than_off.is_none());
         let table = describe(&cells);
         assert!(table.contains("<10us %") && table.contains("worse than off"));
         assert!(table.contains("robust") && table.contains("p99.9 us"));

@@ -10,8 +10,12 @@ use clap::Args;
 use rtlab_model::Nanos;
 use rtlab_rt::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
 use rtlab_rt::load::{LoadSpec, LoadStats};
+use rtlab_rt::schema::{
+    JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument, LoadDocument,
+    OutlierDocument, RtThrottlingDocument,
+};
 use rtlab_rt::{interrupt, RtThrottling};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::flags::{parse_cpus, parse_load, parse_nanos, PolicyArgs};
 use crate::setup::{set_up, start_load};
@@ -84,14 +88,14 @@ pub struct LatencyArgs {
 }
 
 /// The JSON of a load's statistics.
-pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> Value {
-    json!({
-        "spec": spec.to_string(),
-        "threads": stats.threads,
-        "messages": stats.messages,
-        "spin_rounds": stats.spin_rounds,
-        "elapsed_ns": stats.elapsed.as_nanos() as u64,
-    })
+pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> LoadDocument {
+    LoadDocument {
+        spec: spec.to_string(),
+        threads: stats.threads,
+        messages: stats.messages,
+        spin_rounds: stats.spin_rounds,
+        elapsed_ns: stats.elapsed.as_nanos() as u64,
+    }
 }
 
 /// Runs `rtlab latency`.
@@ -171,6 +175,7 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
     }
+    let doc = serde_json::to_value(&doc)?;
     if let Some(mut saver) = saver.take() {
         let measured: u64 = report.threads.iter().map(|t| t.loops).sum();
         saver.left_out(measured.saturating_sub(crate::save::MAX_SAVED_SAMPLES));
@@ -328,46 +333,57 @@ fn describe(
     out
 }
 
-fn thread_json(t: &ThreadReport) -> Value {
+fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
     let ns = |n: Nanos| n.as_ns();
     let l = &t.latency;
     let j = &t.jitter;
-    json!({
-        "thread": t.index,
-        "tid": t.tid,
-        "cpu": t.cpu,
-        "policy": t.policy.short_name(),
-        "priority": t.policy.priority(),
-        "interval_ns": ns(t.interval),
-        "loops": t.loops,
-        "requested_loops": t.requested_loops,
-        "min_ns": ns(l.min),
-        "avg_ns": ns(l.mean()),
-        "max_ns": ns(l.max),
-        "act_ns": ns(t.last),
-        "p50_ns": ns(l.p50),
-        "p90_ns": ns(l.p90),
-        "p99_ns": ns(l.p99),
-        "p999_ns": ns(l.p999),
-        "missed_periods": t.missed_periods,
-        "histogram_overflows": t.overflows,
-        "series_dropped": t.series_dropped,
-        "jitter": {
-            "min_ns": t.jitter_min_ns,
-            "max_ns": t.jitter_max_ns,
-            "avg_abs_ns": ns(j.mean()),
-            "p50_abs_ns": ns(j.p50),
-            "p90_abs_ns": ns(j.p90),
-            "p99_abs_ns": ns(j.p99),
-            "p999_abs_ns": ns(j.p999),
-            "max_abs_ns": ns(j.max),
+    LatencyThreadDocument {
+        thread: t.index,
+        tid: t.tid,
+        cpu: t.cpu,
+        policy: t.policy.short_name(),
+        priority: t.policy.priority(),
+        interval_ns: ns(t.interval),
+        loops: t.loops,
+        requested_loops: t.requested_loops,
+        min_ns: ns(l.min),
+        avg_ns: ns(l.mean()),
+        max_ns: ns(l.max),
+        act_ns: ns(t.last),
+        p50_ns: ns(l.p50),
+        p90_ns: ns(l.p90),
+        p99_ns: ns(l.p99),
+        p999_ns: ns(l.p999),
+        missed_periods: t.missed_periods,
+        histogram_overflows: t.overflows,
+        series_dropped: t.series_dropped,
+        jitter: JitterDocument {
+            min_ns: t.jitter_min_ns,
+            max_ns: t.jitter_max_ns,
+            avg_abs_ns: ns(j.mean()),
+            p50_abs_ns: ns(j.p50),
+            p90_abs_ns: ns(j.p90),
+            p99_abs_ns: ns(j.p99),
+            p999_abs_ns: ns(j.p999),
+            max_abs_ns: ns(j.max),
         },
-        "outliers": t.outliers.iter().map(|o| json!({
-            "loop": o.loop_index, "time_ns": ns(o.at), "latency_ns": ns(o.latency),
-        })).collect::<Vec<_>>(),
-        "histogram_us": t.buckets_us.iter().enumerate().filter(|(_, &n)| n > 0)
-            .map(|(us, &n)| [us as u64, n]).collect::<Vec<_>>(),
-    })
+        outliers: t
+            .outliers
+            .iter()
+            .map(|o| OutlierDocument {
+                loop_index: o.loop_index,
+                time_ns: ns(o.at),
+                latency_ns: ns(o.latency),
+            })
+            .collect(),
+        histogram_us: t
+            .buckets_us
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(us, &n)| [us as u64, n])
+            .collect(),
+    }
 }
 
 fn report_json(
@@ -377,28 +393,31 @@ fn report_json(
     load: &LoadStats,
     throttling: Option<RtThrottling>,
     notes: &[String],
-) -> Value {
-    json!({
-        "config": {
-            "threads": cfg.threads,
-            "interval_ns": cfg.interval.as_ns(),
-            "distance_ns": cfg.distance.as_ns(),
-            "policy": cfg.policy.short_name(),
-            "priority": cfg.policy.priority(),
-            "duration_ns": cfg.duration.map(Nanos::as_ns),
-            "loops": cfg.loops,
-            "mlock": args.mlock,
-            "affinity": match &cfg.affinity { Affinity::Unpinned => Value::Null, Affinity::RoundRobin(c) => json!(c) },
+) -> LatencyDocument {
+    LatencyDocument {
+        config: LatencyConfigDocument {
+            threads: cfg.threads,
+            interval_ns: cfg.interval.as_ns(),
+            distance_ns: cfg.distance.as_ns(),
+            policy: cfg.policy.short_name(),
+            priority: cfg.policy.priority(),
+            duration_ns: cfg.duration.map(Nanos::as_ns),
+            loops: cfg.loops,
+            mlock: args.mlock,
+            affinity: match &cfg.affinity {
+                Affinity::Unpinned => None,
+                Affinity::RoundRobin(c) => Some(c.clone()),
+            },
         },
-        "rt_throttling": throttling.map(|t| json!({"runtime_us": t.runtime_us, "period_us": t.period_us})),
-        "load": load_json(args.load, load),
-        "interrupted": report.interrupted,
-        "lost_threads": report.lost_threads,
-        "wall_ns": report.wall.as_ns(),
-        "peak_rss_bytes": rtlab_rt::usage::peak_rss_bytes(),
-        "notes": notes,
-        "threads": report.threads.iter().map(thread_json).collect::<Vec<_>>(),
-    })
+        rt_throttling: throttling.map(RtThrottlingDocument::from),
+        load: load_json(args.load, load),
+        interrupted: report.interrupted,
+        lost_threads: report.lost_threads.clone(),
+        wall_ns: report.wall.as_ns(),
+        peak_rss_bytes: rtlab_rt::usage::peak_rss_bytes(),
+        notes: notes.to_vec(),
+        threads: report.threads.iter().map(thread_json).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -496,6 +515,7 @@ mod tests {
         assert!(text.contains("T: 0 ("), "{text}");
         assert!(text.contains("I:500 C:     50 Min:"), "{text}");
         let doc = report_json(&args, &cfg, &report, &LoadStats::default(), None, &[]);
+        let doc = serde_json::to_value(doc).unwrap();
         let t0 = &doc["threads"][0];
         for key in [
             "tid",

@@ -24,15 +24,18 @@
 //!
 //! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
 
+use std::collections::BTreeMap;
+
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rtlab_analysis::overhead_rta::TimerModel;
+use rtlab_analysis::schema::{SweepDocument, SweepRowDocument};
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::{self, Sweep, SweepTest};
 use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
 use rtlab_model::Nanos;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::table;
 use crate::usage::usage;
@@ -228,6 +231,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     } else {
         print!("{}", human(args, &result));
     }
+    let doc = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {
         let run = rtlab_report::view::RunView::unsaved("sweep", doc.clone());
         crate::plot_file::write(path, &run)?;
@@ -285,38 +289,37 @@ fn human(args: &SweepArgs, result: &Sweep) -> String {
     )
 }
 
-fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) -> Value {
+/// One value per test, keyed by the test's name (sorted, as printed).
+fn by_test<T>(names: &[String], value: impl Fn(usize) -> T) -> BTreeMap<String, T> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| (name.clone(), value(k)))
+        .collect()
+}
+
+fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) -> SweepDocument {
     let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
-    let rows: Vec<Value> = result
+    let rows = result
         .rows
         .iter()
-        .map(|row| {
-            let mut accepted = Map::new();
-            let mut ratio = Map::new();
-            let mut inconclusive = Map::new();
-            for (k, name) in names.iter().enumerate() {
-                accepted.insert(name.clone(), json!(row.accepted[k]));
-                ratio.insert(name.clone(), json!(row.ratio(k)));
-                inconclusive.insert(name.clone(), json!(row.inconclusive[k]));
-            }
-            json!({
-                "utilization": row.utilization,
-                "sets": row.sets,
-                "accepted": accepted,
-                "ratio": ratio,
-                "inconclusive": inconclusive,
-            })
+        .map(|row| SweepRowDocument {
+            utilization: row.utilization,
+            sets: row.sets,
+            accepted: by_test(&names, |k| row.accepted[k]),
+            ratio: by_test(&names, |k| row.ratio(k)),
+            inconclusive: by_test(&names, |k| row.inconclusive[k]),
         })
         .collect();
-    json!({
-        "tasks": args.tasks,
-        "sets_per_step": args.sets,
-        "seed": args.seed,
-        "method": generator.method.to_string(),
-        "deadlines": generator.deadlines.to_string(),
-        "tests": names,
-        "rows": rows,
-    })
+    SweepDocument {
+        tasks: args.tasks,
+        sets_per_step: args.sets,
+        seed: args.seed,
+        method: generator.method.to_string(),
+        deadlines: generator.deadlines.to_string(),
+        tests: names,
+        rows,
+    }
 }
 
 #[cfg(test)]

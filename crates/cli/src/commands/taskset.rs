@@ -4,8 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use rtlab_model::file::{self, LoadError, LocatedDiagnostic};
+use rtlab_model::schema::{
+    CatalogRow, CriticalSectionDocument, DiagnosticDocument, ParameterDocument, TaskDocument,
+    TasksetDocument, ValidationDocument,
+};
 use rtlab_model::{catalog, printable, Nanos, Severity, TaskSet};
-use serde_json::{json, Value};
 
 use crate::table;
 
@@ -80,19 +83,23 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         rows.push((entry, set));
     }
     if args.json {
-        let out: Vec<Value> = rows
+        let out: Vec<CatalogRow> = rows
             .iter()
-            .map(|(entry, set)| {
-                json!({
-                    "name": entry.name,
-                    "tasks": set.tasks.len(),
-                    "utilization": set.utilization(),
-                    "summary": entry.summary,
-                    "source": entry.source,
-                    "parameters": entry.parameters.iter().map(|p| json!({
-                        "name": p.name, "default": p.default, "meaning": p.meaning,
-                    })).collect::<Vec<_>>(),
-                })
+            .map(|(entry, set)| CatalogRow {
+                name: entry.name,
+                tasks: set.tasks.len(),
+                utilization: set.utilization(),
+                summary: entry.summary,
+                source: entry.source,
+                parameters: entry
+                    .parameters
+                    .iter()
+                    .map(|p| ParameterDocument {
+                        name: p.name,
+                        default: p.default,
+                        meaning: p.meaning,
+                    })
+                    .collect(),
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -135,34 +142,42 @@ pub fn deadline_kind(set: &TaskSet) -> &'static str {
 }
 
 /// The `show --json` document (schema in README).
-pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> Value {
+pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> TasksetDocument {
     let ns = |n: Nanos| n.as_ns();
-    json!({
-        "name": set.name,
-        "origin": origin,
-        "task_count": set.tasks.len(),
-        "utilization": set.utilization(),
-        "density": set.density(),
-        "hyperperiod_ns": set.hyperperiod().ok().map(ns),
-        "deadlines": deadline_kind(set),
-        "tasks": set.tasks.iter().map(|t| json!({
-            "name": t.name,
-            "period_ns": ns(t.period),
-            "deadline_ns": ns(t.deadline),
-            "wcet_ns": ns(t.wcet),
-            "bcet_ns": t.bcet.map(ns),
-            "offset_ns": ns(t.offset),
-            "jitter_ns": ns(t.jitter),
-            "priority": t.priority,
-            "utilization": t.utilization(),
-            "critical_sections": t.critical_sections.iter().map(|cs| json!({
-                "resource": cs.resource,
-                "start_ns": ns(cs.start),
-                "length_ns": ns(cs.length),
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "notes": notes.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
-    })
+    TasksetDocument {
+        name: set.name.clone(),
+        origin: origin.to_string(),
+        task_count: set.tasks.len(),
+        utilization: set.utilization(),
+        density: set.density(),
+        hyperperiod_ns: set.hyperperiod().ok().map(ns),
+        deadlines: deadline_kind(set),
+        tasks: set
+            .tasks
+            .iter()
+            .map(|t| TaskDocument {
+                name: t.name.clone(),
+                period_ns: ns(t.period),
+                deadline_ns: ns(t.deadline),
+                wcet_ns: ns(t.wcet),
+                bcet_ns: t.bcet.map(ns),
+                offset_ns: ns(t.offset),
+                jitter_ns: ns(t.jitter),
+                priority: t.priority,
+                utilization: t.utilization(),
+                critical_sections: t
+                    .critical_sections
+                    .iter()
+                    .map(|cs| CriticalSectionDocument {
+                        resource: cs.resource.clone(),
+                        start_ns: ns(cs.start),
+                        length_ns: ns(cs.length),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        notes: notes.iter().map(|n| n.to_string()).collect(),
+    }
 }
 
 fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
@@ -250,16 +265,19 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         reports.push((spec, summary, errors, notes));
     }
     if args.json {
-        let as_json = |d: &LocatedDiagnostic| json!({"line": d.line, "column": d.column, "message": d.message, "text": d.to_string()});
-        let out: Vec<Value> = reports
+        let as_json = |d: &LocatedDiagnostic| DiagnosticDocument {
+            line: d.line,
+            column: d.column,
+            message: d.message.clone(),
+            text: d.to_string(),
+        };
+        let out: Vec<ValidationDocument> = reports
             .iter()
-            .map(|(spec, _, errors, notes)| {
-                json!({
-                    "file": spec,
-                    "valid": errors.is_empty(),
-                    "errors": errors.iter().map(as_json).collect::<Vec<_>>(),
-                    "notes": notes.iter().map(as_json).collect::<Vec<_>>(),
-                })
+            .map(|(spec, _, errors, notes)| ValidationDocument {
+                file: spec.to_string(),
+                valid: errors.is_empty(),
+                errors: errors.iter().map(as_json).collect(),
+                notes: notes.iter().map(as_json).collect(),
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);

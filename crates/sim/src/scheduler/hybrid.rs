@@ -14,7 +14,7 @@
 //! test is exact for the jobs present and costs O(n log n) per decision.
 
 use rtlab_model::{Nanos, Task};
-use serde_json::json;
+use serde::Serialize;
 
 use super::{pick_highest, FpPolicy, Priority, Scheduler, System};
 use crate::error::SimError;
@@ -70,6 +70,15 @@ impl Hybrid {
     }
 }
 
+/// The scheduler data of a hybrid report. Fields are declared in
+/// alphabetical order, the order the report has always printed them in.
+#[derive(Serialize)]
+struct HybridData {
+    fixed_priority_mode_at_end: bool,
+    fixed_priority_time_ns_before_last_switch: u64,
+    mode_switches: u64,
+}
+
 impl Scheduler for Hybrid {
     fn name(&self) -> String {
         format!("hybrid:{}", self.policy.name())
@@ -98,10 +107,11 @@ impl Scheduler for Hybrid {
     }
 
     fn data(&self) -> Option<serde_json::Value> {
-        Some(json!({
-            "mode_switches": self.switches,
-            "fixed_priority_mode_at_end": self.fixed_mode,
-            "fixed_priority_time_ns_before_last_switch": self.fixed_time.as_ns(),
-        }))
+        serde_json::to_value(HybridData {
+            fixed_priority_mode_at_end: self.fixed_mode,
+            fixed_priority_time_ns_before_last_switch: self.fixed_time.as_ns(),
+            mode_switches: self.switches,
+        })
+        .ok()
     }
 }

@@ -27,7 +27,7 @@
 use std::fmt;
 
 use rtlab_model::{Nanos, Task};
-use serde_json::json;
+use serde::Serialize;
 
 use super::{parse_params, Scheduler, System};
 use crate::error::SimError;
@@ -188,14 +188,40 @@ pub struct Round {
 /// Rounds kept in the report (the first ones).
 pub(crate) const ROUNDS_KEPT: usize = 2000;
 
-pub(crate) fn rounds_json(rounds: &[Round], total: u64) -> serde_json::Value {
-    json!({
-        "rounds": total,
-        "first_rounds": rounds.iter().map(|r| json!({
-            "round": r.index, "end_ns": r.end.as_ns(), "duration_ns": r.duration.as_ns(),
-            "set_point_ns": r.set_point.as_ns(), "correction_ns": r.correction,
-        })).collect::<Vec<_>>(),
-    })
+/// The scheduler data of an I+PI or multiburst report: the number of
+/// rounds and the first [`ROUNDS_KEPT`] of them. Fields are declared in
+/// alphabetical order, the order the report has always printed them in.
+#[derive(Serialize)]
+struct RoundsData {
+    first_rounds: Vec<RoundData>,
+    rounds: u64,
+}
+
+/// One [`Round`] in the report (alphabetical field order, as above).
+#[derive(Serialize)]
+struct RoundData {
+    correction_ns: i64,
+    duration_ns: u64,
+    end_ns: u64,
+    round: u64,
+    set_point_ns: u64,
+}
+
+pub(crate) fn rounds_json(rounds: &[Round], total: u64) -> Option<serde_json::Value> {
+    let data = RoundsData {
+        first_rounds: rounds
+            .iter()
+            .map(|r| RoundData {
+                correction_ns: r.correction,
+                duration_ns: r.duration.as_ns(),
+                end_ns: r.end.as_ns(),
+                round: r.index,
+                set_point_ns: r.set_point.as_ns(),
+            })
+            .collect(),
+        rounds: total,
+    };
+    serde_json::to_value(data).ok()
 }
 
 /// The I+PI scheduler.
@@ -377,6 +403,6 @@ impl Scheduler for Ipi {
     }
 
     fn data(&self) -> Option<serde_json::Value> {
-        Some(rounds_json(&self.rounds, self.round_count))
+        rounds_json(&self.rounds, self.round_count)
     }
 }

@@ -497,6 +497,6 @@ impl Scheduler for Multiburst {
     }
 
     fn data(&self) -> Option<serde_json::Value> {
-        Some(rounds_json(&self.rounds, self.round_count))
+        rounds_json(&self.rounds, self.round_count)
     }
 }

@@ -1,0 +1,185 @@
+//! The JSON documents of `rtlab analyze --json` and `rtlab sweep --json`
+//! (README, "JSON outputs"), as plain structs that serialize with serde.
+//!
+//! Fields are declared in **alphabetical order**: these documents used to
+//! be `serde_json::Value` objects, which sort their keys (the workspace does
+//! not enable serde_json's `preserve_order`), and the documented output must
+//! not change by a byte. Maps keyed by a test name are `BTreeMap`s for the
+//! same reason.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// `rtlab analyze --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalyzeDocument {
+    /// Breakdown utilizations, present only with `--breakdown`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Vec<BreakdownEntry>>,
+    /// Where the task set came from (a path or `builtin:NAME`).
+    pub origin: String,
+    /// The overheads profile's name, if any.
+    pub overheads: Option<String>,
+    /// One row per task and policy, with the exact test's response times.
+    pub tasks: Vec<AnalyzedTask>,
+    /// The task set's name.
+    pub taskset: String,
+    /// One row per test run, in the order run.
+    pub tests: Vec<TestVerdict>,
+    /// The task set's utilization `Σ Ci/Ti`.
+    pub utilization: f64,
+}
+
+/// One breakdown utilization of `rtlab analyze --breakdown`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BreakdownEntry {
+    /// The overheads profile's name (`None`: ideal analysis).
+    pub overheads: Option<String>,
+    /// The policy's name.
+    pub policy: &'static str,
+    /// The largest schedulable scale of the execution times.
+    pub scale: Option<f64>,
+    /// The tick of the timer-driven model, if any.
+    pub tick_ns: Option<u64>,
+    /// The breakdown utilization (`None`: no scale is schedulable).
+    pub utilization: Option<f64>,
+}
+
+/// One task's row of `rtlab analyze --json` under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalyzedTask {
+    /// Its blocking term `Bi`, when the policy computes one.
+    pub blocking_ns: Option<u64>,
+    /// Its relative deadline `Di`.
+    pub deadline_ns: u64,
+    /// Its name.
+    pub name: String,
+    /// Its period `Ti`.
+    pub period_ns: u64,
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Its priority level under a fixed-priority policy.
+    pub priority: Option<u32>,
+    /// The verdict for this task (`None`: inconclusive).
+    pub schedulable: Option<bool>,
+    /// Its execution time `Ci`.
+    pub wcet_ns: u64,
+    /// Its worst-case response time, when the exact test computed it.
+    pub wcrt_ns: Option<u64>,
+}
+
+/// One test's verdict in `rtlab analyze --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestVerdict {
+    /// The policy's name.
+    pub policy: &'static str,
+    /// The verdict (`None`: inconclusive).
+    pub schedulable: Option<bool>,
+    /// The test's name.
+    pub test: &'static str,
+    /// The tick of the timer-driven model, if any.
+    pub tick_ns: Option<u64>,
+}
+
+/// `rtlab sweep --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepDocument {
+    /// The deadline model of the generator.
+    pub deadlines: String,
+    /// The utilization method of the generator.
+    pub method: String,
+    /// One row per utilization step.
+    pub rows: Vec<SweepRowDocument>,
+    /// The generator's seed.
+    pub seed: u64,
+    /// Task sets per step.
+    pub sets_per_step: u64,
+    /// Tasks per set.
+    pub tasks: usize,
+    /// The tests' names, in column order.
+    pub tests: Vec<String>,
+}
+
+/// One utilization step of `rtlab sweep --json`, keyed by test name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRowDocument {
+    /// Sets each test accepted.
+    pub accepted: BTreeMap<String, u64>,
+    /// Sets each test could not decide.
+    pub inconclusive: BTreeMap<String, u64>,
+    /// `accepted / sets` per test.
+    pub ratio: BTreeMap<String, f64>,
+    /// Sets generated at this step.
+    pub sets: u64,
+    /// The step's total utilization.
+    pub utilization: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::schema::keys_in_sorted_order;
+
+    #[test]
+    fn analyze_document_fields_are_in_sorted_order() {
+        let doc = AnalyzeDocument {
+            breakdown: Some(vec![BreakdownEntry {
+                overheads: Some("rtmach".into()),
+                policy: "rm",
+                scale: Some(1.5),
+                tick_ns: Some(1),
+                utilization: Some(0.9),
+            }]),
+            origin: "builtin:x".into(),
+            overheads: None,
+            tasks: vec![AnalyzedTask {
+                blocking_ns: Some(1),
+                deadline_ns: 2,
+                name: "a".into(),
+                period_ns: 3,
+                policy: "rm",
+                priority: Some(1),
+                schedulable: Some(true),
+                wcet_ns: 1,
+                wcrt_ns: Some(1),
+            }],
+            taskset: "x".into(),
+            tests: vec![TestVerdict {
+                policy: "rm",
+                schedulable: None,
+                test: "rta",
+                tick_ns: None,
+            }],
+            utilization: 0.5,
+        };
+        assert!(keys_in_sorted_order(&doc));
+        let without = AnalyzeDocument {
+            breakdown: None,
+            ..doc
+        };
+        assert!(!serde_json::to_string(&without)
+            .unwrap()
+            .contains("breakdown"));
+    }
+
+    #[test]
+    fn sweep_document_fields_are_in_sorted_order() {
+        let by_test = |v| BTreeMap::from([("rm rta".to_string(), v), ("edf".to_string(), v)]);
+        assert!(keys_in_sorted_order(&SweepDocument {
+            deadlines: "implicit".into(),
+            method: "uunifast".into(),
+            rows: vec![SweepRowDocument {
+                accepted: by_test(1),
+                inconclusive: by_test(0),
+                ratio: BTreeMap::from([("edf".to_string(), 0.5)]),
+                sets: 2,
+                utilization: 0.7,
+            }],
+            seed: 1,
+            sets_per_step: 2,
+            tasks: 3,
+            tests: vec!["edf".into()],
+        }));
+    }
+}

@@ -1,0 +1,385 @@
+//! The JSON documents of `rtlab latency --json`, `rtlab load --json` and
+//! `rtlab lag-study --json` (README, "JSON outputs"), as plain structs that
+//! serialize with serde.
+//!
+//! Fields are declared in **alphabetical order**: these documents used to
+//! be `serde_json::Value` objects, which sort their keys (the workspace does
+//! not enable serde_json's `preserve_order`), and the documented output must
+//! not change by a byte (`rtlab_model::schema::keys_in_sorted_order` checks
+//! it in the tests below, `crates/cli/tests/json_pins.rs` against the binary).
+
+use serde::Serialize;
+
+use crate::policy::RtThrottling;
+
+/// The RT throttling limits read at the start (`sched_rt_runtime_us`,
+/// `sched_rt_period_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RtThrottlingDocument {
+    /// The period.
+    pub period_us: u64,
+    /// RT threads' runtime per period (`-1`: unlimited).
+    pub runtime_us: i64,
+}
+
+impl From<RtThrottling> for RtThrottlingDocument {
+    fn from(t: RtThrottling) -> Self {
+        Self {
+            period_us: t.period_us,
+            runtime_us: t.runtime_us,
+        }
+    }
+}
+
+/// `rtlab latency --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyDocument {
+    /// The measurement's settings.
+    pub config: LatencyConfigDocument,
+    /// Whether Ctrl-C ended it early.
+    pub interrupted: bool,
+    /// The background load's statistics.
+    pub load: LoadDocument,
+    /// Threads that could not be started or reported.
+    pub lost_threads: Vec<usize>,
+    /// Platform notes (what was set and restored).
+    pub notes: Vec<String>,
+    /// The process's peak resident set, when known.
+    pub peak_rss_bytes: Option<u64>,
+    /// The RT throttling limits, when readable.
+    pub rt_throttling: Option<RtThrottlingDocument>,
+    /// One entry per measuring thread.
+    pub threads: Vec<LatencyThreadDocument>,
+    /// Wall time of the whole measurement.
+    pub wall_ns: u64,
+}
+
+/// The `config` of a [`LatencyDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyConfigDocument {
+    /// CPUs the threads are pinned to round robin (`None`: unpinned).
+    pub affinity: Option<Vec<usize>>,
+    /// Extra interval of each further thread.
+    pub distance_ns: u64,
+    /// The duration asked for, if any.
+    pub duration_ns: Option<u64>,
+    /// The first thread's interval.
+    pub interval_ns: u64,
+    /// The loops asked for, if any.
+    pub loops: Option<u64>,
+    /// Whether memory was locked.
+    pub mlock: bool,
+    /// The threads' policy (`fifo`, `rr`, `other`, ...).
+    pub policy: &'static str,
+    /// Their priority.
+    pub priority: u8,
+    /// Number of measuring threads.
+    pub threads: usize,
+}
+
+/// One measuring thread of a [`LatencyDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyThreadDocument {
+    /// The last wake-up latency.
+    pub act_ns: u64,
+    /// The mean latency.
+    pub avg_ns: u64,
+    /// The CPU it was pinned to, if any.
+    pub cpu: Option<usize>,
+    /// Samples beyond the histogram's last bucket.
+    pub histogram_overflows: u64,
+    /// `[microseconds, count]` for each non-empty bucket.
+    pub histogram_us: Vec<[u64; 2]>,
+    /// Its interval.
+    pub interval_ns: u64,
+    /// Its wake-up jitter.
+    pub jitter: JitterDocument,
+    /// Loops measured.
+    pub loops: u64,
+    /// The largest latency.
+    pub max_ns: u64,
+    /// The smallest latency.
+    pub min_ns: u64,
+    /// Periods skipped after late wake-ups.
+    pub missed_periods: u64,
+    /// The worst wake-ups kept.
+    pub outliers: Vec<OutlierDocument>,
+    /// Latency percentiles.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Its policy.
+    pub policy: &'static str,
+    /// Its priority.
+    pub priority: u8,
+    /// Loops asked for (0: until the duration ends).
+    pub requested_loops: u64,
+    /// Samples the `--series` ring could not keep.
+    pub series_dropped: u64,
+    /// Its index (`T: N` in the cyclictest line).
+    pub thread: usize,
+    /// Its kernel thread id.
+    pub tid: i32,
+}
+
+/// The `jitter` of a [`LatencyThreadDocument`]: signed extremes and
+/// percentiles of the absolute jitter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JitterDocument {
+    /// Mean absolute jitter.
+    pub avg_abs_ns: u64,
+    /// Largest absolute jitter.
+    pub max_abs_ns: u64,
+    /// Largest signed jitter.
+    pub max_ns: i64,
+    /// Smallest signed jitter.
+    pub min_ns: i64,
+    /// Median absolute jitter.
+    pub p50_abs_ns: u64,
+    /// 90th percentile.
+    pub p90_abs_ns: u64,
+    /// 99.9th percentile.
+    pub p999_abs_ns: u64,
+    /// 99th percentile.
+    pub p99_abs_ns: u64,
+}
+
+/// One outlier of a [`LatencyThreadDocument`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutlierDocument {
+    /// Its wake-up latency.
+    pub latency_ns: u64,
+    /// Its loop number.
+    #[serde(rename = "loop")]
+    pub loop_index: u64,
+    /// When it happened, from the start.
+    pub time_ns: u64,
+}
+
+/// `rtlab load --json`, and the `load` of a [`LatencyDocument`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadDocument {
+    /// How long it ran.
+    pub elapsed_ns: u64,
+    /// Messages passed.
+    pub messages: u64,
+    /// The load as given (`hackbench:2:pipe`, ...).
+    pub spec: String,
+    /// Spin rounds done.
+    pub spin_rounds: u64,
+    /// Load threads.
+    pub threads: usize,
+}
+
+/// `rtlab lag-study --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LagStudyDocument {
+    /// One entry per measured cell.
+    pub cells: Vec<LagCellDocument>,
+    /// The study's settings.
+    pub config: LagStudyConfigDocument,
+    /// Whether it ended before every cell was measured in full.
+    pub interrupted: bool,
+    /// The RT throttling limits, when readable.
+    pub rt_throttling: Option<RtThrottlingDocument>,
+    /// Warnings printed at the start.
+    pub warnings: Vec<String>,
+}
+
+/// The `config` of a [`LagStudyDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LagStudyConfigDocument {
+    /// The controllers compared.
+    pub controllers: Vec<&'static str>,
+    /// The pause between cells.
+    pub cooldown_ns: u64,
+    /// The CPU it is pinned to, if any.
+    pub cpu: Option<usize>,
+    /// The controller's integral gain.
+    pub ki: f64,
+    /// The measuring thread's policy.
+    pub policy: &'static str,
+    /// Its priority.
+    pub priority: u8,
+    /// Rounds over the grid.
+    pub rounds: u32,
+    /// Samples per cell.
+    pub samples: u64,
+    /// The robust controller's spin budget, a share of the period.
+    pub spin_share: f64,
+    /// The outlier threshold given (`None`: each cell's period).
+    pub threshold_ns: Option<u64>,
+}
+
+/// One cell of a [`LagStudyDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LagCellDocument {
+    /// Share of lags below 10 µs.
+    pub below_10us: f64,
+    /// Share of lags below 20 µs.
+    pub below_20us: f64,
+    /// Time spent busy-waiting.
+    pub busy_wait_ns: u64,
+    /// Busy-waiting as a share of the cell's wall time.
+    pub busy_wait_share: f64,
+    /// Whether a controller was on.
+    pub controller: bool,
+    /// Which controller.
+    pub controller_kind: &'static str,
+    /// The controller's final control value.
+    pub final_control_ns: u64,
+    /// The controller's final outlier threshold.
+    pub final_threshold_ns: u64,
+    /// The largest lag.
+    pub max_lag_ns: u64,
+    /// Whether the largest lag is worse than with the controller off.
+    pub max_worse_than_off: Option<bool>,
+    /// The mean lag.
+    pub mean_lag_ns: u64,
+    /// The median lag.
+    pub p50_lag_ns: u64,
+    /// The 99.9th percentile lag.
+    pub p999_lag_ns: u64,
+    /// The 99th percentile lag.
+    pub p99_lag_ns: u64,
+    /// Whether the 99th percentile is worse than with the controller off.
+    pub p99_worse_than_off: Option<bool>,
+    /// The cell's period.
+    pub period_ns: u64,
+    /// Samples measured.
+    pub samples: u64,
+    /// Whether the cell can hit RT throttling.
+    pub throttle_risk: bool,
+    /// The cell's utilization, a share.
+    pub utilization: f64,
+    /// The cell's wall time.
+    pub wall_ns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::schema::keys_in_sorted_order;
+
+    #[test]
+    fn latency_document_keeps_sorted_keys() {
+        let thread = LatencyThreadDocument {
+            act_ns: 1,
+            avg_ns: 1,
+            cpu: Some(0),
+            histogram_overflows: 0,
+            histogram_us: vec![[3, 4]],
+            interval_ns: 1000,
+            jitter: JitterDocument {
+                avg_abs_ns: 1,
+                max_abs_ns: 2,
+                max_ns: 2,
+                min_ns: -1,
+                p50_abs_ns: 1,
+                p90_abs_ns: 1,
+                p999_abs_ns: 2,
+                p99_abs_ns: 2,
+            },
+            loops: 10,
+            max_ns: 5,
+            min_ns: 1,
+            missed_periods: 0,
+            outliers: vec![OutlierDocument {
+                latency_ns: 5,
+                loop_index: 3,
+                time_ns: 3000,
+            }],
+            p50_ns: 1,
+            p90_ns: 2,
+            p999_ns: 5,
+            p99_ns: 4,
+            policy: "fifo",
+            priority: 80,
+            requested_loops: 10,
+            series_dropped: 0,
+            thread: 0,
+            tid: 42,
+        };
+        let doc = LatencyDocument {
+            config: LatencyConfigDocument {
+                affinity: Some(vec![0, 1]),
+                distance_ns: 500,
+                duration_ns: None,
+                interval_ns: 1000,
+                loops: Some(10),
+                mlock: true,
+                policy: "fifo",
+                priority: 80,
+                threads: 1,
+            },
+            interrupted: false,
+            load: LoadDocument {
+                elapsed_ns: 1,
+                messages: 2,
+                spec: "none".into(),
+                spin_rounds: 0,
+                threads: 0,
+            },
+            lost_threads: vec![],
+            notes: vec![],
+            peak_rss_bytes: Some(1),
+            rt_throttling: Some(RtThrottlingDocument {
+                period_us: 1_000_000,
+                runtime_us: 950_000,
+            }),
+            threads: vec![thread],
+            wall_ns: 1,
+        };
+        assert!(keys_in_sorted_order(&doc));
+        let text = serde_json::to_string(&doc).unwrap();
+        assert!(text.contains(r#""loop":3"#), "{text}");
+    }
+
+    #[test]
+    fn lag_study_document_keeps_sorted_keys() {
+        let cell = LagCellDocument {
+            below_10us: 0.5,
+            below_20us: 0.9,
+            busy_wait_ns: 1,
+            busy_wait_share: 0.1,
+            controller: true,
+            controller_kind: "paper",
+            final_control_ns: 1,
+            final_threshold_ns: 2,
+            max_lag_ns: 3,
+            max_worse_than_off: Some(false),
+            mean_lag_ns: 1,
+            p50_lag_ns: 1,
+            p999_lag_ns: 3,
+            p99_lag_ns: 2,
+            p99_worse_than_off: None,
+            period_ns: 1_000_000,
+            samples: 10,
+            throttle_risk: false,
+            utilization: 0.5,
+            wall_ns: 1,
+        };
+        assert!(keys_in_sorted_order(&LagStudyDocument {
+            cells: vec![cell],
+            config: LagStudyConfigDocument {
+                controllers: vec!["off", "paper"],
+                cooldown_ns: 1,
+                cpu: None,
+                ki: 0.1,
+                policy: "fifo",
+                priority: 90,
+                rounds: 1,
+                samples: 10,
+                spin_share: 0.2,
+                threshold_ns: None,
+            },
+            interrupted: false,
+            rt_throttling: None,
+            warnings: vec!["w".into()],
+        }));
+    }
+}
