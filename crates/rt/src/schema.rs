@@ -175,6 +175,19 @@ pub struct LoadDocument {
     pub threads: usize,
 }
 
+impl LoadDocument {
+    /// The document of `spec`'s statistics.
+    pub fn new(spec: crate::load::LoadSpec, stats: &crate::load::LoadStats) -> LoadDocument {
+        LoadDocument {
+            spec: spec.to_string(),
+            threads: stats.threads,
+            messages: stats.messages,
+            spin_rounds: stats.spin_rounds,
+            elapsed_ns: u64::try_from(stats.elapsed.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
 /// `rtlab lag-study --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LagStudyDocument {

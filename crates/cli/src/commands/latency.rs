@@ -87,17 +87,6 @@ pub struct LatencyArgs {
     pub save: crate::save::SaveFlags,
 }
 
-/// The JSON of a load's statistics.
-pub fn load_json(spec: LoadSpec, stats: &LoadStats) -> LoadDocument {
-    LoadDocument {
-        spec: spec.to_string(),
-        threads: stats.threads,
-        messages: stats.messages,
-        spin_rounds: stats.spin_rounds,
-        elapsed_ns: stats.elapsed.as_nanos() as u64,
-    }
-}
-
 /// Runs `rtlab latency`.
 pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
     measure(args).map(|(code, _)| code)
@@ -410,7 +399,7 @@ fn report_json(
             },
         },
         rt_throttling: throttling.map(RtThrottlingDocument::from),
-        load: load_json(args.load, load),
+        load: LoadDocument::new(args.load, load),
         interrupted: report.interrupted,
         lost_threads: report.lost_threads.clone(),
         wall_ns: report.wall.as_ns(),

@@ -9,9 +9,9 @@ use rtlab_rt::clock::monotonic_now;
 use rtlab_rt::interrupt;
 use rtlab_rt::load::LoadSpec;
 
-use super::latency::load_json;
 use crate::flags::{parse_load, parse_nanos};
 use crate::setup::start_load;
+use rtlab_rt::schema::LoadDocument;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab load hackbench --duration 30s\n  \
@@ -52,7 +52,7 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&load_json(args.load, &stats))?
+            serde_json::to_string_pretty(&LoadDocument::new(args.load, &stats))?
         );
     } else {
         let secs = stats.elapsed.as_secs_f64().max(1e-9);
