@@ -15,7 +15,6 @@ mod plot_file;
 mod real_run;
 mod save;
 mod setup;
-mod table;
 mod usage;
 
 /// rtlab — measure, run, simulate and analyse periodic real-time task sets.

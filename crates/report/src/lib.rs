@@ -9,4 +9,5 @@ pub mod html;
 pub mod plot;
 pub mod series;
 pub mod sources;
+pub mod table;
 pub mod view;

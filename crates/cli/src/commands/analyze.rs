@@ -48,7 +48,7 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::{printable, Nanos, TaskSet};
 use serde_json::Value;
 
-use crate::table;
+use rtlab_report::table;
 
 /// Arguments of `rtlab analyze`.
 #[derive(Debug, Args)]

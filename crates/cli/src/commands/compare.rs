@@ -16,8 +16,8 @@ use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
 
 use crate::real_run::{execute, RunFlags};
-use crate::table;
 use crate::usage::usage;
+use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --policy rm --duration 10s\n  \

@@ -16,7 +16,7 @@ use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
 use rtlab_rt::RtError;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
-use crate::table;
+use rtlab_report::table;
 
 use super::analyze::{self, AnalyzeArgs, PolicyArg};
 use super::generate::{summary_table, write_sets, OutputFormat};

@@ -13,8 +13,8 @@ use rtlab_model::generate::{
 use rtlab_model::schema::GeneratedSetDocument;
 use rtlab_model::{printable, Nanos, TaskSet};
 
-use crate::table;
 use crate::usage::usage;
+use rtlab_report::table;
 
 /// `rtlab taskset gen`
 #[derive(Debug, Args)]

@@ -18,8 +18,8 @@ use rtlab_rt::{interrupt, RtThrottling};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;
-use crate::table;
 use crate::usage::{naming_the_flag, usage};
+use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::flags::{parse_cpus, parse_load, parse_nanos, PolicyArgs};
 use crate::setup::{set_up, start_load};
-use crate::table;
 use crate::usage::{naming_the_flag, usage};
+use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \

@@ -9,8 +9,8 @@ use rtlab_store::{diff, Store};
 use serde_json::Value;
 
 use crate::save::StoreArg;
-use crate::table;
 use crate::usage::usage;
+use rtlab_report::table;
 
 /// `rtlab results ...`
 #[derive(Debug, Subcommand)]

@@ -11,7 +11,7 @@ use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
 
 use crate::real_run::{execute, JobFile, RunFlags};
 use crate::save::SaveFlags;
-use crate::table;
+use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \

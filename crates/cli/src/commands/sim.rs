@@ -14,8 +14,8 @@ use rtlab_sim::{
 };
 
 use crate::flags::parse_nanos;
-use crate::table;
 use crate::usage::usage;
+use rtlab_report::table;
 
 /// The `after_help` of `rtlab sim` (examples and the JSON schema).
 pub const EXAMPLES: &str = "Examples:\n  \

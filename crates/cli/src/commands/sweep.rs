@@ -37,8 +37,8 @@ use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
 
-use crate::table;
 use crate::usage::usage;
+use rtlab_report::table;
 
 /// Arguments of `rtlab sweep`.
 #[derive(Debug, Args)]

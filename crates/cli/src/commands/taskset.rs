@@ -10,7 +10,7 @@ use rtlab_model::schema::{
 };
 use rtlab_model::{catalog, printable, Nanos, Severity, TaskSet};
 
-use crate::table;
+use rtlab_report::table;
 
 /// `rtlab taskset ...`
 #[derive(Debug, Subcommand)]

@@ -1,4 +1,5 @@
-//! Plain aligned text tables for the human output of every command.
+//! Plain aligned text tables for the human output of every command (the
+//! terminal side of the report).
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
