@@ -55,6 +55,13 @@ pub fn naming_the_flag(error: &RtError) -> String {
     }
 }
 
+/// A generator error as `rtlab taskset gen` and `rtlab sweep` say it: a
+/// usage error whose message spells each setting it names as the flag
+/// (`--tasks`, `--utilization`, ...).
+pub fn generator_usage(error: rtlab_model::generate::GenerateError) -> anyhow::Error {
+    usage(error.message_with(&|setting| format!("--{setting}")))
+}
+
 /// The exit status for `error`: 2 when it is a usage error, else 1.
 pub fn exit_status(error: &anyhow::Error) -> u8 {
     if error.chain().any(|e| e.is::<UsageError>()) {

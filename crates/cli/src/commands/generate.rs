@@ -13,7 +13,7 @@ use rtlab_model::generate::{
 use rtlab_model::schema::GeneratedSetDocument;
 use rtlab_model::{printable, Nanos, TaskSet};
 
-use crate::usage::usage;
+use crate::usage::{generator_usage, usage};
 use rtlab_report::table;
 
 /// `rtlab taskset gen`
@@ -126,11 +126,11 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
             return Err(usage("--json lists the files written with --out; to print the set itself as JSON use --format json"));
         }
         // The generator's settings are flags: its refusals are usage errors.
-        let sets = generate_sets(&args.config(), 1).map_err(usage)?;
+        let sets = generate_sets(&args.config(), 1).map_err(generator_usage)?;
         print!("{}", args.format.render(&sets[0]));
         return Ok(ExitCode::SUCCESS);
     };
-    let sets = generate_sets(&args.config(), args.count).map_err(usage)?;
+    let sets = generate_sets(&args.config(), args.count).map_err(generator_usage)?;
     let written = write_sets(&sets, out, args.format)?;
     if args.json {
         let list: Vec<_> = sets

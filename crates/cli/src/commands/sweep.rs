@@ -37,7 +37,7 @@ use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
 
-use crate::usage::usage;
+use crate::usage::{generator_usage, usage};
 use rtlab_report::table;
 
 /// Arguments of `rtlab sweep`.
@@ -219,7 +219,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     );
     bar.finish_and_clear();
     // The generator's settings are flags: its refusals are usage errors.
-    let result = result.map_err(usage)?;
+    let result = result.map_err(generator_usage)?;
 
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&result))

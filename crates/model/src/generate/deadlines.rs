@@ -48,7 +48,7 @@ impl DeadlineModel {
                     Ok(())
                 } else {
                     Err(GenerateError::invalid(
-                        "--deadlines",
+                        "deadlines",
                         format!("constrained range must satisfy 0 <= x_min <= x_max <= 1 (got {x_min}..{x_max})"),
                     ))
                 }
@@ -175,7 +175,7 @@ mod tests {
                 .parse::<DeadlineModel>()
                 .unwrap_err()
                 .to_string(),
-            "--deadlines constrained range must satisfy 0 <= x_min <= x_max <= 1 (got 0.5..2)"
+            "deadlines constrained range must satisfy 0 <= x_min <= x_max <= 1 (got 0.5..2)"
         );
         assert_eq!(
             "arbitrary".parse::<DeadlineModel>().unwrap_err().to_string(),

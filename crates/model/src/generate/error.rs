@@ -2,23 +2,25 @@
 
 /// A generator setting that cannot produce a task set, or a draw that gave up.
 ///
-/// Messages are one line and name the setting the way the `rtlab generate`
-/// command line spells it: `--tasks`, `--utilization`, `--method`,
-/// `--max-task-utilization`, `--periods`, `--period-min`, `--period-max`,
-/// `--period-granularity` and `--deadlines`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Messages are one line and name settings as words: `tasks`,
+/// `utilization`, `method`, `max-task-utilization`, `periods`, `period-min`,
+/// `period-max`, `period-granularity`, `deadlines`, `count`. A command line
+/// spells them its own way (`rtlab taskset gen` as `--tasks`, ...): the
+/// fields say which settings a message names, so it can.
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum GenerateError {
-    /// A setting is outside its allowed range, e.g. `--utilization must be > 0`.
-    #[error("{setting} {problem}")]
+    /// A setting is outside its allowed range, e.g. `utilization must be > 0`.
     InvalidSetting {
-        /// The setting, spelled as its command-line flag (`--utilization`).
+        /// The setting (`utilization`).
         setting: &'static str,
         /// What is wrong with it, starting with a verb (`must be > 0`).
         problem: String,
+        /// The other settings `problem` names, as words in it
+        /// (`max-task-utilization` in `exceeds max-task-utilization 0.5`).
+        mentions: &'static [&'static str],
     },
     /// A name (method, period distribution, deadline model) that is not known.
-    #[error("unknown {what} `{name}` (expected {expected})")]
     UnknownName {
         /// What was being named, e.g. `utilization method`.
         what: &'static str,
@@ -28,10 +30,6 @@ pub enum GenerateError {
         expected: &'static str,
     },
     /// UUniFast-Discard drew `attempts` vectors and every one had a task above the cap.
-    #[error(
-        "uunifast-discard found no utilizations with every task at most {cap} in {attempts} attempts \
-         (--tasks {tasks}, --utilization {total}); lower --utilization or use --method randfixedsum"
-    )]
     DiscardExhausted {
         /// Vectors drawn before giving up.
         attempts: usize,
@@ -43,9 +41,6 @@ pub enum GenerateError {
         cap: f64,
     },
     /// RandFixedSum was asked for a total that n values in [lo, hi] cannot reach.
-    #[error(
-        "--utilization {total} is outside [{min}, {max}], the totals {tasks} tasks with utilization in [{lo}, {hi}] can reach"
-    )]
     TotalOutOfRange {
         /// Target total utilization U.
         total: f64,
@@ -62,12 +57,6 @@ pub enum GenerateError {
     },
     /// RandFixedSum's transition table for these settings would exceed its
     /// memory limit ([`RANDFIXEDSUM_MAX_TABLE_ENTRIES`](super::RANDFIXEDSUM_MAX_TABLE_ENTRIES)).
-    #[error(
-        "--method randfixedsum with --tasks {tasks} and --utilization {total} needs a table of \
-         {entries} entries, above its limit of {limit} ({} MiB); lower --tasks or --utilization, \
-         or use --method uunifast-discard",
-        limit * 8 / (1 << 20)
-    )]
     TableTooLarge {
         /// Number of tasks n.
         tasks: usize,
@@ -82,9 +71,138 @@ pub enum GenerateError {
 
 impl GenerateError {
     pub(crate) fn invalid(setting: &'static str, problem: impl Into<String>) -> GenerateError {
+        GenerateError::invalid_naming(setting, &[], problem)
+    }
+
+    /// [`GenerateError::InvalidSetting`] whose problem names `mentions`.
+    pub(crate) fn invalid_naming(
+        setting: &'static str,
+        mentions: &'static [&'static str],
+        problem: impl Into<String>,
+    ) -> GenerateError {
         GenerateError::InvalidSetting {
             setting,
             problem: problem.into(),
+            mentions,
         }
+    }
+}
+
+impl GenerateError {
+    /// The one-line message with every setting it names spelled by
+    /// `spell`: [`Display`](std::fmt::Display) writes them as words
+    /// (`utilization must be > 0`); a command line passes its own spelling
+    /// (`|s| format!("--{s}")` gives `--utilization must be > 0`).
+    pub fn message_with(&self, spell: &dyn Fn(&str) -> String) -> String {
+        match self {
+            GenerateError::InvalidSetting {
+                setting,
+                problem,
+                mentions,
+            } => format!("{} {}", spell(setting), spell_words(problem, mentions, spell)),
+            GenerateError::UnknownName {
+                what,
+                name,
+                expected,
+            } => format!("unknown {what} `{name}` (expected {expected})"),
+            GenerateError::DiscardExhausted {
+                attempts,
+                tasks,
+                total,
+                cap,
+            } => format!(
+                "uunifast-discard found no utilizations with every task at most {cap} in {attempts} attempts \
+                 ({} {tasks}, {} {total}); lower {} or use {} randfixedsum",
+                spell("tasks"),
+                spell("utilization"),
+                spell("utilization"),
+                spell("method")
+            ),
+            GenerateError::TotalOutOfRange {
+                total,
+                tasks,
+                lo,
+                hi,
+                min,
+                max,
+            } => format!(
+                "{} {total} is outside [{min}, {max}], the totals {tasks} tasks with utilization in [{lo}, {hi}] can reach",
+                spell("utilization")
+            ),
+            GenerateError::TableTooLarge {
+                tasks,
+                total,
+                entries,
+                limit,
+            } => format!(
+                "{} randfixedsum with {} {tasks} and {} {total} needs a table of {entries} entries, \
+                 above its limit of {limit} ({} MiB); lower {} or {}, or use {} uunifast-discard",
+                spell("method"),
+                spell("tasks"),
+                spell("utilization"),
+                limit * 8 / (1 << 20),
+                spell("tasks"),
+                spell("utilization"),
+                spell("method")
+            ),
+        }
+    }
+}
+
+/// `text` with each whole word of `names` (not part of a longer
+/// hyphenated word: `utilization` is not found in `max-task-utilization`)
+/// spelled by `spell`.
+fn spell_words(text: &str, names: &[&str], spell: &dyn Fn(&str) -> String) -> String {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    'scan: while !rest.is_empty() {
+        let at_boundary = out.chars().next_back().is_none_or(|c| !is_word(c));
+        if at_boundary {
+            for name in names {
+                if let Some(after) = rest.strip_prefix(name) {
+                    if after.chars().next().is_none_or(|c| !is_word(c)) {
+                        out.push_str(&spell(name));
+                        rest = after;
+                        continue 'scan;
+                    }
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or_default();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+impl std::fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message_with(&|s| s.to_string()))
+    }
+}
+
+impl std::error::Error for GenerateError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_spells_every_setting_a_message_names_and_no_other_word() {
+        let e = GenerateError::invalid_naming(
+            "utilization",
+            &["tasks", "max-task-utilization"],
+            "3.5 exceeds tasks × max-task-utilization = 3 × 1 (no subtasks, no task-utilization)",
+        );
+        assert_eq!(
+            e.to_string(),
+            "utilization 3.5 exceeds tasks × max-task-utilization = 3 × 1 (no subtasks, no task-utilization)"
+        );
+        // Whole words only: `subtasks` and `task-utilization` stay.
+        assert_eq!(
+            e.message_with(&|s| format!("--{s}")),
+            "--utilization 3.5 exceeds --tasks × --max-task-utilization = 3 × 1 (no subtasks, no task-utilization)"
+        );
     }
 }

@@ -87,16 +87,17 @@ impl GeneratorConfig {
         utilization::check_target(self.tasks, self.utilization, cap)?;
         if cap > 1.0 {
             return Err(GenerateError::invalid(
-                "--max-task-utilization",
+                "max-task-utilization",
                 format!("must be at most 1 (got {cap}): a task above 1 cannot meet its deadline"),
             ));
         }
         if self.method == UtilizationMethod::UUniFast && self.utilization > cap {
-            return Err(GenerateError::invalid(
-                "--utilization",
+            return Err(GenerateError::invalid_naming(
+                "utilization",
+                &["max-task-utilization", "method"],
                 format!(
-                    "{} exceeds --max-task-utilization {cap}, which plain uunifast cannot respect; \
-                     use --method uunifast-discard or randfixedsum",
+                    "{} exceeds max-task-utilization {cap}, which plain uunifast cannot respect; \
+                     use method uunifast-discard or randfixedsum",
                     self.utilization
                 ),
             ));
@@ -127,7 +128,7 @@ pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet
     let total = count.saturating_mul(config.tasks as u64);
     if total > MAX_TASKS as u64 {
         return Err(GenerateError::invalid(
-            "--count",
+            "count",
             format!(
                 "{count} sets of {} tasks is {total} tasks, above the limit of {MAX_TASKS} tasks \
                  generated at once",

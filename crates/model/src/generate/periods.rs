@@ -197,28 +197,27 @@ impl PeriodDistribution {
     pub fn validate(&self) -> Result<(), GenerateError> {
         let (min, max) = self.range();
         if min.is_zero() {
-            return Err(GenerateError::invalid("--period-min", "must be > 0"));
+            return Err(GenerateError::invalid("period-min", "must be > 0"));
         }
         if min > max {
-            return Err(GenerateError::invalid(
-                "--period-min",
-                format!("{min} must be <= --period-max {max}"),
+            return Err(GenerateError::invalid_naming(
+                "period-min",
+                &["period-max"],
+                format!("{min} must be <= period-max {max}"),
             ));
         }
         if let PeriodDistribution::Uniform { granularity, .. }
         | PeriodDistribution::LogUniform { granularity, .. } = *self
         {
             if granularity.is_zero() {
-                return Err(GenerateError::invalid(
-                    "--period-granularity",
-                    "must be > 0",
-                ));
+                return Err(GenerateError::invalid("period-granularity", "must be > 0"));
             }
             let (lo, hi) = multiples(min, max, granularity);
             if lo > hi {
-                return Err(GenerateError::invalid(
-                    "--period-granularity",
-                    format!("{granularity} has no multiple between --period-min {min} and --period-max {max}"),
+                return Err(GenerateError::invalid_naming(
+                    "period-granularity",
+                    &["period-min", "period-max"],
+                    format!("{granularity} has no multiple between period-min {min} and period-max {max}"),
                 ));
             }
         }
@@ -366,23 +365,23 @@ mod tests {
         let err = |d: PeriodDistribution| d.validate().unwrap_err().to_string();
         assert_eq!(
             err(PeriodDistribution::uniform(Nanos::ZERO, ms(5), ms(1))),
-            "--period-min must be > 0"
+            "period-min must be > 0"
         );
         assert_eq!(
             err(PeriodDistribution::log_uniform(ms(50), ms(5), ms(1))),
-            "--period-min 50ms must be <= --period-max 5ms"
+            "period-min 50ms must be <= period-max 5ms"
         );
         assert_eq!(
             err(PeriodDistribution::uniform(ms(1), ms(5), Nanos::ZERO)),
-            "--period-granularity must be > 0"
+            "period-granularity must be > 0"
         );
         assert_eq!(
             err(PeriodDistribution::uniform(ms(11), ms(19), ms(10))),
-            "--period-granularity 10ms has no multiple between --period-min 11ms and --period-max 19ms"
+            "period-granularity 10ms has no multiple between period-min 11ms and period-max 19ms"
         );
         assert_eq!(
             err(PeriodDistribution::harmonic(ms(2), ms(1))),
-            "--period-min 2ms must be <= --period-max 1ms"
+            "period-min 2ms must be <= period-max 1ms"
         );
     }
 

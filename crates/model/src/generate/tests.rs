@@ -208,9 +208,15 @@ fn wcet_is_rounded_and_kept_in_range() {
 }
 
 #[test]
-fn bad_settings_name_their_flag() {
+fn bad_settings_name_their_setting_so_a_command_line_can_spell_its_flag() {
     let base = GeneratorConfig::default();
-    let err = |c: GeneratorConfig| generate_set(&c, 0).unwrap_err().to_string();
+    // The library names settings as words; spelled as flags, the messages
+    // are `rtlab taskset gen`'s.
+    let err = |c: GeneratorConfig| {
+        let e = generate_set(&c, 0).unwrap_err();
+        assert!(!e.to_string().contains("--"), "{e}");
+        e.message_with(&|s| format!("--{s}"))
+    };
     assert_eq!(
         err(GeneratorConfig {
             tasks: 0,
@@ -405,7 +411,7 @@ fn a_batch_is_refused_above_the_task_limit_before_anything_is_drawn() {
     };
     let err = generate_sets(&config, 1_001).unwrap_err();
     assert_eq!(
-        err.to_string(),
+        err.message_with(&|s| format!("--{s}")),
         "--count 1001 sets of 1000 tasks is 1001000 tasks, above the limit of 1000000 tasks \
          generated at once"
     );

@@ -171,17 +171,18 @@ pub fn randfixedsum<R: Rng + ?Sized>(
 ) -> Result<Vec<f64>, GenerateError> {
     check_tasks(n)?;
     if n > RANDFIXEDSUM_MAX_TASKS {
-        return Err(GenerateError::invalid(
-            "--tasks",
+        return Err(GenerateError::invalid_naming(
+            "tasks",
+            &["method"],
             format!(
                 "{n} is above randfixedsum's limit of {RANDFIXEDSUM_MAX_TASKS} tasks (its time grows \
-                 as n²); use --method uunifast-discard"
+                 as n²); use method uunifast-discard"
             ),
         ));
     }
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         return Err(GenerateError::invalid(
-            "--max-task-utilization",
+            "max-task-utilization",
             format!("must give a non-empty range of per-task utilizations (got [{lo}, {hi}])"),
         ));
     }
@@ -378,11 +379,11 @@ pub const RANDFIXEDSUM_MAX_TASKS: usize = 100_000;
 
 fn check_tasks(n: usize) -> Result<(), GenerateError> {
     if n == 0 {
-        return Err(GenerateError::invalid("--tasks", "must be at least 1"));
+        return Err(GenerateError::invalid("tasks", "must be at least 1"));
     }
     if n > MAX_TASKS {
         return Err(GenerateError::invalid(
-            "--tasks",
+            "tasks",
             format!("{n} is above the limit of {MAX_TASKS} tasks in one set"),
         ));
     }
@@ -393,19 +394,20 @@ fn check_tasks(n: usize) -> Result<(), GenerateError> {
 pub(crate) fn check_target(n: usize, total: f64, cap: f64) -> Result<(), GenerateError> {
     check_tasks(n)?;
     if !(total.is_finite() && total > 0.0) {
-        return Err(GenerateError::invalid("--utilization", "must be > 0"));
+        return Err(GenerateError::invalid("utilization", "must be > 0"));
     }
     if !(cap.is_finite() && cap > 0.0) {
         return Err(GenerateError::invalid(
-            "--max-task-utilization",
+            "max-task-utilization",
             "must be > 0",
         ));
     }
     let reachable = n as f64 * cap;
     if total > reachable * (1.0 + TOTAL_SLACK) {
-        return Err(GenerateError::invalid(
-            "--utilization",
-            format!("{total} exceeds --tasks × --max-task-utilization = {n} × {cap} = {reachable}"),
+        return Err(GenerateError::invalid_naming(
+            "utilization",
+            &["tasks", "max-task-utilization"],
+            format!("{total} exceeds tasks × max-task-utilization = {n} × {cap} = {reachable}"),
         ));
     }
     Ok(())
@@ -457,11 +459,12 @@ impl UtilizationMethod {
         match self {
             UtilizationMethod::UUniFast => {
                 if total > max_per_task {
-                    return Err(GenerateError::invalid(
-                        "--utilization",
+                    return Err(GenerateError::invalid_naming(
+                        "utilization",
+                        &["max-task-utilization", "method"],
                         format!(
-                            "{total} exceeds --max-task-utilization {max_per_task}, which plain uunifast \
-                             cannot respect; use --method uunifast-discard or randfixedsum"
+                            "{total} exceeds max-task-utilization {max_per_task}, which plain uunifast \
+                             cannot respect; use method uunifast-discard or randfixedsum"
                         ),
                     ));
                 }
@@ -550,25 +553,25 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "uunifast-discard found no utilizations with every task at most 1 in 50 attempts \
-             (--tasks 10, --utilization 9.5); lower --utilization or use --method randfixedsum"
+             (tasks 10, utilization 9.5); lower utilization or use method randfixedsum"
         );
         assert_eq!(
             uunifast_discard(3, 3.5, 1.0, &mut rng, 10)
                 .unwrap_err()
                 .to_string(),
-            "--utilization 3.5 exceeds --tasks × --max-task-utilization = 3 × 1 = 3"
+            "utilization 3.5 exceeds tasks × max-task-utilization = 3 × 1 = 3"
         );
         assert_eq!(
             uunifast_discard(0, 0.5, 1.0, &mut rng, 10)
                 .unwrap_err()
                 .to_string(),
-            "--tasks must be at least 1"
+            "tasks must be at least 1"
         );
         assert_eq!(
             uunifast_discard(3, 0.0, 1.0, &mut rng, 10)
                 .unwrap_err()
                 .to_string(),
-            "--utilization must be > 0"
+            "utilization must be > 0"
         );
     }
 
@@ -712,11 +715,12 @@ mod tests {
         assert!(matches!(err, GenerateError::TableTooLarge { .. }), "{err}");
         let text = err.to_string();
         assert!(
-            text.starts_with("--method randfixedsum with --tasks 100000 and --utilization 50000 needs a table of ")
-                && text.ends_with(
-                    "above its limit of 16777216 (128 MiB); lower --tasks or --utilization, \
-                     or use --method uunifast-discard"
-                ),
+            text.starts_with(
+                "method randfixedsum with tasks 100000 and utilization 50000 needs a table of "
+            ) && text.ends_with(
+                "above its limit of 16777216 (128 MiB); lower tasks or utilization, \
+                     or use method uunifast-discard"
+            ),
             "{text}"
         );
         assert!(!text.contains('\n'));
@@ -724,15 +728,15 @@ mod tests {
         let err = randfixedsum(100_001, 0.5, 0.0, 1.0, &mut rng).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "--tasks 100001 is above randfixedsum's limit of 100000 tasks (its time grows as n²); \
-             use --method uunifast-discard"
+            "tasks 100001 is above randfixedsum's limit of 100000 tasks (its time grows as n²); \
+             use method uunifast-discard"
         );
         let err = UtilizationMethod::UUniFast
             .draw(MAX_TASKS + 1, 0.5, 1.0, &mut rng)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "--tasks 1000001 is above the limit of 1000000 tasks in one set"
+            "tasks 1000001 is above the limit of 1000000 tasks in one set"
         );
     }
 
@@ -741,7 +745,7 @@ mod tests {
         let mut rng = stream_rng(5, 0);
         assert_eq!(
             randfixedsum(4, 4.5, 0.0, 1.0, &mut rng).unwrap_err().to_string(),
-            "--utilization 4.5 is outside [0, 4], the totals 4 tasks with utilization in [0, 1] can reach"
+            "utilization 4.5 is outside [0, 4], the totals 4 tasks with utilization in [0, 1] can reach"
         );
         assert!(matches!(
             randfixedsum(4, 0.3, 0.1, 1.0, &mut rng),
@@ -919,8 +923,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "--utilization 1.5 exceeds --max-task-utilization 1, which plain uunifast cannot respect; \
-             use --method uunifast-discard or randfixedsum"
+            "utilization 1.5 exceeds max-task-utilization 1, which plain uunifast cannot respect; \
+             use method uunifast-discard or randfixedsum"
         );
     }
 }
