@@ -14,6 +14,7 @@ mod flags;
 mod plot_file;
 mod real_run;
 mod save;
+mod set_files;
 mod setup;
 mod usage;
 

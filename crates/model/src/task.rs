@@ -152,6 +152,18 @@ impl TaskSet {
         self.tasks.iter().all(|t| t.deadline <= t.period)
     }
 
+    /// `implicit` (every D = T), `constrained` (every D <= T) or
+    /// `arbitrary`.
+    pub fn deadline_kind(&self) -> &'static str {
+        if self.has_implicit_deadlines() {
+            "implicit"
+        } else if self.has_constrained_deadlines() {
+            "constrained"
+        } else {
+            "arbitrary"
+        }
+    }
+
     /// The task with this name.
     pub fn task(&self, name: &str) -> Option<&Task> {
         self.tasks.iter().find(|t| t.name == name)

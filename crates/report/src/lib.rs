@@ -10,4 +10,5 @@ pub mod plot;
 pub mod series;
 pub mod sources;
 pub mod table;
+pub mod taskset_text;
 pub mod view;

@@ -17,12 +17,13 @@ use rtlab_rt::RtError;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
 use rtlab_report::table;
+use rtlab_report::taskset_text::{describe_taskset, generated_sets_table};
+
+use crate::set_files::{write_sets, OutputFormat};
 
 use super::analyze::{self, AnalyzeArgs, PolicyArg};
-use super::generate::{summary_table, write_sets, OutputFormat};
 use super::latency::{self, LatencyArgs};
 use super::sweep::{self, SweepArgs};
-use super::taskset::describe;
 
 /// `rtlab demo`
 #[derive(Debug, Args)]
@@ -42,7 +43,7 @@ pub struct DemoArgs {
 pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     println!("== 1. A task set from the literature: the avionics set of paper 004 (rtlab taskset show builtin:avionics)\n");
     let avionics = file::load("builtin:avionics")?;
-    println!("{}", describe(&avionics.set, &avionics.origin));
+    println!("{}", describe_taskset(&avionics.set, &avionics.origin));
 
     println!("== 2. Random task sets: 5 tasks, U = 0.7, RandFixedSum, log-uniform periods 10 ms..1 s, seed {}", args.seed);
     println!(
@@ -65,7 +66,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let paths = write_sets(&sets, &dir, OutputFormat::Toml)?;
-    println!("{}\n", summary_table(&sets, &paths));
+    println!("{}\n", generated_sets_table(&sets, &paths));
 
     println!("== 3. Reading them back: every file validates and equals what was generated\n");
     for (set, path) in sets.iter().zip(&paths) {

@@ -1,20 +1,19 @@
 //! `rtlab taskset gen`: random task sets, byte-identical for the same flags.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Args, ValueEnum};
-use rtlab_model::file;
+use clap::Args;
 use rtlab_model::generate::{
     generate_sets, DeadlineModel, GeneratorConfig, PeriodDistribution, PeriodKind,
     UtilizationMethod,
 };
 use rtlab_model::schema::GeneratedSetDocument;
-use rtlab_model::{printable, Nanos, TaskSet};
+use rtlab_model::Nanos;
 
+use crate::set_files::{write_sets, OutputFormat};
 use crate::usage::{generator_usage, usage};
-use rtlab_report::table;
+use rtlab_report::taskset_text::generated_sets_table;
 
 /// `rtlab taskset gen`
 #[derive(Debug, Args)]
@@ -64,31 +63,6 @@ pub struct GenArgs {
     /// With --out: print the list of sets written as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The file format of generated sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// TOML task-set files.
-    Toml,
-    /// JSON task-set files.
-    Json,
-}
-
-impl OutputFormat {
-    fn extension(self) -> &'static str {
-        match self {
-            OutputFormat::Toml => "toml",
-            OutputFormat::Json => "json",
-        }
-    }
-
-    fn render(self, set: &TaskSet) -> String {
-        match self {
-            OutputFormat::Toml => file::to_toml_string(set),
-            OutputFormat::Json => file::to_json_string(set) + "\n",
-        }
-    }
 }
 
 impl GenArgs {
@@ -146,45 +120,8 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
-        println!("{}", summary_table(&sets, &written));
+        println!("{}", generated_sets_table(&sets, &written));
         println!("\nwrote {} sets to {}", sets.len(), out.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes each set to `dir/NAME.EXT`, returning the paths in order.
-pub fn write_sets(
-    sets: &[TaskSet],
-    dir: &Path,
-    format: OutputFormat,
-) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
-    sets.iter()
-        .map(|set| {
-            let path = dir.join(format!("{}.{}", set.name, format.extension()));
-            std::fs::write(&path, format.render(set))
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            Ok(path)
-        })
-        .collect()
-}
-
-/// A table of generated sets: name, file, tasks, U, hyperperiod.
-pub fn summary_table(sets: &[TaskSet], paths: &[PathBuf]) -> String {
-    let mut t = table::new(
-        &["set", "file", "tasks", "U", "hyperperiod"],
-        &["tasks", "U", "hyperperiod"],
-    );
-    for (set, path) in sets.iter().zip(paths) {
-        t.add_row(vec![
-            printable(&set.name).into_owned(),
-            printable(&path.display().to_string()).into_owned(),
-            set.tasks.len().to_string(),
-            format!("{:.4}", set.utilization()),
-            set.hyperperiod()
-                .map_or("overflows".into(), |h| h.to_string()),
-        ]);
-    }
-    table::render(&t)
 }

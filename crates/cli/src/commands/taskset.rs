@@ -11,6 +11,7 @@ use rtlab_model::schema::{
 use rtlab_model::{catalog, printable, Nanos, Severity, TaskSet};
 
 use rtlab_report::table;
+use rtlab_report::taskset_text::describe_taskset;
 
 /// `rtlab taskset ...`
 #[derive(Debug, Subcommand)]
@@ -130,17 +131,6 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How the deadlines of a set relate to its periods.
-pub fn deadline_kind(set: &TaskSet) -> &'static str {
-    if set.has_implicit_deadlines() {
-        "implicit"
-    } else if set.has_constrained_deadlines() {
-        "constrained"
-    } else {
-        "arbitrary"
-    }
-}
-
 /// The `show --json` document (schema in README).
 pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> TasksetDocument {
     let ns = |n: Nanos| n.as_ns();
@@ -151,7 +141,7 @@ pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) ->
         utilization: set.utilization(),
         density: set.density(),
         hyperperiod_ns: set.hyperperiod().ok().map(ns),
-        deadlines: deadline_kind(set),
+        deadlines: set.deadline_kind(),
         tasks: set
             .tasks
             .iter()
@@ -187,60 +177,11 @@ fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", describe(&loaded.set, &loaded.origin));
+    print!("{}", describe_taskset(&loaded.set, &loaded.origin));
     for note in &loaded.notes {
         println!("{note}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The human description of a task set: a headline and a table of tasks.
-pub fn describe(set: &TaskSet, origin: &str) -> String {
-    let origin = printable(origin);
-    let hyper = match set.hyperperiod() {
-        Ok(h) => h.to_string(),
-        Err(_) => "overflows 64-bit ns".to_string(),
-    };
-    let mut out = format!(
-        "{} ({origin}): {} tasks, U = {:.4}, density = {:.4}, hyperperiod = {hyper}, {} deadlines\n\n",
-        printable(&set.name),
-        set.tasks.len(),
-        set.utilization(),
-        set.density(),
-        deadline_kind(set),
-    );
-    let has_cs = set.tasks.iter().any(|t| !t.critical_sections.is_empty());
-    let mut header = vec!["task", "T", "D", "C", "offset", "prio", "U"];
-    if has_cs {
-        header.push("critical sections");
-    }
-    let mut t = table::new(&header, &["T", "D", "C", "offset", "prio", "U"]);
-    for task in &set.tasks {
-        let mut row = vec![
-            printable(&task.name).into_owned(),
-            task.period.to_string(),
-            task.deadline.to_string(),
-            match task.bcet {
-                Some(b) => format!("{b}..{}", task.wcet),
-                None => task.wcet.to_string(),
-            },
-            task.offset.to_string(),
-            task.priority.map_or("-".into(), |p| p.to_string()),
-            format!("{:.4}", task.utilization()),
-        ];
-        if has_cs {
-            let sections: Vec<String> = task
-                .critical_sections
-                .iter()
-                .map(|cs| format!("{}@{}+{}", printable(&cs.resource), cs.start, cs.length))
-                .collect();
-            row.push(sections.join(" "));
-        }
-        t.add_row(row);
-    }
-    out.push_str(&table::render(&t));
-    out.push('\n');
-    out
 }
 
 fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
