@@ -12,7 +12,7 @@
 //! `fifo-order` is paper 000's Lingua Franca-like behaviour: one priority,
 //! so a job runs to completion once started (SCHED_FIFO threads at equal
 //! priority do not preempt each other) and jobs start in release order, ties
-//! in declaration order (see [`super::tie_break`]).
+//! in declaration order (see "Tie-break" in [the executor's docs](super)).
 //!
 //! RM and DM order tasks by the model's [`PriorityAssignment::levels`]
 //! ((period, deadline, declaration index) and (deadline, period, index), the
