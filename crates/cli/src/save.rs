@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::{printable, Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobSink};
-use rtlab_store::{NewRun, RunKind, RunStatus, RunWriter, SampleRow, Store};
+use rtlab_store::{NewRun, RunKind, RunStatus, RunWriter, Store};
 
 /// Simulated jobs stored per run at most (about 60 bytes each in the
 /// database); later jobs are counted, not stored.
@@ -133,12 +133,7 @@ impl Saver {
             if w.sample_count() < MAX_SAVED_SAMPLES {
                 // A spool that cannot be written fails again at finish,
                 // which reports it.
-                let _ = w.sample(&SampleRow {
-                    thread: thread as u32,
-                    seq: p.loop_index,
-                    t_ns: p.at.as_ns(),
-                    latency_ns: p.latency.as_ns(),
-                });
+                let _ = w.sample(&rtlab_report::sources::sample_row(thread, &p));
             }
         })
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobSink};
+use rtlab_rt::latency::SeriesPoint;
 
 use crate::series::MAX_GANTT_JOBS;
 use crate::view::{JobRow, SampleRow};
@@ -29,23 +30,14 @@ pub fn job_row(record: &JobRecord, set: &TaskSet) -> JobRow {
     }
 }
 
-/// The samples of `rtlab latency --series` CSV
-/// (`thread,loop,time_ns,latency_ns,jitter_ns`, header first); a line
-/// that is not five integers is skipped.
-pub fn samples_from_series_csv(text: &str) -> Vec<SampleRow> {
-    csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes())
-        .deserialize::<(u32, u64, u64, u64, i64)>()
-        .filter_map(Result::ok)
-        .map(|(thread, seq, t_ns, latency_ns, _jitter)| SampleRow {
-            thread,
-            seq,
-            t_ns,
-            latency_ns,
-        })
-        .collect()
+/// One wake-up of latency thread `thread` as a row.
+pub fn sample_row(thread: usize, point: &SeriesPoint) -> SampleRow {
+    SampleRow {
+        thread: u32::try_from(thread).unwrap_or(u32::MAX),
+        seq: point.loop_index,
+        t_ns: point.at.as_ns(),
+        latency_ns: point.latency.as_ns(),
+    }
 }
 
 /// A [`JobSink`] that keeps, per task, the first [`MAX_GANTT_JOBS`] jobs
@@ -147,24 +139,21 @@ mod tests {
     }
 
     #[test]
-    fn series_csv_rows_become_samples() {
-        let text = "thread,loop,time_ns,latency_ns,jitter_ns\n0,0,1000000,4000,0\n1,5,2500000,12000,-300\nbad\n";
+    fn a_series_point_becomes_a_sample_row_without_its_jitter() {
+        let point = SeriesPoint {
+            loop_index: 5,
+            at: Nanos::from_us(2500),
+            latency: Nanos::from_us(12),
+            jitter_ns: -300,
+        };
         assert_eq!(
-            samples_from_series_csv(text),
-            vec![
-                SampleRow {
-                    thread: 0,
-                    seq: 0,
-                    t_ns: 1_000_000,
-                    latency_ns: 4000
-                },
-                SampleRow {
-                    thread: 1,
-                    seq: 5,
-                    t_ns: 2_500_000,
-                    latency_ns: 12_000
-                },
-            ]
+            sample_row(1, &point),
+            SampleRow {
+                thread: 1,
+                seq: 5,
+                t_ns: 2_500_000,
+                latency_ns: 12_000
+            }
         );
     }
 

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context;
 use clap::Args;
@@ -10,9 +11,10 @@ use rtlab_model::generate::{generate_sets, GeneratorConfig};
 use rtlab_model::{file, Nanos};
 
 use rtlab_report::html::render_html;
-use rtlab_report::sources::{samples_from_series_csv, GanttRows};
+use rtlab_report::sources::{sample_row, GanttRows};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
+use rtlab_rt::latency::SeriesTap;
 use rtlab_rt::RtError;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
@@ -251,23 +253,18 @@ fn simulated_run(taskset: &str, scheduler: &str, duration: Nanos) -> anyhow::Res
 /// `rtlab latency ...` with its samples (through a --series file), as a
 /// run for the report; the cyclictest lines are printed.
 fn latency_run(line: &str) -> anyhow::Result<RunView> {
-    let dir = tempfile_dir()?;
-    let series = dir.join("series.csv");
-    let mut args = parse_args::<LatencyArgs>(line)?;
-    args.series = Some(series.clone());
-    let (_, doc) = latency::measure(&args)?;
-    let text = std::fs::read_to_string(&series).unwrap_or_default();
-    std::fs::remove_dir_all(&dir).ok();
+    let args = parse_args::<LatencyArgs>(line)?;
+    let samples = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&samples);
+    let tap: SeriesTap = Box::new(move |thread, point| {
+        kept.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sample_row(thread, &point));
+    });
+    let (_, doc) = latency::measure_with_tap(&args, Some(tap))?;
     let mut run = RunView::unsaved("latency", doc).with_command(line);
-    run.samples = samples_from_series_csv(&text);
+    run.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(PoisonError::into_inner));
     Ok(run)
-}
-
-/// A fresh folder under the system temp dir.
-fn tempfile_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("rtlab-demo-latency-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
 }
 
 /// Deadline misses per policy (rows) and lf-scenario (columns), on real

@@ -95,6 +95,15 @@ pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
 /// Runs `rtlab latency` and returns its exit status and its `--json`
 /// document (printed only with `--json`).
 pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
+    measure_with_tap(args, None)
+}
+
+/// [`measure`], with every sample of the series also handed to `tap` (the
+/// demo keeps them for its report).
+pub fn measure_with_tap(
+    args: &LatencyArgs,
+    tap: Option<latency::SeriesTap>,
+) -> anyhow::Result<(ExitCode, Value)> {
     let threads = args.threads as usize;
     let affinity = match &args.affinity {
         None => Affinity::Unpinned,
@@ -139,7 +148,13 @@ pub fn measure(args: &LatencyArgs) -> anyhow::Result<(ExitCode, Value)> {
         ) as Box<dyn std::io::Write + Send>),
         None => None,
     };
-    let tap = saver.as_ref().map(crate::save::Saver::sample_tap);
+    let tap = match (saver.as_ref().map(crate::save::Saver::sample_tap), tap) {
+        (Some(mut save), Some(mut extra)) => Some(Box::new(move |thread, point| {
+            save(thread, point);
+            extra(thread, point);
+        }) as latency::SeriesTap),
+        (save, extra) => save.or(extra),
+    };
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
     let load_stats = load.stop();
     let (report, series_written) = result?;
