@@ -242,11 +242,16 @@ fn flag_error(e: SimError) -> anyhow::Error {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
     let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
-    let config = config(args, &loaded.set)?;
+    let mut config = config(args, &loaded.set)?;
     let mut saver = args
         .save
         .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;
+    // --plot draws its jobs from the job records, in the window; the trace
+    // is recorded only for --trace and --gantt.
     let plot_window = config.trace;
+    if args.trace.is_none() && args.gantt.is_none() {
+        config.trace = None;
+    }
     let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
     // Job rows for --plot (the first jobs of the window, per task) and
     // --save (every job, up to a bound), from the records the summary is
