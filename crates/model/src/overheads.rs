@@ -45,7 +45,25 @@
 //! base = "7.12us"
 //!
 //! # system, schedule and release are optional (see the table above)
+//!
+//! # optional: how the platform times releases (see "Timer model" below)
+//! releases = "hrtimer"                  # or "tick"
+//! tick = "4ms"                          # the periodic tick's period
 //! ```
+//!
+//! # Timer model
+//!
+//! `releases` and `tick` say how the kernel notices job releases, so that a
+//! file describes the platform whole ([`Timing`]):
+//!
+//! | `releases` | `tick`   | model                                                                 |
+//! | ---------- | -------- | --------------------------------------------------------------------- |
+//! | absent     | absent   | unstated: the command line decides (`--tick`; tickless without it)     |
+//! | `"tick"`   | required | paper 004: a release is noticed only at the next tick; C_timer per tick |
+//! | `"hrtimer"`| optional | Linux: every release fires its own high-resolution timer (no wait for a tick); with `tick`, the periodic tick still costs C_timer every `tick` |
+//!
+//! `tick` without `releases` is an error (which model is meant?), and so is
+//! `releases = "tick"` without `tick`.
 //!
 //! Durations are strings with a unit, `ps`, `ns`, `us` (or `µs`), `ms` or
 //! `s`, down to one picosecond (`"0.79us"`, `"12.5ns"`). `timer`, `preempt`,
@@ -158,6 +176,38 @@ pub struct Overheads {
     pub schedule: LinearCost,
     /// One job release handled by the kernel (used by the simulator).
     pub release: LinearCost,
+    /// How the platform times releases (the file's `releases` and `tick`).
+    pub timing: Timing,
+}
+
+/// How the platform notices job releases and whether a periodic tick runs
+/// (module documentation, "Timer model").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Timing {
+    /// The file does not say; the command line decides.
+    #[default]
+    Unstated,
+    /// Paper 004's timer-driven scheduler: releases are noticed at the next
+    /// tick of this period, and every tick costs C_timer.
+    Tick(Nanos),
+    /// Linux: releases come from one-shot high-resolution timers at their
+    /// exact instants; `tick`, when given, is the periodic tick that still
+    /// interrupts every `tick` and costs C_timer.
+    Hrtimer {
+        /// The periodic tick (`None`: no periodic tick, fully tickless).
+        tick: Option<Nanos>,
+    },
+}
+
+impl Timing {
+    /// The periodic tick's period, in either model.
+    pub fn tick(self) -> Option<Nanos> {
+        match self {
+            Timing::Unstated => None,
+            Timing::Tick(t) => Some(t),
+            Timing::Hrtimer { tick } => tick,
+        }
+    }
 }
 
 impl Overheads {
@@ -174,6 +224,7 @@ impl Overheads {
             system: LinearCost::ZERO,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            timing: Timing::Unstated,
         }
     }
 
@@ -190,6 +241,7 @@ impl Overheads {
             system: exit,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            timing: Timing::Unstated,
         }
     }
 
@@ -237,7 +289,16 @@ impl Overheads {
                 message: e.message().lines().collect::<Vec<_>>().join("; "),
             }
         })?;
+        let timing = match (doc.releases.as_deref(), doc.tick) {
+            (None, None) => Timing::Unstated,
+            (None, Some(_)) => return Err(syntax_at(text, origin, "tick", "`tick` needs `releases = \"tick\"` (paper 004's timer-driven model) or `releases = \"hrtimer\"` (Linux)")),
+            (Some("tick"), Some(tick)) => Timing::Tick(tick.0),
+            (Some("tick"), None) => return Err(syntax_at(text, origin, "releases", "`releases = \"tick\"` needs `tick`, the tick's period (e.g. tick = \"4ms\")")),
+            (Some("hrtimer"), tick) => Timing::Hrtimer { tick: tick.map(|t| t.0) },
+            (Some(other), _) => return Err(syntax_at(text, origin, "releases", &format!("unknown release timing `{}` (use \"tick\" or \"hrtimer\")", printable(other)))),
+        };
         Ok(Overheads {
+            timing,
             name: doc.name.unwrap_or_else(|| default_name.to_string()),
             source: doc.source.unwrap_or_default(),
             timer: doc.timer.0,
@@ -275,7 +336,42 @@ impl Overheads {
                 format_ps(cost.base_ps)
             ));
         }
+        match self.timing {
+            Timing::Unstated => {}
+            Timing::Tick(tick) => {
+                out.push_str(&format!("releases = \"tick\"\ntick = \"{tick}\"\n"))
+            }
+            Timing::Hrtimer { tick } => {
+                out.push_str("releases = \"hrtimer\"\n");
+                if let Some(tick) = tick {
+                    out.push_str(&format!("tick = \"{tick}\"\n"));
+                }
+            }
+        }
         out
+    }
+}
+
+/// A [`OverheadsError::Syntax`] at the first line that sets `key` (1:1 when
+/// none does).
+fn syntax_at(text: &str, origin: &str, key: &str, message: &str) -> OverheadsError {
+    let line = text
+        .lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or(1, |i| i + 1);
+    let column = text
+        .lines()
+        .nth(line - 1)
+        .map_or(1, |l| l.len() - l.trim_start().len() + 1);
+    OverheadsError::Syntax {
+        origin: origin.to_string(),
+        line,
+        column,
+        message: message.to_string(),
     }
 }
 
@@ -337,6 +433,25 @@ struct OverheadsDocument {
     system: Option<CostEntry>,
     schedule: Option<CostEntry>,
     release: Option<CostEntry>,
+    releases: Option<String>,
+    tick: Option<TickEntry>,
+}
+
+/// The `tick` key: a positive duration string.
+struct TickEntry(Nanos);
+
+impl<'de> Deserialize<'de> for TickEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TickEntry, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let ps = parse_picos(&text).map_err(de::Error::custom)?;
+        if ps == 0 || ps % PS_PER_NS != 0 {
+            return Err(de::Error::custom(format!(
+                "tick `{}` must be a positive whole number of nanoseconds",
+                printable(&text)
+            )));
+        }
+        Ok(TickEntry(Nanos::from_ns(ps / PS_PER_NS)))
+    }
 }
 
 /// A cost as written: a duration string (constant) or a table
@@ -537,6 +652,68 @@ base = "7.12us"
         o.schedule = LinearCost::from_ps(12_500, 1_000_001);
         let back = Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap();
         assert_eq!(back, o);
+    }
+
+    #[test]
+    fn timing_keys_round_trip_and_are_checked() {
+        const COSTS: &str =
+            "timer = \"1us\"\npreempt = \"1us\"\nexit = \"1us\"\nnonpreempt = \"1us\"\n";
+        let parse = |extra: &str| Overheads::parse_toml(&format!("{COSTS}{extra}"), "o.toml", "o");
+        assert_eq!(parse("").unwrap().timing, Timing::Unstated);
+        assert_eq!(
+            parse("releases = \"tick\"\ntick = \"4ms\"\n")
+                .unwrap()
+                .timing,
+            Timing::Tick(Nanos::from_ms(4))
+        );
+        assert_eq!(
+            parse("releases = \"hrtimer\"\ntick = \"4ms\"\n")
+                .unwrap()
+                .timing,
+            Timing::Hrtimer {
+                tick: Some(Nanos::from_ms(4))
+            }
+        );
+        assert_eq!(
+            parse("releases = \"hrtimer\"\n").unwrap().timing,
+            Timing::Hrtimer { tick: None }
+        );
+        for timing in [
+            Timing::Tick(Nanos::from_us(3_333)),
+            Timing::Hrtimer {
+                tick: Some(Nanos::from_ns(4_000_001)),
+            },
+            Timing::Hrtimer { tick: None },
+        ] {
+            let mut o = Overheads::rtmach();
+            o.timing = timing;
+            assert_eq!(
+                Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap(),
+                o
+            );
+        }
+        let msg = parse("tick = \"4ms\"\n").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("o.toml:5:1: `tick` needs `releases"),
+            "{msg}"
+        );
+        let msg = parse("releases = \"tick\"\n").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("o.toml:5:1: `releases = \"tick\"` needs `tick`"),
+            "{msg}"
+        );
+        let msg = parse("releases = \"hz\"\n").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("o.toml:5:1: unknown release timing `hz`"),
+            "{msg}"
+        );
+        let msg = parse("releases = \"tick\"\ntick = \"0ms\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("o.toml:6:8: tick `0ms` must be a positive"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -112,6 +112,7 @@ fn overheads(profile: usize) -> Overheads {
             system: us(0),
             schedule: us(schedule),
             release: us(release),
+            timing: Default::default(),
         };
     match profile {
         0 => Overheads::rtmach(),
