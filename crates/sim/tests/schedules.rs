@@ -1,7 +1,7 @@
 //! Hand-computed schedules, reproduced exactly (one integration-test binary
 //! for the crate; each test names the schedule it guards).
 
-use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::{file, CriticalSection, Nanos, Task, TaskSet};
 use rtlab_sim::{
     simulate, ExecModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport, Simulator,
@@ -334,6 +334,84 @@ fn tick_delays_releases_to_the_next_tick() {
     let (r, s) = run_traced(&set, "fp:rm", c);
     assert_eq!(s, segs(&[("b", 0, 1), ("a", 1, 3), ("b", 3, 6)]));
     assert_eq!(task(&r, "a").max_response_ns, Some(us(2500).as_ns()));
+}
+
+/// a (T = 10 ms, C = 2 ms, released at 0.5 ms) over b (T = 20 ms, C = 4
+/// ms), with only C_timer = 100 us charged.
+fn tick_pair_with_timer_cost() -> (TaskSet, Overheads) {
+    let set = TaskSet::new(
+        "tick",
+        vec![
+            Task::new("a", ms(10), ms(2)).with_offset(us(500)),
+            Task::new("b", ms(20), ms(4)),
+        ],
+    );
+    let mut o = Overheads::zero();
+    o.timer = LinearCost::constant(us(100));
+    (set, o)
+}
+
+#[test]
+fn linux_timer_model_releases_at_once_while_the_tick_costs_c_timer() {
+    // Linux (releases = "hrtimer", tick = 1 ms): the tick at 0 costs 100 us,
+    // so b runs 0.1-0.5; a is released at 0.5 exactly (no wait for a tick)
+    // and preempts; the ticks at 1 and 2 ms take 1.0-1.1 and 2.0-2.1, so a
+    // runs 0.5-1.0, 1.1-2.0, 2.1-2.7 (0.5 + 0.9 + 0.6 = 2 ms): R_a = 2.2 ms.
+    // b resumes at 2.7 with 3.6 ms left, around the ticks at 3..6 ms:
+    // 2.7-3.0, 3.1-4.0, 4.1-5.0, 5.1-6.0, 6.1-6.7: R_b = 6.7 ms
+    // (4 + 2 + seven ticks, 0..6 ms). Ticks at 0..9 ms: 1 ms of overhead.
+    let (set, mut o) = tick_pair_with_timer_cost();
+    o.timing = Timing::Hrtimer { tick: Some(ms(1)) };
+    let mut c = SimConfig::new(ms(10));
+    c.overheads = Some(o.clone());
+    let (r, s) = run_traced(&set, "fp:rm", c.clone());
+    let at = |a: u64, b: u64| (us(a), us(b));
+    let expected: Vec<(String, Nanos, Nanos)> = [
+        ("b", at(100, 500)),
+        ("a", at(500, 1000)),
+        ("a", at(1100, 2000)),
+        ("a", at(2100, 2700)),
+        ("b", at(2700, 3000)),
+        ("b", at(3100, 4000)),
+        ("b", at(4100, 5000)),
+        ("b", at(5100, 6000)),
+        ("b", at(6100, 6700)),
+    ]
+    .into_iter()
+    .map(|(n, (from, to))| (n.to_string(), from, to))
+    .collect();
+    assert_eq!(s, expected);
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2200).as_ns()));
+    assert_eq!(task(&r, "b").max_response_ns, Some(us(6700).as_ns()));
+    assert_eq!(r.overhead_ns, ms(1).as_ns());
+    assert_eq!(r.tick_ns, None);
+    assert_eq!(r.timer.as_deref(), Some("hrtimer + tick 1ms"));
+    assert_eq!(r.periodic_tick_ns, Some(ms(1).as_ns()));
+
+    // `tick` (the command line's --tick) overrides the file: paper 004's
+    // model, a noticed at the 1 ms tick. Ticks cost 0.1 ms each: b runs
+    // 0.1-1.0, a 1.1-2.0, 2.1-3.0, 3.1-3.3 around the ticks at 2 and 3 ms,
+    // so R_a = 3.3 - 0.5 = 2.8 ms.
+    c.tick = Some(ms(1));
+    let (r, s) = run_traced(&set, "fp:rm", c);
+    assert_eq!(
+        first(&s, ms(3)),
+        vec![
+            ("b".to_string(), us(100), ms(1)),
+            ("a".to_string(), us(1100), ms(2)),
+            ("a".to_string(), us(2100), ms(3)),
+        ]
+    );
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2800).as_ns()));
+    assert_eq!((r.tick_ns, r.timer.as_deref()), (Some(ms(1).as_ns()), None));
+
+    // A file that says releases = "tick" is paper 004's model without --tick.
+    o.timing = Timing::Tick(ms(1));
+    let mut c = SimConfig::new(ms(10));
+    c.overheads = Some(o);
+    let (r, s2) = run_traced(&set, "fp:rm", c);
+    assert_eq!(s2, s);
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2800).as_ns()));
 }
 
 #[test]
