@@ -209,6 +209,17 @@ mod tests {
     use crate::priority::{assign, PriorityPolicy};
     use rtlab_model::Task;
 
+    /// τ1 (C = 1 ms, T = 10 ms) and τ2 (C = 2 ms, T = 20 ms) under RM.
+    fn two_tasks() -> (TaskSet, Priorities) {
+        let ms = Nanos::from_ms;
+        let set = TaskSet::new(
+            "two",
+            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
+        );
+        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        (set, p)
+    }
+
     #[test]
     fn theorem_one_by_hand() {
         // Two tasks, RM, n = 2 threads, RT Mach costs:
@@ -220,11 +231,7 @@ mod tests {
         // τ2 (C = 2 ms, T = 20 ms): W(t) = ⌈t/10⌉ 1061.96 + 2061.96 + ⌈t/1⌉ 7.92 + 1030.28
         //   t0 = 1061.96 + 2061.96 + 7.92 + 1030.28 = 4162.12 → ⌈/1ms⌉ = 5 → 4193.8 → 5 → 4193.8 us.
         let ms = Nanos::from_ms;
-        let set = TaskSet::new(
-            "two",
-            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
-        );
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let (set, p) = two_tasks();
         let rtmach = Overheads::rtmach();
         let platform = Platform {
             overheads: &rtmach,
@@ -266,11 +273,7 @@ mod tests {
         //   ⌈/1ms⌉ = 4 → 3123.92 + 31.68 + 30.28 = 3185.88 → 1, 4 → 3185.88 us.
         // (Tick-driven: 2123.9 and 4193.8 us; tickless: 1100.14 and 3154.2.)
         let ms = Nanos::from_ms;
-        let set = TaskSet::new(
-            "two",
-            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
-        );
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let (set, p) = two_tasks();
         let rtmach = Overheads::rtmach();
         let at = |timer| {
             let platform = Platform {

@@ -374,21 +374,17 @@ fn an_hrtimer_overheads_file_chooses_linuxs_timer_model_unless_tick_is_given() {
     assert_eq!(doc["tests"][3]["tick_ns"], 4_000_000);
     assert!(doc["tests"][3].get("timer").is_none());
 
-    let sim = |extra: &[&str]| {
-        let mut args = vec![
-            "sim",
-            "builtin:avionics",
-            "-s",
-            "fp:rm",
-            "-d",
-            "1s",
-            "--overheads",
-            file,
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        json_of(&args)
-    };
+    let sim_args = [
+        "sim",
+        "builtin:avionics",
+        "-s",
+        "fp:rm",
+        "-d",
+        "1s",
+        "--overheads",
+        file,
+    ];
+    let sim = |extra: &[&str]| json_of(&[&sim_args[..], &["--json"], extra].concat());
     let doc = sim(&[]);
     assert_eq!(doc["timer"], "hrtimer + tick 4ms");
     assert_eq!(doc["periodic_tick_ns"], 4_000_000);
@@ -397,16 +393,7 @@ fn an_hrtimer_overheads_file_chooses_linuxs_timer_model_unless_tick_is_given() {
     assert_eq!(doc["tick_ns"], 4_000_000);
     assert!(doc.get("timer").is_none());
     rtlab()
-        .args([
-            "sim",
-            "builtin:avionics",
-            "-s",
-            "fp:rm",
-            "-d",
-            "1s",
-            "--overheads",
-            file,
-        ])
+        .args(sim_args)
         .assert()
         .success()
         .stdout(predicate::str::contains("for 1s: hrtimer + tick 4ms,"));

@@ -283,6 +283,83 @@ fn round_robin_alternates_by_quantum() {
     );
 }
 
+/// Linux SCHED_RR keeps a thread's timeslice across sleeps (`rr:Q:linux`);
+/// `rr:Q` gives every dispatch a fresh quantum. a and b (T = 10 ms, C = 3
+/// ms, released together), Q = 2 ms.
+///
+/// Period 1, both rules: a 0-2 (slice out, to the tail), b 2-4 (same),
+/// a 4-5 and b 5-6 complete. Under `rr:2ms` period 2 repeats it. Under
+/// Linux a and b sleep with 1 ms of slice left and start period 2 with
+/// it: a 10-11 (out: refilled, to the tail), b 11-12 (same), a 12-14 and
+/// b 14-16 complete, each using up its 2 ms refill exactly: R_a = 4 ms,
+/// R_b = 6 ms. Period 3 starts from full slices, as period 1.
+#[test]
+fn linux_round_robin_keeps_the_timeslice_left_when_a_job_completes() {
+    let set = TaskSet::new(
+        "rr",
+        vec![Task::new("a", ms(10), ms(3)), Task::new("b", ms(10), ms(3))],
+    );
+    let period_one = [("a", 0, 2), ("b", 2, 4), ("a", 4, 5), ("b", 5, 6)];
+    let shifted = |list: &[(&'static str, u64, u64)], by: u64| {
+        list.iter()
+            .map(|&(n, from, to)| (n, from + by, to + by))
+            .collect::<Vec<_>>()
+    };
+    let (plain, s) = run_traced(&set, "rr:2ms", SimConfig::new(ms(30)));
+    let mut expected = period_one.to_vec();
+    expected.extend(shifted(&period_one, 10));
+    expected.extend(shifted(&period_one, 20));
+    assert_eq!(s, segs(&expected));
+
+    let (linux, s) = run_traced(&set, "rr:2ms:linux", SimConfig::new(ms(30)));
+    assert_eq!(linux.scheduler, "rr:2ms:linux");
+    let period_two = [("a", 10, 11), ("b", 11, 12), ("a", 12, 14), ("b", 14, 16)];
+    let mut expected = period_one.to_vec();
+    expected.extend(period_two);
+    expected.extend(shifted(&period_one, 20));
+    assert_eq!(s, segs(&expected));
+    let mean = |r: &SimReport, t: &str| task(r, t).mean_response_ns;
+    // a: 5, 4, 5 ms under Linux; 5 ms every period under rr:2ms.
+    assert_eq!(mean(&linux, "a"), Some(ms(14).as_ns() / 3));
+    assert_eq!(mean(&plain, "a"), Some(ms(5).as_ns()));
+    assert_eq!(task(&linux, "b").max_response_ns, Some(ms(6).as_ns()));
+}
+
+/// Under Linux's rule a slice that runs out while its thread is alone is
+/// only refilled, and a thread that wakes meanwhile joins the tail: it
+/// waits for the running thread's slice to run out (counted from its last
+/// refill), not for a quantum counted from its arrival. b (C = 8 ms) runs
+/// alone from 0, its 2 ms slice running out and refilled at 2 and 4; a
+/// (C = 1 ms) wakes at 5 and runs when b's slice runs out at 6: b 0-6,
+/// a 6-7, b 7-9. Under `rr:2ms` b's quantum (0-2) expired alone, so it
+/// rotates as soon as a waits: b 0-5, a 5-6, b 6-9.
+#[test]
+fn linux_round_robin_lets_the_running_slice_finish_when_a_thread_wakes() {
+    let set = TaskSet::new(
+        "rr",
+        vec![
+            Task::new("a", ms(20), ms(1)).with_offset(ms(5)),
+            Task::new("b", ms(20), ms(8)),
+        ],
+    );
+    let (_, s) = run_traced(&set, "rr:2ms:linux", SimConfig::new(ms(20)));
+    assert_eq!(s, segs(&[("b", 0, 6), ("a", 6, 7), ("b", 7, 9)]));
+    let (_, s) = run_traced(&set, "rr:2ms", SimConfig::new(ms(20)));
+    assert_eq!(s, segs(&[("b", 0, 5), ("a", 5, 6), ("b", 6, 9)]));
+}
+
+#[test]
+fn linux_round_robin_parses_prints_and_refuses_other_variants() {
+    assert_eq!(spec("rr:2ms:linux").to_string(), "rr:2ms:linux");
+    assert_eq!(spec("rr:2ms").to_string(), "rr:2ms");
+    let e = "rr:2ms:posix"
+        .parse::<SchedulerSpec>()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown round-robin variant `posix`"), "{e}");
+    assert!("rr:0ms:linux".parse::<SchedulerSpec>().is_err());
+}
+
 // ------------------------------------------------------------- miss policies
 
 fn overloaded() -> TaskSet {
