@@ -39,7 +39,7 @@ pub const EXAMPLES: &str = "Examples:\n  \
 pub struct SimArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|ipi|multiburst|hybrid.
+    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|rr:2ms:linux|ipi|multiburst|hybrid.
     #[arg(long, short = 's')]
     pub scheduler: String,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
