@@ -29,7 +29,11 @@
 //! B    = max(C_system, C_exit + C_schedule) + max_t B_SRP(t)          blocking
 //! ```
 //!
-//! (tickless: no `C_timer` term). A task with `Di <= Δi` may be noticed
+//! (tickless: no `C_timer` term). Linux's model
+//! ([`crate::overhead_rta::TimerModel::Hrtimer`]: releases from one-shot high-resolution timers,
+//! the periodic tick still interrupting) has `Δi = Ji`, as tickless, and
+//! keeps the `⌈t/T_tic⌉ C_timer` term with `T_tic` its periodic tick (none
+//! without one). A task with `Di <= Δi` may be noticed
 //! only at its deadline: the test fails. `L = min(La, Lb)`:
 //! `U' = Σ (Ci + o_job)/Ti + C_timer/T_tic` (compared with 1 exactly; above
 //! it the test fails), `La = ⌈K/(1 − U')⌉` with `W(t) <= U' t + K`,
@@ -91,7 +95,7 @@ use rtlab_model::TaskSet;
 use crate::blocking::EdfBlocking;
 use crate::demand_search::{self, DemandBound, Staircase, Surplus};
 use crate::exact;
-use crate::overhead_rta::{Platform, TimerModel};
+use crate::overhead_rta::Platform;
 use crate::verdict::{Outcome, Test, Verdict};
 
 /// The overhead-aware EDF demand test (module docs) for one platform.
@@ -126,11 +130,11 @@ impl Charges {
 /// overheads, `Some(false)` the test fails (it is sufficient only), `None`
 /// inconclusive (a zero tick, or the search gave up).
 pub fn verdict(set: &TaskSet, blocking: &EdfBlocking, platform: &Platform) -> Verdict {
-    let tick = match platform.timer {
-        TimerModel::Tick(t) if t.is_zero() => return None,
-        TimerModel::Tick(t) => Some(u128::from(t.as_ns())),
-        TimerModel::Tickless => None,
+    let tick = match platform.timer.periodic_tick() {
+        Some(t) if t.is_zero() => return None,
+        t => t.map(|t| u128::from(t.as_ns())),
     };
+    let release_delay = u128::from(platform.timer.release_delay().as_ns());
     let charges = Charges::of(
         platform,
         platform.threads.unwrap_or(set.tasks.len()),
@@ -160,7 +164,7 @@ pub fn verdict(set: &TaskSet, blocking: &EdfBlocking, platform: &Platform) -> Ve
             u128::from(task.period.as_ns()),
             u128::from(task.deadline.as_ns()),
         );
-        let delta = u128::from(task.jitter.as_ns()) + tick.unwrap_or(0);
+        let delta = u128::from(task.jitter.as_ns()) + release_delay;
         if d <= delta {
             // Noticed, in the worst case, only at or after its deadline.
             return Some(false);
@@ -216,6 +220,7 @@ pub fn verdict(set: &TaskSet, blocking: &EdfBlocking, platform: &Platform) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::overhead_rta::TimerModel;
     use rtlab_model::overheads::Overheads;
     use rtlab_model::{Nanos, Task};
 
@@ -321,6 +326,51 @@ mod tests {
             crate::edf_demand::verdict(&pair(Nanos::from_ms(7)), &none),
             Some(true)
         );
+    }
+
+    /// Linux's model, hrtimer releases with a 1 ms periodic tick: Δ = 0 as
+    /// tickless (due points 5 ms and 8 ms), plus ⌈t/1ms⌉ x 7.92 us of ticks.
+    /// At 5 ms: 30.28 + 5 x 7.92 + 1061.96 + 31.68 (τb seen, not due)
+    /// = 1163.52 us <= 5000 us. At 8 ms:
+    /// W(8 ms) = 30.28 + 8 x 7.92 + 1061.96 + (Cb + 61.96) = Cb + 1217.56 us
+    /// <= 8000 us, so Cb <= 6782.44 us (the tickless bound less eight
+    /// ticks). The ninth tick just after 8 ms is excluded by the busy period:
+    /// at Cb = 6782.44 us, Lb = 30.28 + 8 x 7.92 + 1061.96 + 6844.4 = 8000 us
+    /// exactly. Later points are looser (15 ms: Cb + 2334.96 <= 15000).
+    #[test]
+    fn breaking_point_with_hrtimer_releases_and_a_tick_by_hand() {
+        let rtmach = Overheads::rtmach();
+        let none = EdfBlocking::none();
+        let linux = TimerModel::Hrtimer {
+            tick: Some(Nanos::from_ms(1)),
+        };
+        let p = platform(&rtmach, linux);
+        assert_eq!(
+            verdict(&pair(Nanos::from_ns(6_782_440)), &none, &p),
+            Some(true)
+        );
+        assert_eq!(
+            verdict(&pair(Nanos::from_ns(6_782_441)), &none, &p),
+            Some(false)
+        );
+        // Without a periodic tick Linux's model is the tickless test.
+        let p = platform(&rtmach, TimerModel::Hrtimer { tick: None });
+        assert_eq!(
+            verdict(&pair(Nanos::from_ns(6_845_800)), &none, &p),
+            Some(true)
+        );
+        assert_eq!(
+            verdict(&pair(Nanos::from_ns(6_845_801)), &none, &p),
+            Some(false)
+        );
+        // A zero periodic tick is inconclusive, as a zero tick.
+        let p = platform(
+            &rtmach,
+            TimerModel::Hrtimer {
+                tick: Some(Nanos::ZERO),
+            },
+        );
+        assert_eq!(verdict(&pair(Nanos::from_ms(1)), &none, &p), None);
     }
 
     #[test]

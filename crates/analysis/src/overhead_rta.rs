@@ -23,33 +23,118 @@
 //! the ideal test: release jitter `⌈(t + Jj)/Tj⌉`, critical-section blocking
 //! added to the blocking terms, and the multi-job busy period for D > T.
 //!
-//! The **event-driven** (tickless) variant drops the two tick terms: every
-//! release interrupts at once, and its cost is already in C_preempt or
-//! C_nonpreempt.
+//! # Timer models ([`TimerModel`])
+//!
+//! - **Tick** (`T_tic`): paper 004's timer-driven scheduler, the formula
+//!   above.
+//! - **Tickless** (event-driven): drops both tick terms: every release
+//!   interrupts at once, and its cost is already in C_preempt or
+//!   C_nonpreempt.
+//! - **Hrtimer** (Linux): every release fires its own one-shot
+//!   high-resolution timer, so, as tickless, no release waits for a tick (no
+//!   `T_tic` blocking term); but the periodic scheduler tick still
+//!   interrupts every `T_tic` = 1/HZ and costs C_timer, so the timer term
+//!   `⌈t/T_tic⌉ C_timer` stays:
+//!
+//! ```text
+//! W_i(t) = Σ_{j <= i} ⌈t/Tj⌉ (Cj + C_preempt + C_exit) + ⌈t/T_tic⌉ C_timer
+//!        + Σ_{j > i} ⌈t/Tj⌉ C_nonpreempt + C_system
+//! ```
+//!
+//!   Without a stated tick (a fully tickless kernel, `nohz_full`) it is the
+//!   tickless test.
+//!
+//! The model comes from the overheads file's `releases`/`tick` keys
+//! ([`TimerModel::for_overheads`]); the command line's `--tick` overrides it
+//! with paper 004's timer-driven model at each tick given.
 
-use rtlab_model::overheads::Overheads;
+use std::fmt;
+
+use rtlab_model::overheads::{Overheads, Timing};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::priority::Priorities;
 use crate::rta::{self, Interferer};
 use crate::verdict::{Outcome, Response, Test};
 
-/// How the scheduler notices releases.
+/// How the scheduler notices releases, and which periodic tick costs
+/// C_timer (module docs, "Timer models").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimerModel {
-    /// Timer-driven with a periodic tick of this length (paper 004).
+    /// Timer-driven with a periodic tick of this length (paper 004):
+    /// releases wait for the next tick, every tick costs C_timer.
     Tick(Nanos),
-    /// Event-driven (tickless, one-shot timers).
+    /// Event-driven (tickless, one-shot timers), no periodic tick.
     Tickless,
+    /// Linux: releases at their exact instants from high-resolution
+    /// one-shot timers, while the periodic tick (when given) still costs
+    /// C_timer every `tick`.
+    Hrtimer {
+        /// The periodic tick, 1/HZ (`None`: no periodic tick).
+        tick: Option<Nanos>,
+    },
 }
 
 impl TimerModel {
-    /// The tick, if any.
+    /// The tick releases wait for: paper 004's timer-driven model only (the
+    /// `tick_ns` of the JSON outputs).
     pub fn tick(self) -> Option<Nanos> {
         match self {
             TimerModel::Tick(t) => Some(t),
-            TimerModel::Tickless => None,
+            TimerModel::Tickless | TimerModel::Hrtimer { .. } => None,
         }
+    }
+
+    /// The periodic tick that interrupts and costs C_timer, in any model.
+    pub fn periodic_tick(self) -> Option<Nanos> {
+        match self {
+            TimerModel::Tick(t) => Some(t),
+            TimerModel::Tickless => None,
+            TimerModel::Hrtimer { tick } => tick,
+        }
+    }
+
+    /// How late a release may be noticed: one tick in paper 004's model,
+    /// nothing otherwise.
+    pub fn release_delay(self) -> Nanos {
+        self.tick().unwrap_or(Nanos::ZERO)
+    }
+
+    /// The model an overheads file states (its `releases` and `tick` keys):
+    /// `releases = "tick"` is [`TimerModel::Tick`], `"hrtimer"` is
+    /// [`TimerModel::Hrtimer`], and a file that says nothing is
+    /// [`TimerModel::Tickless`]. The command line's `--tick` overrides this
+    /// ([`TimerModel::resolve`]).
+    pub fn for_overheads(overheads: &Overheads) -> TimerModel {
+        match overheads.timing {
+            Timing::Unstated => TimerModel::Tickless,
+            Timing::Tick(t) => TimerModel::Tick(t),
+            Timing::Hrtimer { tick } => TimerModel::Hrtimer { tick },
+        }
+    }
+
+    /// The models to analyse with: paper 004's timer-driven model at each
+    /// tick of `ticks` (the command line's `--tick`) when any is given,
+    /// else the overheads file's model ([`TimerModel::for_overheads`]).
+    pub fn resolve(ticks: &[Nanos], overheads: &Overheads) -> Vec<TimerModel> {
+        if ticks.is_empty() {
+            vec![TimerModel::for_overheads(overheads)]
+        } else {
+            ticks.iter().map(|&t| TimerModel::Tick(t)).collect()
+        }
+    }
+}
+
+impl fmt::Display for TimerModel {
+    /// `tick 4ms`, `tickless`, `hrtimer + tick 4ms` or `hrtimer`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match *self {
+            TimerModel::Tick(t) => format!("tick {t}"),
+            TimerModel::Tickless => "tickless".to_string(),
+            TimerModel::Hrtimer { tick: Some(t) } => format!("hrtimer + tick {t}"),
+            TimerModel::Hrtimer { tick: None } => "hrtimer".to_string(),
+        };
+        f.pad(&text)
     }
 }
 
@@ -87,7 +172,7 @@ pub fn analyse(
                 j.cost = j.cost.saturating_add(per_job);
                 j
             }));
-            if let TimerModel::Tick(tick) = platform.timer {
+            if let Some(tick) = platform.timer.periodic_tick() {
                 if tick.is_zero() {
                     return Response::Unknown;
                 }
@@ -96,8 +181,8 @@ pub fn analyse(
                     jitter: 0,
                     cost: o.timer.at(n).as_ns(),
                 });
-                extra_blocking = extra_blocking.saturating_add(tick);
             }
+            extra_blocking = extra_blocking.saturating_add(platform.timer.release_delay());
             let level = priorities.level(i);
             interferers.extend(
                 set.tasks
@@ -124,6 +209,17 @@ mod tests {
     use crate::priority::{assign, PriorityPolicy};
     use rtlab_model::Task;
 
+    /// τ1 (C = 1 ms, T = 10 ms) and τ2 (C = 2 ms, T = 20 ms) under RM.
+    fn two_tasks() -> (TaskSet, Priorities) {
+        let ms = Nanos::from_ms;
+        let set = TaskSet::new(
+            "two",
+            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
+        );
+        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        (set, p)
+    }
+
     #[test]
     fn theorem_one_by_hand() {
         // Two tasks, RM, n = 2 threads, RT Mach costs:
@@ -135,11 +231,7 @@ mod tests {
         // τ2 (C = 2 ms, T = 20 ms): W(t) = ⌈t/10⌉ 1061.96 + 2061.96 + ⌈t/1⌉ 7.92 + 1030.28
         //   t0 = 1061.96 + 2061.96 + 7.92 + 1030.28 = 4162.12 → ⌈/1ms⌉ = 5 → 4193.8 → 5 → 4193.8 us.
         let ms = Nanos::from_ms;
-        let set = TaskSet::new(
-            "two",
-            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
-        );
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let (set, p) = two_tasks();
         let rtmach = Overheads::rtmach();
         let platform = Platform {
             overheads: &rtmach,
@@ -166,5 +258,69 @@ mod tests {
             out.responses,
             vec![Response::Within(ms(1)), Response::Within(ms(3))]
         );
+    }
+
+    #[test]
+    fn linux_hrtimer_model_by_hand() {
+        // The same two tasks and RT Mach costs (n = 2) as above, under
+        // Linux's model: releases from hrtimers (no T_tic blocking term) and
+        // a 1 ms periodic tick costing C_timer = 7.92 us.
+        // τ1: W(t) = 1061.96 + ⌈t/1ms⌉ 7.92 + ⌈t/20ms⌉ 7.9 + 30.28 us
+        //   t0 = 1061.96 + 7.92 + 7.9 + 30.28 = 1108.06 → ⌈/1ms⌉ = 2
+        //   → 1061.96 + 15.84 + 7.9 + 30.28 = 1115.98 → 2 → 1115.98 us.
+        // τ2: W(t) = ⌈t/10ms⌉ 1061.96 + 2061.96 + ⌈t/1ms⌉ 7.92 + 30.28 us
+        //   t0 = 1061.96 + 2061.96 + 7.92 + 30.28 = 3162.12 → ⌈/10ms⌉ = 1,
+        //   ⌈/1ms⌉ = 4 → 3123.92 + 31.68 + 30.28 = 3185.88 → 1, 4 → 3185.88 us.
+        // (Tick-driven: 2123.9 and 4193.8 us; tickless: 1100.14 and 3154.2.)
+        let ms = Nanos::from_ms;
+        let (set, p) = two_tasks();
+        let rtmach = Overheads::rtmach();
+        let at = |timer| {
+            let platform = Platform {
+                overheads: &rtmach,
+                timer,
+                threads: None,
+            };
+            analyse(&set, &p, &[Nanos::ZERO; 2], &platform).responses
+        };
+        let within = |ns| Response::Within(Nanos::from_ns(ns));
+        assert_eq!(
+            at(TimerModel::Hrtimer { tick: Some(ms(1)) }),
+            vec![within(1_115_980), within(3_185_880)]
+        );
+        let tickless = vec![within(1_100_140), within(3_154_200)];
+        assert_eq!(at(TimerModel::Tickless), tickless);
+        assert_eq!(at(TimerModel::Hrtimer { tick: None }), tickless);
+        assert_eq!(
+            at(TimerModel::Hrtimer {
+                tick: Some(Nanos::ZERO)
+            }),
+            vec![Response::Unknown; 2]
+        );
+    }
+
+    #[test]
+    fn the_model_comes_from_the_file_unless_ticks_are_given() {
+        let ms = Nanos::from_ms;
+        let mut o = Overheads::rtmach();
+        assert_eq!(TimerModel::for_overheads(&o), TimerModel::Tickless);
+        o.timing = Timing::Tick(ms(4));
+        assert_eq!(TimerModel::for_overheads(&o), TimerModel::Tick(ms(4)));
+        o.timing = Timing::Hrtimer { tick: Some(ms(4)) };
+        let linux = TimerModel::Hrtimer { tick: Some(ms(4)) };
+        assert_eq!(TimerModel::for_overheads(&o), linux);
+        assert_eq!(TimerModel::resolve(&[], &o), vec![linux]);
+        assert_eq!(
+            TimerModel::resolve(&[ms(1), ms(2)], &o),
+            vec![TimerModel::Tick(ms(1)), TimerModel::Tick(ms(2))]
+        );
+        assert_eq!(linux.to_string(), "hrtimer + tick 4ms");
+        assert_eq!(linux.tick(), None);
+        assert_eq!(linux.periodic_tick(), Some(ms(4)));
+        assert_eq!(linux.release_delay(), Nanos::ZERO);
+        assert_eq!(TimerModel::Tick(ms(4)).release_delay(), ms(4));
+        assert_eq!(TimerModel::Hrtimer { tick: None }.to_string(), "hrtimer");
+        assert_eq!(TimerModel::Tick(ms(4)).to_string(), "tick 4ms");
+        assert_eq!(TimerModel::Tickless.to_string(), "tickless");
     }
 }

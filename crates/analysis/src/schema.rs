@@ -11,6 +11,19 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::overhead_rta::TimerModel;
+
+/// The `timer` and `periodic_tick_ns` fields of an overhead-aware result:
+/// set for Linux's model ([`TimerModel::Hrtimer`]) only, so that documents
+/// with the tick-driven or tickless model (which `tick_ns` describes) read
+/// exactly as before the model existed.
+pub fn linux_timer_fields(timer: Option<TimerModel>) -> (Option<String>, Option<u64>) {
+    match timer {
+        Some(t @ TimerModel::Hrtimer { tick }) => (Some(t.to_string()), tick.map(|t| t.as_ns())),
+        _ => (None, None),
+    }
+}
+
 /// `rtlab analyze --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnalyzeDocument {
@@ -36,12 +49,20 @@ pub struct AnalyzeDocument {
 pub struct BreakdownEntry {
     /// The overheads profile's name (`None`: ideal analysis).
     pub overheads: Option<String>,
+    /// The periodic tick of Linux's model (`hrtimer + tick`); absent for
+    /// the other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic_tick_ns: Option<u64>,
     /// The policy's name.
     pub policy: &'static str,
     /// The largest schedulable scale of the execution times.
     pub scale: Option<f64>,
     /// The tick of the timer-driven model, if any.
     pub tick_ns: Option<u64>,
+    /// Linux's timer model, `hrtimer` or `hrtimer + tick 4ms`; absent for
+    /// the tick-driven and tickless models (`tick_ns` says which).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
     /// The breakdown utilization (`None`: no scale is schedulable).
     pub utilization: Option<f64>,
 }
@@ -72,6 +93,10 @@ pub struct AnalyzedTask {
 /// One test's verdict in `rtlab analyze --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestVerdict {
+    /// The periodic tick of Linux's model (`hrtimer + tick`); absent for
+    /// the other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic_tick_ns: Option<u64>,
     /// The policy's name.
     pub policy: &'static str,
     /// The verdict (`None`: inconclusive).
@@ -80,6 +105,10 @@ pub struct TestVerdict {
     pub test: &'static str,
     /// The tick of the timer-driven model, if any.
     pub tick_ns: Option<u64>,
+    /// Linux's timer model, `hrtimer` or `hrtimer + tick 4ms`; absent for
+    /// the tick-driven and tickless models (`tick_ns` says which).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
 }
 
 /// `rtlab sweep --json`.
@@ -89,6 +118,10 @@ pub struct SweepDocument {
     pub deadlines: String,
     /// The utilization method of the generator.
     pub method: String,
+    /// The periodic tick of Linux's model for the overhead-aware tests;
+    /// absent for the other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic_tick_ns: Option<u64>,
     /// One row per utilization step.
     pub rows: Vec<SweepRowDocument>,
     /// The generator's seed.
@@ -99,6 +132,10 @@ pub struct SweepDocument {
     pub tasks: usize,
     /// The tests' names, in column order.
     pub tests: Vec<String>,
+    /// Linux's timer model of the overhead-aware tests (`hrtimer + tick
+    /// 4ms`); absent for the tick-driven and tickless models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
 }
 
 /// One utilization step of `rtlab sweep --json`, keyed by test name.
@@ -126,9 +163,11 @@ mod tests {
         let doc = AnalyzeDocument {
             breakdown: Some(vec![BreakdownEntry {
                 overheads: Some("rtmach".into()),
+                periodic_tick_ns: Some(1),
                 policy: "rm",
                 scale: Some(1.5),
                 tick_ns: Some(1),
+                timer: Some("hrtimer + tick 1ns".into()),
                 utilization: Some(0.9),
             }]),
             origin: "builtin:x".into(),
@@ -146,10 +185,12 @@ mod tests {
             }],
             taskset: "x".into(),
             tests: vec![TestVerdict {
+                periodic_tick_ns: Some(1),
                 policy: "rm",
                 schedulable: None,
                 test: "rta",
                 tick_ns: None,
+                timer: Some("hrtimer + tick 1ns".into()),
             }],
             utilization: 0.5,
         };
@@ -180,6 +221,8 @@ mod tests {
             sets_per_step: 2,
             tasks: 3,
             tests: vec!["edf".into()],
+            periodic_tick_ns: Some(1),
+            timer: Some("hrtimer".into()),
         }));
     }
 }

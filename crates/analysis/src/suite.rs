@@ -56,7 +56,8 @@ pub struct Options {
     /// Scheduler overheads for the paper-004 test, if any.
     pub overheads: Option<Overheads>,
     /// The timer models to run the overhead-aware test with (one outcome
-    /// each); empty means tickless when overheads are given.
+    /// each); empty means the overheads file's own model
+    /// ([`TimerModel::for_overheads`]: tickless when the file says nothing).
     pub timers: Vec<TimerModel>,
     /// Threads `n` for the overhead costs (default: the number of tasks).
     pub threads: Option<usize>,
@@ -75,13 +76,14 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The timer models the overhead-aware test runs with (tickless when
-    /// none was given).
-    pub fn timer_models(&self) -> &[TimerModel] {
-        if self.timers.is_empty() {
-            &[TimerModel::Tickless]
-        } else {
-            &self.timers
+    /// The timer models the overhead-aware test runs with: `timers` when
+    /// any was given, else the overheads file's model (tickless without a
+    /// file, or when the file states none).
+    pub fn timer_models(&self) -> Vec<TimerModel> {
+        match (&self.overheads, self.timers.is_empty()) {
+            (Some(o), true) => vec![TimerModel::for_overheads(o)],
+            (None, true) => vec![TimerModel::Tickless],
+            (_, false) => self.timers.clone(),
         }
     }
 
@@ -89,7 +91,7 @@ impl Options {
     /// each timer model, in order; none without a profile.
     pub fn platforms(&self) -> impl Iterator<Item = Platform<'_>> + '_ {
         self.overheads.iter().flat_map(move |overheads| {
-            self.timer_models().iter().map(move |&timer| Platform {
+            self.timer_models().into_iter().map(move |timer| Platform {
                 overheads,
                 timer,
                 threads: self.threads,
@@ -273,8 +275,11 @@ pub struct BreakdownRun {
     pub policy: Policy,
     /// The overheads profile name, or `None` for the ideal analysis.
     pub overheads: Option<String>,
-    /// The tick for the timer-driven model (`None`: ideal or tickless).
+    /// The tick for the timer-driven model (`None`: ideal, tickless or
+    /// Linux's hrtimer model).
     pub tick: Option<Nanos>,
+    /// The timer model of the overhead-aware search (`None`: ideal).
+    pub timer: Option<TimerModel>,
     /// The result; `None` when no scale is schedulable.
     pub result: Option<Breakdown>,
 }
@@ -286,6 +291,7 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
         policy,
         overheads: None,
         tick: None,
+        timer: None,
         result: breakdown::breakdown(set, |s| {
             exact_verdict(s, policy, options, None) == Some(true)
         }),
@@ -295,6 +301,7 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
             policy,
             overheads: Some(platform.overheads.name.clone()),
             tick: platform.timer.tick(),
+            timer: Some(platform.timer),
             result: breakdown::breakdown(set, |s| {
                 exact_verdict(s, policy, options, Some(&platform)) == Some(true)
             }),

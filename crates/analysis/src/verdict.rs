@@ -61,6 +61,12 @@ impl Test {
         }
     }
 
+    /// True for the tests that charge scheduler overheads (paper 004's
+    /// cost model, under some timer model).
+    pub const fn has_overheads(self) -> bool {
+        matches!(self, Test::RtaOverheads | Test::EdfDemandOverheads)
+    }
+
     /// The test with this stable name.
     pub fn from_name(name: &str) -> Option<Test> {
         Test::ALL.into_iter().find(|t| t.name() == name)

@@ -329,3 +329,72 @@ fn sim_reports_a_deadlock_with_its_time_tasks_and_resources() {
     assert!(doc.get("deadlock").is_none());
     assert_eq!(doc["deadline_misses"], 0);
 }
+
+/// An overheads file that says `releases = "hrtimer"` with `tick = "4ms"`
+/// (Linux) is analysed and simulated under that model unless `--tick` is
+/// given, and every output names it.
+#[test]
+fn an_hrtimer_overheads_file_chooses_linuxs_timer_model_unless_tick_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("linux.toml");
+    std::fs::write(
+        &file,
+        "timer = \"7.92us\"\npreempt = \"31.68us\"\nexit = \"30.28us\"\n\
+         nonpreempt = \"7.9us\"\nreleases = \"hrtimer\"\ntick = \"4ms\"\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let analyze = |extra: &[&str]| {
+        let mut args = vec![
+            "analyze",
+            "builtin:avionics",
+            "--policy",
+            "rm",
+            "--overheads",
+            file,
+            "--breakdown",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        json_of(&args)
+    };
+    let doc = analyze(&[]);
+    let costed = &doc["tests"][3];
+    assert_eq!(costed["test"], "rta-overheads");
+    assert_eq!(costed["timer"], "hrtimer + tick 4ms");
+    assert_eq!(costed["periodic_tick_ns"], 4_000_000);
+    assert_eq!(costed["tick_ns"], Value::Null);
+    assert_eq!(doc["breakdown"][1]["timer"], "hrtimer + tick 4ms");
+    // Between the ideal 92.23 % and paper 004's 4 ms tick-driven model.
+    let linux = breakdown_utilizations(&doc)[1].unwrap();
+    let ticked = breakdown_utilizations(&analyze(&["--tick", "4ms"]))[1].unwrap();
+    assert!(ticked < linux && linux < 0.9223, "{ticked} {linux}");
+    // --tick wins: paper 004's model, and no Linux fields.
+    let doc = analyze(&["--tick", "4ms"]);
+    assert_eq!(doc["tests"][3]["tick_ns"], 4_000_000);
+    assert!(doc["tests"][3].get("timer").is_none());
+
+    let sim_args = [
+        "sim",
+        "builtin:avionics",
+        "-s",
+        "fp:rm",
+        "-d",
+        "1s",
+        "--overheads",
+        file,
+    ];
+    let sim = |extra: &[&str]| json_of(&[&sim_args[..], &["--json"], extra].concat());
+    let doc = sim(&[]);
+    assert_eq!(doc["timer"], "hrtimer + tick 4ms");
+    assert_eq!(doc["periodic_tick_ns"], 4_000_000);
+    assert_eq!(doc["tick_ns"], Value::Null);
+    let doc = sim(&["--tick", "4ms"]);
+    assert_eq!(doc["tick_ns"], 4_000_000);
+    assert!(doc.get("timer").is_none());
+    rtlab()
+        .args(sim_args)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("for 1s: hrtimer + tick 4ms,"));
+}

@@ -113,7 +113,7 @@ impl FromStr for PriorityAssignment {
 
 /// A scheduler of the simulator that models a real-thread policy. Its
 /// display is the simulator's scheduler spec (`fp:rm`, `edf`, `fifo`,
-/// `rr:100ms`), which the reports print.
+/// `rr:100ms:linux`), which the reports print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelScheduler {
     /// Preemptive fixed priority under an assignment.
@@ -122,7 +122,9 @@ pub enum ModelScheduler {
     Edf,
     /// Non-preemptive, release order (one SCHED_FIFO level).
     Fifo,
-    /// Round robin with this quantum.
+    /// SCHED_RR with this timeslice, under the kernel's rule: a thread's
+    /// slice is refilled only when it runs out, not when the thread sleeps
+    /// (the simulator's `rr:Q:linux`).
     RoundRobin(Nanos),
 }
 
@@ -132,7 +134,7 @@ impl fmt::Display for ModelScheduler {
             ModelScheduler::FixedPriority(a) => write!(f, "fp:{a}"),
             ModelScheduler::Edf => f.write_str("edf"),
             ModelScheduler::Fifo => f.write_str("fifo"),
-            ModelScheduler::RoundRobin(q) => write!(f, "rr:{q}"),
+            ModelScheduler::RoundRobin(q) => write!(f, "rr:{q}:linux"),
         }
     }
 }
@@ -200,6 +202,6 @@ mod tests {
         .iter()
         .map(ToString::to_string)
         .collect();
-        assert_eq!(shown, ["fp:dm", "edf", "fifo", "rr:100ms"]);
+        assert_eq!(shown, ["fp:dm", "edf", "fifo", "rr:100ms:linux"]);
     }
 }

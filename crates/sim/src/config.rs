@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rtlab_model::overheads::Overheads;
+use rtlab_model::overheads::{Overheads, Timing};
 use rtlab_model::{Nanos, Task};
 
 use crate::error::SimError;
@@ -392,10 +392,13 @@ pub struct SimConfig {
     /// Release-jitter model.
     pub jitter: JitterModel,
     /// Periodic timer: releases and scheduler call-backs are noticed only at
-    /// multiples of it (paper 004's timer-driven scheduler). `None` is
-    /// tickless: events at their exact times.
+    /// multiples of it (paper 004's timer-driven scheduler). `None`: the
+    /// overheads' own timer model ([`SimConfig::timing`]), tickless when
+    /// they state none.
     pub tick: Option<Nanos>,
-    /// Kernel costs that occupy the processor; `None` for none.
+    /// Kernel costs that occupy the processor; `None` for none. Their
+    /// `timing` (the overheads file's `releases`/`tick`) is the timer model
+    /// unless `tick` is set.
     pub overheads: Option<Overheads>,
     /// Resource-access protocol for critical sections.
     pub protocol: Protocol,
@@ -409,6 +412,21 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
+    /// The timer model of the run: paper 004's timer-driven model at `tick`
+    /// when it is set (the command line's `--tick` wins), else the one the
+    /// overheads state ([`Overheads::timing`]; `Unstated`, the default, is
+    /// tickless). Under [`Timing::Tick`] releases and call-backs wait for
+    /// the next tick and every tick costs C_timer; under [`Timing::Hrtimer`]
+    /// (Linux) releases and call-backs happen at their exact instants while
+    /// the periodic tick, if any, still costs C_timer every period.
+    pub fn timing(&self) -> Timing {
+        match (self.tick, &self.overheads) {
+            (Some(t), _) => Timing::Tick(t),
+            (None, Some(o)) => o.timing,
+            (None, None) => Timing::Unstated,
+        }
+    }
+
     /// Defaults: continue on miss, WCET execution, seed 0, no release jitter,
     /// tickless, no overheads, no protocol, no phases, no trace.
     pub fn new(duration: Nanos) -> SimConfig {

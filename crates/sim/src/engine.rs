@@ -19,9 +19,15 @@
 //!   after a completion (a preemption, or a dispatch from idle),
 //!   `nonpreempt` per release that did not get the processor, and the lock
 //!   cost per lock or unlock. Costs are evaluated for `n` = number of tasks.
-//! - With a tick, releases and scheduler call-backs are noticed at the next
-//!   multiple of the tick (response times still count from the true
-//!   release); completions and lock operations are noticed at once.
+//! - The timer model is [`SimConfig::timing`]. Paper 004's tick
+//!   (`--tick`, or an overheads file with `releases = "tick"`): releases and
+//!   scheduler call-backs are noticed at the next multiple of the tick
+//!   (response times still count from the true release), and each tick
+//!   costs `timer`. Linux's model (`releases = "hrtimer"`): releases and
+//!   call-backs are noticed at their exact instants (one-shot
+//!   high-resolution timers), while the periodic tick, when the file gives
+//!   one, still interrupts at every multiple of it from 0 and costs `timer`.
+//!   Completions and lock operations are noticed at once in every model.
 //! - A lock request that would close a cycle of jobs each waiting for a lock
 //!   the next one holds is a deadlock: the first is recorded (time, jobs,
 //!   resources) in [`SimReport::deadlock`] and every later one counted. The
@@ -36,7 +42,7 @@
 use std::collections::VecDeque;
 
 use rand_chacha::ChaCha8Rng;
-use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::random::{below, stream_rng};
 use rtlab_model::{Nanos, Task, TaskSet};
 
@@ -137,6 +143,10 @@ pub struct Simulator {
     config: SimConfig,
     overheads: Overheads,
     has_overheads: bool,
+    /// The tick releases and call-backs wait for (paper 004's model).
+    release_tick: Option<Nanos>,
+    /// The periodic tick that costs `timer` (either model).
+    periodic_tick: Option<Nanos>,
     scheduler: Box<dyn Scheduler>,
     scheduler_name: String,
     taskset_name: String,
@@ -229,12 +239,17 @@ impl Simulator {
                 message: "must be greater than 0".into(),
             });
         }
-        if config.tick.is_some_and(|t| t.is_zero()) {
+        let timing = config.timing();
+        if timing.tick().is_some_and(|t| t.is_zero()) {
             return Err(SimError::Setting {
                 setting: "tick",
                 message: "must be greater than 0".into(),
             });
         }
+        let release_tick = match timing {
+            Timing::Tick(t) => Some(t),
+            Timing::Unstated | Timing::Hrtimer { .. } => None,
+        };
         crate::config::check_phases(&config.phases, config.duration)?;
         let tasks = all_tasks(set, &config);
         let mut windows = vec![(Nanos::ZERO, Nanos::MAX); set.tasks.len()];
@@ -291,6 +306,8 @@ impl Simulator {
             scales,
             overheads,
             has_overheads,
+            release_tick,
+            periodic_tick: timing.tick(),
             scheduler,
             now: Nanos::ZERO,
             queue: EventQueue::default(),
@@ -328,7 +345,7 @@ impl Simulator {
             let first = sim.windows[i].0.saturating_add(sim.tasks[i].offset);
             sim.schedule_release(i, first);
         }
-        if sim.config.tick.is_some() && !sim.overheads.timer.is_zero() {
+        if sim.periodic_tick.is_some() && !sim.overheads.timer.is_zero() {
             sim.queue.push(Nanos::ZERO, Class::Tick, Payload::Tick);
         }
         Ok(sim)
@@ -448,7 +465,7 @@ impl Simulator {
     }
 
     fn notice_time(&self, t: Nanos) -> Nanos {
-        match self.config.tick {
+        match self.release_tick {
             Some(tick) => {
                 let k = t.div_ceil(tick);
                 tick.checked_mul(k).unwrap_or(Nanos::MAX)
@@ -484,7 +501,7 @@ impl Simulator {
 
     fn handle_tick(&mut self) {
         self.instant.ticks += 1;
-        if let Some(tick) = self.config.tick {
+        if let Some(tick) = self.periodic_tick {
             if let Some(next) = self.now.checked_add(tick) {
                 if next < self.config.duration {
                     self.queue.push(next, Class::Tick, Payload::Tick);
@@ -1025,7 +1042,16 @@ impl Simulator {
             duration_ns: duration.as_ns(),
             protocol: self.config.protocol.name().into(),
             on_miss: self.config.on_miss.name().into(),
-            tick_ns: self.config.tick.map(Nanos::as_ns),
+            tick_ns: self.release_tick.map(Nanos::as_ns),
+            timer: match self.config.timing() {
+                Timing::Hrtimer { tick: Some(t) } => Some(format!("hrtimer + tick {t}")),
+                Timing::Hrtimer { tick: None } => Some("hrtimer".into()),
+                Timing::Unstated | Timing::Tick(_) => None,
+            },
+            periodic_tick_ns: match self.config.timing() {
+                Timing::Hrtimer { tick } => tick.map(Nanos::as_ns),
+                Timing::Unstated | Timing::Tick(_) => None,
+            },
             seed: self.config.seed,
             jitter: self.config.jitter.to_string(),
             totals,

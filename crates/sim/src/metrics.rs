@@ -18,8 +18,17 @@ pub struct SimReport {
     pub protocol: String,
     /// Deadline-miss policy.
     pub on_miss: String,
-    /// Tick, or `null` when tickless.
+    /// Paper 004's tick (releases wait for it), or `null` when tickless or
+    /// under Linux's model.
     pub tick_ns: Option<u64>,
+    /// Linux's timer model (`hrtimer` or `hrtimer + tick 4ms`: releases at
+    /// their instants, the periodic tick costing C_timer); absent from the
+    /// JSON for the other models, so their runs print exactly as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<String>,
+    /// The periodic tick of Linux's model; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic_tick_ns: Option<u64>,
     /// Seed of the execution-time and jitter streams.
     pub seed: u64,
     /// Release-jitter model (`none`, `max`, `uniform`).

@@ -1,7 +1,7 @@
 //! Hand-computed schedules, reproduced exactly (one integration-test binary
 //! for the crate; each test names the schedule it guards).
 
-use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::{file, CriticalSection, Nanos, Task, TaskSet};
 use rtlab_sim::{
     simulate, ExecModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport, Simulator,
@@ -283,6 +283,83 @@ fn round_robin_alternates_by_quantum() {
     );
 }
 
+/// Linux SCHED_RR keeps a thread's timeslice across sleeps (`rr:Q:linux`);
+/// `rr:Q` gives every dispatch a fresh quantum. a and b (T = 10 ms, C = 3
+/// ms, released together), Q = 2 ms.
+///
+/// Period 1, both rules: a 0-2 (slice out, to the tail), b 2-4 (same),
+/// a 4-5 and b 5-6 complete. Under `rr:2ms` period 2 repeats it. Under
+/// Linux a and b sleep with 1 ms of slice left and start period 2 with
+/// it: a 10-11 (out: refilled, to the tail), b 11-12 (same), a 12-14 and
+/// b 14-16 complete, each using up its 2 ms refill exactly: R_a = 4 ms,
+/// R_b = 6 ms. Period 3 starts from full slices, as period 1.
+#[test]
+fn linux_round_robin_keeps_the_timeslice_left_when_a_job_completes() {
+    let set = TaskSet::new(
+        "rr",
+        vec![Task::new("a", ms(10), ms(3)), Task::new("b", ms(10), ms(3))],
+    );
+    let period_one = [("a", 0, 2), ("b", 2, 4), ("a", 4, 5), ("b", 5, 6)];
+    let shifted = |list: &[(&'static str, u64, u64)], by: u64| {
+        list.iter()
+            .map(|&(n, from, to)| (n, from + by, to + by))
+            .collect::<Vec<_>>()
+    };
+    let (plain, s) = run_traced(&set, "rr:2ms", SimConfig::new(ms(30)));
+    let mut expected = period_one.to_vec();
+    expected.extend(shifted(&period_one, 10));
+    expected.extend(shifted(&period_one, 20));
+    assert_eq!(s, segs(&expected));
+
+    let (linux, s) = run_traced(&set, "rr:2ms:linux", SimConfig::new(ms(30)));
+    assert_eq!(linux.scheduler, "rr:2ms:linux");
+    let period_two = [("a", 10, 11), ("b", 11, 12), ("a", 12, 14), ("b", 14, 16)];
+    let mut expected = period_one.to_vec();
+    expected.extend(period_two);
+    expected.extend(shifted(&period_one, 20));
+    assert_eq!(s, segs(&expected));
+    let mean = |r: &SimReport, t: &str| task(r, t).mean_response_ns;
+    // a: 5, 4, 5 ms under Linux; 5 ms every period under rr:2ms.
+    assert_eq!(mean(&linux, "a"), Some(ms(14).as_ns() / 3));
+    assert_eq!(mean(&plain, "a"), Some(ms(5).as_ns()));
+    assert_eq!(task(&linux, "b").max_response_ns, Some(ms(6).as_ns()));
+}
+
+/// Under Linux's rule a slice that runs out while its thread is alone is
+/// only refilled, and a thread that wakes meanwhile joins the tail: it
+/// waits for the running thread's slice to run out (counted from its last
+/// refill), not for a quantum counted from its arrival. b (C = 8 ms) runs
+/// alone from 0, its 2 ms slice running out and refilled at 2 and 4; a
+/// (C = 1 ms) wakes at 5 and runs when b's slice runs out at 6: b 0-6,
+/// a 6-7, b 7-9. Under `rr:2ms` b's quantum (0-2) expired alone, so it
+/// rotates as soon as a waits: b 0-5, a 5-6, b 6-9.
+#[test]
+fn linux_round_robin_lets_the_running_slice_finish_when_a_thread_wakes() {
+    let set = TaskSet::new(
+        "rr",
+        vec![
+            Task::new("a", ms(20), ms(1)).with_offset(ms(5)),
+            Task::new("b", ms(20), ms(8)),
+        ],
+    );
+    let (_, s) = run_traced(&set, "rr:2ms:linux", SimConfig::new(ms(20)));
+    assert_eq!(s, segs(&[("b", 0, 6), ("a", 6, 7), ("b", 7, 9)]));
+    let (_, s) = run_traced(&set, "rr:2ms", SimConfig::new(ms(20)));
+    assert_eq!(s, segs(&[("b", 0, 5), ("a", 5, 6), ("b", 6, 9)]));
+}
+
+#[test]
+fn linux_round_robin_parses_prints_and_refuses_other_variants() {
+    assert_eq!(spec("rr:2ms:linux").to_string(), "rr:2ms:linux");
+    assert_eq!(spec("rr:2ms").to_string(), "rr:2ms");
+    let e = "rr:2ms:posix"
+        .parse::<SchedulerSpec>()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown round-robin variant `posix`"), "{e}");
+    assert!("rr:0ms:linux".parse::<SchedulerSpec>().is_err());
+}
+
 // ------------------------------------------------------------- miss policies
 
 fn overloaded() -> TaskSet {
@@ -334,6 +411,84 @@ fn tick_delays_releases_to_the_next_tick() {
     let (r, s) = run_traced(&set, "fp:rm", c);
     assert_eq!(s, segs(&[("b", 0, 1), ("a", 1, 3), ("b", 3, 6)]));
     assert_eq!(task(&r, "a").max_response_ns, Some(us(2500).as_ns()));
+}
+
+/// a (T = 10 ms, C = 2 ms, released at 0.5 ms) over b (T = 20 ms, C = 4
+/// ms), with only C_timer = 100 us charged.
+fn tick_pair_with_timer_cost() -> (TaskSet, Overheads) {
+    let set = TaskSet::new(
+        "tick",
+        vec![
+            Task::new("a", ms(10), ms(2)).with_offset(us(500)),
+            Task::new("b", ms(20), ms(4)),
+        ],
+    );
+    let mut o = Overheads::zero();
+    o.timer = LinearCost::constant(us(100));
+    (set, o)
+}
+
+#[test]
+fn linux_timer_model_releases_at_once_while_the_tick_costs_c_timer() {
+    // Linux (releases = "hrtimer", tick = 1 ms): the tick at 0 costs 100 us,
+    // so b runs 0.1-0.5; a is released at 0.5 exactly (no wait for a tick)
+    // and preempts; the ticks at 1 and 2 ms take 1.0-1.1 and 2.0-2.1, so a
+    // runs 0.5-1.0, 1.1-2.0, 2.1-2.7 (0.5 + 0.9 + 0.6 = 2 ms): R_a = 2.2 ms.
+    // b resumes at 2.7 with 3.6 ms left, around the ticks at 3..6 ms:
+    // 2.7-3.0, 3.1-4.0, 4.1-5.0, 5.1-6.0, 6.1-6.7: R_b = 6.7 ms
+    // (4 + 2 + seven ticks, 0..6 ms). Ticks at 0..9 ms: 1 ms of overhead.
+    let (set, mut o) = tick_pair_with_timer_cost();
+    o.timing = Timing::Hrtimer { tick: Some(ms(1)) };
+    let mut c = SimConfig::new(ms(10));
+    c.overheads = Some(o.clone());
+    let (r, s) = run_traced(&set, "fp:rm", c.clone());
+    let at = |a: u64, b: u64| (us(a), us(b));
+    let expected: Vec<(String, Nanos, Nanos)> = [
+        ("b", at(100, 500)),
+        ("a", at(500, 1000)),
+        ("a", at(1100, 2000)),
+        ("a", at(2100, 2700)),
+        ("b", at(2700, 3000)),
+        ("b", at(3100, 4000)),
+        ("b", at(4100, 5000)),
+        ("b", at(5100, 6000)),
+        ("b", at(6100, 6700)),
+    ]
+    .into_iter()
+    .map(|(n, (from, to))| (n.to_string(), from, to))
+    .collect();
+    assert_eq!(s, expected);
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2200).as_ns()));
+    assert_eq!(task(&r, "b").max_response_ns, Some(us(6700).as_ns()));
+    assert_eq!(r.overhead_ns, ms(1).as_ns());
+    assert_eq!(r.tick_ns, None);
+    assert_eq!(r.timer.as_deref(), Some("hrtimer + tick 1ms"));
+    assert_eq!(r.periodic_tick_ns, Some(ms(1).as_ns()));
+
+    // `tick` (the command line's --tick) overrides the file: paper 004's
+    // model, a noticed at the 1 ms tick. Ticks cost 0.1 ms each: b runs
+    // 0.1-1.0, a 1.1-2.0, 2.1-3.0, 3.1-3.3 around the ticks at 2 and 3 ms,
+    // so R_a = 3.3 - 0.5 = 2.8 ms.
+    c.tick = Some(ms(1));
+    let (r, s) = run_traced(&set, "fp:rm", c);
+    assert_eq!(
+        first(&s, ms(3)),
+        vec![
+            ("b".to_string(), us(100), ms(1)),
+            ("a".to_string(), us(1100), ms(2)),
+            ("a".to_string(), us(2100), ms(3)),
+        ]
+    );
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2800).as_ns()));
+    assert_eq!((r.tick_ns, r.timer.as_deref()), (Some(ms(1).as_ns()), None));
+
+    // A file that says releases = "tick" is paper 004's model without --tick.
+    o.timing = Timing::Tick(ms(1));
+    let mut c = SimConfig::new(ms(10));
+    c.overheads = Some(o);
+    let (r, s2) = run_traced(&set, "fp:rm", c);
+    assert_eq!(s2, s);
+    assert_eq!(task(&r, "a").max_response_ns, Some(us(2800).as_ns()));
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //!   "tests": [                             // every test of every policy
 //!     { "test": "rta", "policy": "rm",
 //!       "schedulable": true | false | null,   // null: sufficient test inconclusive
-//!       "tick_ns": 8000000 | null }           // *-overheads only; null = tickless
+//!       "tick_ns": 8000000 | null,            // *-overheads only: paper 004's tick; null = tickless or hrtimer
+//!       "timer": "hrtimer + tick 4ms",        // only for Linux's model (overheads file releases = "hrtimer")
+//!       "periodic_tick_ns": 4000000 }         // only for Linux's model with a tick
 //!   ],
 //!   "tasks": [                             // one row per task per policy
 //!     { "name": "t1", "policy": "rm",
@@ -24,6 +26,7 @@
 //!   ],
 //!   "breakdown": [                         // only with --breakdown
 //!     { "policy": "rm", "overheads": "rtmach" | null, "tick_ns": 8000000 | null,
+//!       "timer": ..., "periodic_tick_ns": ...,   // as in "tests", Linux's model only
 //!       "utilization": 0.8236 | null,      // U*; null when no scale is schedulable
 //!       "scale": 0.9921 | null }           // α
 //!   ]
@@ -41,7 +44,9 @@ use clap::{Args, ValueEnum};
 use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
-use rtlab_analysis::schema::{AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict};
+use rtlab_analysis::schema::{
+    linux_timer_fields, AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict,
+};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::overheads::Overheads;
@@ -72,8 +77,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Timer tick(s) for the overhead-aware tests, comma-separated
-    /// (e.g. 1ms,2ms,4ms); without it the scheduler is tickless.
+    /// Timer tick(s) for paper 004's timer-driven model (releases wait for
+    /// the next tick), comma-separated (e.g. 1ms,2ms,4ms); overrides the
+    /// overheads file's `releases`/`tick`. Without it, the file's model
+    /// (tickless when it states none).
     #[arg(long, value_delimiter = ',', value_parser = parse_tick, requires = "overheads")]
     pub tick: Vec<Nanos>,
 
@@ -239,8 +246,7 @@ fn verdict_word(v: Option<bool>) -> &'static str {
 
 fn test_label(test: Test, timer: Option<TimerModel>) -> String {
     match timer {
-        Some(TimerModel::Tick(t)) => format!("{test} (tick {t})"),
-        Some(TimerModel::Tickless) => format!("{test} (tickless)"),
+        Some(timer) => format!("{test} ({timer})"),
         None => test.to_string(),
     }
 }
@@ -363,7 +369,10 @@ fn human(
             t.add_row(vec![
                 b.policy.name().to_string(),
                 b.overheads.clone().unwrap_or_else(|| "none (ideal)".into()),
-                b.tick.map_or("-".to_string(), |t| t.to_string()),
+                match b.timer {
+                    Some(timer @ TimerModel::Hrtimer { .. }) => timer.to_string(),
+                    _ => b.tick.map_or("-".to_string(), |t| t.to_string()),
+                },
                 b.result.map_or("unschedulable".into(), |r| {
                     format!("{:.2}%", r.utilization * 100.0)
                 }),
@@ -392,11 +401,16 @@ fn json_document(
     let tests = reports
         .iter()
         .flat_map(|report| {
-            report.runs.iter().map(move |run| TestVerdict {
-                test: run.outcome.test.name(),
-                policy: report.policy.name(),
-                schedulable: run.outcome.schedulable,
-                tick_ns: run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
+            report.runs.iter().map(move |run| {
+                let (timer, periodic_tick_ns) = linux_timer_fields(run.timer);
+                TestVerdict {
+                    test: run.outcome.test.name(),
+                    policy: report.policy.name(),
+                    schedulable: run.outcome.schedulable,
+                    tick_ns: run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
+                    timer,
+                    periodic_tick_ns,
+                }
             })
         })
         .collect();
@@ -434,12 +448,17 @@ fn json_document(
         breakdown: breakdowns.map(|breakdowns| {
             breakdowns
                 .iter()
-                .map(|b| BreakdownEntry {
-                    policy: b.policy.name(),
-                    overheads: b.overheads.clone(),
-                    tick_ns: b.tick.map(Nanos::as_ns),
-                    utilization: b.result.map(|r| r.utilization),
-                    scale: b.result.map(|r| r.scale),
+                .map(|b| {
+                    let (timer, periodic_tick_ns) = linux_timer_fields(b.timer);
+                    BreakdownEntry {
+                        policy: b.policy.name(),
+                        overheads: b.overheads.clone(),
+                        tick_ns: b.tick.map(Nanos::as_ns),
+                        timer,
+                        periodic_tick_ns,
+                        utilization: b.result.map(|r| r.utilization),
+                        scale: b.result.map(|r| r.scale),
+                    }
                 })
                 .collect()
         }),

@@ -39,13 +39,15 @@ pub const EXAMPLES: &str = "Examples:\n  \
 pub struct SimArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|ipi|multiburst|hybrid.
+    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|rr:2ms:linux|ipi|multiburst|hybrid.
     #[arg(long, short = 's')]
     pub scheduler: String,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
-    /// Periodic timer tick: releases and quanta are noticed only at ticks (default: tickless).
+    /// Paper 004's timer-driven model: releases and quanta are noticed only at ticks of this
+    /// period. Overrides the overheads file's `releases`/`tick` (default: the file's model,
+    /// tickless when it states none).
     #[arg(long, value_parser = parse_nanos)]
     pub tick: Option<Nanos>,
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
@@ -319,9 +321,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &SimReport, origin: &str) -> String {
     let origin = printable(origin);
-    let tick = r.tick_ns.map_or("tickless".to_string(), |t| {
-        format!("tick {}", Nanos::from_ns(t))
-    });
+    let tick = match (&r.timer, r.tick_ns) {
+        (Some(linux), _) => linux.clone(),
+        (None, Some(t)) => format!("tick {}", Nanos::from_ns(t)),
+        (None, None) => "tickless".to_string(),
+    };
     let mut out = format!(
         "{} ({origin}) under {} for {}: {tick}, protocol {}, on-miss {}, seed {}\n\n",
         printable(&r.taskset),

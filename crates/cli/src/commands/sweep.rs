@@ -8,6 +8,8 @@
 //!   "tasks": 10, "sets_per_step": 1000, "seed": 0,
 //!   "method": "randfixedsum", "deadlines": "implicit",
 //!   "tests": ["rm:rta", "edf:edf-demand"],          // column order
+//!   "timer": "hrtimer + tick 4ms",                  // only for Linux's model (overheads file)
+//!   "periodic_tick_ns": 4000000,                    // only for Linux's model with a tick
 //!   "rows": [
 //!     { "utilization": 0.8, "sets": 1000,
 //!       "accepted": { "rm:rta": 912, "edf:edf-demand": 1000 },
@@ -30,7 +32,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::schema::{SweepDocument, SweepRowDocument};
+use rtlab_analysis::schema::{linux_timer_fields, SweepDocument, SweepRowDocument};
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::{self, Sweep, SweepTest};
 use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
@@ -93,7 +95,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Tick for rta-overheads and edf-demand-overheads (tickless when absent).
+    /// Tick for paper 004's timer-driven model in rta-overheads and
+    /// edf-demand-overheads; overrides the overheads file's
+    /// `releases`/`tick` (without either: tickless).
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
     pub tick: Option<Nanos>,
 
@@ -187,12 +191,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         generator.deadlines = deadlines;
     }
     let overheads = super::analyze::load_overheads(args.overheads.as_deref())?;
-    if let Some(t) = args.tests.iter().find(|t| {
-        matches!(
-            t.test,
-            rtlab_analysis::Test::RtaOverheads | rtlab_analysis::Test::EdfDemandOverheads
-        )
-    }) {
+    if let Some(t) = args.tests.iter().find(|t| t.test.has_overheads()) {
         if overheads.is_none() {
             return Err(usage(format!("--test {} needs --overheads", t.test)));
         }
@@ -225,11 +224,18 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         std::fs::write(path, csv(&result))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let doc = json_document(args, &generator, &result);
+    // The overhead-aware tests' timer model (one: sweep takes one --tick).
+    let timer = args
+        .tests
+        .iter()
+        .any(|t| t.test.has_overheads())
+        .then(|| options.platforms().next().map(|p| p.timer))
+        .flatten();
+    let doc = json_document(args, &generator, &result, timer);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", human(args, &result));
+        print!("{}", human(args, &result, timer));
     }
     let doc = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {
@@ -255,7 +261,7 @@ fn csv(result: &Sweep) -> String {
     String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-fn human(args: &SweepArgs, result: &Sweep) -> String {
+fn human(args: &SweepArgs, result: &Sweep, timer: Option<TimerModel>) -> String {
     let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
     // A `TEST ?` column (sets without a verdict) for each test with any.
     let undecided: Vec<usize> = (0..names.len())
@@ -280,8 +286,9 @@ fn human(args: &SweepArgs, result: &Sweep) -> String {
     } else {
         "TEST ?: sets without a verdict (a sufficient test that did not pass, or an exact test that gave up)\n"
     };
+    let timer = timer.map_or(String::new(), |t| format!(", overhead-aware tests {t}"));
     format!(
-        "schedulability ratio: {} sets of {} tasks per step, seed {}\n{}\n{note}",
+        "schedulability ratio: {} sets of {} tasks per step, seed {}{timer}\n{}\n{note}",
         args.sets,
         args.tasks,
         args.seed,
@@ -298,7 +305,13 @@ fn by_test<T>(names: &[String], value: impl Fn(usize) -> T) -> BTreeMap<String, 
         .collect()
 }
 
-fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) -> SweepDocument {
+fn json_document(
+    args: &SweepArgs,
+    generator: &GeneratorConfig,
+    result: &Sweep,
+    timer: Option<TimerModel>,
+) -> SweepDocument {
+    let (timer, periodic_tick_ns) = linux_timer_fields(timer);
     let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
     let rows = result
         .rows
@@ -319,6 +332,8 @@ fn json_document(args: &SweepArgs, generator: &GeneratorConfig, result: &Sweep) 
         deadlines: generator.deadlines.to_string(),
         tests: names,
         rows,
+        timer,
+        periodic_tick_ns,
     }
 }
 

@@ -327,7 +327,7 @@ mod tests {
         assert!(e.contains("use other, fifo-order"), "{e}");
         assert!(!e.contains("--policy"), "{e}");
         let model = |p: RunPolicy| p.model_scheduler(ms(100)).map(|m| m.to_string());
-        assert_eq!(model(RunPolicy::RoundRobin).unwrap(), "rr:100ms");
+        assert_eq!(model(RunPolicy::RoundRobin).unwrap(), "rr:100ms:linux");
         assert_eq!(model(RunPolicy::Given).unwrap(), "fp:given");
         assert_eq!(model(RunPolicy::FifoOrder).unwrap(), "fifo");
         assert_eq!(model(RunPolicy::Other), None);

@@ -19,6 +19,7 @@
 //! | `fifo` | [`fifo`] | non-preemptive, release order |
 //! | `np-edf` | [`np_edf`] | non-preemptive earliest deadline first |
 //! | `rr:QUANTUM` | [`rr`] | round robin with a quantum |
+//! | `rr:QUANTUM:linux` | [`rr_linux`] | round robin with Linux SCHED_RR's timeslice rule |
 //! | `ipi[:k=v,...]` | [`ipi`] | I+PI control scheduler (paper 002 §3.1.1) |
 //! | `multiburst[:k=v,...]` | [`multiburst`] | PI Multiburst scheduler (paper 002 §3.2) |
 //! | `hybrid[:rm\|dm]` | [`hybrid`] | EDF, falling back to FP on overload (paper 001) |
@@ -40,6 +41,7 @@ pub mod ipi;
 pub mod multiburst;
 pub mod np_edf;
 pub mod rr;
+pub mod rr_linux;
 
 /// A job's urgency: **larger is more urgent** (the model's convention).
 ///
@@ -268,7 +270,7 @@ impl From<ModelScheduler> for SchedulerSpec {
             ModelScheduler::FixedPriority(policy) => SchedulerSpec::Fp(policy),
             ModelScheduler::Edf => SchedulerSpec::Edf,
             ModelScheduler::Fifo => SchedulerSpec::Fifo,
-            ModelScheduler::RoundRobin(quantum) => SchedulerSpec::Rr(quantum),
+            ModelScheduler::RoundRobin(quantum) => SchedulerSpec::RrLinux(quantum),
         }
     }
 }
@@ -284,8 +286,10 @@ pub enum SchedulerSpec {
     Fifo,
     /// `np-edf`.
     NpEdf,
-    /// `rr:QUANTUM`.
+    /// `rr:QUANTUM`: a fresh quantum at every dispatch.
     Rr(Nanos),
+    /// `rr:QUANTUM:linux`: Linux SCHED_RR, the timeslice kept across sleeps.
+    RrLinux(Nanos),
     /// `ipi[:key=value,...]`.
     Ipi(ipi::IpiParams),
     /// `multiburst[:key=value,...]`.
@@ -296,7 +300,7 @@ pub enum SchedulerSpec {
 
 /// The accepted forms, for error messages and help.
 pub const SCHEDULER_FORMS: &str =
-    "fp:rm, fp:dm, fp:given, edf, fifo, np-edf, rr:QUANTUM (e.g. rr:2ms), ipi, multiburst, hybrid";
+    "fp:rm, fp:dm, fp:given, edf, fifo, np-edf, rr:QUANTUM (e.g. rr:2ms), rr:QUANTUM:linux, ipi, multiburst, hybrid";
 
 impl SchedulerSpec {
     /// Builds the scheduler for `tasks`.
@@ -307,6 +311,7 @@ impl SchedulerSpec {
             SchedulerSpec::Fifo => Box::new(fifo::Fifo),
             SchedulerSpec::NpEdf => Box::new(np_edf::NpEdf),
             SchedulerSpec::Rr(q) => Box::new(rr::RoundRobin::new(*q)),
+            SchedulerSpec::RrLinux(q) => Box::new(rr_linux::LinuxRoundRobin::new(*q)),
             SchedulerSpec::Ipi(p) => Box::new(ipi::Ipi::new(p.clone(), tasks)?),
             SchedulerSpec::Multiburst(p) => {
                 Box::new(multiburst::Multiburst::new(p.clone(), tasks)?)
@@ -329,6 +334,7 @@ impl fmt::Display for SchedulerSpec {
             SchedulerSpec::Fifo => f.write_str("fifo"),
             SchedulerSpec::NpEdf => f.write_str("np-edf"),
             SchedulerSpec::Rr(q) => write!(f, "rr:{q}"),
+            SchedulerSpec::RrLinux(q) => write!(f, "rr:{q}:linux"),
             SchedulerSpec::Ipi(p) => write!(f, "{p}"),
             SchedulerSpec::Multiburst(p) => write!(f, "{p}"),
             SchedulerSpec::Hybrid(p) => write!(f, "hybrid:{}", p.name()),
@@ -364,12 +370,25 @@ impl FromStr for SchedulerSpec {
             "fifo" => no_arg(SchedulerSpec::Fifo),
             "np-edf" => no_arg(SchedulerSpec::NpEdf),
             "rr" => {
-                let q = arg.ok_or_else(|| bad("give a quantum, e.g. rr:2ms".into()))?;
+                let arg = arg.ok_or_else(|| bad("give a quantum, e.g. rr:2ms".into()))?;
+                let (q, linux) = match arg.split_once(':') {
+                    None => (arg, false),
+                    Some((q, "linux")) => (q, true),
+                    Some((_, other)) => {
+                        return Err(bad(format!(
+                            "unknown round-robin variant `{other}` (write rr:QUANTUM or rr:QUANTUM:linux)"
+                        )))
+                    }
+                };
                 let q: Nanos = q.parse().map_err(|e| bad(format!("{e}")))?;
                 if q.is_zero() {
                     return Err(bad("the quantum must be greater than 0".into()));
                 }
-                Ok(SchedulerSpec::Rr(q))
+                Ok(if linux {
+                    SchedulerSpec::RrLinux(q)
+                } else {
+                    SchedulerSpec::Rr(q)
+                })
             }
             "ipi" => ipi::IpiParams::parse(arg.unwrap_or(""))
                 .map(SchedulerSpec::Ipi)
