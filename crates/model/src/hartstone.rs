@@ -29,6 +29,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::results::{TaskMetrics, Totals};
 use crate::task::{Task, TaskSet};
 use crate::time::Nanos;
 
@@ -43,8 +44,9 @@ pub const MAX_POOL_TASKS: usize = 10_000;
 /// a tiny kilo-whet or a window too short to see a miss).
 pub const DEFAULT_MAX_ITERATIONS: u32 = 200;
 
-/// One of the four PH tests (paper 002 §4.2.1-4.2.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// One of the four PH tests (paper 002 §4.2.1-4.2.4); serialised as its
+/// number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum HartstoneTest {
     /// Test 1, asymmetric pool: task 5's frequency +8 Hz per iteration.
     Frequency5,
@@ -83,6 +85,12 @@ impl HartstoneTest {
             HartstoneTest::Workloads => "every workload +1 kilo-whet",
             HartstoneTest::Tasks => "one more copy of task 3",
         }
+    }
+}
+
+impl Serialize for HartstoneTest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.number())
     }
 }
 
@@ -294,12 +302,51 @@ pub struct IterationResult {
     pub duration_ns: u64,
 }
 
+impl IterationResult {
+    /// What a run (simulated or real) reports, as one iteration: its
+    /// per-task metrics and totals, context switches and length.
+    pub fn of_run<'a>(
+        tasks: impl IntoIterator<Item = &'a TaskMetrics>,
+        totals: &Totals,
+        context_switches: u64,
+        duration_ns: u64,
+    ) -> IterationResult {
+        IterationResult {
+            misses: totals.deadline_misses,
+            first_miss: earliest_miss(tasks),
+            context_switches,
+            preemptions: totals.preemptions,
+            jobs: totals.released,
+            duration_ns,
+        }
+    }
+}
+
+/// The earliest missed deadline over a run's tasks: (task, time in ns);
+/// the first declared wins a tie.
+pub fn earliest_miss<'a>(
+    tasks: impl IntoIterator<Item = &'a TaskMetrics>,
+) -> Option<(String, u64)> {
+    tasks
+        .into_iter()
+        .filter_map(|t| Some((t.first_miss_ns?, t.name.as_str())))
+        .min_by_key(|&(at, _)| at)
+        .map(|(at, name)| (name.to_string(), at))
+}
+
 /// Runs one pool for a window: the simulator, real threads, or a script.
 pub trait IterationRunner {
     /// Why a run failed (not a deadline miss: a refused set, a lost thread).
     type Error;
     /// Runs `set` for `window` and reports what happened.
     fn run(&mut self, set: &TaskSet, window: Nanos) -> Result<IterationResult, Self::Error>;
+    /// When `error` means the platform refuses a pool this large (e.g.
+    /// SCHED_DEADLINE admission), why: the series ends there, as it would
+    /// at a miss, instead of failing. `None` (the default): a real error.
+    fn refusal(&self, error: &Self::Error) -> Option<String> {
+        let _ = error;
+        None
+    }
 }
 
 /// How a test series is run.
@@ -350,6 +397,8 @@ pub enum EndReason {
     Cap,
     /// The next pool is not a valid task set (its message).
     InvalidPool(String),
+    /// The runner refused the next pool ([`IterationRunner::refusal`]).
+    Refused(String),
 }
 
 /// A test series' result: paper 002's figures 4.3-4.6 per scheduler.
@@ -404,7 +453,16 @@ pub fn run_test<R: IterationRunner>(
                 break;
             }
         };
-        let result = runner.run(&set, config.window)?;
+        let result = match runner.run(&set, config.window) {
+            Ok(result) => result,
+            Err(e) => match runner.refusal(&e) {
+                Some(why) => {
+                    outcome.end = EndReason::Refused(format!("iteration {k}: {why}"));
+                    break;
+                }
+                None => return Err(e),
+            },
+        };
         switches = switches.saturating_add(result.context_switches);
         ns = ns.saturating_add(result.duration_ns);
         outcome.preemptions = outcome.preemptions.saturating_add(result.preemptions);
@@ -443,6 +501,52 @@ pub fn run_test<R: IterationRunner>(
         outcome.context_switches_per_s = switches as f64 * 1e9 / ns as f64;
     }
     Ok(outcome)
+}
+
+/// The first iteration of `test` whose pool's utilization is above 1 (no
+/// scheduler can meet it over a window of a few periods), or `None` when
+/// none is before `max_iterations`: an upper bound on the iterations a
+/// series runs, for telling the user how long it may take.
+pub fn overload_iteration(
+    test: HartstoneTest,
+    kilo_whet: Nanos,
+    max_iterations: u32,
+) -> Option<u32> {
+    (0..max_iterations)
+        .find(|&k| pool(test, k, kilo_whet).map_or(true, |set| set.utilization() > 1.0))
+}
+
+/// Ranks runs of one test: more iterations first, then fewer context
+/// switches per second (paper 002: "a good scheduler should score high
+/// results for the number of iterations, while minimizing the number of
+/// context switches"). Returns indices into `runs`.
+pub fn rank(runs: &[&TestOutcome]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| {
+        runs[b]
+            .iterations_completed
+            .cmp(&runs[a].iterations_completed)
+            .then(
+                runs[a]
+                    .context_switches_per_s
+                    .total_cmp(&runs[b].context_switches_per_s),
+            )
+    });
+    order
+}
+
+/// Ranks extended runs of one test: fewer misses first, then fewer context
+/// switches per second.
+pub fn rank_extended(runs: &[&ExtendedResult]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| {
+        runs[a].misses.cmp(&runs[b].misses).then(
+            runs[a]
+                .context_switches_per_s
+                .total_cmp(&runs[b].context_switches_per_s),
+        )
+    });
+    order
 }
 
 /// Length of the extended Hartstone (paper 002 §4.3).
@@ -491,6 +595,28 @@ impl ExtendedProfile {
             (OVERLOAD_END, EXTENDED_LENGTH, &self.normal),
         ]
     }
+}
+
+/// What one scheduler did in an extended Hartstone run (paper 002's
+/// figures 4.7 and 4.8).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExtendedResult {
+    /// Which test's dimension carried the load.
+    pub test: HartstoneTest,
+    /// The 48 % setting ([`ExtendedLevel::setting`]).
+    pub normal: String,
+    /// The 120 % setting.
+    pub overload: String,
+    /// Deadline misses over the 120 s.
+    pub misses: u64,
+    /// Context switches over the 120 s.
+    pub context_switches: u64,
+    /// `context_switches` per second.
+    pub context_switches_per_s: f64,
+    /// Preemptions over the 120 s.
+    pub preemptions: u64,
+    /// Jobs released.
+    pub jobs: u64,
 }
 
 /// `round(num / den)` for `den > 0`, half up.
@@ -888,6 +1014,73 @@ mod tests {
             matches!(&out.end, EndReason::InvalidPool(m) if m.starts_with("test 1, iteration 0")),
             "{:?}",
             out.end
+        );
+    }
+
+    #[test]
+    fn a_refused_pool_ends_the_series_without_an_error() {
+        struct Admission;
+        impl IterationRunner for Admission {
+            type Error = u32;
+            fn run(&mut self, set: &TaskSet, _: Nanos) -> Result<IterationResult, u32> {
+                if set.utilization() > 0.5 {
+                    Err(7)
+                } else {
+                    Ok(IterationResult::default())
+                }
+            }
+            fn refusal(&self, e: &u32) -> Option<String> {
+                (*e == 7).then(|| "admission refused".to_string())
+            }
+        }
+        let out = run_test(
+            &mut Admission,
+            &config(HartstoneTest::Tasks, 9),
+            &mut |_| {},
+        )
+        .unwrap();
+        // k = 0 (0.40) and k = 1 (0.48) run; k = 2 (0.56) is refused.
+        assert_eq!(out.iterations_completed, 2);
+        assert_eq!(
+            out.end,
+            EndReason::Refused("iteration 2: admission refused".into())
+        );
+    }
+
+    #[test]
+    fn overload_iterations_and_rankings() {
+        // U > 1: test 1 at f5 = 272 Hz (k = 30; U = 1 exactly in Hz, but
+        // the period floor(1e9 / 272) = 3676470 ns is rounded down, so
+        // 1.00000007), test 2 at x2.6 (k = 16), test 3 at k = 8 (1.02),
+        // test 4 at k = 8 (1.04).
+        let first = HartstoneTest::ALL.map(|t| overload_iteration(t, KW, 200));
+        assert_eq!(first, [Some(30), Some(16), Some(8), Some(8)]);
+        assert_eq!(overload_iteration(HartstoneTest::Tasks, KW, 8), None);
+        let outcome = |iterations, cs| TestOutcome {
+            test: HartstoneTest::Tasks,
+            iterations_completed: iterations,
+            utilization_reached: None,
+            context_switches_per_s: cs,
+            preemptions: 0,
+            ending_miss: None,
+            end: EndReason::Miss,
+            iterations: Vec::new(),
+        };
+        let (a, b, c) = (outcome(5, 90.0), outcome(7, 120.0), outcome(7, 100.0));
+        assert_eq!(rank(&[&a, &b, &c]), vec![2, 1, 0]);
+        let ext = |misses, cs| ExtendedResult {
+            test: HartstoneTest::Tasks,
+            normal: String::new(),
+            overload: String::new(),
+            misses,
+            context_switches: 0,
+            context_switches_per_s: cs,
+            preemptions: 0,
+            jobs: 0,
+        };
+        assert_eq!(
+            rank_extended(&[&ext(9, 1.0), &ext(3, 5.0), &ext(3, 4.0)]),
+            vec![2, 1, 0]
         );
     }
 
