@@ -40,6 +40,11 @@ pub const BASELINE: [(u64, u64); 5] = [(2, 32), (4, 16), (8, 8), (16, 4), (32, 2
 /// stays bounded whatever iteration is asked for).
 pub const MAX_POOL_TASKS: usize = 10_000;
 
+/// The shortest iteration window: the baseline's longest period (task 1,
+/// 2 Hz). In a shorter window no deadline of task 1 falls, so its misses
+/// would go uncounted and a series could grow far past overload.
+pub const MIN_WINDOW: Nanos = Nanos::from_ms(500);
+
 /// Iterations a test runs at most when no miss ends it first (a guard for
 /// a tiny kilo-whet or a window too short to see a miss).
 pub const DEFAULT_MAX_ITERATIONS: u32 = 200;

@@ -58,14 +58,19 @@ impl IterationRunner for RealIterations<'_> {
         Ok(iteration_result(&report))
     }
 
-    /// SCHED_DEADLINE admission refusing a pool above its limit (0.90 of a
-    /// CPU here: 0.95 minus the fair server's 0.05) ends the series, as a
-    /// miss would: rtlab keeps RT throttling and admission on.
+    /// A pool the platform refuses ends the series, as a miss would:
+    /// SCHED_DEADLINE admission above its limit (0.90 of a CPU here: 0.95
+    /// minus the fair server's 0.05; rtlab keeps RT throttling and admission
+    /// on), or a parameter refused before the run (e.g. more distinct
+    /// rate-monotonic priorities than SCHED_FIFO has).
     fn refusal(&self, error: &RealIterationError) -> Option<String> {
         match error {
             RealIterationError::Rt(
                 e @ (RtError::DeadlineOverLimit { .. } | RtError::DeadlineAdmission { .. }),
             ) => Some(format!("SCHED_DEADLINE refused the pool: {e}")),
+            RealIterationError::Rt(e @ RtError::Invalid { .. }) => {
+                Some(format!("the pool was refused: {e}"))
+            }
             _ => None,
         }
     }

@@ -183,8 +183,12 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "--extended --policy: the extended Hartstone needs task sets that change during a run, which the real-thread executor cannot do yet; use --extended with --scheduler",
         ));
     }
-    if args.iteration_duration.is_zero() {
-        return Err(usage("--iteration-duration must be longer than 0"));
+    if args.iteration_duration < hartstone::MIN_WINDOW {
+        return Err(usage(format!(
+            "--iteration-duration {}: use at least {} (the baseline's longest period; in a shorter window no deadline of task 1 falls, so its misses would go uncounted)",
+            args.iteration_duration,
+            hartstone::MIN_WINDOW
+        )));
     }
     if args.max_iterations == 0 {
         return Err(usage("--max-iterations must be at least 1"));
