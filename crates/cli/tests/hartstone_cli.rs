@@ -167,7 +167,7 @@ fn real_thread_series_report_every_iteration_and_stop_at_the_first_miss() {
         "--kilo-whet",
         "2.5ms",
         "--iteration-duration",
-        "300ms",
+        "500ms",
         "--max-iterations",
         "4",
         "--json",
