@@ -50,6 +50,9 @@ enum Command {
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
     #[command(after_help = commands::sim::EXAMPLES)]
     Sim(commands::sim::SimArgs),
+    /// Hartstone PH tests 1-4 and the extended Hartstone (paper 002 ch. 4), simulated and on real threads.
+    #[command(after_help = commands::hartstone::EXAMPLES)]
+    Hartstone(commands::hartstone::HartstoneArgs),
     /// Run a task set on real threads under a Linux policy, recording every job.
     Run(commands::run::RunArgs),
     /// Run a task set on real threads and in the simulator under the matching scheduler, side by side.
@@ -76,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
+        Command::Hartstone(args) => commands::hartstone::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Latency(args) => commands::latency::run(&args),

@@ -84,7 +84,8 @@ fn all_examples() -> Vec<(String, Vec<String>)> {
 /// Commands that run real threads or a load: their run lengths are cut.
 const TIMED: [&str; 5] = ["run", "compare", "latency", "load", "lag-study"];
 
-/// The example with its long runs made short: durations 300 ms, loops 300,
+/// The example with its long runs made short: durations 300 ms, Hartstone
+/// iterations 500 ms (their shortest), loops 300,
 /// samples 20, sets 20, one lag-study round with a short grid and no
 /// cooldown (added where the default is long).
 fn shortened(command: &str, example: &str) -> String {
@@ -102,6 +103,7 @@ fn shortened(command: &str, example: &str) -> String {
             "--sets" => Some("20"),
             "--rounds" => Some("1"),
             "--cooldown" => Some("0s"),
+            "--iteration-duration" if command == "hartstone" => Some("500ms"),
             _ => None,
         };
         if let Some(short) = short {

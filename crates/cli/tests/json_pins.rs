@@ -309,6 +309,19 @@ const PINNED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "hartstone",
+        &[
+            "hartstone",
+            "--test",
+            "2,4",
+            "--scheduler",
+            "edf,rr:2ms",
+            "--iteration-duration",
+            "1s",
+            "--json",
+        ],
+    ),
+    (
         "taskset-show",
         &["taskset", "show", "builtin:avionics", "--json"],
     ),

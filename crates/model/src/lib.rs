@@ -8,6 +8,7 @@
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
+//! - [`hartstone`]: the Hartstone PH pools, the stop-at-first-miss driver and the extended profile (paper 002 ch. 4);
 //! - [`text`]: names made safe to print ([`printable`]);
 //! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
 //!   scheduler that models a real-thread policy;
@@ -19,6 +20,7 @@
 pub mod catalog;
 pub mod file;
 pub mod generate;
+pub mod hartstone;
 pub mod overheads;
 pub mod policy;
 pub mod random;

@@ -50,6 +50,7 @@ pub fn figures(run: &RunView) -> Vec<Figure> {
         }
         "sweep" => vec![sweep(run)],
         "analyze" => analyze(run),
+        "hartstone" => hartstone(run),
         _ => Vec::new(),
     }
 }
@@ -160,6 +161,45 @@ fn sweep(run: &RunView) -> Figure {
         ),
         "The share of random task sets each test accepts, against their utilization.".into(),
     )
+}
+
+/// Paper 002's figures 4.3-4.8: per test, one bar per scheduler or policy,
+/// iterations to the first miss (or, for the extended Hartstone, deadline
+/// misses), then context switches per second.
+fn hartstone(run: &RunView) -> Vec<Figure> {
+    let extended = run
+        .document
+        .get("extended")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let (title, metric, y, caption) = if extended {
+        (
+            "Extended Hartstone: deadline misses",
+            "misses",
+            "deadline misses in 120 s",
+            "Deadline misses over the 120 s of 48 %, 120 % and 48 % load, per test (paper 002 figure 4.7).",
+        )
+    } else {
+        (
+            "Hartstone: iterations to the first miss",
+            "iterations_completed",
+            "iterations without a miss",
+            "Iterations each scheduler completed before the first deadline miss, per test (paper 002 figures 4.3-4.6).",
+        )
+    };
+    let switches = series::hartstone_bars(run, extended, "context_switches_per_s");
+    vec![
+        Figure::drawn(
+            title,
+            plot::bars(&series::hartstone_bars(run, extended, metric), y),
+            caption.into(),
+        ),
+        Figure::drawn(
+            "Context switches per second",
+            plot::bars(&switches, "context switches / s"),
+            "Context switches per second of each scheduler, per test (paper 002 figures 4.3-4.6, 4.8).".into(),
+        ),
+    ]
 }
 
 fn analyze(run: &RunView) -> Vec<Figure> {

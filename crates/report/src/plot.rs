@@ -305,6 +305,22 @@ fn grouped_bars(
     })
 }
 
+/// Grouped bars with the y axis from 0 to a round value above the largest
+/// bar (`rtlab hartstone`'s iterations, misses and context switches).
+pub fn bars(bars: &crate::series::Bars, y_desc: &str) -> PlotResult {
+    let top = bars
+        .groups
+        .iter()
+        .flat_map(|g| g.1.iter().flatten())
+        .fold(0.0, |a: f64, &b| a.max(b));
+    grouped_bars(
+        &bars.groups,
+        &bars.names,
+        y_desc,
+        nice_ceiling((top * 1.25).max(1.0)),
+    )
+}
+
 /// Paper 000's bars: per period x utilization cell, the share (%) of lags
 /// under `threshold_us` (10 or 20), one bar per controller.
 pub fn lag_shares(bars: &[LagBar], threshold_us: u32) -> PlotResult {

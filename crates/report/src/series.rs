@@ -396,6 +396,63 @@ fn by_thread(samples: &[SampleRow]) -> Vec<(u32, Vec<&SampleRow>)> {
 }
 
 /// `doc[key]` as a slice, empty when absent or not an array.
+/// Grouped bars: per group (x label), one value per series (`None`: no
+/// bar), and the series' names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bars {
+    /// (group label, one value per series).
+    pub groups: Vec<(String, Vec<Option<f64>>)>,
+    /// Series names (legend).
+    pub names: Vec<String>,
+}
+
+/// `rtlab hartstone`'s bars: one group per test, one bar per scheduler or
+/// policy (`label`), the value `metric` of each test's entry. The document
+/// lists per run `{ "label", "tests": [ { "test": 1, METRIC, ... } ] }`
+/// under `runs` (the PH series) or `extended_runs` (the extended
+/// Hartstone, entries under `results`).
+pub fn hartstone_bars(run: &RunView, extended: bool, metric: &str) -> Bars {
+    let (key, entries) = if extended {
+        ("extended_runs", "results")
+    } else {
+        ("runs", "tests")
+    };
+    let runs = array(&run.document, key);
+    let mut tests: Vec<u64> = runs
+        .iter()
+        .flat_map(|r| array(r, entries))
+        .filter_map(|e| e.get("test")?.as_u64())
+        .collect();
+    tests.sort_unstable();
+    tests.dedup();
+    let names = runs
+        .iter()
+        .map(|r| {
+            r.get("label")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect();
+    let groups = tests
+        .iter()
+        .map(|&test| {
+            let values = runs
+                .iter()
+                .map(|r| {
+                    array(r, entries)
+                        .iter()
+                        .find(|e| e.get("test").and_then(Value::as_u64) == Some(test))?
+                        .get(metric)?
+                        .as_f64()
+                })
+                .collect();
+            (format!("test {test}"), values)
+        })
+        .collect();
+    Bars { groups, names }
+}
+
 fn array<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
     doc.get(key)
         .and_then(Value::as_array)

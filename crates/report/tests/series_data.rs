@@ -3,6 +3,8 @@
 
 mod fixtures;
 
+use rtlab_report::view::RunView;
+
 use rtlab_report::series::{
     self, bin_maxima, Gantt, GanttBar, Histogram, LagBar, Line, RealVsSim, ResponseBound,
 };
@@ -238,4 +240,31 @@ fn breakdown_is_sorted_by_tick_with_tickless_at_zero() {
         }]
     );
     assert_eq!(b.ideal, vec![("rm".to_string(), 0.9)]);
+}
+
+#[test]
+fn hartstone_bars_group_by_test_with_one_bar_per_run() {
+    let doc = serde_json::json!({ "runs": [
+        { "label": "sim edf", "tests": [
+            { "test": 1, "iterations_completed": 31 },
+            { "test": 4, "iterations_completed": 8 } ] },
+        { "label": "real rm", "tests": [
+            { "test": 4, "iterations_completed": 6 } ] } ] });
+    let run = RunView::unsaved("hartstone", doc);
+    let bars = series::hartstone_bars(&run, false, "iterations_completed");
+    assert_eq!(bars.names, vec!["sim edf", "real rm"]);
+    assert_eq!(
+        bars.groups,
+        vec![
+            ("test 1".to_string(), vec![Some(31.0), None]),
+            ("test 4".to_string(), vec![Some(8.0), Some(6.0)]),
+        ]
+    );
+    let figures = rtlab_report::figures::figures(&run);
+    assert_eq!(figures.len(), 2);
+    assert!(figures[0].svg.as_ref().unwrap().contains("sim edf"));
+    let empty = RunView::unsaved("hartstone", serde_json::json!({ "extended": true }));
+    assert!(series::hartstone_bars(&empty, true, "misses")
+        .groups
+        .is_empty());
 }

@@ -12,6 +12,7 @@
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
+//! * [`hartstone`]: the Hartstone benchmark's real-thread iteration runner.
 //! * [`kernel_state`]: kernel settings recorded in `/run/rtlab` before they
 //!   are changed and restored after, also after a SIGKILL.
 //! * [`platform`]: the platform's real-time state (`rtlab doctor`).
@@ -33,6 +34,7 @@
 pub mod clock;
 pub mod error;
 pub mod executor;
+pub mod hartstone;
 pub mod interrupt;
 pub mod kernel_state;
 pub mod lag;

@@ -200,8 +200,12 @@ pub enum Scale {
 }
 
 /// A window of simulated time `[start, end)` in which jobs released are
-/// scaled and extra tasks are released (overload phases, paper 001 and the
-/// extended Hartstone of paper 002).
+/// scaled, extra tasks are released and chosen tasks of the set are
+/// suspended (overload phases, paper 001 and the extended Hartstone of
+/// paper 002).
+///
+/// Replacing a task for the phase (another period or execution time) is
+/// suspending it and adding its replacement as a phase task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phase {
     /// First instant of the phase.
@@ -213,6 +217,11 @@ pub struct Phase {
     /// Tasks that exist only during the phase (first release at
     /// `start + offset`, none at or after `end`).
     pub tasks: Vec<Task>,
+    /// Indices (declaration order) of the set's tasks that release no job
+    /// in `[start, end)`: a release `r` of task `i` (period `T`) that falls
+    /// in it moves to `r + ceil((end - r) / T) * T`, its first period
+    /// boundary at or after `end`. A job released before `start` runs on.
+    pub suspended: Vec<usize>,
 }
 
 impl Phase {
@@ -254,6 +263,7 @@ impl Phase {
             end,
             scale,
             tasks: Vec::new(),
+            suspended: Vec::new(),
         })
     }
 
@@ -266,6 +276,7 @@ impl Phase {
             end: s(b),
             scale: Scale::UtilizationPpm(ppm),
             tasks: Vec::new(),
+            suspended: Vec::new(),
         };
         vec![
             phase(0, 30, 480_000),
@@ -273,6 +284,11 @@ impl Phase {
             phase(45, 120, 480_000),
         ]
     }
+}
+
+impl Scale {
+    /// Execution times unchanged (x1).
+    pub const UNCHANGED: Scale = Scale::Factor { num: 1, den: 1 };
 }
 
 impl fmt::Display for Scale {

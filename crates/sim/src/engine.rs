@@ -139,6 +139,9 @@ struct Instant {
 pub struct Simulator {
     tasks: Vec<Task>,
     windows: Vec<(Nanos, Nanos)>,
+    /// Per task of the set, the `[start, end)` windows of the phases that
+    /// suspend it (empty for phase tasks).
+    suspensions: Vec<Vec<(Nanos, Nanos)>>,
     scales: Vec<(Nanos, Nanos, u64, u64)>,
     config: SimConfig,
     overheads: Overheads,
@@ -264,6 +267,21 @@ impl Simulator {
                 windows.push((phase.start, phase.end));
             }
         }
+        let mut suspensions = vec![Vec::new(); tasks.len()];
+        for phase in &config.phases {
+            for &i in &phase.suspended {
+                if i >= set.tasks.len() {
+                    return Err(SimError::Setting {
+                        setting: "phase",
+                        message: format!(
+                            "suspends task index {i}, but the set has {} tasks",
+                            set.tasks.len()
+                        ),
+                    });
+                }
+                suspensions[i].push((phase.start, phase.end));
+            }
+        }
         let base_util_ppm = (set.utilization() * 1e6).round().max(1.0) as u64;
         let scales = config
             .phases
@@ -303,6 +321,7 @@ impl Simulator {
             scheduler_name: scheduler.name(),
             taskset_name: set.name.clone(),
             windows,
+            suspensions,
             scales,
             overheads,
             has_overheads,
@@ -474,7 +493,8 @@ impl Simulator {
         }
     }
 
-    fn schedule_release(&mut self, task: usize, at: Nanos) {
+    fn schedule_release(&mut self, task: usize, mut at: Nanos) {
+        at = self.after_suspensions(task, at);
         if at < self.config.duration && at < self.windows[task].1 {
             let ready = at
                 .saturating_add(self.jitter_delay(task))
@@ -484,6 +504,24 @@ impl Simulator {
             self.queue
                 .push(notice, Class::Release, Payload::Release { task, at });
         }
+    }
+
+    /// `at`, or, when it falls in a phase that suspends `task`, the task's
+    /// first period boundary at or after that phase's end (repeated while
+    /// the moved release falls in another suspension).
+    fn after_suspensions(&self, task: usize, mut at: Nanos) -> Nanos {
+        let period = self.tasks[task].period;
+        while let Some(&(_, end)) = self.suspensions[task]
+            .iter()
+            .find(|&&(start, end)| start <= at && at < end)
+        {
+            let periods = end.saturating_sub(at).div_ceil(period);
+            at = period
+                .checked_mul(periods)
+                .and_then(|d| at.checked_add(d))
+                .unwrap_or(Nanos::MAX);
+        }
+        at
     }
 
     /// How long after its arrival the next job of `task` is released.

@@ -24,13 +24,15 @@
 //!
 //! Modules: [`engine`] (the event loop and its model), [`scheduler`] (the
 //! trait and one module per policy), [`config`] (what else a run needs),
-//! [`metrics`] (the report), [`trace`] (Chrome trace and SVG Gantt).
+//! [`metrics`] (the report), [`trace`] (Chrome trace and SVG Gantt),
+//! [`hartstone`] (the Hartstone benchmark's simulated runner).
 
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod hartstone;
 pub mod job;
 pub mod metrics;
 pub mod queue;

@@ -737,6 +737,42 @@ fn overload_phase_scales_execution_times() {
     assert_eq!((r.released, r.completed, r.aborted), (3, 1, 2));
 }
 
+/// A phase that replaces a task: `a` (T = 10, C = 2 ms) is suspended in
+/// [10, 25) ms and `b` (T = 5, C = 1 ms) exists only there. `a` releases at
+/// 0, skips 10 and 20, and resumes at its first boundary at or after 25 ms,
+/// 30 ms; `b` releases at 10, 15 and 20, none at 25.
+#[test]
+fn a_phase_suspends_a_task_and_releases_its_replacement() {
+    let set = TaskSet::new("p", vec![Task::new("a", ms(10), ms(2))]);
+    let mut c = SimConfig::new(ms(40));
+    c.phases = vec![Phase {
+        start: ms(10),
+        end: ms(25),
+        scale: rtlab_sim::Scale::UNCHANGED,
+        tasks: vec![Task::new("b", ms(5), ms(1))],
+        suspended: vec![0],
+    }];
+    let (r, s) = run_traced(&set, "edf", c.clone());
+    assert_eq!(
+        s,
+        segs(&[
+            ("a", 0, 2),
+            ("b", 10, 11),
+            ("b", 15, 16),
+            ("b", 20, 21),
+            ("a", 30, 32)
+        ])
+    );
+    assert_eq!((r.released, r.deadline_misses), (5, 0));
+    // A phase may only suspend tasks of the set.
+    c.phases[0].suspended = vec![1];
+    let e = simulate(&set, &spec("edf"), &c).unwrap_err().to_string();
+    assert!(
+        e.contains("suspends task index 1, but the set has 1 tasks"),
+        "{e}"
+    );
+}
+
 /// Release jitter, hand-computed. τ1 (C=1, T=4, J=2 ms, high priority) and
 /// τ2 (C=2, T=8 ms). With `max`, every τ1 job arrives at 4k and is released
 /// at 4k+2: τ2 runs [0,2), τ1 [2,3), ...; τ1's response counts from arrival,

@@ -1,5 +1,5 @@
 //! The rtlab results store: every saved run of `rtlab sim`, `run`,
-//! `compare`, `latency`, `lag-study`, `sweep` and `analyze` in one SQLite
+//! `compare`, `latency`, `lag-study`, `sweep`, `analyze` and `hartstone` in one SQLite
 //! database, with its host metadata, its JSON document and, where the
 //! command has them, its per-job and per-sample rows.
 //!

@@ -1,0 +1,714 @@
+//! `rtlab hartstone`: the Hartstone PH tests 1-4 and the extended Hartstone
+//! (paper 002 chapter 4) in the simulator (`--scheduler`) and on real
+//! threads (`--policy`), ranked side by side. The benchmark is library code
+//! (`rtlab_model::hartstone`, `rtlab_sim::hartstone`, `rtlab_rt::hartstone`);
+//! this is flags and printing.
+//!
+//! # JSON schema (`--json`)
+//!
+//! ```text
+//! {
+//!   "extended": false, "tests": [1, 2, 3, 4],
+//!   "kilo_whet_ns": 1250000, "kilo_whet_from": "default",   // or "flag", "calibrated"
+//!   "iteration_duration_ns": 10000000000, "max_iterations": 200, "on_miss": "skip",
+//!   "runs": [                                   // PH series, one per scheduler / policy
+//!     { "world": "sim", "scheduler": "edf", "label": "sim edf",
+//!       "tests": [ { "test": 1, "iterations_completed": 30, "utilization_reached": 0.995,
+//!                    "context_switches_per_s": 120.5, "preemptions": 12,
+//!                    "ending_miss": { "iteration": 30, "task": "t5-272hz", "at_ns": 3676470 },
+//!                    "end": "miss",
+//!                    "iterations": [ { "iteration": 0, "utilization": 0.4, "tasks": 5,
+//!                                      "misses": 0, "first_miss": null, "context_switches": 620,
+//!                                      "preemptions": 0, "jobs": 620, "duration_ns": ... } ] } ] } ],
+//!   "extended_runs": [                          // --extended: one per scheduler
+//!     { "world": "sim", "scheduler": "edf", "label": "sim edf",
+//!       "results": [ { "test": 1, "normal": "task 5 at 64 Hz", "overload": "task 5 at 352 Hz",
+//!                      "misses": 812, "context_switches": 19800,
+//!                      "context_switches_per_s": 165.0, "preemptions": 10, "jobs": 15601 } ] } ],
+//!   "rankings": [ { "test": 1, "world": "sim", "order": ["sim edf", "sim multiburst"] } ]
+//! }
+//! ```
+//!
+//! `--csv FILE`: `world,scheduler,test,iterations,utilization_reached,cs_per_s,preemptions,ending_task,ending_at_ns`
+//! (extended: `world,scheduler,test,misses,cs_per_s,preemptions,jobs`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use rtlab_model::hartstone::{
+    self, extended_profile, overload_iteration, run_test, EndReason, ExtendedResult, HartstoneTest,
+    IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
+};
+use rtlab_model::{printable, Nanos};
+use rtlab_report::table;
+use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig, RunPolicy, RUN_POLICIES};
+use rtlab_rt::hartstone::{sim_counterpart, RealIterations};
+use rtlab_rt::work::FixedWork;
+use rtlab_sim::hartstone::{run_extended, SimIterations};
+use rtlab_sim::{OnMiss, SchedulerSpec};
+use serde::Serialize;
+
+use crate::flags::parse_nanos;
+use crate::setup::{restore_left_state_first, say};
+use crate::usage::{naming_the_flag, usage};
+
+/// Length of one iteration by default: the original Hartstone's experiment
+/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; paper 002 does
+/// not state its window).
+pub const DEFAULT_ITERATION: &str = "10s";
+
+/// Examples shown by `rtlab hartstone --help`.
+pub const EXAMPLES: &str = "Examples:\n  \
+    rtlab hartstone --test all --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
+    rtlab hartstone --test all --extended --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
+    rtlab hartstone --test 4 --policy rm,edf,rr --iteration-duration 2s\n  \
+    rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg";
+
+/// Arguments of `rtlab hartstone`.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct HartstoneArgs {
+    /// Tests to run: 1, 2, 3, 4 (comma-separated) or all.
+    #[arg(long, default_value = "all")]
+    pub test: String,
+    /// Simulator schedulers, comma-separated (any `rtlab sim --scheduler`).
+    #[arg(long, short = 's', value_delimiter = ',')]
+    pub scheduler: Vec<String>,
+    /// Real-thread policies, comma-separated: rm, edf (SCHED_DEADLINE), rr, fifo-order, other, dm.
+    #[arg(long, short = 'P', value_delimiter = ',')]
+    pub policy: Vec<String>,
+    /// The extended Hartstone (120 s: 48 %, 120 % in [30, 45) s, 48 %) instead of the PH series.
+    #[arg(long)]
+    pub extended: bool,
+    /// Execution time of one kilo-whet (default 1.25ms, paper 002's busy wait).
+    #[arg(long, value_parser = parse_nanos, conflicts_with = "calibrate")]
+    pub kilo_whet: Option<Nanos>,
+    /// Measure the kilo-whet on this machine (rtlab_rt::work::FixedWork, median of 7 passes).
+    #[arg(long)]
+    pub calibrate: bool,
+    /// Length of each iteration (default 10s, the original Hartstone's experiment).
+    #[arg(long, value_parser = parse_nanos, default_value = DEFAULT_ITERATION)]
+    pub iteration_duration: Nanos,
+    /// Iterations per test at most, when no miss ends it first.
+    #[arg(long, default_value_t = DEFAULT_MAX_ITERATIONS)]
+    pub max_iterations: u32,
+    /// Deadline-miss rule: skip (Hartstone's count) or continue.
+    #[arg(long, default_value = "skip")]
+    pub on_miss: String,
+    /// The CPU the real task threads are pinned to (default: 1, or the first allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Print the JSON document instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write one row per scheduler and test as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Draw iterations (extended: misses) per test and scheduler as SVG bars.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub save: crate::save::SaveFlags,
+}
+
+/// One scheduler's or policy's PH series.
+#[derive(Debug, Serialize)]
+struct SeriesRun {
+    world: &'static str,
+    scheduler: String,
+    label: String,
+    tests: Vec<TestOutcome>,
+}
+
+/// One scheduler's extended Hartstone.
+#[derive(Debug, Serialize)]
+struct ExtendedRun {
+    world: &'static str,
+    scheduler: String,
+    label: String,
+    results: Vec<ExtendedResult>,
+}
+
+#[derive(Debug, Serialize)]
+struct Ranking {
+    test: HartstoneTest,
+    world: &'static str,
+    order: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Document {
+    extended: bool,
+    tests: Vec<HartstoneTest>,
+    kilo_whet_ns: u64,
+    kilo_whet_from: &'static str,
+    iteration_duration_ns: u64,
+    max_iterations: u32,
+    on_miss: String,
+    runs: Vec<SeriesRun>,
+    extended_runs: Vec<ExtendedRun>,
+    rankings: Vec<Ranking>,
+}
+
+fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
+    if text.trim() == "all" {
+        return Ok(HartstoneTest::ALL.to_vec());
+    }
+    let mut tests = Vec::new();
+    for part in text.split(',') {
+        let test: HartstoneTest = part
+            .parse()
+            .map_err(|e: String| usage(format!("--test: {}", printable(&e))))?;
+        if !tests.contains(&test) {
+            tests.push(test);
+        }
+    }
+    tests.sort();
+    Ok(tests)
+}
+
+/// Runs `rtlab hartstone`.
+pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
+    let tests = parse_tests(&args.test)?;
+    if args.scheduler.is_empty() && args.policy.is_empty() {
+        return Err(usage(
+            "give --scheduler LIST (simulator), --policy LIST (real threads) or both",
+        ));
+    }
+    if args.extended && !args.policy.is_empty() {
+        return Err(usage(
+            "--extended --policy: the extended Hartstone needs task sets that change during a run, which the real-thread executor cannot do yet; use --extended with --scheduler",
+        ));
+    }
+    if args.iteration_duration < hartstone::MIN_WINDOW {
+        return Err(usage(format!(
+            "--iteration-duration {}: use at least {} (the baseline's longest period; in a shorter window no deadline of task 1 falls, so its misses would go uncounted)",
+            args.iteration_duration,
+            hartstone::MIN_WINDOW
+        )));
+    }
+    if args.max_iterations == 0 {
+        return Err(usage("--max-iterations must be at least 1"));
+    }
+    let specs: Vec<SchedulerSpec> = args
+        .scheduler
+        .iter()
+        .map(|s| {
+            s.parse::<SchedulerSpec>().map_err(|e| {
+                usage(format!(
+                    "--scheduler `{}`: {}",
+                    printable(s),
+                    printable(&e.to_string())
+                ))
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let policies: Vec<RunPolicy> = args
+        .policy
+        .iter()
+        .map(|p| {
+            p.parse::<RunPolicy>()
+                .map_err(|_| usage(format!("--policy `{}`: use {RUN_POLICIES}", printable(p))))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
+        usage(format!(
+            "--on-miss `{}`: use skip or continue",
+            printable(&args.on_miss)
+        ))
+    })?;
+    let real_on_miss: Overrun = match sim_on_miss {
+        OnMiss::Skip => Overrun::Skip,
+        OnMiss::Continue => Overrun::Continue,
+        OnMiss::Abort => {
+            return Err(usage(
+                "--on-miss abort: real threads cannot abort a job; use skip or continue",
+            ))
+        }
+    };
+    let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
+        (Some(kw), _) if kw.is_zero() => return Err(usage("--kilo-whet must be longer than 0")),
+        (Some(kw), _) => (kw, "flag"),
+        (None, true) => {
+            let work = FixedWork::calibrate(7);
+            say(&format!(
+                "calibrated: one kilo-whet (1/1000 of a Whetstone pass) takes {} of CPU time here",
+                work.kilo_whet
+            ));
+            (work.kilo_whet, "calibrated")
+        }
+        (None, false) => (rtlab_model::catalog::DEFAULT_KILO_WHET, "default"),
+    };
+    // Refuse a kilo-whet that makes no pool (every test's baseline) now.
+    for &test in &tests {
+        if args.extended {
+            extended_profile(test, kilo_whet)
+                .map_err(|e| usage(format!("--kilo-whet {kilo_whet}: {e}")))?;
+        } else {
+            hartstone::pool(test, 0, kilo_whet)
+                .map_err(|e| usage(format!("--kilo-whet {kilo_whet}: {e}")))?;
+        }
+    }
+    let saver_flags = &args.save;
+    let mut doc = Document {
+        extended: args.extended,
+        tests: tests.clone(),
+        kilo_whet_ns: kilo_whet.as_ns(),
+        kilo_whet_from,
+        iteration_duration_ns: args.iteration_duration.as_ns(),
+        max_iterations: args.max_iterations,
+        on_miss: sim_on_miss.name().to_string(),
+        runs: Vec::new(),
+        extended_runs: Vec::new(),
+        rankings: Vec::new(),
+    };
+    let mut interrupted = false;
+    if args.extended {
+        for (spec, name) in specs.iter().zip(&args.scheduler) {
+            let mut results = Vec::new();
+            for &test in &tests {
+                let profile = extended_profile(test, kilo_whet)?;
+                results.push(run_extended(&profile, spec, sim_on_miss).map_err(|e| {
+                    usage(format!(
+                        "--scheduler {}: {}",
+                        printable(name),
+                        printable(&e.to_string())
+                    ))
+                })?);
+            }
+            doc.extended_runs.push(ExtendedRun {
+                world: "sim",
+                scheduler: name.clone(),
+                label: format!("sim {name}"),
+                results,
+            });
+        }
+    } else {
+        let config = |test| TestConfig {
+            test,
+            kilo_whet,
+            window: args.iteration_duration,
+            max_iterations: args.max_iterations,
+        };
+        for (spec, name) in specs.iter().zip(&args.scheduler) {
+            let mut runner = SimIterations {
+                spec: spec.clone(),
+                on_miss: sim_on_miss,
+            };
+            let mut outcomes = Vec::new();
+            for &test in &tests {
+                outcomes.push(
+                    run_test(&mut runner, &config(test), &mut |_| {}).map_err(|e| {
+                        usage(format!(
+                            "--scheduler {}: {}",
+                            printable(name),
+                            printable(&e.to_string())
+                        ))
+                    })?,
+                );
+            }
+            doc.runs.push(SeriesRun {
+                world: "sim",
+                scheduler: name.clone(),
+                label: format!("sim {name}"),
+                tests: outcomes,
+            });
+        }
+        if !policies.is_empty() {
+            interrupted = run_real(
+                args,
+                &tests,
+                &policies,
+                real_on_miss,
+                sim_on_miss,
+                kilo_whet,
+                &mut doc,
+            )?;
+        }
+    }
+    doc.rankings = rankings(&doc, &tests);
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv(&doc))
+            .with_context(|| format!("--csv: cannot write {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", human(&doc));
+    }
+    let value = serde_json::to_value(&doc)?;
+    if let Some(path) = &args.plot {
+        let run = rtlab_report::view::RunView::unsaved("hartstone", value.clone());
+        crate::plot_file::write(path, &run)?;
+    }
+    crate::save::save_document(
+        saver_flags,
+        rtlab_store::RunKind::Hartstone,
+        None,
+        &value,
+        interrupted,
+    )?;
+    Ok(if interrupted {
+        std::process::ExitCode::from(130)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+/// The PH series on real threads, one policy after the other, each beside
+/// its simulator counterpart. Says up front how long it can take (each test
+/// stops at the latest at the first pool above U = 1) and prints one line
+/// per iteration on stderr. Returns true when Ctrl-C cut it short.
+#[allow(clippy::too_many_arguments)]
+fn run_real(
+    args: &HartstoneArgs,
+    tests: &[HartstoneTest],
+    policies: &[RunPolicy],
+    on_miss: Overrun,
+    sim_on_miss: OnMiss,
+    kilo_whet: Nanos,
+    doc: &mut Document,
+) -> anyhow::Result<bool> {
+    let bound: u64 = tests
+        .iter()
+        .map(|&t| {
+            u64::from(
+                overload_iteration(t, kilo_whet, args.max_iterations)
+                    .map_or(args.max_iterations, |k| k + 1),
+            )
+        })
+        .sum();
+    let most = Nanos::from_ns(
+        args.iteration_duration
+            .as_ns()
+            .saturating_mul(bound)
+            .saturating_mul(policies.len() as u64),
+    );
+    say(&format!(
+        "real threads: at most {bound} iterations of {} per policy (each test ends at its first miss, at the latest at its first pool above U = 1), {} policies: up to {most} in all",
+        args.iteration_duration,
+        policies.len()
+    ));
+    let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    restore_left_state_first();
+    let mut base = RunConfig::new(args.iteration_duration, policies[0]);
+    base.on_miss = on_miss;
+    base.cpu = Some(args.cpu.unwrap_or_else(executor::default_cpu));
+    let timeslice = rr_timeslice();
+    let started = Instant::now();
+    for &policy in policies {
+        let mut config = base.clone();
+        config.policy = policy;
+        let mut runner = RealIterations { config, interrupt };
+        let mut outcomes = Vec::new();
+        for &test in tests {
+            let cfg = TestConfig {
+                test,
+                kilo_whet,
+                window: args.iteration_duration,
+                max_iterations: args.max_iterations,
+            };
+            let mut progress = |r: &IterationRecord| {
+                say(&format!(
+                    "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches",
+                    started.elapsed().as_secs_f64(),
+                    r.iteration,
+                    r.utilization,
+                    r.result.misses,
+                    r.result.context_switches
+                ));
+                let _ = std::io::stderr().flush();
+            };
+            match run_test(&mut runner, &cfg, &mut progress) {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
+                    say("interrupted: the tests finished so far follow");
+                    push_real(
+                        doc,
+                        policy,
+                        timeslice,
+                        outcomes,
+                        tests,
+                        args,
+                        kilo_whet,
+                        sim_on_miss,
+                    )?;
+                    return Ok(true);
+                }
+                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
+                    let message = match &e {
+                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
+                        other => other.to_string(),
+                    };
+                    return Err(anyhow::anyhow!(
+                        "rtlab hartstone --policy {policy}: {message}"
+                    ));
+                }
+                Err(e) => return Err(anyhow::anyhow!("rtlab hartstone --policy {policy}: {e}")),
+            }
+        }
+        push_real(
+            doc,
+            policy,
+            timeslice,
+            outcomes,
+            tests,
+            args,
+            kilo_whet,
+            sim_on_miss,
+        )?;
+    }
+    Ok(false)
+}
+
+/// Adds a policy's real series and, unless it is already among
+/// `--scheduler`, its simulator counterpart's.
+#[allow(clippy::too_many_arguments)]
+fn push_real(
+    doc: &mut Document,
+    policy: RunPolicy,
+    timeslice: Nanos,
+    outcomes: Vec<TestOutcome>,
+    tests: &[HartstoneTest],
+    args: &HartstoneArgs,
+    kilo_whet: Nanos,
+    on_miss: OnMiss,
+) -> anyhow::Result<()> {
+    doc.runs.push(SeriesRun {
+        world: "real",
+        scheduler: policy.name().to_string(),
+        label: format!("real {policy}"),
+        tests: outcomes,
+    });
+    let Some(name) = sim_counterpart(policy, timeslice) else {
+        return Ok(());
+    };
+    if doc
+        .runs
+        .iter()
+        .any(|r| r.world == "sim" && r.scheduler == name)
+    {
+        return Ok(());
+    }
+    let spec: SchedulerSpec = name.parse().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let mut runner = SimIterations { spec, on_miss };
+    let mut sim = Vec::new();
+    for &test in tests {
+        let cfg = TestConfig {
+            test,
+            kilo_whet,
+            window: args.iteration_duration,
+            max_iterations: args.max_iterations,
+        };
+        sim.push(run_test(&mut runner, &cfg, &mut |_| {})?);
+    }
+    doc.runs.push(SeriesRun {
+        world: "sim",
+        scheduler: name.clone(),
+        label: format!("sim {name}"),
+        tests: sim,
+    });
+    Ok(())
+}
+
+/// Per test and world, the labels best first ([`hartstone::rank`],
+/// [`hartstone::rank_extended`]).
+fn rankings(doc: &Document, tests: &[HartstoneTest]) -> Vec<Ranking> {
+    let mut out = Vec::new();
+    for &test in tests {
+        for world in ["sim", "real"] {
+            let order: Vec<String> = if doc.extended {
+                let runs: Vec<(&ExtendedRun, &ExtendedResult)> = doc
+                    .extended_runs
+                    .iter()
+                    .filter(|r| r.world == world)
+                    .filter_map(|r| Some((r, r.results.iter().find(|e| e.test == test)?)))
+                    .collect();
+                let results: Vec<&ExtendedResult> = runs.iter().map(|r| r.1).collect();
+                hartstone::rank_extended(&results)
+                    .into_iter()
+                    .map(|i| runs[i].0.label.clone())
+                    .collect()
+            } else {
+                let runs: Vec<(&SeriesRun, &TestOutcome)> = doc
+                    .runs
+                    .iter()
+                    .filter(|r| r.world == world)
+                    .filter_map(|r| Some((r, r.tests.iter().find(|o| o.test == test)?)))
+                    .collect();
+                let outcomes: Vec<&TestOutcome> = runs.iter().map(|r| r.1).collect();
+                hartstone::rank(&outcomes)
+                    .into_iter()
+                    .map(|i| runs[i].0.label.clone())
+                    .collect()
+            };
+            if !order.is_empty() {
+                out.push(Ranking { test, world, order });
+            }
+        }
+    }
+    out
+}
+
+fn ending(outcome: &TestOutcome) -> String {
+    match (&outcome.end, &outcome.ending_miss) {
+        (EndReason::Miss, Some(m)) => format!(
+            "k={}: {} at {}",
+            m.iteration,
+            printable(&m.task),
+            Nanos::from_ns(m.at_ns)
+        ),
+        (EndReason::Cap, _) => "no miss (cap)".into(),
+        (EndReason::InvalidPool(why), _) => format!("invalid pool: {why}"),
+        (EndReason::Refused(why), _) => format!("refused: {why}"),
+        _ => "-".into(),
+    }
+}
+
+fn human(doc: &Document) -> String {
+    let mut out = String::new();
+    let kw = Nanos::from_ns(doc.kilo_whet_ns);
+    if doc.extended {
+        out.push_str(&format!(
+            "extended Hartstone (paper 002 §4.3): {EXTENDED_LENGTH}, 48% in [0, 30) s, 120% in [30, 45) s, 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
+            doc.kilo_whet_from, doc.on_miss
+        ));
+        let header = [
+            "test",
+            "load along",
+            "scheduler",
+            "misses",
+            "cs/s",
+            "preemptions",
+            "jobs",
+        ];
+        let mut t = table::new(&header, &["misses", "cs/s", "preemptions", "jobs"]);
+        for &test in &doc.tests {
+            for run in &doc.extended_runs {
+                if let Some(r) = run.results.iter().find(|r| r.test == test) {
+                    t.add_row(vec![
+                        test.number().to_string(),
+                        format!("{} / {}", r.normal, r.overload),
+                        run.label.clone(),
+                        r.misses.to_string(),
+                        format!("{:.1}", r.context_switches_per_s),
+                        r.preemptions.to_string(),
+                        r.jobs.to_string(),
+                    ]);
+                }
+            }
+        }
+        out.push_str(&table::render(&t));
+        out.push('\n');
+    } else {
+        out.push_str(&format!(
+            "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
+            Nanos::from_ns(doc.iteration_duration_ns),
+            doc.kilo_whet_from,
+            doc.on_miss
+        ));
+        let header = [
+            "test",
+            "scheduler",
+            "iterations",
+            "U reached",
+            "cs/s",
+            "preemptions",
+            "ended by",
+        ];
+        let mut t = table::new(&header, &["iterations", "U reached", "cs/s", "preemptions"]);
+        for &test in &doc.tests {
+            for run in &doc.runs {
+                if let Some(o) = run.tests.iter().find(|o| o.test == test) {
+                    t.add_row(vec![
+                        test.number().to_string(),
+                        run.label.clone(),
+                        o.iterations_completed.to_string(),
+                        o.utilization_reached
+                            .map_or("-".into(), |u| format!("{u:.3}")),
+                        format!("{:.1}", o.context_switches_per_s),
+                        o.preemptions.to_string(),
+                        ending(o),
+                    ]);
+                }
+            }
+        }
+        out.push_str(&table::render(&t));
+        out.push('\n');
+    }
+    out.push_str("\nranking (best first; PH: most iterations, then fewest cs/s; extended: fewest misses, then fewest cs/s)\n");
+    let mut t = table::new(&["test", "simulated", "real threads"], &[]);
+    for &test in &doc.tests {
+        let order = |world| {
+            doc.rankings
+                .iter()
+                .find(|r| r.test == test && r.world == world)
+                .map_or("-".to_string(), |r| r.order.join(" > "))
+        };
+        t.add_row(vec![test.number().to_string(), order("sim"), order("real")]);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    out
+}
+
+fn csv(doc: &Document) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if doc.extended {
+        let _ = w.write_record([
+            "world",
+            "scheduler",
+            "test",
+            "misses",
+            "cs_per_s",
+            "preemptions",
+            "jobs",
+        ]);
+        for run in &doc.extended_runs {
+            for r in &run.results {
+                let _ = w.write_record([
+                    run.world.to_string(),
+                    run.scheduler.clone(),
+                    r.test.number().to_string(),
+                    r.misses.to_string(),
+                    r.context_switches_per_s.to_string(),
+                    r.preemptions.to_string(),
+                    r.jobs.to_string(),
+                ]);
+            }
+        }
+    } else {
+        let _ = w.write_record([
+            "world",
+            "scheduler",
+            "test",
+            "iterations",
+            "utilization_reached",
+            "cs_per_s",
+            "preemptions",
+            "ending_task",
+            "ending_at_ns",
+        ]);
+        for run in &doc.runs {
+            for o in &run.tests {
+                let miss = o.ending_miss.as_ref();
+                let _ = w.write_record([
+                    run.world.to_string(),
+                    run.scheduler.clone(),
+                    o.test.number().to_string(),
+                    o.iterations_completed.to_string(),
+                    o.utilization_reached
+                        .map_or(String::new(), |u| u.to_string()),
+                    o.context_switches_per_s.to_string(),
+                    o.preemptions.to_string(),
+                    miss.map_or(String::new(), |m| m.task.clone()),
+                    miss.map_or(String::new(), |m| m.at_ns.to_string()),
+                ]);
+            }
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}

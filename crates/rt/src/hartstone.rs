@@ -1,0 +1,96 @@
+//! The Hartstone benchmark on real threads (paper 002 chapter 4): an
+//! [`IterationRunner`] that runs one pool with the executor for a window.
+//!
+//! Each task's work is its kilo-whets × the kilo-whet's duration of thread
+//! CPU time ([`crate::work::burn_cpu`]), as paper 002 replaced the
+//! Whetstone kernel by a 1.25 ms busy wait; [`crate::work::FixedWork`]
+//! measures what a kilo-whet of real Whetstone computation lasts here.
+//! Context switches are the executor's: voluntary plus involuntary switches
+//! of the task threads over the run (`getrusage(RUSAGE_THREAD)`), and
+//! preemptions the involuntary ones during jobs.
+
+use std::sync::atomic::AtomicBool;
+
+use rtlab_model::hartstone::{IterationResult, IterationRunner};
+use rtlab_model::{Nanos, TaskSet};
+
+use crate::error::RtError;
+use crate::executor::{self, RunConfig, RunPolicy, RunReport};
+
+/// Why a real iteration gave no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RealIterationError {
+    /// The executor refused or failed.
+    #[error(transparent)]
+    Rt(#[from] RtError),
+    /// Ctrl-C (or SIGTERM) ended the iteration early.
+    #[error("interrupted")]
+    Interrupted,
+    /// Task threads did not report back: their jobs are missing.
+    #[error("the threads of {0} did not report back in time")]
+    LostThreads(String),
+}
+
+/// Runs each Hartstone iteration on real threads.
+pub struct RealIterations<'a> {
+    /// Policy, CPU, overrun rule, ...; `duration` is set per iteration.
+    pub config: RunConfig,
+    /// Set by Ctrl-C: ends the current iteration and the series.
+    pub interrupt: &'a AtomicBool,
+}
+
+impl IterationRunner for RealIterations<'_> {
+    type Error = RealIterationError;
+
+    fn run(&mut self, set: &TaskSet, window: Nanos) -> Result<IterationResult, RealIterationError> {
+        let mut config = self.config.clone();
+        config.duration = window;
+        let report = executor::run(set, &config, self.interrupt)?;
+        if report.interrupted {
+            return Err(RealIterationError::Interrupted);
+        }
+        if !report.lost_tasks.is_empty() {
+            return Err(RealIterationError::LostThreads(
+                report.lost_tasks.join(", "),
+            ));
+        }
+        Ok(iteration_result(&report))
+    }
+
+    /// A pool the platform refuses ends the series, as a miss would:
+    /// SCHED_DEADLINE admission above its limit (0.90 of a CPU here: 0.95
+    /// minus the fair server's 0.05; rtlab keeps RT throttling and admission
+    /// on), or a parameter refused before the run (e.g. more distinct
+    /// rate-monotonic priorities than SCHED_FIFO has).
+    fn refusal(&self, error: &RealIterationError) -> Option<String> {
+        match error {
+            RealIterationError::Rt(
+                e @ (RtError::DeadlineOverLimit { .. } | RtError::DeadlineAdmission { .. }),
+            ) => Some(format!("SCHED_DEADLINE refused the pool: {e}")),
+            RealIterationError::Rt(e @ RtError::Invalid { .. }) => {
+                Some(format!("the pool was refused: {e}"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The simulator scheduler shown beside a real policy (`None` for `other`:
+/// CFS has no model). SCHED_RR's counterpart is `rr:Q:linux`, round robin
+/// with the kernel's quantum (`rr_timeslice`,
+/// /proc/sys/kernel/sched_rr_timeslice_ms) kept across sleeps as SCHED_RR does.
+pub fn sim_counterpart(policy: RunPolicy, rr_timeslice: Nanos) -> Option<String> {
+    policy.model_scheduler(rr_timeslice).map(|m| m.to_string())
+}
+
+/// A run's report as one Hartstone iteration: the first miss is the task
+/// with the earliest missed deadline.
+pub fn iteration_result(report: &RunReport) -> IterationResult {
+    IterationResult::of_run(
+        report.tasks.iter().map(|t| &t.metrics),
+        &report.totals,
+        report.context_switches,
+        report.ended_ns,
+    )
+}
