@@ -15,6 +15,24 @@ pub fn parse_nanos(s: &str) -> Result<Nanos, String> {
     s.parse::<Nanos>().map_err(|e| e.to_string())
 }
 
+/// The simulated time: `--duration` when given, else one hyperperiod of
+/// `set` when it is at most 100 s; a usage error otherwise.
+pub fn duration_or_hyperperiod(
+    duration: Option<Nanos>,
+    set: &rtlab_model::TaskSet,
+) -> anyhow::Result<Nanos> {
+    match duration {
+        Some(d) => Ok(d),
+        None => match set.hyperperiod() {
+            Ok(h) if h <= Nanos::from_secs(100) && !h.is_zero() => Ok(h),
+            _ => Err(usage(format!(
+                "--duration is needed: the hyperperiod of `{}` is over 100 s (write e.g. --duration 10s)",
+                rtlab_model::printable(&set.name)
+            ))),
+        },
+    }
+}
+
 /// Parses a load description for clap.
 pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
     s.parse::<LoadSpec>().map_err(|e| e.to_string())

@@ -6,6 +6,7 @@
 //! - [`time`]: integer-nanosecond time ([`Nanos`]), human durations, hyperperiods;
 //! - [`task`]: [`Task`], [`TaskSet`] and their validation;
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
+//! - [`simso`]: SimSo XML configurations in and out;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`text`]: names made safe to print ([`printable`]);
@@ -24,6 +25,7 @@ pub mod policy;
 pub mod random;
 pub mod results;
 pub mod schema;
+pub mod simso;
 pub mod task;
 pub mod text;
 pub mod time;

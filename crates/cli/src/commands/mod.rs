@@ -5,6 +5,7 @@ pub mod compare;
 pub mod demo;
 pub mod doctor;
 pub mod generate;
+pub mod interchange;
 pub mod lag_study;
 pub mod latency;
 pub mod load;
