@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{is_root, rtlab};
+use common::{is_root, stdout_of};
 use serde_json::Value;
 
 fn fixture() -> Value {
@@ -92,18 +92,6 @@ fn check_layout(doc: &Value, threads: usize, loops: Option<u64>) -> Vec<Value> {
             t
         })
         .collect()
-}
-
-/// Runs `rtlab ARGS`, requires success, returns standard output.
-fn stdout_of(args: &[&str]) -> String {
-    let out = rtlab()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
 }
 
 #[test]
