@@ -62,7 +62,9 @@ pub fn parse_run_length(s: &str) -> Result<Nanos, String> {
             .and_then(|secs| secs.checked_mul(1_000_000_000))
             .map(Nanos::from_ns)
             .ok_or_else(|| format!("`{s}` is too long")),
-        Err(_) => parse_nanos(s),
+        Err(_) => parse_nanos(s).map_err(|e| {
+            format!("{e}; a bare number is seconds, or minutes, hours, days with m, h, d")
+        }),
     }
 }
 

@@ -46,7 +46,7 @@ const EXPORT_EXAMPLES: &str = "Examples:\n  \
 const IMPORT_EXAMPLES: &str = "A SimSo configuration is recognised by its content (root <simulation>) \
     wherever a task-set file is accepted (`rtlab sim conf.xml ...`).\n\nExamples:\n  \
     rtlab taskset export builtin:lf-scenario-4 --format simso --out lf.xml && rtlab taskset import lf.xml\n  \
-    rtlab taskset export builtin:avionics --format simso --out a.xml && rtlab taskset import a.xml --to json --out a.json";
+    rtlab taskset export builtin:avionics --format simso -d 2s --out a.xml && rtlab taskset import a.xml --to json --out a.json";
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
