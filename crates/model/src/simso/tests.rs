@@ -290,3 +290,25 @@ proptest::proptest! {
         proptest::prop_assert_eq!(back, set);
     }
 }
+
+proptest::proptest! {
+    /// No input makes the reader panic, and every refusal is one line:
+    /// SimSo's own file with a random slice replaced by random XML-ish text.
+    #[test]
+    fn never_panics_on_mutated_configurations(
+        at in 0usize..1200,
+        cut in 0usize..40,
+        insert in "[<>/=\"a-zA-Z0-9 .\\-\n]{0,16}",
+    ) {
+        let mut bytes = SIMSO_WRITTEN.as_bytes().to_vec();
+        let start = at.min(bytes.len());
+        let end = (start + cut).min(bytes.len());
+        bytes.splice(start..end, insert.bytes());
+        if let Ok(text) = String::from_utf8(bytes) {
+            match parse_str(&text, "m.xml", "m") {
+                Ok(loaded) => proptest::prop_assert!(loaded.set.errors().is_empty()),
+                Err(e) => proptest::prop_assert!(!e.to_string().contains('\n'), "{}", e),
+            }
+        }
+    }
+}
