@@ -15,6 +15,75 @@ pub fn parse_nanos(s: &str) -> Result<Nanos, String> {
     s.parse::<Nanos>().map_err(|e| e.to_string())
 }
 
+/// The simulated time: `--duration` when given, else one hyperperiod of
+/// `set` when it is at most 100 s; a usage error otherwise.
+pub fn duration_or_hyperperiod(
+    duration: Option<Nanos>,
+    set: &rtlab_model::TaskSet,
+) -> anyhow::Result<Nanos> {
+    match duration {
+        Some(d) => Ok(d),
+        None => match set.hyperperiod() {
+            Ok(h) if h <= Nanos::from_secs(100) && !h.is_zero() => Ok(h),
+            _ => Err(usage(format!(
+                "--duration is needed: the hyperperiod of `{}` is over 100 s (write e.g. --duration 10s)",
+                rtlab_model::printable(&set.name)
+            ))),
+        },
+    }
+}
+
+/// Parses an interval as cyclictest does (`-i 1000`: a bare whole number is
+/// microseconds) or as a duration with a unit (`1ms`, `250us`).
+pub fn parse_us_or_duration(s: &str) -> Result<Nanos, String> {
+    match s.trim().parse::<u64>() {
+        Ok(us) => us
+            .checked_mul(1_000)
+            .map(Nanos::from_ns)
+            .ok_or_else(|| format!("{s} microseconds is too long")),
+        Err(_) => parse_nanos(s),
+    }
+}
+
+/// Parses a run length as cyclictest's `-D` does (a bare whole number is
+/// seconds; `m`, `h`, `d` after it are minutes, hours, days) or as a
+/// duration with a unit (`10s`, `500ms`).
+pub fn parse_run_length(s: &str) -> Result<Nanos, String> {
+    let text = s.trim();
+    let (number, unit_secs) = match text.char_indices().last() {
+        Some((i, 'm')) => (&text[..i], 60),
+        Some((i, 'h')) => (&text[..i], 3_600),
+        Some((i, 'd')) => (&text[..i], 86_400),
+        _ => (text, 1),
+    };
+    match number.parse::<u64>() {
+        Ok(n) => n
+            .checked_mul(unit_secs)
+            .and_then(|secs| secs.checked_mul(1_000_000_000))
+            .map(Nanos::from_ns)
+            .ok_or_else(|| format!("`{s}` is too long")),
+        Err(_) => parse_nanos(s).map_err(|e| {
+            format!("{e}; a bare number is seconds, or minutes, hours, days with m, h, d")
+        }),
+    }
+}
+
+/// Parses a thread count, 1..=1024; `cpus` (what `-t` alone means, as in
+/// cyclictest) is one thread per CPU this process may use.
+pub fn parse_thread_count(s: &str) -> Result<u64, String> {
+    let n = if s == "cpus" {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    } else {
+        s.parse::<u64>()
+            .map_err(|_| format!("`{s}` is not a whole number of threads"))?
+    };
+    if (1..=1024).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{n} is not in 1..=1024"))
+    }
+}
+
 /// Parses a load description for clap.
 pub fn parse_load(s: &str) -> Result<LoadSpec, String> {
     s.parse::<LoadSpec>().map_err(|e| e.to_string())

@@ -96,7 +96,7 @@ fn usage_errors_exit_2_and_file_errors_exit_1() {
             &["compare", s4, "--policy", "dm", "--tolerance=-5"],
             "--tolerance",
         ),
-        (&["latency", "-D", "10"], "--duration"),
+        (&["latency", "-D", "10x"], "--duration"), // a bare 10 is cyclictest's 10 s
         (&["latency", "-a", "4095", "-D", "1s"], "--affinity"),
         (&["latency", "-i", "1us", "-D", "1s"], "--interval"),
         (&["load", "cpu:1", "--duration", "1m"], "--duration"),

@@ -188,8 +188,8 @@ pub struct LoadedTaskSet {
     pub origin: String,
 }
 
-/// Loads a task set from a path (`.json` is JSON, anything else TOML) or
-/// from the catalog (`builtin:NAME`, see [`catalog`]).
+/// Loads a task set from a path (`.json` is JSON, an XML document a SimSo
+/// configuration, anything else TOML) or from the catalog (`builtin:NAME`, see [`catalog`]).
 pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
     if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
         let set = catalog::build(name)?;
@@ -219,7 +219,22 @@ pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("taskset");
-    parse_str(&text, Format::from_path(path), spec, default_name)
+    parse_foreign(&text, spec, default_name)
+        .unwrap_or_else(|| parse_str(&text, Format::from_path(path), spec, default_name))
+}
+
+/// Task sets written for another tool, recognised by their content rather
+/// than their name: a SimSo configuration (XML, see [`crate::simso`]).
+/// `None` when the text is not in a foreign format.
+fn parse_foreign(
+    text: &str,
+    spec: &str,
+    default_name: &str,
+) -> Option<Result<LoadedTaskSet, LoadError>> {
+    if crate::simso::looks_like_xml(text) {
+        return Some(crate::simso::parse_str(text, spec, default_name));
+    }
+    None
 }
 
 /// Largest task-set or overheads file rtlab reads: 8 MiB, about 100,000
@@ -333,7 +348,7 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// Places messages at their byte offsets, in the order given. The text is
 /// scanned once (offsets are visited in increasing order), so a file with
 /// many problems costs no more than one pass over it.
-fn located(
+pub(crate) fn located(
     origin: &str,
     text: &str,
     items: impl IntoIterator<Item = (usize, Severity, String)>,

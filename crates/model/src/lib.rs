@@ -6,6 +6,7 @@
 //! - [`time`]: integer-nanosecond time ([`Nanos`]), human durations, hyperperiods;
 //! - [`task`]: [`Task`], [`TaskSet`] and their validation;
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
+//! - [`simso`]: SimSo XML configurations in and out;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`hartstone`]: the Hartstone PH pools, the stop-at-first-miss driver and the extended profile (paper 002 ch. 4);
@@ -26,6 +27,7 @@ pub mod policy;
 pub mod random;
 pub mod results;
 pub mod schema;
+pub mod simso;
 pub mod task;
 pub mod text;
 pub mod time;

@@ -8,7 +8,8 @@
 //! * [`policy`]: SCHED_OTHER / FIFO / RR / DEADLINE, affinity, `mlockall`,
 //!   `/dev/cpu_dma_latency`, RT-throttling settings.
 //! * [`work`]: CPU-time burn and the calibrated kilo-whet.
-//! * [`latency`]: the latency probe (cyclictest's measurement).
+//! * [`latency`]: the latency probe (cyclictest's measurement), and
+//!   [`cyclictest_json`]: its results in cyclictest's `--json` layout.
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
@@ -32,6 +33,7 @@
 #![deny(unsafe_code)]
 
 pub mod clock;
+pub mod cyclictest_json;
 pub mod error;
 pub mod executor;
 pub mod hartstone;

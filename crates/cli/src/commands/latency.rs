@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::Nanos;
+use rtlab_rt::cyclictest_json::{self, CyclictestRun, SysInfo};
 use rtlab_rt::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
 use rtlab_rt::load::{LoadSpec, LoadStats};
 use rtlab_rt::schema::{
@@ -17,7 +18,9 @@ use rtlab_rt::schema::{
 use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::Value;
 
-use crate::flags::{parse_cpus, parse_load, parse_nanos, PolicyArgs};
+use crate::flags::{
+    parse_cpus, parse_load, parse_run_length, parse_thread_count, parse_us_or_duration, PolicyArgs,
+};
 use crate::setup::{set_up, start_load};
 use crate::usage::{naming_the_flag, usage};
 use rtlab_report::table;
@@ -27,22 +30,24 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench --histogram hist.txt\n  \
     rtlab latency --policy other --loops 5000 --series lag.csv --json\n  \
     rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --plot histogram.svg\n  \
-    rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n\n\
+    rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n  \
+    rtlab latency -q -m -p99 -i1000 -t2 -a -D 10 --json=ct.json\n\n\
+    cyclictest's short options mean what they mean there (`-i 1000` is microseconds, `-D 10` seconds, `-h US` the histogram); --help is help.\n\
     Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
     Ctrl-C stops the run early and still prints what was measured.";
 
 /// `rtlab latency`
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, disable_help_flag = true)]
 pub struct LatencyArgs {
-    /// Measuring threads.
-    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    /// Measuring threads, 1..=1024; `-t` alone: one per CPU (cyclictest -t).
+    #[arg(short = 't', long, default_value = "1", num_args = 0..=1, default_missing_value = "cpus", value_parser = parse_thread_count)]
     pub threads: u64,
-    /// Interval of thread 0.
-    #[arg(short = 'i', long, default_value = "1ms", value_parser = parse_nanos)]
+    /// Interval of thread 0; a bare number is microseconds (cyclictest -i 1000).
+    #[arg(short = 'i', long, default_value = "1ms", value_parser = parse_us_or_duration)]
     pub interval: Nanos,
-    /// Added to the interval of each further thread (cyclictest -d).
-    #[arg(short = 'd', long, default_value = "500us", value_parser = parse_nanos)]
+    /// Added to the interval of each further thread; a bare number is microseconds (cyclictest -d).
+    #[arg(short = 'd', long, default_value = "500us", value_parser = parse_us_or_duration)]
     pub distance: Nanos,
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -50,11 +55,11 @@ pub struct LatencyArgs {
     /// with a list (`1` or `0,1` or `0-3`), round-robin over it.
     #[arg(short = 'a', long, num_args = 0..=1, default_missing_value = "all", value_name = "CPUS")]
     pub affinity: Option<String>,
-    /// Run length (default 10s unless --loops is given).
-    #[arg(short = 'D', long, value_parser = parse_nanos)]
+    /// Run length (default 10s unless --loops is given); a bare number is seconds, `m`, `h`, `d` after it minutes, hours, days (cyclictest -D).
+    #[arg(short = 'D', long, value_parser = parse_run_length)]
     pub duration: Option<Nanos>,
-    /// Loops per thread.
-    #[arg(short = 'l', long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Loops per thread; 0 sets no loop limit (cyclictest -l 0).
+    #[arg(short = 'l', long)]
     pub loops: Option<u64>,
     /// Lock all memory (mlockall) so no page fault lands in the measurement.
     #[arg(short = 'm', long)]
@@ -77,9 +82,18 @@ pub struct LatencyArgs {
     /// Worst wake-ups listed per thread (at most 1000).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=latency::MAX_OUTLIERS as u64))]
     pub outliers: u64,
-    /// Print JSON (schema in README, "rtlab latency --json").
-    #[arg(long)]
-    pub json: bool,
+    /// Print the histogram in cyclictest's format on standard output after the run, US 1-microsecond buckets (cyclictest -h US).
+    #[arg(short = 'h', value_name = "US", conflicts_with = "histogram_buckets", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub histogram_stdout: Option<u64>,
+    /// Print only cyclictest's summary lines (cyclictest -q).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Print JSON (schema in README, "rtlab latency --json"); `--json=FILE` writes cyclictest's JSON layout to FILE instead (`--json=-`: on standard output).
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "FILE")]
+    pub json: Option<Option<PathBuf>>,
+    /// Print help (`-h` is cyclictest's histogram here).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
     /// Draw the latency histogram per thread (log-scale counts, cyclictest's plot) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -90,6 +104,57 @@ pub struct LatencyArgs {
 /// Runs `rtlab latency`.
 pub fn run(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
     measure(args).map(|(code, _)| code)
+}
+
+impl LatencyArgs {
+    /// `--json` without a file: rtlab's document on standard output.
+    fn json_stdout(&self) -> bool {
+        matches!(self.json, Some(None))
+    }
+
+    /// `--json=FILE`: cyclictest's layout to FILE (`-`: standard output).
+    fn cyclictest_json(&self) -> Option<&std::path::Path> {
+        self.json.as_ref().and_then(|f| f.as_deref())
+    }
+
+    /// Standard output carries JSON only.
+    fn stdout_is_json(&self) -> bool {
+        self.json_stdout() || self.cyclictest_json() == Some(std::path::Path::new("-"))
+    }
+}
+
+/// The probe's configuration from the flags (every error names its flag).
+fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
+    let threads = args.threads as usize;
+    let affinity = match &args.affinity {
+        None => Affinity::Unpinned,
+        Some(text) => Affinity::RoundRobin(parse_cpus(text)?),
+    };
+    // cyclictest's `-l 0` means no loop limit.
+    let loops = args.loops.filter(|&l| l > 0);
+    let duration = match (args.duration, loops) {
+        (None, None) => Some(Nanos::from_secs(10)),
+        (d, _) => d,
+    };
+    if args.histogram_stdout.is_some() && args.stdout_is_json() {
+        return Err(usage(
+            "-h prints the histogram on standard output, where --json writes: use --histogram FILE, or --json=FILE",
+        ));
+    }
+    let cfg = ProbeConfig {
+        threads,
+        interval: args.interval,
+        distance: args.distance,
+        policy: args.policy.policy(args.interval),
+        affinity,
+        loops,
+        duration,
+        histogram_buckets: args.histogram_stdout.unwrap_or(args.histogram_buckets) as usize,
+        outliers: args.outliers as usize,
+    };
+    // Every check of the configuration is about its flags.
+    cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
+    Ok(cfg)
 }
 
 /// Runs `rtlab latency` and returns its exit status and its `--json`
@@ -104,33 +169,13 @@ pub fn measure_with_tap(
     args: &LatencyArgs,
     tap: Option<latency::SeriesTap>,
 ) -> anyhow::Result<(ExitCode, Value)> {
-    let threads = args.threads as usize;
-    let affinity = match &args.affinity {
-        None => Affinity::Unpinned,
-        Some(text) => Affinity::RoundRobin(parse_cpus(text)?),
-    };
-    let duration = match (args.duration, args.loops) {
-        (None, None) => Some(Nanos::from_secs(10)),
-        (d, _) => d,
-    };
-    let cfg = ProbeConfig {
-        threads,
-        interval: args.interval,
-        distance: args.distance,
-        policy: args.policy.policy(args.interval),
-        affinity,
-        loops: args.loops,
-        duration,
-        histogram_buckets: args.histogram_buckets as usize,
-        outliers: args.outliers as usize,
-    };
-    // Every check of the configuration is about its flags.
-    cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
+    let cfg = probe_config(args)?;
+    let threads = cfg.threads;
     let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;
-    if !args.json && std::io::stderr().is_terminal() {
+    if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
         eprintln!(
             "# measuring {} thread(s) for {}; Ctrl-C stops early",
             threads,
@@ -155,7 +200,9 @@ pub fn measure_with_tap(
         }) as latency::SeriesTap),
         (save, extra) => save.or(extra),
     };
+    let started = std::time::SystemTime::now();
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
+    let ended = std::time::SystemTime::now();
     let load_stats = load.stop();
     let (report, series_written) = result?;
 
@@ -171,13 +218,20 @@ pub fn measure_with_tap(
     }
     let throttling = RtThrottling::read().ok();
     let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
-    if args.json {
+    if args.json_stdout() {
         println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
+    } else if args.quiet {
+        for t in &report.threads {
+            println!("{}", latency::cyclictest_line(t));
+        }
+    } else if !args.stdout_is_json() {
         print!(
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
+    }
+    if args.histogram_stdout.is_some() {
+        print!("{}", latency::cyclictest_histogram(&report.threads));
     }
     let doc = serde_json::to_value(&doc)?;
     if let Some(mut saver) = saver.take() {
@@ -192,10 +246,30 @@ pub fn measure_with_tap(
     if let Some(path) = &args.series {
         series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
     }
-    let code = if report.lost_threads.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    let lost = !report.lost_threads.is_empty();
+    if let Some(path) = args.cyclictest_json() {
+        let run = CyclictestRun {
+            cmdline: std::env::args().collect::<Vec<_>>().join(" "),
+            started,
+            ended,
+            return_code: i32::from(lost),
+        };
+        let text = serde_json::to_string_pretty(&cyclictest_json::document(
+            &report.threads,
+            &run,
+            SysInfo::read(),
+        ))? + "\n";
+        if path == std::path::Path::new("-") {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text)
+                .with_context(|| format!("--json={}: cannot write", path.display()))?;
+        }
+    }
+    let code = if lost {
         ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     };
     Ok((code, doc))
 }
@@ -473,15 +547,94 @@ mod tests {
         );
     }
 
+    /// The probe configuration and the output flags of a command line.
+    fn config_of(line: &str) -> String {
+        let args = parse(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        let cfg = probe_config(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
+        format!(
+            "{cfg:?} mlock={} quiet={} histogram_stdout={:?}",
+            args.mlock, args.quiet, args.histogram_stdout
+        )
+    }
+
+    /// cyclictest's options (`-t -p -i -d -D -l -m -a -h -q`) give the same
+    /// configuration as rtlab's long forms, in cyclictest's units.
+    #[test]
+    fn cyclictest_options_mean_their_long_forms() {
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        for (cyclictest, long) in [
+            ("-t 4", "--threads 4"),
+            ("-t4", "--threads 4"),
+            ("-t", &format!("--threads {cpus}")),
+            ("-p 80", "--priority 80"),
+            ("-p80", "--priority 80"),
+            ("-i 250", "--interval 250us"),
+            ("-i250", "--interval 250us"),
+            ("-i 2ms", "--interval 2000us"),
+            ("-d 0", "--distance 0us"),
+            ("-d0", "--distance 0ns"),
+            ("-d 100", "--distance 100us"),
+            ("-D 30", "--duration 30s"),
+            ("-D30", "--duration 30s"),
+            ("-D 2m", "--duration 120s"),
+            ("-D 1h", "--duration 3600s"),
+            ("-D 1d", "--duration 86400s"),
+            ("-D 10s", "--duration 10s"),
+            ("-D 500ms", "--duration 500ms"),
+            ("-l 1000", "--loops 1000"),
+            ("-l 0", ""),
+            ("-l 0 -D 5", "--duration 5s"),
+            ("-m", "--mlock"),
+            ("-a", "--affinity"),
+            ("-a 1", "--affinity 1"),
+            ("-a 0-1", "--affinity 0,1"),
+            ("-q", "--quiet"),
+            (
+                "-t2 -p99 -i1000 -d0 -m -a -D10",
+                "--threads 2 --priority 99 --interval 1ms --distance 0ns --mlock --affinity --duration 10s",
+            ),
+        ] {
+            assert_eq!(config_of(cyclictest), config_of(long), "{cyclictest} vs {long}");
+        }
+        // -h US: US buckets, as --histogram-buckets, and the histogram printed.
+        let h = config_of("-h 200");
+        assert_eq!(
+            h.replace("histogram_stdout=Some(200)", ""),
+            config_of("--histogram-buckets 200").replace("histogram_stdout=None", "")
+        );
+        assert!(
+            parse("-h 200 --histogram-buckets 100").is_err(),
+            "two bucket counts"
+        );
+        // --json is rtlab's document; --json=FILE cyclictest's layout in FILE.
+        let json = |line: &str| parse(line).unwrap().json;
+        assert_eq!(json("--json"), Some(None));
+        assert_eq!(
+            json("--json=out.json"),
+            Some(Some(PathBuf::from("out.json")))
+        );
+        assert_eq!(json(""), None);
+        let both = parse("-h 100 --json").unwrap();
+        assert!(probe_config(&both)
+            .unwrap_err()
+            .to_string()
+            .contains("-h prints the histogram"));
+        assert!(probe_config(&parse("-h 100 --json=-").unwrap()).is_err());
+        assert!(probe_config(&parse("-h 100 --json=f.json").unwrap()).is_ok());
+    }
+
     #[test]
     fn bad_flags_give_one_line_errors() {
         for (line, needle) in [
             ("--priority 100", "100"),
-            ("--interval 5", "missing unit"),
+            ("--interval 5x", "unknown unit"),
+            ("--duration 5y", "unknown unit"),
+            ("-t 0", "not in 1..=1024"),
+            ("-h 0", "0"),
+            ("--json out.json", "unexpected argument"),
             ("--policy batch", "batch"),
             ("--load spin", "cpu:N"),
             ("--threads 0", "0"),
-            ("--loops 0", "0"),
         ] {
             let e = parse(line).unwrap_err();
             let first = e.to_string();

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod generate;
 pub mod hartstone;
+pub mod interchange;
 pub mod lag_study;
 pub mod latency;
 pub mod load;

@@ -104,18 +104,7 @@ const HARTSTONE_EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
 /// naming the flag; what is accepted but changed (a window or a profile cut
 /// at the end of the run) is said on standard error.
 fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfig> {
-    let duration = match args.duration {
-        Some(d) => d,
-        None => match set.hyperperiod() {
-            Ok(h) if h <= Nanos::from_secs(100) && !h.is_zero() => h,
-            _ => {
-                return Err(usage(format!(
-                    "--duration is needed: the hyperperiod of `{}` is over 100 s (write e.g. --duration 10s)",
-                    printable(&set.name)
-                )))
-            }
-        },
-    };
+    let duration = crate::flags::duration_or_hyperperiod(args.duration, set)?;
     let mut c = SimConfig::new(duration);
     c.tick = args.tick;
     c.overheads = args

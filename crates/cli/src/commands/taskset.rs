@@ -1,4 +1,4 @@
-//! `rtlab taskset list | show | validate | gen`.
+//! `rtlab taskset list | show | validate | gen | export | import`.
 
 use std::process::ExitCode;
 
@@ -31,7 +31,22 @@ pub enum TasksetCommand {
     /// Generate random task sets (UUniFast, UUniFast-discard, RandFixedSum), deterministic per seed.
     #[command(after_help = GEN_EXAMPLES)]
     Gen(super::generate::GenArgs),
+    /// Write a task set for another tool (SimSo XML).
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(super::interchange::ExportArgs),
+    /// Read another tool's task set (a SimSo configuration) and write it as an rtlab file.
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(super::interchange::ImportArgs),
 }
+
+const EXPORT_EXAMPLES: &str = "Examples:\n  \
+    rtlab taskset export builtin:lf-scenario-4 --format simso --scheduler edf --out lf.xml\n  \
+    rtlab taskset export builtin:avionics --format simso -s fp:rm -d 2s";
+
+const IMPORT_EXAMPLES: &str = "A SimSo configuration is recognised by its content (root <simulation>) \
+    wherever a task-set file is accepted (`rtlab sim conf.xml ...`).\n\nExamples:\n  \
+    rtlab taskset export builtin:lf-scenario-4 --format simso --out lf.xml && rtlab taskset import lf.xml\n  \
+    rtlab taskset export builtin:avionics --format simso -d 2s --out a.xml && rtlab taskset import a.xml --to json --out a.json";
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
@@ -74,6 +89,8 @@ pub fn run(command: TasksetCommand) -> anyhow::Result<ExitCode> {
         TasksetCommand::Show(args) => show(&args),
         TasksetCommand::Validate(args) => validate(&args),
         TasksetCommand::Gen(args) => super::generate::run(&args),
+        TasksetCommand::Export(args) => super::interchange::export(&args),
+        TasksetCommand::Import(args) => super::interchange::import(&args),
     }
 }
 

@@ -13,6 +13,11 @@ pub fn rtlab() -> Command {
 
 /// Runs `rtlab ARGS`, requires success, and parses standard output as JSON.
 pub fn json_of(args: &[&str]) -> Value {
+    serde_json::from_str(&stdout_of(args)).expect("valid JSON on stdout")
+}
+
+/// Runs `rtlab ARGS`, requires success, and returns standard output.
+pub fn stdout_of(args: &[&str]) -> String {
     let out = rtlab()
         .args(args)
         .assert()
@@ -20,7 +25,7 @@ pub fn json_of(args: &[&str]) -> Value {
         .get_output()
         .stdout
         .clone();
-    serde_json::from_slice(&out).expect("valid JSON on stdout")
+    String::from_utf8(out).expect("UTF-8 on stdout")
 }
 
 /// True when the tests run as root (real-time policies need it here).

@@ -1,0 +1,189 @@
+//! `rtlab latency --json=FILE` writes cyclictest's JSON layout: the keys of
+//! a document cyclictest 2.40 wrote on the project's machine
+//! (`fixtures/cyclictest-2.40.json`, from `cyclictest -q -m -p99 -i1000 -t2
+//! -a -D1 -h 50 --json=...`), with values that agree with the run.
+//!
+//! The real-time test needs root; run it under the machine's lock:
+//! `flock /tmp/rtlab-realtime.lock cargo test -p rtlab-cli --test cyclictest_cli`.
+
+mod common;
+
+use common::{is_root, stdout_of};
+use serde_json::Value;
+
+fn fixture() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/cyclictest-2.40.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The keys of an object, sorted.
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort();
+    k
+}
+
+/// The JSON kind of a value, numbers split into whole and not.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+    }
+}
+
+/// `doc` has cyclictest's keys, with cyclictest's kinds of value, and its
+/// threads agree with their own histogram; returns the thread entries.
+fn check_layout(doc: &Value, threads: usize, loops: Option<u64>) -> Vec<Value> {
+    let reference = fixture();
+    assert_eq!(keys(doc), keys(&reference));
+    for key in keys(&reference) {
+        if key != "thread" {
+            assert_eq!(kind(&doc[key]), kind(&reference[key]), "{key}");
+        }
+    }
+    assert_eq!(keys(&doc["sysinfo"]), keys(&reference["sysinfo"]));
+    for key in keys(&reference["sysinfo"]) {
+        assert_eq!(
+            kind(&doc["sysinfo"][key]),
+            kind(&reference["sysinfo"][key]),
+            "{key}"
+        );
+    }
+    assert_eq!(doc["file_version"], 1);
+    assert_eq!(doc["sysinfo"]["sysname"], "Linux");
+    assert_eq!(doc["num_threads"], threads);
+    let expected: Vec<String> = (0..threads).map(|i| i.to_string()).collect();
+    assert_eq!(
+        keys(&doc["thread"]),
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    let entry_reference = &reference["thread"]["0"];
+    (0..threads)
+        .map(|i| {
+            let t = doc["thread"][i.to_string()].clone();
+            assert_eq!(keys(&t), keys(entry_reference));
+            for key in ["cycles", "min", "max", "cpu", "node", "histogram"] {
+                assert_eq!(kind(&t[key]), kind(&entry_reference[key]), "{key}");
+            }
+            let cycles = t["cycles"].as_u64().unwrap();
+            if let Some(loops) = loops {
+                assert_eq!(cycles, loops);
+            }
+            let (min, max) = (t["min"].as_u64().unwrap(), t["max"].as_u64().unwrap());
+            let avg = t["avg"].as_f64().unwrap();
+            assert!(min as f64 <= avg && avg < (max + 1) as f64, "{t}");
+            let histogram = t["histogram"].as_object().unwrap();
+            let counted: u64 = histogram.values().map(|n| n.as_u64().unwrap()).sum();
+            assert!(counted <= cycles && counted > 0, "{t}");
+            let buckets: Vec<u64> = histogram.keys().map(|k| k.parse().unwrap()).collect();
+            assert_eq!(
+                buckets.iter().min(),
+                Some(&min),
+                "the lowest bucket holds the minimum"
+            );
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn json_file_has_cyclictests_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ct.json");
+    let arg = format!("--json={}", file.display());
+    let stdout = stdout_of(&[
+        "latency",
+        "--policy",
+        "other",
+        "-l",
+        "50",
+        "-i",
+        "500",
+        "-q",
+        &arg,
+        "--no-dma-latency",
+        "--histogram-buckets",
+        "1000000",
+    ]);
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "-q: one cyclictest line per thread\n{stdout}"
+    );
+    assert!(stdout.starts_with("T: 0 ("), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let threads = check_layout(&doc, 1, Some(50));
+    assert_eq!(threads[0]["cpu"], -1, "not pinned");
+    assert_eq!(doc["return_code"], 0);
+    assert!(doc["cmdline:"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("latency --policy other -l 50 -i 500 -q {arg}")));
+    // --json=- puts the same layout on standard output, alone.
+    let out = stdout_of(&[
+        "latency",
+        "--policy",
+        "other",
+        "-l",
+        "20",
+        "--json=-",
+        "--no-dma-latency",
+        "--histogram-buckets",
+        "1000000",
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    check_layout(&doc, 1, Some(20));
+}
+
+#[test]
+fn a_real_time_run_writes_cyclictest_json() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ct.json");
+    let arg = format!("--json={}", file.display());
+    // cyclictest -q -m -p99 -i1000 -t2 -a -D1 -h 50 --json=FILE, with the program name changed.
+    let stdout = stdout_of(&[
+        "latency", "-q", "-m", "-p99", "-i1000", "-t2", "-a", "-D1", "-h", "50", &arg,
+    ]);
+    assert!(stdout.starts_with("T: 0 ("), "{stdout}");
+    assert!(stdout.contains("\nT: 1 ("), "{stdout}");
+    assert!(stdout.contains("P:99 I:1000"), "{stdout}");
+    assert!(
+        stdout.contains("# Histogram\n000000 "),
+        "-h 50 prints the histogram: {stdout}"
+    );
+    assert!(stdout.contains("\n000049 "), "50 buckets: {stdout}");
+    assert!(!stdout.contains("\n000050 "), "50 buckets: {stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let threads = check_layout(&doc, 2, None);
+    let cpus = std::thread::available_parallelism().unwrap().get() as i64;
+    for (i, t) in threads.iter().enumerate() {
+        assert_eq!(
+            t["cpu"],
+            i as i64 % cpus,
+            "-a pins thread i to the i-th CPU"
+        );
+        assert_eq!(t["node"], 0);
+        // 1 s at 1000 us and 1500 us: at most 1000 and 667 loops (fewer
+        // when a late wake-up skips periods).
+        let cycles = t["cycles"].as_u64().unwrap();
+        let most = 1_000_000 / (1000 + 500 * i as u64) + 1;
+        assert!((1..=most).contains(&cycles), "thread {i}: {cycles} loops");
+        assert!(t["histogram"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| k.parse::<u64>().unwrap() < 50));
+    }
+}
