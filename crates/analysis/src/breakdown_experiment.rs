@@ -29,7 +29,9 @@ use rtlab_model::overheads::{Overheads, Timing};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::breakdown::ONE_PPB;
-use crate::measured_breakdown::{self, MeasuredBreakdown, ScaledSetRunner, SearchConfig, Step};
+use crate::measured_breakdown::{
+    self, MeasuredBreakdown, PassRule, ScaledSetRunner, SearchConfig, Step,
+};
 use crate::overhead_rta::TimerModel;
 use crate::suite::{self, Options, Policy};
 
@@ -115,6 +117,8 @@ pub struct ExperimentConfig {
     pub resolution_ppb: u64,
     /// Runs per α on real threads.
     pub repeat: u32,
+    /// How an α's runs decide it on real threads.
+    pub pass_rule: PassRule,
     /// The utilization above which the platform stops real-time threads
     /// (RT throttling, 0.95), or `None` when nothing caps it.
     pub utilization_limit: Option<f64>,
@@ -163,6 +167,8 @@ pub struct BreakdownDocument {
     pub timer: String,
     /// Runs per α on real threads.
     pub repeat: u32,
+    /// `all` (every run of an α without a miss) or `any` (best of `repeat`).
+    pub pass_rule: PassRule,
     /// Bisection resolution in α.
     pub resolution: f64,
     /// The CPU the task threads were pinned to.
@@ -209,6 +215,7 @@ pub fn run_scale<E>(
         bracket: (lo, hi),
         resolution_ppb,
         repeat,
+        rule: cfg.pass_rule,
         min_alpha_ppb: res,
         max_alpha_ppb: top.max(hi),
     };
@@ -350,6 +357,7 @@ mod tests {
             overheads: Overheads::zero(),
             resolution_ppb: 1_000_000,
             repeat: 2,
+            pass_rule: PassRule::All,
             utilization_limit: Some(0.95),
         };
         let exact = |s: &TaskSet| {

@@ -26,10 +26,17 @@
 //!    at most [`MAX_CONFIRMATIONS`] times; after that the result is
 //!    reported unconfirmed.
 //!
-//! **The repeat rule**: an α passes only when `repeat` runs in a row all
-//! have zero misses; the first run with a miss fails it (the remaining
-//! repeats are not run, since they cannot change the verdict). Noise on a
-//! real machine can only add misses, so the rule errs low, never high.
+//! **The repeat rule** ([`PassRule::All`], the default): an α passes only
+//! when `repeat` runs in a row all have zero misses; the first run with a
+//! miss fails it (the remaining repeats are not run, since they cannot
+//! change the verdict). Noise on a real machine can only add misses, so the
+//! rule errs low, never high. [`PassRule::Any`] (best of `repeat`) passes
+//! an α at its first run with zero misses and fails it only when every run
+//! missed: on a platform whose stalls (a virtual machine, a busy kernel)
+//! make misses at any load, it measures the scheduler rather than the
+//! stalls, and can err high only when an overloaded α happens to miss
+//! nothing in a run, which a run that starts at the critical instant makes
+//! unlikely.
 //!
 //! Every run is recorded as a [`Step`] (α, U, which repeat, misses, jobs,
 //! pass). An interrupted run (Ctrl-C) ends the search with what was
@@ -138,6 +145,27 @@ where
     }
 }
 
+/// When an α passes, given its runs (module documentation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassRule {
+    /// Every one of `repeat` runs has no miss.
+    #[default]
+    All,
+    /// At least one of `repeat` runs has no miss (best of `repeat`).
+    Any,
+}
+
+impl PassRule {
+    /// `all` or `any`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassRule::All => "all",
+            PassRule::Any => "any",
+        }
+    }
+}
+
 /// Where the search starts and how fine it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SearchConfig {
@@ -145,8 +173,10 @@ pub struct SearchConfig {
     pub bracket: (u64, u64),
     /// Stop bisecting when the bracket is at most this wide (ppb, >= 1).
     pub resolution_ppb: u64,
-    /// Runs that must all pass for an α to pass (>= 1).
+    /// Runs per α (>= 1).
     pub repeat: u32,
+    /// How the runs of an α decide it.
+    pub rule: PassRule,
     /// The smallest α tried (ppb, >= 1): failing there means no breakdown.
     pub min_alpha_ppb: u64,
     /// The largest α tried (ppb): passing there means `capped`.
@@ -161,6 +191,7 @@ impl SearchConfig {
             bracket,
             resolution_ppb: DEFAULT_RESOLUTION_PPB,
             repeat: DEFAULT_REPEAT,
+            rule: PassRule::All,
             min_alpha_ppb: DEFAULT_RESOLUTION_PPB,
             max_alpha_ppb: 4 * ONE_PPB,
         }
@@ -251,7 +282,9 @@ struct Searcher<'r, R: StepRunner> {
 }
 
 impl<R: StepRunner> Searcher<'_, R> {
-    /// Runs α up to `repeat` times, stopping at the first failing run.
+    /// Runs α up to `repeat` times, stopping as soon as the rule has its
+    /// verdict: at the first failing run under `All`, at the first passing
+    /// run under `Any`.
     fn trial(&mut self, alpha_ppb: u64, phase: Phase) -> Result<bool, Stop<R::Error>> {
         let utilization = self.runner.utilization(alpha_ppb);
         for repeat in 1..=self.cfg.repeat.max(1) {
@@ -274,11 +307,13 @@ impl<R: StepRunner> Searcher<'_, R> {
             if interrupted {
                 return Err(Stop::Interrupted);
             }
-            if !pass {
-                return Ok(false);
+            match (self.cfg.rule, pass) {
+                (PassRule::All, false) => return Ok(false),
+                (PassRule::Any, true) => return Ok(true),
+                _ => {}
             }
         }
-        Ok(true)
+        Ok(self.cfg.rule == PassRule::All)
     }
 }
 
@@ -355,6 +390,7 @@ fn normalised(cfg: &SearchConfig) -> SearchConfig {
         bracket: (lo, hi),
         resolution_ppb: resolution,
         repeat: cfg.repeat.max(1),
+        rule: cfg.rule,
         min_alpha_ppb: min,
         max_alpha_ppb: max,
     }

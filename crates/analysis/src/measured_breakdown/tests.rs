@@ -361,3 +361,50 @@ fn the_scaled_set_runner_scales_every_wcet() {
     assert_eq!(seen[0], ms(4));
     assert_eq!(seen[3], ms(8));
 }
+
+#[test]
+fn best_of_repeat_passes_an_alpha_at_its_first_clean_run() {
+    // Runs 1 and 2 at 0.9 miss (a stall), run 3 does not: under `any` 0.9
+    // passes after three runs; 0.95 (above the breakdown) fails after all
+    // three; a passing α below needs one run.
+    let mut runner = Scripted::new(914_000_000);
+    runner.fail_at.extend([(milli(900), 1), (milli(900), 2)]);
+    let mut cfg = config((milli(800), milli(1000)));
+    cfg.rule = PassRule::Any;
+    let r = search(&mut runner, &cfg).result;
+    let at = |a: u64| -> Vec<(u32, bool)> {
+        r.steps
+            .iter()
+            .filter(|s| s.alpha_ppb == a)
+            .map(|s| (s.repeat, s.pass))
+            .collect()
+    };
+    assert_eq!(at(milli(900)), [(1, false), (2, false), (3, true)]);
+    assert_eq!(at(milli(950)), [(1, false), (2, false), (3, false)]);
+    assert_eq!(at(milli(800)), [(1, true)]);
+    assert_eq!(r.alpha_ppb, Some(912_500_000));
+    assert!(r.confirmed);
+    // The same stall under `all` fails 0.9.
+    let mut runner = Scripted::new(914_000_000);
+    runner.fail_at.extend([(milli(900), 1), (milli(900), 2)]);
+    let r = search(&mut runner, &config((milli(800), milli(1000)))).result;
+    assert!(r.alpha_ppb.unwrap() < milli(900));
+}
+
+#[test]
+fn best_of_repeat_sees_through_stalls_that_all_of_repeat_cannot() {
+    // Every run misses with probability 0.5 whatever α (stalls): `all`
+    // finds far less than the breakdown, `any` of 8 finds it.
+    let b = 870_000_000;
+    let mut cfg = config((milli(800), milli(1000)));
+    cfg.repeat = 8;
+    cfg.rule = PassRule::Any;
+    let mut found = 0;
+    for seed in 0..20 {
+        let r = search(&mut Scripted::noisy(b, 0.5, seed), &cfg).result;
+        let a = r.alpha_ppb.unwrap();
+        assert!(a <= b);
+        found += u32::from(b - a <= DEFAULT_RESOLUTION_PPB);
+    }
+    assert!(found >= 18, "{found} of 20");
+}

@@ -13,7 +13,9 @@ use rtlab_analysis::breakdown::ONE_PPB;
 use rtlab_analysis::breakdown_experiment::{
     run_scale, scale_times, timer_model_of, BreakdownDocument, ExperimentConfig, ScaleResult,
 };
-use rtlab_analysis::measured_breakdown::{MeasuredBreakdown, Step, StepOutcome, DEFAULT_REPEAT};
+use rtlab_analysis::measured_breakdown::{
+    MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
+};
 use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
 use rtlab_model::overheads::Overheads;
@@ -66,6 +68,10 @@ pub struct BreakdownArgs {
     /// Runs that must all have no miss for an alpha to pass.
     #[arg(long, default_value_t = DEFAULT_REPEAT, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
+    /// When an alpha passes: all (every one of --repeat runs has no miss) or any (best of
+    /// --repeat: one run with no miss; for platforms whose stalls cause misses at any load).
+    #[arg(long, default_value = "all", value_parser = parse_pass_rule)]
+    pub pass_rule: PassRule,
     /// Bisection resolution in alpha (0 < R < 1).
     #[arg(long, default_value = "0.005", value_parser = parse_resolution)]
     pub resolution: u64,
@@ -119,6 +125,15 @@ fn parse_factor(text: &str) -> Result<u64, String> {
         .filter(|&p| p > 0 && p <= 1_000 * ONE_PPB)
         .ok_or_else(|| format!("`{text}`: use a factor above 0 and at most 1000"))?;
     Ok(ppb)
+}
+
+/// `--pass-rule all|any`.
+fn parse_pass_rule(text: &str) -> Result<PassRule, String> {
+    match text {
+        "all" => Ok(PassRule::All),
+        "any" => Ok(PassRule::Any),
+        _ => Err(format!("`{text}`: use all or any")),
+    }
 }
 
 /// `--resolution`: a factor strictly between 0 and 1.
@@ -194,6 +209,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         overheads: overheads.clone(),
         resolution_ppb: args.resolution,
         repeat: args.repeat,
+        pass_rule: args.pass_rule,
         utilization_limit: limit,
     };
     let saver = args
@@ -211,6 +227,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             .tick()
             .map_or("tickless".into(), |t| format!("tick {t}")),
         repeat: args.repeat,
+        pass_rule: args.pass_rule,
         resolution: args.resolution as f64 / ONE_PPB as f64,
         cpu: Some(cpu),
         rt_throttling: throttling.map_or("unknown".into(), |t| t.describe_limit()),
@@ -391,13 +408,14 @@ fn measured_cell(m: &MeasuredBreakdown) -> String {
 /// The human summary: the breakdowns per time scale, then every step.
 pub fn describe(doc: &BreakdownDocument) -> String {
     let mut out = format!(
-        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}), {} runs per alpha, resolution {}, CPU {}, RT throttling {}{}\n\n",
+        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}), {} runs per alpha (pass: {}), resolution {}, CPU {}, RT throttling {}{}\n\n",
         printable(&doc.taskset),
         printable(&doc.origin),
         doc.policy,
         printable(&doc.overheads),
         doc.timer,
         doc.repeat,
+        doc.pass_rule.name(),
         doc.resolution,
         doc.cpu.map_or("-".into(), |c| c.to_string()),
         doc.rt_throttling,
