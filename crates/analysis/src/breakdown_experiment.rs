@@ -120,7 +120,8 @@ pub struct ExperimentConfig {
     /// How an α's runs decide it on real threads.
     pub pass_rule: PassRule,
     /// The utilization above which the platform stops real-time threads
-    /// (RT throttling, 0.95), or `None` when nothing caps it.
+    /// (RT throttling, 0.95; the fair server of Linux 6.12+, 0.95 while
+    /// other tasks want the CPU), or `None` when nothing caps it.
     pub utilization_limit: Option<f64>,
 }
 
@@ -146,8 +147,8 @@ pub struct ScaleResult {
     /// Measured minus each prediction.
     pub prediction_error: PredictionError,
     /// The first failing α's utilization came within 0.05 of the
-    /// platform's limit (RT throttling): the limit, not the scheduler, may
-    /// have capped the measured breakdown.
+    /// platform's limit (RT throttling, the fair server): the limit, not the
+    /// scheduler, may have capped the measured breakdown.
     pub throttling_may_cap: bool,
 }
 

@@ -197,12 +197,16 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<_>>()?;
     let throttling = RtThrottling::read().ok();
+    // What real-time threads may use of the CPU: RT throttling's share,
+    // and in any case not what the fair server (Linux 6.12+) reserves for
+    // starved SCHED_OTHER tasks, which --no-rt-throttling does not lift.
+    // SCHED_DEADLINE admission refuses a set above its limit instead: those
+    // steps are recorded as refused.
+    let fair = 1.0 - rtlab_rt::policy::fair_server_share();
     let limit = match (args.no_rt_throttling, run_policy.is_deadline()) {
-        (true, _) => None,
-        // SCHED_DEADLINE admission refuses a set above its limit: those
-        // steps are recorded as refused, not capped.
-        (false, true) => None,
-        (false, false) => throttling.and_then(|t| t.limit()),
+        (_, true) => None,
+        (true, false) => (fair < 1.0).then_some(fair),
+        (false, false) => throttling.and_then(|t| t.limit()).map(|l| l.min(fair)),
     };
     let cfg = ExperimentConfig {
         policy,
@@ -463,9 +467,15 @@ pub fn describe(doc: &BreakdownDocument) -> String {
         .collect();
     if !capped.is_empty() {
         out.push_str(&format!(
-            "\nnote: RT throttling ({}) may have capped the measured breakdown at time scale {}: its first failing alpha came within 0.05 of the limit; rerun with --no-rt-throttling\n",
+            "\nnote: RT throttling ({}{}) or the fair server (Linux 6.12+: 50 ms per second for starved SCHED_OTHER tasks, not lifted by --no-rt-throttling) may have capped the measured breakdown at time scale {}: its first failing alpha came within 0.05 of the limit{}\n",
             doc.rt_throttling,
-            capped.join(", ")
+            if doc.no_rt_throttling { ", switched off" } else { "" },
+            capped.join(", "),
+            if doc.no_rt_throttling {
+                "; keep other work off the CPU to avoid the fair server"
+            } else {
+                "; rerun with --no-rt-throttling, and keep other work off the CPU"
+            }
         ));
     }
     if doc.interrupted {
