@@ -21,6 +21,8 @@
 //! | [`overhead_rta`] | paper 004 Theorem 1, timer-driven and tickless |
 //! | [`edf_overheads`] | the EDF demand test with paper 004's costs |
 //! | [`breakdown`] | breakdown utilization by bisection on α |
+//! | [`measured_breakdown`] | paper 004 §5: breakdown found by running the set (bisection with repeats) |
+//! | [`breakdown_experiment`] | paper 004 §5 at one time scale: ideal, overhead-aware, simulated, measured |
 //! | [`suite`] | every test of a policy, cheapest first |
 //! | [`schema`] | the `analyze` and `sweep` JSON documents |
 //!
@@ -44,6 +46,7 @@
 pub mod audsley;
 pub mod blocking;
 pub mod breakdown;
+pub mod breakdown_experiment;
 pub mod demand_search;
 pub mod edf_demand;
 pub mod edf_overheads;
@@ -52,6 +55,7 @@ pub mod error;
 pub mod exact;
 pub mod hyperbolic;
 pub mod liu_layland;
+pub mod measured_breakdown;
 pub mod overhead_rta;
 pub mod priority;
 pub mod rta;

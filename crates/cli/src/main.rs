@@ -45,6 +45,8 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Schedulability analysis: bounds, exact RTA, EDF demand, overhead-aware RTA, breakdown utilization.
     Analyze(commands::analyze::AnalyzeArgs),
+    /// Paper 004's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
+    Breakdown(commands::breakdown::BreakdownArgs),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
     Sweep(commands::sweep::SweepArgs),
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
@@ -77,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
         Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Breakdown(args) => commands::breakdown::run(&args),
         Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
         Command::Hartstone(args) => commands::hartstone::run(&args),

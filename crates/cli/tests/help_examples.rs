@@ -104,6 +104,8 @@ fn shortened(command: &str, example: &str) -> String {
             "--rounds" => Some("1"),
             "--cooldown" => Some("0s"),
             "--iteration-duration" if command == "hartstone" => Some("500ms"),
+            "--duration-per-step" => Some("300ms"),
+            "--repeat" if command == "breakdown" => Some("1"),
             _ => None,
         };
         if let Some(short) = short {
@@ -117,6 +119,17 @@ fn shortened(command: &str, example: &str) -> String {
     }
     if command == "lag-study" && !words.contains(&"--cooldown") {
         out.push("--cooldown 0s".into());
+    }
+    if command == "breakdown" {
+        for (flag, short) in [
+            ("--duration-per-step", "300ms"),
+            ("--repeat", "1"),
+            ("--resolution", "0.05"),
+        ] {
+            if !words.contains(&flag) {
+                out.push(format!("{flag} {short}"));
+            }
+        }
     }
     if command == "sweep" && !words.contains(&"--sets") {
         out.push("--sets 20".into());
@@ -141,6 +154,13 @@ fn fixtures(dir: &Path) {
              "command": "rtlab sweep --json", "kind": "sweep", "host": {"kernel": "6.18"},
              "status": "complete", "document": {"tests": ["rm:rta"], "rows": [
                {"utilization": 0.5, "sets": 2, "ratio": {"rm:rta": 1.0}}]}}]"#,
+    )
+    .unwrap();
+    // Hand-written Linux-like costs, for the `breakdown` examples.
+    std::fs::write(
+        dir.join("my.toml"),
+        "name = \"my\"\ntimer = \"1us\"\npreempt = \"5us\"\nexit = \"4us\"\nnonpreempt = \"2us\"\n\
+         releases = \"hrtimer\"\ntick = \"4ms\"\n",
     )
     .unwrap();
     std::fs::create_dir_all(dir.join("sets")).unwrap();

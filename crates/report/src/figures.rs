@@ -51,6 +51,7 @@ pub fn figures(run: &RunView) -> Vec<Figure> {
         "sweep" => vec![sweep(run)],
         "analyze" => analyze(run),
         "hartstone" => hartstone(run),
+        "breakdown" => vec![breakdown_experiment(run)],
         _ => Vec::new(),
     }
 }
@@ -200,6 +201,15 @@ fn hartstone(run: &RunView) -> Vec<Figure> {
             "Context switches per second of each scheduler, per test (paper 002 figures 4.3-4.6, 4.8).".into(),
         ),
     ]
+}
+
+/// Paper 004 section 5: breakdown utilization against the time scale.
+fn breakdown_experiment(run: &RunView) -> Figure {
+    Figure::drawn(
+        "Breakdown utilization vs time scale",
+        plot::breakdown_vs_time_scale(&series::breakdown_vs_time_scale(run)),
+        "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (paper 004, section 5).".into(),
+    )
 }
 
 fn analyze(run: &RunView) -> Vec<Figure> {

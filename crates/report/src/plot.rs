@@ -508,6 +508,25 @@ pub fn breakdown(data: &Breakdown) -> PlotResult {
     )
 }
 
+/// Breakdown utilization (%) against the time scale (paper 004's
+/// predicted-versus-measured figure): one line per breakdown, dots at the
+/// scales measured.
+pub fn breakdown_vs_time_scale(series: &[Line]) -> PlotResult {
+    let lines: Vec<Line> = series
+        .iter()
+        .map(|l| Line {
+            label: l.label.clone(),
+            points: l.points.iter().map(|&(x, u)| (x, u * 100.0)).collect(),
+        })
+        .collect();
+    self::lines(
+        &lines,
+        "time scale (x every period, deadline and C)",
+        "breakdown utilization (%)",
+        Some(110.0),
+    )
+}
+
 /// The jobs of a run: per task a lane; each job a thin window from release
 /// to deadline, a bar from start to finish (red when it missed, hatched
 /// to the end when unfinished), a tick at the release, and its preemption

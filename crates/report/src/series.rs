@@ -338,6 +338,41 @@ pub fn breakdown(run: &RunView) -> Breakdown {
     Breakdown { curves, ideal }
 }
 
+/// From `rtlab breakdown --json`: breakdown utilization (0..1) against the
+/// time scale, one line each for the ideal, overhead-aware, simulated and
+/// measured breakdowns, in that order; scales where one is missing (null)
+/// leave that point out.
+pub fn breakdown_vs_time_scale(run: &RunView) -> Vec<Line> {
+    let kinds = [
+        ("ideal (analysis)", "/ideal/utilization"),
+        ("overhead-aware (analysis)", "/overhead_aware/utilization"),
+        ("simulated", "/simulated/utilization"),
+        ("measured", "/measured/utilization"),
+    ];
+    let mut lines: Vec<Line> = kinds
+        .iter()
+        .map(|(label, _)| Line {
+            label: (*label).to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    for scale in array(&run.document, "scales") {
+        let Some(x) = scale.get("time_scale").and_then(Value::as_f64) else {
+            continue;
+        };
+        for (line, (_, pointer)) in lines.iter_mut().zip(kinds) {
+            if let Some(u) = scale.pointer(pointer).and_then(Value::as_f64) {
+                line.points.push((x, u));
+            }
+        }
+    }
+    for line in &mut lines {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    lines.retain(|l| !l.points.is_empty());
+    lines
+}
+
 /// `points` cut into at most `max` consecutive bins of equal count (the
 /// last one shorter), each giving its point of largest y (the first on
 /// ties); unchanged when it is short enough.

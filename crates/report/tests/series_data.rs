@@ -268,3 +268,40 @@ fn hartstone_bars_group_by_test_with_one_bar_per_run() {
         .groups
         .is_empty());
 }
+
+#[test]
+fn breakdown_vs_time_scale_has_one_line_per_breakdown_in_scale_order() {
+    use rtlab_report::view::RunView;
+    let scale = |x: f64, ideal: f64, measured: Option<f64>| {
+        serde_json::json!({
+            "time_scale": x,
+            "ideal": {"alpha": 1.1, "utilization": ideal},
+            "overhead_aware": null,
+            "simulated": {"utilization": ideal - 0.01},
+            "measured": {"utilization": measured},
+        })
+    };
+    let run = RunView::unsaved(
+        "breakdown",
+        serde_json::json!({"scales": [scale(0.05, 0.9, Some(0.85)), scale(0.01, 0.9, None)]}),
+    );
+    assert_eq!(
+        series::breakdown_vs_time_scale(&run),
+        vec![
+            Line {
+                label: "ideal (analysis)".into(),
+                points: vec![(0.01, 0.9), (0.05, 0.9)]
+            },
+            Line {
+                label: "simulated".into(),
+                points: vec![(0.01, 0.89), (0.05, 0.89)]
+            },
+            Line {
+                label: "measured".into(),
+                points: vec![(0.05, 0.85)]
+            },
+        ]
+    );
+    let figure = rtlab_report::figures::main_plot(&run).unwrap();
+    assert!(figure.svg.unwrap().contains("measured"));
+}

@@ -22,6 +22,8 @@ pub enum RunKind {
     LagStudy,
     /// `rtlab hartstone`.
     Hartstone,
+    /// `rtlab breakdown`.
+    Breakdown,
 }
 
 impl RunKind {
@@ -36,6 +38,7 @@ impl RunKind {
             RunKind::Compare => "compare",
             RunKind::LagStudy => "lag-study",
             RunKind::Hartstone => "hartstone",
+            RunKind::Breakdown => "breakdown",
         }
     }
 }

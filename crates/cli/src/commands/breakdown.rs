@@ -1,0 +1,545 @@
+//! `rtlab breakdown`: paper 004's validation experiment (§5): the ideal and
+//! overhead-aware analytic breakdowns, the simulated one and the one
+//! measured on real threads, side by side (crate `rtlab-analysis`, modules
+//! `breakdown_experiment` and `measured_breakdown`; real runs by
+//! `rtlab-rt`'s executor, simulated ones by `rtlab-sim`).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Args;
+use rtlab_analysis::breakdown::ONE_PPB;
+use rtlab_analysis::breakdown_experiment::{
+    run_scale, scale_times, BreakdownDocument, ExperimentConfig, ScaleResult,
+};
+use rtlab_analysis::measured_breakdown::{
+    MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
+};
+use rtlab_analysis::overhead_rta::TimerModel;
+use rtlab_analysis::priority::PriorityPolicy;
+use rtlab_analysis::suite::Policy;
+use rtlab_model::overheads::Overheads;
+use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_report::table;
+use rtlab_report::view::RunView;
+use rtlab_rt::executor::{self, RunConfig, RunPolicy};
+use rtlab_rt::{interrupt, RtError, RtThrottling};
+use rtlab_sim::{SchedulerSpec, SimConfig};
+
+use crate::flags::parse_nanos;
+use crate::save::SaveFlags;
+use crate::setup::{restore_left_state_first, say};
+use crate::usage::usage;
+
+const EXAMPLES: &str = "Examples:\n  \
+    rtlab breakdown builtin:ins --policy rm --overheads builtin:rtmach --time-scale 0.1 --duration-per-step 1s --repeat 2\n  \
+    rtlab breakdown builtin:avionics --policy rm --overheads my.toml --time-scale 0.01,0.02,0.05 --plot breakdown.svg\n  \
+    rtlab breakdown builtin:ins-big --policy edf --overheads my.toml --time-scale 0.01 --no-rt-throttling --json\n\n\
+    Every C is scaled by alpha (periods fixed) and the set is run on real threads (pinned, SCHED_FIFO for\n\
+    rm/dm, SCHED_DEADLINE for edf, as `rtlab run`) for --duration-per-step at each alpha, --repeat times;\n\
+    bisection to --resolution finds the largest alpha with no miss, then a confirming run. Beside it: the\n\
+    ideal and overhead-aware analytic breakdowns and the simulated one (same overheads). Ctrl-C ends the\n\
+    experiment and prints what was measured. README: \"Measured breakdown utilization\".";
+
+/// The longest default step: one hyperperiod, but at most this.
+const DEFAULT_STEP_CAP: Nanos = Nanos::from_secs(10);
+
+/// `rtlab breakdown`
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct BreakdownArgs {
+    /// A task-set file (.toml or .json) or `builtin:NAME`.
+    pub taskset: String,
+    /// rm, dm or edf.
+    #[arg(long, short = 'P')]
+    pub policy: String,
+    /// The platform's costs for the overhead-aware analysis and the simulation: an overheads
+    /// TOML (e.g. from `rtlab characterize --out`) or builtin:rtmach / builtin:zero. Required.
+    #[arg(long, value_name = "FILE")]
+    pub overheads: Option<String>,
+    /// Multiply every period, deadline, offset and C by X before everything else; a comma list
+    /// (0.01,0.02,0.05) runs the experiment at each.
+    #[arg(long, value_name = "X[,Y...]", default_value = "1", value_delimiter = ',', value_parser = parse_factor)]
+    pub time_scale: Vec<u64>,
+    /// How long each run lasts (default: one hyperperiod of the time-scaled set, at most 10s, at
+    /// least every task's first deadline).
+    #[arg(long, value_parser = parse_nanos)]
+    pub duration_per_step: Option<Nanos>,
+    /// Runs that must all have no miss for an alpha to pass.
+    #[arg(long, default_value_t = DEFAULT_REPEAT, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// When an alpha passes: all (every one of --repeat runs has no miss) or any (best of
+    /// --repeat: one run with no miss; for platforms whose stalls cause misses at any load).
+    #[arg(long, default_value = "all", value_parser = parse_pass_rule)]
+    pub pass_rule: PassRule,
+    /// Bisection resolution in alpha (0 < R < 1).
+    #[arg(long, default_value = "0.005", value_parser = parse_resolution)]
+    pub resolution: u64,
+    /// Pause between two real runs (lets RT throttling and SCHED_DEADLINE bandwidth recover).
+    #[arg(long, default_value = "250ms", value_parser = parse_nanos)]
+    pub cooldown: Nanos,
+    /// The CPU every task thread is pinned to (default: 1, or the first allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Switch RT throttling and SCHED_DEADLINE admission control off for each run
+    /// (sched_rt_runtime_us = -1, restored afterwards), so 0.95 does not cap the measurement.
+    #[arg(long)]
+    pub no_rt_throttling: bool,
+    /// Print the JSON document instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw predicted and measured breakdown utilization against the time scale as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub save: SaveFlags,
+}
+
+/// A positive decimal factor, held exactly in parts per billion.
+fn parse_factor(text: &str) -> Result<u64, String> {
+    let bad =
+        || format!("`{text}` is not a positive decimal number like 0.01 or 2 (at most 9 decimals)");
+    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    if frac.len() > 9
+        || (whole.is_empty() && frac.is_empty())
+        || !whole
+            .bytes()
+            .chain(frac.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let frac: u64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<9}").parse().map_err(|_| bad())?
+    };
+    let ppb = whole
+        .checked_mul(ONE_PPB)
+        .and_then(|w| w.checked_add(frac))
+        .filter(|&p| p > 0 && p <= 1_000 * ONE_PPB)
+        .ok_or_else(|| format!("`{text}`: use a factor above 0 and at most 1000"))?;
+    Ok(ppb)
+}
+
+/// `--pass-rule all|any`.
+fn parse_pass_rule(text: &str) -> Result<PassRule, String> {
+    match text {
+        "all" => Ok(PassRule::All),
+        "any" => Ok(PassRule::Any),
+        _ => Err(format!("`{text}`: use all or any")),
+    }
+}
+
+/// `--resolution`: a factor strictly between 0 and 1.
+fn parse_resolution(text: &str) -> Result<u64, String> {
+    let ppb = parse_factor(text)?;
+    (ppb < ONE_PPB)
+        .then_some(ppb)
+        .ok_or_else(|| format!("`{text}`: the resolution must be below 1 (e.g. 0.005)"))
+}
+
+/// The analysis policy and the run policy `--policy` names.
+fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
+    let (policy, run) = match name {
+        "rm" => (
+            Policy::Fixed(PriorityPolicy::RateMonotonic),
+            RunPolicy::RateMonotonic,
+        ),
+        "dm" => (
+            Policy::Fixed(PriorityPolicy::DeadlineMonotonic),
+            RunPolicy::DeadlineMonotonic,
+        ),
+        "edf" => (Policy::Edf, RunPolicy::Edf),
+        other => {
+            return Err(usage(format!(
+                "--policy `{}`: use rm, dm or edf",
+                printable(other)
+            )))
+        }
+    };
+    let spec = match policy {
+        Policy::Edf => SchedulerSpec::Edf,
+        _ => format!("fp:{name}")
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    Ok((policy, run, spec))
+}
+
+/// Runs `rtlab breakdown`.
+pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
+    let (policy, run_policy, spec) = policies(&args.policy)?;
+    let Some(overheads_spec) = &args.overheads else {
+        return Err(usage(
+            "--overheads FILE is required: the platform's costs, from `rtlab characterize --out FILE` \
+             (or builtin:rtmach for paper 004's, builtin:zero for none)",
+        ));
+    };
+    let overheads =
+        Overheads::load(overheads_spec).map_err(|e| anyhow::anyhow!("--overheads: {e}"))?;
+    let loaded = file::load(&args.taskset)?;
+    if loaded.set.tasks.is_empty() {
+        return Err(anyhow::anyhow!("{}: the set has no task", args.taskset));
+    }
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let scaled: Vec<(u64, TaskSet, Nanos)> = args
+        .time_scale
+        .iter()
+        .map(|&x| {
+            let set = scale_times(&loaded.set, x);
+            step_duration(&set, args.duration_per_step).map(|d| (x, set, d))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let throttling = RtThrottling::read().ok();
+    // What real-time threads may use of the CPU: RT throttling's share,
+    // and in any case not what the fair server (Linux 6.12+) reserves for
+    // starved SCHED_OTHER tasks, which --no-rt-throttling does not lift.
+    // SCHED_DEADLINE admission refuses a set above its limit instead: those
+    // steps are recorded as refused.
+    let fair = 1.0 - rtlab_rt::policy::fair_server_share();
+    let limit = match (args.no_rt_throttling, run_policy.is_deadline()) {
+        (_, true) => None,
+        (true, false) => (fair < 1.0).then_some(fair),
+        (false, false) => throttling.and_then(|t| t.limit()).map(|l| l.min(fair)),
+    };
+    let cfg = ExperimentConfig {
+        policy,
+        overheads: overheads.clone(),
+        resolution_ppb: args.resolution,
+        repeat: args.repeat,
+        pass_rule: args.pass_rule,
+        utilization_limit: limit,
+    };
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Breakdown, Some(&args.taskset))?;
+    let flag = interrupt::install_interrupt_flag();
+    restore_left_state_first();
+    let progress = std::io::stderr().is_terminal();
+    let mut doc = BreakdownDocument {
+        taskset: loaded.set.name.clone(),
+        origin: loaded.origin.clone(),
+        policy: args.policy.clone(),
+        overheads: overheads.name.clone(),
+        timer: TimerModel::for_overheads(&overheads).to_string(),
+        repeat: args.repeat,
+        pass_rule: args.pass_rule,
+        resolution: args.resolution as f64 / ONE_PPB as f64,
+        cpu: Some(cpu),
+        rt_throttling: throttling.map_or("unknown".into(), |t| t.describe_limit()),
+        no_rt_throttling: args.no_rt_throttling,
+        interrupted: false,
+        scales: Vec::new(),
+    };
+    let mut failure = None;
+    for (x, set, duration) in &scaled {
+        if flag.load(Ordering::Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        let mut sim_cfg = SimConfig::new(*duration);
+        // No --tick: the simulator takes the timer model from the file.
+        sim_cfg.overheads = Some(overheads.clone());
+        let simulate = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
+            let r = rtlab_sim::simulate(s, &spec, &sim_cfg)?;
+            Ok(StepOutcome {
+                misses: r.deadline_misses,
+                jobs: r.released,
+                ..StepOutcome::default()
+            })
+        };
+        let mut run_cfg = RunConfig::new(*duration, run_policy);
+        run_cfg.cpu = Some(cpu);
+        run_cfg.no_rt_throttling = args.no_rt_throttling;
+        let mut first = true;
+        let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
+            if !std::mem::take(&mut first) {
+                pause(args.cooldown, flag);
+            }
+            measure_once(s, &run_cfg, flag)
+        };
+        let scale = *x as f64 / ONE_PPB as f64;
+        let observe = |step: &Step| {
+            if progress {
+                say(&progress_line(scale, step));
+            }
+        };
+        let (result, error) = run_scale(set, *x, *duration, &cfg, simulate, measure, observe);
+        let stopped = result.measured.interrupted;
+        doc.scales.push(result);
+        if let Some(e) = error {
+            failure = Some(e);
+        }
+        if stopped {
+            doc.interrupted = true;
+            break;
+        }
+    }
+    if doc.interrupted && failure.is_none() {
+        say(&format!(
+            "interrupted{}: what was measured until then follows",
+            interrupt::signal_name().map_or(String::new(), |s| format!(" by {s}"))
+        ));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", describe(&doc));
+    }
+    let document = serde_json::to_value(&doc)?;
+    if let Some(path) = &args.plot {
+        let run = RunView::unsaved("breakdown", document.clone());
+        crate::plot_file::write(path, &run)?;
+    }
+    // What was measured is out; now the store.
+    if let Some(saver) = saver {
+        saver.finish(&document, doc.interrupted || failure.is_some())?;
+    }
+    match failure {
+        Some(e) => Err(e.context(format!("rtlab breakdown --policy {}", args.policy))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// One real run of `set`; a refusal by SCHED_DEADLINE admission is a
+/// refused (failing) step, not an error.
+fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Result<StepOutcome> {
+    if flag.load(Ordering::Relaxed) {
+        return Ok(StepOutcome {
+            interrupted: true,
+            ..StepOutcome::default()
+        });
+    }
+    match executor::run(set, cfg, flag) {
+        Ok(r) => {
+            if !r.lost_tasks.is_empty() {
+                anyhow::bail!(
+                    "the threads of {} did not report back in time",
+                    r.lost_tasks.join(", ")
+                );
+            }
+            Ok(StepOutcome {
+                misses: r.deadline_misses,
+                jobs: r.released,
+                interrupted: r.interrupted,
+                refused: None,
+            })
+        }
+        Err(e @ (RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. })) => {
+            Ok(StepOutcome {
+                refused: Some(e.to_string()),
+                ..StepOutcome::default()
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Sleeps `d`, waking early when the interrupt flag is raised.
+fn pause(d: Nanos, flag: &AtomicBool) {
+    let end = std::time::Instant::now() + std::time::Duration::from(d);
+    while !flag.load(Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
+/// The run length at one scale: `--duration-per-step`, else one hyperperiod
+/// capped at 10 s; never shorter than every task's first deadline, which a
+/// run must reach to judge that task at all.
+fn step_duration(set: &TaskSet, asked: Option<Nanos>) -> anyhow::Result<Nanos> {
+    let first_deadlines = set
+        .tasks
+        .iter()
+        .map(|t| t.offset.saturating_add(t.deadline))
+        .max()
+        .unwrap_or(Nanos::ZERO);
+    match asked {
+        Some(d) if d < first_deadlines => Err(usage(format!(
+            "--duration-per-step {d}: shorter than the last first deadline of the (time-scaled) set, {first_deadlines}, so a task could never be seen to miss; use at least that"
+        ))),
+        Some(d) => Ok(d),
+        None => {
+            let h = set.hyperperiod().unwrap_or(DEFAULT_STEP_CAP);
+            Ok(h.min(DEFAULT_STEP_CAP).max(first_deadlines))
+        }
+    }
+}
+
+fn progress_line(scale: f64, s: &Step) -> String {
+    format!(
+        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}",
+        s.phase,
+        s.alpha,
+        s.utilization * 100.0,
+        s.repeat,
+        s.misses,
+        s.jobs,
+        if s.pass { "" } else { ": fail" }
+    )
+}
+
+fn percent(u: Option<f64>) -> String {
+    u.map_or("-".into(), |u| format!("{:.2}%", u * 100.0))
+}
+
+fn points(e: Option<f64>) -> String {
+    e.map_or("-".into(), |e| format!("{e:+.2}"))
+}
+
+fn measured_cell(m: &MeasuredBreakdown) -> String {
+    let mut cell = percent(m.utilization);
+    if m.capped {
+        cell.insert_str(0, ">= ");
+    }
+    if m.utilization.is_some() && !m.confirmed {
+        cell.push_str(" (unconfirmed)");
+    }
+    cell
+}
+
+/// The human summary: the breakdowns per time scale, then every step.
+pub fn describe(doc: &BreakdownDocument) -> String {
+    let mut out = format!(
+        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}), {} runs per alpha (pass: {}), resolution {}, CPU {}, RT throttling {}{}\n\n",
+        printable(&doc.taskset),
+        printable(&doc.origin),
+        doc.policy,
+        printable(&doc.overheads),
+        doc.timer,
+        doc.repeat,
+        doc.pass_rule.name(),
+        doc.resolution,
+        doc.cpu.map_or("-".into(), |c| c.to_string()),
+        doc.rt_throttling,
+        if doc.no_rt_throttling { " (switched off for each run)" } else { "" },
+    );
+    let header = [
+        "time scale",
+        "U",
+        "step",
+        "ideal",
+        "overhead-aware",
+        "simulated",
+        "measured",
+        "err ideal",
+        "err overhead",
+        "err sim",
+        "runs",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for s in &doc.scales {
+        t.add_row(vec![
+            s.time_scale.to_string(),
+            percent(Some(s.utilization)),
+            Nanos::from_ns(s.duration_per_step_ns).to_string(),
+            percent(s.ideal.map(|p| p.utilization)),
+            percent(s.overhead_aware.map(|p| p.utilization)),
+            measured_cell(&s.simulated),
+            measured_cell(&s.measured),
+            points(s.prediction_error.ideal_pp),
+            points(s.prediction_error.overhead_aware_pp),
+            points(s.prediction_error.simulated_pp),
+            s.measured.steps.len().to_string(),
+        ]);
+    }
+    out.push_str(&table::render(&t));
+    out.push_str("\n(err: measured minus predicted U*, percentage points; positive = the platform did better than predicted)\n");
+    for s in &doc.scales {
+        out.push_str(&steps_table(s));
+    }
+    let capped: Vec<String> = doc
+        .scales
+        .iter()
+        .filter(|s| s.throttling_may_cap)
+        .map(|s| s.time_scale.to_string())
+        .collect();
+    if !capped.is_empty() {
+        out.push_str(&format!(
+            "\nnote: RT throttling ({}{}) or the fair server (Linux 6.12+: 50 ms per second for starved SCHED_OTHER tasks, not lifted by --no-rt-throttling) may have capped the measured breakdown at time scale {}: its first failing alpha came within 0.05 of the limit{}\n",
+            doc.rt_throttling,
+            if doc.no_rt_throttling { ", switched off" } else { "" },
+            capped.join(", "),
+            if doc.no_rt_throttling {
+                "; keep other work off the CPU to avoid the fair server"
+            } else {
+                "; rerun with --no-rt-throttling, and keep other work off the CPU"
+            }
+        ));
+    }
+    if doc.interrupted {
+        out.push_str(
+            "\nnote: interrupted: the last time scale is partial, later ones were not run\n",
+        );
+    }
+    out
+}
+
+fn steps_table(s: &ScaleResult) -> String {
+    let header = ["phase", "alpha", "U", "run", "misses", "jobs", "verdict"];
+    let mut t = table::new(&header, &header[1..6]);
+    for step in &s.measured.steps {
+        let verdict = match (&step.refused, step.interrupted, step.pass) {
+            (Some(why), _, _) => format!("refused: {}", why.chars().take(60).collect::<String>()),
+            (None, true, _) => "interrupted".into(),
+            (None, false, true) => "pass".into(),
+            (None, false, false) => "fail".into(),
+        };
+        t.add_row(vec![
+            format!("{:?}", step.phase).to_lowercase(),
+            format!("{:.4}", step.alpha),
+            format!("{:.2}%", step.utilization * 100.0),
+            step.repeat.to_string(),
+            step.misses.to_string(),
+            step.jobs.to_string(),
+            verdict,
+        ]);
+    }
+    format!(
+        "\nmeasured steps at time scale {} ({} each):\n{}\n",
+        s.time_scale,
+        Nanos::from_ns(s.duration_per_step_ns),
+        table::render(&t)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factors_parse_exactly() {
+        assert_eq!(parse_factor("0.01"), Ok(10_000_000));
+        assert_eq!(parse_factor("2"), Ok(2 * ONE_PPB));
+        assert_eq!(parse_factor("1.5"), Ok(1_500_000_000));
+        assert_eq!(parse_factor(".25"), Ok(250_000_000));
+        assert_eq!(parse_factor("0.000000001"), Ok(1));
+        for bad in ["0", "-1", "abc", "0.0000000001", "1e-3", "", ".", "1001"] {
+            assert!(parse_factor(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_resolution("0.005"), Ok(5_000_000));
+        assert!(parse_resolution("1").is_err());
+    }
+
+    #[test]
+    fn the_default_step_is_a_hyperperiod_capped_at_ten_seconds() {
+        let ins = rtlab_model::catalog::build("ins").unwrap();
+        // ins: hyperperiod 5 s.
+        assert_eq!(step_duration(&ins, None).unwrap(), Nanos::from_secs(5));
+        let avionics = rtlab_model::catalog::build("avionics").unwrap();
+        assert_eq!(step_duration(&avionics, None).unwrap(), DEFAULT_STEP_CAP);
+        let small = scale_times(&ins, 10_000_000);
+        assert_eq!(step_duration(&small, None).unwrap(), Nanos::from_ms(50));
+        assert!(step_duration(&ins, Some(Nanos::from_ms(100))).is_err());
+    }
+}
