@@ -30,6 +30,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod characterize;
 pub mod clock;
 pub mod error;
 pub mod executor;
