@@ -20,6 +20,8 @@ pub enum RunKind {
     Compare,
     /// `rtlab lag-study`.
     LagStudy,
+    /// `rtlab characterize`.
+    Characterize,
 }
 
 impl RunKind {
@@ -33,6 +35,7 @@ impl RunKind {
             RunKind::Analyze => "analyze",
             RunKind::Compare => "compare",
             RunKind::LagStudy => "lag-study",
+            RunKind::Characterize => "characterize",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One module per command; each exposes its clap arguments and a `run`.
 
 pub mod analyze;
+pub mod characterize;
 pub mod compare;
 pub mod demo;
 pub mod doctor;

@@ -27,6 +27,7 @@
 //! of any second, far from the 950 ms / 1 s that throttling allows.
 
 pub mod batch;
+pub mod document;
 pub mod fit;
 pub mod scenarios;
 pub mod tick;
@@ -158,7 +159,12 @@ pub struct TimerResult {
     pub tick: Option<TickEstimate>,
     /// `clock_getres(CLOCK_MONOTONIC_COARSE)`: the kernel's tick length, ns.
     pub coarse_resolution_ns: Option<u64>,
-    /// Gaps off the tick's grid (other interrupts).
+    /// Gaps at a tick of a whole tick period or more: the CPU stalled (in a
+    /// virtual machine, the host did not run it); left out of `stats`.
+    pub stalls: usize,
+    /// The longest stall, ns.
+    pub stall_max_ns: u64,
+    /// Gaps away from the ticks (other interrupts, the host).
     pub other_gaps: usize,
     /// The largest gap off the tick's grid, ns.
     pub other_gap_max_ns: u64,
@@ -306,6 +312,20 @@ pub fn characterize(
     Ok(out)
 }
 
+/// Checks, before anything else is set up, that a thread may be pinned to
+/// the CPU and given SCHED_FIFO (as root or with CAP_SYS_NICE): the error
+/// says what is missing, in words.
+pub fn check_privilege(cfg: &CharacterizeConfig) -> Result<(), RtError> {
+    cfg.validate()?;
+    let probe = batch::ThreadSpec {
+        name: "rtlab-char-probe".into(),
+        priority: scenarios::LOW,
+        capacity: 0,
+        role: Box::new(|_, _| {}),
+    };
+    run_batch(cfg.cpu, vec![probe], Nanos::ZERO, &mut |_| {}).map(|_| ())
+}
+
 /// Runs a plan and returns its recorder's data (`None` when that thread
 /// did not report in time).
 fn run_plan(
@@ -426,11 +446,13 @@ fn measure_timer(
         }
     }
     let estimate = tick::estimate_tick(&changes);
-    let (mut lengths, mut others) = (Vec::new(), Vec::new());
+    let (mut lengths, mut others, mut stalls) = (Vec::new(), Vec::new(), Vec::new());
+    let tick_ns = estimate.map_or(u64::MAX, |t| t.tick_ns);
     for (gaps, changes) in stretches.iter().zip(&changes) {
-        let (ticks, off) = tick::split_tick_gaps(gaps, changes);
-        lengths.extend(ticks);
-        others.extend(off);
+        let sorted = tick::split_tick_gaps(gaps, changes, tick_ns);
+        lengths.extend(sorted.ticks);
+        others.extend(sorted.others);
+        stalls.extend(sorted.stalls);
     }
     Ok(TimerResult {
         stats: CostStats::of(&mut lengths),
@@ -438,6 +460,8 @@ fn measure_timer(
         coarse_resolution_ns: clock_getres(libc::CLOCK_MONOTONIC_COARSE)
             .ok()
             .map(Nanos::as_ns),
+        stalls: stalls.len(),
+        stall_max_ns: stalls.iter().copied().max().unwrap_or(0),
         other_gaps: others.len(),
         other_gap_max_ns: others.iter().copied().max().unwrap_or(0),
         spun_ns: spun.as_ns(),

@@ -19,7 +19,10 @@
 //!    that period exactly (the kernel's `TICK_NSEC = (10^9 + HZ/2) / HZ`).
 //! 3. Each change's **tick gap** is the gap nearest to it, within 30 us
 //!    (0 when the change falls inside or at the end of the gap); C_timer is
-//!    taken from their lengths. The other gaps are other interrupts or, in
+//!    taken from their lengths, except that a gap of a whole tick period or
+//!    more is a **stall** (the CPU was away so long it missed a tick: in a
+//!    virtual machine, the host not running the vCPU), counted apart and
+//!    left out: it is no tick's cost. The other gaps are other interrupts or, in
 //!    a virtual machine, the host taking the CPU: those keep the host's
 //!    rate (often 1000 Hz), which is why the intervals between gaps alone
 //!    cannot tell the guest's tick.
@@ -98,11 +101,23 @@ pub fn estimate_tick(stretches: &[Vec<u64>]) -> Option<TickEstimate> {
 /// How far from a coarse-clock change its tick gap may lie.
 pub const CHANGE_DISTANCE_NS: u64 = 30_000;
 
-/// Splits one stretch's gaps `(start, length)` (ascending starts) into the
-/// lengths of the tick gaps, the gap nearest each coarse-clock change in
-/// `changes` within [`CHANGE_DISTANCE_NS`], and those of the other gaps
-/// (module docs, step 3). A gap is one change's tick gap at most.
-pub fn split_tick_gaps(gaps: &[(u64, u64)], changes: &[u64]) -> (Vec<u64>, Vec<u64>) {
+/// One stretch's gaps, sorted out (module docs, step 3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SortedGaps {
+    /// Lengths of the tick gaps.
+    pub ticks: Vec<u64>,
+    /// Lengths of the gaps nearest a change but of a whole tick or more.
+    pub stalls: Vec<u64>,
+    /// Lengths of the other gaps.
+    pub others: Vec<u64>,
+}
+
+/// Sorts one stretch's gaps `(start, length)` (ascending starts): the gap
+/// nearest each coarse-clock change in `changes` within
+/// [`CHANGE_DISTANCE_NS`] is a tick gap, or a stall when it lasts
+/// `tick_ns` or more; the rest are other gaps (module docs, step 3). A gap
+/// is one change's tick gap at most.
+pub fn split_tick_gaps(gaps: &[(u64, u64)], changes: &[u64], tick_ns: u64) -> SortedGaps {
     let distance = |g: &(u64, u64), c: u64| {
         let end = g.0.saturating_add(g.1);
         if c < g.0 {
@@ -133,16 +148,15 @@ pub fn split_tick_gaps(gaps: &[(u64, u64)], changes: &[u64]) -> (Vec<u64>, Vec<u
             is_tick[i] = true;
         }
     }
-    let mut ticks = Vec::new();
-    let mut others = Vec::new();
+    let mut sorted = SortedGaps::default();
     for (g, tick) in gaps.iter().zip(is_tick) {
-        if tick {
-            ticks.push(g.1);
-        } else {
-            others.push(g.1);
+        match (tick, g.1 >= tick_ns) {
+            (true, false) => sorted.ticks.push(g.1),
+            (true, true) => sorted.stalls.push(g.1),
+            (false, _) => sorted.others.push(g.1),
         }
     }
-    (ticks, others)
+    sorted
 }
 
 /// The `LOC:` (local timer interrupts) count of `cpu` in the text of
@@ -210,13 +224,23 @@ mod tests {
         gaps.extend((0..4u64).map(|k| (500_000 + k * 4_000_000, 40 + k)));
         gaps.sort_unstable();
         let changes = [500_040, 4_500_000 - 5_000, 12_500_043, 14_100_000];
-        let (ticks, others) = split_tick_gaps(&gaps, &changes);
-        assert_eq!(ticks, vec![40, 41, 43]);
-        assert_eq!(others.len(), 17);
-        assert_eq!(others.iter().filter(|&&l| l == 42).count(), 1);
-        // A change inside a long gap takes that gap.
-        let (ticks, _) = split_tick_gaps(&[(100, 5), (1_000, 3_000_000)], &[2_000_000]);
-        assert_eq!(ticks, vec![3_000_000]);
+        let sorted = split_tick_gaps(&gaps, &changes, 4_000_000);
+        assert_eq!(sorted.ticks, vec![40, 41, 43]);
+        assert_eq!(sorted.others.len(), 17);
+        assert_eq!(sorted.others.iter().filter(|&&l| l == 42).count(), 1);
+        assert!(sorted.stalls.is_empty());
+        // A change inside a long gap takes that gap; a whole tick or more
+        // of it is a stall, not a tick's cost.
+        let gaps = [(100, 5), (1_000, 3_000_000)];
+        assert_eq!(
+            split_tick_gaps(&gaps, &[2_000_000], 4_000_000).ticks,
+            vec![3_000_000]
+        );
+        let sorted = split_tick_gaps(&gaps, &[2_000_000], 3_000_000);
+        assert_eq!(
+            (sorted.ticks.len(), sorted.stalls, sorted.others),
+            (0, vec![3_000_000], vec![5])
+        );
     }
 
     #[test]
