@@ -61,6 +61,8 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Wake-up latency and period jitter of timer threads (cyclictest's measurement).
     Latency(commands::latency::LatencyArgs),
+    /// Measure this machine's scheduling costs (paper 004's C_preempt, C_exit, C_nonpreempt, C_timer) and write an overheads file.
+    Characterize(commands::characterize::CharacterizeArgs),
     /// Run a background load (hackbench, CPU spinners) for a bounded time.
     Load(commands::load::LoadArgs),
     /// Paper 000 section 4.1: lags per period x utilization, with and without the lag controller.
@@ -86,6 +88,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => commands::run::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Latency(args) => commands::latency::run(&args),
+        Command::Characterize(args) => commands::characterize::run(&args),
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),

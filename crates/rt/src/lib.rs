@@ -32,6 +32,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod characterize;
 pub mod clock;
 pub mod cyclictest_json;
 pub mod error;

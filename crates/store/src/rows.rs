@@ -24,6 +24,8 @@ pub enum RunKind {
     Hartstone,
     /// `rtlab breakdown`.
     Breakdown,
+    /// `rtlab characterize`.
+    Characterize,
 }
 
 impl RunKind {
@@ -39,6 +41,7 @@ impl RunKind {
             RunKind::LagStudy => "lag-study",
             RunKind::Hartstone => "hartstone",
             RunKind::Breakdown => "breakdown",
+            RunKind::Characterize => "characterize",
         }
     }
 }

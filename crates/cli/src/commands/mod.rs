@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod breakdown;
+pub mod characterize;
 pub mod compare;
 pub mod demo;
 pub mod doctor;

@@ -15,6 +15,7 @@
 //! would add a dependency and still leave raw calls here.
 
 pub mod fd;
+pub mod futex;
 pub mod log;
 pub mod resource;
 pub mod sched;

@@ -58,3 +58,29 @@ fn an_unknown_resource_is_an_error() {
     let err: io::Error = getrlimit(10_000).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
 }
+
+#[test]
+fn a_futex_wait_on_a_changed_word_returns_at_once_and_a_wait_times_out() {
+    use super::futex::{futex_wait, futex_wake};
+    use std::sync::atomic::AtomicU32;
+    let word = AtomicU32::new(0);
+    let err = futex_wait(&word, 1, rtlab_model::Nanos::from_secs(5)).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EAGAIN));
+    let started = std::time::Instant::now();
+    let err = futex_wait(&word, 0, rtlab_model::Nanos::from_ms(20)).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ETIMEDOUT));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(20));
+    assert_eq!(futex_wake(&word, 1).unwrap(), 0);
+}
+
+#[test]
+fn the_coarse_clock_resolution_is_a_tick() {
+    use super::time::clock_getres;
+    let res = clock_getres(libc::CLOCK_MONOTONIC_COARSE).unwrap();
+    // CONFIG_HZ is 100..=1000 on every kernel rtlab runs on.
+    assert!((1_000_000..=10_000_000).contains(&res.as_ns()), "{res}");
+    assert_eq!(
+        clock_getres(-1_000).unwrap_err().raw_os_error(),
+        Some(libc::EINVAL)
+    );
+}

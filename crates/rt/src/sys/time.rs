@@ -38,3 +38,16 @@ pub fn clock_nanosleep_until(clock: ClockId, t: Nanos) -> io::Result<()> {
         e => Err(io::Error::from_raw_os_error(e)),
     }
 }
+
+/// `clock_getres(clock)` as [`Nanos`]: for the coarse clocks
+/// (`CLOCK_MONOTONIC_COARSE`), the kernel's tick length.
+pub fn clock_getres(clock: ClockId) -> io::Result<Nanos> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec that outlives the call.
+    let rc = unsafe { libc::clock_getres(clock, &mut ts) };
+    super::check_zero(rc)?;
+    Ok(from_timespec(&ts))
+}

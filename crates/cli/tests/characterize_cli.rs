@@ -1,0 +1,156 @@
+//! End-to-end tests of `rtlab characterize`: bad flags are one-line usage
+//! errors naming the flag; without privilege the one-line reason; as root,
+//! a short characterisation writes a file that `rtlab analyze` reads. The
+//! measuring test needs root and prints why it skips without it (run it
+//! under the machine-wide real-time lock).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{is_root, rtlab};
+
+/// Runs `rtlab ARGS` and returns (exit code, stdout, stderr).
+fn outcome(args: &[&str]) -> (i32, String, String) {
+    let out = rtlab()
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_flags_are_one_line_usage_errors_naming_the_flag() {
+    for (args, start) in [
+        (vec!["--threads", "1,4"], "error: invalid --threads 1: each n must be in 2..=64"),
+        (vec!["--threads", "2,65"], "error: invalid --threads 65: each n must be in 2..=64"),
+        (vec!["--samples", "5"], "error: invalid --samples 5: use 10..=100000"),
+        (vec!["--samples", "1000000"], "error: invalid --samples 1000000: use 10..=100000"),
+        (vec!["--cpu", "4096"], "error: invalid --cpu 4096: this process may use CPUs"),
+        (vec!["--stat", "p95"], "error: invalid value 'p95' for '--stat <STAT>': unknown statistic `p95` (use max, p999, p99 or median)"),
+        (vec!["--threads", "two"], "error: invalid value 'two' for '--threads <THREADS>'"),
+    ] {
+        let mut all = vec!["characterize"];
+        all.extend(&args);
+        let (code, stdout, stderr) = outcome(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(stderr.starts_with(start), "{args:?}: {stderr}");
+        assert!(stderr.lines().next().unwrap().len() > 20);
+    }
+}
+
+#[test]
+fn without_privilege_the_reason_is_one_line_and_the_exit_is_1() {
+    // As root, drop to nobody for the run (setpriv, util-linux).
+    if !is_root()
+        || std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("skipped: needs root and setpriv to run rtlab as an unprivileged user");
+        return;
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args(["characterize", "--threads", "2", "--samples", "10"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") {
+        eprintln!("skipped: nobody cannot execute the test binary here: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: rtlab characterize: SCHED_FIFO priority 40 needs root or CAP_SYS_NICE"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_characterised_file_is_read_by_analyze() {
+    if !is_root() {
+        eprintln!("skipped: rtlab characterize needs root (SCHED_FIFO)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("my.toml");
+    let csv = dir.path().join("costs.csv");
+    let (code, stdout, stderr) = outcome(&[
+        "characterize",
+        "--threads",
+        "2,6",
+        "--samples",
+        "50",
+        "--name",
+        "here",
+        "--out",
+        toml.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for scenario in ["preempt", "exit", "nonpreempt"] {
+        let points = doc["measured"][scenario].as_array().unwrap();
+        let ns: Vec<u64> = points.iter().map(|p| p["n"].as_u64().unwrap()).collect();
+        assert_eq!(ns, [2, 6], "{scenario}");
+        for p in points {
+            assert_eq!(p["count"], 50, "{scenario}: {p}");
+            assert!(p["min_ns"].as_u64().unwrap() > 0, "{scenario}: {p}");
+        }
+        assert!(
+            doc["fits"][scenario]["r_squared"].as_f64().is_some(),
+            "{scenario}"
+        );
+    }
+    assert_eq!(doc["config"]["stat"], "p999");
+    assert!(doc["host"]["kernel_release"].is_string());
+    assert!(
+        doc["measured"]["timer"]["tick"]["tick_ns"]
+            .as_u64()
+            .unwrap()
+            >= 1_000_000
+    );
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert_eq!(doc["overheads_toml"].as_str().unwrap(), text);
+    assert!(
+        text.starts_with("name = \"here\"\nsource = \"rtlab characterize on "),
+        "{text}"
+    );
+    assert!(text.contains("releases = \"hrtimer\"\ntick = \""), "{text}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        rows.starts_with(
+            "scenario,n,count,min_ns,median_ns,p99_ns,p999_ns,max_ns,invalid\ntimer,1,"
+        ),
+        "{rows}"
+    );
+    assert_eq!(
+        rows.lines().filter(|l| l.starts_with("preempt,")).count(),
+        2
+    );
+    let (code, stdout, stderr) = outcome(&[
+        "analyze",
+        "builtin:avionics",
+        "--policy",
+        "rm",
+        "--overheads",
+        toml.to_str().unwrap(),
+        "--breakdown",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("here"), "{stdout}");
+}

@@ -1,0 +1,122 @@
+//! What `rtlab characterize` writes besides the overheads file: the `--json`
+//! document, the `--csv` rows, and the `source` line of the file.
+
+use serde::Serialize;
+
+use super::fit::{Fits, Statistic};
+use super::{Characterization, CharacterizeConfig, ScenarioPoint};
+use crate::platform::HostMetadata;
+
+/// The `--json` document of `rtlab characterize`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CharacterizeDocument {
+    /// The machine.
+    pub host: HostMetadata,
+    /// What was asked for.
+    pub config: ConfigDocument,
+    /// Everything measured (per scenario and n: count, min, median, p99,
+    /// p99.9, max in ns; the tick; the ping-pong).
+    pub measured: Characterization,
+    /// The lines fitted to `config.stat`, with R².
+    pub fits: Fits,
+    /// The overheads file (as `--out` writes it), when every cost was
+    /// measured.
+    pub overheads_toml: Option<String>,
+    /// Notes on the fit (clamped slopes or intercepts) and the run.
+    pub notes: Vec<String>,
+}
+
+/// The settings of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigDocument {
+    /// The CPU.
+    pub cpu: usize,
+    /// The thread counts n.
+    pub threads: Vec<usize>,
+    /// Samples per scenario and n.
+    pub samples: usize,
+    /// The statistic fitted.
+    pub stat: Statistic,
+    /// The profile's name.
+    pub name: String,
+}
+
+impl ConfigDocument {
+    /// The document of `cfg`, fitted to `stat`, named `name`.
+    pub fn new(cfg: &CharacterizeConfig, stat: Statistic, name: &str) -> ConfigDocument {
+        ConfigDocument {
+            cpu: cfg.cpu,
+            threads: cfg.threads.clone(),
+            samples: cfg.samples,
+            stat,
+            name: name.to_string(),
+        }
+    }
+}
+
+/// The `--csv` file: one row per scenario and n,
+/// `scenario,n,count,min_ns,median_ns,p99_ns,p999_ns,max_ns,invalid`
+/// (`timer` and `pingpong` have n = 1 and 2).
+pub fn csv(c: &Characterization) -> String {
+    let mut out = String::from("scenario,n,count,min_ns,median_ns,p99_ns,p999_ns,max_ns,invalid\n");
+    let mut row = |name: &str, n: usize, s: &super::fit::CostStats, invalid: u64| {
+        out.push_str(&format!(
+            "{name},{n},{},{},{},{},{},{},{invalid}\n",
+            s.count, s.min_ns, s.median_ns, s.p99_ns, s.p999_ns, s.max_ns
+        ));
+    };
+    if let Some(s) = &c.timer.stats {
+        row("timer", 1, s, 0);
+    }
+    if let Some(p) = &c.pingpong {
+        row("pingpong", 2, &p.stats, 0);
+    }
+    let scenarios: [(&str, &[ScenarioPoint]); 3] = [
+        ("preempt", &c.preempt),
+        ("exit", &c.exit),
+        ("nonpreempt", &c.nonpreempt),
+    ];
+    for (name, points) in scenarios {
+        for p in points {
+            row(name, p.n, &p.stats, p.invalid);
+        }
+    }
+    out
+}
+
+/// The overheads file's `source`: what was measured where and when, e.g.
+/// `rtlab characterize on vm1 (Linux 6.18.0, Intel Xeon), 2026-11-23T08:00:00Z,
+/// CPU 1, p999 of 1000 samples per n, n = 2,4,8`.
+pub fn source_line(
+    hostname: &str,
+    host: &HostMetadata,
+    date: &str,
+    c: &Characterization,
+    stat: Statistic,
+    threads: &[usize],
+) -> String {
+    let ns: Vec<String> = threads.iter().map(usize::to_string).collect();
+    let cpu_model = host.cpu_model.as_deref().unwrap_or("unknown CPU");
+    format!(
+        "rtlab characterize on {hostname} (Linux {}, {cpu_model}), {date}, CPU {}, {stat} of {} samples per n, n = {}{}",
+        host.kernel_release,
+        c.cpu,
+        c.samples,
+        ns.join(","),
+        if c.interrupted { ", interrupted" } else { "" }
+    )
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`), or `unknown host`.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown host".into())
+}
+
+/// The time now in UTC, RFC 3339 to the second.
+pub fn now_utc() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
