@@ -2,8 +2,10 @@
 
 pub mod analyze;
 pub mod compare;
+pub mod compare_rtapp;
 pub mod demo;
 pub mod doctor;
+pub mod exchange;
 pub mod generate;
 pub mod lag_study;
 pub mod latency;

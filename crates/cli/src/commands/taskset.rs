@@ -31,7 +31,25 @@ pub enum TasksetCommand {
     /// Generate random task sets (UUniFast, UUniFast-discard, RandFixedSum), deterministic per seed.
     #[command(after_help = GEN_EXAMPLES)]
     Gen(super::generate::GenArgs),
+    /// Write a task set in another tool's format (rt-app JSON).
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(super::exchange::ExportArgs),
+    /// Read another tool's file (rt-app JSON) and print it as an rtlab task set.
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(super::exchange::ImportArgs),
 }
+
+const EXPORT_EXAMPLES: &str = "Examples:\n  \
+    rtlab taskset export builtin:hartstone-ph --format rt-app --policy rm -d 10s\n  \
+    rtlab taskset export builtin:lf-scenario-4 --format rt-app --policy edf --calibration 20\n\n\
+    rt-app's times are whole microseconds and its duration whole seconds: finer values are\n\
+    refused, never rounded. README \"Other tools' formats\" lists what maps to what.";
+
+const IMPORT_EXAMPLES: &str = "Examples:\n  \
+    rtlab taskset import workload.json\n  \
+    rtlab taskset import workload.json --format rt-app --out set.toml\n\n\
+    rt-app files are also read directly wherever a task-set file is (rtlab analyze/sim/run\n\
+    workload.json). What rtlab cannot model is refused at its key, as file:line:col.";
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \
@@ -74,6 +92,8 @@ pub fn run(command: TasksetCommand) -> anyhow::Result<ExitCode> {
         TasksetCommand::Show(args) => show(&args),
         TasksetCommand::Validate(args) => validate(&args),
         TasksetCommand::Gen(args) => super::generate::run(&args),
+        TasksetCommand::Export(args) => super::exchange::export(&args),
+        TasksetCommand::Import(args) => super::exchange::import(&args),
     }
 }
 
