@@ -38,6 +38,7 @@ use crate::time::Nanos;
 
 mod decode;
 mod document;
+mod rtapp;
 
 use document::Node;
 
@@ -274,6 +275,15 @@ pub fn parse_str(
     default_name: &str,
 ) -> Result<LoadedTaskSet, LoadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if format == Format::Json {
+        // rt-app workloads are told by their content (a `tasks` object),
+        // read as json-c reads them (trailing commas allowed).
+        if let Ok(root) = document::parse_json_c(text) {
+            if rtapp::is_rtapp(&root) {
+                return parse_rtapp(text, &root, origin, default_name);
+            }
+        }
+    }
     let root = document::parse(text, format).map_err(|e| {
         let (line, column) = line_column(text, e.offset);
         LoadError::Syntax(LocatedDiagnostic {
@@ -284,14 +294,12 @@ pub fn parse_str(
             message: printable(&e.message).into_owned(),
         })
     })?;
-    let decoded = decode::task_set(&root, format).map_err(|problems| LoadError::Invalid {
-        errors: located(
+    let decoded = decode::task_set(&root, format).map_err(|problems| {
+        refused(
             origin,
             text,
-            problems
-                .into_iter()
-                .map(|p| (p.offset, Severity::Error, p.message)),
-        ),
+            problems.into_iter().map(|p| (p.offset, p.message)),
+        )
     })?;
     let set = TaskSet {
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
@@ -301,6 +309,27 @@ pub fn parse_str(
         .validate()
         .into_iter()
         .map(|d| (offset_of(&root, &d.path), d.severity, d.message));
+    loaded_or_refused(set, origin, text, diagnostics)
+}
+
+/// The shape problems of a document, as errors placed in `text`.
+fn refused(origin: &str, text: &str, problems: impl Iterator<Item = (usize, String)>) -> LoadError {
+    LoadError::Invalid {
+        errors: located(
+            origin,
+            text,
+            problems.map(|(offset, message)| (offset, Severity::Error, message)),
+        ),
+    }
+}
+
+/// The set with its notes, or every error, each placed in `text`.
+fn loaded_or_refused(
+    set: TaskSet,
+    origin: &str,
+    text: &str,
+    diagnostics: impl IntoIterator<Item = (usize, Severity, String)>,
+) -> Result<LoadedTaskSet, LoadError> {
     let (errors, notes): (Vec<_>, Vec<_>) = located(origin, text, diagnostics)
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
@@ -312,6 +341,45 @@ pub fn parse_str(
         notes,
         origin: origin.to_string(),
     })
+}
+
+/// True when `text` is an rt-app workload (a JSON object with a `tasks`
+/// object and no `task` array), which [`parse_str`] reads as one.
+pub fn is_rtapp_workload(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    document::parse_json_c(text).is_ok_and(|root| rtapp::is_rtapp(&root))
+}
+
+/// An rt-app workload (see [`rtapp`]) as a task set: refusals and the
+/// model's errors placed in the rt-app file, notes kept.
+fn parse_rtapp(
+    text: &str,
+    root: &Node,
+    origin: &str,
+    default_name: &str,
+) -> Result<LoadedTaskSet, LoadError> {
+    let imported = rtapp::decode(root).map_err(|problems| {
+        refused(
+            origin,
+            text,
+            problems.into_iter().map(|p| (p.offset, p.message)),
+        )
+    })?;
+    let set = TaskSet {
+        name: default_name.to_string(),
+        tasks: imported.tasks.clone(),
+    };
+    let diagnostics = set
+        .validate()
+        .into_iter()
+        .map(|d| (imported.offset_of(&d.path), d.severity, d.message))
+        .chain(
+            imported
+                .notes
+                .iter()
+                .map(|n| (n.offset, Severity::Note, n.message.clone())),
+        );
+    loaded_or_refused(set, origin, text, diagnostics)
 }
 
 /// The task set as a TOML document in the file format (deterministic).

@@ -172,6 +172,13 @@ pub enum RtError {
     /// (see [`crate::kernel_state`]); e.g. another live rtlab holds it.
     #[error(transparent)]
     KernelState(#[from] crate::kernel_state::StateError),
+    /// rt-app (`rtlab compare --with rt-app`) could not be run, or its
+    /// logs not read.
+    #[error("rt-app: {why}")]
+    RtApp {
+        /// What failed, in one line.
+        why: String,
+    },
     /// A thread could not be started.
     #[error("cannot start thread `{name}`: {source}")]
     Spawn {

@@ -46,6 +46,7 @@ pub mod latency;
 pub mod load;
 pub mod platform;
 pub mod policy;
+pub mod rtapp;
 pub mod schema;
 pub mod stats;
 pub mod stream;

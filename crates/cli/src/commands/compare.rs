@@ -22,7 +22,8 @@ use rtlab_report::table;
 const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --policy rm --duration 10s\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s\n  \
-    rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n\n\
+    rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
+    rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
@@ -40,6 +41,14 @@ pub struct CompareArgs {
     /// Print the JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Compare with another tool instead of the simulator: `rt-app` runs the set under rt-app
+    /// with the same policy and pinning (README "rtlab compare --with rt-app").
+    #[arg(long, value_name = "TOOL", conflicts_with_all = ["save", "store"])]
+    pub with: Option<String>,
+    /// With `--with rt-app`: rt-app's calibration, `CPUn` (measure on CPU n; default: the
+    /// pinned CPU) or a fixed number of ns per loop.
+    #[arg(long, value_name = "CPUn|NS", requires = "with")]
+    pub rtapp_calibration: Option<String>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
 }
@@ -54,6 +63,17 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             "--tolerance `{}`: give a percentage >= 0",
             args.tolerance
         )));
+    }
+    if let Some(tool) = &args.with {
+        return match tool.as_str() {
+            "rt-app" => {
+                super::compare_rtapp::run(&args.flags, args.rtapp_calibration.as_deref(), args.json)
+            }
+            other => Err(usage(format!(
+                "--with `{}`: the tool to compare with is rt-app (without --with: the simulator)",
+                printable(other)
+            ))),
+        };
     }
     let cfg = args.flags.config()?;
     let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {

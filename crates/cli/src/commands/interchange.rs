@@ -1,23 +1,34 @@
 //! `rtlab taskset export | import`: task sets in the formats of the tools
 //! rtlab's users come from. One `--format` value per tool; the conversions
-//! themselves live in `rtlab_model` (`simso`).
+//! themselves are library code (SimSo: `rtlab_model::simso`; rt-app:
+//! `rtlab_rt::rtapp` and the model's file loader, which also recognises
+//! both formats by content wherever a task-set file is read).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_model::simso::{self, SimsoScheduler};
 use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_rt::executor::{self, RunPolicy, RUN_POLICIES};
+use rtlab_rt::rtapp::{self, Calibration, ExportOptions};
 
+use crate::flags::parse_nanos;
 use crate::set_files::OutputFormat;
 use crate::usage::usage;
 
-/// A foreign task-set format `rtlab taskset export` writes.
+/// rt-app's default workload duration when `--duration` is not given.
+const RTAPP_DEFAULT_DURATION: Nanos = Nanos::from_secs(10);
+
+/// A foreign task-set format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
     /// A SimSo configuration (XML), uniprocessor.
     Simso,
+    /// rt-app's JSON workload (scheduler-tools/rt-app).
+    #[value(name = "rt-app")]
+    RtApp,
 }
 
 /// `rtlab taskset export`
@@ -26,14 +37,35 @@ pub struct ExportArgs {
     /// A task-set file or `builtin:NAME`.
     pub taskset: String,
     /// The tool to write for.
-    #[arg(long)]
+    #[arg(long, value_enum)]
     pub format: ExportFormat,
     /// SimSo: the scheduler (edf = EDF_mono, fp:rm = RM_mono, fp:dm and fp:given = FP with rtlab's priorities).
     #[arg(short = 's', long, default_value = "edf")]
     pub scheduler: String,
-    /// SimSo: the simulated time (default: one hyperperiod, if at most 100 s).
-    #[arg(short = 'd', long, value_parser = crate::flags::parse_nanos)]
+    /// The duration: SimSo's simulated time (default: one hyperperiod, if at most 100 s);
+    /// rt-app's workload duration (whole seconds, default 10s).
+    #[arg(short = 'd', long, value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
+    /// rt-app: the policy the threads get, as `rtlab run --policy` maps it: other,
+    /// fifo-order, rm, dm, given, rr or edf.
+    #[arg(long, short = 'P', default_value = "rm")]
+    pub policy: String,
+    /// rt-app: the CPU the threads are pinned to (default: 1, or the first allowed CPU).
+    #[arg(long, conflicts_with = "no_pin")]
+    pub cpu: Option<usize>,
+    /// rt-app: do not pin the threads.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// rt-app: SCHED_DEADLINE budget over C (default: max(5% of C, 100us)), as `rtlab run`.
+    #[arg(long, value_parser = parse_nanos)]
+    pub edf_margin: Option<Nanos>,
+    /// rt-app: its calibration, `CPUn` (measure on CPU n at start; default: the pinned CPU)
+    /// or a number of ns per loop.
+    #[arg(long)]
+    pub calibration: Option<String>,
+    /// rt-app: write `lock_pages: false`.
+    #[arg(long)]
+    pub no_mlock: bool,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -42,11 +74,15 @@ pub struct ExportArgs {
 /// `rtlab taskset import`
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A file of another tool (a SimSo configuration, recognised by its content) or any task-set file.
+    /// A file of another tool (a SimSo configuration or an rt-app workload, recognised by
+    /// its content) or any task-set file.
     pub file: String,
-    /// The rtlab format to write.
-    #[arg(long, default_value = "toml")]
-    pub to: OutputFormat,
+    /// The format the file must be in (default: recognised by content).
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
+    /// The rtlab format to write (default: JSON when --out ends in .json, else TOML).
+    #[arg(long)]
+    pub to: Option<OutputFormat>,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -54,9 +90,10 @@ pub struct ImportArgs {
 
 /// Runs `rtlab taskset export`.
 pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let set = file::load(&args.taskset)?.set;
+    let loaded = file::load(&args.taskset)?;
     let text = match args.format {
-        ExportFormat::Simso => simso_text(&set, args)?,
+        ExportFormat::Simso => simso_text(&loaded.set, args)?,
+        ExportFormat::RtApp => rtapp_text(&loaded.set, &loaded.origin, args)?,
     };
     write_out(args.out.as_ref(), &text)
 }
@@ -74,14 +111,77 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
     Ok(out.xml)
 }
 
+fn rtapp_text(set: &TaskSet, origin: &str, args: &ExportArgs) -> anyhow::Result<String> {
+    let policy: RunPolicy = args.policy.parse().map_err(|_| {
+        usage(format!(
+            "--policy `{}`: use {RUN_POLICIES}",
+            printable(&args.policy)
+        ))
+    })?;
+    let duration = args.duration.unwrap_or(RTAPP_DEFAULT_DURATION);
+    if !rtapp::runner::whole_seconds(duration) {
+        return Err(usage(format!(
+            "--duration {duration}: rt-app's duration is a whole number of seconds"
+        )));
+    }
+    let cpu = (!args.no_pin).then(|| args.cpu.unwrap_or_else(executor::default_cpu));
+    let mut options = ExportOptions::new(cpu, duration);
+    if let Some(text) = &args.calibration {
+        options.calibration = parse_calibration(text, "--calibration")?;
+    }
+    options.lock_pages = !args.no_mlock;
+    let exported = rtapp::export(set, policy, args.edf_margin, &options)
+        .with_context(|| format!("{}: cannot export to rt-app", printable(origin)))?;
+    for warning in &exported.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(exported.document.to_json_string())
+}
+
+/// `CPUn` or a whole number of ns per loop (`flag` names it in the error).
+pub fn parse_calibration(text: &str, flag: &str) -> anyhow::Result<Calibration> {
+    if let Some(cpu) = text.strip_prefix("CPU").and_then(|n| n.parse().ok()) {
+        return Ok(Calibration::Cpu(cpu));
+    }
+    match text.parse::<u64>() {
+        Ok(ns) if ns > 0 => Ok(Calibration::NsPerLoop(ns)),
+        _ => Err(usage(format!(
+            "{flag} `{}`: use CPUn (e.g. CPU1) or a number of ns per loop (e.g. 20)",
+            printable(text)
+        ))),
+    }
+}
+
 /// Runs `rtlab taskset import`: the set in rtlab's own format, the notes
 /// of the conversion on standard error.
 pub fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    if let Some(format) = args.format {
+        let text = file::read_text(Path::new(&args.file)).map_err(|reason| {
+            anyhow::anyhow!("{}: cannot read: {reason}", printable(&args.file))
+        })?;
+        let (matches, what) = match format {
+            ExportFormat::Simso => (
+                simso::looks_like_xml(&text),
+                "a SimSo configuration (XML with a <simulation> root)",
+            ),
+            ExportFormat::RtApp => (
+                file::is_rtapp_workload(&text),
+                "an rt-app workload (a JSON object with a `tasks` object of threads)",
+            ),
+        };
+        if !matches {
+            anyhow::bail!("{}: not {what}", printable(&args.file));
+        }
+    }
     let loaded = file::load(&args.file)?;
     for note in &loaded.notes {
         eprintln!("{note}");
     }
-    write_out(args.out.as_ref(), &args.to.render(&loaded.set))
+    let to = args.to.unwrap_or_else(|| match &args.out {
+        Some(path) if file::Format::from_path(path) == file::Format::Json => OutputFormat::Json,
+        _ => OutputFormat::Toml,
+    });
+    write_out(args.out.as_ref(), &to.render(&loaded.set))
 }
 
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<ExitCode> {

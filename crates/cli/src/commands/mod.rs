@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod breakdown;
 pub mod characterize;
 pub mod compare;
+pub mod compare_rtapp;
 pub mod demo;
 pub mod doctor;
 pub mod generate;

@@ -31,22 +31,29 @@ pub enum TasksetCommand {
     /// Generate random task sets (UUniFast, UUniFast-discard, RandFixedSum), deterministic per seed.
     #[command(after_help = GEN_EXAMPLES)]
     Gen(super::generate::GenArgs),
-    /// Write a task set for another tool (SimSo XML).
+    /// Write a task set for another tool (SimSo XML, rt-app JSON).
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(super::interchange::ExportArgs),
-    /// Read another tool's task set (a SimSo configuration) and write it as an rtlab file.
+    /// Read another tool's task set (a SimSo configuration, an rt-app workload) and write it as an rtlab file.
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(super::interchange::ImportArgs),
 }
 
 const EXPORT_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset export builtin:lf-scenario-4 --format simso --scheduler edf --out lf.xml\n  \
-    rtlab taskset export builtin:avionics --format simso -s fp:rm -d 2s";
+    rtlab taskset export builtin:avionics --format simso -s fp:rm -d 2s\n  \
+    rtlab taskset export builtin:hartstone-ph --format rt-app --policy rm -d 10s\n  \
+    rtlab taskset export builtin:lf-scenario-4 --format rt-app --policy edf --calibration 20\n\n\
+    rt-app's times are whole microseconds and its duration whole seconds: finer values are\n\
+    refused, never rounded. README \"Other tools' formats\" lists what maps to what.";
 
-const IMPORT_EXAMPLES: &str = "A SimSo configuration is recognised by its content (root <simulation>) \
-    wherever a task-set file is accepted (`rtlab sim conf.xml ...`).\n\nExamples:\n  \
+const IMPORT_EXAMPLES: &str = "A SimSo configuration (root <simulation>) and an rt-app workload (a JSON \
+    object with a `tasks` object) are recognised by their content wherever a task-set file is \
+    accepted (`rtlab sim conf.xml ...`, `rtlab analyze workload.json ...`). What rtlab cannot \
+    model is refused at its place, as file:line:col.\n\nExamples:\n  \
     rtlab taskset export builtin:lf-scenario-4 --format simso --out lf.xml && rtlab taskset import lf.xml\n  \
-    rtlab taskset export builtin:avionics --format simso -d 2s --out a.xml && rtlab taskset import a.xml --to json --out a.json";
+    rtlab taskset export builtin:avionics --format simso -d 2s --out a.xml && rtlab taskset import a.xml --to json --out a.json\n  \
+    rtlab taskset export builtin:hartstone-ph --format rt-app --out w.json && rtlab taskset import w.json --format rt-app --out set.toml";
 
 const GEN_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset gen --tasks 8 --utilization 0.7 --count 100 --seed 1 --out sets/\n  \

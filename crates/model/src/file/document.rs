@@ -66,8 +66,14 @@ pub(super) struct SyntaxError {
 pub(super) fn parse(text: &str, format: Format) -> Result<Node, SyntaxError> {
     match format {
         Format::Toml => parse_toml(text),
-        Format::Json => parse_json(text),
+        Format::Json => parse_json(text, false),
     }
+}
+
+/// Parses JSON as json-c reads it (rt-app's parser): JSONC that also
+/// allows trailing commas, which rt-app's own examples have.
+pub(super) fn parse_json_c(text: &str) -> Result<Node, SyntaxError> {
+    parse_json(text, true)
 }
 
 fn parse_toml(text: &str) -> Result<Node, SyntaxError> {
@@ -120,13 +126,13 @@ fn toml_node(value: &toml::Spanned<toml::de::DeValue<'_>>) -> Node {
     }
 }
 
-fn parse_json(text: &str) -> Result<Node, SyntaxError> {
+fn parse_json(text: &str, trailing_commas: bool) -> Result<Node, SyntaxError> {
     use jsonc_parser::{CollectOptions, ParseOptions};
     // JSON plus comments; everything else JSON5-ish stays an error.
     let options = ParseOptions {
         allow_comments: true,
         allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
+        allow_trailing_commas: trailing_commas,
         allow_missing_commas: false,
         allow_single_quoted_strings: false,
         allow_hexadecimal_numbers: false,

@@ -110,6 +110,12 @@ pub struct CpusetDoor {
 }
 
 impl CpusetDoor {
+    /// The cpuset's `tasks` file: a process that writes its pid there
+    /// joins it (how `rtlab compare --with rt-app` confines rt-app).
+    pub fn tasks_file(&self) -> &Path {
+        &self.tasks
+    }
+
     /// Moves the calling thread into the cpuset (before it becomes a
     /// deadline thread).
     pub fn add_current_thread(&self) -> Result<(), RtError> {

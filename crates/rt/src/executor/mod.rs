@@ -218,28 +218,7 @@ pub fn run_recording(
         None
     };
     let throttling = RtThrottling::read().ok();
-    if let Some(limit) = throttling.and_then(|t| t.limit()) {
-        let cpus = match cfg.cpu {
-            Some(_) => 1,
-            None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
-        };
-        let fair = policy::fair_server_share();
-        let admitted = (limit - fair) * cpus as f64;
-        if let Err(need) = fit_deadline_budgets(set, &mut policies, admitted) {
-            return Err(RtError::DeadlineOverLimit {
-                need,
-                cpus,
-                limit: admitted,
-                note: if fair > 0.0 {
-                    format!(
-                        " minus {fair:.3} per CPU reserved for the fair server since Linux 6.12"
-                    )
-                } else {
-                    String::new()
-                },
-            });
-        }
-    }
+    fit_to_admission(set, cfg, throttling, &mut policies)?;
     // Owned here and dropped when `run` returns, after every thread that
     // reported has been joined (a lost thread is moved out on drop).
     let cpuset = match (cfg.policy.is_deadline(), cfg.cpu) {
@@ -421,6 +400,37 @@ fn prefault_stack() {
         *b = 1;
     }
     std::hint::black_box(&mut block);
+}
+
+/// Fits the SCHED_DEADLINE budgets of `policies` into what the kernel
+/// admits on the run's CPUs under `throttling` ([`fit_deadline_budgets`]
+/// with the limit minus the fair server's share), or explains why the set
+/// cannot be admitted. Nothing to do without a limit.
+pub fn fit_to_admission(
+    set: &TaskSet,
+    cfg: &RunConfig,
+    throttling: Option<RtThrottling>,
+    policies: &mut [Policy],
+) -> Result<(), RtError> {
+    let Some(limit) = throttling.and_then(|t| t.limit()) else {
+        return Ok(());
+    };
+    let cpus = match cfg.cpu {
+        Some(_) => 1,
+        None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
+    };
+    let fair = policy::fair_server_share();
+    let admitted = (limit - fair) * cpus as f64;
+    fit_deadline_budgets(set, policies, admitted).map_err(|need| RtError::DeadlineOverLimit {
+        need,
+        cpus,
+        limit: admitted,
+        note: if fair > 0.0 {
+            format!(" minus {fair:.3} per CPU reserved for the fair server since Linux 6.12")
+        } else {
+            String::new()
+        },
+    })
 }
 
 /// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the sum of

@@ -92,3 +92,14 @@ pub fn exit_now(status: libc::c_int) -> ! {
     // destructors is the point (the caller has done what they would do).
     unsafe { libc::_exit(status) }
 }
+
+/// Sends `signal` to process `pid` (`kill(2)`).
+pub fn send_signal(pid: u32, signal: libc::c_int) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: kill takes plain integers and touches no memory of ours.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
