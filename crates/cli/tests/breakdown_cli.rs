@@ -67,10 +67,6 @@ fn bad_flags_are_one_line_usage_errors() {
         "--policy `fifo`: use rm, dm or edf",
     );
     usage_error(
-        &["breakdown", &set, "--policy", "rm"],
-        "--overheads FILE is required",
-    );
-    usage_error(
         &with(&base, &["--policy", "rm", "--duration-per-step", "1ms"]),
         "--duration-per-step 1ms: shorter than the last first deadline",
     );
@@ -167,22 +163,16 @@ fn a_tiny_set_measured_on_real_threads_has_every_breakdown_and_step() {
         assert!(!steps.is_empty());
         assert!(m["utilization"].is_number(), "{m}");
         // The search's structure: a confirming run last, every step below
-        // the cap, no pass between the breakdown and the failing end (a pass
-        // at the failing end itself is one whose confirmation failed), every
-        // step with its misses and jobs.
+        // the cap, every step with its misses and jobs. (Where passes may
+        // fall is the search's logic, tested exactly against scripted
+        // runners in measured_breakdown; on this noisy machine a stall can
+        // fail a lower α after a higher one passed, so it is not asserted
+        // here.)
         assert_eq!(steps.last().unwrap()["phase"], "confirm", "{m}");
-        let failing = m["failing_alpha"].as_f64().unwrap_or(f64::INFINITY);
         for step in steps {
             assert!(step["jobs"].as_u64().unwrap() > 0, "{step}");
             assert!(step["misses"].is_u64(), "{step}");
             assert_eq!(step["pass"], step["misses"] == 0, "{step}");
-            if step["pass"] == true {
-                let a = alpha(step);
-                assert!(
-                    a <= alpha(m) || a >= failing,
-                    "{step}: inside the final bracket"
-                );
-            }
             assert!(alpha(step) <= 2.0 / 1.0 + 0.05 + 1e-9, "{step}");
         }
         assert!(
@@ -192,6 +182,7 @@ fn a_tiny_set_measured_on_real_threads_has_every_breakdown_and_step() {
             "the breakdown is an α that passed"
         );
         if m["confirmed"] == true {
+            let failing = m["failing_alpha"].as_f64().unwrap_or(f64::INFINITY);
             assert!(failing - alpha(m) <= 0.05 + 1e-9, "{m}");
         }
         for key in ["ideal_pp", "overhead_aware_pp", "simulated_pp"] {

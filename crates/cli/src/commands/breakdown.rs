@@ -55,7 +55,8 @@ pub struct BreakdownArgs {
     #[arg(long, short = 'P')]
     pub policy: String,
     /// The platform's costs for the overhead-aware analysis and the simulation: an overheads
-    /// TOML (e.g. from `rtlab characterize --out`) or builtin:rtmach / builtin:zero. Required.
+    /// TOML (e.g. from `rtlab characterize --out`) or builtin:rtmach / builtin:zero (default: measure this machine first, as
+    /// `rtlab characterize` does with its defaults).
     #[arg(long, value_name = "FILE")]
     pub overheads: Option<String>,
     /// Multiply every period, deadline, offset and C by X before everything else; a comma list
@@ -176,19 +177,11 @@ fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
 /// Runs `rtlab breakdown`.
 pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     let (policy, run_policy, spec) = policies(&args.policy)?;
-    let Some(overheads_spec) = &args.overheads else {
-        return Err(usage(
-            "--overheads FILE is required: the platform's costs, from `rtlab characterize --out FILE` \
-             (or builtin:rtmach for paper 004's, builtin:zero for none)",
-        ));
-    };
-    let overheads =
-        Overheads::load(overheads_spec).map_err(|e| anyhow::anyhow!("--overheads: {e}"))?;
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
     let loaded = file::load(&args.taskset)?;
     if loaded.set.tasks.is_empty() {
         return Err(anyhow::anyhow!("{}: the set has no task", args.taskset));
     }
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
     let scaled: Vec<(u64, TaskSet, Nanos)> = args
         .time_scale
         .iter()
@@ -197,6 +190,24 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             step_duration(&set, args.duration_per_step).map(|d| (x, set, d))
         })
         .collect::<anyhow::Result<_>>()?;
+    let overheads = match &args.overheads {
+        Some(spec) => Overheads::load(spec).map_err(|e| anyhow::anyhow!("--overheads: {e}"))?,
+        None => {
+            say(&format!(
+                "no --overheads: measuring this machine's costs on CPU {cpu} first (rtlab characterize, about half a minute; `rtlab characterize --out FILE` keeps them for --overheads FILE)"
+            ));
+            let profile = super::characterize::default_profile(cpu)?;
+            say(&format!(
+                "measured: timer {}, preempt {}, exit {}, nonpreempt {}, {}",
+                profile.timer,
+                profile.preempt,
+                profile.exit,
+                profile.nonpreempt,
+                TimerModel::for_overheads(&profile)
+            ));
+            profile
+        }
+    };
     let throttling = RtThrottling::read().ok();
     // What real-time threads may use of the CPU: RT throttling's share,
     // and in any case not what the fair server (Linux 6.12+) reserves for
