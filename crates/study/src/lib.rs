@@ -1,0 +1,24 @@
+//! The EDF-versus-FPS study of paper 001 (Carletto & Vardanega, Ada-Europe
+//! 2017): a fair comparison in which only the scheduler changes, answering
+//! four questions as four sections.
+//!
+//! * [`utilization`]: the highest schedulable utilization per task-set type
+//!   (constrained or implicit deadlines x period classes), with the counts
+//!   of regular completions (RC), deadline misses (DM) and preemptions (PR);
+//! * [`overload`]: transient and permanent overload at several load levels,
+//!   misses per task and in total, for EDF, FPS and the hybrid;
+//! * [`locking`]: IPCP under FPS against the Deadline Floor Protocol under
+//!   EDF, with a protected procedure of growing length and an explicit
+//!   per-operation lock cost.
+//!
+//! Every section drives its runs through a [`runner::StudyRunner`], so the
+//! same experiment runs in the simulator ([`runner::SimRunner`]) and, where
+//! Linux can run it, on real threads (a runner the CLI wires to the
+//! real-thread executor), and is testable with a scripted runner.
+
+#![forbid(unsafe_code)]
+
+pub mod locking;
+pub mod overload;
+pub mod runner;
+pub mod utilization;
