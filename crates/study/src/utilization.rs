@@ -38,7 +38,8 @@
 //! * a load at which some C_i(L) exceeds D_i is a miss for every scheduler
 //!   without a run (no job of that task can meet its deadline);
 //! * the **decisive load** of a set is the first load at which either
-//!   scheduler missed (or the last load run, when neither did); the RC, DM
+//!   scheduler missed (when neither did: the last load both ran, or the
+//!   last load run when no load ran both); the RC, DM
 //!   and PR of a type are summed over its sets, each set counted at its
 //!   decisive load, where both schedulers ran the same set at the same load;
 //! * per type: mean HSU per scheduler, **delta HSU** = mean over sets of
@@ -328,8 +329,8 @@ pub struct SetResult {
     pub edf: SchedulerSearch,
     /// FPS's search.
     pub fps: SchedulerSearch,
-    /// First load at which either missed (or the last load run), ppm;
-    /// `None` when no load was run.
+    /// First load at which either missed (else the last load both ran),
+    /// ppm; `None` when no load was run.
     pub decisive_load_ppm: Option<u64>,
     /// EDF's counts at the decisive load (`None`: not run there).
     pub edf_counts: Option<TaskCounts>,
@@ -455,7 +456,10 @@ where
         }
         let [edf, fps] = at_load;
         if result.decisive_load_ppm.is_none() {
-            last = Some((load, edf.clone(), fps.clone()));
+            let both = edf.is_some() && fps.is_some();
+            if both || last.as_ref().is_none_or(|l| l.1.is_none() || l.2.is_none()) {
+                last = Some((load, edf.clone(), fps.clone()));
+            }
             if result.edf.first_miss_ppm.is_some() || result.fps.first_miss_ppm.is_some() {
                 result.decisive_load_ppm = Some(load);
                 result.edf_counts = edf;

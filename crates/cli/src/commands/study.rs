@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
-use crate::setup::{restore_left_state_first, say};
+use crate::setup::{pause, restore_left_state_first, say};
 use crate::usage::usage;
 
 /// `rtlab study ...`
@@ -467,18 +467,6 @@ impl StudyRunner for RealRunner {
     }
 }
 
-/// Sleeps `d`, waking early when the interrupt flag is raised.
-fn pause(d: Nanos, flag: &AtomicBool) {
-    let end = std::time::Instant::now() + std::time::Duration::from(d);
-    while !flag.load(Ordering::Relaxed) {
-        let now = std::time::Instant::now();
-        if now >= end {
-            return;
-        }
-        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
-    }
-}
-
 fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2}%"))
 }
@@ -501,32 +489,37 @@ fn section_title(s: &UtilizationSection, world: &str) -> String {
     )
 }
 
+/// RC, DM, PR of EDF, then of FPS.
+fn counts_cells(r: &TypeResult) -> Vec<String> {
+    [&r.edf, &r.fps]
+        .into_iter()
+        .flat_map(|c| [c.regular_completions, c.deadline_misses, c.preemptions])
+        .map(|n| n.to_string())
+        .collect()
+}
+
 /// The table rows of one section's types, each labelled with `world`.
 fn add_rows(t: &mut comfy_table::Table, world: &str, types: &[TypeResult]) {
     for r in types {
-        t.add_row(vec![
+        let mut row = vec![
             r.name.clone(),
             world.to_string(),
             pct(r.mean_hsu_edf),
             pct(r.mean_hsu_fps),
             pp(r.delta_hsu_pp),
             pct(r.max_cpu_load),
-            r.edf.regular_completions.to_string(),
-            r.edf.deadline_misses.to_string(),
-            r.edf.preemptions.to_string(),
-            r.fps.regular_completions.to_string(),
-            r.fps.deadline_misses.to_string(),
-            r.fps.preemptions.to_string(),
-            format!(
-                "{}{}",
-                r.sets_capped,
-                if r.sets_refused > 0 {
-                    format!(" ({} refused)", r.sets_refused)
-                } else {
-                    String::new()
-                }
-            ),
-        ]);
+        ];
+        row.extend(counts_cells(r));
+        row.push(format!(
+            "{}{}",
+            r.sets_capped,
+            if r.sets_refused > 0 {
+                format!(" ({} refused)", r.sets_refused)
+            } else {
+                String::new()
+            }
+        ));
+        t.add_row(row);
     }
 }
 
@@ -649,7 +642,7 @@ fn csv_text(doc: &StudyDocument) -> String {
     }
     for (world, s) in sections {
         for r in &s.types {
-            let _ = w.write_record([
+            let mut row = vec![
                 world.to_string(),
                 r.name.clone(),
                 r.set_type.deadlines.name().to_string(),
@@ -659,15 +652,10 @@ fn csv_text(doc: &StudyDocument) -> String {
                 opt(r.mean_hsu_fps),
                 opt(r.delta_hsu_pp),
                 opt(r.max_cpu_load),
-                r.edf.regular_completions.to_string(),
-                r.edf.deadline_misses.to_string(),
-                r.edf.preemptions.to_string(),
-                r.fps.regular_completions.to_string(),
-                r.fps.deadline_misses.to_string(),
-                r.fps.preemptions.to_string(),
-                r.sets_capped.to_string(),
-                r.sets_refused.to_string(),
-            ]);
+            ];
+            row.extend(counts_cells(r));
+            row.extend([r.sets_capped.to_string(), r.sets_refused.to_string()]);
+            let _ = w.write_record(row);
         }
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

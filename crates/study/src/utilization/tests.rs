@@ -194,6 +194,15 @@ fn a_refusal_ends_one_search_and_a_failure_ends_all() {
     assert_eq!(s.decisive_load_ppm, Some(98 * PCT));
     assert_eq!(s.edf_counts, None);
 
+    // No miss at all: the decisive load is the last load both ran.
+    let mut r = Scripted::new(u64::MAX, u64::MAX);
+    r.refuse_edf_from = 95 * PCT;
+    let s = search(&mut r, 10, 90, 100);
+    assert_eq!(s.fps.hsu_ppm, Some(100 * PCT));
+    assert_eq!(s.decisive_load_ppm, Some(94 * PCT));
+    assert_eq!(s.edf_counts, total("total", 94, 0, 1));
+    assert_eq!(s.fps_counts, total("total", 94, 0, 2));
+
     let mut r = Scripted::new(u64::MAX, u64::MAX);
     r.broken_at = 93 * PCT;
     let e = search_set(
