@@ -513,6 +513,11 @@ pub struct TypeResult {
     pub edf: TaskCounts,
     /// FPS's counts.
     pub fps: TaskCounts,
+    /// Sets whose EDF counts are in `edf` (a set whose EDF run was refused
+    /// at its decisive load has none).
+    pub edf_counted_sets: u64,
+    /// Sets whose FPS counts are in `fps`.
+    pub fps_counted_sets: u64,
     /// Sets where neither scheduler missed up to the last load.
     pub sets_capped: u64,
     /// Sets where a run was refused.
@@ -690,6 +695,8 @@ pub fn summarize(set_type: SetType, loads: &LoadSteps, sets: Vec<SetResult>) -> 
             .map(percent),
         edf,
         fps,
+        edf_counted_sets: sets.iter().filter(|s| s.edf_counts.is_some()).count() as u64,
+        fps_counted_sets: sets.iter().filter(|s| s.fps_counts.is_some()).count() as u64,
         sets_capped: sets
             .iter()
             .filter(|s| {

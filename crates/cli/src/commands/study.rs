@@ -43,10 +43,10 @@ pub enum StudyCommand {
 }
 
 const EXAMPLES: &str = "Examples:\n  \
-    rtlab study edf-vs-fps\n  \
+    rtlab study edf-vs-fps --types implicit/mid\n  \
     rtlab study edf-vs-fps --types implicit/mid,constrained/mid --from 80 --step 2 --json\n  \
     rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --csv out/ --plot out/\n  \
-    sudo rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --real --real-duration 500ms\n\n\
+    rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --real --real-step 10 --real-duration 500ms --cooldown 100ms\n\n\
     Highest schedulable utilization: random sets per type (deadlines constrained|implicit x periods\n\
     short-mid 1-100ms | mid 10-100ms | all 1ms-1s), every C scaled from --from to --to by --step until\n\
     the first miss, EDF and FPS (DM) separately. README: \"The EDF-versus-FPS study\".";
@@ -112,7 +112,8 @@ pub struct EdfVsFpsArgs {
     /// Print the JSON document instead of the tables.
     #[arg(long)]
     pub json: bool,
-    /// Write one CSV row per type and world: a directory (gets utilization.csv) or a file.
+    /// Write one CSV row per type and world: a directory (an existing one, or a path ending in
+    /// `/`, created; gets utilization.csv) or a file.
     #[arg(long, value_name = "DIR|FILE")]
     pub csv: Option<PathBuf>,
     /// Write the SVG plots (schedulable sets against load, one per type) into this directory.
@@ -489,12 +490,19 @@ fn section_title(s: &UtilizationSection, world: &str) -> String {
     )
 }
 
-/// RC, DM, PR of EDF, then of FPS.
+/// RC, DM, PR of EDF, then of FPS; empty when no set was counted.
 fn counts_cells(r: &TypeResult) -> Vec<String> {
-    [&r.edf, &r.fps]
+    [(&r.edf, r.edf_counted_sets), (&r.fps, r.fps_counted_sets)]
         .into_iter()
-        .flat_map(|c| [c.regular_completions, c.deadline_misses, c.preemptions])
-        .map(|n| n.to_string())
+        .flat_map(|(c, counted)| {
+            [c.regular_completions, c.deadline_misses, c.preemptions].map(|n| {
+                if counted > 0 {
+                    n.to_string()
+                } else {
+                    String::new()
+                }
+            })
+        })
         .collect()
 }
 
@@ -509,7 +517,11 @@ fn add_rows(t: &mut comfy_table::Table, world: &str, types: &[TypeResult]) {
             pp(r.delta_hsu_pp),
             pct(r.max_cpu_load),
         ];
-        row.extend(counts_cells(r));
+        row.extend(
+            counts_cells(r)
+                .into_iter()
+                .map(|c| if c.is_empty() { "-".into() } else { c }),
+        );
         row.push(format!(
             "{}{}",
             r.sets_capped,
@@ -546,7 +558,8 @@ fn describe(doc: &StudyDocument) -> String {
         "\nHSU: mean over sets of the last load without a miss; delta: mean of HSU(EDF) - HSU(FPS), \
          percentage points; max load: highest HSU of either; RC/DM/PR: regular completions, \
          deadline misses, preemptions summed over sets, each at its decisive load (the first load at \
-         which EDF or FPS missed); capped: sets where neither missed up to the last load.\n",
+         which EDF or FPS missed, else the last both ran; `-`: no set ran there); capped: sets where \
+         neither missed up to the last load.\n",
     );
     if let Some(real) = &doc.utilization.real {
         out.push('\n');
@@ -662,7 +675,10 @@ fn csv_text(doc: &StudyDocument) -> String {
 }
 
 fn write_csv(path: &Path, doc: &StudyDocument) -> anyhow::Result<()> {
-    let file = if path.is_dir() {
+    let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
+    let file = if as_dir {
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("--csv: cannot create {}", path.display()))?;
         path.join("utilization.csv")
     } else {
         path.to_path_buf()

@@ -247,6 +247,7 @@ fn a_type_row_averages_its_sets() {
     assert_eq!(row.edf.deadline_misses, 0);
     assert_eq!(row.fps.deadline_misses, 2);
     assert_eq!(row.fps.preemptions, 4);
+    assert_eq!((row.edf_counted_sets, row.fps_counted_sets), (2, 2));
     let at = |load: f64| row.curve.iter().find(|p| p.load == load).unwrap().clone();
     assert_eq!(
         (at(97.0).edf_schedulable, at(97.0).fps_schedulable),
