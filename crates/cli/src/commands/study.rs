@@ -227,12 +227,23 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--plot: cannot create {}", dir.display()))?;
     }
+    if args.real && rtlab_rt::sys::resource::geteuid() != 0 {
+        anyhow::bail!(
+            "--real runs SCHED_DEADLINE and SCHED_FIFO threads pinned to one CPU and changes kernel \
+             settings for it: it needs root (run it with sudo, or without --real)"
+        );
+    }
     let saver = args.save.begin(rtlab_store::RunKind::Study, None)?;
     let simulated = utilization::simulate(&config).map_err(section_error)?;
-    let real = if args.real {
-        Some(real_part(args, &types, real_loads)?)
+    // A real run that fails loses nothing simulated: the document is
+    // printed without it, then the error.
+    let (real, failure) = if args.real {
+        match real_part(args, &types, real_loads) {
+            Ok(real) => (Some(real), None),
+            Err(e) => (None, Some(e)),
+        }
     } else {
-        None
+        (None, None)
     };
     let doc = StudyDocument {
         study: "edf-vs-fps",
@@ -252,9 +263,12 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     }
     let interrupted = doc.utilization.real.as_ref().is_some_and(|r| r.interrupted);
     if let Some(saver) = saver {
-        saver.finish(&document, interrupted)?;
+        saver.finish(&document, interrupted || failure.is_some())?;
     }
-    Ok(ExitCode::SUCCESS)
+    match failure {
+        Some(e) => Err(e.context("rtlab study edf-vs-fps --real")),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// A bad setting is a usage error naming the flag; anything else fails.
