@@ -47,6 +47,9 @@ enum Command {
     Analyze(commands::analyze::AnalyzeArgs),
     /// Paper 004's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
     Breakdown(commands::breakdown::BreakdownArgs),
+    /// Experiments that compare schedulers: `edf-vs-fps` (paper 001's study).
+    #[command(subcommand)]
+    Study(commands::study::StudyCommand),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
     Sweep(commands::sweep::SweepArgs),
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
@@ -82,6 +85,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => commands::demo::run(&args),
         Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Breakdown(args) => commands::breakdown::run(&args),
+        Command::Study(command) => commands::study::run(&command),
         Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Sim(args) => commands::sim::run(&args),
         Command::Hartstone(args) => commands::hartstone::run(&args),

@@ -52,6 +52,7 @@ pub fn figures(run: &RunView) -> Vec<Figure> {
         "analyze" => analyze(run),
         "hartstone" => hartstone(run),
         "breakdown" => vec![breakdown_experiment(run)],
+        "study" => study(run),
         _ => Vec::new(),
     }
 }
@@ -210,6 +211,19 @@ fn breakdown_experiment(run: &RunView) -> Figure {
         plot::breakdown_vs_time_scale(&series::breakdown_vs_time_scale(run)),
         "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (paper 004, section 5).".into(),
     )
+}
+
+fn study(run: &RunView) -> Vec<Figure> {
+    series::study_schedulable(run)
+        .into_iter()
+        .map(|(name, lines)| {
+            Figure::drawn(
+                &format!("Schedulable sets vs load {name}"),
+                plot::lines(&lines, "load (%)", "schedulable sets (%)", Some(105.0)),
+                format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (paper 001, highest schedulable utilization)."),
+            )
+        })
+        .collect()
 }
 
 fn analyze(run: &RunView) -> Vec<Figure> {

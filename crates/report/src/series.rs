@@ -488,6 +488,44 @@ pub fn hartstone_bars(run: &RunView, extended: bool, metric: &str) -> Bars {
     Bars { groups, names }
 }
 
+/// `rtlab study edf-vs-fps`: per task-set type, the share of sets
+/// schedulable (in percent) against the load, for EDF and FPS, in each
+/// world of the document (`sim`; with `--real`, `real` and the simulation
+/// of the same sets, `real-sim`). Returns (type name, lines) in the
+/// document's type order.
+pub fn study_schedulable(run: &RunView) -> Vec<(String, Vec<Line>)> {
+    let part = &run.document["utilization"];
+    let worlds = [
+        ("sim", &part["simulated"]),
+        ("real-sim", &part["real"]["simulated"]),
+        ("real", &part["real"]["measured"]),
+    ];
+    let mut out: Vec<(String, Vec<Line>)> = Vec::new();
+    for (world, section) in worlds {
+        for row in array(section, "types") {
+            let name = row["name"].as_str().unwrap_or("?").to_string();
+            let index = match out.iter().position(|(n, _)| *n == name) {
+                Some(i) => i,
+                None => {
+                    out.push((name, Vec::new()));
+                    out.len() - 1
+                }
+            };
+            for (scheduler, key) in [("EDF", "edf_schedulable"), ("FPS", "fps_schedulable")] {
+                let points = array(row, "curve")
+                    .iter()
+                    .filter_map(|p| Some((p["load"].as_f64()?, p[key].as_f64()? * 100.0)))
+                    .collect();
+                out[index].1.push(Line {
+                    label: format!("{scheduler} {world}"),
+                    points,
+                });
+            }
+        }
+    }
+    out
+}
+
 fn array<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
     doc.get(key)
         .and_then(Value::as_array)

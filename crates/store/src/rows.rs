@@ -26,6 +26,8 @@ pub enum RunKind {
     Breakdown,
     /// `rtlab characterize`.
     Characterize,
+    /// `rtlab study` (paper 001's EDF-versus-FPS study).
+    Study,
 }
 
 impl RunKind {
@@ -42,6 +44,7 @@ impl RunKind {
             RunKind::Hartstone => "hartstone",
             RunKind::Breakdown => "breakdown",
             RunKind::Characterize => "characterize",
+            RunKind::Study => "study",
         }
     }
 }

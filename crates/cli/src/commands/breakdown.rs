@@ -29,7 +29,7 @@ use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
-use crate::setup::{restore_left_state_first, say};
+use crate::setup::{pause, restore_left_state_first, say};
 use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -350,18 +350,6 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
             })
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-/// Sleeps `d`, waking early when the interrupt flag is raised.
-fn pause(d: Nanos, flag: &AtomicBool) {
-    let end = std::time::Instant::now() + std::time::Duration::from(d);
-    while !flag.load(Ordering::Relaxed) {
-        let now = std::time::Instant::now();
-        if now >= end {
-            return;
-        }
-        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
     }
 }
 

@@ -17,5 +17,6 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod sim;
+pub mod study;
 pub mod sweep;
 pub mod taskset;

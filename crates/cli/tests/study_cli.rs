@@ -1,0 +1,207 @@
+//! `rtlab study edf-vs-fps` end to end: the simulated section's document,
+//! CSV and plots, byte-identical per seed; bad flags are one-line usage
+//! errors; as root, a tiny search on real threads is recorded beside its
+//! simulation (structure, never timing). Run the real-time test under the
+//! machine's lock: `flock /tmp/rtlab-realtime.lock cargo test -p rtlab-cli --test study_cli`.
+
+mod common;
+
+use common::{is_root, rtlab};
+use serde_json::Value;
+
+const SMALL: [&str; 12] = [
+    "study",
+    "edf-vs-fps",
+    "--sets",
+    "2",
+    "--tasks",
+    "4",
+    "--types",
+    "implicit/mid,constrained/short-mid",
+    "--from",
+    "80",
+    "--step",
+    "5",
+];
+
+fn json(extra: &[&str]) -> (Vec<u8>, Value) {
+    let out = rtlab()
+        .args(SMALL)
+        .args(extra)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = serde_json::from_slice(&out.stdout).unwrap();
+    (out.stdout, doc)
+}
+
+#[test]
+fn the_simulated_section_has_a_row_per_type_and_is_the_same_for_a_seed() {
+    let (bytes, doc) = json(&[]);
+    assert_eq!(doc["study"], "edf-vs-fps");
+    assert!(doc["utilization"]["real"].is_null());
+    let s = &doc["utilization"]["simulated"];
+    assert_eq!(s["sets"], 2);
+    assert_eq!(s["loads"]["from_ppm"], 800_000);
+    let types = s["types"].as_array().unwrap();
+    let names: Vec<&str> = types.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["implicit/mid", "constrained/short-mid"]);
+    for t in types {
+        assert_eq!(t["sets"].as_array().unwrap().len(), 2);
+        // 80, 85, ..., 120.
+        assert_eq!(t["curve"].as_array().unwrap().len(), 9);
+        for key in ["regular_completions", "deadline_misses", "preemptions"] {
+            assert!(t["edf"][key].is_u64() && t["fps"][key].is_u64(), "{key}");
+        }
+        assert!(t["edf"]["regular_completions"].as_u64().unwrap() > 0);
+        for set in t["sets"].as_array().unwrap() {
+            assert!(set["decisive_load_ppm"].is_u64());
+        }
+    }
+    let (again, _) = json(&[]);
+    assert_eq!(bytes, again, "same seed, same document");
+    let (other, _) = json(&["--seed", "1"]);
+    assert_ne!(bytes, other);
+}
+
+#[test]
+fn csv_and_plots_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = rtlab()
+        .args(SMALL)
+        .args(["--csv", d, "--plot", d])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("implicit/mid"), "{text}");
+    let csv = std::fs::read_to_string(dir.path().join("utilization.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("world,type,deadlines,periods,sets,mean_hsu_edf"));
+    assert_eq!(lines.len(), 3);
+    assert!(lines[1].starts_with("sim,implicit/mid,implicit,mid,2,"));
+    for name in ["implicit-mid", "constrained-short-mid"] {
+        let svg = std::fs::read_to_string(
+            dir.path()
+                .join(format!("schedulable-sets-vs-load-{name}.svg")),
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("EDF sim"), "{name}");
+    }
+    let file = dir.path().join("one.csv");
+    rtlab()
+        .args(SMALL)
+        .args(["--csv", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(file).unwrap(), csv);
+}
+
+#[test]
+fn bad_flags_are_usage_errors_naming_the_flag() {
+    for (args, needle) in [
+        (
+            vec!["--from", "90", "--to", "80"],
+            "--to 80% is below --from 90%",
+        ),
+        (vec!["--types", "implicit/long"], "implicit/mid"),
+        (vec!["--step", "0"], "--step"),
+        (vec!["--tasks", "1"], "--tasks"),
+        (vec!["--duration", "1ms"], "--duration 1ms"),
+        (vec!["--real-from", "90", "--real-to", "50"], "--real-to"),
+    ] {
+        let out = rtlab()
+            .args(["study", "edf-vs-fps"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        // One line says it (clap adds its usage line after its own).
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_tiny_search_on_real_threads_is_recorded_beside_its_simulation() {
+    if !is_root() {
+        println!("skipping: real threads (SCHED_FIFO, SCHED_DEADLINE) need root");
+        return;
+    }
+    let out = rtlab()
+        .args([
+            "study",
+            "edf-vs-fps",
+            "--sets",
+            "1",
+            "--tasks",
+            "3",
+            "--types",
+            "implicit/mid,implicit/all",
+            "--from",
+            "50",
+            "--step",
+            "10",
+            "--real",
+            "--real-from",
+            "50",
+            "--real-step",
+            "20",
+            "--real-to",
+            "90",
+            "--real-duration",
+            "300ms",
+            "--cooldown",
+            "0s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let real = &doc["utilization"]["real"];
+    assert_eq!(real["interrupted"], false);
+    let skipped = real["skipped_types"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].as_str().unwrap().starts_with("implicit/all"));
+    for world in ["simulated", "measured"] {
+        let s = &real[world];
+        assert_eq!(s["duration_ns"], 300_000_000);
+        let types = s["types"].as_array().unwrap();
+        assert_eq!(types.len(), 1, "{world}");
+        assert_eq!(types[0]["name"], "implicit/mid");
+        let set = &types[0]["sets"][0];
+        for scheduler in ["edf", "fps"] {
+            // Each search ran at least the first load, or was refused there.
+            let search = &set[scheduler];
+            assert!(
+                search["runs"].as_u64().unwrap() >= 1,
+                "{world} {scheduler}: {search}"
+            );
+            assert!(
+                search["hsu_ppm"].is_u64()
+                    || search["first_miss_ppm"].is_u64()
+                    || search["refused"].is_string(),
+                "{world} {scheduler}: {search}"
+            );
+        }
+        assert!(set["decisive_load_ppm"].is_u64());
+    }
+    // Every real run is announced on standard error.
+    assert!(
+        err.contains("under edf") && err.contains("under fps"),
+        "{err}"
+    );
+}
