@@ -18,8 +18,10 @@
 //! * **permanent**: `L` throughout.
 //!
 //! At load `L` a job of the base set executes `ceil(C · L / U)` instead of
-//! `C` ([`profile`]). Jobs that miss keep running (`--on-miss continue`
-//! in the simulator), so a late job delays its successors.
+//! `C` ([`profile`]). What happens to a late job is the runner's choice;
+//! under the simulator's default (`--on-miss continue`) it runs to
+//! completion and delays its task's next jobs, which is what lets EDF's
+//! domino effect show.
 //!
 //! # What is reported
 //!
