@@ -107,6 +107,62 @@ fn csv_and_plots_are_written() {
     assert_eq!(std::fs::read_to_string(file).unwrap(), csv);
 }
 
+/// The overload and locking sections: one row per profile x level x
+/// scheduler and per length x protocol; EDF and the hybrid (EDF below 100 %)
+/// meet every deadline at 90 % (implicit deadlines, U <= 1); DFP's
+/// operations cost (c + r) / c times IPCP's.
+#[test]
+fn overload_and_locking_sections_have_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = rtlab()
+        .args(["study", "edf-vs-fps", "--sections", "overload,locking"])
+        .args(["--overload-levels", "90,150", "--overload-duration", "4s"])
+        .args(["--lock-cost", "4us", "--clock-read-cost", "1us"])
+        .args(["--json", "--csv", d, "--plot", d])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["utilization"].is_null());
+    let rows = doc["overload"]["simulated"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 2 * 3);
+    for row in rows {
+        if row["load_pct"] == 90.0 && row["scheduler"] != "fps" {
+            assert_eq!(row["misses"], 0, "{row}");
+        }
+    }
+    assert_eq!(
+        doc["overload"]["simulated"]["fits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+    let locking = &doc["locking"];
+    assert_eq!(locking["rows"].as_array().unwrap().len(), 6 * 2);
+    for c in locking["comparisons"].as_array().unwrap() {
+        assert_eq!(c["dfp_over_ipcp"], 1.25, "{c}");
+    }
+    let overload_csv = std::fs::read_to_string(dir.path().join("overload.csv")).unwrap();
+    assert_eq!(overload_csv.lines().count(), 1 + 12);
+    let locking_csv = std::fs::read_to_string(dir.path().join("locking.csv")).unwrap();
+    assert_eq!(locking_csv.lines().count(), 1 + 12);
+    assert!(!dir.path().join("utilization.csv").exists());
+    for name in [
+        "deadline-misses-vs-load-transient-overload",
+        "deadline-misses-vs-load-permanent-overload",
+        "lock-overhead-vs-procedure-length",
+    ] {
+        let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg"), "{name}");
+    }
+}
+
 #[test]
 fn bad_flags_are_usage_errors_naming_the_flag() {
     for (args, needle) in [
@@ -119,6 +175,11 @@ fn bad_flags_are_usage_errors_naming_the_flag() {
         (vec!["--tasks", "1"], "--tasks"),
         (vec!["--duration", "1ms"], "--duration 1ms"),
         (vec!["--real-from", "90", "--real-to", "50"], "--real-to"),
+        (vec!["--sections", "speed"], "--sections"),
+        (
+            vec!["--overload-duration", "2500ms"],
+            "--overload-duration 2.5s",
+        ),
     ] {
         let out = rtlab()
             .args(["study", "edf-vs-fps"])

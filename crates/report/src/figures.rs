@@ -214,7 +214,7 @@ fn breakdown_experiment(run: &RunView) -> Figure {
 }
 
 fn study(run: &RunView) -> Vec<Figure> {
-    series::study_schedulable(run)
+    let mut out: Vec<Figure> = series::study_schedulable(run)
         .into_iter()
         .map(|(name, lines)| {
             Figure::drawn(
@@ -223,7 +223,23 @@ fn study(run: &RunView) -> Vec<Figure> {
                 format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (paper 001, highest schedulable utilization)."),
             )
         })
-        .collect()
+        .collect();
+    for (profile, lines) in series::study_overload(run) {
+        out.push(Figure::drawn(
+            &format!("Deadline misses vs load {profile} overload"),
+            plot::lines(&lines, "load (%)", "deadline misses", None),
+            format!("Total deadline misses of the overload base set against the load level, {profile} profile, under EDF, FPS (DM) and the hybrid (paper 001: FPS degrades linearly, EDF depends on the nature of the overload)."),
+        ));
+    }
+    let locking = series::study_locking(run);
+    if !locking.is_empty() {
+        out.push(Figure::drawn(
+            "Lock overhead vs procedure length",
+            plot::lines(&locking, "protected procedure length (ms)", "cumulative lock overhead (us)", None),
+            "Processor time spent in lock and unlock operations per run, IPCP under FPS against the Deadline Floor Protocol under EDF (which also reads the clock), against the length of the protected procedure (paper 001).".into(),
+        ));
+    }
+    out
 }
 
 fn analyze(run: &RunView) -> Vec<Figure> {

@@ -9,6 +9,7 @@ pub mod html;
 pub mod plot;
 pub mod series;
 pub mod sources;
+pub mod study_text;
 pub mod table;
 pub mod taskset_text;
 pub mod view;

@@ -526,6 +526,73 @@ pub fn study_schedulable(run: &RunView) -> Vec<(String, Vec<Line>)> {
     out
 }
 
+/// The study's overload section: per profile, total misses against load
+/// (percent), one line per scheduler and world (`sim`, and with `--real`
+/// `real-sim` and `real`).
+pub fn study_overload(run: &RunView) -> Vec<(String, Vec<Line>)> {
+    let part = &run.document["overload"];
+    let worlds = [
+        ("sim", &part["simulated"]),
+        ("real-sim", &part["real"]["simulated"]),
+        ("real", &part["real"]["measured"]),
+    ];
+    let mut out: Vec<(String, Vec<Line>)> = Vec::new();
+    for (world, section) in worlds {
+        for row in array(section, "rows") {
+            let (Some(profile), Some(scheduler), Some(load), Some(misses)) = (
+                row["profile"].as_str(),
+                row["scheduler"].as_str(),
+                row["load_pct"].as_f64(),
+                row["misses"].as_f64(),
+            ) else {
+                continue;
+            };
+            let index = match out.iter().position(|(n, _)| n == profile) {
+                Some(i) => i,
+                None => {
+                    out.push((profile.to_string(), Vec::new()));
+                    out.len() - 1
+                }
+            };
+            let label = format!("{} {world}", scheduler.to_uppercase());
+            let lines = &mut out[index].1;
+            match lines.iter_mut().find(|l| l.label == label) {
+                Some(line) => line.points.push((load, misses)),
+                None => lines.push(Line {
+                    label,
+                    points: vec![(load, misses)],
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The study's locking section: cumulative lock overhead (µs) against the
+/// procedure's length (ms), one line per protocol.
+pub fn study_locking(run: &RunView) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    for row in array(&run.document["locking"], "rows") {
+        let (Some(protocol), Some(length), Some(overhead)) = (
+            row["protocol"].as_str(),
+            row["length_ns"].as_f64(),
+            row["overhead_ns"].as_f64(),
+        ) else {
+            continue;
+        };
+        let label = protocol.to_uppercase();
+        let point = (length / 1e6, overhead / 1e3);
+        match lines.iter_mut().find(|l| l.label == label) {
+            Some(line) => line.points.push(point),
+            None => lines.push(Line {
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    lines
+}
+
 fn array<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
     doc.get(key)
         .and_then(Value::as_array)

@@ -441,8 +441,9 @@ pub fn run<R: StudyRunner>(
     Ok(section)
 }
 
-/// Refuses settings that cannot mean anything.
-fn check(config: &OverloadConfig) -> Result<(), OverloadError> {
+/// Refuses settings [`run`] cannot mean (it calls this first; callers that
+/// run other work before it can call it up front).
+pub fn check(config: &OverloadConfig) -> Result<(), OverloadError> {
     let bad = |setting, message: String| Err(OverloadError::Config { setting, message });
     if config.base_load_ppm == 0 || config.base_load_ppm >= FULL_PPM {
         return bad(

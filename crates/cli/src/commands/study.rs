@@ -18,11 +18,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use rtlab_model::{printable, Nanos, TaskSet};
+use rtlab_report::study_text;
 use rtlab_report::table;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, JobRecord, JobSink, RunConfig, RunPolicy};
 use rtlab_rt::{interrupt, RtError, RtThrottling};
-use rtlab_study::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
+use rtlab_sim::Scale;
+use rtlab_study::locking::{self, LockingConfig, LockingSection};
+use rtlab_study::overload::{self, OverloadConfig, OverloadSection, Profile};
+use rtlab_study::runner::{RunCounts, RunSpec, SimRunner, StudyRunner, StudyScheduler, TaskCounts};
 use rtlab_study::utilization::{
     self, LoadSteps, RunRefusal, SetType, TypeResult, UtilizationConfig, UtilizationSection,
     SET_TYPES,
@@ -119,8 +123,52 @@ pub struct EdfVsFpsArgs {
     /// Write the SVG plots (schedulable sets against load, one per type) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// The sections to run, comma separated (default: all three): utilization, overload,
+    /// locking.
+    #[arg(long, value_delimiter = ',', value_parser = parse_section)]
+    pub sections: Vec<Section>,
+    /// Overload: the load levels, percent, comma separated (default 100,110,...,150).
+    #[arg(long, value_delimiter = ',', value_parser = parse_percent)]
+    pub overload_levels: Vec<u64>,
+    /// Overload: length of every simulated run (the transient burst is 2s..3s).
+    #[arg(long, default_value = "10s", value_parser = parse_nanos)]
+    pub overload_duration: Nanos,
+    /// Overload on real threads (--real --no-rt-throttling): length of every run (permanent
+    /// profile only).
+    #[arg(long, default_value = "2s", value_parser = parse_nanos)]
+    pub real_overload_duration: Nanos,
+    /// Locking: processor time of one lock or unlock under IPCP (raising or restoring a
+    /// priority); DFP pays it plus --clock-read-cost.
+    #[arg(long, default_value = "2us", value_parser = parse_nanos)]
+    pub lock_cost: Nanos,
+    /// Locking: the clock read DFP adds to every lock and unlock (now + floor).
+    #[arg(long, default_value = "1us", value_parser = parse_nanos)]
+    pub clock_read_cost: Nanos,
     #[command(flatten)]
     pub save: SaveFlags,
+}
+
+/// A section of the study (paper 001's questions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Highest schedulable utilization per task-set type.
+    Utilization,
+    /// Transient and permanent overload.
+    Overload,
+    /// IPCP against DFP.
+    Locking,
+}
+
+fn parse_section(text: &str) -> Result<Section, String> {
+    match text.trim() {
+        "utilization" => Ok(Section::Utilization),
+        "overload" => Ok(Section::Overload),
+        "locking" => Ok(Section::Locking),
+        other => Err(format!(
+            "`{}`: use utilization, overload or locking",
+            printable(other)
+        )),
+    }
 }
 
 /// `50`, `50%` or `50.5`: a load in percent, held in ppm.
@@ -156,7 +204,25 @@ fn parse_type(text: &str) -> Result<SetType, String> {
 #[derive(Debug, Serialize)]
 struct StudyDocument {
     study: &'static str,
-    utilization: UtilizationPart,
+    utilization: Option<UtilizationPart>,
+    overload: Option<OverloadPart>,
+    locking: Option<LockingSection>,
+}
+
+#[derive(Debug, Serialize)]
+struct OverloadPart {
+    simulated: OverloadSection,
+    real: Option<RealOverload>,
+}
+
+/// The permanent-overload runs on real threads, beside the simulation of
+/// the same runs (or why they were not made).
+#[derive(Debug, Serialize)]
+struct RealOverload {
+    /// Why they were not made, or why they stopped.
+    note: Option<String>,
+    simulated: Option<OverloadSection>,
+    measured: Option<OverloadSection>,
 }
 
 #[derive(Debug, Serialize)]
@@ -233,21 +299,59 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
              settings for it: it needs root (run it with sudo, or without --real)"
         );
     }
-    let saver = args.save.begin(rtlab_store::RunKind::Study, None)?;
-    let simulated = utilization::simulate(&config).map_err(section_error)?;
-    // A real run that fails loses nothing simulated: the document is
-    // printed without it, then the error.
-    let (real, failure) = if args.real {
-        match real_part(args, &types, real_loads) {
-            Ok(real) => (Some(real), None),
-            Err(e) => (None, Some(e)),
-        }
+    let sections = if args.sections.is_empty() {
+        vec![Section::Utilization, Section::Overload, Section::Locking]
     } else {
-        (None, None)
+        args.sections.clone()
+    };
+    let overload_config = overload_config(args);
+    let locking_config = LockingConfig {
+        priority_change_cost: args.lock_cost,
+        clock_read_cost: args.clock_read_cost,
+        ..LockingConfig::default()
+    };
+    if sections.contains(&Section::Overload) {
+        overload::check(&overload_config).map_err(|e| overload_error(e, args))?;
+    }
+    let saver = args.save.begin(rtlab_store::RunKind::Study, None)?;
+    let mut failure = None;
+    let utilization = if sections.contains(&Section::Utilization) {
+        let simulated = utilization::simulate(&config).map_err(section_error)?;
+        // A real run that fails loses nothing simulated: the document is
+        // printed without it, then the error.
+        let real = if args.real {
+            match real_part(args, &types, real_loads) {
+                Ok(real) => Some(real),
+                Err(e) => {
+                    failure = Some(e);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        Some(UtilizationPart { simulated, real })
+    } else {
+        None
+    };
+    let overload = if sections.contains(&Section::Overload) {
+        let simulated =
+            overload::run(&mut SimRunner, &overload_config).map_err(|e| overload_error(e, args))?;
+        let real = args.real.then(|| real_overload(args, &overload_config));
+        Some(OverloadPart { simulated, real })
+    } else {
+        None
+    };
+    let locking = if sections.contains(&Section::Locking) {
+        Some(locking::run(&locking_config).map_err(|e| usage(e.to_string()))?)
+    } else {
+        None
     };
     let doc = StudyDocument {
         study: "edf-vs-fps",
-        utilization: UtilizationPart { simulated, real },
+        utilization,
+        overload,
+        locking,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -261,13 +365,111 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.plot {
         write_plots(dir, &document)?;
     }
-    let interrupted = doc.utilization.real.as_ref().is_some_and(|r| r.interrupted);
+    let interrupted = doc
+        .utilization
+        .as_ref()
+        .and_then(|u| u.real.as_ref())
+        .is_some_and(|r| r.interrupted);
     if let Some(saver) = saver {
         saver.finish(&document, interrupted || failure.is_some())?;
     }
     match failure {
         Some(e) => Err(e.context("rtlab study edf-vs-fps --real")),
         None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The overload section's settings: the library's defaults (one generated
+/// set of 10 tasks at 80 %, periods 10-100 ms) with the seed, levels and
+/// run length of the command line.
+fn overload_config(args: &EdfVsFpsArgs) -> OverloadConfig {
+    let mut config = OverloadConfig {
+        duration: args.overload_duration,
+        ..OverloadConfig::default()
+    };
+    if let overload::BaseSet::Generated(g) = &mut config.base {
+        g.seed = args.seed;
+    }
+    if !args.overload_levels.is_empty() {
+        config.levels_ppm = args.overload_levels.clone();
+    }
+    config
+}
+
+/// Permanent overload on real threads (EDF = SCHED_DEADLINE, FPS =
+/// SCHED_FIFO DM; transient bursts and the hybrid have no Linux
+/// counterpart), beside the simulation of the same runs. Loads above 0.90
+/// need SCHED_DEADLINE admission and RT throttling off, so without
+/// `--no-rt-throttling` nothing is run and the note says why. A failure is
+/// kept as the note: nothing simulated is lost.
+fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
+    if !args.no_rt_throttling {
+        return RealOverload {
+            note: Some(
+                "not run: loads of 100 % and more on real threads need SCHED_DEADLINE admission \
+                 control and RT throttling off (add --no-rt-throttling)"
+                    .into(),
+            ),
+            simulated: None,
+            measured: None,
+        };
+    }
+    let config = OverloadConfig {
+        duration: args.real_overload_duration,
+        profiles: vec![Profile::Permanent],
+        schedulers: vec![StudyScheduler::Edf, StudyScheduler::Fps],
+        recovery_resolution: None,
+        ..base.clone()
+    };
+    let simulated = match overload::run(&mut SimRunner, &config) {
+        Ok(s) => s,
+        Err(e) => {
+            return RealOverload {
+                note: Some(e.to_string()),
+                simulated: None,
+                measured: None,
+            }
+        }
+    };
+    restore_left_state_first();
+    let flag = interrupt::install_interrupt_flag();
+    let mut runner = RealRunner {
+        cpu: args.cpu.unwrap_or_else(executor::default_cpu),
+        no_rt_throttling: true,
+        cooldown: args.cooldown,
+        flag,
+        first: true,
+    };
+    match overload::run(&mut runner, &config) {
+        Ok(measured) => RealOverload {
+            note: None,
+            simulated: Some(simulated),
+            measured: Some(measured),
+        },
+        Err(e) => RealOverload {
+            note: Some(e.to_string()),
+            simulated: Some(simulated),
+            measured: None,
+        },
+    }
+}
+
+/// A bad overload setting is a usage error naming its flag; anything else
+/// fails.
+fn overload_error(e: overload::OverloadError, args: &EdfVsFpsArgs) -> anyhow::Error {
+    match e {
+        overload::OverloadError::Config {
+            setting: "burst" | "duration",
+            message,
+        } => usage(format!(
+            "--overload-duration {}: {message} (the transient burst is 2s..3s)",
+            args.overload_duration
+        )),
+        overload::OverloadError::Config {
+            setting: "levels",
+            message,
+        } => usage(format!("--overload-levels: {message}")),
+        other => anyhow::anyhow!("{other}"),
     }
 }
 
@@ -398,8 +600,11 @@ impl JobSink for OnTime {
 impl StudyRunner for RealRunner {
     type Error = RealError;
 
+    /// No hybrid; no phases but one that covers the whole run (a permanent
+    /// overload), which is the set with every C scaled as the simulator
+    /// scales it.
     fn supports(&self, scheduler: StudyScheduler, spec: &RunSpec) -> bool {
-        scheduler != StudyScheduler::Hybrid && spec.phases.is_empty()
+        scheduler != StudyScheduler::Hybrid && whole_run_scale(spec).is_some()
     }
 
     fn run(
@@ -414,6 +619,18 @@ impl StudyRunner for RealRunner {
                 scheduler.name()
             )));
         }
+        let scaled;
+        let set = match whole_run_scale(spec) {
+            Some(Some(scale)) => {
+                scaled = scale_like_the_simulator(set, scale);
+                &scaled
+            }
+            _ => set,
+        };
+        let spec = &RunSpec {
+            duration: spec.duration,
+            phases: Vec::new(),
+        };
         if !std::mem::take(&mut self.first) {
             pause(self.cooldown, self.flag);
         }
@@ -480,6 +697,39 @@ impl StudyRunner for RealRunner {
             .collect();
         Ok(RunCounts { tasks })
     }
+}
+
+/// `Some(None)`: no phase; `Some(Some(scale))`: one phase over the whole
+/// run that only scales execution times; `None`: anything else (real
+/// threads cannot change a set in the middle of a run).
+fn whole_run_scale(spec: &RunSpec) -> Option<Option<Scale>> {
+    match spec.phases.as_slice() {
+        [] => Some(None),
+        [p] if p.start == Nanos::ZERO
+            && p.end >= spec.duration
+            && p.tasks.is_empty()
+            && p.suspended.is_empty() =>
+        {
+            Some(Some(p.scale))
+        }
+        _ => None,
+    }
+}
+
+/// `set` with every C scaled as the simulator scales a job in a phase:
+/// `ceil(C * num / den)`, where a target utilization `L` is `num = L` over
+/// `den` = the set's utilization (both in ppm).
+fn scale_like_the_simulator(set: &TaskSet, scale: Scale) -> TaskSet {
+    let (num, den) = match scale {
+        Scale::Factor { num, den } => (num, den.max(1)),
+        Scale::UtilizationPpm(ppm) => (ppm, (set.utilization() * 1e6).round().max(1.0) as u64),
+    };
+    let mut out = set.clone();
+    for t in &mut out.tasks {
+        let c = (u128::from(t.wcet.as_ns()) * u128::from(num)).div_ceil(u128::from(den));
+        t.wcet = Nanos::from_ns(u64::try_from(c).unwrap_or(u64::MAX));
+    }
+    out
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -558,9 +808,49 @@ fn new_table() -> comfy_table::Table {
     table::new(&HEADER, &HEADER[2..])
 }
 
-/// The human summary.
+/// The human summary: each section that ran.
 fn describe(doc: &StudyDocument) -> String {
-    let sim = &doc.utilization.simulated;
+    let mut parts = Vec::new();
+    if let Some(u) = &doc.utilization {
+        parts.push(describe_utilization(u));
+    }
+    if let Some(o) = &doc.overload {
+        let mut text =
+            String::from("EDF vs FPS (paper 001): overload, transient (a burst) and permanent\n");
+        text.push_str(&study_text::overload_table(&o.simulated, "simulated"));
+        if let Some(real) = &o.real {
+            for (world, section) in [
+                ("simulated like the real runs", &real.simulated),
+                (
+                    "real threads (EDF = SCHED_DEADLINE, FPS = SCHED_FIFO DM)",
+                    &real.measured,
+                ),
+            ] {
+                if let Some(section) = section {
+                    text.push('\n');
+                    text.push_str(&study_text::overload_table(section, world));
+                }
+            }
+            if let Some(note) = &real.note {
+                text.push_str(&format!("real threads: {note}\n"));
+            }
+        }
+        parts.push(text);
+    }
+    if let Some(l) = &doc.locking {
+        let mut text = String::from(
+            "EDF vs FPS (paper 001): locking, IPCP under FPS against DFP under EDF (simulated: \
+             Linux has no DFP)\n",
+        );
+        text.push_str(&study_text::locking_table(l));
+        parts.push(text);
+    }
+    parts.join("\n")
+}
+
+/// The utilization section's tables.
+fn describe_utilization(part: &UtilizationPart) -> String {
+    let sim = &part.simulated;
     let mut out = String::from(
         "EDF vs FPS (paper 001): highest schedulable utilization (HSU) per task-set type\n",
     );
@@ -575,7 +865,7 @@ fn describe(doc: &StudyDocument) -> String {
          which EDF or FPS missed, else the last both ran; `-`: no set ran there); capped: sets where \
          neither missed up to the last load.\n",
     );
-    if let Some(real) = &doc.utilization.real {
+    if let Some(real) = &part.real {
         out.push('\n');
         out.push_str(&section_title(&real.measured, "real threads"));
         out.push_str(&format!(
@@ -639,8 +929,8 @@ fn describe(doc: &StudyDocument) -> String {
     out
 }
 
-/// `--csv`: one row per type and world.
-fn csv_text(doc: &StudyDocument) -> String {
+/// The utilization section's CSV: one row per type and world.
+fn csv_text(part: &UtilizationPart) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
         "world",
@@ -662,8 +952,8 @@ fn csv_text(doc: &StudyDocument) -> String {
         "sets_refused",
     ]);
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-    let mut sections = vec![("sim", &doc.utilization.simulated)];
-    if let Some(real) = &doc.utilization.real {
+    let mut sections = vec![("sim", &part.simulated)];
+    if let Some(real) = &part.real {
         sections.push(("real-sim", &real.simulated));
         sections.push(("real", &real.measured));
     }
@@ -688,17 +978,49 @@ fn csv_text(doc: &StudyDocument) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
+/// The CSV of each section that ran, named after it.
+fn section_csvs(doc: &StudyDocument) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(u) = &doc.utilization {
+        out.push(("utilization.csv", csv_text(u)));
+    }
+    if let Some(o) = &doc.overload {
+        let mut worlds = vec![("sim", &o.simulated)];
+        if let Some(real) = &o.real {
+            if let Some(s) = &real.simulated {
+                worlds.push(("real-sim", s));
+            }
+            if let Some(m) = &real.measured {
+                worlds.push(("real", m));
+            }
+        }
+        out.push(("overload.csv", study_text::overload_csv(&worlds)));
+    }
+    if let Some(l) = &doc.locking {
+        out.push(("locking.csv", study_text::locking_csv(l)));
+    }
+    out
+}
+
+/// `--csv DIR` writes one file per section; `--csv FILE` the first
+/// section's (utilization, else overload, else locking).
 fn write_csv(path: &Path, doc: &StudyDocument) -> anyhow::Result<()> {
     let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
-    let file = if as_dir {
+    let csvs = section_csvs(doc);
+    if as_dir {
         std::fs::create_dir_all(path)
             .with_context(|| format!("--csv: cannot create {}", path.display()))?;
-        path.join("utilization.csv")
+        for (name, text) in csvs {
+            let file = path.join(name);
+            std::fs::write(&file, text)
+                .with_context(|| format!("--csv: cannot write {}", file.display()))?;
+        }
+        Ok(())
     } else {
-        path.to_path_buf()
-    };
-    std::fs::write(&file, csv_text(doc))
-        .with_context(|| format!("--csv: cannot write {}", file.display()))
+        let text = csvs.into_iter().next().map(|(_, t)| t).unwrap_or_default();
+        std::fs::write(path, text)
+            .with_context(|| format!("--csv: cannot write {}", path.display()))
+    }
 }
 
 /// One SVG per figure of the study's report view, named after it.
@@ -729,6 +1051,60 @@ fn write_plots(dir: &Path, document: &serde_json::Value) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A real permanent overload runs the set scaled as the simulator
+    /// scales jobs in a whole-run phase: simulating both gives the same
+    /// counts, job for job.
+    #[test]
+    fn a_whole_run_phase_is_the_scaled_set() {
+        let ms = Nanos::from_ms;
+        let set = TaskSet::new(
+            "pair",
+            vec![
+                rtlab_model::Task::new("a", ms(10), ms(3)),
+                rtlab_model::Task::new("b", ms(15), ms(4)),
+            ],
+        );
+        let duration = ms(300);
+        for level in [900_000, 1_200_000, 1_500_000] {
+            let phases = overload::profile::phases(
+                Profile::Permanent,
+                level,
+                (Nanos::ZERO, Nanos::ZERO),
+                duration,
+            );
+            let spec = RunSpec { duration, phases };
+            let Some(Some(scale)) = whole_run_scale(&spec) else {
+                panic!("a permanent profile is one whole-run phase");
+            };
+            let scaled = scale_like_the_simulator(&set, scale);
+            for scheduler in [StudyScheduler::Edf, StudyScheduler::Fps] {
+                let phased = SimRunner.run(&set, scheduler, &spec).unwrap();
+                let plain = SimRunner
+                    .run(
+                        &scaled,
+                        scheduler,
+                        &RunSpec {
+                            duration,
+                            phases: Vec::new(),
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(phased, plain, "{level} {scheduler:?}");
+            }
+        }
+        // A burst in the middle of the run is not something real threads can do.
+        let burst = RunSpec {
+            duration,
+            phases: overload::profile::phases(
+                Profile::Transient,
+                1_200_000,
+                (ms(100), ms(200)),
+                duration,
+            ),
+        };
+        assert_eq!(whole_run_scale(&burst), None);
+    }
 
     #[test]
     fn percentages_parse_to_ppm() {

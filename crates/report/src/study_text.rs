@@ -1,0 +1,265 @@
+//! The EDF-versus-FPS study's overload and locking sections (paper 001) as
+//! text tables and CSV, for `rtlab study edf-vs-fps`.
+
+use rtlab_model::Nanos;
+use rtlab_study::locking::LockingSection;
+use rtlab_study::overload::OverloadSection;
+
+use crate::table;
+
+fn opt_f(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// One line per profile x load: total misses (and the miss ratio) under
+/// each scheduler, and how many tasks missed; then the least-squares fits
+/// and the transient recovery times.
+pub fn overload_table(section: &OverloadSection, world: &str) -> String {
+    let mut out = format!(
+        "{world}: base set {} at U {:.2}%, {} tasks, runs of {}{}\n",
+        section.taskset,
+        section.base_utilization * 100.0,
+        section.tasks.len(),
+        Nanos::from_ns(section.duration_ns),
+        if section.rows.iter().any(|r| r.profile.name() == "transient") {
+            format!(
+                ", transient burst {}..{}",
+                Nanos::from_ns(section.burst_start_ns),
+                Nanos::from_ns(section.burst_end_ns)
+            )
+        } else {
+            String::new()
+        },
+    );
+    let baseline: Vec<String> = section
+        .baseline
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {} misses of {}",
+                b.scheduler.name(),
+                b.misses,
+                b.released
+            )
+        })
+        .collect();
+    if !baseline.is_empty() {
+        out.push_str(&format!("without overload: {}\n", baseline.join(", ")));
+    }
+    let header = [
+        "profile",
+        "load",
+        "scheduler",
+        "released",
+        "misses",
+        "ratio",
+        "tasks missing",
+        "lowest ranks only",
+        "recovery",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for r in &section.rows {
+        t.add_row(vec![
+            r.profile.name().to_string(),
+            format!("{:.0}%", r.load_pct),
+            r.scheduler.name().to_string(),
+            r.released.to_string(),
+            r.misses.to_string(),
+            format!("{:.1}%", r.miss_ratio * 100.0),
+            format!("{}/{}", r.tasks_missing, section.tasks.len()),
+            r.misses_on_lowest_ranks
+                .map_or("-".into(), |b| if b { "yes" } else { "no" }.to_string()),
+            match (r.recovery_ns, r.recovered_before_end) {
+                (Some(ns), Some(false)) => format!(">{}", Nanos::from_ns(ns)),
+                (Some(ns), _) => Nanos::from_ns(ns).to_string(),
+                _ => "-".into(),
+            },
+        ]);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    for f in &section.fits {
+        out.push_str(&format!(
+            "fit {} {}: {:.2} misses per load point, R² {}\n",
+            f.profile.name(),
+            f.scheduler.name(),
+            f.slope_misses_per_pct,
+            opt_f(f.r_squared, 3)
+        ));
+    }
+    for s in &section.skipped {
+        out.push_str(&format!("skipped: {s}\n"));
+    }
+    out
+}
+
+/// One line per procedure length and protocol: misses, the analysis's
+/// blocking bound, the worst inversion observed and the cumulative lock
+/// overhead; then DFP against IPCP and the growth per doubling of ℓ.
+pub fn locking_table(section: &LockingSection) -> String {
+    let mut out = format!(
+        "{} tasks share `{}`; runs of {}; lock or unlock costs c = {} (IPCP), c + r = {} (DFP)\n",
+        section.tasks.len(),
+        section.resource,
+        Nanos::from_ns(section.duration_ns),
+        Nanos::from_ns(section.priority_change_cost_ns),
+        Nanos::from_ns(section.priority_change_cost_ns + section.clock_read_cost_ns),
+    );
+    let header = [
+        "length",
+        "protocol",
+        "U",
+        "misses",
+        "blocking bound",
+        "inversion seen",
+        "operations",
+        "overhead",
+        "overhead/s",
+    ];
+    let mut t = table::new(&header, &header[2..]);
+    for r in &section.rows {
+        t.add_row(vec![
+            Nanos::from_ns(r.length_ns).to_string(),
+            r.protocol.name().to_string(),
+            format!("{:.3}", r.utilization),
+            r.misses.to_string(),
+            Nanos::from_ns(r.max_blocking_bound_ns).to_string(),
+            format!(
+                "{}{}",
+                Nanos::from_ns(r.max_observed_inversion_ns),
+                if r.trace_complete { "" } else { " (partial)" }
+            ),
+            r.operations.map_or("-".into(), |n| n.to_string()),
+            Nanos::from_ns(r.overhead_ns).to_string(),
+            format!("{}", Nanos::from_ns(r.overhead_ns_per_s.round() as u64)),
+        ]);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    for c in &section.comparisons {
+        out.push_str(&format!(
+            "length {}: DFP - IPCP = {} ns, DFP / IPCP = {}\n",
+            Nanos::from_ns(c.length_ns),
+            c.dfp_minus_ipcp_ns,
+            opt_f(c.dfp_over_ipcp, 3)
+        ));
+    }
+    for g in &section.growth {
+        out.push_str(&format!(
+            "{} overhead growth: {} ns per doubling of the length (R² {}), last doubling {}\n",
+            g.protocol.name(),
+            opt_f(g.slope_ns_per_doubling, 1),
+            opt_f(g.r_squared, 3),
+            g.last_step_change
+                .map_or("-".into(), |v| format!("{:+.2}%", v * 100.0)),
+        ));
+    }
+    out
+}
+
+fn csv_of<I, R>(header: &[&str], rows: I) -> String
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator<Item = String>,
+{
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(header);
+    for row in rows {
+        let _ = w.write_record(row);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// `overload.csv`: one row per world x profile x load x scheduler.
+pub fn overload_csv(sections: &[(&str, &OverloadSection)]) -> String {
+    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+    csv_of(
+        &[
+            "world",
+            "taskset",
+            "profile",
+            "load_pct",
+            "scheduler",
+            "released",
+            "misses",
+            "miss_ratio",
+            "tasks_missing",
+            "misses_after_burst",
+            "recovery_ns",
+        ],
+        sections.iter().flat_map(|(world, s)| {
+            s.rows.iter().map(move |r| {
+                vec![
+                    world.to_string(),
+                    s.taskset.clone(),
+                    r.profile.name().to_string(),
+                    r.load_pct.to_string(),
+                    r.scheduler.name().to_string(),
+                    r.released.to_string(),
+                    r.misses.to_string(),
+                    r.miss_ratio.to_string(),
+                    r.tasks_missing.to_string(),
+                    opt(r.misses_after_burst),
+                    opt(r.recovery_ns),
+                ]
+            })
+        }),
+    )
+}
+
+/// `locking.csv`: one row per procedure length x protocol.
+pub fn locking_csv(section: &LockingSection) -> String {
+    csv_of(
+        &[
+            "length_ns",
+            "protocol",
+            "utilization",
+            "operation_cost_ns",
+            "released",
+            "misses",
+            "operations",
+            "overhead_ns",
+            "overhead_ns_per_s",
+            "max_blocking_bound_ns",
+            "max_observed_inversion_ns",
+        ],
+        section.rows.iter().map(|r| {
+            vec![
+                r.length_ns.to_string(),
+                r.protocol.name().to_string(),
+                r.utilization.to_string(),
+                r.operation_cost_ns.to_string(),
+                r.released.to_string(),
+                r.misses.to_string(),
+                r.operations.map_or(String::new(), |n| n.to_string()),
+                r.overhead_ns.to_string(),
+                r.overhead_ns_per_s.to_string(),
+                r.max_blocking_bound_ns.to_string(),
+                r.max_observed_inversion_ns.to_string(),
+            ]
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_study::locking::{self, LockingConfig};
+
+    #[test]
+    fn locking_rows_print_and_export_one_line_each() {
+        let config = LockingConfig {
+            lengths: vec![Nanos::from_us(100), Nanos::from_us(200)],
+            duration: Nanos::from_ms(200),
+            ..LockingConfig::default()
+        };
+        let section = locking::run(&config).unwrap();
+        let text = locking_table(&section);
+        assert!(text.contains("DFP / IPCP = 1.500"), "{text}");
+        let csv = locking_csv(&section);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 1 + 4, "{csv}");
+        assert!(lines[1].starts_with("100000,ipcp,"), "{csv}");
+        assert!(lines[2].starts_with("100000,dfp,"), "{csv}");
+    }
+}
