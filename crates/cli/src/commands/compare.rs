@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
+use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
+use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, SimReport};
 
 use crate::real_run::{execute, RunFlags};
 use crate::usage::usage;
@@ -81,12 +81,35 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
     };
+    let spec = SchedulerSpec::from(model);
+    let protocol = match cfg.protocol {
+        LockProtocol::None => Protocol::None,
+        LockProtocol::Pip => Protocol::Pip,
+        LockProtocol::Ipcp => Protocol::Ipcp,
+    };
+    // The simulator's refusals (a protocol its scheduler cannot take) come
+    // before the real run, not after it.
+    let probe = SimConfig {
+        protocol,
+        ..SimConfig::new(Nanos::from_ns(1))
+    };
+    rtlab_sim::simulate(
+        &rtlab_model::file::load(&args.flags.taskset)?.set,
+        &spec,
+        &probe,
+    )
+    .map_err(|e| {
+        usage(format!(
+            "--protocol {protocol} with --policy {}: {e}",
+            cfg.policy
+        ))
+    })?;
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
     let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
-    let spec = SchedulerSpec::from(model);
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
+    sim_cfg.protocol = protocol;
     sim_cfg.on_miss = match cfg.on_miss {
         Overrun::Skip => OnMiss::Skip,
         Overrun::Continue => OnMiss::Continue,
