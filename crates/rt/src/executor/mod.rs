@@ -39,6 +39,11 @@
 //!   a thread touches after its first release (summary, ring, skip state,
 //!   stack) is allocated and touched before it: nothing allocates or faults
 //!   on the real-time path, and memory does not grow with `--duration`.
+//! * **Critical sections**: a job with `critical_sections` burns to each
+//!   lock step, takes or releases the resource's shared pthread mutex
+//!   (`--protocol`: plain, inheriting or ceiling; see [`locks`]) and records
+//!   the time spent inside `pthread_mutex_lock` as its lock wait; a stopped
+//!   job releases every lock it holds, so no thread stays blocked.
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
