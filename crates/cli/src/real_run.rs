@@ -9,7 +9,8 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{
-    self, JobSink, Overrun, RunConfig, RunPolicy, RunReport, OVERRUN_RULES, RUN_POLICIES,
+    self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
+    OVERRUN_RULES, RUN_POLICIES,
 };
 use rtlab_rt::lag::ControllerKind;
 use rtlab_rt::{interrupt, RtError, RtThrottling};
@@ -54,6 +55,12 @@ pub struct RunFlags {
     /// (sched_rt_runtime_us = -1, restored afterwards); needed for EDF sets above ~0.90.
     #[arg(long)]
     pub no_rt_throttling: bool,
+    /// Mutex protocol of the tasks' critical sections: none (plain), pip (PTHREAD_PRIO_INHERIT:
+    /// priority, or under edf deadline, inheritance) or ipcp (PTHREAD_PRIO_PROTECT, ceiling =
+    /// highest priority of the resource's users; not with edf or other). README: "Critical
+    /// sections on real threads".
+    #[arg(long, default_value = "none")]
+    pub protocol: String,
 }
 
 impl RunFlags {
@@ -81,6 +88,22 @@ impl RunFlags {
         cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
+        cfg.protocol = self.protocol.parse::<LockProtocol>().map_err(|why| {
+            if why.starts_with("unknown") {
+                usage(format!(
+                    "--protocol `{}`: use {LOCK_PROTOCOLS}",
+                    printable(&self.protocol)
+                ))
+            } else {
+                usage(format!("--protocol {}: {why}", printable(&self.protocol)))
+            }
+        })?;
+        cfg.protocol.check_policy(policy).map_err(|why| {
+            usage(format!(
+                "--protocol {} with --policy {policy}: {why}",
+                cfg.protocol
+            ))
+        })?;
         Ok(cfg)
     }
 }

@@ -412,3 +412,40 @@ fn lag_controller_kinds_record_every_release() {
     assert_eq!(plain["lag_controller"], false);
     assert_eq!(plain["lag_controller_kind"], Value::Null);
 }
+
+/// `--protocol` refuses, before anything runs and as usage errors, the
+/// simulator-only protocols (with words) and ipcp where threads have no
+/// priority to raise; `rtlab compare` refuses the same.
+#[test]
+fn protocols_linux_does_not_offer_are_refused_with_words() {
+    let cases = [
+        (
+            "dm",
+            "dfp",
+            "Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)",
+        ),
+        ("dm", "srp", "Linux has no stack resource policy"),
+        ("dm", "npp", "rtlab sim --protocol npp"),
+        ("dm", "pcp", "--protocol `pcp`: use none, pip or ipcp"),
+        (
+            "edf",
+            "ipcp",
+            "priority ceilings do not apply to SCHED_DEADLINE threads",
+        ),
+        (
+            "other",
+            "ipcp",
+            "priority ceilings need SCHED_FIFO/RR threads",
+        ),
+    ];
+    for command in ["run", "compare"] {
+        for (policy, protocol, says) in cases {
+            rtlab()
+                .args([command, "builtin:priority-inversion", "--policy", policy])
+                .args(["--protocol", protocol, "-d", "100ms"])
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(says));
+        }
+    }
+}

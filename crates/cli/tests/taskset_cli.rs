@@ -52,7 +52,8 @@ fn list_names_every_builtin() {
             "lf-scenario-1",
             "lf-scenario-2",
             "lf-scenario-3",
-            "lf-scenario-4"
+            "lf-scenario-4",
+            "priority-inversion"
         ]
     );
     rtlab()

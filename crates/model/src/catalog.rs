@@ -8,8 +8,9 @@
 //! | `avionics` | paper 004 section 5: `gap` without Weapon Release |
 //! | `ins`, `ins-big` | paper 004 Table 2 (Inertial Navigation System), and x10 |
 //! | `lf-scenario-1..4` | paper 000 section 4.2, the periodic-task scenarios |
+//! | `priority-inversion` | the classic unbounded inversion (Sha, Rajkumar & Lehoczky 1990) |
 
-use crate::task::{Task, TaskSet};
+use crate::task::{CriticalSection, Task, TaskSet};
 use crate::time::Nanos;
 
 /// One catalog entry as listed by `rtlab taskset list`.
@@ -126,6 +127,12 @@ const ENTRIES: &[CatalogEntry] = &[
         source: "paper 000 section 4.2, Figure 4.10",
         parameters: &[],
     },
+    CatalogEntry {
+        name: "priority-inversion",
+        summary: "high and low share a lock, mid preempts low: high waits for mid under none, not under pip/ipcp",
+        source: "Sha, Rajkumar & Lehoczky 1990 (the Mars Pathfinder pattern); README \"Critical sections on real threads\"",
+        parameters: &[],
+    },
 ];
 
 /// Every built-in task set, in listing order.
@@ -188,9 +195,49 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
                 Task::new("t2", ms(50), ms(40)).with_deadline(ms(45)),
             ],
         ),
+        "priority-inversion" => TaskSet::new(name, priority_inversion_tasks()),
         _ => unreachable!("every catalog entry has a builder"),
     };
     Ok(set)
+}
+
+/// Three tasks, T = 100 ms each, priorities high > mid > low by deadline
+/// (20, 60, 100 ms; RM breaks the equal periods the same way):
+///
+/// | task   | offset | C     | critical section on `R` |
+/// | ------ | ------ | ----- | ----------------------- |
+/// | `high` | 5 ms   | 6 ms  | from 1 ms, 2 ms long    |
+/// | `mid`  | 8 ms   | 30 ms | none                    |
+/// | `low`  | 0      | 20 ms | from 2 ms, 12 ms long   |
+///
+/// `low` takes `R` at 2 ms; `high` preempts it at 5 and asks for `R` at 6.
+/// With plain locks `mid` preempts `low` at 8 and runs its whole job
+/// (8-38) while `high` waits: `high` gets `R` at 45 and finishes at 50,
+/// after `mid` (lock wait 39 ms, response 45 ms, deadline missed). With
+/// inheritance `low` runs at `high`'s priority from 6, `mid` cannot preempt
+/// it, `R` is free at 15 and `high` finishes at 20 (lock wait 9 ms), before
+/// `mid` (50). With the immediate ceiling `low` runs at `high`'s priority
+/// from 2, `high` cannot preempt it until 14 and finishes at 20 (lock wait
+/// 0). Every job is done by 56 ms, so each period repeats the first.
+fn priority_inversion_tasks() -> Vec<Task> {
+    let ms = Nanos::from_ms;
+    let section = |start: u64, length: u64| {
+        vec![CriticalSection {
+            resource: "R".into(),
+            start: ms(start),
+            length: ms(length),
+        }]
+    };
+    let mut high = Task::new("high", ms(100), ms(6))
+        .with_deadline(ms(20))
+        .with_offset(ms(5));
+    high.critical_sections = section(1, 2);
+    let mid = Task::new("mid", ms(100), ms(30))
+        .with_deadline(ms(60))
+        .with_offset(ms(8));
+    let mut low = Task::new("low", ms(100), ms(20));
+    low.critical_sections = section(2, 12);
+    vec![high, mid, low]
 }
 
 fn bad(entry: &CatalogEntry, message: String) -> CatalogError {

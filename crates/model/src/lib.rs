@@ -33,7 +33,8 @@ pub mod text;
 pub mod time;
 
 pub use task::{
-    CriticalSection, Diagnostic, FieldPath, PathSegment, Severity, Task, TaskSet, MAX_NAME_BYTES,
+    lock_steps, CriticalSection, Diagnostic, FieldPath, LockStep, PathSegment, Severity, Task,
+    TaskSet, MAX_NAME_BYTES,
 };
 pub use text::printable;
 pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};

@@ -41,6 +41,50 @@ impl CriticalSection {
     }
 }
 
+/// One lock or unlock of a job's critical sections, at `at` of the job's
+/// execution time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockStep<'a> {
+    /// Execution time into the job.
+    pub at: Nanos,
+    /// The resource's name.
+    pub resource: &'a str,
+    /// Lock (true) or unlock.
+    pub lock: bool,
+}
+
+/// The lock and unlock steps of `sections` (validated: in execution order,
+/// nested, never overlapping) in the order a job performs them: by
+/// execution time, unlocks before locks at the same instant, and among
+/// sections that start (end) together the outer one locks first (unlocks
+/// last), so the held locks are always a stack. The simulator and the
+/// real-thread executor both follow it.
+pub fn lock_steps(sections: &[CriticalSection]) -> Vec<LockStep<'_>> {
+    let mut keyed = Vec::with_capacity(2 * sections.len());
+    for (k, cs) in sections.iter().enumerate() {
+        let k = k as i64;
+        let end = cs.start.saturating_add(cs.length);
+        keyed.push((
+            (cs.start, 1u8, k),
+            LockStep {
+                at: cs.start,
+                resource: &cs.resource,
+                lock: true,
+            },
+        ));
+        keyed.push((
+            (end, 0u8, -k),
+            LockStep {
+                at: end,
+                resource: &cs.resource,
+                lock: false,
+            },
+        ));
+    }
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().map(|(_, step)| step).collect()
+}
+
 /// A periodic task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {

@@ -60,10 +60,19 @@ pub fn burn_cpu(amount: Nanos) -> Nanos {
 /// time even when a job overruns. Returns true when all of `amount` was
 /// consumed.
 pub fn burn_cpu_unless_stopped(amount: Nanos, stop: &AtomicBool) -> bool {
-    let start = thread_cpu_time();
+    burn_cpu_until_unless_stopped(thread_cpu_time(), amount, stop)
+}
+
+/// Burns until the calling thread's CPU time is `until` past `since` (a
+/// reading of its `CLOCK_THREAD_CPUTIME_ID`), giving up when `stop`
+/// becomes true: a job with critical sections burns to each lock step
+/// measured from its start, so the time spent in the lock calls is part of
+/// its execution time and the total stays its WCET. Returns true when the
+/// point was reached (at once if it already was).
+pub fn burn_cpu_until_unless_stopped(since: Nanos, until: Nanos, stop: &AtomicBool) -> bool {
     let mut x = 1.0f64;
     loop {
-        if thread_cpu_time().saturating_sub(start) >= amount {
+        if thread_cpu_time().saturating_sub(since) >= until {
             black_box(x);
             return true;
         }

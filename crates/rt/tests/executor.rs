@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::executor::{
-    run, run_recording, JobRecord, JobSink, Overrun, RunConfig, RunPolicy, RunReport,
+    run, run_recording, JobRecord, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport,
 };
 use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
@@ -376,4 +376,124 @@ fn a_day_long_run_interrupted_early_misses_nothing_and_records_every_job() {
         recorded.report.tasks
     );
     assert!(recorded.report.tasks.iter().all(|t| t.released >= 1));
+}
+
+// ------------------------------------------------------ critical sections
+
+/// `builtin:priority-inversion` under SCHED_FIFO (dm) on one CPU, one
+/// protocol, three periods.
+fn inversion_run(protocol: LockProtocol) -> Recorded {
+    let set = file::load("builtin:priority-inversion").unwrap().set;
+    let mut cfg = RunConfig::new(ms(300), RunPolicy::DeadlineMonotonic);
+    cfg.protocol = protocol;
+    execute(&set, &cfg).unwrap()
+}
+
+/// The finish of job k of task `task` (0 high, 1 mid, 2 low).
+fn finish_of(jobs: &[JobRecord], task: usize, k: u64) -> Nanos {
+    jobs.iter()
+        .find(|j| j.task == task && j.job == k)
+        .and_then(|j| j.finish)
+        .unwrap_or_else(|| panic!("job {k} of task {task} did not finish"))
+}
+
+#[test]
+fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp() {
+    if !privileged("the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp") {
+        return;
+    }
+    for protocol in [LockProtocol::None, LockProtocol::Pip, LockProtocol::Ipcp] {
+        let r = inversion_run(protocol);
+        assert_eq!(r.report.protocol, protocol.name());
+        assert_eq!(r.report.lock_errors, 0, "{protocol}");
+        // Every job recorded once, all finished (U = 0.56).
+        assert_eq!(r.jobs.len(), 9, "{protocol}: {:?}", r.jobs);
+        assert_eq!(r.report.completed, 9, "{protocol}");
+        let (high, mid) = (finish_of(&r.jobs, 0, 0), finish_of(&r.jobs, 1, 0));
+        let inverted = high > mid;
+        assert_eq!(
+            inverted,
+            protocol == LockProtocol::None,
+            "{protocol}: high's first job finished at {high}, mid's at {mid}"
+        );
+        // Lock wait: present for the lockers only; high waits for low's
+        // lock under none and pip (under ipcp it cannot even ask).
+        let high_wait = r
+            .jobs
+            .iter()
+            .find(|j| j.task == 0 && j.job == 0)
+            .unwrap()
+            .blocked;
+        assert!(r
+            .jobs
+            .iter()
+            .filter(|j| j.task == 1)
+            .all(|j| j.blocked.is_none()));
+        assert!(r
+            .jobs
+            .iter()
+            .filter(|j| j.task != 1)
+            .all(|j| j.blocked.is_some()));
+        if protocol != LockProtocol::Ipcp {
+            assert!(high_wait > Some(Nanos::ZERO), "{protocol}: {high_wait:?}");
+        }
+        let m = &r.report.tasks[0];
+        assert!(
+            m.max_blocked_ns >= high_wait.map(Nanos::as_ns),
+            "{protocol}"
+        );
+        assert_eq!(r.report.tasks[1].max_blocked_ns, None);
+    }
+}
+
+/// Two tasks whose whole 10 s jobs hold one lock: when a 200 ms run ends,
+/// one job holds it and the other waits in `pthread_mutex_lock`.
+fn lock_held_past_the_end() -> TaskSet {
+    let task = |name: &str, offset: u64| {
+        let mut t =
+            Task::new(name, Nanos::from_secs(20), Nanos::from_secs(10)).with_offset(ms(offset));
+        t.critical_sections = vec![rtlab_model::CriticalSection {
+            resource: "R".into(),
+            start: Nanos::ZERO,
+            length: Nanos::from_secs(10),
+        }];
+        t
+    };
+    TaskSet::new("held", vec![task("holder", 0), task("waiter", 20)])
+}
+
+#[test]
+fn a_run_ends_on_time_with_a_job_holding_a_lock_and_another_waiting_for_it() {
+    // SCHED_OTHER, memory not locked: no privilege needed.
+    for protocol in [LockProtocol::None, LockProtocol::Pip] {
+        let mut cfg = RunConfig::new(ms(200), RunPolicy::Other);
+        cfg.mlock = false;
+        cfg.protocol = protocol;
+        let began = Instant::now();
+        let r = execute(&lock_held_past_the_end(), &cfg).unwrap();
+        let took = began.elapsed();
+        assert!(took.as_secs() < 5, "{protocol}: the run took {took:?}");
+        assert!(r.report.lost_tasks.is_empty(), "{protocol}");
+        assert_eq!(r.report.lock_errors, 0, "{protocol}");
+        let unfinished: u64 = r.report.tasks.iter().map(|t| t.unfinished).sum();
+        assert_eq!(unfinished, 2, "{protocol}");
+        // The waiter waited from its release until the holder stopped.
+        let waiter = r.jobs.iter().find(|j| j.task == 1).unwrap();
+        assert!(waiter.blocked >= Some(ms(100)), "{protocol}: {waiter:?}");
+    }
+}
+
+#[test]
+fn ipcp_is_refused_for_deadline_and_other_threads_before_anything_runs() {
+    let set = file::load("builtin:priority-inversion").unwrap().set;
+    for policy in [RunPolicy::Edf, RunPolicy::Other] {
+        let mut cfg = RunConfig::new(ms(100), policy);
+        cfg.protocol = LockProtocol::Ipcp;
+        let e = rtlab_rt::executor::run(&set, &cfg, &AtomicBool::new(false)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid protocol ipcp: priority ceilings"),
+            "{e}"
+        );
+    }
 }

@@ -33,6 +33,14 @@
 //!   resources) in [`SimReport::deadlock`] and every later one counted. The
 //!   run goes on unchanged; the jobs of the cycle never finish (unless
 //!   `--on-miss abort` removes one at its deadline, releasing its locks).
+//! - A job's lock wait ([`JobRecord::blocked`], per task `max_blocked_ns`
+//!   and `total_blocked_ns`, for tasks with critical sections) is the time
+//!   it spent [`JobState::Blocked`](crate::JobState::Blocked) waiting for a
+//!   lock another job held. It is lock wait, not the whole priority
+//!   inversion: under IPCP and SRP on one processor a job never waits on a
+//!   lock (it cannot start, or is not picked, while a ceiling blocks it), so
+//!   its lock wait is 0 although it was delayed; a job preempted by a
+//!   boosted holder is not waiting on a lock either.
 //! - Memory does not grow with the duration, with one exception that is
 //!   bounded: jobs waiting behind an unfinished job of their task (an
 //!   overloaded set under `--on-miss continue`). When more than
@@ -44,7 +52,7 @@ use std::collections::VecDeque;
 use rand_chacha::ChaCha8Rng;
 use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::random::{below, stream_rng};
-use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 
 use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
 use crate::error::SimError;
@@ -584,6 +592,8 @@ impl Simulator {
             held: Vec::new(),
             boost_stack: Vec::new(),
             blocked_on: None,
+            blocked_since: None,
+            blocked: Nanos::ZERO,
         };
         let abs_deadline = job.deadline;
         let id = match self.free.pop() {
@@ -757,6 +767,7 @@ impl Simulator {
             voluntary_switches: 0,
             involuntary_switches: j.preemptions,
             cpu: None,
+            blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
         };
         self.summaries[j.task].record(&record, self.config.duration);
         if let Some(sink) = &mut self.job_sink {
@@ -800,6 +811,7 @@ impl Simulator {
             let job = &mut self.jobs[id.index()];
             job.state = JobState::Blocked;
             job.blocked_on = Some(r);
+            job.blocked_since = Some(self.now);
             self.resources[r].waiters.push(id);
             self.ready.retain(|&j| j != id);
             if self.running == Some(id) {
@@ -914,7 +926,10 @@ impl Simulator {
             let w = waiters.remove(i);
             self.resources[r].waiters = waiters;
             self.grant(w, r);
+            let now = self.now;
             let job = &mut self.jobs[w.index()];
+            job.blocked = job.lock_wait(now);
+            job.blocked_since = None;
             job.blocked_on = None;
             job.state = JobState::Ready;
             self.ready.push(w);
@@ -1191,37 +1206,24 @@ fn build_locks(
     let mut names: Vec<&str> = Vec::new();
     let mut ops = Vec::with_capacity(tasks.len());
     for task in tasks {
-        let mut task_ops = Vec::new();
-        for (k, cs) in task.critical_sections.iter().enumerate() {
-            let r = match names.iter().position(|&n| n == cs.resource) {
-                Some(r) => r,
-                None => {
-                    names.push(&cs.resource);
-                    names.len() - 1
+        let task_ops = lock_steps(&task.critical_sections)
+            .into_iter()
+            .map(|step| {
+                let r = match names.iter().position(|&n| n == step.resource) {
+                    Some(r) => r,
+                    None => {
+                        names.push(step.resource);
+                        names.len() - 1
+                    }
+                };
+                LockOp {
+                    at: step.at,
+                    resource: r,
+                    lock: step.lock,
                 }
-            };
-            let end = cs.start.saturating_add(cs.length);
-            // Sort key: time, then unlocks before locks, inner (later) sections
-            // unlock first and outer (earlier) sections lock first.
-            task_ops.push((
-                (cs.start, 1u8, k as i64),
-                LockOp {
-                    at: cs.start,
-                    resource: r,
-                    lock: true,
-                },
-            ));
-            task_ops.push((
-                (end, 0u8, -(k as i64)),
-                LockOp {
-                    at: end,
-                    resource: r,
-                    lock: false,
-                },
-            ));
-        }
-        task_ops.sort_by_key(|(key, _)| *key);
-        ops.push(task_ops.into_iter().map(|(_, op)| op).collect::<Vec<_>>());
+            })
+            .collect::<Vec<_>>();
+        ops.push(task_ops);
     }
     let mut resources: Vec<Resource> = names
         .iter()

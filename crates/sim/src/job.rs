@@ -69,6 +69,20 @@ pub struct Job {
     pub(crate) boost_stack: Vec<Option<Priority>>,
     /// The resource it waits for while [`JobState::Blocked`].
     pub(crate) blocked_on: Option<usize>,
+    /// Since when it waits for `blocked_on`.
+    pub(crate) blocked_since: Option<Nanos>,
+    /// Time spent [`JobState::Blocked`] in waits that ended (its lock wait).
+    pub(crate) blocked: Nanos,
+}
+
+impl Job {
+    /// Its lock wait at `now`: the waits that ended plus the current one.
+    pub fn lock_wait(&self, now: Nanos) -> Nanos {
+        let current = self
+            .blocked_since
+            .map_or(Nanos::ZERO, |since| now.saturating_sub(since));
+        self.blocked.saturating_add(current)
+    }
 }
 
 impl Job {

@@ -598,6 +598,145 @@ fn edf_srp_and_dfp_bound_blocking() {
     }
 }
 
+/// Every job record of a run, in the order they were emitted.
+fn job_records(
+    set: &TaskSet,
+    scheduler: &str,
+    config: SimConfig,
+) -> (SimReport, Vec<rtlab_model::results::JobRecord>) {
+    let mut sim = Simulator::new(set, &spec(scheduler), config).unwrap();
+    let records = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let sink = std::rc::Rc::clone(&records);
+    sim.on_job(move |job| sink.borrow_mut().push(*job));
+    sim.run();
+    let report = sim.report();
+    let records = records.borrow().clone();
+    (report, records)
+}
+
+/// `(task index, job, lock wait)` of every record, sorted.
+fn lock_waits(records: &[rtlab_model::results::JobRecord]) -> Vec<(usize, u64, Option<Nanos>)> {
+    let mut waits: Vec<_> = records.iter().map(|j| (j.task, j.job, j.blocked)).collect();
+    waits.sort();
+    waits
+}
+
+#[test]
+fn lock_wait_per_job_is_the_time_spent_blocked_on_a_lock() {
+    // Tasks L (0), H (1), M (2), one job each in 20 ms. None: H waits for R
+    // from 2 to 8 (M's whole job inside). PIP: from 2 to 4. IPCP and NPP: H
+    // never asks while L holds R (it cannot run), so it never waits: 0,
+    // although it was delayed as long as under PIP. M has no section: None.
+    let cases = [
+        (Protocol::None, 6),
+        (Protocol::Pip, 2),
+        (Protocol::Ipcp, 0),
+        (Protocol::Npp, 0),
+    ];
+    for (p, h_wait) in cases {
+        let (r, records) = job_records(&inversion(), "fp:given", with_protocol(p));
+        assert_eq!(
+            lock_waits(&records),
+            [(0, 0, Some(ms(0))), (1, 0, Some(ms(h_wait))), (2, 0, None)],
+            "{p}"
+        );
+        let h = task(&r, "H");
+        assert_eq!(h.max_blocked_ns, Some(ms(h_wait).as_ns()), "{p}");
+        assert_eq!(h.total_blocked_ns, Some(ms(h_wait).as_ns()), "{p}");
+        assert_eq!(task(&r, "M").max_blocked_ns, None, "{p}");
+    }
+}
+
+#[test]
+fn lock_wait_is_absent_from_the_json_of_sets_without_critical_sections() {
+    let r = simulate(&pair(), &spec("fp:rm"), &SimConfig::new(ms(35))).unwrap();
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("blocked"), "{json}");
+    let r = simulate(
+        &inversion(),
+        &spec("fp:given"),
+        &with_protocol(Protocol::Pip),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains("\"max_blocked_ns\":2000000"), "{json}");
+}
+
+#[test]
+fn the_priority_inversion_example_under_none_pip_and_ipcp() {
+    // builtin:priority-inversion (T = 100 ms): low takes R at 2, high
+    // arrives at 5 and asks for R at 6, mid arrives at 8.
+    let set = builtin("priority-inversion");
+    let cases = [
+        // None: mid preempts low and runs its whole job while high waits.
+        (
+            Protocol::None,
+            vec![
+                ("low", 0, 5),
+                ("high", 5, 6),
+                ("low", 6, 8),
+                ("mid", 8, 38),
+                ("low", 38, 45),
+                ("high", 45, 50),
+                ("low", 50, 56),
+            ],
+            (39, 45, 30),
+        ),
+        // PIP: low inherits high's priority at 6 and frees R at 15.
+        (
+            Protocol::Pip,
+            vec![
+                ("low", 0, 5),
+                ("high", 5, 6),
+                ("low", 6, 15),
+                ("high", 15, 20),
+                ("mid", 20, 50),
+                ("low", 50, 56),
+            ],
+            (9, 15, 42),
+        ),
+        // IPCP: low runs at the ceiling (high's priority) from 2 to 14.
+        (
+            Protocol::Ipcp,
+            vec![
+                ("low", 0, 14),
+                ("high", 14, 20),
+                ("mid", 20, 50),
+                ("low", 50, 56),
+            ],
+            (0, 15, 42),
+        ),
+    ];
+    for (p, schedule, (wait, high_r, mid_r)) in cases {
+        let mut config = SimConfig::new(ms(300));
+        config.protocol = p;
+        let (r, s) = run_traced(&set, "fp:dm", config.clone());
+        assert_eq!(first(&s, ms(100)), segs(&schedule), "{p}");
+        // Every period repeats the first.
+        assert_eq!(s.len(), 3 * schedule.len(), "{p}");
+        let high = task(&r, "high");
+        assert_eq!(high.max_blocked_ns, Some(ms(wait).as_ns()), "{p}");
+        assert_eq!(high.total_blocked_ns, Some(ms(3 * wait).as_ns()), "{p}");
+        assert_eq!(high.max_response_ns, Some(ms(high_r).as_ns()), "{p}");
+        assert_eq!(
+            task(&r, "mid").max_response_ns,
+            Some(ms(mid_r).as_ns()),
+            "{p}"
+        );
+        assert_eq!(task(&r, "low").max_blocked_ns, Some(0), "{p}");
+        assert_eq!(task(&r, "mid").max_blocked_ns, None, "{p}");
+        // Only plain locks make high miss its 20 ms deadline.
+        assert_eq!(high.misses, if p == Protocol::None { 3 } else { 0 }, "{p}");
+        let (_, records) = job_records(&set, "fp:dm", config);
+        let high_waits: Vec<Option<Nanos>> = records
+            .iter()
+            .filter(|j| j.task == 0)
+            .map(|j| j.blocked)
+            .collect();
+        assert_eq!(high_waits, vec![Some(ms(wait)); 3], "{p}");
+    }
+}
+
 /// Two locks taken in opposite orders. b (T = 20, C = 6) holds r2 from 1 ms
 /// into its job to 5 ms, with r1 nested at 3..4 ms; a (T = 10, C = 4,
 /// offset 2 ms, more urgent) holds r1 from 1 ms to 3 ms, with r2 nested at

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, Overrun, RunReport};
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, SimReport};
+use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
+use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, SimReport};
 
 use crate::real_run::{execute, RunFlags};
 use crate::usage::usage;
@@ -23,7 +23,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --policy rm --duration 10s\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
-    rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n\n\
+    rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
+    rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
@@ -81,12 +82,35 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
         ));
     };
+    let spec = SchedulerSpec::from(model);
+    let protocol = match cfg.protocol {
+        LockProtocol::None => Protocol::None,
+        LockProtocol::Pip => Protocol::Pip,
+        LockProtocol::Ipcp => Protocol::Ipcp,
+    };
+    // The simulator's refusals (a protocol its scheduler cannot take) come
+    // before the real run, not after it.
+    let probe = SimConfig {
+        protocol,
+        ..SimConfig::new(Nanos::from_ns(1))
+    };
+    rtlab_sim::simulate(
+        &rtlab_model::file::load(&args.flags.taskset)?.set,
+        &spec,
+        &probe,
+    )
+    .map_err(|e| {
+        usage(format!(
+            "--protocol {protocol} with --policy {}: {e}",
+            cfg.policy
+        ))
+    })?;
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
     let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
-    let spec = SchedulerSpec::from(model);
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
+    sim_cfg.protocol = protocol;
     sim_cfg.on_miss = match cfg.on_miss {
         Overrun::Skip => OnMiss::Skip,
         Overrun::Continue => OnMiss::Continue,
@@ -150,7 +174,8 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
         c.scheduler,
         Nanos::from_ns(c.real.ended_ns)
     );
-    let header = [
+    let locks = c.tasks.iter().any(|t| t.locks());
+    let mut header = vec![
         "task",
         "misses real",
         "misses sim",
@@ -162,10 +187,13 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
         "preempted real",
         "preempted sim",
     ];
+    if locks {
+        header.extend(["lock wait max real", "lock wait max sim"]);
+    }
     let mut t = table::new(&header, &header[1..]);
     for task in &c.tasks {
         let differs = |f: &str| task.differences.iter().any(|d| d == f);
-        t.add_row(vec![
+        let mut row = vec![
             printable(&task.name).into_owned(),
             mark(task.misses.0.to_string(), differs("misses")),
             task.misses.1.to_string(),
@@ -182,7 +210,12 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
             table::opt_ns(task.mean_response_ns.1),
             task.preemptions.0.to_string(),
             task.preemptions.1.to_string(),
-        ]);
+        ];
+        if locks {
+            row.push(table::opt_ns(task.max_blocked_ns.0));
+            row.push(table::opt_ns(task.max_blocked_ns.1));
+        }
+        t.add_row(row);
     }
     out.push_str(&table::render(&t));
     let differing: Vec<std::borrow::Cow<str>> = c
@@ -206,5 +239,13 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
         "real R includes wake-up latency and kernel overheads the model leaves out; \
          real preemptions are involuntary context switches during jobs (interrupts and kernel threads count too)\n",
     );
+    if locks {
+        out.push_str(&format!(
+            "critical sections under --protocol {}: lock wait = time a job spent waiting to take a lock \
+             (real: inside pthread_mutex_lock; simulated: blocked on the resource; 0 when a ceiling \
+             keeps the job from asking)\n",
+            c.real.protocol
+        ));
+    }
     out
 }

@@ -112,7 +112,8 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         r.lag_controller_kind.as_deref().unwrap_or("off"),
         r.rt_throttling,
     );
-    let header = [
+    let locks = r.tasks.iter().any(|m| m.max_blocked_ns.is_some());
+    let mut header = vec![
         "task",
         "thread",
         "released",
@@ -127,9 +128,12 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         "lag max",
         "first miss",
     ];
+    if locks {
+        header.push("lock wait max");
+    }
     let mut t = table::new(&header, &header[2..]);
     for m in &r.tasks {
-        t.add_row(vec![
+        let mut row = vec![
             printable(&m.name).into_owned(),
             m.thread_policy.clone(),
             m.released.to_string(),
@@ -143,9 +147,19 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
             table::opt_ns(m.mean_lag_ns),
             table::opt_ns(m.max_lag_ns),
             table::opt_ns(m.first_miss_ns),
-        ]);
+        ];
+        if locks {
+            row.push(table::opt_ns(m.max_blocked_ns));
+        }
+        t.add_row(row);
     }
     out.push_str(&table::render(&t));
+    if locks {
+        out.push_str(&format!(
+            "\n\ncritical sections under --protocol {}: lock wait = time a job spent inside pthread_mutex_lock",
+            r.protocol
+        ));
+    }
     out.push_str(&format!(
         "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} start-deadline misses, {} preemptions, {} context switches ({:.1}/s)\n",
         r.released,

@@ -28,12 +28,28 @@ pub struct TaskComparison {
     pub preemptions: (u64, u64),
     /// Real max response minus simulated (ns; null when either is missing).
     pub max_response_delta_ns: Option<i64>,
+    /// Longest lock wait of a job (real: time inside `pthread_mutex_lock`;
+    /// simulated: time blocked on a resource); absent from the JSON for a
+    /// task without critical sections. Reported, never a difference: the
+    /// real figure includes the lock calls' own cost and the simulator's is
+    /// 0 whenever a protocol keeps the job from asking (IPCP).
+    #[serde(skip_serializing_if = "neither")]
+    pub max_blocked_ns: (Option<u64>, Option<u64>),
     /// The fields that differ beyond the tolerance: `misses`,
     /// `max_response`, `mean_response`.
     pub differences: Vec<String>,
 }
 
+fn neither(pair: &(Option<u64>, Option<u64>)) -> bool {
+    pair.0.is_none() && pair.1.is_none()
+}
+
 impl TaskComparison {
+    /// True when either side has a lock wait (the task has critical sections).
+    pub fn locks(&self) -> bool {
+        !neither(&self.max_blocked_ns)
+    }
+
     /// True when the real and simulated runs missed as often.
     pub fn misses_agree(&self) -> bool {
         self.misses.0 == self.misses.1
@@ -93,6 +109,7 @@ pub fn compare_task(real: &TaskMetrics, sim: &TaskMetrics, tolerance: f64) -> Ta
             (Some(a), Some(b)) => Some(i64::try_from(i128::from(a) - i128::from(b)).unwrap_or(0)),
             _ => None,
         },
+        max_blocked_ns: (real.max_blocked_ns, sim.max_blocked_ns),
         differences,
     }
 }
@@ -205,5 +222,24 @@ mod tests {
             (),
         );
         assert!(!c.misses_agree);
+    }
+
+    #[test]
+    fn lock_waits_are_shown_side_by_side_and_absent_without_sections() {
+        let real = TaskMetrics {
+            max_blocked_ns: Some(9_200_000),
+            ..metrics(0, 15_000_000, 15_000_000)
+        };
+        let sim = TaskMetrics {
+            max_blocked_ns: Some(9_000_000),
+            ..metrics(0, 15_000_000, 15_000_000)
+        };
+        let c = compare_task(&real, &sim, 0.1);
+        assert_eq!(c.max_blocked_ns, (Some(9_200_000), Some(9_000_000)));
+        assert!(c.locks() && c.differences.is_empty());
+        let plain = compare_task(&metrics(0, 1, 1), &metrics(0, 1, 1), 0.1);
+        assert!(!plain.locks());
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("blocked"), "{json}");
     }
 }

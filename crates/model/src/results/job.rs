@@ -31,6 +31,15 @@ pub struct JobRecord {
     pub involuntary_switches: u64,
     /// The CPU the job finished on (`None` if unfinished or simulated).
     pub cpu: Option<u32>,
+    /// Lock wait: the time the job spent waiting to take its critical
+    /// sections' locks (on real threads, inside `pthread_mutex_lock`, read
+    /// on the monotonic clock before and after each call and summed; in the
+    /// simulator, the time it spent blocked on a resource). `None` when its
+    /// task has no critical sections. It is not the whole priority
+    /// inversion: a job kept from starting by a ceiling, or preempted by a
+    /// boosted holder, does not wait on a lock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<Nanos>,
 }
 
 impl JobRecord {
@@ -47,6 +56,7 @@ impl JobRecord {
             voluntary_switches: 0,
             involuntary_switches: 0,
             cpu: None,
+            blocked: None,
         }
     }
 

@@ -37,6 +37,14 @@ pub struct TaskMetrics {
     pub max_lateness_ns: Option<i64>,
     /// Deadline of the first job that missed.
     pub first_miss_ns: Option<u64>,
+    /// Longest lock wait of a job ([`JobRecord::blocked`](super::JobRecord::blocked));
+    /// absent from the JSON for a task without critical sections, so sets
+    /// without them print exactly as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_blocked_ns: Option<u64>,
+    /// Sum of the lock waits of its jobs; absent like `max_blocked_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_blocked_ns: Option<u64>,
 }
 
 /// Sums over the tasks of a run: the run-level fields both reports share

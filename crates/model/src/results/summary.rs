@@ -13,7 +13,10 @@
 //! * an aborted job is neither completed nor unfinished;
 //! * response `finish - release` and lateness `finish - deadline` over
 //!   completed jobs; lag `start - release` over started jobs; means are
-//!   exact sums divided by the count, rounded down.
+//!   exact sums divided by the count, rounded down;
+//! * lock wait ([`JobRecord::blocked`]): the largest and the sum over the
+//!   jobs that have the figure (tasks with critical sections); `None` for a
+//!   task none of whose jobs has it.
 
 use crate::Nanos;
 
@@ -40,6 +43,8 @@ pub struct TaskSummary {
     started: u64,
     lag_sum_ns: u128,
     max_lag_ns: Option<u64>,
+    blocked_sum_ns: u128,
+    max_blocked_ns: Option<u64>,
 }
 
 impl TaskSummary {
@@ -60,6 +65,11 @@ impl TaskSummary {
         self.released += 1;
         self.preemptions += job.involuntary_switches;
         self.voluntary_switches += job.voluntary_switches;
+        if let Some(blocked) = job.blocked {
+            let b = blocked.as_ns();
+            self.blocked_sum_ns += u128::from(b);
+            self.max_blocked_ns = self.max_blocked_ns.max(Some(b));
+        }
         if job.missed(ended) {
             self.count_misses(1, job.deadline);
         }
@@ -161,6 +171,10 @@ impl TaskSummary {
             max_response_ns: self.max_response_ns,
             max_lateness_ns: self.max_lateness_ns,
             first_miss_ns: self.first_miss_ns,
+            max_blocked_ns: self.max_blocked_ns,
+            total_blocked_ns: self
+                .max_blocked_ns
+                .map(|_| u64::try_from(self.blocked_sum_ns).unwrap_or(u64::MAX)),
         }
     }
 
@@ -289,6 +303,27 @@ mod tests {
             aborted: true,
             ..job(k, start, None, 1)
         }
+    }
+
+    #[test]
+    fn lock_waits_give_the_largest_and_the_sum_and_none_without_sections() {
+        let waited = |k: u64, b: Option<u64>| JobRecord {
+            blocked: b.map(ms),
+            ..job(k, Some(10 * k), Some(10 * k + 2), 0)
+        };
+        let s = TaskSummary::from_jobs(
+            &[waited(0, Some(3)), waited(1, Some(0)), waited(2, Some(4))],
+            ms(30),
+        );
+        let m = s.metrics("t");
+        assert_eq!(
+            (m.max_blocked_ns, m.total_blocked_ns),
+            (Some(ms(4).as_ns()), Some(ms(7).as_ns()))
+        );
+        let m = TaskSummary::from_jobs(&[waited(0, None)], ms(30)).metrics("t");
+        assert_eq!((m.max_blocked_ns, m.total_blocked_ns), (None, None));
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(!json.contains("blocked"), "{json}");
     }
 
     #[test]

@@ -28,6 +28,12 @@ pub trait JobSink: Send {
     }
 }
 
+/// The column `--jobs FILE.csv` has at the end, after [`JOBS_CSV_HEADER`]'s,
+/// when the set has critical sections: each job's lock wait
+/// ([`JobRecord::blocked`]; 0 for tasks without sections, empty for a job
+/// that never started). Sets without critical sections keep the old header.
+pub const JOBS_CSV_BLOCKED_COLUMN: &str = "blocked_ns";
+
 /// The header of `--jobs FILE.csv`.
 pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,finish_ns,lag_ns,response_ns,missed,start_deadline_missed,voluntary_switches,involuntary_switches,cpu";
 
@@ -38,6 +44,8 @@ pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,fini
 pub struct JobsCsv<W: Write + Send> {
     out: csv::Writer<W>,
     names: Vec<String>,
+    /// The set has critical sections: write [`JOBS_CSV_BLOCKED_COLUMN`].
+    locks: bool,
 }
 
 /// One row of [`JobsCsv`], in [`JOBS_CSV_HEADER`] order (`None`: empty cell).
@@ -56,6 +64,9 @@ struct JobRow<'a> {
     voluntary_switches: u64,
     involuntary_switches: u64,
     cpu: Option<u32>,
+    /// Outer `None`: no such column; inner `None`: an empty cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    blocked_ns: Option<Option<u64>>,
 }
 
 impl<W: Write + Send> JobsCsv<W> {
@@ -64,10 +75,13 @@ impl<W: Write + Send> JobsCsv<W> {
         let mut out = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(out);
-        out.write_record(JOBS_CSV_HEADER.split(','))?;
+        let locks = set.tasks.iter().any(|t| !t.critical_sections.is_empty());
+        let extra = locks.then_some(JOBS_CSV_BLOCKED_COLUMN);
+        out.write_record(JOBS_CSV_HEADER.split(',').chain(extra))?;
         Ok(JobsCsv {
             out,
             names: set.tasks.iter().map(|t| t.name.clone()).collect(),
+            locks,
         })
     }
 }
@@ -89,6 +103,11 @@ impl<W: Write + Send> JobSink for JobsCsv<W> {
             voluntary_switches: j.voluntary_switches,
             involuntary_switches: j.involuntary_switches,
             cpu: j.cpu,
+            blocked_ns: self.locks.then(|| match (j.blocked, j.start) {
+                (Some(b), _) => Some(b.as_ns()),
+                (None, Some(_)) => Some(0),
+                (None, None) => None,
+            }),
         })?;
         Ok(())
     }
@@ -192,6 +211,46 @@ mod tests {
         );
         assert_eq!(lines[2], "\"a,b\",1,10000000,15000000,,,,,true,true,0,1,");
         assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn sets_with_critical_sections_get_a_last_column_with_each_jobs_lock_wait() {
+        let mut locking = Task::new("l", ms(10), ms(2));
+        locking.critical_sections = vec![rtlab_model::CriticalSection {
+            resource: "r".into(),
+            start: ms(0),
+            length: ms(1),
+        }];
+        let set = TaskSet::new("s", vec![locking, Task::new("free", ms(10), ms(1))]);
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        let waited = JobRecord {
+            blocked: Some(Nanos::from_us(1500)),
+            ..job(0, Some(1), Some(3))
+        };
+        csv.job(&waited, ms(20)).unwrap();
+        let free = JobRecord {
+            task: 1,
+            ..job(0, Some(3), Some(4))
+        };
+        csv.job(&free, ms(20)).unwrap();
+        csv.job(&job(1, None, None), ms(20)).unwrap();
+        csv.finish().unwrap();
+        drop(csv);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("{JOBS_CSV_HEADER},blocked_ns"));
+        assert!(
+            lines[1].ends_with(",false,false,0,1,,1500000"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].starts_with("free,") && lines[2].ends_with(",1,,0"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines[3].ends_with(",true,true,0,1,,"), "{}", lines[3]);
     }
 
     #[test]

@@ -39,12 +39,18 @@
 //!   a thread touches after its first release (summary, ring, skip state,
 //!   stack) is allocated and touched before it: nothing allocates or faults
 //!   on the real-time path, and memory does not grow with `--duration`.
+//! * **Critical sections**: a job with `critical_sections` burns to each
+//!   lock step, takes or releases the resource's shared pthread mutex
+//!   (`--protocol`: plain, inheriting or ceiling; see [`locks`]) and records
+//!   the time spent inside `pthread_mutex_lock` as its lock wait; a stopped
+//!   job releases every lock it holds, so no thread stays blocked.
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
 pub mod cpuset;
 pub mod job_files;
 pub mod job_log;
+pub mod locks;
 pub mod policy_map;
 pub mod record;
 mod skip;
@@ -62,16 +68,17 @@ use crate::lag::{ControllerKind, LagController, Waiter};
 use crate::policy::{self, Policy, RtThrottling};
 use crate::stream::start_streams;
 use crate::usage::{peak_rss_bytes, thread_switches};
-use crate::work::burn_cpu_unless_stopped;
 
 pub use cpuset::{CpusetDoor, ExclusiveCpuset};
-pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_HEADER};
+pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
+pub use locks::{LockProtocol, LOCK_PROTOCOLS};
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
+use locks::{Resources, SectionPlan};
 use skip::Pending;
 
 /// The overrun rules' names, for messages.
@@ -131,6 +138,8 @@ pub struct RunConfig {
     /// Switch RT throttling and SCHED_DEADLINE admission control off for
     /// the run (`sched_rt_runtime_us = -1`, restored afterwards).
     pub no_rt_throttling: bool,
+    /// The protocol of the critical sections' mutexes (see [`locks`]).
+    pub protocol: LockProtocol,
 }
 
 impl RunConfig {
@@ -146,6 +155,7 @@ impl RunConfig {
             edf_margin: None,
             mlock: true,
             no_rt_throttling: false,
+            protocol: LockProtocol::None,
         }
     }
 }
@@ -198,10 +208,19 @@ pub fn run_recording(
     sinks: Vec<Box<dyn JobSink>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     check_set(set, cfg)?;
+    cfg.protocol
+        .check_policy(cfg.policy)
+        .map_err(|why| RtError::Setting {
+            setting: "protocol",
+            value: Some(cfg.protocol.name().into()),
+            why,
+        })?;
     let mut policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
     for p in &policies {
         p.validate()?;
     }
+    // Every mutex exists before any thread does, and outlives them all.
+    let resources = Arc::new(Resources::new(set, &policies, cfg.protocol)?);
     if let Some(cpu) = cfg.cpu {
         let allowed = policy::allowed_cpus()?;
         if !allowed.contains(&cpu) {
@@ -265,7 +284,9 @@ pub fn run_recording(
             on_miss: cfg.on_miss,
             lag_controller: cfg.lag_controller,
             throttling,
+            resources: resources.clone(),
         };
+        let plan = SectionPlan::new(set, i);
         let shared = Shared {
             stop: stop.clone(),
             end: run_end.clone(),
@@ -289,7 +310,7 @@ pub fn run_recording(
                 if !ok || shared.abort.load(Ordering::SeqCst) {
                     return;
                 }
-                let outcome = thread.run_jobs(&shared, pending, log);
+                let outcome = thread.run_jobs(&shared, pending, log, plan);
                 let _ = done_tx.send((thread.index, outcome));
             })
             .map_err(|source| {
@@ -516,6 +537,8 @@ struct TaskThread {
     /// The RT-throttling settings the robust controller's spin budget
     /// guards, read once before the threads start.
     throttling: Option<RtThrottling>,
+    /// The set's mutexes (its task's critical sections lock them).
+    resources: Arc<Resources>,
 }
 
 impl TaskThread {
@@ -551,9 +574,16 @@ impl TaskThread {
     }
 
     /// Releases `offset + k*T` until the end. Nothing here allocates (the
-    /// summary is a few counters, the ring and the skip state were
-    /// allocated before the first release), locks or prints.
-    fn run_jobs(&self, shared: &Shared, mut pending: Pending, mut log: JobLog) -> TaskOutcome {
+    /// summary is a few counters, the ring, the skip state and the
+    /// section plan were allocated before the first release) or prints;
+    /// the only locks taken are the task's own critical sections.
+    fn run_jobs(
+        &self,
+        shared: &Shared,
+        mut pending: Pending,
+        mut log: JobLog,
+        mut plan: SectionPlan,
+    ) -> TaskOutcome {
         let start = Nanos::from_ns(shared.end.start_ns.load(Ordering::SeqCst));
         let t = &self.task;
         let mut waiter = match self.lag_controller {
@@ -567,6 +597,7 @@ impl TaskThread {
         };
         let mut clock = MonotonicClock;
         let switches_at_start = thread_switches();
+        let mut lock_errors = 0;
         let mut k: u64 = 0;
         while let Some(release) = self.release(k) {
             if self.on_miss == Overrun::Skip && pending.skips(release) {
@@ -587,7 +618,9 @@ impl TaskThread {
             }
             let before = thread_switches();
             let began = monotonic_now().saturating_sub(start);
-            let done = burn_cpu_unless_stopped(t.wcet, &shared.stop);
+            let work = plan.execute(&self.resources, t.wcet, &shared.stop);
+            lock_errors += work.lock_errors;
+            let done = work.done;
             let finished = monotonic_now().saturating_sub(start);
             let after = thread_switches();
             let job = JobRecord {
@@ -601,6 +634,7 @@ impl TaskThread {
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
+                blocked: work.blocked,
             };
             if !done {
                 // Stopped: the end is decided (see `RunEnd`).
@@ -623,6 +657,7 @@ impl TaskThread {
             context_switches: (switches_at_end.0 + switches_at_end.1)
                 .saturating_sub(switches_at_start.0 + switches_at_start.1),
             jobs_dropped: log.dropped(),
+            lock_errors,
         }
     }
 
@@ -742,7 +777,7 @@ fn summarise(
 ) -> RunReport {
     let mut tasks = Vec::with_capacity(set.tasks.len());
     let mut lost_tasks = Vec::new();
-    let (mut context_switches, mut jobs_dropped) = (0, 0);
+    let (mut context_switches, mut jobs_dropped, mut lock_errors) = (0, 0, 0);
     for (i, outcome) in outcomes.into_iter().enumerate() {
         let name = &set.tasks[i].name;
         let outcome = outcome.unwrap_or_else(|| {
@@ -752,6 +787,7 @@ fn summarise(
         let m = TaskRunMetrics::from_summary(name, &outcome.summary, policies[i].to_string());
         context_switches += outcome.context_switches;
         jobs_dropped += outcome.jobs_dropped;
+        lock_errors += outcome.lock_errors;
         tasks.push(m);
     }
     let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
@@ -767,7 +803,7 @@ fn summarise(
         ended_ns: ended.as_ns(),
         interrupted,
         cpu: cfg.cpu,
-        protocol: "none".into(),
+        protocol: cfg.protocol.name().into(),
         on_miss: cfg.on_miss.name().into(),
         tick_ns: None,
         seed: None,
@@ -791,6 +827,7 @@ fn summarise(
         lost_tasks,
         scheduler_data: None,
         jobs_dropped,
+        lock_errors,
         peak_rss_bytes: peak_rss_bytes(),
     }
 }

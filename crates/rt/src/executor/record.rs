@@ -75,7 +75,7 @@ pub struct RunReport {
     pub interrupted: bool,
     /// The CPU the threads were pinned to (null with `--no-pin`).
     pub cpu: Option<usize>,
-    /// Locking protocol: always `none` (real runs have no critical sections).
+    /// Locking protocol of the critical sections' mutexes: none, pip or ipcp.
     pub protocol: String,
     /// Overrun policy: continue or skip.
     pub on_miss: String,
@@ -119,6 +119,10 @@ pub struct RunReport {
     /// Job records lost to `--jobs`/`--trace` because a task's ring was
     /// full (the writer fell behind); the summary still counts them.
     pub jobs_dropped: u64,
+    /// Lock or unlock calls of critical sections that failed (should be 0;
+    /// absent from the JSON when it is).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lock_errors: u64,
     /// The process's peak resident memory so far (`getrusage` ru_maxrss).
     pub peak_rss_bytes: Option<u64>,
 }
@@ -141,4 +145,10 @@ pub struct TaskOutcome {
     pub context_switches: u64,
     /// Job records its ring had no room for (not in `--jobs`/`--trace`).
     pub jobs_dropped: u64,
+    /// Failed lock or unlock calls of its critical sections.
+    pub lock_errors: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -17,6 +17,7 @@
 pub mod fd;
 pub mod futex;
 pub mod log;
+pub mod mutex;
 pub mod resource;
 pub mod sched;
 pub mod signal;

@@ -84,3 +84,22 @@ fn the_coarse_clock_resolution_is_a_tick() {
         Some(libc::EINVAL)
     );
 }
+
+#[test]
+fn mutexes_of_every_protocol_initialise_and_plain_and_inheriting_ones_lock() {
+    use super::mutex::{MutexProtocol, PthreadMutex};
+    for protocol in [MutexProtocol::None, MutexProtocol::Inherit] {
+        let m = PthreadMutex::new(protocol).unwrap();
+        m.lock().unwrap();
+        m.unlock().unwrap();
+    }
+    PthreadMutex::new(MutexProtocol::Protect { ceiling: 50 }).unwrap();
+    // glibc checks the ceiling against SCHED_FIFO's range.
+    let err = PthreadMutex::new(MutexProtocol::Protect { ceiling: 200 })
+        .err()
+        .unwrap();
+    assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    // An inheriting mutex knows its owner: unlocking it unheld is refused.
+    let m = PthreadMutex::new(MutexProtocol::Inherit).unwrap();
+    assert_eq!(m.unlock().unwrap_err().raw_os_error(), Some(libc::EPERM));
+}
