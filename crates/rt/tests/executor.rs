@@ -446,6 +446,48 @@ fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp()
     }
 }
 
+/// The example under SCHED_DEADLINE with `pip`, which documents two things
+/// Linux does (kernel/sched/deadline.c):
+/// - A constrained task's first release is not throttled to the kernel's
+///   period begun at `sched_setattr` (`first_release_delay`): `high`
+///   (released at 5 ms, D 20) gets the CPU before `mid` (released at 8 ms,
+///   D 68) starts. Without the delay, `high` slept until about 100 ms after
+///   the setup and `mid` started first.
+/// - The rt-mutex boost of a deadline task does not give the holder its
+///   waiter's deadline (`replenish_dl_entity` keeps the holder's own
+///   deadline; the donor only keeps it from being throttled): `low`
+///   (D 100) holding `R` still yields to `mid` (D 68), so `high` finishes
+///   after `mid`, as under `none` with SCHED_FIFO.
+#[test]
+fn under_sched_deadline_high_starts_first_and_pip_does_not_reorder_the_holder() {
+    if !privileged("under_sched_deadline_high_starts_first_and_pip_does_not_reorder_the_holder") {
+        return;
+    }
+    let set = file::load("builtin:priority-inversion").unwrap().set;
+    let mut cfg = RunConfig::new(ms(300), RunPolicy::Edf);
+    cfg.protocol = LockProtocol::Pip;
+    let r = execute(&set, &cfg).unwrap();
+    assert_eq!(r.report.lock_errors, 0);
+    assert_eq!(r.jobs.len(), 9, "{:?}", r.jobs);
+    let first = |task: usize| {
+        r.jobs
+            .iter()
+            .find(|j| j.task == task && j.job == 0)
+            .unwrap()
+    };
+    let (high, mid) = (first(0), first(1));
+    assert!(
+        high.start.unwrap() < mid.start.unwrap(),
+        "high {high:?}, mid {mid:?}"
+    );
+    let high_finish = high.finish.unwrap_or(Nanos::MAX);
+    assert!(
+        high_finish > mid.finish.unwrap(),
+        "high {high:?}, mid {mid:?}"
+    );
+    assert!(high.blocked > Some(Nanos::ZERO), "{high:?}");
+}
+
 /// Two tasks whose whole 10 s jobs hold one lock: when a 200 ms run ends,
 /// one job holds it and the other waits in `pthread_mutex_lock`.
 fn lock_held_past_the_end() -> TaskSet {

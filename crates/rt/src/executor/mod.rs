@@ -175,6 +175,31 @@ pub fn default_cpu() -> usize {
 /// every thread to reach its first sleep.
 const START_DELAY: Nanos = Nanos::from_ms(50);
 
+/// How long after the threads are set up the run starts: [`START_DELAY`],
+/// or, under SCHED_DEADLINE, at least `T - offset` of every task with a
+/// constrained deadline (D < T).
+///
+/// Linux throttles a constrained SCHED_DEADLINE task that wakes after its
+/// kernel deadline but before its kernel next period, until that period
+/// (`dl_check_constrained_dl`, kernel/sched/deadline.c); the kernel's
+/// timeline starts when `sched_setattr` made the thread SCHED_DEADLINE
+/// (deadline = then + D, next period = then + T). A first release between
+/// those two instants would wait for the kernel's period, which has
+/// nothing to do with the run's timeline (up to T - D late: the
+/// priority-inversion example's high task started 45 ms late). A first
+/// release at least T after the policy was set is at or past that period,
+/// so it runs at once and restarts the kernel's timeline at the release.
+pub fn first_release_delay(set: &TaskSet, policy: RunPolicy) -> Nanos {
+    if policy != RunPolicy::Edf {
+        return START_DELAY;
+    }
+    set.tasks
+        .iter()
+        .filter(|t| t.deadline < t.period)
+        .map(|t| t.period.saturating_sub(t.offset))
+        .fold(START_DELAY, Nanos::max)
+}
+
 /// How long a refused SCHED_DEADLINE admission is retried, beyond one
 /// period (see `set_policy_waiting_for_released_bandwidth`).
 const ADMISSION_PATIENCE: Nanos = Nanos::from_ms(500);
@@ -331,7 +356,7 @@ pub fn run_recording(
             Err(_) => break,
         }
     }
-    let start = monotonic_now().saturating_add(START_DELAY);
+    let start = monotonic_now().saturating_add(first_release_delay(set, cfg.policy));
     start_ns.store(start.as_ns(), Ordering::SeqCst);
     abort.store(first_error.is_some(), Ordering::SeqCst);
     gate.wait();
@@ -875,5 +900,32 @@ mod tests {
         // 0.92 of WCET does not fit in 0.90.
         let e = fit_deadline_budgets(&set, &mut roomy, 0.90).unwrap_err();
         assert!((e - 0.92).abs() < 1e-9);
+    }
+
+    /// Only SCHED_DEADLINE runs with a constrained task wait longer than
+    /// the usual delay: max over D < T tasks of T - offset.
+    #[test]
+    fn constrained_deadline_tasks_start_at_least_a_period_after_setup() {
+        let ms = Nanos::from_ms;
+        let set = rtlab_model::file::load("builtin:priority-inversion")
+            .unwrap()
+            .set;
+        // high: T 100, offset 5, D 20; mid: T 100, offset 8, D 60; low: D = T.
+        assert_eq!(first_release_delay(&set, RunPolicy::Edf), ms(95));
+        assert_eq!(
+            first_release_delay(&set, RunPolicy::DeadlineMonotonic),
+            START_DELAY
+        );
+        let implicit = TaskSet::new(
+            "implicit",
+            vec![Task::new("a", ms(500), ms(1)), Task::new("b", ms(7), ms(1))],
+        );
+        assert_eq!(first_release_delay(&implicit, RunPolicy::Edf), START_DELAY);
+        let mut short = implicit.clone();
+        short.tasks[1].deadline = ms(5);
+        assert_eq!(first_release_delay(&short, RunPolicy::Edf), START_DELAY);
+        short.tasks[0].deadline = ms(400);
+        short.tasks[0].offset = ms(100);
+        assert_eq!(first_release_delay(&short, RunPolicy::Edf), ms(400));
     }
 }
