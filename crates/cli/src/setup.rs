@@ -5,10 +5,8 @@
 //! imports another's helpers.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use rtlab_model::Nanos;
 use rtlab_rt::kernel_state::{self, StateDir};
 use rtlab_rt::load::{Load, LoadSpec};
 use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
@@ -84,14 +82,4 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Sleeps `d`, waking early when the interrupt flag is raised.
-pub fn pause(d: Nanos, flag: &AtomicBool) {
-    let end = std::time::Instant::now() + std::time::Duration::from(d);
-    while !flag.load(Ordering::Relaxed) {
-        let now = std::time::Instant::now();
-        if now >= end {
-            return;
-        }
-        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
-    }
-}
+pub use rtlab_rt::interrupt::pause;

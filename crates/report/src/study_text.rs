@@ -1,11 +1,80 @@
-//! The EDF-versus-FPS study's overload and locking sections (paper 001) as
-//! text tables and CSV, for `rtlab study edf-vs-fps`.
+//! The EDF-versus-FPS study (paper 001) as text tables and CSV, for `rtlab
+//! study edf-vs-fps`: [`describe`] and [`section_csvs`] take the whole
+//! document; the overload and locking sections are here, the utilization
+//! section in [`utilization`].
 
 use rtlab_model::Nanos;
+use rtlab_study::document::StudyDocument;
 use rtlab_study::locking::LockingSection;
 use rtlab_study::overload::OverloadSection;
 
 use crate::table;
+
+pub mod utilization;
+
+/// The human summary: each section that ran.
+pub fn describe(doc: &StudyDocument) -> String {
+    let mut parts = Vec::new();
+    if let Some(u) = &doc.utilization {
+        parts.push(utilization::describe_utilization(u));
+    }
+    if let Some(o) = &doc.overload {
+        let mut text =
+            String::from("EDF vs FPS (paper 001): overload, transient (a burst) and permanent\n");
+        text.push_str(&overload_table(&o.simulated, "simulated"));
+        if let Some(real) = &o.real {
+            for (world, section) in [
+                ("simulated like the real runs", &real.simulated),
+                (
+                    "real threads (EDF = SCHED_DEADLINE, FPS = SCHED_FIFO DM)",
+                    &real.measured,
+                ),
+            ] {
+                if let Some(section) = section {
+                    text.push('\n');
+                    text.push_str(&overload_table(section, world));
+                }
+            }
+            if let Some(note) = &real.note {
+                text.push_str(&format!("real threads: {note}\n"));
+            }
+        }
+        parts.push(text);
+    }
+    if let Some(l) = &doc.locking {
+        let mut text = String::from(
+            "EDF vs FPS (paper 001): locking, IPCP under FPS against DFP under EDF (simulated: \
+             Linux has no DFP)\n",
+        );
+        text.push_str(&locking_table(l));
+        parts.push(text);
+    }
+    parts.join("\n")
+}
+
+/// The CSV of each section that ran, named after it.
+pub fn section_csvs(doc: &StudyDocument) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(u) = &doc.utilization {
+        out.push(("utilization.csv", utilization::utilization_csv(u)));
+    }
+    if let Some(o) = &doc.overload {
+        let mut worlds = vec![("sim", &o.simulated)];
+        if let Some(real) = &o.real {
+            if let Some(s) = &real.simulated {
+                worlds.push(("real-sim", s));
+            }
+            if let Some(m) = &real.measured {
+                worlds.push(("real", m));
+            }
+        }
+        out.push(("overload.csv", overload_csv(&worlds)));
+    }
+    if let Some(l) = &doc.locking {
+        out.push(("locking.csv", locking_csv(l)));
+    }
+    out
+}
 
 fn opt_f(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))

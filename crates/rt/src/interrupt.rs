@@ -64,6 +64,18 @@ pub fn install_interrupt_flag() -> &'static AtomicBool {
     &INTERRUPTED
 }
 
+/// Sleeps `d`, waking early when the interrupt flag is raised.
+pub fn pause(d: rtlab_model::Nanos, flag: &AtomicBool) {
+    let end = std::time::Instant::now() + std::time::Duration::from(d);
+    while !flag.load(Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
 /// True once a stop signal arrived (after [`install_interrupt_flag`]).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)

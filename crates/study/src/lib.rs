@@ -13,12 +13,15 @@
 //!
 //! Every section drives its runs through a [`runner::StudyRunner`], so the
 //! same experiment runs in the simulator ([`runner::SimRunner`]) and, where
-//! Linux can run it, on real threads (a runner the CLI wires to the
-//! real-thread executor), and is testable with a scripted runner.
+//! Linux can run it, on real threads ([`real::RealRunner`], through the
+//! real-thread executor), and is testable with a scripted runner. The
+//! sections' results together are a [`document::StudyDocument`].
 
 #![forbid(unsafe_code)]
 
+pub mod document;
 pub mod locking;
 pub mod overload;
+pub mod real;
 pub mod runner;
 pub mod utilization;
