@@ -21,7 +21,8 @@ use crate::utilization::RunRefusal;
 /// Runs sets on real threads through the executor: EDF as SCHED_DEADLINE
 /// (runtime C plus the executor's margin, deadline D, period T), FPS as
 /// SCHED_FIFO at deadline-monotonic priorities; pinned to one CPU; a late
-/// job runs on (continue). No hybrid, no overload phases.
+/// job runs on (continue). No hybrid; of the overload phases only one
+/// that covers the whole run (see [`whole_run_scale`]).
 pub struct RealRunner {
     cpu: usize,
     no_rt_throttling: bool,
