@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{is_root, rtlab};
+use common::{is_root, json_of, rtlab, stdout_of};
 use serde_json::Value;
 
 const SMALL: [&str; 12] = [
@@ -24,20 +24,13 @@ const SMALL: [&str; 12] = [
     "5",
 ];
 
+/// `rtlab SMALL EXTRA --json`: the bytes and the document.
 fn json(extra: &[&str]) -> (Vec<u8>, Value) {
-    let out = rtlab()
-        .args(SMALL)
-        .args(extra)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = serde_json::from_slice(&out.stdout).unwrap();
-    (out.stdout, doc)
+    let mut args: Vec<&str> = SMALL.iter().chain(extra).copied().collect();
+    args.push("--json");
+    let text = stdout_of(&args);
+    let doc = serde_json::from_str(&text).unwrap();
+    (text.into_bytes(), doc)
 }
 
 #[test]
@@ -73,17 +66,9 @@ fn the_simulated_section_has_a_row_per_type_and_is_the_same_for_a_seed() {
 fn csv_and_plots_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let out = rtlab()
-        .args(SMALL)
-        .args(["--csv", d, "--plot", d])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let mut args = SMALL.to_vec();
+    args.extend(["--csv", d, "--plot", d]);
+    let text = stdout_of(&args);
     assert!(text.contains("implicit/mid"), "{text}");
     let csv = std::fs::read_to_string(dir.path().join("utilization.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
@@ -115,19 +100,25 @@ fn csv_and_plots_are_written() {
 fn overload_and_locking_sections_have_their_rows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let out = rtlab()
-        .args(["study", "edf-vs-fps", "--sections", "overload,locking"])
-        .args(["--overload-levels", "90,150", "--overload-duration", "4s"])
-        .args(["--lock-cost", "4us", "--clock-read-cost", "1us"])
-        .args(["--json", "--csv", d, "--plot", d])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(&[
+        "study",
+        "edf-vs-fps",
+        "--sections",
+        "overload,locking",
+        "--overload-levels",
+        "90,150",
+        "--overload-duration",
+        "4s",
+        "--lock-cost",
+        "4us",
+        "--clock-read-cost",
+        "1us",
+        "--json",
+        "--csv",
+        d,
+        "--plot",
+        d,
+    ]);
     assert!(doc["utilization"].is_null());
     let rows = doc["overload"]["simulated"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2 * 2 * 3);

@@ -488,29 +488,39 @@ pub fn hartstone_bars(run: &RunView, extended: bool, metric: &str) -> Bars {
     Bars { groups, names }
 }
 
+/// A study section's worlds: `sim`, and with `--real` the simulation of
+/// the real runs (`real-sim`) and the real runs (`real`; null without).
+fn study_worlds(part: &Value) -> [(&'static str, &Value); 3] {
+    [
+        ("sim", &part["simulated"]),
+        ("real-sim", &part["real"]["simulated"]),
+        ("real", &part["real"]["measured"]),
+    ]
+}
+
+/// The index of the group named `name`, appended (empty) when new, so
+/// groups keep the order in which they first appear.
+fn group_index(groups: &mut Vec<(String, Vec<Line>)>, name: &str) -> usize {
+    match groups.iter().position(|(n, _)| n == name) {
+        Some(i) => i,
+        None => {
+            groups.push((name.to_string(), Vec::new()));
+            groups.len() - 1
+        }
+    }
+}
+
 /// `rtlab study edf-vs-fps`: per task-set type, the share of sets
 /// schedulable (in percent) against the load, for EDF and FPS, in each
 /// world of the document (`sim`; with `--real`, `real` and the simulation
 /// of the same sets, `real-sim`). Returns (type name, lines) in the
 /// document's type order.
 pub fn study_schedulable(run: &RunView) -> Vec<(String, Vec<Line>)> {
-    let part = &run.document["utilization"];
-    let worlds = [
-        ("sim", &part["simulated"]),
-        ("real-sim", &part["real"]["simulated"]),
-        ("real", &part["real"]["measured"]),
-    ];
     let mut out: Vec<(String, Vec<Line>)> = Vec::new();
-    for (world, section) in worlds {
+    for (world, section) in study_worlds(&run.document["utilization"]) {
         for row in array(section, "types") {
-            let name = row["name"].as_str().unwrap_or("?").to_string();
-            let index = match out.iter().position(|(n, _)| *n == name) {
-                Some(i) => i,
-                None => {
-                    out.push((name, Vec::new()));
-                    out.len() - 1
-                }
-            };
+            let name = row["name"].as_str().unwrap_or("?");
+            let index = group_index(&mut out, name);
             for (scheduler, key) in [("EDF", "edf_schedulable"), ("FPS", "fps_schedulable")] {
                 let points = array(row, "curve")
                     .iter()
@@ -530,14 +540,8 @@ pub fn study_schedulable(run: &RunView) -> Vec<(String, Vec<Line>)> {
 /// (percent), one line per scheduler and world (`sim`, and with `--real`
 /// `real-sim` and `real`).
 pub fn study_overload(run: &RunView) -> Vec<(String, Vec<Line>)> {
-    let part = &run.document["overload"];
-    let worlds = [
-        ("sim", &part["simulated"]),
-        ("real-sim", &part["real"]["simulated"]),
-        ("real", &part["real"]["measured"]),
-    ];
     let mut out: Vec<(String, Vec<Line>)> = Vec::new();
-    for (world, section) in worlds {
+    for (world, section) in study_worlds(&run.document["overload"]) {
         for row in array(section, "rows") {
             let (Some(profile), Some(scheduler), Some(load), Some(misses)) = (
                 row["profile"].as_str(),
@@ -547,13 +551,7 @@ pub fn study_overload(run: &RunView) -> Vec<(String, Vec<Line>)> {
             ) else {
                 continue;
             };
-            let index = match out.iter().position(|(n, _)| n == profile) {
-                Some(i) => i,
-                None => {
-                    out.push((profile.to_string(), Vec::new()));
-                    out.len() - 1
-                }
-            };
+            let index = group_index(&mut out, profile);
             let label = format!("{} {world}", scheduler.to_uppercase());
             let lines = &mut out[index].1;
             match lines.iter_mut().find(|l| l.label == label) {
