@@ -7,13 +7,16 @@
 //! | `--protocol` | mutex                  | SCHED_FIFO / RR                   | SCHED_DEADLINE             | SCHED_OTHER        |
 //! | ------------ | ---------------------- | --------------------------------- | -------------------------- | ------------------ |
 //! | `none`       | `PTHREAD_PRIO_NONE`    | plain: unbounded inversion        | plain                      | plain              |
-//! | `pip`        | `PTHREAD_PRIO_INHERIT` | rt-mutex priority inheritance     | deadline inheritance       | no boost among CFS |
+//! | `pip`        | `PTHREAD_PRIO_INHERIT` | rt-mutex priority inheritance     | deadline boost (see below) | no boost among CFS |
 //! | `ipcp`       | `PTHREAD_PRIO_PROTECT` | ceiling = highest user priority   | refused                    | refused            |
 //!
 //! Under `pip` the mutex is a PI futex: the kernel's rt-mutex runs the
-//! holder at the priority of its most urgent waiter; a SCHED_DEADLINE holder
-//! is boosted by its waiter's deadline (it runs with the waiter's deadline
-//! and is not throttled while boosted). Between SCHED_OTHER threads the
+//! holder at the priority of its most urgent waiter. A SCHED_DEADLINE holder
+//! with a deadline waiter is only kept from being throttled (its budget is
+//! refilled from the waiter's parameters); it keeps its own deadline
+//! (`replenish_dl_entity`), so this is not deadline inheritance: EDF still
+//! runs a job whose deadline lies between the two ahead of it (README,
+//! "Critical sections on real threads"). Between SCHED_OTHER threads the
 //! rt-mutex changes nothing (it boosts to real-time or deadline waiters
 //! only), so `pip` under `other` runs as plain mutexes do. `ipcp` is glibc's
 //! priority protection: at lock it raises the thread's SCHED_FIFO priority
@@ -65,7 +68,7 @@ impl LockProtocol {
     pub fn check_policy(self, policy: RunPolicy) -> Result<(), String> {
         match (self, policy) {
             (LockProtocol::Ipcp, RunPolicy::Edf) => Err(
-                "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline inheritance) or none"
+                "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline boost) or none"
                     .into(),
             ),
             (LockProtocol::Ipcp, RunPolicy::Other) => Err(
