@@ -318,10 +318,15 @@ fn distinct_hosts(runs: &[RunView]) -> Vec<&Value> {
 }
 
 /// `s` with `&`, `<`, `>`, `"` and `'` as character references, so no
-/// text from a run can open a tag or leave an attribute.
+/// text from a run can open a tag or leave an attribute, and every control,
+/// format or invisible character escaped as on a terminal
+/// ([`rtlab_model::printable`]: a raw U+202E, U+200B, U+0085, U+009B or
+/// U+007F in a name shows as `\u{202e}`...). Line breaks are kept (they are
+/// blanks in HTML).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let visible: Vec<_> = s.split('\n').map(rtlab_model::printable).collect();
+    for c in visible.join("\n").chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -347,5 +352,19 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    /// Issue 24: these reached the report's table cells raw.
+    #[test]
+    fn cells_escape_markup_and_invisible_characters() {
+        assert_eq!(
+            escape("<b>\u{202e}a\u{200b}\u{85}\u{9b}\u{7f}&'\"\nx"),
+            "&lt;b&gt;\\u{202e}a\\u{200b}\\u{85}\\u{9b}\\u{7f}&amp;&#39;&quot;\nx"
+        );
     }
 }

@@ -5,7 +5,7 @@ use roxmltree::{Document, Node};
 
 use super::millis::{parse_ms, MillisError, CYCLES_PER_MS};
 use super::{scheduler_for_class, CLASS_PREFIX};
-use crate::file::{located, LoadError, LoadedTaskSet, LocatedDiagnostic};
+use crate::file::{line_column, located, LoadError, LoadedTaskSet, LocatedDiagnostic};
 use crate::task::{PathSegment, Severity, Task, TaskSet};
 use crate::text::printable;
 use crate::time::Nanos;
@@ -47,6 +47,16 @@ fn children<'a, 'input>(
 /// set; `origin` names it in messages.
 pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedTaskSet, LoadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some((offset, excess)) = super::shape::first_excess(text) {
+        let (line, column) = line_column(text, offset);
+        return Err(LoadError::Syntax(LocatedDiagnostic {
+            origin: origin.to_string(),
+            line,
+            column,
+            severity: Severity::Error,
+            message: format!("XML refused: {excess}"),
+        }));
+    }
     let doc = Document::parse(text).map_err(|e| {
         let pos = e.pos();
         LoadError::Syntax(LocatedDiagnostic {
