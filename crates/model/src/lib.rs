@@ -37,4 +37,4 @@ pub use task::{
     TaskSet, MAX_NAME_BYTES,
 };
 pub use text::{csv_cell, printable};
-pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};
+pub use time::{hyperperiod, lateness_ns, DurationParseError, Nanos, TimeError};
