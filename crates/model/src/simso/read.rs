@@ -140,13 +140,11 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
 }
 
 fn invalid(origin: &str, text: &str, errors: Vec<(usize, String)>) -> LoadError {
-    LoadError::Invalid {
-        errors: located(
-            origin,
-            text,
-            errors.into_iter().map(|(o, m)| (o, Severity::Error, m)),
-        ),
-    }
+    LoadError::invalid(located(
+        origin,
+        text,
+        errors.into_iter().map(|(o, m)| (o, Severity::Error, m)),
+    ))
 }
 
 /// The place of a validation finding: the task's attribute for the field.
