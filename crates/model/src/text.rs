@@ -187,6 +187,11 @@ mod tests {
         assert_eq!(lookalike_key("\u{430}"), lookalike_key("a"));
         assert_eq!(lookalike_key("t\u{200b}1"), lookalike_key("t1"));
         assert_ne!(lookalike_key("t1"), lookalike_key("t2"));
+        assert_eq!(lookalike_key("t1"), lookalike_key("tl"));
+        // Generated names t0, t1, ..., t99 stay distinct.
+        let keys: std::collections::HashSet<String> =
+            (0..100).map(|k| lookalike_key(&format!("t{k}"))).collect();
+        assert_eq!(keys.len(), 100);
         assert_eq!(spelled("caf\u{e9}"), "caf<U+E9>");
     }
 
