@@ -765,6 +765,10 @@ fn invisible_characters_are_escaped_and_lookalike_names_refused() {
         assert_eq!(code, 1, "{stdout}");
         assert!(stdout.contains(&format!("{file}{message}")), "{stdout}");
         assert!(stdout.contains("NFKC"), "{stdout}");
+        assert!(
+            stdout.contains(&format!("rename one (the other: {file}:2:8)")),
+            "{stdout}"
+        );
         let (code, _, stderr) = outcome(&["sim", &file, "-s", "edf", "-d", "1ms"]);
         assert_eq!(code, 1, "{stderr}");
         assert!(stderr.contains(&format!("{file}{message}")), "{stderr}");

@@ -337,10 +337,7 @@ pub fn parse_str(
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
         tasks: decoded.tasks,
     };
-    let diagnostics = set
-        .validate()
-        .into_iter()
-        .map(|d| (offset_of(&root, &d.path), d.severity, d.message));
+    let diagnostics = placed(origin, text, set.validate(), |path| offset_of(&root, path));
     loaded_or_refused(set, origin, text, diagnostics)
 }
 
@@ -399,16 +396,16 @@ fn parse_rtapp(
         name: default_name.to_string(),
         tasks: imported.tasks.clone(),
     };
-    let diagnostics = set
-        .validate()
-        .into_iter()
-        .map(|d| (imported.offset_of(&d.path), d.severity, d.message))
-        .chain(
-            imported
-                .notes
-                .iter()
-                .map(|n| (n.offset, Severity::Note, n.message.clone())),
-        );
+    let diagnostics = placed(origin, text, set.validate(), |path| {
+        imported.offset_of(path)
+    })
+    .into_iter()
+    .chain(
+        imported
+            .notes
+            .iter()
+            .map(|n| (n.offset, Severity::Note, n.message.clone())),
+    );
     loaded_or_refused(set, origin, text, diagnostics)
 }
 
@@ -427,6 +424,38 @@ fn document_of(set: &TaskSet) -> TaskSetDocument {
         name: Some(set.name.clone()),
         task: set.tasks.iter().map(TaskEntry::from).collect(),
     }
+}
+
+/// `diagnostics` at their byte offsets in `text` (`offset` finds a field),
+/// each message about a second field ([`crate::task::Diagnostic::related`])
+/// ending with that field's place, `(the other: set.toml:2:8)`. The related
+/// places are found in one pass over `text`, however many there are.
+pub(crate) fn placed(
+    origin: &str,
+    text: &str,
+    diagnostics: Vec<crate::task::Diagnostic>,
+    offset: impl Fn(&FieldPath) -> usize,
+) -> Vec<(usize, Severity, String)> {
+    let related: Vec<(usize, Severity, String)> = diagnostics
+        .iter()
+        .filter_map(|d| Some((offset(d.related.as_ref()?), d.severity, String::new())))
+        .collect();
+    let mut places = located(origin, text, related).into_iter();
+    diagnostics
+        .into_iter()
+        .map(|d| {
+            let mut message = d.message;
+            if d.related.is_some() {
+                if let Some(place) = places.next() {
+                    message.push_str(&format!(
+                        " (the other: {}:{}:{})",
+                        origin, place.line, place.column
+                    ));
+                }
+            }
+            (offset(&d.path), d.severity, message)
+        })
+        .collect()
 }
 
 /// 1-based line and character column of a byte offset into `text` (shared

@@ -268,7 +268,7 @@ fn validate_lookalike_names(set: &TaskSet, out: &mut Vec<Diagnostic>) {
         )
     };
     let mut tasks: HashMap<String, usize> = HashMap::new();
-    let mut resources: HashMap<String, (usize, &str)> = HashMap::new();
+    let mut resources: HashMap<String, (usize, usize, &str)> = HashMap::new();
     for (index, task) in set.tasks.iter().enumerate() {
         if fine(&task.name) {
             match tasks.entry(lookalike_key(&task.name)) {
@@ -277,15 +277,18 @@ fn validate_lookalike_names(set: &TaskSet, out: &mut Vec<Diagnostic>) {
                 }
                 Entry::Occupied(first) if set.tasks[*first.get()].name != task.name => {
                     let first_index = *first.get();
-                    out.push(Diagnostic::error(
-                        FieldPath::task(index, "name"),
-                        lookalike(
-                            format!("task #{}", index + 1),
-                            &task.name,
-                            format!("task #{}", first_index + 1),
-                            &set.tasks[first_index].name,
-                        ),
-                    ));
+                    out.push(
+                        Diagnostic::error(
+                            FieldPath::task(index, "name"),
+                            lookalike(
+                                format!("task #{}", index + 1),
+                                &task.name,
+                                format!("task #{}", first_index + 1),
+                                &set.tasks[first_index].name,
+                            ),
+                        )
+                        .with_related(FieldPath::task(first_index, "name")),
+                    );
                 }
                 Entry::Occupied(_) => {}
             }
@@ -296,19 +299,26 @@ fn validate_lookalike_names(set: &TaskSet, out: &mut Vec<Diagnostic>) {
             }
             match resources.entry(lookalike_key(&cs.resource)) {
                 Entry::Vacant(slot) => {
-                    slot.insert((index, cs.resource.as_str()));
+                    slot.insert((index, cs_index, cs.resource.as_str()));
                 }
-                Entry::Occupied(first) if first.get().1 != cs.resource => {
-                    let (first_index, first_name) = *first.get();
-                    out.push(Diagnostic::error(
-                        FieldPath::critical_section(index, cs_index, "resource"),
-                        lookalike(
-                            format!("task #{}: resource", index + 1),
-                            &cs.resource,
-                            format!("task #{}'s resource", first_index + 1),
-                            first_name,
-                        ),
-                    ));
+                Entry::Occupied(first) if first.get().2 != cs.resource => {
+                    let (first_index, first_cs, first_name) = *first.get();
+                    out.push(
+                        Diagnostic::error(
+                            FieldPath::critical_section(index, cs_index, "resource"),
+                            lookalike(
+                                format!("task #{}: resource", index + 1),
+                                &cs.resource,
+                                format!("task #{}'s resource", first_index + 1),
+                                first_name,
+                            ),
+                        )
+                        .with_related(FieldPath::critical_section(
+                            first_index,
+                            first_cs,
+                            "resource",
+                        )),
+                    );
                 }
                 Entry::Occupied(_) => {}
             }
@@ -547,6 +557,9 @@ pub struct Diagnostic {
     pub path: FieldPath,
     /// One line of plain words, naming the task.
     pub message: String,
+    /// Another field the finding is about (the earlier of two look-alike
+    /// names): a file loader appends its place to the message.
+    pub related: Option<FieldPath>,
 }
 
 impl Diagnostic {
@@ -555,6 +568,7 @@ impl Diagnostic {
             severity: Severity::Error,
             path,
             message: message.into(),
+            related: None,
         }
     }
 
@@ -563,7 +577,14 @@ impl Diagnostic {
             severity: Severity::Note,
             path,
             message: message.into(),
+            related: None,
         }
+    }
+
+    /// This diagnostic, about `other` too.
+    fn with_related(mut self, other: FieldPath) -> Diagnostic {
+        self.related = Some(other);
+        self
     }
 }
 

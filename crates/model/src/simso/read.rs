@@ -5,7 +5,7 @@ use roxmltree::{Document, Node};
 
 use super::millis::{parse_ms, MillisError, CYCLES_PER_MS};
 use super::{scheduler_for_class, CLASS_PREFIX};
-use crate::file::{line_column, located, LoadError, LoadedTaskSet, LocatedDiagnostic};
+use crate::file::{line_column, located, placed, LoadError, LoadedTaskSet, LocatedDiagnostic};
 use crate::task::{PathSegment, Severity, Task, TaskSet};
 use crate::text::printable;
 use crate::time::Nanos;
@@ -114,11 +114,13 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
         tasks,
     };
     let task_nodes: Vec<Node> = tasks_node.map_or_else(Vec::new, |n| children(n, "task").collect());
-    for d in set.validate() {
-        let offset = diagnostic_offset(root, &task_nodes, &d.path.0);
-        match d.severity {
-            Severity::Error => found.refuse(offset, d.message),
-            Severity::Note => found.note(offset, d.message),
+    let diagnostics = placed(origin, text, set.validate(), |path| {
+        diagnostic_offset(root, &task_nodes, &path.0)
+    });
+    for (offset, severity, message) in diagnostics {
+        match severity {
+            Severity::Error => found.refuse(offset, message),
+            Severity::Note => found.note(offset, message),
         }
     }
     if !found.errors.is_empty() {
