@@ -774,3 +774,33 @@ fn invisible_characters_are_escaped_and_lookalike_names_refused() {
         assert!(stderr.contains(&format!("{file}{message}")), "{stderr}");
     }
 }
+
+/// Issue 24: CSV outputs wrote names starting with `=`, `+`, `-`, `@` as
+/// is; a spreadsheet opening the file runs them as formulas (OWASP, "CSV
+/// Injection"). They get a leading `'`; other names and numbers do not.
+#[test]
+fn csv_names_a_spreadsheet_would_run_get_a_quote() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write(
+        dir.path(),
+        "inj.toml",
+        "[[task]]\nname = \"=cmd|calc\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"@x\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"ok\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n",
+    );
+    let store = dir.path().join("s.db");
+    let store = store.to_str().unwrap();
+    let (code, _, stderr) = outcome(&["sim", &set, "-s", "edf", "-d", "20ms", "--store", store]);
+    assert_eq!(code, 0, "{stderr}");
+    let csv = common::stdout_of(&[
+        "results", "export", "1", "--format", "csv", "--store", store,
+    ]);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 5, "{csv}");
+    assert!(
+        rows.contains(&"'=cmd|calc,0,0,10000000,0,1000000,0,0,"),
+        "{csv}"
+    );
+    assert!(rows.iter().any(|r| r.starts_with("'@x,0,")), "{csv}");
+    assert!(rows.iter().any(|r| r.starts_with("ok,0,")), "{csv}");
+}

@@ -199,6 +199,22 @@ mod tests {
         }
     }
 
+    /// Issue 24: `--jobs` wrote `=cmd` as is; a spreadsheet runs it.
+    #[test]
+    fn csv_names_a_spreadsheet_would_run_get_a_quote() {
+        let set = TaskSet::new("s", vec![Task::new("=1+1", ms(10), ms(1))]);
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        csv.job(&job(0, Some(1), Some(3)), ms(20)).unwrap();
+        csv.finish().unwrap();
+        drop(csv);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("'=1+1,0,"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn csv_has_one_row_per_job_and_empty_cells_for_missing_times() {
         let set = TaskSet::new("s", vec![Task::new("a,b", ms(10), ms(1))]);
