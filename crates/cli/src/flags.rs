@@ -116,10 +116,12 @@ pub fn parse_cpus(text: &str) -> anyhow::Result<Vec<usize>> {
         if lo > hi {
             return Err(bad());
         }
+        // Checked before it is expanded: `0-18446744073709551615` is
+        // refused at CPU 2, not allocated (issue 24).
+        if let Some(c) = (lo..=hi).find(|c| !allowed.contains(c)) {
+            return Err(usage(format!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})")));
+        }
         cpus.extend(lo..=hi);
-    }
-    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(usage(format!("invalid --affinity `{text}`: CPU {c} is not available (this process may use CPUs {allowed:?})")));
     }
     Ok(cpus)
 }

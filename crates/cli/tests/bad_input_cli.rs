@@ -599,3 +599,208 @@ fn scheduler_and_policy_errors_name_their_flag() {
         assert_eq!((status, stderr.as_str()), (*code, *message), "{args:?}");
     }
 }
+
+/// Issue 24, arithmetic at the edges: periods and C near the top of 64-bit
+/// nanoseconds with `-d 18446744073709551615ns` spun at 100 % CPU (a
+/// completion saturated at the last instant was handled, then found again);
+/// an early job of a task with D = 1e19 ns reported a lateness of
+/// i64::MAX. Now the run ends at once, and lateness is exact where it fits
+/// and saturates on its own side (i64::MIN) where it does not.
+#[test]
+fn times_at_the_top_of_64_bits_neither_spin_nor_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(
+        dir.path(),
+        "big.toml",
+        "[[task]]\nname = \"a\"\nperiod = \"18446744073709551615ns\"\nwcet = \"9223372036854775807ns\"\n\
+         [[task]]\nname = \"b\"\nperiod = \"18446744073709551614ns\"\nwcet = \"9223372036854775807ns\"\n",
+    );
+    let started = Instant::now();
+    let out = rtlab()
+        .args([
+            "sim",
+            &big,
+            "-s",
+            "fp:rm",
+            "-d",
+            "18446744073709551615ns",
+            "--json",
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // b (shorter period, RM) runs first and finishes at 2^63 - 1; a then
+    // finishes at 2^64 - 2, one nanosecond before its deadline.
+    assert_eq!(doc["tasks"][0]["max_lateness_ns"], -1);
+    assert_eq!(doc["tasks"][1]["max_lateness_ns"], -i64::MAX);
+
+    for (deadline, lateness) in [
+        ("10000000000000000000ns", i64::MIN),
+        ("9223372036854775809ns", i64::MIN),
+        ("9223372036854775807ns", 1 - i64::MAX),
+    ] {
+        let file = write(
+            dir.path(),
+            "late.toml",
+            &format!("[[task]]\nname = \"a\"\nperiod = \"{deadline}\"\nwcet = \"1ns\"\n"),
+        );
+        let doc = common::json_of(&["sim", &file, "-s", "edf", "-d", "100us", "--json"]);
+        assert_eq!(
+            doc["tasks"][0]["max_lateness_ns"], lateness,
+            "D = {deadline}"
+        );
+    }
+}
+
+/// Issue 24, hostile XML: 30,000 nested elements overflowed the stack of
+/// `taskset show`, `sim`, `run` and `taskset import` (rc 134); 300,000
+/// attributes on one element took 184 s. Each is one line at its
+/// file:line:col, exit 1, at once.
+#[test]
+fn hostile_xml_is_one_line_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = write(
+        dir.path(),
+        "deep.xml",
+        &format!(
+            "<simulation>\n{}{}</simulation>\n",
+            "<a>".repeat(30_000),
+            "</a>".repeat(30_000)
+        ),
+    );
+    let attributes: String = (0..300_000).map(|k| format!(" a{k}=\"{k}\"")).collect();
+    let wide = write(
+        dir.path(),
+        "wide.xml",
+        &format!("<simulation>\n<tasks{attributes}/></simulation>\n"),
+    );
+    let started = Instant::now();
+    for (file, place, why) in [
+        (&deep, "2:190", "elements nested more than 64 deep"),
+        (&wide, "2:1", "an element with more than 256 attributes"),
+    ] {
+        for args in [
+            vec!["taskset", "show", file.as_str()],
+            vec!["sim", file.as_str(), "-s", "edf", "-d", "1ms"],
+            vec!["taskset", "import", file.as_str()],
+        ] {
+            let (code, stdout, stderr) = outcome(&args);
+            assert_eq!(code, 1, "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{args:?}");
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{file}:{place}: XML refused: {why}")),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// Issue 24, names: format and default-ignorable characters printed as
+/// nothing in tables; two names that print alike (NFC and NFD `café`,
+/// Cyrillic and Latin `a`) are refused with both named.
+#[test]
+fn invisible_characters_are_escaped_and_lookalike_names_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let invisible = [
+        '\u{AD}',
+        '\u{34F}',
+        '\u{115F}',
+        '\u{17B4}',
+        '\u{3164}',
+        '\u{FE0F}',
+        '\u{FFA0}',
+        '\u{E0041}',
+    ];
+    let tasks: String = invisible
+        .iter()
+        .enumerate()
+        .map(|(k, c)| format!("[[task]]\nname = \"t{k}{c}\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n"))
+        .collect();
+    let file = write(dir.path(), "invisible.toml", &tasks);
+    let shown = common::stdout_of(&["taskset", "show", &file]);
+    for (k, c) in invisible.iter().enumerate() {
+        assert!(
+            !shown.contains(*c),
+            "U+{:X} printed raw:\n{shown}",
+            *c as u32
+        );
+        assert!(
+            shown.contains(&format!("t{k}\\u{{{:x}}}", *c as u32)),
+            "U+{:X}:\n{shown}",
+            *c as u32
+        );
+    }
+
+    for (first, second, message) in [
+        (
+            "caf\u{e9}",
+            "cafe\u{301}",
+            ":6:8: task #2 `cafe\u{301}` (cafe<U+301>) prints like task #1 `caf\u{e9}` (caf<U+E9>)",
+        ),
+        (
+            "\u{430}",
+            "a",
+            ":6:8: task #2 `a` (a) prints like task #1 `\u{430}` (<U+430>)",
+        ),
+    ] {
+        let file = write(
+            dir.path(),
+            "alike.toml",
+            &format!(
+                "[[task]]\nname = \"{first}\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+                 [[task]]\nname = \"{second}\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n"
+            ),
+        );
+        // `validate` reports on stdout; every other command on stderr.
+        let (code, stdout, _) = outcome(&["taskset", "validate", &file]);
+        assert_eq!(code, 1, "{stdout}");
+        assert!(stdout.contains(&format!("{file}{message}")), "{stdout}");
+        assert!(stdout.contains("NFKC"), "{stdout}");
+        assert!(
+            stdout.contains(&format!("rename one (the other: {file}:2:8)")),
+            "{stdout}"
+        );
+        let (code, _, stderr) = outcome(&["sim", &file, "-s", "edf", "-d", "1ms"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains(&format!("{file}{message}")), "{stderr}");
+    }
+}
+
+/// Issue 24: CSV outputs wrote names starting with `=`, `+`, `-`, `@` as
+/// is; a spreadsheet opening the file runs them as formulas (OWASP, "CSV
+/// Injection"). They get a leading `'`; other names and numbers do not.
+#[test]
+fn csv_names_a_spreadsheet_would_run_get_a_quote() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write(
+        dir.path(),
+        "inj.toml",
+        "[[task]]\nname = \"=cmd|calc\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"@x\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n\
+         [[task]]\nname = \"ok\"\nperiod = \"20ms\"\nwcet = \"1ms\"\n",
+    );
+    let store = dir.path().join("s.db");
+    let store = store.to_str().unwrap();
+    let (code, _, stderr) = outcome(&["sim", &set, "-s", "edf", "-d", "20ms", "--store", store]);
+    assert_eq!(code, 0, "{stderr}");
+    let csv = common::stdout_of(&[
+        "results", "export", "1", "--format", "csv", "--store", store,
+    ]);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 5, "{csv}");
+    assert!(
+        rows.contains(&"'=cmd|calc,0,0,10000000,0,1000000,0,0,"),
+        "{csv}"
+    );
+    assert!(rows.iter().any(|r| r.starts_with("'@x,0,")), "{csv}");
+    assert!(rows.iter().any(|r| r.starts_with("ok,0,")), "{csv}");
+}

@@ -149,3 +149,103 @@ fn an_endless_file_is_refused_after_the_size_limit() {
         "{stderr}"
     );
 }
+
+/// Issue 24: `latency -a 0-99999999999` allocated 800 GB and aborted,
+/// `0-18446744073709551615` panicked ("capacity overflow"), `0-40000000`
+/// took 318 MB to say CPU 2 is missing. Each range is checked before it is
+/// expanded.
+#[test]
+fn cpu_lists_are_checked_before_they_are_expanded() {
+    let dir = tempfile::tempdir().unwrap();
+    for list in ["0-99999999999", "0-18446744073709551615", "0-40000000"] {
+        let (code, stderr) = run(dir.path(), &["latency", "-a", list, "-l", "1"]);
+        assert_eq!(code, 2, "{list}: {stderr}");
+        assert!(stderr.contains("is not available"), "{list}: {stderr}");
+    }
+}
+
+/// Issue 24: 32 measuring threads reserved a gigabyte of address space
+/// (one 64 MiB malloc arena each) and failed to start under `ulimit -v`.
+#[test]
+fn thirty_two_measuring_threads_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "latency", "-t", "32", "-l", "5", "-i", "1ms", "--policy", "other",
+    ];
+    let (code, stderr) = run(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Issue 24: `report --from-json /dev/zero` grew past 7 GB.
+#[test]
+fn report_json_files_are_read_up_to_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = run(dir.path(), &["report", "--from-json", "/dev/zero"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("larger than the limit of 64 MiB for --from-json files"),
+        "{stderr}"
+    );
+}
+
+/// Issue 24: `report` held every stored run's rows at once (10 ids of a
+/// run of 1M jobs: 1.35 GB). Ten ids of a run of 200,000 jobs (27 MB of
+/// rows each, 270 MB together, above this file's limit) now hold one run's
+/// rows at a time.
+#[test]
+fn report_reads_one_stored_run_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    // lf-scenario-4 releases 60 jobs a second.
+    let args = [
+        "sim",
+        "builtin:lf-scenario-4",
+        "-s",
+        "edf",
+        "-d",
+        "3334s",
+        "--store",
+        "s.db",
+    ];
+    let (code, stderr) = run(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let mut args = vec!["report", "--store", "s.db", "--out", "r.html"];
+    args.extend(["1"; 10]);
+    let (code, stderr) = run(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert_eq!(html.matches("<section class=\"run\"").count(), 10);
+}
+
+/// Issue 24: `taskset validate --json` of 30 files holding 400,000
+/// duplicate keys each peaked at 5.5 GB and printed 2.1 GB. A file's
+/// errors are listed up to 100 and the rest counted.
+#[test]
+fn validate_lists_a_hundred_errors_a_file_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let fields = vec!["\"period\": \"1ms\""; 400_000].join(", ");
+    let text = format!("{{\"task\": [{{\"name\": \"a\", \"wcet\": \"1ms\", {fields}}}]}}\n");
+    std::fs::write(dir.path().join("a.json"), &text).unwrap();
+    std::fs::write(dir.path().join("b.json"), &text).unwrap();
+    let args = ["taskset", "validate", "--json", "a.json", "b.json"];
+    let output = limited(dir.path(), &args);
+    // `validate` reports on stdout: an invalid file is exit 1, no stderr.
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for file in doc.as_array().unwrap() {
+        assert_eq!(file["errors"].as_array().unwrap().len(), 100);
+        assert_eq!(file["unlisted_errors"], 399_899);
+    }
+    assert!(
+        output.stdout.len() < 100_000,
+        "{} bytes",
+        output.stdout.len()
+    );
+    let args = ["taskset", "validate", "a.json"];
+    let output = limited(dir.path(), &args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), 101);
+    assert!(
+        stdout.ends_with("a.json: and 399,899 more errors\n"),
+        "{stdout}"
+    );
+}

@@ -160,10 +160,14 @@ pub enum LoadError {
     /// The document parses but has the wrong shape (a field missing, a
     /// duration without a unit, ...) or breaks the model's rules. Displays
     /// the first error and how many more there are.
-    #[error("{}{}", .errors[0], more_errors(.errors.len()))]
+    #[error("{}{}", .errors[0], more_errors(.errors.len() + .unlisted))]
     Invalid {
-        /// Every error, in file order (never empty).
+        /// The first [`MAX_LISTED_ERRORS`] errors, in file order (never
+        /// empty).
         errors: Vec<LocatedDiagnostic>,
+        /// How many more errors there were, not kept (a file of 400,000
+        /// duplicate keys would otherwise hold 400,000 messages).
+        unlisted: usize,
     },
     /// `builtin:NAME` with an unknown name or a bad parameter.
     #[error("{0}")]
@@ -174,8 +178,36 @@ fn more_errors(count: usize) -> String {
     match count {
         0 | 1 => String::new(),
         2 => " (and 1 more error)".to_string(),
-        n => format!(" (and {} more errors)", n - 1),
+        n => format!(" (and {} more errors)", thousands(n - 1)),
     }
+}
+
+/// Errors of one file kept and listed at most; the rest are counted
+/// ([`LoadError::Invalid`]'s `unlisted`).
+pub const MAX_LISTED_ERRORS: usize = 100;
+
+impl LoadError {
+    /// [`LoadError::Invalid`] of `errors` (not empty), keeping the first
+    /// [`MAX_LISTED_ERRORS`] and counting the rest.
+    pub(crate) fn invalid(mut errors: Vec<LocatedDiagnostic>) -> LoadError {
+        let unlisted = errors.len().saturating_sub(MAX_LISTED_ERRORS);
+        errors.truncate(MAX_LISTED_ERRORS);
+        errors.shrink_to_fit();
+        LoadError::Invalid { errors, unlisted }
+    }
+}
+
+/// `n` with a comma every three digits: `399,990`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// A loaded, valid task set with the notes its validation produced.
@@ -305,22 +337,17 @@ pub fn parse_str(
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
         tasks: decoded.tasks,
     };
-    let diagnostics = set
-        .validate()
-        .into_iter()
-        .map(|d| (offset_of(&root, &d.path), d.severity, d.message));
+    let diagnostics = placed(origin, text, set.validate(), |path| offset_of(&root, path));
     loaded_or_refused(set, origin, text, diagnostics)
 }
 
 /// The shape problems of a document, as errors placed in `text`.
 fn refused(origin: &str, text: &str, problems: impl Iterator<Item = (usize, String)>) -> LoadError {
-    LoadError::Invalid {
-        errors: located(
-            origin,
-            text,
-            problems.map(|(offset, message)| (offset, Severity::Error, message)),
-        ),
-    }
+    LoadError::invalid(located(
+        origin,
+        text,
+        problems.map(|(offset, message)| (offset, Severity::Error, message)),
+    ))
 }
 
 /// The set with its notes, or every error, each placed in `text`.
@@ -334,7 +361,7 @@ fn loaded_or_refused(
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
-        return Err(LoadError::Invalid { errors });
+        return Err(LoadError::invalid(errors));
     }
     Ok(LoadedTaskSet {
         set,
@@ -369,16 +396,16 @@ fn parse_rtapp(
         name: default_name.to_string(),
         tasks: imported.tasks.clone(),
     };
-    let diagnostics = set
-        .validate()
-        .into_iter()
-        .map(|d| (imported.offset_of(&d.path), d.severity, d.message))
-        .chain(
-            imported
-                .notes
-                .iter()
-                .map(|n| (n.offset, Severity::Note, n.message.clone())),
-        );
+    let diagnostics = placed(origin, text, set.validate(), |path| {
+        imported.offset_of(path)
+    })
+    .into_iter()
+    .chain(
+        imported
+            .notes
+            .iter()
+            .map(|n| (n.offset, Severity::Note, n.message.clone())),
+    );
     loaded_or_refused(set, origin, text, diagnostics)
 }
 
@@ -397,6 +424,38 @@ fn document_of(set: &TaskSet) -> TaskSetDocument {
         name: Some(set.name.clone()),
         task: set.tasks.iter().map(TaskEntry::from).collect(),
     }
+}
+
+/// `diagnostics` at their byte offsets in `text` (`offset` finds a field),
+/// each message about a second field ([`crate::task::Diagnostic::related`])
+/// ending with that field's place, `(the other: set.toml:2:8)`. The related
+/// places are found in one pass over `text`, however many there are.
+pub(crate) fn placed(
+    origin: &str,
+    text: &str,
+    diagnostics: Vec<crate::task::Diagnostic>,
+    offset: impl Fn(&FieldPath) -> usize,
+) -> Vec<(usize, Severity, String)> {
+    let related: Vec<(usize, Severity, String)> = diagnostics
+        .iter()
+        .filter_map(|d| Some((offset(d.related.as_ref()?), d.severity, String::new())))
+        .collect();
+    let mut places = located(origin, text, related).into_iter();
+    diagnostics
+        .into_iter()
+        .map(|d| {
+            let mut message = d.message;
+            if d.related.is_some() {
+                if let Some(place) = places.next() {
+                    message.push_str(&format!(
+                        " (the other: {}:{}:{})",
+                        origin, place.line, place.column
+                    ));
+                }
+            }
+            (offset(&d.path), d.severity, message)
+        })
+        .collect()
 }
 
 /// 1-based line and character column of a byte offset into `text` (shared
@@ -751,7 +810,7 @@ length = "500us"
     #[test]
     fn every_shape_problem_is_reported_at_once() {
         let text = "[[task]]\nname = 1\nperiod = 5\nwcet = true\n[[task]]\nname = \"b\"\nperiod = \"1ms\"\nwcet = \"1us\"\ncritical_sections = 3\n";
-        let Err(LoadError::Invalid { errors }) = parse_str(text, Format::Toml, "s", "s") else {
+        let Err(LoadError::Invalid { errors, .. }) = parse_str(text, Format::Toml, "s", "s") else {
             panic!("not refused");
         };
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();

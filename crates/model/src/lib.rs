@@ -36,5 +36,5 @@ pub use task::{
     lock_steps, CriticalSection, Diagnostic, FieldPath, LockStep, PathSegment, Severity, Task,
     TaskSet, MAX_NAME_BYTES,
 };
-pub use text::printable;
-pub use time::{hyperperiod, DurationParseError, Nanos, TimeError};
+pub use text::{csv_cell, printable};
+pub use time::{hyperperiod, lateness_ns, DurationParseError, Nanos, TimeError};

@@ -113,8 +113,16 @@ pub struct ValidationDocument {
     pub file: String,
     /// The notes (warnings).
     pub notes: Vec<DiagnosticDocument>,
+    /// Errors beyond the first 100 (`MAX_LISTED_ERRORS`), counted but not
+    /// listed; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlisted_errors: usize,
     /// Whether the file holds a valid task set.
     pub valid: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One error or note of a [`ValidationDocument`].
@@ -211,6 +219,7 @@ mod tests {
             errors: vec![diagnostic.clone()],
             file: "f".into(),
             notes: vec![diagnostic],
+            unlisted_errors: 1,
             valid: false,
         }));
         assert!(keys_in_sorted_order(&GeneratedSetDocument {

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::printable;
+use crate::text::{lookalike_key, printable, spelled};
 use crate::time::{hyperperiod, Nanos, TimeError};
 
 /// The longest task, resource or task-set name accepted, in bytes of UTF-8.
@@ -237,6 +237,7 @@ impl TaskSet {
             let duplicate = !seen.insert(task.name.as_str());
             validate_task(index, task, duplicate, &mut out);
         }
+        validate_lookalike_names(self, &mut out);
         out
     }
 
@@ -246,6 +247,82 @@ impl TaskSet {
             .into_iter()
             .filter(|d| d.severity == Severity::Error)
             .collect()
+    }
+}
+
+/// Refuses two task names, or two resource names, that differ but print
+/// alike: equal after NFKC normalization and UTS #39 confusable folding
+/// ([`lookalike_key`]), such as NFC `café` beside NFD `café`, or Cyrillic
+/// `а` beside Latin `a`. Each later name is refused, naming the earlier
+/// one; names refused for other reasons (empty, too long) are skipped.
+fn validate_lookalike_names(set: &TaskSet, out: &mut Vec<Diagnostic>) {
+    use std::collections::hash_map::{Entry, HashMap};
+    let fine = |name: &str| !name.trim().is_empty() && name.len() <= MAX_NAME_BYTES;
+    let lookalike = |what: String, name: &str, first_what: String, first: &str| {
+        format!(
+            "{what} `{}` ({}) prints like {first_what} `{}` ({}): the names are equal after NFKC normalization and confusable folding (Unicode TS #39); rename one",
+            printable(name),
+            spelled(name),
+            printable(first),
+            spelled(first),
+        )
+    };
+    let mut tasks: HashMap<String, usize> = HashMap::new();
+    let mut resources: HashMap<String, (usize, usize, &str)> = HashMap::new();
+    for (index, task) in set.tasks.iter().enumerate() {
+        if fine(&task.name) {
+            match tasks.entry(lookalike_key(&task.name)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(index);
+                }
+                Entry::Occupied(first) if set.tasks[*first.get()].name != task.name => {
+                    let first_index = *first.get();
+                    out.push(
+                        Diagnostic::error(
+                            FieldPath::task(index, "name"),
+                            lookalike(
+                                format!("task #{}", index + 1),
+                                &task.name,
+                                format!("task #{}", first_index + 1),
+                                &set.tasks[first_index].name,
+                            ),
+                        )
+                        .with_related(FieldPath::task(first_index, "name")),
+                    );
+                }
+                Entry::Occupied(_) => {}
+            }
+        }
+        for (cs_index, cs) in task.critical_sections.iter().enumerate() {
+            if !fine(&cs.resource) {
+                continue;
+            }
+            match resources.entry(lookalike_key(&cs.resource)) {
+                Entry::Vacant(slot) => {
+                    slot.insert((index, cs_index, cs.resource.as_str()));
+                }
+                Entry::Occupied(first) if first.get().2 != cs.resource => {
+                    let (first_index, first_cs, first_name) = *first.get();
+                    out.push(
+                        Diagnostic::error(
+                            FieldPath::critical_section(index, cs_index, "resource"),
+                            lookalike(
+                                format!("task #{}: resource", index + 1),
+                                &cs.resource,
+                                format!("task #{}'s resource", first_index + 1),
+                                first_name,
+                            ),
+                        )
+                        .with_related(FieldPath::critical_section(
+                            first_index,
+                            first_cs,
+                            "resource",
+                        )),
+                    );
+                }
+                Entry::Occupied(_) => {}
+            }
+        }
     }
 }
 
@@ -480,6 +557,9 @@ pub struct Diagnostic {
     pub path: FieldPath,
     /// One line of plain words, naming the task.
     pub message: String,
+    /// Another field the finding is about (the earlier of two look-alike
+    /// names): a file loader appends its place to the message.
+    pub related: Option<FieldPath>,
 }
 
 impl Diagnostic {
@@ -488,6 +568,7 @@ impl Diagnostic {
             severity: Severity::Error,
             path,
             message: message.into(),
+            related: None,
         }
     }
 
@@ -496,7 +577,14 @@ impl Diagnostic {
             severity: Severity::Note,
             path,
             message: message.into(),
+            related: None,
         }
+    }
+
+    /// This diagnostic, about `other` too.
+    fn with_related(mut self, other: FieldPath) -> Diagnostic {
+        self.related = Some(other);
+        self
     }
 }
 
@@ -540,6 +628,44 @@ mod tests {
             ]
         );
         assert_eq!(set.validate()[2].path.to_string(), "task[1].name");
+    }
+
+    /// Issue 24: NFC `café` beside NFD `café`, and Cyrillic `а` beside
+    /// Latin `a`, printed as the same task; so do two look-alike resources.
+    #[test]
+    fn names_that_print_alike_are_refused() {
+        let mut t3 = Task::new("b", ms(10), ms(2));
+        t3.critical_sections = vec![section("bus", 0, 1)];
+        let mut t4 = Task::new("c", ms(10), ms(2));
+        t4.critical_sections = vec![section("b\u{57d}s", 0, 1)];
+        let set = TaskSet::new(
+            "alike",
+            vec![
+                Task::new("caf\u{e9}", ms(10), ms(1)),
+                Task::new("cafe\u{301}", ms(10), ms(1)),
+                Task::new("\u{430}", ms(10), ms(1)),
+                Task::new("a", ms(10), ms(1)),
+                t3,
+                t4,
+            ],
+        );
+        assert_eq!(
+            messages(&set),
+            vec![
+                "task #2 `cafe\u{301}` (cafe<U+301>) prints like task #1 `caf\u{e9}` (caf<U+E9>): the names are equal after NFKC normalization and confusable folding (Unicode TS #39); rename one",
+                "task #4 `a` (a) prints like task #3 `\u{430}` (<U+430>): the names are equal after NFKC normalization and confusable folding (Unicode TS #39); rename one",
+                "task #6: resource `b\u{57d}s` (b<U+57D>s) prints like task #5's resource `bus` (bus): the names are equal after NFKC normalization and confusable folding (Unicode TS #39); rename one",
+            ]
+        );
+        let paths: Vec<String> = set.validate().iter().map(|d| d.path.to_string()).collect();
+        assert_eq!(
+            paths,
+            [
+                "task[1].name",
+                "task[3].name",
+                "task[5].critical_sections[0].resource"
+            ]
+        );
     }
 
     #[test]

@@ -176,6 +176,17 @@ pub fn hyperperiod<I: IntoIterator<Item = Nanos>>(periods: I) -> Result<Nanos, T
     Ok(acc.unwrap_or(Nanos::ZERO))
 }
 
+/// Lateness `finish - deadline` in signed nanoseconds (Buttazzo, *Hard
+/// Real-Time Computing Systems*, 3rd ed., §1.2.1: L = f - d, negative for a
+/// job that finished early). Exact whenever the difference fits an `i64`
+/// (within ±2^63 - 1 ns, about 292 years either way); beyond, saturated to
+/// `i64::MIN` (finished more than 292 years before its deadline, possible
+/// only with a relative deadline that long) or `i64::MAX`. Never wraps.
+pub fn lateness_ns(finish: Nanos, deadline: Nanos) -> i64 {
+    let difference = i128::from(finish.0) - i128::from(deadline.0);
+    i64::try_from(difference).unwrap_or(if difference < 0 { i64::MIN } else { i64::MAX })
+}
+
 /// Arithmetic on times that did not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -402,6 +413,25 @@ impl<'de> Deserialize<'de> for Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24: T = D = 1e19 ns and a job finished 23 us after release
+    /// reported a lateness of i64::MAX (late by 292 years) for a job that
+    /// was early.
+    #[test]
+    fn lateness_is_exact_when_it_fits_and_saturates_on_the_right_side() {
+        let us = Nanos::from_us;
+        assert_eq!(lateness_ns(us(23), us(10)), 13_000);
+        assert_eq!(lateness_ns(us(10), us(23)), -13_000);
+        let max = i64::MAX as u64;
+        assert_eq!(lateness_ns(us(0), Nanos::from_ns(max)), -i64::MAX);
+        assert_eq!(lateness_ns(us(0), Nanos::from_ns(max + 1)), i64::MIN);
+        assert_eq!(
+            lateness_ns(us(23), Nanos::from_ns(10_000_000_000_000_000_000)),
+            i64::MIN
+        );
+        assert_eq!(lateness_ns(Nanos::MAX, us(0)), i64::MAX);
+        assert_eq!(lateness_ns(Nanos::MAX, Nanos::MAX), 0);
+    }
     use proptest::prelude::*;
 
     fn p(s: &str) -> Nanos {

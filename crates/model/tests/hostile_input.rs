@@ -49,3 +49,41 @@ fn files_above_the_size_limit_are_refused_without_reading_them_whole() {
     let message = file::load("/dev/zero").unwrap_err().to_string();
     assert!(message.contains("larger than the limit"), "{message}");
 }
+
+/// Issue 24: a 210 KB SimSo file of 30,000 nested elements overflowed the
+/// stack (rc 134), and 300,000 attributes on one element took 184 s of CPU
+/// (the parser's duplicate-attribute check is quadratic). Both are refused
+/// at the offending element, in one line, in linear time.
+#[test]
+fn hostile_xml_is_refused_at_its_place_in_linear_time() {
+    let deep = format!(
+        "<simulation>\n{}{}</simulation>",
+        "<a>".repeat(30_000),
+        "</a>".repeat(30_000)
+    );
+    let started = std::time::Instant::now();
+    let message = rtlab_model::simso::parse_str(&deep, "deep.xml", "deep")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        message,
+        "deep.xml:2:190: XML refused: elements nested more than 64 deep (a SimSo configuration is 4 deep)"
+    );
+
+    let attributes: String = (0..300_000).map(|k| format!(" a{k}=\"{k}\"")).collect();
+    let wide = format!("<simulation>\n  <tasks{attributes}/></simulation>");
+    let message = rtlab_model::simso::parse_str(&wide, "wide.xml", "wide")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        message,
+        "wide.xml:2:3: XML refused: an element with more than 256 attributes"
+    );
+    // Each took seconds to minutes before (184 s for the second, optimized);
+    // a linear scan of 4 MB takes milliseconds even unoptimized.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

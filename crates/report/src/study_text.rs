@@ -260,7 +260,7 @@ pub fn overload_csv(sections: &[(&str, &OverloadSection)]) -> String {
             s.rows.iter().map(move |r| {
                 vec![
                     world.to_string(),
-                    s.taskset.clone(),
+                    rtlab_model::csv_cell(&s.taskset).into_owned(),
                     r.profile.name().to_string(),
                     r.load_pct.to_string(),
                     r.scheduler.name().to_string(),

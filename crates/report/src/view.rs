@@ -4,6 +4,20 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Job rows of one run the report reads at most: about 270 MB in memory
+/// (a row is about 135 bytes). A stored run with more is refused in words;
+/// its rows can still be exported (`rtlab results export`).
+pub const MAX_REPORT_JOB_ROWS: u64 = 2_000_000;
+
+/// Sample rows of one run the report reads at most (about 56 bytes each
+/// with the per-thread series drawn from them: 224 MB).
+pub const MAX_REPORT_SAMPLE_ROWS: u64 = 4_000_000;
+
+/// Bytes of a `--from-json` file the report reads at most: a parsed JSON
+/// value takes up to ten times its text, so 64 MiB keeps a file under
+/// about 700 MB.
+pub const MAX_REPORT_JSON_BYTES: u64 = 64 << 20;
+
 /// One stored run of an rtlab command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunView {

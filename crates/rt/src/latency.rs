@@ -473,6 +473,7 @@ pub fn run_probe_with_tap(
     let abort = Arc::new(AtomicBool::new(false));
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<ThreadReport>();
+    crate::sys::resource::limit_malloc_arenas();
     for (i, ring) in rings.into_iter().enumerate() {
         let cfg = cfg.clone();
         let (gate, start_ns, abort, halt) =

@@ -444,7 +444,11 @@ impl Simulator {
             .min()
     }
 
-    /// When the running job reaches its next lock operation or completes.
+    /// When the running job reaches its next lock operation or completes;
+    /// `None` when that lies beyond the last representable instant
+    /// ([`Nanos::MAX`]): a saturated milestone at `Nanos::MAX` would be
+    /// handled without the job reaching it, then found again, forever
+    /// (issue 24: `-d 18446744073709551615ns` spun at 100 % CPU).
     fn milestone(&self) -> Option<Nanos> {
         let id = self.running?;
         let job = &self.jobs[id.index()];
@@ -453,7 +457,7 @@ impl Simulator {
             target = target.min(op.at.max(job.executed));
         }
         let start = self.run_from.max(self.busy_until);
-        Some(start.saturating_add(target.saturating_sub(job.executed)))
+        start.checked_add(target.saturating_sub(job.executed))
     }
 
     /// Credits the running job with the processor time up to `t`.

@@ -31,13 +31,18 @@ impl Store {
 
     /// Writes the run's job rows as CSV ([`JOBS_CSV_HEADER`], empty cells
     /// for `None`), or its sample rows ([`SAMPLES_CSV_HEADER`]) when it has
-    /// no job rows. Returns how many rows were written.
+    /// no job rows. A task name a spreadsheet would run as a formula gets a
+    /// leading `'` ([`rtlab_model::csv_cell`]). Returns how many rows were
+    /// written.
     pub fn export_csv(&self, id: i64, out: &mut impl Write) -> Result<u64, StoreError> {
         let has_jobs = self.list()?.iter().any(|r| r.id == id && r.jobs > 0);
         let mut w = csv::Writer::from_writer(out);
         let mut written: csv::Result<u64> = Ok(0);
         if has_jobs {
-            self.for_each_job(id, |j| put(&mut w, &mut written, &j))?;
+            self.for_each_job(id, |mut j| {
+                j.task = rtlab_model::csv_cell(&j.task).into_owned();
+                put(&mut w, &mut written, &j)
+            })?;
         } else {
             self.for_each_sample(id, |s| put(&mut w, &mut written, &s))?;
         }

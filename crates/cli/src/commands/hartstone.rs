@@ -704,7 +704,9 @@ fn csv(doc: &Document) -> String {
                         .map_or(String::new(), |u| u.to_string()),
                     o.context_switches_per_s.to_string(),
                     o.preemptions.to_string(),
-                    miss.map_or(String::new(), |m| m.task.clone()),
+                    miss.map_or(String::new(), |m| {
+                        rtlab_model::csv_cell(&m.task).into_owned()
+                    }),
                     miss.map_or(String::new(), |m| m.at_ns.to_string()),
                 ]);
             }

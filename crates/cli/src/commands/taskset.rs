@@ -212,7 +212,7 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut all_valid = true;
     let mut reports = Vec::new();
     for spec in &args.tasksets {
-        let (summary, errors, notes) = match file::load(spec) {
+        let (summary, errors, unlisted, notes) = match file::load(spec) {
             Ok(loaded) => (
                 Some(format!(
                     "{} tasks, U = {:.4}",
@@ -220,14 +220,20 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                     loaded.set.utilization()
                 )),
                 Vec::new(),
+                0,
                 loaded.notes,
             ),
-            Err(LoadError::Invalid { errors }) => (None, errors, Vec::new()),
-            Err(LoadError::Syntax(d)) => (None, vec![d], Vec::new()),
-            Err(other) => (None, vec![plain_error(spec, other.to_string())], Vec::new()),
+            Err(LoadError::Invalid { errors, unlisted }) => (None, errors, unlisted, Vec::new()),
+            Err(LoadError::Syntax(d)) => (None, vec![d], 0, Vec::new()),
+            Err(other) => (
+                None,
+                vec![plain_error(spec, other.to_string())],
+                0,
+                Vec::new(),
+            ),
         };
         all_valid &= errors.is_empty();
-        reports.push((spec, summary, errors, notes));
+        reports.push((spec, summary, errors, unlisted, notes));
     }
     if args.json {
         let as_json = |d: &LocatedDiagnostic| DiagnosticDocument {
@@ -238,18 +244,26 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         };
         let out: Vec<ValidationDocument> = reports
             .iter()
-            .map(|(spec, _, errors, notes)| ValidationDocument {
+            .map(|(spec, _, errors, unlisted, notes)| ValidationDocument {
                 file: spec.to_string(),
                 valid: errors.is_empty(),
                 errors: errors.iter().map(as_json).collect(),
                 notes: notes.iter().map(as_json).collect(),
+                unlisted_errors: *unlisted,
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        for (spec, summary, errors, notes) in &reports {
+        for (spec, summary, errors, unlisted, notes) in &reports {
             for line in errors.iter().chain(notes) {
                 println!("{line}");
+            }
+            if *unlisted > 0 {
+                println!(
+                    "{}: and {} more errors",
+                    printable(spec),
+                    rtlab_model::file::thousands(*unlisted)
+                );
             }
             if let Some(summary) = summary {
                 println!("{}: ok ({summary})", printable(spec));

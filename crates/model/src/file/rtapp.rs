@@ -834,7 +834,9 @@ mod tests {
     /// Every error line of a refused workload.
     fn refusals(text: &str) -> Vec<String> {
         match load(text) {
-            Err(LoadError::Invalid { errors }) => errors.iter().map(|e| e.to_string()).collect(),
+            Err(LoadError::Invalid { errors, .. }) => {
+                errors.iter().map(|e| e.to_string()).collect()
+            }
             Err(other) => vec![other.to_string()],
             Ok(_) => panic!("accepted: {text}"),
         }

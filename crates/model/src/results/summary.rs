@@ -12,12 +12,14 @@
 //!   or had not started by a deadline the run reached (or was aborted);
 //! * an aborted job is neither completed nor unfinished;
 //! * response `finish - release` and lateness `finish - deadline` over
-//!   completed jobs; lag `start - release` over started jobs; means are
+//!   completed jobs (lateness exact within ±292 years, saturated beyond:
+//!   [`lateness_ns`]); lag `start - release` over started jobs; means are
 //!   exact sums divided by the count, rounded down;
 //! * lock wait ([`JobRecord::blocked`]): the largest and the sum over the
 //!   jobs that have the figure (tasks with critical sections); `None` for a
 //!   task none of whose jobs has it.
 
+use crate::time::lateness_ns;
 use crate::Nanos;
 
 use super::job::JobRecord;
@@ -89,8 +91,7 @@ impl TaskSummary {
                 self.response_sum_ns += u128::from(r);
                 self.min_response_ns = Some(self.min_response_ns.map_or(r, |m| m.min(r)));
                 self.max_response_ns = self.max_response_ns.max(Some(r));
-                let lateness = i128::from(finish.as_ns()) - i128::from(job.deadline.as_ns());
-                let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
+                let lateness = lateness_ns(finish, job.deadline);
                 self.max_lateness_ns =
                     Some(self.max_lateness_ns.map_or(lateness, |m| m.max(lateness)));
             }
@@ -254,8 +255,7 @@ mod tests {
                     response_sum += u128::from(r);
                     m.min_response_ns = Some(m.min_response_ns.map_or(r, |x| x.min(r)));
                     m.max_response_ns = m.max_response_ns.max(Some(r));
-                    let lateness = f.as_ns() as i128 - job.deadline.as_ns() as i128;
-                    let lateness = i64::try_from(lateness).unwrap_or(i64::MAX);
+                    let lateness = lateness_ns(f, job.deadline);
                     m.max_lateness_ns =
                         Some(m.max_lateness_ns.map_or(lateness, |x| x.max(lateness)));
                 }

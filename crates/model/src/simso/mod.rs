@@ -11,6 +11,11 @@
 //! | `<simulation name>` (ignored by SimSo) | the set's name |
 //! | `<sched class="simso.schedulers.EDF_mono">` | `edf` (see [`SimsoScheduler`]) |
 //!
+//! Refused before parsing, at its file:line:col: a document nested more
+//! than [`MAX_DEPTH`] elements deep, an element with more than
+//! [`MAX_ATTRIBUTES`] attributes, more than [`MAX_ELEMENTS`] elements (see
+//! [`shape`]).
+//!
 //! Refused, each at its file:line:col: a second `<processor>` (rtlab simulates
 //! one), `task_type` other than `Periodic` and `periodic="no"`, `followed_by`,
 //! an execution-time model other than `wcet`, non-zero scheduler or
@@ -23,10 +28,12 @@
 
 mod millis;
 mod read;
+mod shape;
 mod write;
 
 pub use millis::{format_ms, parse_ms, simso_cycles, MillisError, CYCLES_PER_MS};
 pub use read::parse_str;
+pub use shape::{MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS};
 pub use write::{to_xml_string, ExportError, SimsoExport};
 
 use crate::policy::PriorityAssignment;

@@ -5,7 +5,7 @@ use roxmltree::{Document, Node};
 
 use super::millis::{parse_ms, MillisError, CYCLES_PER_MS};
 use super::{scheduler_for_class, CLASS_PREFIX};
-use crate::file::{located, LoadError, LoadedTaskSet, LocatedDiagnostic};
+use crate::file::{line_column, located, placed, LoadError, LoadedTaskSet, LocatedDiagnostic};
 use crate::task::{PathSegment, Severity, Task, TaskSet};
 use crate::text::printable;
 use crate::time::Nanos;
@@ -47,6 +47,16 @@ fn children<'a, 'input>(
 /// set; `origin` names it in messages.
 pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedTaskSet, LoadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some((offset, excess)) = super::shape::first_excess(text) {
+        let (line, column) = line_column(text, offset);
+        return Err(LoadError::Syntax(LocatedDiagnostic {
+            origin: origin.to_string(),
+            line,
+            column,
+            severity: Severity::Error,
+            message: format!("XML refused: {excess}"),
+        }));
+    }
     let doc = Document::parse(text).map_err(|e| {
         let pos = e.pos();
         LoadError::Syntax(LocatedDiagnostic {
@@ -104,11 +114,13 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
         tasks,
     };
     let task_nodes: Vec<Node> = tasks_node.map_or_else(Vec::new, |n| children(n, "task").collect());
-    for d in set.validate() {
-        let offset = diagnostic_offset(root, &task_nodes, &d.path.0);
-        match d.severity {
-            Severity::Error => found.refuse(offset, d.message),
-            Severity::Note => found.note(offset, d.message),
+    let diagnostics = placed(origin, text, set.validate(), |path| {
+        diagnostic_offset(root, &task_nodes, &path.0)
+    });
+    for (offset, severity, message) in diagnostics {
+        match severity {
+            Severity::Error => found.refuse(offset, message),
+            Severity::Note => found.note(offset, message),
         }
     }
     if !found.errors.is_empty() {
@@ -130,13 +142,11 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
 }
 
 fn invalid(origin: &str, text: &str, errors: Vec<(usize, String)>) -> LoadError {
-    LoadError::Invalid {
-        errors: located(
-            origin,
-            text,
-            errors.into_iter().map(|(o, m)| (o, Severity::Error, m)),
-        ),
-    }
+    LoadError::invalid(located(
+        origin,
+        text,
+        errors.into_iter().map(|(o, m)| (o, Severity::Error, m)),
+    ))
 }
 
 /// The place of a validation finding: the task's attribute for the field.

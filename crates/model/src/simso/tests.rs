@@ -9,7 +9,7 @@ fn load(text: &str) -> LoadedTaskSet {
 
 fn refusals(text: &str) -> Vec<String> {
     match parse_str(text, "c.xml", "c") {
-        Err(LoadError::Invalid { errors }) => errors.iter().map(|e| e.to_string()).collect(),
+        Err(LoadError::Invalid { errors, .. }) => errors.iter().map(|e| e.to_string()).collect(),
         Err(other) => vec![other.to_string()],
         Ok(_) => panic!("accepted: {text}"),
     }

@@ -40,7 +40,9 @@ pub const JOBS_CSV_HEADER: &str = "task,job,release_ns,deadline_ns,start_ns,fini
 /// `--jobs`: one CSV row per job (empty cells where a job never started or
 /// finished), written through the `csv` crate's fixed-size buffer, so
 /// memory does not grow with the run. Fields are quoted as RFC 4180 says
-/// (only a task name can need it: one holding `,`, `"`, CR or LF).
+/// (only a task name can need it: one holding `,`, `"`, CR or LF). A name
+/// a spreadsheet would run as a formula gets a leading `'`
+/// ([`rtlab_model::csv_cell`]).
 pub struct JobsCsv<W: Write + Send> {
     out: csv::Writer<W>,
     names: Vec<String>,
@@ -80,7 +82,11 @@ impl<W: Write + Send> JobsCsv<W> {
         out.write_record(JOBS_CSV_HEADER.split(',').chain(extra))?;
         Ok(JobsCsv {
             out,
-            names: set.tasks.iter().map(|t| t.name.clone()).collect(),
+            names: set
+                .tasks
+                .iter()
+                .map(|t| rtlab_model::csv_cell(&t.name).into_owned())
+                .collect(),
             locks,
         })
     }
@@ -191,6 +197,22 @@ mod tests {
             involuntary_switches: 1,
             ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
         }
+    }
+
+    /// Issue 24: `--jobs` wrote `=cmd` as is; a spreadsheet runs it.
+    #[test]
+    fn csv_names_a_spreadsheet_would_run_get_a_quote() {
+        let set = TaskSet::new("s", vec![Task::new("=1+1", ms(10), ms(1))]);
+        let mut out = Vec::new();
+        let mut csv = JobsCsv::new(&mut out, &set).unwrap();
+        csv.job(&job(0, Some(1), Some(3)), ms(20)).unwrap();
+        csv.finish().unwrap();
+        drop(csv);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("'=1+1,0,"),
+            "{text}"
+        );
     }
 
     #[test]

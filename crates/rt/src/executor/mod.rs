@@ -298,6 +298,7 @@ pub fn run_recording(
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<(usize, TaskOutcome)>();
     let mut handles = Vec::with_capacity(n);
+    crate::sys::resource::limit_malloc_arenas();
     for (i, (task, ring)) in set.tasks.iter().zip(rings).enumerate() {
         let thread = TaskThread {
             index: i,
