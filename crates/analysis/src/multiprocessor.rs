@@ -23,8 +23,12 @@ use crate::global::priority::GlobalPriority;
 use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc};
 use crate::partition::{self, Heuristic, Partition};
 use crate::priority::PriorityPolicy;
+use crate::schema::{
+    MultiprocessorAnalyzeDocument, MultiprocessorTaskDocument, MultiprocessorTestDocument,
+    ProcessorDocument,
+};
 use crate::suite::{Options, Policy};
-use crate::sweep::SweepTest;
+use crate::sweep::{run_test, SweepTest};
 use crate::verdict::{Response, Test, Verdict};
 
 /// A global EDF test.
@@ -280,6 +284,110 @@ pub fn decide(set: &TaskSet, m: u32, test: MultiprocessorTest) -> Verdict {
         MultiprocessorTest::Gfp(order, GfpTest::Rta) => fp_rta::verdict(set, m, order),
         MultiprocessorTest::Gfp(order, GfpTest::RtaLc) => rta_lc::verdict(set, m, order),
         _ => analyse(set, m, test).schedulable,
+    }
+}
+
+/// The uniprocessor tests `analyze` applies to each processor of a set's
+/// own `cpu` assignment: P-EDF (exact demand) and P-DM (exact RTA).
+pub fn assignment_tests() -> [SweepTest; 2] {
+    [
+        Partitioned::Edf.uniprocessor_test(),
+        Partitioned::Fixed(PriorityPolicy::DeadlineMonotonic).uniprocessor_test(),
+    ]
+}
+
+/// The processors of a partition as documents: their tasks, utilization
+/// and the verdict of each of `tests` on them.
+pub fn processor_documents(
+    set: &TaskSet,
+    bins: &[Vec<usize>],
+    tests: &[SweepTest],
+) -> Vec<ProcessorDocument> {
+    bins.iter()
+        .enumerate()
+        .map(|(cpu, tasks)| {
+            let on_it = TaskSet::new(
+                set.name.clone(),
+                tasks.iter().map(|&i| set.tasks[i].clone()).collect(),
+            );
+            ProcessorDocument {
+                cpu: cpu as u32,
+                schedulable: tests
+                    .iter()
+                    .map(|&t| {
+                        let verdict = if tasks.is_empty() {
+                            Some(true)
+                        } else {
+                            run_test(&on_it, t, &Options::default())
+                        };
+                        (t.name(), verdict)
+                    })
+                    .collect(),
+                tasks: tasks.iter().map(|&i| set.tasks[i].name.clone()).collect(),
+                // An empty sum of f64 is -0.0; a processor without tasks has 0.
+                utilization: on_it.utilization() + 0.0,
+            }
+        })
+        .collect()
+}
+
+/// `rtlab analyze` on `m` processors: every test of `tests`, the response
+/// bounds of the RTAs, Devi & Anderson's tardiness bounds and, when every
+/// task has a `cpu`, the verdicts of that assignment.
+pub fn analyze_document(
+    set: &TaskSet,
+    origin: &str,
+    m: u32,
+    tests: &[MultiprocessorTest],
+) -> MultiprocessorAnalyzeDocument {
+    let outcomes: Vec<MultiprocessorOutcome> = tests.iter().map(|&t| analyse(set, m, t)).collect();
+    let tardiness = global::tardiness::bounds(set, m);
+    let assignment = set.assignment().and_then(|cpus| {
+        let mut bins = vec![Vec::new(); m as usize];
+        for (task, &cpu) in cpus.iter().enumerate() {
+            bins.get_mut(cpu as usize)?.push(task);
+        }
+        Some(processor_documents(set, &bins, &assignment_tests()))
+    });
+    let tasks = set
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| MultiprocessorTaskDocument {
+            cpu: t.cpu,
+            deadline_ns: t.deadline.as_ns(),
+            name: t.name.clone(),
+            period_ns: t.period.as_ns(),
+            response_ns: outcomes
+                .iter()
+                .filter(|o| !o.responses.is_empty())
+                .map(|o| (o.test.name(), o.responses[i].wcrt().map(|r| r.as_ns())))
+                .collect(),
+            tardiness_bound_ns: tardiness.as_ref().map(|b| b[i].as_ns()),
+            wcet_ns: t.wcet.as_ns(),
+        })
+        .collect();
+    MultiprocessorAnalyzeDocument {
+        assignment,
+        origin: origin.to_string(),
+        processors: m,
+        tasks,
+        taskset: set.name.clone(),
+        tests: outcomes
+            .iter()
+            .map(|o| MultiprocessorTestDocument {
+                assignment: o.partition.as_ref().and_then(Partition::assignment),
+                paper: o.test.paper(),
+                schedulable: o.schedulable,
+                test: o.test.name(),
+                unplaced: o
+                    .partition
+                    .as_ref()
+                    .and_then(|p| p.unplaced)
+                    .map(|i| set.tasks[i].name.clone()),
+            })
+            .collect(),
+        utilization: set.utilization(),
     }
 }
 

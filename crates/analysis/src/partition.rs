@@ -35,6 +35,7 @@ use std::cmp::Ordering;
 use rtlab_model::TaskSet;
 
 use crate::error::AnalysisError;
+use crate::schema::{PartitionDocument, PlacedTaskDocument};
 use crate::suite::Options;
 use crate::sweep::{run_test, SweepTest};
 use crate::verdict::Verdict;
@@ -171,6 +172,32 @@ impl Partition {
             task.cpu = *cpu;
         }
         out
+    }
+}
+
+impl Partition {
+    /// The `rtlab partition --json` document of this partition of `set`.
+    pub fn document(&self, set: &TaskSet, origin: &str) -> PartitionDocument {
+        let bins: Vec<Vec<usize>> = self.bins.iter().map(|b| b.tasks.clone()).collect();
+        PartitionDocument {
+            fits: self.fits(),
+            heuristic: self.heuristic.name(),
+            origin: origin.to_string(),
+            processors: crate::multiprocessor::processor_documents(set, &bins, &[self.test]),
+            tasks: set
+                .tasks
+                .iter()
+                .zip(&self.cpu)
+                .map(|(t, &cpu)| PlacedTaskDocument {
+                    cpu,
+                    name: t.name.clone(),
+                    utilization: t.utilization(),
+                })
+                .collect(),
+            taskset: set.name.clone(),
+            test: self.test.name(),
+            unplaced: self.unplaced.map(|i| set.tasks[i].name.clone()),
+        }
     }
 }
 

@@ -45,6 +45,8 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Schedulability analysis: bounds, exact RTA, EDF demand, overhead-aware RTA, breakdown utilization.
     Analyze(commands::analyze::AnalyzeArgs),
+    /// Place tasks on M processors with a bin-packing heuristic (ff, bf, wf, nf), each admitted by a uniprocessor test.
+    Partition(commands::partition::PartitionArgs),
     /// Paper 004's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
     Breakdown(commands::breakdown::BreakdownArgs),
     /// Experiments that compare schedulers: `edf-vs-fps` (paper 001's study).
@@ -84,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
         Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Partition(args) => commands::partition::run(&args),
         Command::Breakdown(args) => commands::breakdown::run(&args),
         Command::Study(command) => commands::study::run(&command),
         Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),

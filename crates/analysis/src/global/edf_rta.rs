@@ -30,7 +30,7 @@
 
 use rtlab_model::TaskSet;
 
-use super::{proven, sporadic, unknown, within, Sporadic, ITERATION_CAP};
+use super::{bound, proven, sporadic, unknown, within, Sporadic};
 use crate::verdict::{Response, Verdict};
 
 /// Rounds of slack updates before giving up.
@@ -53,8 +53,7 @@ fn edf_workload(i: &Sporadic, s: i128, dk: i128) -> i128 {
 /// The fixed point for τk, or `None` past its deadline (or the cap).
 fn response(tasks: &[Sporadic], slack: &[i128], k: usize, m: i128) -> Option<i128> {
     let tk = &tasks[k];
-    let mut r = tk.c;
-    for _ in 0..ITERATION_CAP {
+    bound(tk.c, tk.d, |r| {
         let interference: i128 = tasks
             .iter()
             .enumerate()
@@ -65,16 +64,8 @@ fn response(tasks: &[Sporadic], slack: &[i128], k: usize, m: i128) -> Option<i12
                     .min(r - tk.c + 1)
             })
             .sum();
-        let next = tk.c + interference / m;
-        if next > tk.d {
-            return None;
-        }
-        if next == r {
-            return Some(r);
-        }
-        r = next;
-    }
-    None
+        tk.c + interference / m
+    })
 }
 
 /// Response-time bounds under G-EDF on `m` processors, in task order

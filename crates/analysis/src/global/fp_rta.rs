@@ -26,27 +26,18 @@ use rtlab_model::TaskSet;
 
 use super::edf_rta::carry_in_workload;
 use super::priority::{order, GlobalPriority};
-use super::{proven, sporadic, unknown, within, Sporadic, ITERATION_CAP};
+use super::{bound, proven, sporadic, unknown, within, Sporadic};
 use crate::verdict::{Response, Verdict};
 
 /// `Rk` given the more urgent tasks and their response times.
 fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128) -> Option<i128> {
-    let mut r = tk.c;
-    for _ in 0..ITERATION_CAP {
+    bound(tk.c, tk.d, |r| {
         let interference: i128 = hp
             .iter()
             .map(|(ti, ri)| carry_in_workload(ti, ti.d - ri, r).min(r - tk.c + 1))
             .sum();
-        let next = tk.c + interference / m;
-        if next > tk.d {
-            return None;
-        }
-        if next == r {
-            return Some(r);
-        }
-        r = next;
-    }
-    None
+        tk.c + interference / m
+    })
 }
 
 /// Response-time bounds under G-FP with `rule` on `m` processors, in task

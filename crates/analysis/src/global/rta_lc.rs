@@ -23,7 +23,7 @@ use rtlab_model::TaskSet;
 
 use super::fp_rta::by_priority;
 use super::priority::GlobalPriority;
-use super::{proven, sporadic, Sporadic, ITERATION_CAP};
+use super::{bound, proven, sporadic, Sporadic};
 use crate::verdict::{Response, Verdict};
 
 fn no_carry_in(ti: &Sporadic, x: i128) -> i128 {
@@ -59,18 +59,7 @@ fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128) -> Option<i128> {
         return Some(tk.c);
     }
     let mut diffs = Vec::with_capacity(hp.len());
-    let mut x = tk.c;
-    for _ in 0..ITERATION_CAP {
-        let next = tk.c + omega(tk, hp, m, x, &mut diffs) / m;
-        if next > tk.d {
-            return None;
-        }
-        if next == x {
-            return Some(x);
-        }
-        x = next;
-    }
-    None
+    bound(tk.c, tk.d, |x| tk.c + omega(tk, hp, m, x, &mut diffs) / m)
 }
 
 /// Response-time bounds under G-FP with `rule` on `m` processors.
