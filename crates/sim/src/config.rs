@@ -425,42 +425,6 @@ pub struct SimConfig {
     pub phases: Vec<Phase>,
     /// Window to record for traces, if any.
     pub trace: Option<TraceWindow>,
-    /// The platform: identical processors, a fixed assignment, clusters
-    /// (see [`crate::multi`]). One processor by default.
-    pub platform: Platform,
-}
-
-/// The processors a run has and how tasks are tied to them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Platform {
-    /// Identical processors, m >= 1.
-    pub processors: u32,
-    /// Per task of the set (declaration order), the processor it is
-    /// fixed to (`cpu` in the task file), for partitioned schedulers; for
-    /// `cedf` the processor names the task's cluster. Empty: none given.
-    pub assignment: Vec<Option<u32>>,
-    /// Disjoint groups of processors for `cedf`; empty: one cluster of all.
-    pub clusters: Vec<Vec<u32>>,
-}
-
-impl Default for Platform {
-    fn default() -> Platform {
-        Platform {
-            processors: 1,
-            assignment: Vec::new(),
-            clusters: Vec::new(),
-        }
-    }
-}
-
-impl Platform {
-    /// `m` processors, nothing fixed.
-    pub fn processors(m: u32) -> Platform {
-        Platform {
-            processors: m,
-            ..Platform::default()
-        }
-    }
 }
 
 impl SimConfig {
@@ -494,7 +458,6 @@ impl SimConfig {
             lock_cost: Nanos::ZERO,
             phases: Vec::new(),
             trace: None,
-            platform: Platform::default(),
         }
     }
 }

@@ -214,7 +214,7 @@ pub fn simulate(
     spec: &SchedulerSpec,
     config: &SimConfig,
 ) -> Result<SimReport, SimError> {
-    if spec.is_multiprocessor() || config.platform.processors != 1 {
+    if spec.is_multiprocessor() || set.processors() != 1 {
         return crate::multi::run(set, spec, config, None).map(|run| run.report);
     }
     let mut sim = Simulator::new(set, spec, config.clone())?;
@@ -251,6 +251,12 @@ impl Simulator {
             return Err(SimError::Setting {
                 setting: "duration",
                 message: "must be greater than 0".into(),
+            });
+        }
+        if set.processors() != 1 {
+            return Err(SimError::Setup {
+                scheduler: scheduler.name(),
+                why: crate::multi::uniprocessor_only(set.processors()),
             });
         }
         let timing = config.timing();

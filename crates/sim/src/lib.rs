@@ -41,8 +41,7 @@ pub mod scheduler;
 pub mod trace;
 
 pub use config::{
-    check_phases, ExecModel, JitterModel, OnMiss, Phase, Platform, Protocol, Scale, SimConfig,
-    TraceWindow,
+    check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow,
 };
 pub use engine::{simulate, BacklogStop, Simulator, MAX_PENDING_JOBS};
 pub use error::SimError;

@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use proptest::prelude::*;
 use rtlab_model::results::JobRecord;
-use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_model::{Nanos, Platform, Task, TaskSet};
 use rtlab_sim::multi::{self, MultiRun};
-use rtlab_sim::{simulate, Platform, SchedulerSpec, SimConfig, SimError, TraceWindow};
+use rtlab_sim::{simulate, SchedulerSpec, SimConfig, SimError, TraceWindow};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -20,10 +20,24 @@ fn task(name: &str, c: u64, t: u64) -> Task {
     Task::new(name, ms(t), ms(c))
 }
 
-fn on(m: u32, duration: u64) -> SimConfig {
-    let mut c = SimConfig::new(ms(duration));
-    c.platform = Platform::processors(m);
-    c
+fn for_ms(duration: u64) -> SimConfig {
+    SimConfig::new(ms(duration))
+}
+
+/// `set` on `m` processors.
+fn on(m: u32, set: TaskSet) -> TaskSet {
+    set.on_platform(Platform::new(m))
+}
+
+/// `set` with task i fixed to `cpus[i]`.
+fn fixed(set: TaskSet, cpus: &[u32]) -> TaskSet {
+    let tasks = set
+        .tasks
+        .iter()
+        .zip(cpus)
+        .map(|(t, &c)| t.clone().with_cpu(c))
+        .collect();
+    TaskSet { tasks, ..set }
 }
 
 /// Every job record of a run, in the order jobs left it, and the run.
@@ -66,9 +80,12 @@ fn rows(records: &[JobRecord]) -> Vec<Row> {
 
 /// a (C=2, T=4), b (C=3, T=5), c (C=4, T=10) on 2 processors for 10 ms.
 fn three() -> TaskSet {
-    TaskSet::new(
-        "three",
-        vec![task("a", 2, 4), task("b", 3, 5), task("c", 4, 10)],
+    on(
+        2,
+        TaskSet::new(
+            "three",
+            vec![task("a", 2, 4), task("b", 3, 5), task("c", 4, 10)],
+        ),
     )
 }
 
@@ -81,7 +98,7 @@ fn three() -> TaskSet {
 /// done at 10.
 #[test]
 fn global_edf_on_two_processors_by_hand() {
-    let (records, out) = run(&three(), "gedf", &on(2, 10));
+    let (records, out) = run(&three(), "gedf", &for_ms(10));
     assert_eq!(
         rows(&records),
         vec![
@@ -110,7 +127,7 @@ fn global_edf_on_two_processors_by_hand() {
 /// processor when a1 and c0 both finish at 6); a2 takes cpu 1 at 8.
 #[test]
 fn linux_dl_does_not_preempt_on_a_deadline_tie() {
-    let (records, out) = run(&three(), "linux-dl", &on(2, 10));
+    let (records, out) = run(&three(), "linux-dl", &for_ms(10));
     assert_eq!(
         rows(&records),
         vec![
@@ -136,11 +153,14 @@ fn linux_dl_does_not_preempt_on_a_deadline_tie() {
 /// b1 done on cpu 0.
 #[test]
 fn global_rm_on_two_processors_by_hand() {
-    let set = TaskSet::new(
-        "rm",
-        vec![task("a", 1, 2), task("b", 3, 4), task("c", 3, 8)],
+    let set = on(
+        2,
+        TaskSet::new(
+            "rm",
+            vec![task("a", 1, 2), task("b", 3, 4), task("c", 3, 8)],
+        ),
     );
-    let (records, out) = run(&set, "gfp:rm", &on(2, 8));
+    let (records, out) = run(&set, "gfp:rm", &for_ms(8));
     assert_eq!(
         rows(&records),
         vec![
@@ -162,11 +182,14 @@ fn global_rm_on_two_processors_by_hand() {
 /// zero at 2 when a finishes, and every job meets its deadline.
 #[test]
 fn edzl_meets_what_global_edf_misses() {
-    let set = TaskSet::new(
-        "edzl",
-        vec![task("a", 2, 3), task("b", 2, 3), task("c", 2, 3)],
+    let set = on(
+        2,
+        TaskSet::new(
+            "edzl",
+            vec![task("a", 2, 3), task("b", 2, 3), task("c", 2, 3)],
+        ),
     );
-    let config = on(2, 30);
+    let config = for_ms(30);
     let gedf = simulate(&set, &"gedf".parse().unwrap(), &config).unwrap();
     assert!(gedf.deadline_misses > 0);
     let (records, out) = run(&set, "edzl", &config);
@@ -189,19 +212,21 @@ fn edzl_meets_what_global_edf_misses() {
 /// its deadline 11; partitioned EDF (heavy alone on cpu 0) meets all.
 #[test]
 fn dhall_effect_global_misses_partitioned_meets() {
-    let set = TaskSet::new(
-        "dhall",
-        vec![task("l1", 2, 10), task("l2", 2, 10), task("heavy", 10, 11)],
+    let set = on(
+        2,
+        TaskSet::new(
+            "dhall",
+            vec![task("l1", 2, 10), task("l2", 2, 10), task("heavy", 10, 11)],
+        ),
     );
-    let config = on(2, 110);
+    let config = for_ms(110);
     let gedf = simulate(&set, &"gedf".parse().unwrap(), &config).unwrap();
     assert!(gedf.tasks[2].misses > 0);
     assert_eq!(gedf.tasks[2].first_miss_ns, Some(ms(11).as_ns()));
     let grm = simulate(&set, &"gfp:rm".parse().unwrap(), &config).unwrap();
     assert!(grm.tasks[2].misses > 0);
-    let mut part = config.clone();
-    part.platform.assignment = vec![Some(1), Some(1), Some(0)];
-    let pedf = simulate(&set, &"pedf".parse().unwrap(), &part).unwrap();
+    let part = fixed(set, &[1, 1, 0]);
+    let pedf = simulate(&part, &"pedf".parse().unwrap(), &config).unwrap();
     assert_eq!(pedf.deadline_misses, 0);
     assert_eq!(pedf.migrations, 0);
 }
@@ -209,13 +234,9 @@ fn dhall_effect_global_misses_partitioned_meets() {
 /// Partitioned EDF's report is, task for task, the uniprocessor EDF runs
 /// of each processor's tasks alone.
 fn pedf_is_union_of_edf(set: &TaskSet, cpus: &[u32], m: u32, duration: Nanos) {
-    let mut config = SimConfig::new(duration);
-    config.platform = Platform {
-        processors: m,
-        assignment: cpus.iter().map(|&c| Some(c)).collect(),
-        clusters: Vec::new(),
-    };
-    let (records, out) = run(set, "pedf", &config);
+    let config = SimConfig::new(duration);
+    let placed = fixed(on(m, set.clone()), cpus);
+    let (records, out) = run(&placed, "pedf", &config);
     for c in 0..m {
         let mine: Vec<usize> = (0..set.tasks.len()).filter(|&i| cpus[i] == c).collect();
         if mine.is_empty() {
@@ -278,7 +299,7 @@ proptest! {
 /// above) starts 1 ms later, so it finishes at 8.
 #[test]
 fn migration_cost_delays_the_resumed_job() {
-    let mut config = on(2, 10);
+    let mut config = for_ms(10);
     let mut o = rtlab_model::overheads::Overheads::zero();
     o.migration = rtlab_model::overheads::LinearCost::constant(ms(1));
     config.overheads = Some(o);
@@ -292,7 +313,7 @@ fn migration_cost_delays_the_resumed_job() {
 
 #[test]
 fn the_trace_has_one_row_per_processor_and_shows_migrations() {
-    let mut config = on(2, 10);
+    let mut config = for_ms(10);
     config.trace = Some(TraceWindow {
         from: Nanos::ZERO,
         to: ms(10),
@@ -312,36 +333,31 @@ fn the_trace_has_one_row_per_processor_and_shows_migrations() {
 
 #[test]
 fn refusals_are_one_line_in_words() {
-    let set = three();
-    let err = |spec: &str, config: &SimConfig| -> String {
-        simulate(&set, &spec.parse().unwrap(), config)
+    let err = |set: &TaskSet, spec: &str| -> String {
+        simulate(set, &spec.parse().unwrap(), &for_ms(10))
             .unwrap_err()
             .to_string()
     };
-    assert!(err("edf", &on(2, 10)).contains("schedules one processor"));
-    let mut fixed = on(2, 10);
-    fixed.platform.assignment = vec![Some(0), Some(1), Some(0)];
-    assert!(err("gedf", &fixed).contains("is global"));
-    assert!(err("pedf", &on(2, 10)).contains("needs every task's processor"));
-    let mut bad_cpu = on(2, 10);
-    bad_cpu.platform.assignment = vec![Some(0), Some(5), Some(0)];
-    assert!(err("pedf", &bad_cpu).contains("fixed to cpu 5"));
+    assert!(err(&three(), "edf").contains("schedules one processor"));
+    assert!(err(&fixed(three(), &[0, 1, 0]), "gedf").contains("is global"));
+    assert!(err(&three(), "pedf").contains("needs every task's processor"));
+    let mut locked = three();
+    locked.tasks[0].critical_sections = vec![rtlab_model::CriticalSection {
+        resource: "r".into(),
+        start: ms(0),
+        length: ms(1),
+    }];
+    let e = err(&locked, "gedf");
+    assert!(e.contains("critical sections"), "{e}");
+    // The model refuses a cpu beyond the platform.
     assert!(matches!(
-        simulate(&set, &"gedf".parse().unwrap(), &on(0, 10)),
-        Err(SimError::Setting {
-            setting: "cpus",
-            ..
-        })
+        simulate(
+            &fixed(three(), &[0, 5, 0]),
+            &"pedf".parse().unwrap(),
+            &for_ms(10)
+        ),
+        Err(SimError::TaskSet { .. })
     ));
-    let locked = rtlab_model::file::load("builtin:lf-scenario-4")
-        .unwrap()
-        .set;
-    if locked.tasks.iter().any(|t| !t.critical_sections.is_empty()) {
-        let e = simulate(&locked, &"gedf".parse().unwrap(), &on(2, 10))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("critical sections"), "{e}");
-    }
 }
 
 /// cedf over clusters {0,1} and {2,3}, four tasks of U = 0.6: worst fit
@@ -358,16 +374,18 @@ fn cedf_runs_global_edf_inside_each_cluster() {
             task("c", 6, 10),
             task("d", 6, 10),
         ],
-    );
-    let mut config = on(4, 100);
-    config.platform.clusters = vec![vec![0, 1], vec![2, 3]];
+    )
+    .on_platform(Platform {
+        processors: 4,
+        clusters: vec![vec![0, 1], vec![2, 3]],
+    });
+    let config = for_ms(100);
     let (records, out) = run(&set, "cedf", &config);
     assert_eq!(out.report.deadline_misses, 0);
     for r in &records {
         assert_eq!(r.cpu.unwrap() < 2, r.task % 2 == 0, "{r:?}");
     }
-    config.platform.assignment = vec![Some(0), Some(1), Some(2), Some(3)];
-    let (records, _) = run(&set, "cedf", &config);
+    let (records, _) = run(&fixed(set, &[0, 1, 2, 3]), "cedf", &config);
     for r in &records {
         assert_eq!(r.cpu.unwrap() < 2, r.task < 2, "{r:?}");
     }

@@ -10,8 +10,8 @@ use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Platform, Protocol,
-    SchedulerSpec, SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
+    SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -240,10 +240,15 @@ fn flag_error(e: SimError) -> anyhow::Error {
 
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
-    let loaded = file::load(&args.taskset)?;
+    let mut loaded = file::load(&args.taskset)?;
+    if let Some(m) = args.cpus {
+        loaded.set = loaded
+            .set
+            .with_processors(m)
+            .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
+    }
     let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     let mut config = config(args, &loaded.set)?;
-    config.platform = platform(args, &loaded.set);
     let mut saver = args
         .save
         .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;
@@ -270,7 +275,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             }
         }) as Box<dyn FnMut(&JobRecord)>
     });
-    let outcome = if spec.is_multiprocessor() || config.platform.processors != 1 {
+    let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
         simulate_multi(args, &loaded.set, &spec, &config, sink)?
     } else {
         simulate_uni(args, &loaded.set, &spec, config, sink)?
@@ -302,12 +307,6 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{stop}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The platform of the run: `--cpus`, else the task file's (one processor
-/// until the model names one).
-fn platform(args: &SimArgs, _set: &rtlab_model::TaskSet) -> Platform {
-    Platform::processors(args.cpus.unwrap_or(1))
 }
 
 /// What a run leaves for the output.

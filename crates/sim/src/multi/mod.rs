@@ -21,6 +21,9 @@
 //! scheduling without touching the locking protocols, ticks and control
 //! schedulers of the uniprocessor one.
 //!
+//! The platform is the task set's ([`TaskSet::platform`]: `processors`,
+//! `clusters`) and each task's `cpu` ([`Task::cpu`]).
+//!
 //! Refused on m > 1 ([`check`]): critical sections (locking across
 //! processors, MrsP or FMLP, is later work), locking protocols, overload
 //! phases, and under global schedulers every overhead but `migration`
@@ -38,7 +41,7 @@ use std::rc::Rc;
 use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 use rtlab_model::{Task, TaskSet};
 
-use crate::config::{Platform, Protocol, SimConfig};
+use crate::config::{Protocol, SimConfig};
 use crate::engine::{BacklogStop, Simulator};
 use crate::error::SimError;
 use crate::metrics::{ProcessorMetrics, SimReport};
@@ -46,8 +49,7 @@ use crate::scheduler::{fixed_levels, FpPolicy, SchedulerSpec};
 use crate::trace::Trace;
 use global::{GlobalRule, GlobalSim};
 
-/// Processors a platform may have at most.
-pub const MAX_PROCESSORS: u32 = 1024;
+pub use rtlab_model::MAX_PROCESSORS;
 
 /// A global scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,14 +91,11 @@ pub type JobSink = Box<dyn FnMut(&JobRecord)>;
 
 /// Refuses what the multiprocessor simulation does not model, in words.
 pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<(), SimError> {
-    let p = &config.platform;
-    if p.processors == 0 || p.processors > MAX_PROCESSORS {
+    let m = set.processors();
+    if m == 0 || m > MAX_PROCESSORS {
         return Err(SimError::Setting {
             setting: "cpus",
-            message: format!(
-                "{}: the number of processors must be 1 to {MAX_PROCESSORS}",
-                p.processors
-            ),
+            message: format!("{m}: the number of processors must be 1 to {MAX_PROCESSORS}"),
         });
     }
     let name = spec.to_string();
@@ -105,37 +104,31 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
         why,
     };
     if !spec.is_multiprocessor() {
-        if p.processors > 1 {
-            return Err(setup(format!(
-                "schedules one processor; on {} processors use a multiprocessor scheduler ({})",
-                p.processors,
-                crate::scheduler::forms_of(crate::scheduler::Platforms::Multi)
-            )));
+        if m > 1 {
+            return Err(setup(uniprocessor_only(m)));
         }
         return Ok(());
     }
-    for (i, cpu) in p.assignment.iter().enumerate() {
-        if let Some(c) = cpu.filter(|&c| c >= p.processors) {
-            return Err(setup(format!(
-                "task `{}` is fixed to cpu {c}, but the platform has {} processors (0..{})",
-                set.tasks.get(i).map_or("?", |t| t.name.as_str()),
-                p.processors,
-                p.processors - 1
-            )));
-        }
+    if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some_and(|c| c >= m)) {
+        return Err(setup(format!(
+            "task `{}` is fixed to cpu {}, but the platform has {m} processors (0..{})",
+            t.name,
+            t.cpu.unwrap_or(0),
+            m - 1
+        )));
     }
     if let Some(t) = set.tasks.iter().find(|t| !t.critical_sections.is_empty()) {
-        if p.processors > 1 {
+        if m > 1 {
             return Err(SimError::Setting {
                 setting: "cpus",
                 message: format!(
-                    "{}: task `{}` has critical sections; locking on more than one processor (MrsP, FMLP) is not modelled yet: simulate it on one processor",
-                    p.processors, t.name
+                    "{m}: task `{}` has critical sections; locking on more than one processor (MrsP, FMLP) is not modelled yet: simulate it on one processor",
+                    t.name
                 ),
             });
         }
     }
-    if config.protocol != Protocol::None && p.processors > 1 {
+    if config.protocol != Protocol::None && m > 1 {
         return Err(SimError::Setting {
             setting: "protocol",
             message: format!(
@@ -152,10 +145,10 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
     }
     match spec {
         SchedulerSpec::Global(_) => {
-            if let Some(i) = p.assignment.iter().position(Option::is_some) {
+            if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
                 return Err(setup(format!(
                     "is global, but task `{}` is fixed to a processor (`cpu`): drop the `cpu` fields or use pedf, pfp:* or cedf",
-                    set.tasks.get(i).map_or("?", |t| t.name.as_str())
+                    t.name
                 )));
             }
             let timing = config.timing();
@@ -182,17 +175,25 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             }
         }
         SchedulerSpec::Partitioned(_) => {
-            if p.assignment.len() != set.tasks.len() || p.assignment.iter().any(Option::is_none) {
+            if set.assignment().is_none() {
                 return Err(setup(
                     "needs every task's processor: give `cpu` in the task file or --partition HEURISTIC".into(),
                 ));
             }
         }
         _ => {
-            clusters(set, p).map_err(setup)?;
+            clusters(set).map_err(setup)?;
         }
     }
     Ok(())
+}
+
+/// Why a uniprocessor scheduler is refused on `m` processors.
+pub(crate) fn uniprocessor_only(m: u32) -> String {
+    format!(
+        "schedules one processor; on {m} processors use a multiprocessor scheduler ({})",
+        crate::scheduler::forms_of(crate::scheduler::Platforms::Multi)
+    )
 }
 
 /// Runs `set` under the multiprocessor scheduler `spec` on the platform of
@@ -216,7 +217,7 @@ pub fn run(
         });
     }
     check(set, spec, config)?;
-    let m = config.platform.processors;
+    let m = set.processors();
     let name = spec.to_string();
     let all: Vec<usize> = (0..set.tasks.len()).collect();
     let groups: Vec<Group> = match spec {
@@ -226,12 +227,12 @@ pub fn run(
                 let tasks = all
                     .iter()
                     .copied()
-                    .filter(|&i| config.platform.assignment[i] == Some(c))
+                    .filter(|&i| set.tasks[i].cpu == Some(c))
                     .collect();
                 (vec![c], tasks)
             })
             .collect(),
-        _ => clusters(set, &config.platform).map_err(|why| SimError::Setup {
+        _ => clusters(set).map_err(|why| SimError::Setup {
             scheduler: name.clone(),
             why,
         })?,
@@ -242,12 +243,20 @@ pub fn run(
         if tasks.is_empty() {
             continue;
         }
+        // The sub-run's own platform: its processors renumbered from 0, no
+        // fixed processors (they are all its own).
         let sub_set = TaskSet::new(
             set.name.clone(),
-            tasks.iter().map(|&i| set.tasks[i].clone()).collect(),
-        );
-        let mut sub_config = config.clone();
-        sub_config.platform = Platform::processors(cpus.len() as u32);
+            tasks
+                .iter()
+                .map(|&i| Task {
+                    cpu: None,
+                    ..set.tasks[i].clone()
+                })
+                .collect(),
+        )
+        .on_platform(rtlab_model::Platform::new(cpus.len() as u32));
+        let sub_config = config.clone();
         let forward = sink.clone().map(|s| {
             let (cpus, tasks) = (cpus.clone(), tasks.clone());
             move |r: &JobRecord| {
@@ -309,76 +318,57 @@ pub fn run(
     Ok(merged.finish())
 }
 
-/// The groups of a clustered run: each cluster's processors and tasks.
+/// The groups of a clustered run: each cluster's processors and tasks
+/// (the set's `clusters`, one cluster of every processor when it has
+/// none; the model checked that they partition the processors).
 /// Tasks go to the cluster holding their `cpu` when every task has one,
 /// else by worst fit in decreasing utilization: each task, the heaviest
 /// first, to the cluster with the least utilization per processor (the
 /// first such on ties) among those it fits (a cluster of k processors
 /// holds utilization at most k). Worst fit spreads the load, which global
 /// EDF inside a cluster needs more than packing (Dhall's effect).
-fn clusters(set: &TaskSet, p: &Platform) -> Result<Vec<Group>, String> {
-    let clusters: Vec<Vec<u32>> = if p.clusters.is_empty() {
-        vec![(0..p.processors).collect()]
-    } else {
-        p.clusters.clone()
-    };
-    for (k, c) in clusters.iter().enumerate() {
-        if c.is_empty() {
-            return Err(format!("cluster {k} is empty"));
+fn clusters(set: &TaskSet) -> Result<Vec<Group>, String> {
+    let platform = &set.platform;
+    let mut groups: Vec<Group> = platform
+        .effective_clusters()
+        .into_iter()
+        .map(|c| (c, Vec::new()))
+        .collect();
+    if let Some(cpus) = set.assignment() {
+        for (i, cpu) in cpus.into_iter().enumerate() {
+            let k = platform.cluster_of(cpu).ok_or_else(|| {
+                format!(
+                    "task `{}` is fixed to cpu {cpu}, which is in no cluster",
+                    set.tasks[i].name
+                )
+            })?;
+            groups[k].1.push(i);
         }
-        if let Some(&bad) = c.iter().find(|&&cpu| cpu >= p.processors) {
-            return Err(format!(
-                "cluster {k} names cpu {bad}, but the platform has {} processors",
-                p.processors
-            ));
-        }
-        for other in &clusters[..k] {
-            if let Some(cpu) = c.iter().find(|cpu| other.contains(cpu)) {
-                return Err(format!("cpu {cpu} is in two clusters"));
-            }
-        }
+        return Ok(groups);
     }
-    let mut groups: Vec<Group> = clusters.iter().map(|c| (c.clone(), Vec::new())).collect();
-    let given = p.assignment.len() == set.tasks.len() && p.assignment.iter().all(Option::is_some);
-    if given {
-        for (i, cpu) in p.assignment.iter().enumerate() {
-            let cpu = cpu.unwrap_or(0);
-            let k = clusters
-                .iter()
-                .position(|c| c.contains(&cpu))
-                .ok_or_else(|| {
-                    format!(
-                        "task `{}` is fixed to cpu {cpu}, which is in no cluster",
-                        set.tasks[i].name
-                    )
-                })?;
-            groups[k].1.push(i);
-        }
-    } else {
-        let mut order: Vec<usize> = (0..set.tasks.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (ua, ub) = (set.tasks[a].utilization(), set.tasks[b].utilization());
-            ub.total_cmp(&ua).then(a.cmp(&b))
-        });
-        let mut load = vec![0.0_f64; groups.len()];
-        for i in order {
-            let u = set.tasks[i].utilization();
-            let size = |k: usize| groups[k].0.len() as f64;
-            let k = (0..groups.len())
-                .filter(|&k| u <= 1.0 && load[k] + u <= size(k) + 1e-12)
-                .min_by(|&a, &b| (load[a] / size(a)).total_cmp(&(load[b] / size(b))))
-                .ok_or_else(|| {
-                    format!(
-                        "task `{}` (U = {u:.3}) fits in no cluster by worst fit in decreasing utilization; give each task's `cpu`",
-                        set.tasks[i].name
-                    )
-                })?;
-            load[k] += u;
-            groups[k].1.push(i);
-        }
-        for g in &mut groups {
-            g.1.sort_unstable();
-        }
+    let mut order: Vec<usize> = (0..set.tasks.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ua, ub) = (set.tasks[a].utilization(), set.tasks[b].utilization());
+        ub.total_cmp(&ua).then(a.cmp(&b))
+    });
+    let mut load = vec![0.0_f64; groups.len()];
+    for i in order {
+        let u = set.tasks[i].utilization();
+        let size = |k: usize| groups[k].0.len() as f64;
+        let k = (0..groups.len())
+            .filter(|&k| u <= 1.0 && load[k] + u <= size(k) + 1e-12)
+            .min_by(|&a, &b| (load[a] / size(a)).total_cmp(&(load[b] / size(b))))
+            .ok_or_else(|| {
+                format!(
+                    "task `{}` (U = {u:.3}) fits in no cluster by worst fit in decreasing utilization; give each task's `cpu`",
+                    set.tasks[i].name
+                )
+            })?;
+        load[k] += u;
+        groups[k].1.push(i);
+    }
+    for g in &mut groups {
+        g.1.sort_unstable();
     }
     Ok(groups)
 }
@@ -403,7 +393,7 @@ struct Merged {
 
 impl Merged {
     fn new(set: &TaskSet, name: &str, config: &SimConfig) -> Merged {
-        let m = config.platform.processors;
+        let m = set.processors();
         let duration = config.duration;
         // The report of no job at all: every task with zero counts, every
         // processor idle; the sub-runs' figures are added to it.
