@@ -6,12 +6,12 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::results::JobRecord;
-use rtlab_model::{file, printable, Nanos};
+use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
-    SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, PartitionedPolicy, Phase, Protocol,
+    SchedulerSpec, SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -51,6 +51,11 @@ pub struct SimArgs {
     /// needs a multiprocessor scheduler.
     #[arg(long)]
     pub cpus: Option<u32>,
+    /// For pedf and pfp:*: place the tasks with this heuristic (ff, bf, wf, nf, with
+    /// -decreasing-util or -decreasing-density), each processor admitted by edf:edf-demand
+    /// (pedf) or rm|dm|given:rta (pfp), instead of the file's `cpu` fields.
+    #[arg(long, value_name = "HEURISTIC")]
+    pub partition: Option<String>,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
@@ -248,6 +253,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
     }
     let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
+    if let Some(heuristic) = &args.partition {
+        loaded.set = partitioned(&loaded.set, &spec, heuristic)?;
+    }
     let mut config = config(args, &loaded.set)?;
     let mut saver = args
         .save
@@ -307,6 +315,48 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{stop}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `set` with every task's `cpu` placed by `--partition HEURISTIC`, each
+/// processor admitted by the exact uniprocessor test of the partitioned
+/// scheduler's policy (rtlab-analysis's `partition`).
+fn partitioned(
+    set: &rtlab_model::TaskSet,
+    spec: &SchedulerSpec,
+    heuristic: &str,
+) -> anyhow::Result<rtlab_model::TaskSet> {
+    use rtlab_analysis::partition::{partition, Heuristic};
+    let SchedulerSpec::Partitioned(policy) = spec else {
+        return Err(usage(format!(
+            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
+        )));
+    };
+    let h = Heuristic::from_name(heuristic).ok_or_else(|| {
+        usage(format!(
+            "--partition `{}`: use {}",
+            printable(heuristic),
+            Heuristic::names()
+        ))
+    })?;
+    let test = match policy {
+        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
+        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
+    };
+    let test = rtlab_analysis::sweep::SweepTest::parse(&test).map_err(anyhow::Error::msg)?;
+    let m = set.processors();
+    let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())?;
+    if let Some(task) = placed.unplaced {
+        anyhow::bail!(
+            "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); nothing was simulated",
+            h.name(),
+            printable(&set.tasks[task].name),
+            test.name()
+        );
+    }
+    Ok(TaskSet {
+        platform: set.platform.clone(),
+        ..placed.apply(set)
+    })
 }
 
 /// What a run leaves for the output.
