@@ -54,8 +54,8 @@ enum Command {
     Study(commands::study::StudyCommand),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
     Sweep(commands::sweep::SweepArgs),
-    /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
-    #[command(after_help = commands::sim::EXAMPLES)]
+    /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid; G-EDF, EDZL, P-EDF, ... on m CPUs).
+    #[command(after_help = commands::sim::examples())]
     Sim(commands::sim::SimArgs),
     /// Hartstone PH tests 1-4 and the extended Hartstone (paper 002 ch. 4), simulated and on real threads.
     #[command(after_help = commands::hartstone::EXAMPLES)]
