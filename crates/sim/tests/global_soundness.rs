@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use proptest::prelude::*;
-use rtlab_analysis::global::priority::{order, GlobalPriority};
+use rtlab_analysis::global::priority::order;
 use rtlab_analysis::multiprocessor::{analyse, MultiprocessorTest, Partitioned};
 use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_model::catalog::build;
