@@ -32,6 +32,10 @@ use crate::text::printable;
 /// The largest processor count rtlab models.
 pub const MAX_PROCESSORS: u32 = 1024;
 
+/// Problems reported about `clusters` at most: a hostile file naming one
+/// processor millions of times gets this many lines, not millions.
+const MAX_CLUSTER_PROBLEMS: usize = 64;
+
 /// `m` identical processors and their clusters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Platform {
@@ -138,6 +142,9 @@ impl Platform {
                     ));
                 }
                 for (j, &cpu) in cluster.iter().enumerate() {
+                    if out.len() >= MAX_CLUSTER_PROBLEMS {
+                        break;
+                    }
                     let at = cluster_path(i, Some(j));
                     match owner.get_mut(cpu as usize) {
                         None => out.push((
@@ -170,7 +177,8 @@ impl Platform {
                 .map(|(cpu, _)| cpu.to_string())
                 .take(8)
                 .collect();
-            if !missing.is_empty() {
+            // Once capped, unvisited entries may own the "missing" processors.
+            if !missing.is_empty() && out.len() < MAX_CLUSTER_PROBLEMS {
                 let what = if missing.len() == 1 {
                     format!("processor {} is", missing[0])
                 } else {
@@ -276,6 +284,17 @@ mod tests {
         assert_eq!(ok.cluster_of(2), Some(1));
         assert_eq!(ok.cluster_of(4), None);
         assert_eq!(ok.describe(), "4 processors in clusters {3,1} {0,2}");
+    }
+
+    #[test]
+    fn a_hostile_cluster_list_gives_a_bounded_report() {
+        let p = Platform {
+            processors: 2,
+            clusters: vec![vec![0; 1_000_000], vec![1]],
+        };
+        let found = messages(&p, &[]);
+        assert_eq!(found.len(), MAX_CLUSTER_PROBLEMS);
+        assert_eq!(found[0], "cluster #1 names processor 0 twice");
     }
 
     #[test]
