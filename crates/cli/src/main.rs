@@ -3,12 +3,20 @@
 //! [`commands`].
 
 #![forbid(unsafe_code)]
+// Standard output goes through `output` (`outln!`, `out!`), which turns a
+// closed pipe or a full disk into one error line and exit 1 once the kernel
+// is restored and the run saved; `println!` would panic. Denied here, for
+// the whole binary (the tests are other crates), so no command prints
+// around it.
+#![deny(clippy::print_stdout)]
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rtlab_model::printable;
 
+#[macro_use]
+mod output;
 mod commands;
 mod flags;
 mod plot_file;
@@ -121,7 +129,10 @@ fn command() -> clap::Command {
 }
 
 fn main() -> ExitCode {
-    rtlab_rt::interrupt::restore_default_sigpipe();
+    // Before any other thread exists: see the module docs of
+    // `rtlab_rt::interrupt`. SIGPIPE stays ignored (Rust's default), so a
+    // closed pipe is a write error that `output` reports.
+    rtlab_rt::interrupt::install_stop_handler();
     let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = run(cli);
@@ -129,12 +140,35 @@ fn main() -> ExitCode {
     for notice in rtlab_rt::kernel_state::take_notices() {
         setup::say(&notice);
     }
+    // By now the command has restored what it changed and saved its run.
+    let stdout = output::take_error().map(|e| format!("error: writing to stdout: {e}"));
     match result {
-        Ok(code) => code,
+        Ok(code) => match stdout {
+            Some(line) => {
+                setup::say(&line);
+                ExitCode::FAILURE
+            }
+            None => code,
+        },
         Err(error) => {
             // Not eprintln!, which panics when the terminal is gone (SIGHUP).
-            setup::say(&format!("error: {}", one_line(&error)));
-            ExitCode::from(usage::exit_status(&error))
+            let line = format!("error: {}", one_line(&error));
+            // An error that is the failed write itself is said once.
+            match stdout {
+                Some(out) if line.ends_with(out.rsplit(": ").next().unwrap_or_default()) => {
+                    setup::say(&out);
+                    ExitCode::FAILURE
+                }
+                Some(out) => {
+                    setup::say(&line);
+                    setup::say(&out);
+                    ExitCode::FAILURE
+                }
+                None => {
+                    setup::say(&line);
+                    ExitCode::from(usage::exit_status(&error))
+                }
+            }
         }
     }
 }

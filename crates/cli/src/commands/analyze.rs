@@ -192,12 +192,12 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         args.breakdown.then_some(&breakdowns),
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        print!(
+        out!(
             "{}",
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );

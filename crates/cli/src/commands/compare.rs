@@ -136,10 +136,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         sim,
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&comparison)?);
+        outln!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", describe(&comparison, &origin, args.tolerance, color));
+        out!("{}", describe(&comparison, &origin, args.tolerance, color));
     }
     if let Some(saver) = saver {
         saver.finish(

@@ -335,9 +335,9 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", human(&doc));
+        out!("{}", human(&doc));
     }
     let value = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {

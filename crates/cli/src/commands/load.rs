@@ -50,13 +50,13 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     }
     let stats = load.stop();
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&LoadDocument::new(args.load, &stats))?
         );
     } else {
         let secs = stats.elapsed.as_secs_f64().max(1e-9);
-        println!(
+        outln!(
             "load {}: {} threads for {:.1} s: {} messages ({:.0}/s), {} spin rounds ({:.0}/s)",
             args.load,
             stats.threads,

@@ -49,7 +49,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let html = render_html(&runs);
     std::fs::write(&args.out, &html)
         .with_context(|| format!("--out: cannot write {}", args.out.display()))?;
-    println!(
+    outln!(
         "report: {} run{} ({} KiB) written to {}",
         runs.len(),
         if runs.len() == 1 { "" } else { "s" },

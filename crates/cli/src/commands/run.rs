@@ -78,9 +78,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
     let (set, origin, report, written) = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", describe(&report, &origin));
+        out!("{}", describe(&report, &origin));
     }
     if let Some(path) = &args.plot {
         let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);

@@ -299,9 +299,9 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         locking,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", study_text::describe(&doc));
+        out!("{}", study_text::describe(&doc));
     }
     let document = serde_json::to_value(&doc)?;
     if let Some(path) = &args.csv {

@@ -233,9 +233,9 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         .flatten();
     let doc = json_document(args, &generator, &result, timer);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", human(args, &result, timer));
+        out!("{}", human(args, &result, timer));
     }
     let doc = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {

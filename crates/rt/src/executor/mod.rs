@@ -636,6 +636,14 @@ impl TaskThread {
                 .saturating_add(Nanos::from_ns(self.index as u64));
             if monotonic_now() < wake_at {
                 waiter.wait_until(&mut clock, wake_at);
+                // Woken early, by a stop signal (`crate::interrupt`): wait
+                // for the watchdog's stop, which follows within 20 ms, in
+                // short sleeps, rather than start the job early.
+                while monotonic_now() < wake_at && !shared.stop.load(Ordering::Relaxed) {
+                    crate::clock::wait_until(
+                        wake_at.min(monotonic_now().saturating_add(Nanos::from_ms(1))),
+                    );
+                }
             }
             if shared.stop.load(Ordering::Relaxed) {
                 self.record_backlog(k, shared.end.ended(), &mut pending, &mut log);
