@@ -85,6 +85,11 @@ impl RunFlags {
             ))
         })?;
         cfg.lag_controller = self.lag_controller;
+        if let (Some(margin), false) = (self.edf_margin, policy.is_deadline()) {
+            return Err(usage(format!(
+                "--edf-margin {margin} applies to --policy edf (SCHED_DEADLINE budgets), not --policy {policy}"
+            )));
+        }
         cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
@@ -166,7 +171,7 @@ pub fn execute(
                 let _ = std::fs::remove_file(f.path);
             }
             let e = match e {
-                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
+                RtError::Setting { .. } => usage(naming_the_flag(&e)),
                 other => other.into(),
             };
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));

@@ -114,6 +114,7 @@ pub struct LagStudyArgs {
 
 impl LagStudyArgs {
     fn config(&self) -> anyhow::Result<StudyConfig> {
+        self.policy.check()?;
         let cpu = if self.no_pin {
             None
         } else {

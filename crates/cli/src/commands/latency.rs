@@ -141,6 +141,7 @@ fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
             "-h prints the histogram on standard output, where --json writes: use --histogram FILE, or --json=FILE",
         ));
     }
+    args.policy.check()?;
     let cfg = ProbeConfig {
         threads,
         interval: args.interval,
