@@ -13,7 +13,6 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use rtlab_model::printable;
 
 #[macro_use]
 mod output;
@@ -152,7 +151,7 @@ fn main() -> ExitCode {
         },
         Err(error) => {
             // Not eprintln!, which panics when the terminal is gone (SIGHUP).
-            let line = format!("error: {}", one_line(&error));
+            let line = format!("error: {}", usage::one_line(&error));
             // An error that is the failed write itself is said once.
             match stdout {
                 Some(out) if line.ends_with(out.rsplit(": ").next().unwrap_or_default()) => {
@@ -171,24 +170,6 @@ fn main() -> ExitCode {
             }
         }
     }
-}
-
-/// The error and its causes as one line: `what: why: deeper why`, each
-/// cause once (many errors already quote their source's text, which
-/// `{:#}` would print again), with names from files and paths escaped.
-fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    printable(&line).into_owned()
 }
 
 #[cfg(test)]
@@ -231,11 +212,11 @@ mod tests {
         })
         .context("rtlab run --policy rm");
         assert_eq!(
-            one_line(&e),
+            usage::one_line(&e),
             "rtlab run --policy rm: clone failed: Resource temporarily unavailable (os error 11)"
         );
         let e = anyhow::anyhow!("task `a\nb`").context("loading");
-        assert_eq!(one_line(&e), "loading: task `a\\nb`");
+        assert_eq!(usage::one_line(&e), "loading: task `a\\nb`");
     }
 
     /// Help templates read `{` as the start of a tag and drop text after a
