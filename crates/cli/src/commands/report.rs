@@ -42,6 +42,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             "rtlab report: name the runs: IDs, --last N or --from-json FILE",
         ));
     }
+    if args.last == Some(0) {
+        return Err(usage("--last 0 names no run: use --last 1 or more"));
+    }
     let mut runs = stored_runs(args)?;
     for path in &args.from_json {
         runs.extend(read_runs(path)?);
