@@ -84,6 +84,15 @@ enum Command {
     /// The results store: list, show, diff, export and remove runs saved with --save.
     #[command(subcommand)]
     Results(commands::results::ResultsCommand),
+    /// Every command, one path a line (`taskset gen`, `sim`, ...): the test
+    /// of the promises every command keeps (tests/promises_matrix.rs) takes
+    /// its list from here, so a new command cannot escape it.
+    #[command(
+        name = "__commands",
+        hide = true,
+        after_help = "Example:\n  rtlab __commands"
+    )]
+    Commands,
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -105,7 +114,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Results(command) => commands::results::run(&command),
+        Command::Commands => {
+            for path in leaf_commands(&Cli::command()) {
+                outln!("{path}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// The path of every command that runs something (`sim`, `taskset gen`),
+/// without clap's `help` and hidden commands.
+fn leaf_commands(cmd: &clap::Command) -> Vec<String> {
+    let mut out = Vec::new();
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        if sub.has_subcommands() {
+            let name = sub.get_name();
+            out.extend(
+                leaf_commands(sub)
+                    .into_iter()
+                    .map(|p| format!("{name} {p}")),
+            );
+        } else {
+            out.push(sub.get_name().to_string());
+        }
+    }
+    out
 }
 
 /// The command line as clap knows it, with every command's `after_help`
