@@ -10,7 +10,8 @@
 //!   1, one `error: writing to stdout: ...` line, no panic, the kernel
 //!   settings as before, and a measuring run still saved;
 //! * for each command that measures, SIGINT, SIGTERM and SIGHUP during the
-//!   run: exit 0, valid JSON with `interrupted: true`, the kernel settings as
+//!   run: exit 0, valid JSON with `interrupted: true` (and, once more with
+//!   SIGINT, the text output saying `interrupted`), the kernel settings as
 //!   before, the run saved (status `interrupted`) when it was asked to save.
 //!
 //! Rows that run real-time threads need root and skip with a printed reason
@@ -651,8 +652,12 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
             println!("skipping `{}`: {why}", row.path);
             continue;
         }
-        for signal in ["INT", "TERM", "HUP"] {
-            let args = bench.args(long);
+        // Each signal with --json, then SIGINT with the human output.
+        for (signal, json) in [("INT", true), ("TERM", true), ("HUP", true), ("INT", false)] {
+            let mut args = bench.args(long);
+            if !json {
+                args.retain(|a| a != "--json");
+            }
             let saves = args.iter().any(|a| a == "--store");
             let before = kernel();
             let saved_before = bench.stored();
@@ -660,12 +665,19 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
             let what = format!("`rtlab {}`, SIG{signal}: {status:?}: {err}", args.join(" "));
             assert!(status.success(), "{what}");
             assert!(!err.contains("panicked"), "{what}");
-            let doc: Value =
-                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: JSON ({e}): {out}"));
-            assert!(
-                says_interrupted(&doc),
-                "{what}: no interrupted: true in {out}"
-            );
+            if json {
+                let doc: Value = serde_json::from_str(&out)
+                    .unwrap_or_else(|e| panic!("{what}: JSON ({e}): {out}"));
+                assert!(
+                    says_interrupted(&doc),
+                    "{what}: no interrupted: true in {out}"
+                );
+            } else {
+                assert!(
+                    out.contains("interrupted") || err.contains("interrupted"),
+                    "{what}: the text does not say interrupted: {out}"
+                );
+            }
             assert_eq!(kernel(), before, "{what}");
             if saves {
                 let saved = bench.stored();
@@ -681,5 +693,258 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
                 assert!(took < Duration::from_secs(5), "{what}: took {took:?}");
             }
         }
+    }
+}
+
+// Exit statuses and quiet failures (issue 24, item 6).
+
+/// `rtlab ARGS`: exit code, stdout, stderr; killed (and failed) after 20 s.
+fn exit_of(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(rtlab_path())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("rtlab {args:?} still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn flags_that_cannot_mean_anything_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        // As `sim -d 0s` (it exited 1).
+        (
+            &["run", "builtin:lf-scenario-1", "--policy", "rm", "-d", "0s"],
+            "invalid --duration",
+        ),
+        // Both were measured under SCHED_OTHER without a word.
+        (
+            &["latency", "--policy", "other", "-p", "50", "-l", "5"],
+            "--priority 50 does not apply to --policy other",
+        ),
+        (
+            &[
+                "run",
+                "builtin:lf-scenario-1",
+                "--policy",
+                "other",
+                "--edf-margin",
+                "1ms",
+            ],
+            "--edf-margin 1ms applies to --policy edf",
+        ),
+        // An empty table and exit 0 before (a panic in debug builds).
+        (
+            &["sweep", "--step", "1e-20"],
+            "utilization steps is too many",
+        ),
+        // An empty report and exit 0 before.
+        (&["report", "--last", "0"], "--last 0 names no run"),
+    ];
+    for (args, says) in cases {
+        let (code, out, err) = exit_of(args);
+        assert_eq!(code, Some(2), "rtlab {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "rtlab {args:?}: {err}");
+        assert!(err.contains(says), "rtlab {args:?}: {err}");
+        assert!(out.is_empty(), "rtlab {args:?}: {out}");
+    }
+}
+
+#[test]
+fn a_catalog_parameter_given_twice_is_refused() {
+    let (code, _, err) = exit_of(&[
+        "taskset",
+        "show",
+        "builtin:hartstone-ph?kilo-whet=1ms&kilo-whet=2ms",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("parameter `kilo-whet` is given twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_named_pipe_as_the_task_set_is_refused_instead_of_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("set.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.display().to_string();
+    let (code, _, err) = exit_of(&["sim", &fifo, "-s", "edf", "-d", "1s"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("a named pipe (FIFO), not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_export_that_meets_a_bad_row_prints_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db").display().to_string();
+    rtlab_ok(&[
+        "sim",
+        "builtin:lf-scenario-1",
+        "-s",
+        "edf",
+        "-d",
+        "200ms",
+        "--store",
+        &store,
+    ]);
+    let db = rusqlite::Connection::open(&store).unwrap();
+    // The last row in export order: everything before it would be printed.
+    db.execute(
+        "UPDATE jobs SET cpu = 'not a number' WHERE rowid = \
+         (SELECT rowid FROM jobs ORDER BY task DESC, job DESC LIMIT 1)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let (code, out, err) = exit_of(&[
+        "results", "export", "1", "--format", "json", "--store", &store,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.is_empty(), "half a JSON document: {out}");
+}
+
+#[test]
+fn an_immutable_store_is_refused_before_measuring() {
+    if !is_root() {
+        println!("skipping: chattr +i needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db").display().to_string();
+    rtlab_ok(&[
+        "sim",
+        "builtin:lf-scenario-1",
+        "-s",
+        "edf",
+        "-d",
+        "100ms",
+        "--store",
+        &store,
+    ]);
+    if !Command::new("chattr")
+        .args(["+i", &store])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        println!("skipping: chattr +i is not supported here");
+        return;
+    }
+    let started = Instant::now();
+    let (code, _, err) = exit_of(&[
+        "run",
+        "builtin:lf-scenario-1",
+        "--policy",
+        "rm",
+        "-d",
+        "3s",
+        "--store",
+        &store,
+    ]);
+    let took = started.elapsed();
+    let _ = Command::new("chattr").args(["-i", &store]).status();
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot be written"), "{err}");
+    // Refused before the 3 s run, not after it.
+    assert!(took < Duration::from_secs(2), "took {took:?}: {err}");
+}
+
+#[test]
+fn every_failure_of_a_run_is_said_once_and_a_lost_thread_fails_it() {
+    if !is_root() {
+        println!("skipping: real-time threads need root");
+        return;
+    }
+    let _bench = Bench::new();
+    let dir = tempfile::tempdir().unwrap();
+    // The job file on a full disk and the plot in a folder that is not
+    // there: both errors, each once, after the summary.
+    let plot = dir.path().join("no/such/dir/g.svg").display().to_string();
+    let (code, out, err) = exit_of(&[
+        "run",
+        "builtin:lf-scenario-1",
+        "--policy",
+        "rm",
+        "-d",
+        "300ms",
+        "--jobs",
+        "/dev/full",
+        "--plot",
+        &plot,
+        "--json",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(
+        errors[0].contains("--jobs: cannot write /dev/full"),
+        "{err}"
+    );
+    assert!(errors[1].contains("g.svg"), "{err}");
+
+    // A process stopped past the end of its run (SIGSTOP 7 s, then
+    // SIGCONT): the threads that were asleep are lost, and README says a
+    // lost thread fails the run.
+    let child = Command::new(rtlab_path())
+        .args([
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "edf",
+            "-d",
+            "1s",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    if report["lost_tasks"]
+        .as_array()
+        .is_some_and(|l| l.is_empty())
+    {
+        println!("note: every thread reported back after SIGCONT; nothing was lost");
+        assert!(out.status.success(), "{err}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("did not report back in time"), "{err}");
     }
 }
