@@ -72,6 +72,10 @@ impl RunFlags {
                 printable(&self.policy)
             ))
         })?;
+        // As `sim -d 0s`: a run of no time is a usage error.
+        if self.duration == Nanos::ZERO {
+            return Err(usage("invalid --duration 0s: must be more than 0"));
+        }
         let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None
@@ -171,7 +175,7 @@ pub fn execute(
                 let _ = std::fs::remove_file(f.path);
             }
             let e = match e {
-                RtError::Setting { .. } => usage(naming_the_flag(&e)),
+                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
                 other => other.into(),
             };
             return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));

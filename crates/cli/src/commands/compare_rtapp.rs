@@ -41,7 +41,7 @@ pub fn run(flags: &RunFlags, calibration: Option<&str>, json: bool) -> anyhow::R
     ));
     let theirs =
         rtapp::runner::run(&loaded.set, &cfg, &binary, calibration, flag).map_err(|e| match e {
-            RtError::Setting { .. } => usage(naming_the_flag(&e)),
+            RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
             other => anyhow::Error::from(other).context(format!("rt-app --policy {}", cfg.policy)),
         })?;
     if theirs.interrupted {
