@@ -414,6 +414,19 @@ pub fn run_recording(
         }
     }
     stop.store(true, Ordering::SeqCst);
+    // A thread past the give-up time may only have been unable to run (the
+    // process stopped by SIGSTOP past the end, then continued): with the
+    // stop set it reports within a job's length of running again, so it
+    // gets a last short wait before its jobs are given up for lost.
+    while received < n {
+        match done_rx.recv_timeout(Duration::from_millis(200)) {
+            Ok((i, outcome)) => {
+                outcomes[i] = Some(outcome);
+                received += 1;
+            }
+            Err(_) => break,
+        }
+    }
     let interrupted = watchdog.join().unwrap_or(false);
     for (handle, outcome) in handles.into_iter().zip(&outcomes) {
         if outcome.is_some() {
