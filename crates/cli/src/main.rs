@@ -161,13 +161,45 @@ fn command() -> clap::Command {
     unwrapped(Cli::command())
 }
 
+/// Whether `command` measures or changes kernel settings, and so gets the
+/// stop handler (`rtlab_rt::interrupt`): the first stop ends its
+/// measurement, a second restores and exits. The others keep the default
+/// actions, which end them at once, as the handler would (they have
+/// nothing to restore), and spare them its thread, whose malloc arena
+/// alone reserves 64 MiB of address space under `ulimit -v`. No wildcard:
+/// a new command must choose.
+fn handles_stops(command: &Command) -> bool {
+    match command {
+        Command::Run(_)
+        | Command::Compare(_)
+        | Command::Latency(_)
+        | Command::Characterize(_)
+        | Command::Breakdown(_)
+        | Command::Hartstone(_)
+        | Command::Study(_)
+        | Command::LagStudy(_)
+        | Command::Load(_)
+        | Command::Demo(_)
+        | Command::Doctor(_) => true,
+        Command::Taskset(_)
+        | Command::Analyze(_)
+        | Command::Sweep(_)
+        | Command::Sim(_)
+        | Command::Report(_)
+        | Command::Results(_)
+        | Command::Commands => false,
+    }
+}
+
 fn main() -> ExitCode {
+    let matches = command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Before any other thread exists: see the module docs of
     // `rtlab_rt::interrupt`. SIGPIPE stays ignored (Rust's default), so a
     // closed pipe is a write error that `output` reports.
-    rtlab_rt::interrupt::install_stop_handler();
-    let matches = command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if handles_stops(&cli.command) {
+        rtlab_rt::interrupt::install_stop_handler();
+    }
     let result = run(cli);
     // Restores that failed or found a setting changed by someone else.
     for notice in rtlab_rt::kernel_state::take_notices() {

@@ -1,10 +1,12 @@
 //! Stop signals: one handler for every rtlab command, on a thread of its own.
 //!
 //! SIGINT, SIGTERM, SIGHUP and SIGQUIT all ask a command to stop.
-//! [`install_stop_handler`] is the first thing `main` does, for every
-//! command, before any other thread exists (a thread started earlier would
-//! not inherit the mask below, and a signal the kernel hands to it would
-//! end the process at once with the kernel settings changed).
+//! [`install_stop_handler`] is the first thing `main` does after parsing,
+//! for every command that measures or changes kernel settings, before any
+//! other thread exists (a thread started earlier would not inherit the mask
+//! below, and a signal the kernel hands to it would end the process at once
+//! with the kernel settings changed). Other commands keep the default
+//! actions, which end them at once as the handler would.
 //!
 //! * In a command that measures (it called [`install_interrupt_flag`]), the
 //!   first stop sets the flag that measuring loops check and wakes every
