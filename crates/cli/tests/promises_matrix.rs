@@ -15,8 +15,10 @@
 //!   before, the run saved (status `interrupted`) when it was asked to save.
 //!
 //! Rows that run real-time threads need root and skip with a printed reason
-//! without it. The rows run one after the other (they are real-time runs)
-//! under the machine-wide lock `/tmp/rtlab-realtime.lock`.
+//! without it. The rows run one after the other (they are real-time runs,
+//! and the kernel settings are compared before and after each): run the
+//! tests under the machine-wide lock, `flock /tmp/rtlab-realtime.lock cargo
+//! test -p rtlab-cli --test promises_matrix`.
 
 mod common;
 
@@ -429,6 +431,31 @@ fn names_in(dir: &str, prefix: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// Checks that the run of `pid` left nothing changed: no state file or
+/// cpuset of its own, and RT throttling and the root's load balancing as
+/// `before` when no other rtlab held settings meanwhile (other runs on the
+/// machine may change them for their own time).
+fn assert_restored(before: &Kernel, pid: u32, what: &str) {
+    let after = kernel();
+    let own = format!("{pid}-");
+    assert!(
+        !after.state_files.iter().any(|f| f.starts_with(&own)),
+        "state file left: {after:?}: {what}"
+    );
+    assert!(
+        !after.cpusets.contains(&format!("rtlab-edf-{pid}")),
+        "cpuset left: {after:?}: {what}"
+    );
+    let quiet = |k: &Kernel| !k.state_files.iter().any(|f| f.ends_with(".json"));
+    if quiet(before) && quiet(&after) {
+        assert_eq!(
+            (&after.rt_runtime, &after.load_balance),
+            (&before.rt_runtime, &before.load_balance),
+            "{what}"
+        );
+    }
+}
+
 fn kernel() -> Kernel {
     let read = |p: &str| {
         std::fs::read_to_string(p)
@@ -443,18 +470,23 @@ fn kernel() -> Kernel {
     }
 }
 
-/// The scratch folder with its fixtures, and the machine-wide lock.
+/// One test of this file at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The scratch folder with its fixtures, one test at a time.
 struct Bench {
     dir: tempfile::TempDir,
-    _lock: File,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Bench {
     fn new() -> Bench {
-        let lock = File::create("/tmp/rtlab-realtime.lock").unwrap();
-        lock.lock().unwrap();
+        let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let bench = Bench { dir, _lock: lock };
+        let bench = Bench {
+            dir,
+            _one_at_a_time: one,
+        };
         let a = bench.path("a.xml");
         rtlab_ok(&[
             "taskset",
@@ -527,6 +559,22 @@ impl Bench {
     }
 }
 
+/// Runs `attempt` (which returns its result and the standard error of the
+/// rtlab it ran) again, up to 10 times 2 s apart, while rtlab refuses to
+/// start because another rtlab on the machine holds the kernel settings it
+/// needs (other test suites on a shared machine): that refusal is its own
+/// promise, tested in state_cli, not this file's.
+fn retried_while_busy<T>(mut attempt: impl FnMut() -> (T, String)) -> (T, String) {
+    for _ in 0..10 {
+        let (result, err) = attempt();
+        if !err.contains("changed it and is still running") {
+            return (result, err);
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    attempt()
+}
+
 fn rtlab_ok(args: &[&str]) {
     let out = Command::new(rtlab_path()).args(args).output().unwrap();
     assert!(
@@ -550,25 +598,33 @@ fn a_full_disk_or_a_closed_pipe_on_stdout_is_one_error_line_and_exit_1() {
             continue;
         }
         for target in ["/dev/full", "a closed pipe"] {
-            let stdout = if target == "/dev/full" {
-                Stdio::from(File::options().write(true).open("/dev/full").unwrap())
-            } else {
-                let (reader, writer) = std::io::pipe().unwrap();
-                drop(reader);
-                Stdio::from(writer)
+            let stdout = || {
+                if target == "/dev/full" {
+                    Stdio::from(File::options().write(true).open("/dev/full").unwrap())
+                } else {
+                    let (reader, writer) = std::io::pipe().unwrap();
+                    drop(reader);
+                    Stdio::from(writer)
+                }
             };
             let args = bench.args(row.args);
             let before = kernel();
             let saved_before = bench.stored().len();
-            let out = Command::new(rtlab_path())
-                .args(&args)
-                .stdout(stdout)
-                .stderr(Stdio::piped())
-                .output()
-                .unwrap();
+            let ((pid, out), _) = retried_while_busy(|| {
+                let child = Command::new(rtlab_path())
+                    .args(&args)
+                    .stdout(stdout())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let pid = child.id();
+                let out = child.wait_with_output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                ((pid, out), err)
+            });
             let err = String::from_utf8_lossy(&out.stderr);
             let what = format!("`rtlab {}` into {target}: {err}", args.join(" "));
-            assert_eq!(kernel(), before, "{what}");
+            assert_restored(&before, pid, &what);
             assert!(!err.contains("panicked"), "{what}");
             if !row.prints {
                 assert!(out.status.success(), "{what}");
@@ -590,14 +646,14 @@ fn a_full_disk_or_a_closed_pipe_on_stdout_is_one_error_line_and_exit_1() {
 }
 
 /// Runs `args`, sends `signal` after `settle`, and returns the exit
-/// status, standard output and error, and how long it took to exit after
-/// the signal.
+/// status, standard output and error, how long it took to exit after the
+/// signal, and its pid.
 fn stopped(
     args: &[String],
     settle: Duration,
     signal: &str,
     dir: &Path,
-) -> (ExitStatus, String, String, Duration) {
+) -> (ExitStatus, String, String, Duration, u32) {
     let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
     let mut child = Command::new(rtlab_path())
         .args(args)
@@ -627,7 +683,7 @@ fn stopped(
     };
     let took = sent.elapsed();
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    (status, read(&out_path), read(&err_path), took)
+    (status, read(&out_path), read(&err_path), took, child.id())
 }
 
 /// True when `doc` holds `"interrupted": true` at any depth.
@@ -661,7 +717,11 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
             let saves = args.iter().any(|a| a == "--store");
             let before = kernel();
             let saved_before = bench.stored();
-            let (status, out, err, took) = stopped(&args, settle, signal, bench.dir.path());
+            let ((status, out, took, pid), err) = retried_while_busy(|| {
+                let (status, out, err, took, pid) =
+                    stopped(&args, settle, signal, bench.dir.path());
+                ((status, out, took, pid), err)
+            });
             let what = format!("`rtlab {}`, SIG{signal}: {status:?}: {err}", args.join(" "));
             assert!(status.success(), "{what}");
             assert!(!err.contains("panicked"), "{what}");
@@ -678,7 +738,7 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
                     "{what}: the text does not say interrupted: {out}"
                 );
             }
-            assert_eq!(kernel(), before, "{what}");
+            assert_restored(&before, pid, &what);
             if saves {
                 let saved = bench.stored();
                 assert_eq!(saved.len(), saved_before.len() + 1, "{what}");
