@@ -145,27 +145,61 @@ pub struct PolicyArgs {
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_enum, default_value_t = PolicyName::Fifo)]
     pub policy: PolicyName,
-    /// Real-time priority for fifo/rr, 1..=99 (99 is highest).
-    #[arg(short = 'p', long, default_value_t = 99, value_parser = clap::value_parser!(u8).range(1..=99))]
-    pub priority: u8,
-    /// Nice value for --policy other, -20..=19.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
-    pub nice: i32,
+    /// Real-time priority for fifo/rr, 1..=99 (99 is highest) [default: 99].
+    #[arg(short = 'p', long, value_parser = clap::value_parser!(u8).range(1..=99))]
+    pub priority: Option<u8>,
+    /// Nice value for --policy other, -20..=19 [default: 0].
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
+    pub nice: Option<i32>,
     /// Runtime per period for --policy deadline (default: a tenth of the interval).
     #[arg(long, value_parser = parse_nanos)]
     pub runtime: Option<Nanos>,
 }
 
 impl PolicyArgs {
+    /// Refuses a flag that the chosen policy would ignore (`--policy other
+    /// -p 50` measured SCHED_OTHER without a word): a usage error naming
+    /// both flags.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let policy = self
+            .policy
+            .to_possible_value()
+            .map(|v| v.get_name().to_string());
+        let policy = policy.unwrap_or_default();
+        let ignored = match self.policy {
+            PolicyName::Fifo | PolicyName::Rr => [
+                self.nice.map(|n| format!("--nice {n}")),
+                self.runtime.map(|r| format!("--runtime {r}")),
+            ],
+            PolicyName::Other => [
+                self.priority.map(|p| format!("--priority {p}")),
+                self.runtime.map(|r| format!("--runtime {r}")),
+            ],
+            PolicyName::Deadline => [
+                self.priority.map(|p| format!("--priority {p}")),
+                self.nice.map(|n| format!("--nice {n}")),
+            ],
+        };
+        match ignored.into_iter().flatten().next() {
+            Some(flag) => Err(usage(format!(
+                "{flag} does not apply to --policy {policy} (--priority is for fifo and rr, \
+                 --nice for other, --runtime for deadline)"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The policy for a loop of period `period`.
     pub fn policy(&self, period: Nanos) -> Policy {
         match self.policy {
-            PolicyName::Other => Policy::Other { nice: self.nice },
+            PolicyName::Other => Policy::Other {
+                nice: self.nice.unwrap_or(0),
+            },
             PolicyName::Fifo => Policy::Fifo {
-                priority: self.priority,
+                priority: self.priority.unwrap_or(99),
             },
             PolicyName::Rr => Policy::RoundRobin {
-                priority: self.priority,
+                priority: self.priority.unwrap_or(99),
             },
             PolicyName::Deadline => Policy::Deadline {
                 runtime: self

@@ -3,12 +3,19 @@
 //! [`commands`].
 
 #![forbid(unsafe_code)]
+// Standard output goes through `output` (`outln!`, `out!`), which turns a
+// closed pipe or a full disk into one error line and exit 1 once the kernel
+// is restored and the run saved; `println!` would panic. Denied here, for
+// the whole binary (the tests are other crates), so no command prints
+// around it.
+#![deny(clippy::print_stdout)]
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use rtlab_model::printable;
 
+#[macro_use]
+mod output;
 mod commands;
 mod flags;
 mod plot_file;
@@ -79,6 +86,15 @@ enum Command {
     /// The results store: list, show, diff, export and remove runs saved with --save.
     #[command(subcommand)]
     Results(commands::results::ResultsCommand),
+    /// Every command, one path a line (`taskset gen`, `sim`, ...): the test
+    /// of the promises every command keeps (tests/promises_matrix.rs) takes
+    /// its list from here, so a new command cannot escape it.
+    #[command(
+        name = "__commands",
+        hide = true,
+        after_help = "Example:\n  rtlab __commands"
+    )]
+    Commands,
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -101,7 +117,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Results(command) => commands::results::run(&command),
+        Command::Commands => {
+            for path in leaf_commands(&Cli::command()) {
+                outln!("{path}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// The path of every command that runs something (`sim`, `taskset gen`),
+/// without clap's `help` and hidden commands.
+fn leaf_commands(cmd: &clap::Command) -> Vec<String> {
+    let mut out = Vec::new();
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        if sub.has_subcommands() {
+            let name = sub.get_name();
+            out.extend(
+                leaf_commands(sub)
+                    .into_iter()
+                    .map(|p| format!("{name} {p}")),
+            );
+        } else {
+            out.push(sub.get_name().to_string());
+        }
+    }
+    out
 }
 
 /// The command line as clap knows it, with every command's `after_help`
@@ -123,41 +164,82 @@ fn command() -> clap::Command {
     unwrapped(Cli::command())
 }
 
+/// Whether `command` measures or changes kernel settings, and so gets the
+/// stop handler (`rtlab_rt::interrupt`): the first stop ends its
+/// measurement, a second restores and exits. The others keep the default
+/// actions, which end them at once, as the handler would (they have
+/// nothing to restore), and spare them its thread, whose malloc arena
+/// alone reserves 64 MiB of address space under `ulimit -v`. No wildcard:
+/// a new command must choose.
+fn handles_stops(command: &Command) -> bool {
+    match command {
+        Command::Run(_)
+        | Command::Compare(_)
+        | Command::Latency(_)
+        | Command::Characterize(_)
+        | Command::Breakdown(_)
+        | Command::Hartstone(_)
+        | Command::Study(_)
+        | Command::LagStudy(_)
+        | Command::Load(_)
+        | Command::Demo(_)
+        | Command::Doctor(_) => true,
+        Command::Taskset(_)
+        | Command::Analyze(_)
+        | Command::Partition(_)
+        | Command::Sweep(_)
+        | Command::Sim(_)
+        | Command::Report(_)
+        | Command::Results(_)
+        | Command::Commands => false,
+    }
+}
+
 fn main() -> ExitCode {
-    rtlab_rt::interrupt::restore_default_sigpipe();
     let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Before any other thread exists: see the module docs of
+    // `rtlab_rt::interrupt`. SIGPIPE stays ignored (Rust's default), so a
+    // closed pipe is a write error that `output` reports.
+    if handles_stops(&cli.command) {
+        rtlab_rt::interrupt::install_stop_handler();
+    }
     let result = run(cli);
     // Restores that failed or found a setting changed by someone else.
     for notice in rtlab_rt::kernel_state::take_notices() {
         setup::say(&notice);
     }
+    // By now the command has restored what it changed and saved its run.
+    let stdout = output::take_error().map(|e| format!("error: writing to stdout: {e}"));
     match result {
-        Ok(code) => code,
+        Ok(code) => match stdout {
+            Some(line) => {
+                setup::say(&line);
+                ExitCode::FAILURE
+            }
+            None => code,
+        },
         Err(error) => {
             // Not eprintln!, which panics when the terminal is gone (SIGHUP).
-            setup::say(&format!("error: {}", one_line(&error)));
-            ExitCode::from(usage::exit_status(&error))
+            let line = format!("error: {}", usage::one_line(&error));
+            // An error that is the failed write itself is said once.
+            match stdout {
+                Some(out) if line.ends_with(out.rsplit(": ").next().unwrap_or_default()) => {
+                    setup::say(&out);
+                    ExitCode::FAILURE
+                }
+                Some(out) => {
+                    setup::say(&line);
+                    setup::say(&out);
+                    ExitCode::FAILURE
+                }
+                None => {
+                    setup::say(&line);
+                    ExitCode::from(usage::exit_status(&error))
+                }
+            }
         }
     }
-}
-
-/// The error and its causes as one line: `what: why: deeper why`, each
-/// cause once (many errors already quote their source's text, which
-/// `{:#}` would print again), with names from files and paths escaped.
-fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    printable(&line).into_owned()
 }
 
 #[cfg(test)]
@@ -200,11 +282,11 @@ mod tests {
         })
         .context("rtlab run --policy rm");
         assert_eq!(
-            one_line(&e),
+            usage::one_line(&e),
             "rtlab run --policy rm: clone failed: Resource temporarily unavailable (os error 11)"
         );
         let e = anyhow::anyhow!("task `a\nb`").context("loading");
-        assert_eq!(one_line(&e), "loading: task `a\\nb`");
+        assert_eq!(usage::one_line(&e), "loading: task `a\\nb`");
     }
 
     /// Help templates read `{` as the start of a tag and drop text after a

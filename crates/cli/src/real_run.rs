@@ -72,6 +72,10 @@ impl RunFlags {
                 printable(&self.policy)
             ))
         })?;
+        // As `sim -d 0s`: a run of no time is a usage error.
+        if self.duration == Nanos::ZERO {
+            return Err(usage("invalid --duration 0s: must be more than 0"));
+        }
         let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None
@@ -85,6 +89,11 @@ impl RunFlags {
             ))
         })?;
         cfg.lag_controller = self.lag_controller;
+        if let (Some(margin), false) = (self.edf_margin, policy.is_deadline()) {
+            return Err(usage(format!(
+                "--edf-margin {margin} applies to --policy edf (SCHED_DEADLINE budgets), not --policy {policy}"
+            )));
+        }
         cfg.edf_margin = self.edf_margin;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
@@ -128,8 +137,8 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 
 /// Loads the set, warns about RT throttling, creates the job files, runs
 /// the set (streaming every job into the files), and says so on stderr
-/// when Ctrl-C or a lost thread cut the run short or job records were
-/// dropped. Every job also goes to `saver` when one is given, and to
+/// when a stop signal cut the run short or job records were dropped (a
+/// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
 /// `more_sinks`. Returns the report and, per job file (then for the
 /// saver), how writing it went.
 pub fn execute(
@@ -196,13 +205,20 @@ pub fn execute(
             Nanos::from_ns(report.ended_ns)
         ));
     }
-    if !report.lost_tasks.is_empty() {
-        say(&format!(
-            "warning: the threads of {} did not report back in time (their jobs are missing)",
-            report.lost_tasks.join(", ")
-        ));
-    }
     Ok((loaded.set, loaded.origin, report, written))
+}
+
+/// A run whose threads did not all report back is a failed run (exit 1),
+/// said after what was measured is printed and saved.
+pub fn lost_threads(report: &RunReport) -> anyhow::Result<()> {
+    if report.lost_tasks.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "the threads of {} did not report back in time (stopped, or starved past the end of the run); \
+         their jobs are missing from the summary",
+        report.lost_tasks.iter().map(|t| printable(t).into_owned()).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// What the user should know before the numbers: RT throttling that the

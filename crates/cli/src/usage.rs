@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use rtlab_model::printable;
 use rtlab_rt::RtError;
 
 /// An error in the command line, in one line naming the flag.
@@ -60,6 +61,40 @@ pub fn naming_the_flag(error: &RtError) -> String {
 /// (`--tasks`, `--utilization`, ...).
 pub fn generator_usage(error: rtlab_model::generate::GenerateError) -> anyhow::Error {
     usage(error.message_with(&|setting| format!("--{setting}")))
+}
+
+/// The error and its causes as one line: `what: why: deeper why`, each
+/// cause once (many errors already quote their source's text, which
+/// `{:#}` would print again), with names from files and paths escaped.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    printable(&line).into_owned()
+}
+
+/// Every failure of a command that went on after the first (a job file
+/// and the store both failing on a full disk): each but the last is said
+/// on standard error as an `error:` line now, the last is returned for
+/// `main` to say and set the exit status by.
+pub fn all_of(results: impl IntoIterator<Item = anyhow::Result<()>>) -> anyhow::Result<()> {
+    let mut last = Ok(());
+    for result in results {
+        if let Err(e) = result {
+            if let Err(earlier) = std::mem::replace(&mut last, Err(e)) {
+                crate::setup::say(&format!("error: {}", one_line(&earlier)));
+            }
+        }
+    }
+    last
 }
 
 /// The exit status for `error`: 2 when it is a usage error, else 1.

@@ -564,9 +564,10 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: --on-miss `abort`: use continue or skip\n",
         ),
         (
+            // A usage error, as `sim -d 0s` (issue 24: it exited 1).
             &["run", s4, "--policy", "rm", "-d", "0"],
-            1,
-            "error: rtlab run --policy rm: invalid --duration: must be more than 0\n",
+            2,
+            "error: invalid --duration 0s: must be more than 0\n",
         ),
         (
             &["latency", "--interval", "5us", "--loops", "10"],

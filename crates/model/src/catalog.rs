@@ -350,6 +350,11 @@ fn parse_parameters<'a>(
                 format!("unknown parameter `{key}` ({accepted})"),
             ));
         }
+        // As the scheduler spec does: which of two values was meant is
+        // anyone's guess.
+        if pairs.iter().any(|&(k, _)| k == key) {
+            return Err(bad(entry, format!("parameter `{key}` is given twice")));
+        }
         pairs.push((key, value));
     }
     Ok(Parameters { entry, pairs })

@@ -291,8 +291,25 @@ pub const MAX_FILE_BYTES: u64 = 8 << 20;
 /// The whole text of `path`, at most [`MAX_FILE_BYTES`]: a larger file (or a
 /// device or pipe that never ends) is refused once that much has been read,
 /// never read into memory whole. The error is the reason, in words.
+///
+/// A named pipe (FIFO) is refused before it is opened: opening one blocks
+/// until something writes to it, which may be never. A pipe that is
+/// already open (`<(command)`, `/dev/stdin`: a path under `/dev/fd`,
+/// `/proc/self/fd` or `/dev/std*`) is read as usual.
 pub fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let already_open = ["/dev/fd/", "/proc/self/fd/", "/dev/std"]
+        .iter()
+        .any(|p| path.to_string_lossy().starts_with(p));
+    let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if is_fifo && !already_open {
+        return Err(
+            "a named pipe (FIFO), not a regular file: opening it would block until something writes to it; \
+             copy it to a file first"
+                .to_string(),
+        );
+    }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
     file.take(MAX_FILE_BYTES + 1)

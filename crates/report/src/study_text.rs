@@ -15,6 +15,12 @@ pub mod utilization;
 /// The human summary: each section that ran.
 pub fn describe(doc: &StudyDocument) -> String {
     let mut parts = Vec::new();
+    if doc.interrupted {
+        parts.push(
+            "interrupted: a stop signal cut the real runs short; what was measured until then follows\n"
+                .to_string(),
+        );
+    }
     if let Some(u) = &doc.utilization {
         parts.push(utilization::describe_utilization(u));
     }

@@ -22,7 +22,8 @@ pub trait Clock {
 pub trait Sleeper: Clock {
     /// Blocks until the clock reads at least `t` (may return later, never
     /// earlier; returns at once when `t` has passed). Interruptions by
-    /// signals are retried.
+    /// signals are retried, except that [`MonotonicClock`] returns early
+    /// after a stop signal (see [`wait_until`]).
     fn sleep_until(&mut self, t: Nanos);
 }
 
@@ -43,10 +44,14 @@ impl Sleeper for MonotonicClock {
 }
 
 /// Sleeps until `CLOCK_MONOTONIC` reads `t`, retrying when a signal
-/// interrupts the sleep (the target is absolute, so a retry loses nothing).
+/// interrupts the sleep (the target is absolute, so a retry loses nothing),
+/// except after a stop signal: the stop handler wakes every sleeper
+/// ([`crate::interrupt`]), and the sleep then returns early so that the
+/// caller sees its stop flag at once. Callers check their flag after the
+/// sleep and record nothing for an early wake-up.
 pub fn wait_until(t: Nanos) {
     while let Err(e) = clock_nanosleep_until(libc::CLOCK_MONOTONIC, t) {
-        if e.kind() != std::io::ErrorKind::Interrupted {
+        if e.kind() != std::io::ErrorKind::Interrupted || crate::interrupt::interrupted() {
             return;
         }
     }

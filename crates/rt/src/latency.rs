@@ -597,6 +597,14 @@ fn measure(
             break;
         }
         clock.sleep_until(next);
+        // Woken early, by a stop signal (`crate::interrupt`): wait for the
+        // halt, which follows within 50 ms, in short sleeps; no sample.
+        while clock.now() < next && !stop.load(Ordering::Relaxed) {
+            clock.sleep_until(next.min(clock.now().saturating_add(Nanos::from_ms(1))));
+        }
+        if clock.now() < next {
+            break;
+        }
         let now = clock.now();
         let latency = now.saturating_sub(next);
         let jitter = previous.map(|p| {

@@ -15,6 +15,13 @@ pub enum StoreError {
         /// SQLite's reason.
         source: rusqlite::Error,
     },
+    /// The database can be read but not written (a read-only or immutable
+    /// file, a read-only mount): found before a run starts.
+    #[error("results store {path}: cannot be written (read-only file or file system); the run would be lost, so nothing is measured")]
+    ReadOnly {
+        /// The database.
+        path: PathBuf,
+    },
     /// A file beside the database (its directory, the spool) failed.
     #[error("results store {path}: {what}: {source}")]
     Io {

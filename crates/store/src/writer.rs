@@ -40,6 +40,14 @@ impl RunWriter {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), PathBuf::from);
+        // The run is written at the end; a database that cannot take it is
+        // refused now, before the command measures anything. SQLite opens
+        // a file it may not write (read-only, immutable) read-only instead
+        // of failing, so ask it.
+        let read_only = conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        if read_only {
+            return Err(StoreError::ReadOnly { path });
+        }
         let spool = tempfile::tempfile_in(&dir).map_err(|source| StoreError::Io {
             path: path.clone(),
             what: "cannot create a spool file beside it",

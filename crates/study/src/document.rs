@@ -26,6 +26,9 @@ pub struct StudyDocument {
     pub overload: Option<OverloadPart>,
     /// IPCP under FPS against DFP under EDF (simulated only).
     pub locking: Option<LockingSection>,
+    /// A stop signal cut the real runs short; absent when none did.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// The overload section in the simulator and, with `--real`, on real

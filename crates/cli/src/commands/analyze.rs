@@ -217,12 +217,12 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         args.breakdown.then_some(&breakdowns),
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        print!(
+        out!(
             "{}",
             human(&loaded.origin, set, &options, &reports, &breakdowns)
         );
@@ -272,12 +272,12 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
     };
     let doc = multiprocessor::analyze_document(&set, &loaded.origin, m, &tests);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        print!("{}", multiprocessor_human(&set, &doc));
+        out!("{}", multiprocessor_human(&set, &doc));
     }
     let doc = serde_json::to_value(&doc)?;
     crate::save::save_document(

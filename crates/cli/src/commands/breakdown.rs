@@ -300,9 +300,9 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", describe(&doc));
+        out!("{}", describe(&doc));
     }
     let document = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {

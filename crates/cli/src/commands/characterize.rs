@@ -171,9 +171,9 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         notes,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("{}", describe(&doc));
+        outln!("{}", describe(&doc));
     }
     let mut code = ExitCode::SUCCESS;
     if let Some(path) = &args.out {

@@ -135,18 +135,20 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         real,
         sim,
     );
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&comparison)?);
-    } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", describe(&comparison, &origin, args.tolerance, color));
-    }
-    if let Some(saver) = saver {
-        saver.finish(
+    // The store first: a stdout that fails does not lose the run.
+    let saved = saver.map_or(Ok(()), |s| {
+        s.finish(
             &serde_json::to_value(&comparison)?,
             comparison.real.interrupted,
-        )?;
+        )
+    });
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        out!("{}", describe(&comparison, &origin, args.tolerance, color));
     }
+    crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -51,9 +51,9 @@ pub fn run(flags: &RunFlags, calibration: Option<&str>, json: bool) -> anyhow::R
     let (set, origin, ours, _) = execute(flags, &[], Vec::new(), None)?;
     let comparison = RtAppComparison::new(&set, ours, theirs);
     if json {
-        println!("{}", serde_json::to_string_pretty(&comparison)?);
+        outln!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
-        print!("{}", describe(&comparison, &origin));
+        out!("{}", describe(&comparison, &origin));
     }
     Ok(ExitCode::SUCCESS)
 }

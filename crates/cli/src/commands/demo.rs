@@ -43,12 +43,12 @@ pub struct DemoArgs {
 
 /// Runs the tour.
 pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
-    println!("== 1. A task set from the literature: the avionics set of paper 004 (rtlab taskset show builtin:avionics)\n");
+    outln!("== 1. A task set from the literature: the avionics set of paper 004 (rtlab taskset show builtin:avionics)\n");
     let avionics = file::load("builtin:avionics")?;
-    println!("{}", describe_taskset(&avionics.set, &avionics.origin));
+    outln!("{}", describe_taskset(&avionics.set, &avionics.origin));
 
-    println!("== 2. Random task sets: 5 tasks, U = 0.7, RandFixedSum, log-uniform periods 10 ms..1 s, seed {}", args.seed);
-    println!(
+    outln!("== 2. Random task sets: 5 tasks, U = 0.7, RandFixedSum, log-uniform periods 10 ms..1 s, seed {}", args.seed);
+    outln!(
         "   (rtlab taskset gen -n 5 -u 0.7 --count 4 --seed {} --out DIR)\n",
         args.seed
     );
@@ -68,9 +68,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let paths = write_sets(&sets, &dir, OutputFormat::Toml)?;
-    println!("{}\n", generated_sets_table(&sets, &paths));
+    outln!("{}\n", generated_sets_table(&sets, &paths));
 
-    println!("== 3. Reading them back: every file validates and equals what was generated\n");
+    outln!("== 3. Reading them back: every file validates and equals what was generated\n");
     for (set, path) in sets.iter().zip(&paths) {
         let spec = path.to_str().context("temp path is not UTF-8")?;
         let loaded = file::load(spec)?;
@@ -79,7 +79,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         } else {
             "DIFFERENT"
         };
-        println!(
+        outln!(
             "   {}: valid, {} tasks, U = {:.4}, {same}",
             path.display(),
             loaded.set.tasks.len(),
@@ -90,11 +90,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    println!(
+    outln!(
         "\n== 4. Analysis: the avionics set under rate-monotonic priorities, exact response times,"
     );
-    println!("   and breakdown utilization ideal and with the RT Mach overheads at 8 ms and 16 ms ticks (paper 004)");
-    println!("   (rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown)\n");
+    outln!("   and breakdown utilization ideal and with the RT Mach overheads at 8 ms and 16 ms ticks (paper 004)");
+    outln!("   (rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown)\n");
     let mut runs = Vec::new();
     let analysis = analyze::run(&AnalyzeArgs {
         file: "builtin:avionics".to_string(),
@@ -113,9 +113,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         "rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown",
     ));
 
-    println!("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of paper 000");
-    println!("   (rtlab sim builtin:lf-scenario-N --scheduler S --duration 1s)\n");
-    println!("{}", scenario_table()?);
+    outln!("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of paper 000");
+    outln!("   (rtlab sim builtin:lf-scenario-N --scheduler S --duration 1s)\n");
+    outln!("{}", scenario_table()?);
     for scheduler in ["fp:dm", "edf"] {
         runs.push(simulated_run(
             "builtin:lf-scenario-4",
@@ -123,24 +123,24 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             Nanos::from_ms(200),
         )?);
     }
-    println!("   Paper 000: FIFO by declaration order misses in scenarios 1-3, DM meets them;");
-    println!("   scenario 4 misses under DM and not under EDF.");
+    outln!("   Paper 000: FIFO by declaration order misses in scenarios 1-3, DM meets them;");
+    outln!("   scenario 4 misses under DM and not under EDF.");
 
-    println!("\n== 6. The same on real threads, pinned to one CPU, 500 ms each");
-    println!("   (rtlab run builtin:lf-scenario-N --policy P --duration 500ms; rtlab compare ... for side by side)\n");
+    outln!("\n== 6. The same on real threads, pinned to one CPU, 500 ms each");
+    outln!("   (rtlab run builtin:lf-scenario-N --policy P --duration 500ms; rtlab compare ... for side by side)\n");
     for warning in platform_warnings() {
-        println!("   platform (rtlab doctor): {warning}");
+        outln!("   platform (rtlab doctor): {warning}");
     }
-    println!();
+    outln!();
     if rtlab_rt::policy::has_cap_sys_nice() {
-        println!("{}", real_scenario_table(&mut runs)?);
-        println!("   A miss count is jobs past their deadline; scenario 4 (U = 0.92) exceeds what SCHED_DEADLINE");
-        println!("   admits on one CPU here (0.95 minus the fair server's 0.05): add --no-rt-throttling to run it.");
+        outln!("{}", real_scenario_table(&mut runs)?);
+        outln!("   A miss count is jobs past their deadline; scenario 4 (U = 0.92) exceeds what SCHED_DEADLINE");
+        outln!("   admits on one CPU here (0.95 minus the fair server's 0.05): add --no-rt-throttling to run it.");
     } else {
-        println!("   skipped: SCHED_FIFO and SCHED_DEADLINE need root or CAP_SYS_NICE");
+        outln!("   skipped: SCHED_FIFO and SCHED_DEADLINE need root or CAP_SYS_NICE");
     }
-    println!("\n== 7. Schedulability ratio: 5-task sets, 100 per step, U = 0.6..1.0, four tests");
-    println!("   ({SWEEP})\n");
+    outln!("\n== 7. Schedulability ratio: 5-task sets, 100 per step, U = 0.6..1.0, four tests");
+    outln!("   ({SWEEP})\n");
     let sweep = sweep::run(&parse_args::<SweepArgs>(SWEEP)?)?;
     runs.push(RunView::unsaved("sweep", sweep).with_command(SWEEP));
 
@@ -149,8 +149,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     } else {
         LATENCY_OTHER
     };
-    println!("\n== 8. Wake-up latency: two timer threads, 1000 loops of 1 ms each (cyclictest's measurement)");
-    println!("   ({latency_line})\n");
+    outln!("\n== 8. Wake-up latency: two timer threads, 1000 loops of 1 ms each (cyclictest's measurement)");
+    outln!("   ({latency_line})\n");
     runs.push(latency_run(latency_line)?);
 
     let host = host_metadata();
@@ -160,15 +160,15 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let html = render_html(&runs);
     std::fs::write(&args.report, &html)
         .with_context(|| format!("--report: cannot write {}", args.report.display()))?;
-    println!(
+    outln!(
         "\n== Report: {} ({} KiB, {} runs: analysis, 2 simulations, {} real-thread runs, a sweep, a latency run;",
         args.report.display(),
         html.len().div_ceil(1024),
         runs.len(),
         runs.iter().filter(|r| r.kind == "run").count()
     );
-    println!("   summaries, Gantt charts, response times, ratio curves, the latency histogram): open it in a browser");
-    println!("\n== Next: rtlab taskset list, rtlab analyze --help, rtlab sim --help, rtlab run --help, rtlab latency --help");
+    outln!("   summaries, Gantt charts, response times, ratio curves, the latency histogram): open it in a browser");
+    outln!("\n== Next: rtlab taskset list, rtlab analyze --help, rtlab sim --help, rtlab run --help, rtlab latency --help");
     Ok(ExitCode::SUCCESS)
 }
 

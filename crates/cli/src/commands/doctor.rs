@@ -53,7 +53,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
     let report = platform::probe(&StateDir::from_env());
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::Stdout;
     if args.json {
         let doc = DoctorJson {
             report: &report,

@@ -101,7 +101,7 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
         }
         // The generator's settings are flags: its refusals are usage errors.
         let sets = generate_sets(&args.config(), 1).map_err(generator_usage)?;
-        print!("{}", args.format.render(&sets[0]));
+        out!("{}", args.format.render(&sets[0]));
         return Ok(ExitCode::SUCCESS);
     };
     let sets = generate_sets(&args.config(), args.count).map_err(generator_usage)?;
@@ -118,10 +118,10 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
                 hyperperiod_ns: set.hyperperiod().ok().map(Nanos::as_ns),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?);
     } else {
-        println!("{}", generated_sets_table(&sets, &written));
-        println!("\nwrote {} sets to {}", sets.len(), out.display());
+        outln!("{}", generated_sets_table(&sets, &written));
+        outln!("\nwrote {} sets to {}", sets.len(), out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

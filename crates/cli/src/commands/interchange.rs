@@ -188,7 +188,7 @@ fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<ExitCode> {
     match out {
         Some(path) => std::fs::write(path, text)
             .with_context(|| format!("--out {}: cannot write", path.display()))?,
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -114,6 +114,7 @@ pub struct LagStudyArgs {
 
 impl LagStudyArgs {
     fn config(&self) -> anyhow::Result<StudyConfig> {
+        self.policy.check()?;
         let cpu = if self.no_pin {
             None
         } else {
@@ -233,14 +234,14 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         cells: cells.iter().map(cell_json).collect(),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         if !progress {
             for w in &warnings {
-                println!("# {w}");
+                outln!("# {w}");
             }
         }
-        println!(
+        outln!(
             "# lag study: {} samples per cell in {} round(s), {}, {}, Ki {}, robust spin budget {}% of the period",
             cfg.samples,
             cfg.rounds,
@@ -251,9 +252,9 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             100.0 * cfg.spin_share
         );
         if interrupted {
-            println!("# interrupted: {} of {total} cells", cells.len());
+            outln!("# interrupted: {} of {total} cells", cells.len());
         }
-        println!("{}", describe(&cells));
+        outln!("{}", describe(&cells));
     }
     if let Some(saver) = saver {
         saver.finish(&serde_json::to_value(&doc)?, interrupted)?;

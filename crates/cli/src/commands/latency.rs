@@ -141,6 +141,7 @@ fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
             "-h prints the histogram on standard output, where --json writes: use --histogram FILE, or --json=FILE",
         ));
     }
+    args.policy.check()?;
     let cfg = ProbeConfig {
         threads,
         interval: args.interval,
@@ -219,19 +220,19 @@ pub fn measure_with_tap(
     let throttling = RtThrottling::read().ok();
     let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
     if args.json_stdout() {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else if args.quiet {
         for t in &report.threads {
-            println!("{}", latency::cyclictest_line(t));
+            outln!("{}", latency::cyclictest_line(t));
         }
     } else if !args.stdout_is_json() {
-        print!(
+        out!(
             "{}",
             describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
         );
     }
     if args.histogram_stdout.is_some() {
-        print!("{}", latency::cyclictest_histogram(&report.threads));
+        out!("{}", latency::cyclictest_histogram(&report.threads));
     }
     let doc = serde_json::to_value(&doc)?;
     if let Some(mut saver) = saver.take() {
@@ -260,7 +261,7 @@ pub fn measure_with_tap(
             SysInfo::read(),
         ))? + "\n";
         if path == std::path::Path::new("-") {
-            print!("{text}");
+            out!("{text}");
         } else {
             std::fs::write(path, text)
                 .with_context(|| format!("--json={}: cannot write", path.display()))?;

@@ -31,7 +31,7 @@ pub struct LoadArgs {
     /// How long to run it (always bounded).
     #[arg(short = 'D', long, default_value = "10s", value_parser = parse_nanos)]
     pub duration: Nanos,
-    /// Print JSON: {spec, threads, messages, spin_rounds, elapsed_ns}.
+    /// Print JSON: {elapsed_ns, messages, spec, spin_rounds, threads, interrupted}.
     #[arg(long)]
     pub json: bool,
 }
@@ -49,14 +49,27 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         std::thread::sleep((end - now).min(Nanos::from_ms(50)).into());
     }
     let stats = load.stop();
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&LoadDocument::new(args.load, &stats))?
-        );
+        /// `rtlab load --json`: the load's statistics and whether a stop
+        /// signal ended it before `--duration`.
+        #[derive(serde::Serialize)]
+        struct Output {
+            #[serde(flatten)]
+            load: LoadDocument,
+            interrupted: bool,
+        }
+        let doc = Output {
+            load: LoadDocument::new(args.load, &stats),
+            interrupted,
+        };
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
+        if interrupted {
+            outln!("interrupted: stopped before --duration");
+        }
         let secs = stats.elapsed.as_secs_f64().max(1e-9);
-        println!(
+        outln!(
             "load {}: {} threads for {:.1} s: {} messages ({:.0}/s), {} spin rounds ({:.0}/s)",
             args.load,
             stats.threads,

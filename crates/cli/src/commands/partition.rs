@@ -75,12 +75,12 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
     let found = partition::partition(set, m, args.heuristic, args.test, &Options::default())?;
     let doc = found.document(set, &loaded.origin);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        print!("{}", human(&doc, m));
+        out!("{}", human(&doc, m));
     }
     if let Some(out) = &args.out {
         let placed = found.apply(set);

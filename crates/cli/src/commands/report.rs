@@ -47,6 +47,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             "rtlab report: name the runs: IDs, --last N or --from-json FILE",
         ));
     }
+    if args.last == Some(0) {
+        return Err(usage("--last 0 names no run: use --last 1 or more"));
+    }
     let (store, mut runs) = stored_runs(args)?;
     let stored = runs.len();
     for path in &args.from_json {
@@ -67,7 +70,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     })?;
     std::fs::write(&args.out, &html)
         .with_context(|| format!("--out: cannot write {}", args.out.display()))?;
-    println!(
+    outln!(
         "report: {} run{} ({} KiB) written to {}",
         runs.len(),
         if runs.len() == 1 { "" } else { "s" },

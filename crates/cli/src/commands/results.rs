@@ -1,6 +1,7 @@
 //! `rtlab results`: list, show, diff, export and remove the runs saved
 //! with `--save` (crate `rtlab-store`).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -96,11 +97,11 @@ pub fn run(command: &ResultsCommand) -> anyhow::Result<ExitCode> {
 fn list(store: &Store, json: bool) -> anyhow::Result<()> {
     let runs = store.list()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        outln!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(());
     }
     if runs.is_empty() {
-        println!(
+        outln!(
             "no saved runs in {} (save one with --save)",
             store.path().display()
         );
@@ -121,40 +122,44 @@ fn list(store: &Store, json: bool) -> anyhow::Result<()> {
             printable(&r.command).into_owned(),
         ]);
     }
-    println!("{}", table::render(&t));
+    outln!("{}", table::render(&t));
     Ok(())
 }
 
 fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<()> {
     let run = store.get(id)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&run)?);
+        outln!("{}", serde_json::to_string_pretty(&run)?);
         return Ok(());
     }
     let summary = store.list()?.into_iter().find(|r| r.id == id);
-    println!(
+    outln!(
         "run {} ({}, {}) saved {} by rtlab {}",
-        run.id, run.kind, run.status, run.created, run.rtlab_version
+        run.id,
+        run.kind,
+        run.status,
+        run.created,
+        run.rtlab_version
     );
-    println!("command: {}", printable(&run.command));
+    outln!("command: {}", printable(&run.command));
     if let Some(s) = summary {
-        println!("rows: {} jobs, {} samples", s.jobs, s.samples);
+        outln!("rows: {} jobs, {} samples", s.jobs, s.samples);
     }
-    println!("\nhost:");
+    outln!("\nhost:");
     if let Some(lines) = run.host["lines"].as_array() {
         for l in lines {
             if let (Some(k), Some(v)) = (l[0].as_str(), l[1].as_str()) {
-                println!("  {k}: {}", printable(v));
+                outln!("  {k}: {}", printable(v));
             }
         }
     }
     if let Some(text) = &run.taskset {
-        println!("\ntask set:");
+        outln!("\ntask set:");
         for line in text.trim_end().lines() {
-            println!("  {}", printable(line));
+            outln!("  {}", printable(line));
         }
     }
-    println!(
+    outln!(
         "\ndocument:\n{}",
         serde_json::to_string_pretty(&run.document)?
     );
@@ -165,13 +170,13 @@ fn diff_runs(store: &Store, a: i64, b: i64, json: bool) -> anyhow::Result<()> {
     let (ra, rb) = (store.get(a)?, store.get(b)?);
     let lines = diff(&ra.document, &rb.document);
     if json {
-        println!("{}", serde_json::to_string_pretty(&lines)?);
+        outln!("{}", serde_json::to_string_pretty(&lines)?);
         return Ok(());
     }
-    println!("run {a} ({}): {}", ra.kind, printable(&ra.command));
-    println!("run {b} ({}): {}", rb.kind, printable(&rb.command));
+    outln!("run {a} ({}): {}", ra.kind, printable(&ra.command));
+    outln!("run {b} ({}): {}", rb.kind, printable(&rb.command));
     if lines.is_empty() {
-        println!("\nthe documents are the same");
+        outln!("\nthe documents are the same");
         return Ok(());
     }
     let (ha, hb) = (format!("run {a}"), format!("run {b}"));
@@ -189,14 +194,15 @@ fn diff_runs(store: &Store, a: i64, b: i64, json: bool) -> anyhow::Result<()> {
             l.change.map_or(String::new(), |c| format!("{c:+}")),
         ]);
     }
-    println!("\n{}", table::render(&t));
+    outln!("\n{}", table::render(&t));
     Ok(())
 }
 
-/// `export --format json|csv` to standard output.
+/// `export --format json|csv` to standard output. JSON is written whole or
+/// not at all: a row that cannot be read half-way would leave a document
+/// that does not parse, so it is built in memory first.
 fn export(store: &Store, id: i64, format: &str) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(crate::output::Stdout);
     if format == "csv" {
         let rows = store.export_csv(id, &mut out)?;
         anyhow::ensure!(
@@ -204,7 +210,10 @@ fn export(store: &Store, id: i64, format: &str) -> anyhow::Result<()> {
             "run {id} has no job or sample rows; export it with --format json"
         );
     } else {
-        store.export_json(id, &mut out)?;
+        let mut document = Vec::new();
+        store.export_json(id, &mut document)?;
+        out.write_all(&document)?;
     }
+    out.flush()?;
     Ok(())
 }

@@ -9,8 +9,9 @@ use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
 
-use crate::real_run::{execute, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, JobFile, RunFlags};
 use crate::save::SaveFlags;
+use crate::usage::all_of;
 use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -77,23 +78,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
     let (set, origin, report, written) = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", describe(&report, &origin));
-    }
-    if let Some(path) = &args.plot {
-        let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);
-        run.jobs = gantt.rows(&set);
-        crate::plot_file::write(path, &run)?;
-    }
-    // What was measured is out; now the store and the files that could
-    // not be written.
+    // The store first: a stdout that fails (a closed pipe, a full disk)
+    // does not lose the run. A store that fails does not lose the output.
     let saved = saver.map_or(Ok(()), |s| {
         s.finish(&serde_json::to_value(&report)?, report.interrupted)
     });
-    written.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
-    saved?;
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        out!("{}", describe(&report, &origin));
+    }
+    let plotted = match &args.plot {
+        Some(path) => {
+            let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);
+            run.jobs = gantt.rows(&set);
+            crate::plot_file::write(path, &run)
+        }
+        None => Ok(()),
+    };
+    // Every failure, each said once: the files, the store, a lost thread.
+    all_of(
+        written
+            .into_iter()
+            .chain([saved, plotted, lost_threads(&report)]),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

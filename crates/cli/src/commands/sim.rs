@@ -290,9 +290,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     };
     let report = &outcome.report;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        outln!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        print!("{}", describe(report, &loaded.origin));
+        out!("{}", describe(report, &loaded.origin));
     }
     if let Some(mut saver) = saver.take() {
         saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));

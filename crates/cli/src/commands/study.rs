@@ -297,11 +297,13 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         utilization,
         overload,
         locking,
+        // Real runs check the flag, so it says whether one was cut short.
+        interrupted: args.real && interrupt::interrupted(),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", study_text::describe(&doc));
+        out!("{}", study_text::describe(&doc));
     }
     let document = serde_json::to_value(&doc)?;
     if let Some(path) = &args.csv {
@@ -310,11 +312,7 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.plot {
         write_plots(dir, &document)?;
     }
-    let interrupted = doc
-        .utilization
-        .as_ref()
-        .and_then(|u| u.real.as_ref())
-        .is_some_and(|r| r.interrupted);
+    let interrupted = doc.interrupted;
     if let Some(saver) = saver {
         saver.finish(&document, interrupted || failure.is_some())?;
     }

@@ -151,11 +151,13 @@ fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
         step > 0.0,
         format!("--step must be greater than 0 (got {step})"),
     )?;
-    let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
+    // Checked as a float: a tiny step makes more steps than a u64 holds.
+    let steps = ((to - from) / step + 1e-9).floor() + 1.0;
     check(
-        count <= 10_000,
-        format!("{count} utilization steps is too many; raise --step"),
+        steps <= 10_000.0,
+        format!("{steps:.0} utilization steps is too many; raise --step"),
     )?;
+    let count = steps as u64;
     Ok((0..count)
         .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
         .collect())
@@ -233,9 +235,9 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         .flatten();
     let doc = json_document(args, &generator, &result, timer);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", human(args, &result, timer));
+        out!("{}", human(args, &result, timer));
     }
     let doc = serde_json::to_value(&doc)?;
     if let Some(path) = &args.plot {

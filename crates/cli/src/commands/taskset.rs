@@ -127,7 +127,7 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
                     .collect(),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table::new(
@@ -143,12 +143,17 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
             entry.source.to_string(),
         ]);
     }
-    println!("{}", table::render(&t));
+    outln!("{}", table::render(&t));
     for (entry, _) in &rows {
         for p in entry.parameters {
-            println!(
+            outln!(
                 "\nbuiltin:{} takes ?{}=VALUE (default {}): {}; e.g. builtin:{}?{}=1ms",
-                entry.name, p.name, p.default, p.meaning, entry.name, p.name
+                entry.name,
+                p.name,
+                p.default,
+                p.meaning,
+                entry.name,
+                p.name
             );
         }
     }
@@ -201,12 +206,12 @@ fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
     if args.json {
         let doc = taskset_json(&loaded.set, &loaded.origin, &loaded.notes);
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", describe_taskset(&loaded.set, &loaded.origin));
+    out!("{}", describe_taskset(&loaded.set, &loaded.origin));
     for note in &loaded.notes {
-        println!("{note}");
+        outln!("{note}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -255,21 +260,21 @@ fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 unlisted_errors: *unlisted,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         for (spec, summary, errors, unlisted, notes) in &reports {
             for line in errors.iter().chain(notes) {
-                println!("{line}");
+                outln!("{line}");
             }
             if *unlisted > 0 {
-                println!(
+                outln!(
                     "{}: and {} more errors",
                     printable(spec),
                     rtlab_model::file::thousands(*unlisted)
                 );
             }
             if let Some(summary) = summary {
-                println!("{}: ok ({summary})", printable(spec));
+                outln!("{}: ok ({summary})", printable(spec));
             }
         }
     }

@@ -415,6 +415,19 @@ pub fn run_recording(
         }
     }
     stop.store(true, Ordering::SeqCst);
+    // A thread past the give-up time may only have been unable to run (the
+    // process stopped by SIGSTOP past the end, then continued): with the
+    // stop set it reports within a job's length of running again, so it
+    // gets a last short wait before its jobs are given up for lost.
+    while received < n {
+        match done_rx.recv_timeout(Duration::from_millis(200)) {
+            Ok((i, outcome)) => {
+                outcomes[i] = Some(outcome);
+                received += 1;
+            }
+            Err(_) => break,
+        }
+    }
     let interrupted = watchdog.join().unwrap_or(false);
     for (handle, outcome) in handles.into_iter().zip(&outcomes) {
         if outcome.is_some() {
@@ -637,6 +650,14 @@ impl TaskThread {
                 .saturating_add(Nanos::from_ns(self.index as u64));
             if monotonic_now() < wake_at {
                 waiter.wait_until(&mut clock, wake_at);
+                // Woken early, by a stop signal (`crate::interrupt`): wait
+                // for the watchdog's stop, which follows within 20 ms, in
+                // short sleeps, rather than start the job early.
+                while monotonic_now() < wake_at && !shared.stop.load(Ordering::Relaxed) {
+                    crate::clock::wait_until(
+                        wake_at.min(monotonic_now().saturating_add(Nanos::from_ms(1))),
+                    );
+                }
             }
             if shared.stop.load(Ordering::Relaxed) {
                 self.record_backlog(k, shared.end.ended(), &mut pending, &mut log);

@@ -274,11 +274,12 @@ fn finish_after_sleep<S: Sleeper>(
     }
 }
 
-/// Spins until the clock reads `target`; returns the time read last and the
-/// time spent spinning from `from`.
+/// Spins until the clock reads `target`, or a stop signal arrived (a sleep
+/// it woke early must not become a spin to the release); returns the time
+/// read last and the time spent spinning from `from`.
 fn spin_until<S: Sleeper>(clock: &S, target: Nanos, from: Nanos) -> (Nanos, Nanos) {
     let mut now = from;
-    while now < target {
+    while now < target && !crate::interrupt::interrupted() {
         std::hint::spin_loop();
         now = clock.now();
     }

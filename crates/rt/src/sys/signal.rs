@@ -103,3 +103,46 @@ pub fn send_signal(pid: u32, signal: libc::c_int) -> io::Result<()> {
         Err(io::Error::last_os_error())
     }
 }
+
+/// True when `signal` is ignored (`SIG_IGN`) in this process, as a shell
+/// leaves SIGINT and SIGQUIT for a `&` job and `nohup` leaves SIGHUP.
+pub fn is_ignored(signal: libc::c_int) -> io::Result<bool> {
+    // SAFETY: an all-zero sigaction is a valid buffer for the old action.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only reads the current one into `old`.
+    super::check_zero(unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) })?;
+    Ok(old.sa_sigaction == libc::SIG_IGN)
+}
+
+/// The handler of [`install_wake_handler`]: does nothing, so only its
+/// effect on sleeps remains.
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+/// Gives `signal` a handler that does nothing, with `SA_RESTART`: a system
+/// call it interrupts is restarted (read, write, futex waits), except the
+/// sleeps that Linux never restarts (`clock_nanosleep`, `nanosleep`,
+/// `poll`: signal(7)), which return EINTR. So sending `signal` to a thread
+/// wakes it from a sleep and changes nothing else.
+pub fn install_wake_handler(signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: an all-zero sigaction is valid (empty mask, no flags).
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = do_nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    action.sa_flags = libc::SA_RESTART;
+    // SAFETY: the handler touches nothing (async-signal-safe); no old
+    // action is asked for.
+    super::check_zero(unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) })
+}
+
+/// Sends `signal` to thread `tid` of this process (`tgkill(2)`).
+pub fn signal_thread(tid: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(std::process::id())
+        .map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: tgkill (by number: glibc has no wrapper before 2.30) takes
+    // plain integers and touches no memory of ours.
+    let rc = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, signal) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,1017 @@
+//! The promises every command keeps (README "Kernel settings and
+//! interrupted runs"; issue 24), checked for every command the CLI defines.
+//!
+//! The command list comes from the CLI itself (`rtlab __commands`, a hidden
+//! command that walks the clap definition), and every command must have a
+//! row in [`ROWS`]: a new command without one fails
+//! `every_command_has_a_row`. For every row:
+//!
+//! * standard output on `/dev/full` and on a pipe whose reader is gone: exit
+//!   1, one `error: writing to stdout: ...` line, no panic, the kernel
+//!   settings as before, and a measuring run still saved;
+//! * for each command that measures, SIGINT, SIGTERM and SIGHUP during the
+//!   run: exit 0, valid JSON with `interrupted: true` (and, once more with
+//!   SIGINT, the text output saying `interrupted`), the kernel settings as
+//!   before, the run saved (status `interrupted`) when it was asked to save.
+//!
+//! Rows that run real-time threads need root and skip with a printed reason
+//! without it. The rows run one after the other (they are real-time runs,
+//! and the kernel settings are compared before and after each): run the
+//! tests under the machine-wide lock, `flock /tmp/rtlab-realtime.lock cargo
+//! test -p rtlab-cli --test promises_matrix`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use common::is_root;
+use serde_json::Value;
+
+/// A command and how the matrix runs it. In `args`, `{dir}` is a scratch
+/// folder, `{store}` a results store holding two runs, `{fresh}` a store
+/// made anew for each run holding one.
+struct Row {
+    /// The command path as `rtlab __commands` prints it.
+    path: &'static str,
+    /// A short run that writes to standard output (when `prints`).
+    args: &'static [&'static str],
+    /// Whether it writes anything to standard output.
+    prints: bool,
+    /// Runs real-time threads (needs root here).
+    root: bool,
+    /// It saves a run in `{store}`: it must do so even when stdout fails.
+    saves: bool,
+    /// A long measuring run to stop with signals, and how long to let it
+    /// start first.
+    measure: Option<(&'static [&'static str], Duration)>,
+}
+
+const fn row(path: &'static str, args: &'static [&'static str]) -> Row {
+    Row {
+        path,
+        args,
+        prints: true,
+        root: false,
+        saves: false,
+        measure: None,
+    }
+}
+
+const fn measuring(
+    path: &'static str,
+    args: &'static [&'static str],
+    saves: bool,
+    long: &'static [&'static str],
+    settle_ms: u64,
+) -> Row {
+    Row {
+        path,
+        args,
+        prints: true,
+        root: true,
+        saves,
+        measure: Some((long, Duration::from_millis(settle_ms))),
+    }
+}
+
+const ROWS: &[Row] = &[
+    row("taskset list", &["taskset", "list"]),
+    row("taskset show", &["taskset", "show", "builtin:avionics"]),
+    row(
+        "taskset validate",
+        &["taskset", "validate", "builtin:avionics"],
+    ),
+    row(
+        "taskset gen",
+        &["taskset", "gen", "-n", "3", "-u", "0.5", "--seed", "1"],
+    ),
+    row(
+        "taskset export",
+        &[
+            "taskset",
+            "export",
+            "builtin:avionics",
+            "--format",
+            "simso",
+            "-d",
+            "1s",
+        ],
+    ),
+    row("taskset import", &["taskset", "import", "{dir}/a.xml"]),
+    row(
+        "demo",
+        &["demo", "--out", "{dir}/demo", "--report", "{dir}/demo.html"],
+    ),
+    row(
+        "analyze",
+        &["analyze", "builtin:avionics", "--policy", "rm"],
+    ),
+    measuring(
+        "breakdown",
+        &[
+            "breakdown",
+            "builtin:avionics",
+            "--policy",
+            "rm",
+            "--overheads",
+            "builtin:rtmach",
+            "--time-scale",
+            "0.1",
+            "--duration-per-step",
+            "300ms",
+            "--repeat",
+            "1",
+            "--resolution",
+            "0.05",
+            "--store",
+            "{store}",
+        ],
+        true,
+        &[
+            "breakdown",
+            "builtin:avionics",
+            "--policy",
+            "rm",
+            "--overheads",
+            "builtin:rtmach",
+            "--time-scale",
+            "0.1,0.2",
+            "--duration-per-step",
+            "20s",
+            "--repeat",
+            "1",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        1500,
+    ),
+    measuring(
+        "study edf-vs-fps",
+        &[
+            "study",
+            "edf-vs-fps",
+            "--types",
+            "implicit/mid",
+            "--sections",
+            "locking",
+        ],
+        false,
+        &[
+            "study",
+            "edf-vs-fps",
+            "--types",
+            "implicit/mid",
+            "--sections",
+            "utilization",
+            "--sets",
+            "1",
+            "--tasks",
+            "3",
+            "--from",
+            "50",
+            "--step",
+            "10",
+            "--real",
+            "--real-from",
+            "50",
+            "--real-step",
+            "10",
+            "--real-to",
+            "90",
+            "--real-duration",
+            "2s",
+            "--cooldown",
+            "0s",
+            "--no-rt-throttling",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        2500,
+    ),
+    row(
+        "sweep",
+        &[
+            "sweep", "--tasks", "3", "--from", "0.5", "--to", "0.6", "--step", "0.1", "--sets", "5",
+        ],
+    ),
+    row(
+        "sim",
+        &["sim", "builtin:lf-scenario-1", "-s", "edf", "-d", "100ms"],
+    ),
+    row(
+        "partition",
+        &["partition", "builtin:dhall", "--heuristic", "ff-decreasing"],
+    ),
+    measuring(
+        "hartstone",
+        &["hartstone", "--test", "1", "--scheduler", "edf"],
+        false,
+        &[
+            "hartstone",
+            "--test",
+            "1",
+            "--policy",
+            "rm",
+            "--iteration-duration",
+            "2s",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        1500,
+    ),
+    measuring(
+        "run",
+        &[
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "edf",
+            "--no-rt-throttling",
+            "-d",
+            "300ms",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        true,
+        &[
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "edf",
+            "--no-rt-throttling",
+            "-d",
+            "30s",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        1000,
+    ),
+    measuring(
+        "compare",
+        &[
+            "compare",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "dm",
+            "-d",
+            "300ms",
+            "--store",
+            "{store}",
+        ],
+        true,
+        &[
+            "compare",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "dm",
+            "-d",
+            "30s",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        1000,
+    ),
+    // A 60 s interval: the stop must wake the sleeping thread.
+    measuring(
+        "latency",
+        &["latency", "-l", "50", "-i", "1ms", "--store", "{store}"],
+        true,
+        &[
+            "latency", "-i", "60s", "-l", "2", "--json", "--store", "{store}",
+        ],
+        1000,
+    ),
+    measuring(
+        "characterize",
+        &[
+            "characterize",
+            "--samples",
+            "20",
+            "--threads",
+            "2",
+            "--store",
+            "{store}",
+        ],
+        true,
+        &["characterize", "--json", "--store", "{store}"],
+        2000,
+    ),
+    measuring(
+        "load",
+        &["load", "cpu:1", "--duration", "200ms"],
+        false,
+        &["load", "cpu:1", "--duration", "30s", "--json"],
+        500,
+    ),
+    measuring(
+        "lag-study",
+        &[
+            "lag-study",
+            "--periods",
+            "1ms",
+            "--utilizations",
+            "50",
+            "--samples",
+            "20",
+            "--cooldown",
+            "0s",
+            "--rounds",
+            "1",
+            "--store",
+            "{store}",
+        ],
+        true,
+        &[
+            "lag-study",
+            "--periods",
+            "1ms",
+            "--utilizations",
+            "50",
+            "--samples",
+            "1000000",
+            "--cooldown",
+            "0s",
+            "--json",
+            "--store",
+            "{store}",
+        ],
+        1500,
+    ),
+    row("doctor", &["doctor"]),
+    row(
+        "report",
+        &[
+            "report",
+            "--last",
+            "1",
+            "--store",
+            "{store}",
+            "--out",
+            "{dir}/r.html",
+        ],
+    ),
+    row("results list", &["results", "list", "--store", "{store}"]),
+    row(
+        "results show",
+        &["results", "show", "1", "--store", "{store}"],
+    ),
+    row(
+        "results diff",
+        &["results", "diff", "1", "2", "--store", "{store}"],
+    ),
+    row(
+        "results export",
+        &["results", "export", "1", "--store", "{store}"],
+    ),
+    Row {
+        prints: false,
+        ..row("results rm", &["results", "rm", "1", "--store", "{fresh}"])
+    },
+];
+
+fn rtlab_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("rtlab")
+}
+
+/// Every command, from the CLI definition.
+fn commands() -> Vec<String> {
+    let out = Command::new(rtlab_path())
+        .arg("__commands")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn every_command_has_a_row() {
+    let commands = commands();
+    assert!(commands.len() > 20, "{commands:?}");
+    for c in &commands {
+        assert!(
+            ROWS.iter().any(|r| r.path == c),
+            "`rtlab {c}` has no row in tests/promises_matrix.rs: add one (how to run it shortly, \
+             and whether it measures)"
+        );
+    }
+    for r in ROWS {
+        assert!(
+            commands.iter().any(|c| c == r.path),
+            "row for a command that is gone: {}",
+            r.path
+        );
+    }
+}
+
+/// What rtlab runs can leave changed: RT throttling, the root cpuset's
+/// load balancing, rtlab's cpusets and its state files.
+#[derive(Debug, PartialEq, Eq)]
+struct Kernel {
+    rt_runtime: String,
+    load_balance: String,
+    cpusets: BTreeSet<String>,
+    state_files: BTreeSet<String>,
+}
+
+fn names_in(dir: &str, prefix: &str) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks that the run of `pid` left nothing changed: no state file or
+/// cpuset of its own, and RT throttling and the root's load balancing as
+/// `before` when no other rtlab held settings meanwhile (other runs on the
+/// machine may change them for their own time).
+fn assert_restored(before: &Kernel, pid: u32, what: &str) {
+    let after = kernel();
+    let own = format!("{pid}-");
+    assert!(
+        !after.state_files.iter().any(|f| f.starts_with(&own)),
+        "state file left: {after:?}: {what}"
+    );
+    assert!(
+        !after.cpusets.contains(&format!("rtlab-edf-{pid}")),
+        "cpuset left: {after:?}: {what}"
+    );
+    let quiet = |k: &Kernel| !k.state_files.iter().any(|f| f.ends_with(".json"));
+    if quiet(before) && quiet(&after) {
+        assert_eq!(
+            (&after.rt_runtime, &after.load_balance),
+            (&before.rt_runtime, &before.load_balance),
+            "{what}"
+        );
+    }
+}
+
+fn kernel() -> Kernel {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    Kernel {
+        rt_runtime: read("/proc/sys/kernel/sched_rt_runtime_us"),
+        load_balance: read("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance"),
+        cpusets: names_in("/sys/fs/cgroup/cpuset", "rtlab"),
+        state_files: names_in("/run/rtlab", ""),
+    }
+}
+
+/// One test of this file at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The scratch folder with its fixtures, one test at a time.
+struct Bench {
+    dir: tempfile::TempDir,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Bench {
+    fn new() -> Bench {
+        let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let bench = Bench {
+            dir,
+            _one_at_a_time: one,
+        };
+        let a = bench.path("a.xml");
+        rtlab_ok(&[
+            "taskset",
+            "export",
+            "builtin:avionics",
+            "--format",
+            "simso",
+            "-d",
+            "1s",
+            "--out",
+            &a,
+        ]);
+        for _ in 0..2 {
+            bench.save_sim(&bench.path("store.db"));
+        }
+        bench
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    fn save_sim(&self, store: &str) {
+        rtlab_ok(&[
+            "sim",
+            "builtin:lf-scenario-1",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--store",
+            store,
+        ]);
+    }
+
+    /// `args` with the placeholders filled in.
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        let fresh = self.path("fresh.db");
+        if args.contains(&"{fresh}") {
+            let _ = std::fs::remove_file(&fresh);
+            self.save_sim(&fresh);
+        }
+        args.iter()
+            .map(|a| {
+                a.replace("{dir}", &self.dir.path().display().to_string())
+                    .replace("{store}", &self.path("store.db"))
+                    .replace("{fresh}", &fresh)
+            })
+            .collect()
+    }
+
+    /// The runs in the store, by status.
+    fn stored(&self) -> Vec<String> {
+        let out = Command::new(rtlab_path())
+            .args([
+                "results",
+                "list",
+                "--json",
+                "--store",
+                &self.path("store.db"),
+            ])
+            .output()
+            .unwrap();
+        let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// Runs `attempt` (which returns its result and the standard error of the
+/// rtlab it ran) again, up to 10 times 2 s apart, while rtlab refuses to
+/// start because another rtlab on the machine holds the kernel settings it
+/// needs (other test suites on a shared machine): that refusal is its own
+/// promise, tested in state_cli, not this file's.
+fn retried_while_busy<T>(mut attempt: impl FnMut() -> (T, String)) -> (T, String) {
+    for _ in 0..10 {
+        let (result, err) = attempt();
+        if !err.contains("changed it and is still running") {
+            return (result, err);
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    attempt()
+}
+
+fn rtlab_ok(args: &[&str]) {
+    let out = Command::new(rtlab_path()).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "rtlab {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Why a row cannot run here, if it cannot.
+fn skip_reason(row: &Row) -> Option<&'static str> {
+    (row.root && !is_root()).then_some("needs root (real-time threads)")
+}
+
+#[test]
+fn a_full_disk_or_a_closed_pipe_on_stdout_is_one_error_line_and_exit_1() {
+    let bench = Bench::new();
+    for row in ROWS {
+        if let Some(why) = skip_reason(row) {
+            println!("skipping `{}`: {why}", row.path);
+            continue;
+        }
+        for target in ["/dev/full", "a closed pipe"] {
+            let stdout = || {
+                if target == "/dev/full" {
+                    Stdio::from(File::options().write(true).open("/dev/full").unwrap())
+                } else {
+                    let (reader, writer) = std::io::pipe().unwrap();
+                    drop(reader);
+                    Stdio::from(writer)
+                }
+            };
+            let args = bench.args(row.args);
+            let before = kernel();
+            let saved_before = bench.stored().len();
+            let ((pid, out), _) = retried_while_busy(|| {
+                let child = Command::new(rtlab_path())
+                    .args(&args)
+                    .stdout(stdout())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let pid = child.id();
+                let out = child.wait_with_output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                ((pid, out), err)
+            });
+            let err = String::from_utf8_lossy(&out.stderr);
+            let what = format!("`rtlab {}` into {target}: {err}", args.join(" "));
+            assert_restored(&before, pid, &what);
+            assert!(!err.contains("panicked"), "{what}");
+            if !row.prints {
+                assert!(out.status.success(), "{what}");
+                continue;
+            }
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+            let expected = if target == "/dev/full" {
+                "error: writing to stdout: No space left on device (os error 28)"
+            } else {
+                "error: writing to stdout: Broken pipe (os error 32)"
+            };
+            assert_eq!(errors, [expected], "{what}");
+            if row.saves {
+                assert_eq!(bench.stored().len(), saved_before + 1, "not saved: {what}");
+            }
+        }
+    }
+}
+
+/// Runs `args`, sends `signal` after `settle`, and returns the exit
+/// status, standard output and error, how long it took to exit after the
+/// signal, and its pid.
+fn stopped(
+    args: &[String],
+    settle: Duration,
+    signal: &str,
+    dir: &Path,
+) -> (ExitStatus, String, String, Duration, u32) {
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
+    let mut child = Command::new(rtlab_path())
+        .args(args)
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(settle);
+    let sent = Instant::now();
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!(
+                "`rtlab {}` still running 60 s after SIG{signal}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = sent.elapsed();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (status, read(&out_path), read(&err_path), took, child.id())
+}
+
+/// True when `doc` holds `"interrupted": true` at any depth.
+fn says_interrupted(doc: &Value) -> bool {
+    match doc {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| (k == "interrupted" && *v == Value::Bool(true)) || says_interrupted(v)),
+        Value::Array(items) => items.iter().any(says_interrupted),
+        _ => false,
+    }
+}
+
+#[test]
+fn each_stop_signal_ends_a_measuring_command_cleanly() {
+    let bench = Bench::new();
+    for row in ROWS {
+        let Some((long, settle)) = row.measure else {
+            continue;
+        };
+        if let Some(why) = skip_reason(row) {
+            println!("skipping `{}`: {why}", row.path);
+            continue;
+        }
+        // Each signal with --json, then SIGINT with the human output.
+        for (signal, json) in [("INT", true), ("TERM", true), ("HUP", true), ("INT", false)] {
+            let mut args = bench.args(long);
+            if !json {
+                args.retain(|a| a != "--json");
+            }
+            let saves = args.iter().any(|a| a == "--store");
+            let before = kernel();
+            let saved_before = bench.stored();
+            let ((status, out, took, pid), err) = retried_while_busy(|| {
+                let (status, out, err, took, pid) =
+                    stopped(&args, settle, signal, bench.dir.path());
+                ((status, out, took, pid), err)
+            });
+            let what = format!("`rtlab {}`, SIG{signal}: {status:?}: {err}", args.join(" "));
+            assert!(status.success(), "{what}");
+            assert!(!err.contains("panicked"), "{what}");
+            if json {
+                let doc: Value = serde_json::from_str(&out)
+                    .unwrap_or_else(|e| panic!("{what}: JSON ({e}): {out}"));
+                assert!(
+                    says_interrupted(&doc),
+                    "{what}: no interrupted: true in {out}"
+                );
+            } else {
+                assert!(
+                    out.contains("interrupted") || err.contains("interrupted"),
+                    "{what}: the text does not say interrupted: {out}"
+                );
+            }
+            assert_restored(&before, pid, &what);
+            if saves {
+                let saved = bench.stored();
+                assert_eq!(saved.len(), saved_before.len() + 1, "{what}");
+                assert_eq!(
+                    saved.last().map(String::as_str),
+                    Some("interrupted"),
+                    "{what}"
+                );
+            }
+            if row.path == "latency" {
+                // The thread slept towards a release 60 s away.
+                assert!(took < Duration::from_secs(5), "{what}: took {took:?}");
+            }
+        }
+    }
+}
+
+// Exit statuses and quiet failures (issue 24, item 6).
+
+/// `rtlab ARGS`: exit code, stdout, stderr; killed (and failed) after 20 s.
+fn exit_of(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(rtlab_path())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("rtlab {args:?} still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn flags_that_cannot_mean_anything_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        // As `sim -d 0s` (it exited 1).
+        (
+            &["run", "builtin:lf-scenario-1", "--policy", "rm", "-d", "0s"],
+            "invalid --duration",
+        ),
+        // Both were measured under SCHED_OTHER without a word.
+        (
+            &["latency", "--policy", "other", "-p", "50", "-l", "5"],
+            "--priority 50 does not apply to --policy other",
+        ),
+        (
+            &[
+                "run",
+                "builtin:lf-scenario-1",
+                "--policy",
+                "other",
+                "--edf-margin",
+                "1ms",
+            ],
+            "--edf-margin 1ms applies to --policy edf",
+        ),
+        // An empty table and exit 0 before (a panic in debug builds).
+        (
+            &["sweep", "--step", "1e-20"],
+            "utilization steps is too many",
+        ),
+        // An empty report and exit 0 before.
+        (&["report", "--last", "0"], "--last 0 names no run"),
+    ];
+    for (args, says) in cases {
+        let (code, out, err) = exit_of(args);
+        assert_eq!(code, Some(2), "rtlab {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "rtlab {args:?}: {err}");
+        assert!(err.contains(says), "rtlab {args:?}: {err}");
+        assert!(out.is_empty(), "rtlab {args:?}: {out}");
+    }
+}
+
+#[test]
+fn a_catalog_parameter_given_twice_is_refused() {
+    let (code, _, err) = exit_of(&[
+        "taskset",
+        "show",
+        "builtin:hartstone-ph?kilo-whet=1ms&kilo-whet=2ms",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("parameter `kilo-whet` is given twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_named_pipe_as_the_task_set_is_refused_instead_of_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("set.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.display().to_string();
+    let (code, _, err) = exit_of(&["sim", &fifo, "-s", "edf", "-d", "1s"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("a named pipe (FIFO), not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_export_that_meets_a_bad_row_prints_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db").display().to_string();
+    rtlab_ok(&[
+        "sim",
+        "builtin:lf-scenario-1",
+        "-s",
+        "edf",
+        "-d",
+        "200ms",
+        "--store",
+        &store,
+    ]);
+    let db = rusqlite::Connection::open(&store).unwrap();
+    // The last row in export order: everything before it would be printed.
+    db.execute(
+        "UPDATE jobs SET cpu = 'not a number' WHERE rowid = \
+         (SELECT rowid FROM jobs ORDER BY task DESC, job DESC LIMIT 1)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let (code, out, err) = exit_of(&[
+        "results", "export", "1", "--format", "json", "--store", &store,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.is_empty(), "half a JSON document: {out}");
+}
+
+#[test]
+fn an_immutable_store_is_refused_before_measuring() {
+    if !is_root() {
+        println!("skipping: chattr +i needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db").display().to_string();
+    rtlab_ok(&[
+        "sim",
+        "builtin:lf-scenario-1",
+        "-s",
+        "edf",
+        "-d",
+        "100ms",
+        "--store",
+        &store,
+    ]);
+    if !Command::new("chattr")
+        .args(["+i", &store])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        println!("skipping: chattr +i is not supported here");
+        return;
+    }
+    let started = Instant::now();
+    let (code, _, err) = exit_of(&[
+        "run",
+        "builtin:lf-scenario-1",
+        "--policy",
+        "rm",
+        "-d",
+        "3s",
+        "--store",
+        &store,
+    ]);
+    let took = started.elapsed();
+    let _ = Command::new("chattr").args(["-i", &store]).status();
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot be written"), "{err}");
+    // Refused before the 3 s run, not after it.
+    assert!(took < Duration::from_secs(2), "took {took:?}: {err}");
+}
+
+#[test]
+fn every_failure_of_a_run_is_said_once_and_a_lost_thread_fails_it() {
+    if !is_root() {
+        println!("skipping: real-time threads need root");
+        return;
+    }
+    let _bench = Bench::new();
+    let dir = tempfile::tempdir().unwrap();
+    // The job file on a full disk and the plot in a folder that is not
+    // there: both errors, each once, after the summary.
+    let plot = dir.path().join("no/such/dir/g.svg").display().to_string();
+    let (code, out, err) = exit_of(&[
+        "run",
+        "builtin:lf-scenario-1",
+        "--policy",
+        "rm",
+        "-d",
+        "300ms",
+        "--jobs",
+        "/dev/full",
+        "--plot",
+        &plot,
+        "--json",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(
+        errors[0].contains("--jobs: cannot write /dev/full"),
+        "{err}"
+    );
+    assert!(errors[1].contains("g.svg"), "{err}");
+
+    // A process stopped past the end of its run (SIGSTOP 7 s, then
+    // SIGCONT): the threads report back as soon as they run again and keep
+    // their jobs (they were dropped before); a thread that still does not
+    // report is lost, and README says a lost thread fails the run.
+    let child = Command::new(rtlab_path())
+        .args([
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "edf",
+            "-d",
+            "1s",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    if report["lost_tasks"]
+        .as_array()
+        .is_some_and(|l| l.is_empty())
+    {
+        assert!(out.status.success(), "{err}");
+        for t in report["tasks"].as_array().unwrap() {
+            assert!(t["released"].as_u64().unwrap() > 0, "{t}");
+        }
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("did not report back in time"), "{err}");
+    }
+}
