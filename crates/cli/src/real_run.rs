@@ -17,7 +17,7 @@ use rtlab_rt::{interrupt, RtError, RtThrottling};
 
 use crate::flags::parse_nanos;
 use crate::save::Saver;
-use crate::setup::{restore_left_state_first, say};
+use crate::setup::{restore_left_state_first, say, CpuLockFlags};
 use crate::usage::{naming_the_flag, usage};
 
 /// Flags shared by `rtlab run` and `rtlab compare`.
@@ -61,6 +61,8 @@ pub struct RunFlags {
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
+    #[command(flatten)]
+    pub cpu_lock: CpuLockFlags,
 }
 
 impl RunFlags {
@@ -143,6 +145,10 @@ pub fn execute(
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
+    let flag = interrupt::install_interrupt_flag();
+    let _measuring = flags
+        .cpu_lock
+        .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
         let created = File::create(f.path)
@@ -156,7 +162,6 @@ pub fn execute(
     // In-memory sinks (the --plot Gantt rows) cannot fail: their results
     // are not reported.
     sinks.extend(more_sinks);
-    let flag = interrupt::install_interrupt_flag();
     restore_left_state_first();
     let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
         Ok(done) => done,

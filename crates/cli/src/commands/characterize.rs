@@ -57,6 +57,8 @@ pub struct CharacterizeArgs {
     pub json: bool,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 fn parse_stat(s: &str) -> Result<Statistic, String> {
@@ -116,6 +118,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     characterize::check_privilege(&cfg).context("rtlab characterize")?;
     let saver = args.save.begin(rtlab_store::RunKind::Characterize, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let _measuring = args.cpu_lock.hold(Some(&[cfg.cpu]))?;
     let guards = set_up(true, true)?;
     for note in &guards.notes {
         say(note);

@@ -112,6 +112,8 @@ pub struct HartstoneArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// One scheduler's or policy's PH series.
@@ -393,10 +395,12 @@ fn run_real(
         policies.len()
     ));
     let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
-    base.cpu = Some(args.cpu.unwrap_or_else(executor::default_cpu));
+    base.cpu = Some(cpu);
     let timeslice = rr_timeslice();
     let started = Instant::now();
     for &policy in policies {

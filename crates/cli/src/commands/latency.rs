@@ -99,6 +99,8 @@ pub struct LatencyArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// Runs `rtlab latency`.
@@ -173,6 +175,11 @@ pub fn measure_with_tap(
     let threads = cfg.threads;
     let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let pinned = match &cfg.affinity {
+        Affinity::RoundRobin(cpus) => Some(cpus.as_slice()),
+        Affinity::Unpinned => None,
+    };
+    let _measuring = args.cpu_lock.hold(pinned)?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;
     if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
