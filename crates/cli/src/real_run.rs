@@ -25,8 +25,9 @@ use crate::usage::{naming_the_flag, usage};
 pub struct RunFlags {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// other, fifo-order, rm, dm, given, rr or edf.
-    #[arg(long, short = 'P')]
+    /// other, fifo-order, rm, dm, given, rr or edf (`sim`'s spellings are accepted too:
+    /// `--scheduler fp:rm` is `--policy rm`).
+    #[arg(long, short = 'P', alias = "scheduler", short_alias = 's')]
     pub policy: String,
     /// How long to run (releases at or after it are not made).
     #[arg(long, short = 'd', default_value = "10s", value_parser = parse_nanos)]
@@ -68,12 +69,14 @@ pub struct RunFlags {
 impl RunFlags {
     /// The executor configuration; errors are usage errors naming the flag.
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(|_| {
-            usage(format!(
-                "--policy `{}`: use {RUN_POLICIES}",
-                printable(&self.policy)
-            ))
-        })?;
+        let policy: RunPolicy = crate::flags::policy_spelling(&self.policy)
+            .parse()
+            .map_err(|_| {
+                usage(format!(
+                    "--policy `{}`: use {RUN_POLICIES}",
+                    printable(&self.policy)
+                ))
+            })?;
         let mut cfg = RunConfig::new(self.duration, policy);
         cfg.cpu = if self.no_pin {
             None

@@ -398,3 +398,56 @@ fn an_hrtimer_overheads_file_chooses_linuxs_timer_model_unless_tick_is_given() {
         .success()
         .stdout(predicate::str::contains("for 1s: hrtimer + tick 4ms,"));
 }
+
+/// One vocabulary: `sim --policy rm` is `sim --scheduler fp:rm`, `analyze
+/// --policy rm,edf` analyses those two, `analyze --scheduler fp:dm` is
+/// `--policy dm`.
+#[test]
+fn each_command_accepts_the_others_policy_spelling() {
+    let by_scheduler = common::stdout_of(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "-s",
+        "fp:rm",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    let by_policy = common::stdout_of(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "rm",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    assert_eq!(by_scheduler, by_policy);
+    let doc = common::json_of(&[
+        "analyze",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "rm,edf",
+        "--json",
+    ]);
+    let mut policies: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["policy"].as_str().unwrap())
+        .collect();
+    policies.dedup();
+    assert_eq!(policies, ["rm", "edf"]);
+    let doc = common::json_of(&[
+        "analyze",
+        "builtin:lf-scenario-4",
+        "--scheduler",
+        "fp:dm",
+        "--json",
+    ]);
+    assert!(doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["policy"] == "dm"));
+}

@@ -442,7 +442,7 @@ pub fn real_vs_sim(rows: &[RealVsSim]) -> PlotResult {
         &groups,
         &names,
         "% of the task's largest response time",
-        125.0,
+        150.0,
     )
 }
 

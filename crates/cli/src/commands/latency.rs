@@ -125,6 +125,21 @@ impl LatencyArgs {
     }
 }
 
+/// A `-d` this long is a run length typed with `run`'s and `sim`'s
+/// meaning of `-d`, not a distance between the threads' intervals.
+const DISTANCE_LOOKS_LIKE_A_DURATION: Nanos = Nanos::from_ms(100);
+
+/// The warning for `-d 5s`: in `latency`, as in cyclictest, `-d` is the
+/// thread distance and `-D` the run length.
+fn distance_warning(distance: Nanos) -> Option<String> {
+    (distance >= DISTANCE_LOOKS_LIKE_A_DURATION).then(|| {
+        format!(
+            "warning: -d/--distance {distance} is the distance between the threads' intervals (cyclictest's -d), \
+             not the run length: for a run of {distance}, use -D {distance}"
+        )
+    })
+}
+
 /// The probe's configuration from the flags (every error names its flag).
 fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
     let threads = args.threads as usize;
@@ -172,6 +187,9 @@ pub fn measure_with_tap(
     tap: Option<latency::SeriesTap>,
 ) -> anyhow::Result<(ExitCode, Value)> {
     let cfg = probe_config(args)?;
+    if let Some(warning) = distance_warning(args.distance) {
+        crate::setup::say(&warning);
+    }
     let threads = cfg.threads;
     let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
@@ -649,6 +667,9 @@ mod tests {
             assert!(first.starts_with("error: "), "{line}: {first}");
             assert!(first.contains(needle), "{line}: {first}");
         }
+        assert!(distance_warning(Nanos::from_us(500)).is_none());
+        let w = distance_warning(Nanos::from_secs(5)).unwrap();
+        assert!(w.contains("-D 5s") && w.contains("cyclictest's -d"), "{w}");
         assert!(parse_cpus("1-0").is_err());
         assert!(parse_cpus("x")
             .unwrap_err()

@@ -39,8 +39,9 @@ pub const EXAMPLES: &str = "Examples:\n  \
 pub struct SimArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|rr:2ms:linux|ipi|multiburst|hybrid.
-    #[arg(long, short = 's')]
+    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|rr:2ms:linux|ipi|multiburst|hybrid
+    /// (`run`'s and `analyze`'s spellings are accepted too: `--policy rm` is `--scheduler fp:rm`).
+    #[arg(long, short = 's', alias = "policy", short_alias = 'P')]
     pub scheduler: String,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
@@ -232,7 +233,9 @@ fn flag_error(e: SimError) -> anyhow::Error {
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let loaded = file::load(&args.taskset)?;
-    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
+    let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
+        .parse()
+        .map_err(flag_error)?;
     let mut config = config(args, &loaded.set)?;
     let mut saver = args
         .save
