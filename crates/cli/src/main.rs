@@ -17,6 +17,7 @@ mod save;
 mod set_files;
 mod setup;
 mod usage;
+mod wrote;
 
 /// rtlab — measure, run, simulate and analyse periodic real-time task sets.
 #[derive(Debug, Parser)]

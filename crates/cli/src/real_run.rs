@@ -188,6 +188,15 @@ pub fn execute(
             None => result.context("--save: cannot spool the jobs"),
         })
         .collect();
+    for (f, result) in files.iter().zip(&written) {
+        if result.is_ok() {
+            let what = match f.flag {
+                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
+                _ => "one record per job",
+            };
+            crate::wrote::wrote(f.path, what);
+        }
+    }
     let reported = files.len() + usize::from(saver.is_some());
     written.truncate(reported);
     written.resize_with(reported, || Ok(()));

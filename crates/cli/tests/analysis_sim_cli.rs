@@ -451,3 +451,39 @@ fn each_command_accepts_the_others_policy_spelling() {
         .iter()
         .all(|t| t["policy"] == "dm"));
 }
+
+/// No file is written silently: one `wrote PATH (what, size)` line each on
+/// standard error, and a note when the default window cut the chart.
+#[test]
+fn every_file_written_is_announced_with_what_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtlab()
+        .current_dir(dir.path())
+        .args(["sim", "builtin:lf-scenario-4", "-s", "edf", "-d", "1s"])
+        .args(["--gantt", "g.svg", "--plot", "p.svg", "--trace", "t.json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for (file, what) in [
+        ("g.svg", "Gantt chart of 0ns..200ms, SVG, "),
+        ("p.svg", "Gantt chart, SVG, "),
+        ("t.json", "Chrome trace, "),
+    ] {
+        let size = std::fs::metadata(dir.path().join(file)).unwrap().len();
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("wrote {file} (")))
+            .unwrap_or_else(|| panic!("no wrote line for {file} in {stderr}"));
+        assert!(line.contains(what), "{line}");
+        assert!(
+            size > 0 && line.ends_with(" KiB)") || line.ends_with(" B)"),
+            "{line}"
+        );
+    }
+    assert!(
+        stderr.contains("show the first 200ms of the 1s run (the default --window)"),
+        "{stderr}"
+    );
+}

@@ -150,10 +150,18 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
     if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
-            None => TraceWindow {
-                from: Nanos::ZERO,
-                to: duration.min(Nanos::from_ms(200)),
-            },
+            None => {
+                let to = duration.min(Nanos::from_ms(200));
+                if to < duration {
+                    eprintln!(
+                        "note: --trace/--gantt/--plot show the first {to} of the {duration} run (the default --window); --window 0ms..{duration} shows it all"
+                    );
+                }
+                TraceWindow {
+                    from: Nanos::ZERO,
+                    to,
+                }
+            }
         });
     }
     Ok(c)
@@ -287,6 +295,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.trace {
         trace_written.with_context(|| format!("--trace: cannot write {path}"))?;
+        crate::wrote::wrote(path, "Chrome trace, open in Perfetto or chrome://tracing");
     }
     if let (Some(trace), Some(path)) = (sim.trace(), &args.gantt) {
         anyhow::ensure!(
@@ -298,6 +307,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         );
         std::fs::write(path, trace.to_svg())
             .with_context(|| format!("--gantt: cannot write {path}"))?;
+        crate::wrote::wrote(
+            path,
+            &format!(
+                "Gantt chart of {}..{}, SVG",
+                trace.window.from, trace.window.to
+            ),
+        );
     }
     if let Some(path) = &args.plot {
         let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?);
