@@ -11,6 +11,12 @@
 //! a `flock` when its descriptor closes, also on SIGKILL: a killed holder
 //! never leaves a CPU locked.
 //!
+//! A user who may not create the directory or a lock file (not root, and
+//! no root rtlab made them yet) measures without the lock: the lock keeps
+//! measurements apart, it must not stop an unprivileged `rtlab run -P
+//! other`. Lock files root made are locked read-only by other users
+//! (`flock` needs no write permission); their holder is then not named.
+//!
 //! CPUs are locked in ascending order, so two commands that want
 //! overlapping sets cannot deadlock. The lock is re-entrant within a
 //! process (`breakdown` holds its CPU and then characterises it): a CPU
@@ -79,7 +85,7 @@ fn held() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
 
 /// Held CPUs; dropping it releases them (the last holder in this process
 /// closes the lock file, which releases the `flock`).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CpuLock {
     cpus: Vec<usize>,
     files: Vec<(usize, File)>,
@@ -125,11 +131,14 @@ pub fn lock_cpus(
     cpus.sort_unstable();
     cpus.dedup();
     let io_err = |path: PathBuf| move |source| CpuLockError::Io { path, source };
-    std::fs::DirBuilder::new()
+    match std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o755)
         .create(dir.path())
-        .map_err(io_err(dir.path().to_path_buf()))?;
+    {
+        Err(e) if not_allowed(&e) => return Ok(CpuLock::default()),
+        other => other.map_err(io_err(dir.path().to_path_buf()))?,
+    }
     let me = Owner::current().ok();
     let mut lock = CpuLock {
         cpus: Vec::with_capacity(cpus.len()),
@@ -143,14 +152,22 @@ pub fn lock_cpus(
             continue;
         }
         let path = lock_path(dir, cpu);
-        let mut file = OpenOptions::new()
+        let opened = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o644)
-            .open(&path)
-            .map_err(io_err(path.clone()))?;
+            .open(&path);
+        let (mut file, writable) = match opened {
+            Ok(f) => (f, true),
+            Err(e) if not_allowed(&e) => match File::open(&path) {
+                Ok(f) => (f, false),
+                Err(e) if not_allowed(&e) || e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err(path)(e)),
+            },
+            Err(e) => return Err(io_err(path)(e)),
+        };
         if !crate::sys::fd::try_flock_exclusive(&file).map_err(io_err(path.clone()))? {
             let holder = read_holder(&mut file, cpu);
             if when_busy == WhenBusy::Refuse {
@@ -159,12 +176,22 @@ pub fn lock_cpus(
             waiting(&holder);
             lock_blocking(&file).map_err(io_err(path.clone()))?;
         }
-        write_holder(&mut file, me.as_ref()).map_err(io_err(path))?;
+        if writable {
+            write_holder(&mut file, me.as_ref()).map_err(io_err(path))?;
+        }
         held().push((cpu, 1));
         lock.cpus.push(cpu);
         lock.files.push((cpu, file));
     }
     Ok(lock)
+}
+
+/// Permission refused (not root) or a read-only file system.
+fn not_allowed(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Waits for the lock by polling (every 50 ms) rather than a blocking
