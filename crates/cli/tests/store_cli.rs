@@ -216,7 +216,13 @@ fn sim_sweep_and_analyze_are_saved_with_their_document_host_and_jobs() {
         ])
         .assert()
         .success()
-        .stdout(predicates::str::contains("deadline_misses"));
+        .stdout(predicates::str::contains("deadline_misses"))
+        // Times in their units, as every other human output (README:
+        // "results diff"); --json keeps the nanoseconds.
+        .stdout(
+            predicates::str::is_match(r"tasks\[t1\].mean_response_ns +3 ms +11.5 ms +\+8.5 ms")
+                .unwrap(),
+        );
 
     // rm deletes the run (and its rows); a second rm is an error naming the store.
     rtlab()
