@@ -166,7 +166,17 @@ pub fn execute(
     // are not reported.
     sinks.extend(more_sinks);
     restore_left_state_first();
-    let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
+    // On a terminal, a progress line fed by one more sink (its result is
+    // not reported: counting cannot fail).
+    let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
+        sinks.push(Box::new(sink));
+        line.follow(cfg.duration)
+    });
+    let ran = executor::run_recording(&loaded.set, &cfg, flag, sinks);
+    if let Some(line) = progress {
+        line.finish();
+    }
+    let (report, written) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
