@@ -64,6 +64,9 @@ pub struct RunFlags {
     pub protocol: String,
     #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
+    /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl RunFlags {
