@@ -151,6 +151,15 @@ pub fn execute(
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
+    let refused = |e: RtError| {
+        let e = match e {
+            RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
+            other => other.into(),
+        };
+        e.context(format!("rtlab run --policy {}", cfg.policy))
+    };
+    // What would be refused is refused before waiting for the CPU.
+    executor::check(&loaded.set, &cfg).map_err(refused)?;
     let flag = interrupt::install_interrupt_flag();
     let _measuring = flags
         .cpu_lock
@@ -186,11 +195,7 @@ pub fn execute(
             for f in files {
                 let _ = std::fs::remove_file(f.path);
             }
-            let e = match e {
-                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
-                other => other.into(),
-            };
-            return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
+            return Err(refused(e));
         }
     };
     let mut written: Vec<anyhow::Result<()>> = written
