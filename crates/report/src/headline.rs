@@ -274,14 +274,22 @@ fn latency(doc: &Value) -> Headline {
         .iter()
         .filter_map(|t| num(t, "min_ns"))
         .reduce(f64::min);
+    let p99 = threads
+        .iter()
+        .filter_map(|t| num(t, "p99_ns"))
+        .reduce(f64::max);
     let mut facts = Vec::new();
     if let Some(m) = max {
         facts.push(("worst wake-up latency".into(), human::duration_ns(m)));
+    }
+    if let Some(m) = p99 {
+        facts.push(("p99 (worst thread)".into(), human::duration_ns(m)));
     }
     if let Some(m) = min {
         facts.push(("best".into(), human::duration_ns(m)));
     }
     facts.push(("threads".into(), threads.len().to_string()));
+    fact(&mut facts, "measured", doc, "wall_ns");
     Headline {
         verdict: None,
         facts,
