@@ -151,54 +151,36 @@ fn compare(doc: &Value) -> Headline {
 }
 
 fn analyze(doc: &Value) -> Headline {
-    let mut policies: Vec<(String, Option<bool>)> = Vec::new();
-    for t in doc
+    let tests: Vec<&Value> = doc
         .get("tests")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        let Some(policy) = t.get("policy").and_then(Value::as_str) else {
-            continue;
-        };
-        let said = t.get("schedulable").and_then(Value::as_bool);
-        match policies.iter_mut().find(|(p, _)| p == policy) {
-            Some((_, verdict)) => {
-                // One test proving it schedulable is enough; a `false` from
-                // an exact test stands unless another test proves it.
-                *verdict = match (*verdict, said) {
-                    (Some(true), _) | (_, Some(true)) => Some(true),
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    _ => None,
-                };
-            }
-            None => policies.push((policy.to_string(), said)),
-        }
-    }
-    let names = |want: Option<bool>| {
-        policies
-            .iter()
-            .filter(|(_, v)| *v == want)
-            .map(|(p, _)| p.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        .collect();
+    let is_overhead = |t: &&Value| {
+        t.get("test")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.ends_with("-overheads"))
     };
-    let (yes, no, unknown) = (names(Some(true)), names(Some(false)), names(None));
-    let verdict = (!policies.is_empty()).then(|| {
-        let mut parts = Vec::new();
-        if !yes.is_empty() {
-            parts.push(format!("schedulable under {yes}"));
-        }
-        if !no.is_empty() {
-            parts.push(format!("not schedulable under {no}"));
-        }
-        if !unknown.is_empty() {
-            parts.push(format!("no verdict under {unknown}"));
-        }
-        Verdict {
-            good: no.is_empty() && unknown.is_empty(),
-            text: parts.join("; "),
-        }
+    let (with_costs, ideal): (Vec<&Value>, Vec<&Value>) = tests.into_iter().partition(is_overhead);
+    let ideal = policy_verdicts(&ideal);
+    let with_costs = policy_verdicts(&with_costs);
+    let mut parts = verdict_parts(&ideal);
+    let costed = verdict_parts(&with_costs);
+    if !costed.is_empty() {
+        let overheads = doc
+            .get("overheads")
+            .and_then(Value::as_str)
+            .unwrap_or("the overheads");
+        parts.push(format!("with {overheads}: {}", costed.join(", ")));
+    }
+    let good = ideal
+        .iter()
+        .chain(&with_costs)
+        .all(|(_, v)| *v == Some(true));
+    let verdict = (!parts.is_empty()).then(|| Verdict {
+        good,
+        text: parts.join("; "),
     });
     let mut facts = Vec::new();
     fact(&mut facts, "utilization", doc, "utilization");
@@ -218,6 +200,53 @@ fn analyze(doc: &Value) -> Headline {
     }
     fact(&mut facts, "overheads", doc, "overheads");
     Headline { verdict, facts }
+}
+
+/// Per policy, in order: schedulable when one test proves it, not when a
+/// test refutes it and none proves it, else no verdict (only sufficient
+/// tests that failed).
+fn policy_verdicts(tests: &[&Value]) -> Vec<(String, Option<bool>)> {
+    let mut policies: Vec<(String, Option<bool>)> = Vec::new();
+    for t in tests {
+        let Some(policy) = t.get("policy").and_then(Value::as_str) else {
+            continue;
+        };
+        let said = t.get("schedulable").and_then(Value::as_bool);
+        match policies.iter_mut().find(|(p, _)| p == policy) {
+            Some((_, verdict)) => {
+                *verdict = match (*verdict, said) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    _ => None,
+                };
+            }
+            None => policies.push((policy.to_string(), said)),
+        }
+    }
+    policies
+}
+
+/// `schedulable under rm, dm`, `not schedulable under edf`, ...
+fn verdict_parts(policies: &[(String, Option<bool>)]) -> Vec<String> {
+    let names = |want: Option<bool>| {
+        policies
+            .iter()
+            .filter(|(_, v)| *v == want)
+            .map(|(p, _)| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    [
+        (Some(true), "schedulable under"),
+        (Some(false), "not schedulable under"),
+        (None, "no verdict under"),
+    ]
+    .into_iter()
+    .filter_map(|(want, words)| {
+        let n = names(want);
+        (!n.is_empty()).then(|| format!("{words} {n}"))
+    })
+    .collect()
 }
 
 fn sweep(doc: &Value) -> Headline {
@@ -370,5 +399,39 @@ pub fn host_line(host: &Value) -> String {
         "host not recorded".into()
     } else {
         parts.join(" · ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_analysis_says_apart_what_holds_ideally_and_with_overheads() {
+        let doc = json!({
+            "overheads": "rtmach", "utilization": 0.8301,
+            "tests": [
+                {"policy": "rm", "test": "liu-layland", "schedulable": null},
+                {"policy": "rm", "test": "rta", "schedulable": true},
+                {"policy": "rm", "test": "rta-overheads", "schedulable": false},
+                {"policy": "edf", "test": "edf-demand", "schedulable": true}
+            ]
+        });
+        let v = analyze(&doc).verdict.unwrap();
+        assert_eq!(
+            v.text,
+            "schedulable under rm, edf; with rtmach: not schedulable under rm"
+        );
+        assert!(!v.good);
+    }
+
+    #[test]
+    fn a_run_with_misses_names_the_first() {
+        let v =
+            misses_verdict(&json!({"deadline_misses": 4, "first_miss_ns": 45_000_000})).unwrap();
+        assert_eq!(v.text, "4 deadline misses, the first at 45 ms");
+        assert!(!v.good);
+        assert!(misses_verdict(&json!({"deadline_misses": 0})).unwrap().good);
     }
 }
