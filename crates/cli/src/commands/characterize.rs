@@ -164,6 +164,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, document::csv(&measured))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per measured point, CSV");
     }
     let doc = CharacterizeDocument {
         host,
@@ -185,7 +186,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(path, text)
                     .with_context(|| format!("--out: cannot write {}", path.display()))?;
                 if !args.json {
-                    say(&format!("wrote {}", path.display()));
+                    crate::wrote::wrote(path, "overheads profile, TOML");
                 }
             }
             None => {

@@ -335,6 +335,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&doc))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per test and scheduler, CSV");
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);

@@ -218,6 +218,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per cell, CSV");
     }
     let doc = LagStudyDocument {
         config: LagStudyConfigDocument {

@@ -234,6 +234,7 @@ pub fn measure_with_tap(
     if let Some(path) = &args.histogram {
         std::fs::write(path, latency::cyclictest_histogram(&report.threads))
             .with_context(|| format!("writing {}", path.display()))?;
+        crate::wrote::wrote(path, "latency histogram in cyclictest's layout");
     }
     let dropped: u64 = report.threads.iter().map(|t| t.series_dropped).sum();
     if dropped > 0 {
