@@ -211,3 +211,38 @@ impl PolicyArgs {
         }
     }
 }
+
+/// `sim --scheduler` in `run`'s and `analyze`'s words too: `rm`, `dm` and
+/// `given` are the fixed-priority schedulers `fp:rm`, `fp:dm`, `fp:given`.
+pub fn scheduler_spelling(text: &str) -> String {
+    match text.trim() {
+        name @ ("rm" | "dm" | "given") => format!("fp:{name}"),
+        other => other.to_string(),
+    }
+}
+
+/// `run --policy` in `sim`'s words too: `fp:rm`, `fp:dm`, `fp:given` are
+/// `rm`, `dm`, `given` (`edf` and `rr` are spelt alike; `sim`'s `fifo`
+/// is not `run`'s `fifo-order`, so it is not translated).
+pub fn policy_spelling(text: &str) -> &str {
+    match text.trim() {
+        "fp:rm" => "rm",
+        "fp:dm" => "dm",
+        "fp:given" => "given",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod spelling_tests {
+    use super::*;
+
+    #[test]
+    fn each_command_accepts_the_others_policy_words_where_unambiguous() {
+        assert_eq!(scheduler_spelling("rm"), "fp:rm");
+        assert_eq!(scheduler_spelling("fp:dm"), "fp:dm");
+        assert_eq!(scheduler_spelling("edf"), "edf");
+        assert_eq!(policy_spelling("fp:given"), "given");
+        assert_eq!(policy_spelling("fifo"), "fifo");
+    }
+}

@@ -19,11 +19,13 @@ mod output;
 mod commands;
 mod flags;
 mod plot_file;
+mod progress;
 mod real_run;
 mod save;
 mod set_files;
 mod setup;
 mod usage;
+mod wrote;
 
 /// rtlab — measure, run, simulate and analyse periodic real-time task sets.
 #[derive(Debug, Parser)]
@@ -47,7 +49,9 @@ enum Command {
     /// Work with task sets: list the built-ins, show, validate, generate.
     #[command(subcommand)]
     Taskset(commands::taskset::TasksetCommand),
-    /// A short tour: the catalog, one task set in detail, generated sets validated.
+    /// A tour: a task set from the literature, random sets read back, analysis with overheads and
+    /// breakdown, the Lingua Franca scenarios simulated (and, as root, run on real threads), a sweep,
+    /// a latency run, and one HTML report of it all (./rtlab-demo-report.html).
     #[command(after_help = "Example:\n  rtlab demo")]
     Demo(commands::demo::DemoArgs),
     /// Schedulability analysis: bounds, exact RTA, EDF demand, overhead-aware RTA, breakdown utilization.

@@ -17,7 +17,7 @@ use rtlab_rt::{interrupt, RtError, RtThrottling};
 
 use crate::flags::parse_nanos;
 use crate::save::Saver;
-use crate::setup::{restore_left_state_first, say};
+use crate::setup::{restore_left_state_first, say, CpuLockFlags};
 use crate::usage::{naming_the_flag, usage};
 
 /// Flags shared by `rtlab run` and `rtlab compare`.
@@ -25,8 +25,9 @@ use crate::usage::{naming_the_flag, usage};
 pub struct RunFlags {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// other, fifo-order, rm, dm, given, rr or edf.
-    #[arg(long, short = 'P')]
+    /// other, fifo-order, rm, dm, given, rr or edf (`sim`'s spellings are accepted too:
+    /// `--scheduler fp:rm` is `--policy rm`).
+    #[arg(long, short = 'P', alias = "scheduler", short_alias = 's')]
     pub policy: String,
     /// How long to run (releases at or after it are not made).
     #[arg(long, short = 'd', default_value = "10s", value_parser = parse_nanos)]
@@ -61,17 +62,24 @@ pub struct RunFlags {
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
+    #[command(flatten)]
+    pub cpu_lock: CpuLockFlags,
+    /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl RunFlags {
     /// The executor configuration; errors are usage errors naming the flag.
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = self.policy.parse().map_err(|_| {
-            usage(format!(
-                "--policy `{}`: use {RUN_POLICIES}",
-                printable(&self.policy)
-            ))
-        })?;
+        let policy: RunPolicy = crate::flags::policy_spelling(&self.policy)
+            .parse()
+            .map_err(|_| {
+                usage(format!(
+                    "--policy `{}`: use {RUN_POLICIES}",
+                    printable(&self.policy)
+                ))
+            })?;
         // As `sim -d 0s`: a run of no time is a usage error.
         if self.duration == Nanos::ZERO {
             return Err(usage("invalid --duration 0s: must be more than 0"));
@@ -152,6 +160,19 @@ pub fn execute(
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
+    let refused = |e: RtError| {
+        let e = match e {
+            RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
+            other => other.into(),
+        };
+        e.context(format!("rtlab run --policy {}", cfg.policy))
+    };
+    // What would be refused is refused before waiting for the CPU.
+    executor::check(&loaded.set, &cfg).map_err(refused)?;
+    let flag = interrupt::install_interrupt_flag();
+    let _measuring = flags
+        .cpu_lock
+        .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
         let created = File::create(f.path)
@@ -165,20 +186,25 @@ pub fn execute(
     // In-memory sinks (the --plot Gantt rows) cannot fail: their results
     // are not reported.
     sinks.extend(more_sinks);
-    let flag = interrupt::install_interrupt_flag();
     restore_left_state_first();
-    let (report, written) = match executor::run_recording(&loaded.set, &cfg, flag, sinks) {
+    // On a terminal, a progress line fed by one more sink (its result is
+    // not reported: counting cannot fail).
+    let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
+        sinks.push(Box::new(sink));
+        line.follow(cfg.duration)
+    });
+    let ran = executor::run_recording(&loaded.set, &cfg, flag, sinks);
+    if let Some(line) = progress {
+        line.finish();
+    }
+    let (report, written) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
             for f in files {
                 let _ = std::fs::remove_file(f.path);
             }
-            let e = match e {
-                RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
-                other => other.into(),
-            };
-            return Err(e).with_context(|| format!("rtlab run --policy {}", cfg.policy));
+            return Err(refused(e));
         }
     };
     let mut written: Vec<anyhow::Result<()>> = written
@@ -189,6 +215,15 @@ pub fn execute(
             None => result.context("--save: cannot spool the jobs"),
         })
         .collect();
+    for (f, result) in files.iter().zip(&written) {
+        if result.is_ok() {
+            let what = match f.flag {
+                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
+                _ => "one record per job",
+            };
+            crate::wrote::wrote(f.path, what);
+        }
+    }
     let reported = files.len() + usize::from(saver.is_some());
     written.truncate(reported);
     written.resize_with(reported, || Ok(()));

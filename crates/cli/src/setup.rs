@@ -7,6 +7,8 @@
 use std::io::Write;
 
 use anyhow::Context;
+use clap::Args;
+use rtlab_rt::cpu_lock::{self, CpuLock, WhenBusy};
 use rtlab_rt::kernel_state::{self, StateDir};
 use rtlab_rt::load::{Load, LoadSpec};
 use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
@@ -73,6 +75,47 @@ pub fn restore_left_state_first() {
                 ));
             }
         }
+    }
+}
+
+/// `--no-wait`, on every command that measures on real threads.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CpuLockFlags {
+    /// Refuse (exit 1) instead of waiting when another rtlab measures on the same CPU
+    /// (README: "One measurement per CPU").
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+impl CpuLockFlags {
+    /// Holds the per-CPU measurement lock of `cpus` (every allowed CPU when
+    /// `None`: unpinned threads may run anywhere) for the measurement,
+    /// saying on standard error whom it waits for.
+    pub fn hold(&self, cpus: Option<&[usize]>) -> anyhow::Result<CpuLock> {
+        let all;
+        let cpus = match cpus {
+            Some(c) => c,
+            None => {
+                all = rtlab_rt::policy::allowed_cpus()?;
+                &all
+            }
+        };
+        let when_busy = if self.no_wait {
+            WhenBusy::Refuse
+        } else {
+            WhenBusy::Wait
+        };
+        Ok(cpu_lock::lock_cpus(
+            &StateDir::from_env(),
+            cpus,
+            when_busy,
+            |holder| {
+                say(&format!(
+                    "waiting for CPU {}: {holder} is measuring on it (Ctrl-C stops, --no-wait refuses)",
+                    holder.cpu
+                ))
+            },
+        )?)
     }
 }
 

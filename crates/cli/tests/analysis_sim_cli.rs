@@ -398,3 +398,92 @@ fn an_hrtimer_overheads_file_chooses_linuxs_timer_model_unless_tick_is_given() {
         .success()
         .stdout(predicate::str::contains("for 1s: hrtimer + tick 4ms,"));
 }
+
+/// One vocabulary: `sim --policy rm` is `sim --scheduler fp:rm`, `analyze
+/// --policy rm,edf` analyses those two, `analyze --scheduler fp:dm` is
+/// `--policy dm`.
+#[test]
+fn each_command_accepts_the_others_policy_spelling() {
+    let by_scheduler = common::stdout_of(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "-s",
+        "fp:rm",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    let by_policy = common::stdout_of(&[
+        "sim",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "rm",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    assert_eq!(by_scheduler, by_policy);
+    let doc = common::json_of(&[
+        "analyze",
+        "builtin:lf-scenario-4",
+        "--policy",
+        "rm,edf",
+        "--json",
+    ]);
+    let mut policies: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["policy"].as_str().unwrap())
+        .collect();
+    policies.dedup();
+    assert_eq!(policies, ["rm", "edf"]);
+    let doc = common::json_of(&[
+        "analyze",
+        "builtin:lf-scenario-4",
+        "--scheduler",
+        "fp:dm",
+        "--json",
+    ]);
+    assert!(doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["policy"] == "dm"));
+}
+
+/// No file is written silently: one `wrote PATH (what, size)` line each on
+/// standard error, and a note when the default window cut the chart.
+#[test]
+fn every_file_written_is_announced_with_what_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtlab()
+        .current_dir(dir.path())
+        .args(["sim", "builtin:lf-scenario-4", "-s", "edf", "-d", "1s"])
+        .args(["--gantt", "g.svg", "--plot", "p.svg", "--trace", "t.json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for (file, what) in [
+        ("g.svg", "Gantt chart of 0ns..200ms, SVG, "),
+        ("p.svg", "Gantt chart, SVG, "),
+        ("t.json", "Chrome trace, "),
+    ] {
+        let size = std::fs::metadata(dir.path().join(file)).unwrap().len();
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("wrote {file} (")))
+            .unwrap_or_else(|| panic!("no wrote line for {file} in {stderr}"));
+        assert!(line.contains(what), "{line}");
+        assert!(
+            size > 0 && line.ends_with(" KiB)") || line.ends_with(" B)"),
+            "{line}"
+        );
+    }
+    assert!(
+        stderr.contains("show the first 200ms of the 1s run (the default --window)"),
+        "{stderr}"
+    );
+}

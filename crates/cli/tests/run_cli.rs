@@ -449,3 +449,61 @@ fn protocols_linux_does_not_offer_are_refused_with_words() {
         }
     }
 }
+
+/// One measurement per CPU: while one `rtlab run` measures on CPU 1, a
+/// second with `--no-wait` is refused (exit 1) naming the first's pid and
+/// command, and one without waits, says whom for, and runs once the first
+/// ended. A private state directory keeps other rtlab runs out of it.
+#[test]
+fn a_second_measurement_on_a_busy_cpu_waits_for_the_first_or_refuses_with_no_wait() {
+    let _one = serial();
+    let state = tempfile::tempdir().unwrap();
+    let run = |duration: &str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_rtlab"));
+        c.args([
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "other",
+            "--cpu",
+            "1",
+        ])
+        .args(["-d", duration])
+        .env("RTLAB_STATE_DIR", state.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+        c
+    };
+    let first = run("2s").spawn().unwrap();
+    let first_pid = first.id();
+    let lock_file = state.path().join("cpu-1.lock");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&lock_file)
+        .unwrap_or_default()
+        .starts_with(&format!("{first_pid}\n"))
+    {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the first run never took CPU 1"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let refused = run("100ms").arg("--no-wait").output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("CPU 1 is busy: pid {first_pid} ("))
+            && stderr.contains("run builtin:lf-scenario-1 --policy other"),
+        "{stderr}"
+    );
+    let waiter = run("100ms").spawn().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    let waited = waiter.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&waited.stderr);
+    assert!(waited.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("waiting for CPU 1: pid {first_pid} (")),
+        "{stderr}"
+    );
+}

@@ -355,12 +355,13 @@ pub fn parse_str(
             message: printable(&e.message).into_owned(),
         })
     })?;
-    let decoded = decode::task_set(&root, format).map_err(|problems| {
-        refused(
-            origin,
-            text,
-            problems.into_iter().map(|p| (p.offset, p.message)),
-        )
+    let decoded = decode::task_set(&root, format).map_err(|(problems, partial)| {
+        let mut all: Vec<(usize, String)> = problems
+            .into_iter()
+            .map(|p| (p.offset, p.message))
+            .collect();
+        all.extend(partial.map_or_else(Vec::new, |p| task_errors(&root, *p)));
+        refused(origin, text, all.into_iter())
     })?;
     let set = TaskSet {
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
@@ -369,6 +370,30 @@ pub fn parse_str(
     };
     let diagnostics = placed(origin, text, set.validate(), |path| offset_of(&root, path));
     loaded_or_refused(set, origin, text, diagnostics)
+}
+
+/// The errors of the tasks that decoded in a document with shape problems
+/// (`wcet exceeds deadline` of one task is reported with another task's
+/// `wcet = "3msec"`), placed at their fields. Set-wide checks (names,
+/// count) wait for a document whose every task decodes.
+fn task_errors(root: &Node, partial: decode::Decoded) -> Vec<(usize, String)> {
+    let set = TaskSet {
+        name: String::new(),
+        tasks: partial.tasks,
+        platform: partial.platform,
+    };
+    set.validate()
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .filter_map(|d| {
+            let mut path = d.path.clone();
+            match path.0.get_mut(1) {
+                Some(PathSegment::Index(i)) => *i = *partial.indices.get(*i)?,
+                _ => return None,
+            }
+            Some((offset_of(root, &path), d.message))
+        })
+        .collect()
 }
 
 /// The shape problems of a document, as errors placed in `text`.
@@ -834,6 +859,38 @@ length = "500us"
         );
         let toml = format!("\u{feff}{GOOD}");
         assert!(parse_str(&toml, Format::Toml, "f", "f").is_ok());
+    }
+
+    /// `taskset validate` lists every problem the parser can recover from:
+    /// a task's bad unit does not hide another task's semantic error, and a
+    /// misspelt `[[tasks]]` does not hide a misspelt field inside it.
+    #[test]
+    fn shape_problems_do_not_hide_other_tasks_errors_or_fields_under_a_misspelt_table() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"3msec\"\n\n\
+                    [[task]]\nname = \"b\"\nperiod = \"10ms\"\ndeadline = \"2ms\"\nwcet = \"5ms\"\n";
+        let all = |text: &str| match parse_str(text, Format::Toml, "set.toml", "set") {
+            Err(LoadError::Invalid { errors, .. }) => errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => panic!("{other:?}"),
+        };
+        let err = all(text);
+        assert!(
+            err.contains("set.toml:4:8: invalid duration `3msec`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("set.toml:10:8: task `b`: wcet 5ms exceeds deadline 2ms"),
+            "{err}"
+        );
+        let err = all("[[tasks]]\nname = \"a\"\nperod = \"10ms\"\nwcet = \"3ms\"\n");
+        assert!(
+            err.contains("unknown field `tasks`") && err.contains("[[task]]"),
+            "{err}"
+        );
+        assert!(err.contains("set.toml:3:1: unknown field `perod`"), "{err}");
     }
 
     #[test]

@@ -134,7 +134,7 @@ fn schedule(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Gantt chart",
             plot::gantt(&g),
-            format!("Per task: the job's window release..deadline (pale), the job from start to finish (red: missed its deadline), a tick at each release, preemptions as Np.{cut}"),
+            format!("Per task: the job's window release..deadline (pale), the job from start to finish, a tick at each release, preemptions as Np. A job that missed its deadline is red with a black outline and a cross at its deadline (red is no task's colour).{cut}"),
         ),
         Figure::drawn(
             "Response times",
@@ -148,7 +148,7 @@ fn real_vs_sim(run: &RunView) -> Figure {
     Figure::drawn(
         "Real vs simulated",
         plot::real_vs_sim(&series::real_vs_sim(run)),
-        "Mean and maximum response time per task, on real threads and in the simulator.".into(),
+        "Mean and maximum response time per task, on real threads and in the simulator, each task as a percentage of its own largest response time (named under it), so short and long tasks read alike.".into(),
     )
 }
 
@@ -253,7 +253,9 @@ fn analyze(run: &RunView) -> Vec<Figure> {
         ));
     }
     let b = series::breakdown(run);
-    if !b.curves.is_empty() || !b.ideal.is_empty() {
+    // A plot against the tick needs a curve over two ticks at least: the
+    // ideal levels alone (analyze without overheads) are in the tables.
+    if b.curves.iter().any(|c| c.points.len() >= 2) {
         out.push(Figure::drawn(
             "Breakdown utilization vs tick",
             plot::breakdown(&b),

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::figures::{figures, Figure};
 use crate::view::RunView;
+use crate::{headline, human};
 
 /// Rows a per-item table (tasks, threads, cells, sweep rows) shows at most.
 pub const MAX_TABLE_ROWS: usize = 200;
@@ -34,17 +35,32 @@ figure.plot { margin: 1rem 0; }
 figure.plot svg { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: 13px; margin-top: .3rem; }
 p.missing { color: #777; font-style: italic; }
+nav.toc ol { margin: .3rem 0 1rem; padding-left: 1.6rem; }
+nav.toc li { margin: .15rem 0; }
+p.host { font-size: 14px; background: #f5f7fa; border-left: 4px solid #1f77b4; padding: .4rem .7rem; margin: .4rem 0; }
+.headline { background: #f8f9fb; border: 1px solid #dde3ea; border-radius: 6px; padding: .5rem .9rem; margin: .6rem 0; }
+.headline p.big { font-size: 1.15rem; margin: .1rem 0 .4rem; }
+.verdict.good { color: #1a6b2a; font-weight: 600; }
+.verdict.bad { color: #a11; font-weight: 600; }
+ul.facts { list-style: none; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: .3rem 1.6rem; }
+ul.facts li { color: #444; }
+span.fact { font-size: 1.1rem; font-weight: 600; color: #1a1a1a; font-variant-numeric: tabular-nums; }
+details { margin: .3rem 0; }
+details > summary { cursor: pointer; font-weight: 600; margin: .3rem 0; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11pt; }
   h2 { break-before: page; }
   section.run:first-of-type h2 { break-before: auto; }
   figure.plot, table { break-inside: avoid; }
   details > pre { display: none; }
+  nav.toc { break-after: page; }
   a { color: inherit; text-decoration: none; }
 }
 "#;
 
-/// The whole report of `runs`, in the given order.
+/// The whole report of `runs`, in the given order: a title, the host in
+/// one line (the rest folded), a table of contents with each run's
+/// verdict, then per run its headline, plots and detail tables.
 pub fn render_html(runs: &[RunView]) -> String {
     let borrowed: Result<String, std::convert::Infallible> =
         render_html_loading(runs, |run| Ok(Cow::Borrowed(run)));
@@ -73,22 +89,17 @@ pub fn render_html_loading<'a, E>(
     out.push_str("<h1>rtlab report</h1>\n");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">{} run{}: {}</p>",
+        "<p class=\"meta\">{} run{}{}</p>",
         runs.len(),
         plural(runs.len()),
-        escape(
-            &runs
-                .iter()
-                .map(|r| format!("#{} {}", r.id, r.kind))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        created_range(runs)
     );
     let hosts = distinct_hosts(runs);
     if hosts.len() == 1 {
         out.push_str("<h2>Host</h2>\n");
-        out.push_str(&key_value_table(hosts[0]));
+        out.push_str(&host_block(hosts[0]));
     }
+    out.push_str(&contents(runs));
     for (index, run) in runs.iter().enumerate() {
         let run = load(run)?;
         out.push_str(&run_section(&run, index, hosts.len() > 1));
@@ -97,15 +108,88 @@ pub fn render_html_loading<'a, E>(
     Ok(out)
 }
 
-/// A run: its heading, metadata, summary tables and plots.
+/// ` · 2026-11-26T18:33:52Z to 2026-11-26T18:40:01Z` (or one time).
+fn created_range(runs: &[RunView]) -> String {
+    let times: Vec<&str> = runs
+        .iter()
+        .map(|r| r.created.as_str())
+        .filter(|c| !c.is_empty())
+        .collect();
+    match (times.iter().min(), times.iter().max()) {
+        (Some(a), Some(b)) if a == b => format!(" · {}", escape(a)),
+        (Some(a), Some(b)) => format!(" · {} to {}", escape(a), escape(b)),
+        _ => String::new(),
+    }
+}
+
+/// The table of contents: one line per run, linked, with its verdict.
+fn contents(runs: &[RunView]) -> String {
+    let mut out = String::from("<nav class=\"toc\"><h2>Contents</h2>\n<ol>\n");
+    for (index, run) in runs.iter().enumerate() {
+        let head = headline::of(run);
+        let verdict = head
+            .verdict
+            .as_ref()
+            .map(|v| format!(" — {}", verdict_html(v)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#run-{}\">{}</a>{verdict}</li>",
+            index + 1,
+            escape(&heading(run, index))
+        );
+    }
+    out.push_str("</ol></nav>\n");
+    out
+}
+
+fn verdict_html(v: &headline::Verdict) -> String {
+    format!(
+        "<span class=\"verdict {}\">{} {}</span>",
+        if v.good { "good" } else { "bad" },
+        if v.good { "✔" } else { "✘" },
+        escape(&v.text)
+    )
+}
+
+/// The host in one line (CPU, kernel, preemption, HZ, virtualization,
+/// throttling), every recorded field folded below it.
+fn host_block(host: &Value) -> String {
+    format!(
+        "<p class=\"host\">{}</p>\n<details><summary>All host details</summary>\n{}</details>\n",
+        escape(&headline::host_line(host)),
+        key_value_table(host)
+    )
+}
+
+/// A run: its heading, headline, plots, then the detail tables (long ones
+/// folded) and the task set.
 fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>",
         index + 1,
-        escape(&heading(run))
+        escape(&heading(run, index))
     );
+    let head = headline::of(run);
+    out.push_str("<div class=\"headline\">");
+    if let Some(v) = &head.verdict {
+        let _ = write!(out, "<p class=\"big\">{}</p>", verdict_html(v));
+    }
+    if !head.facts.is_empty() {
+        out.push_str("<ul class=\"facts\">");
+        for (what, value) in &head.facts {
+            let _ = write!(
+                out,
+                "<li><span class=\"fact\">{}</span> {}</li>",
+                escape(value),
+                escape(what)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</div>\n");
     let status = if run.status == "complete" {
         escape(&run.status)
     } else {
@@ -129,17 +213,22 @@ fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     );
     if with_host {
         out.push_str("<h3>Host</h3>\n");
-        out.push_str(&key_value_table(&run.host));
-    }
-    out.push_str("<h3>Summary</h3>\n");
-    out.push_str(&key_value_table(&run.document));
-    for key in ["tasks", "threads", "cells", "rows", "tests", "breakdown"] {
-        if let Some(items) = run.document.get(key).and_then(Value::as_array) {
-            out.push_str(&items_table(key, items));
-        }
+        out.push_str(&host_block(&run.host));
     }
     for figure in figures(run) {
         out.push_str(&figure_html(&figure));
+    }
+    out.push_str("<h3>Details</h3>\n");
+    out.push_str(&folded("Summary", &key_value_table(&run.document), 0));
+    for key in ["tasks", "threads", "cells", "rows", "tests", "breakdown"] {
+        if let Some(items) = run.document.get(key).and_then(Value::as_array) {
+            let table = if key == "rows" && run.kind == "sweep" {
+                sweep_table(items)
+            } else {
+                items_table(items)
+            };
+            out.push_str(&folded(key, &table, items.len()));
+        }
     }
     if let Some(text) = &run.taskset {
         let _ = writeln!(
@@ -152,14 +241,32 @@ fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     out
 }
 
-/// `#ID kind — task set (policy or scheduler)`; no id for an unsaved run.
-fn heading(run: &RunView) -> String {
-    let text = |key: &str| run.document.get(key).and_then(Value::as_str);
-    let mut out = if run.id > 0 {
-        format!("#{} {}", run.id, run.kind)
+/// Tables of up to this many rows are shown open; longer ones are folded.
+pub const OPEN_TABLE_ROWS: usize = 12;
+
+/// `table` under a `<details>` summary naming it (open when short).
+fn folded(name: &str, table: &str, rows: usize) -> String {
+    if table.is_empty() {
+        return String::new();
+    }
+    let open = if rows <= OPEN_TABLE_ROWS { " open" } else { "" };
+    let count = if rows > 0 {
+        format!(" ({rows} row{})", plural(rows))
     } else {
-        run.kind.clone()
+        String::new()
     };
+    format!(
+        "<details{open}><summary>{}{count}</summary>\n{table}</details>\n",
+        escape(&human::label(name))
+    )
+}
+
+/// `#ID kind — task set (policy or scheduler)`; an unsaved run (id 0, as
+/// in the demo's report) is numbered by its place in the report.
+fn heading(run: &RunView, index: usize) -> String {
+    let text = |key: &str| run.document.get(key).and_then(Value::as_str);
+    let id = if run.id > 0 { run.id } else { index as i64 + 1 };
+    let mut out = format!("#{id} {}", run.kind);
     if let Some(set) = text("taskset") {
         out.push_str(&format!(" — {set}"));
     }
@@ -186,29 +293,27 @@ fn figure_html(figure: &Figure) -> String {
 }
 
 /// The scalars of an object (and of objects inside it, one level down, as
-/// `outer.inner`) as a two-column table; arrays are left to
-/// [`items_table`].
+/// `outer inner`) as a two-column table in human units; arrays of objects
+/// are left to [`items_table`], empty values are left out.
 fn key_value_table(value: &Value) -> String {
     let mut rows = Vec::new();
+    let mut push = |key: &str, full: &str, v: &Value| {
+        if is_empty(v) {
+            return;
+        }
+        if let Some(text) = human::value(full, v) {
+            rows.push((human::label(key), text));
+        }
+    };
     if let Some(map) = value.as_object() {
         for (key, v) in map {
             match v {
                 Value::Object(inner) => {
                     for (k, v) in inner {
-                        if let Some(text) = scalar(v) {
-                            rows.push((format!("{key}.{k}"), text));
-                        }
+                        push(&format!("{key} {k}"), &format!("{key}.{k}"), v);
                     }
                 }
-                Value::Array(items) if items.iter().all(|i| scalar(i).is_some()) => {
-                    let texts: Vec<String> = items.iter().filter_map(scalar).collect();
-                    rows.push((key.clone(), texts.join(", ")));
-                }
-                _ => {
-                    if let Some(text) = scalar(v) {
-                        rows.push((key.clone(), text));
-                    }
-                }
+                _ => push(key, key, v),
             }
         }
     }
@@ -228,97 +333,141 @@ fn key_value_table(value: &Value) -> String {
     out
 }
 
-/// An array of objects as a table: one column per scalar field (in order
-/// of first appearance; a `[real, sim]` pair shows as `real / sim`), at
-/// most [`MAX_TABLE_ROWS`] rows.
-fn items_table(name: &str, items: &[Value]) -> String {
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty() || a.iter().any(|i| i.is_object()),
+        _ => false,
+    }
+}
+
+/// Columns shown first when a table has them, in this order.
+const LEADING_COLUMNS: [&str; 8] = [
+    "name",
+    "task",
+    "thread",
+    "policy",
+    "test",
+    "utilization",
+    "schedulable",
+    "sets",
+];
+
+/// An array of objects as a table in human units: one column per scalar
+/// field, names and verdicts first, at most [`MAX_TABLE_ROWS`] rows.
+fn items_table(items: &[Value]) -> String {
     let mut columns: Vec<String> = Vec::new();
     for item in items.iter().filter_map(Value::as_object) {
         for (k, v) in item {
-            if cell(v).is_some() && !columns.contains(k) {
+            if human::value(k, v).is_some() && !columns.contains(k) {
                 columns.push(k.clone());
             }
         }
     }
-    if columns.is_empty() {
+    columns.sort_by_key(|c| {
+        LEADING_COLUMNS
+            .iter()
+            .position(|l| l == c)
+            .unwrap_or(LEADING_COLUMNS.len())
+    });
+    let rows: Vec<Vec<(String, bool)>> = items
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .map(|item| {
+            columns
+                .iter()
+                .map(|c| match item.get(c) {
+                    Some(v) => (human::value(c, v).unwrap_or_default(), is_numeric(v)),
+                    None => (String::new(), false),
+                })
+                .collect()
+        })
+        .collect();
+    let labels: Vec<String> = columns.iter().map(|c| human::label(c)).collect();
+    table_html(&labels, &rows, items.len())
+}
+
+/// A sweep's rows: the utilization, the sets, then each test's acceptance
+/// ratio as a percentage, one column per test (not a dumped map).
+fn sweep_table(items: &[Value]) -> String {
+    let mut tests: Vec<String> = Vec::new();
+    for item in items {
+        if let Some(ratio) = item.get("ratio").and_then(Value::as_object) {
+            for k in ratio.keys() {
+                if !tests.contains(k) {
+                    tests.push(k.clone());
+                }
+            }
+        }
+    }
+    let mut labels = vec!["utilization".to_string(), "sets".to_string()];
+    labels.extend(tests.iter().map(|t| format!("{t} accepts")));
+    let rows: Vec<Vec<(String, bool)>> = items
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .map(|item| {
+            let mut row = vec![
+                (
+                    item.get("utilization")
+                        .and_then(|v| human::value("utilization", v))
+                        .unwrap_or_default(),
+                    true,
+                ),
+                (
+                    item.get("sets")
+                        .and_then(|v| human::value("sets", v))
+                        .unwrap_or_default(),
+                    true,
+                ),
+            ];
+            for t in &tests {
+                let ratio = item.get("ratio").and_then(|r| r.get(t));
+                row.push((
+                    ratio
+                        .and_then(|v| v.as_f64())
+                        .map(human::percent)
+                        .unwrap_or_default(),
+                    true,
+                ));
+            }
+            row
+        })
+        .collect();
+    table_html(&labels, &rows, items.len())
+}
+
+fn table_html(labels: &[String], rows: &[Vec<(String, bool)>], total: usize) -> String {
+    if labels.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "<h3>{}</h3>\n<div class=\"scroll\"><table>\n<tr>",
-        escape(name)
-    );
-    for c in &columns {
-        let _ = write!(out, "<th>{}</th>", escape(c));
+    let mut out = String::from("<div class=\"scroll\"><table>\n<tr>");
+    for l in labels {
+        let _ = write!(out, "<th>{}</th>", escape(l));
     }
     out.push_str("</tr>\n");
-    for item in items.iter().take(MAX_TABLE_ROWS) {
+    for row in rows {
         out.push_str("<tr>");
-        for c in &columns {
-            let v = item.get(c).and_then(cell).unwrap_or_default();
-            let numeric = |v: &Value| match v {
-                Value::Array(items) => items.iter().all(|i| i.is_number() || i.is_null()),
-                other => other.is_number(),
-            };
-            let class = if item.get(c).is_some_and(numeric) {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            let _ = write!(out, "<td{class}>{}</td>", escape(&v));
+        for (text, numeric) in row {
+            let class = if *numeric { " class=\"num\"" } else { "" };
+            let _ = write!(out, "<td{class}>{}</td>", escape(text));
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</table></div>\n");
-    if items.len() > MAX_TABLE_ROWS {
+    if total > MAX_TABLE_ROWS {
         let _ = writeln!(
             out,
-            "<p class=\"meta\">the first {MAX_TABLE_ROWS} of {} rows</p>",
-            items.len()
+            "<p class=\"meta\">the first {MAX_TABLE_ROWS} of {total} rows</p>"
         );
     }
     out
 }
 
-/// Entries an object may have to show in one table cell.
-const MAX_CELL_ENTRIES: usize = 6;
-
-/// A table cell: a scalar, an array of scalars joined by ` / `, or a
-/// small object of scalars (a sweep row's ratio per test) as `key: value`
-/// pairs.
-fn cell(v: &Value) -> Option<String> {
+fn is_numeric(v: &Value) -> bool {
     match v {
-        Value::Object(map)
-            if !map.is_empty()
-                && map.len() <= MAX_CELL_ENTRIES
-                && map.values().all(|i| scalar(i).is_some()) =>
-        {
-            Some(
-                map.iter()
-                    .filter_map(|(k, v)| Some(format!("{k}: {}", scalar(v)?)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            )
-        }
-        Value::Array(items) if !items.is_empty() && items.iter().all(|i| scalar(i).is_some()) => {
-            Some(
-                items
-                    .iter()
-                    .filter_map(scalar)
-                    .collect::<Vec<_>>()
-                    .join(" / "),
-            )
-        }
-        other => scalar(other),
-    }
-}
-
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::Null => Some("—".to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
+        Value::Array(items) => items.iter().all(|i| i.is_number() || i.is_null()),
+        other => other.is_number(),
     }
 }
 

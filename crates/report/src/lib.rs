@@ -5,7 +5,9 @@
 #![forbid(unsafe_code)]
 
 pub mod figures;
+pub mod headline;
 pub mod html;
+pub mod human;
 pub mod plot;
 pub mod series;
 pub mod sources;

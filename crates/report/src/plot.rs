@@ -17,17 +17,23 @@ use crate::series::{Breakdown, Gantt, Histogram, LagBar, Line, RealVsSim, Respon
 /// Width and height of every plot, in SVG pixels.
 pub const SIZE: (u32, u32) = (900, 420);
 
-/// Series colours (Tableau 10), as `#RRGGBB` in the SVG.
+/// Series colours (Tableau 10 without its red, which [`MISSED`] alone
+/// uses), as `#RRGGBB` in the SVG.
 pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xff, 0x7f, 0x0e),
     RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x94, 0x67, 0xbd),
     RGBColor(0x8c, 0x56, 0x4b),
     RGBColor(0xe3, 0x77, 0xc2),
     RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xbc, 0xbd, 0x22),
 ];
+
+/// A job that missed its deadline, and only that: never a task's colour.
+/// Missed jobs are also marked by shape (a black outline and a cross at
+/// the deadline), so the chart reads in greyscale too.
+pub const MISSED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 
 /// Opacity of the legend's colour samples, so they do not count as marks.
 pub const LEGEND_OPACITY: f64 = 0.9;
@@ -123,6 +129,7 @@ fn draw_lines<'a, 'b: 'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
     lines: &[Line],
     dots: bool,
+    legend_at: SeriesLabelPosition,
 ) -> Result<(), PlotError>
 where
     X: Ranged<ValueType = f64>,
@@ -146,8 +153,34 @@ where
             chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
         }
     }
-    legend(chart, SeriesLabelPosition::UpperRight)?;
+    legend(chart, legend_at)?;
     Ok(())
+}
+
+/// The corner of the plot area (x over `xs`, y over `ys`) with the fewest
+/// points in its outer 40 % each way: where the legend hides least.
+fn emptiest_corner(lines: &[Line], xs: (f64, f64), ys: (f64, f64)) -> SeriesLabelPosition {
+    let corners = [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let inside = |(x, y): (f64, f64), right: bool, upper: bool| {
+        let fx = (x - xs.0) / (xs.1 - xs.0);
+        let fy = (y - ys.0) / (ys.1 - ys.0);
+        (if right { fx > 0.6 } else { fx < 0.4 }) && (if upper { fy > 0.6 } else { fy < 0.4 })
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&(_, right, upper)| {
+            lines
+                .iter()
+                .flat_map(|l| l.points.iter())
+                .filter(|&&p| inside(p, right, upper))
+                .count()
+        })
+        .map_or(SeriesLabelPosition::UpperRight, |c| c.0)
 }
 
 /// A chart builder with the margins and label areas all plots share.
@@ -207,7 +240,7 @@ pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
             .label_style(font())
             .light_line_style(WHITE)
             .draw()?;
-        draw_lines(&mut chart, &lines, false)
+        draw_lines(&mut chart, &lines, false, SeriesLabelPosition::UpperRight)
     })
 }
 
@@ -240,10 +273,24 @@ pub fn steps(buckets: &[(u64, u64)], floor: f64) -> Vec<(f64, f64)> {
 /// vs time, response time vs release, ratio vs utilization.
 pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> PlotResult {
     let all = || lines.iter().flat_map(|l| l.points.iter());
-    let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
+    let data_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_max = all().map(|p| p.0).fold(0.0, f64::max);
+    // From 0 unless the data start well above it (a sweep over U = 0.6..1
+    // gets an axis over 0.6..1, not 0..1), with a margin either side.
+    let x_min = if data_min.is_finite() && data_min > 0.2 * x_max {
+        let pad = (x_max - data_min) * 0.03;
+        data_min - pad
+    } else {
+        data_min.min(0.0)
+    };
+    let x_max = if data_min > 0.2 * x_max {
+        x_max + (x_max - data_min) * 0.03
+    } else {
+        x_max
+    };
     let y_top = y_max.unwrap_or_else(|| nice_ceiling(all().map(|p| p.1).fold(0.0, f64::max) * 1.1));
     let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+    let legend_at = emptiest_corner(lines, (x_min, x_max), (0.0, y_top));
     svg(|root| {
         let mut chart = builder(root).build_cartesian_2d(x_min..x_max, 0f64..y_top)?;
         chart
@@ -253,7 +300,7 @@ pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> 
             .label_style(font())
             .light_line_style(WHITE)
             .draw()?;
-        draw_lines(&mut chart, lines, true)
+        draw_lines(&mut chart, lines, true, legend_at)
     })
 }
 
@@ -371,33 +418,31 @@ pub fn lag_shares(bars: &[LagBar], threshold_us: u32) -> PlotResult {
     )
 }
 
-/// Real against simulated response times per task (ms): mean and max.
+/// Real against simulated response times per task: mean and max, each
+/// task's bars as a percentage of its own largest value (named under the
+/// task), so a 0.3 ms task is as readable as a 30 ms one.
 pub fn real_vs_sim(rows: &[RealVsSim]) -> PlotResult {
-    let ms = |v: Option<u64>| v.map(|ns| ns as f64 / 1e6);
     let groups: Vec<(String, Vec<Option<f64>>)> = rows
         .iter()
         .map(|r| {
+            let values = [r.real_mean_ns, r.sim_mean_ns, r.real_max_ns, r.sim_max_ns];
+            let largest = values.iter().flatten().copied().max().unwrap_or(0);
+            let scale = |v: Option<u64>| {
+                v.filter(|_| largest > 0)
+                    .map(|ns| ns as f64 * 100.0 / largest as f64)
+            };
             (
-                r.task.clone(),
-                vec![
-                    ms(r.real_mean_ns),
-                    ms(r.sim_mean_ns),
-                    ms(r.real_max_ns),
-                    ms(r.sim_max_ns),
-                ],
+                format!("{} ({})", r.task, crate::human::duration_ns(largest as f64)),
+                values.iter().map(|&v| scale(v)).collect(),
             )
         })
         .collect();
-    let top = groups
-        .iter()
-        .flat_map(|g| g.1.iter().flatten())
-        .fold(0.0, |a: f64, &b| a.max(b));
     let names = ["real mean", "sim mean", "real max", "sim max"].map(String::from);
     grouped_bars(
         &groups,
         &names,
-        "response time (ms)",
-        nice_ceiling(top * 1.25),
+        "% of the task's largest response time",
+        150.0,
     )
 }
 
@@ -538,7 +583,6 @@ pub fn gantt(g: &Gantt) -> PlotResult {
     let y = |lane: usize| (lanes - 1 - lane) as f64;
     let end = ms(g.end_ns).max(1e-3);
     let show_counts = g.bars.len() <= 120;
-    let miss = PALETTE[3];
     svg(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
@@ -569,13 +613,30 @@ pub fn gantt(g: &Gantt) -> PlotResult {
             let start = ms(b.row.start_ns?);
             let finish = b.row.finish_ns.map_or(end, ms);
             let yy = y(b.lane);
-            let style = if b.missed { miss } else { color(b.task) };
+            let style = if b.missed { MISSED } else { color(b.task) };
             Some(Rectangle::new(
                 [(start, yy - 0.3), (finish.max(start), yy + 0.3)],
                 style.filled(),
             ))
         });
         chart.draw_series(run)?;
+        let missed = g.bars.iter().filter(|b| b.missed);
+        chart.draw_series(missed.clone().filter_map(|b| {
+            let start = ms(b.row.start_ns?);
+            let finish = b.row.finish_ns.map_or(end, ms);
+            let yy = y(b.lane);
+            Some(Rectangle::new(
+                [(start, yy - 0.3), (finish.max(start), yy + 0.3)],
+                BLACK.stroke_width(2),
+            ))
+        }))?;
+        chart.draw_series(missed.map(|b| {
+            Cross::new(
+                (ms(b.row.deadline_ns), y(b.lane) + 0.42),
+                5,
+                BLACK.stroke_width(2),
+            )
+        }))?;
         let releases = g.bars.iter().map(|b| {
             let yy = y(b.lane);
             PathElement::new(
@@ -614,13 +675,20 @@ pub fn gantt(g: &Gantt) -> PlotResult {
     })
 }
 
-/// `text` cut to `max` characters, the last one an ellipsis.
+/// `text` cut to `max` characters by an ellipsis in the middle, so names
+/// that share a prefix (`display-graphic`, `display-hook-update`) keep
+/// their distinct ends.
 fn shortened(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    let n = text.chars().count();
+    if n <= max {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    let keep = max.saturating_sub(1);
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut out: String = text.chars().take(head).collect();
     out.push('…');
+    out.extend(text.chars().skip(n - tail));
     out
 }
 
@@ -669,7 +737,11 @@ mod tests {
 
     #[test]
     fn long_category_names_are_cut_with_an_ellipsis() {
-        assert_eq!(shortened("radar-tracking-filter", 6), "radar…");
+        assert_eq!(shortened("radar-tracking-filter", 6), "rad…er");
+        assert_ne!(
+            shortened("display-graphic", 8),
+            shortened("display-hook-update", 8)
+        );
         assert_eq!(shortened("t1", 6), "t1");
     }
 

@@ -5,7 +5,7 @@ mod fixtures;
 
 use rtlab_report::figures::figures;
 use rtlab_report::html::render_html;
-use rtlab_report::plot::PALETTE;
+use rtlab_report::plot::{MISSED, PALETTE};
 
 /// Elements of `svg` drawn opaque in a series colour (fill or stroke):
 /// the data marks, not the legend's samples.
@@ -113,11 +113,65 @@ fn the_report_has_host_summary_tables_and_every_figure() {
     );
     assert_eq!(html.matches("<svg").count(), figures_total);
     assert_eq!(html.matches("<section class=\"run\"").count(), runs.len());
-    // The run's summary and per-task table.
-    assert!(html.contains("<th>deadline_misses</th><td>2</td>"));
-    assert!(html.contains("<td class=\"num\">2050000 / 2000000</td>"));
-    // A sweep row's ratio per test, in one cell.
-    assert!(html.contains("<td>edf:edf-demand: 0.5, rm:rta: 0.0</td>"));
+    // The run's summary and per-task table, in human units.
+    assert!(html.contains("<tr><th>deadline misses</th><td>2</td></tr>"));
+    assert!(html.contains("<td class=\"num\">2.05 ms / 2 ms</td>"));
+    // A sweep row's ratio per test, one column each, as percentages.
+    assert!(html.contains("<th>edf:edf-demand accepts</th><th>rm:rta accepts</th>"));
+    assert!(html.contains("<td class=\"num\">50 %</td><td class=\"num\">0 %</td>"));
+}
+
+/// What a reader sees first: a table of contents with every run's
+/// heading (saved ids, or the place in the report for unsaved runs) and
+/// verdict, the host in one line, a headline per run.
+#[test]
+fn the_report_opens_with_contents_host_line_and_headlines() {
+    let mut runs = fixtures::all();
+    let html = render_html(&runs);
+    let toc = &html[html.find("<nav class=\"toc\">").unwrap()..html.find("</nav>").unwrap()];
+    assert_eq!(toc.matches("<li>").count(), runs.len());
+    assert!(
+        toc.contains("no deadline miss") || toc.contains("deadline miss"),
+        "{toc}"
+    );
+    assert!(html.contains("<p class=\"host\">"));
+    assert_eq!(html.matches("<div class=\"headline\">").count(), runs.len());
+    for r in &mut runs {
+        r.id = 0;
+    }
+    let html = render_html(&runs);
+    for i in 1..=runs.len() {
+        assert!(
+            html.contains(&format!("<a href=\"#run-{i}\">#{i} ")),
+            "run {i}"
+        );
+    }
+}
+
+/// The human tables (every `<table>` outside the plots) name no `_ns`
+/// key and show no float with more than 4 significant digits.
+#[test]
+fn human_tables_have_units_and_at_most_four_significant_digits() {
+    let html = render_html(&fixtures::all());
+    let mut tables = 0;
+    for table in html.split("<table").skip(1) {
+        let table = &table[..table.find("</table>").unwrap()];
+        tables += 1;
+        assert!(!table.contains("_ns"), "a raw _ns key in {table}");
+        for cell in table.split(['<', '>', ' ', '/']) {
+            let digits: String = cell.chars().filter(char::is_ascii_digit).collect();
+            let is_float = cell.contains('.')
+                && cell
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+                && cell.parse::<f64>().is_ok();
+            if is_float {
+                let significant = digits.trim_start_matches('0').len();
+                assert!(significant <= 4, "`{cell}` in {table}");
+            }
+        }
+    }
+    assert!(tables >= 6, "{tables} tables");
 }
 
 #[test]
@@ -127,4 +181,34 @@ fn hosts_that_differ_are_shown_per_run() {
     let html = render_html(&runs);
     assert!(!html.contains("<h2>Host</h2>"));
     assert_eq!(html.matches("<h3>Host</h3>").count(), runs.len());
+}
+
+/// "Missed" is never a task's colour, and a missed job is marked by shape
+/// too (an outline and a cross), so the Gantt chart reads in greyscale.
+#[test]
+fn missed_jobs_have_their_own_colour_and_shape_in_the_gantt_chart() {
+    assert!(!PALETTE.contains(&MISSED));
+    let run = fixtures::run();
+    assert!(run.document["deadline_misses"].as_u64().unwrap() > 0);
+    let svg = figures(&run).remove(0).svg.unwrap();
+    let red = format!("#{:02X}{:02X}{:02X}", MISSED.0, MISSED.1, MISSED.2);
+    assert!(
+        svg.to_ascii_uppercase().contains(&red),
+        "no missed job drawn"
+    );
+    // plotters draws a Cross as two black strokes of two points each.
+    assert!(svg.matches("stroke=\"#000000\" stroke-width=\"2\"").count() >= 2);
+}
+
+/// `analyze` without overheads has nothing to plot against the tick: no
+/// breakdown-vs-tick plot drawn from a single point.
+#[test]
+fn analyze_without_overheads_draws_no_breakdown_against_the_tick() {
+    let mut run = fixtures::analyze();
+    run.document["breakdown"] = serde_json::json!([
+        {"policy": "rm", "overheads": null, "tick_ns": null, "utilization": 0.9, "scale": 1.2},
+        {"policy": "edf", "overheads": null, "tick_ns": null, "utilization": 1.0, "scale": 1.4}
+    ]);
+    let titles: Vec<String> = figures(&run).into_iter().map(|f| f.title).collect();
+    assert_eq!(titles, ["Response times vs deadlines"]);
 }

@@ -14,6 +14,7 @@
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
 //! * [`hartstone`]: the Hartstone benchmark's real-thread iteration runner.
+//! * [`cpu_lock`]: the per-CPU measurement lock (one measurement per CPU).
 //! * [`kernel_state`]: kernel settings recorded in `/run/rtlab` before they
 //!   are changed and restored after, also after a SIGKILL.
 //! * [`platform`]: the platform's real-time state (`rtlab doctor`).
@@ -34,6 +35,7 @@
 
 pub mod characterize;
 pub mod clock;
+pub mod cpu_lock;
 pub mod cyclictest_json;
 pub mod error;
 pub mod executor;

@@ -4,6 +4,8 @@
 //! millisecond, a tick found. Needs root (SCHED_FIFO); prints why it skips
 //! without it. Run under the machine-wide real-time lock.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
@@ -13,6 +15,13 @@ use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
 
 static SERIAL: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> (
+    std::sync::MutexGuard<'static, ()>,
+    rtlab_rt::cpu_lock::CpuLock,
+) {
+    common::one_at_a_time(&SERIAL)
+}
 
 fn privileged(test: &str) -> bool {
     let ok = has_cap_sys_nice();
@@ -40,7 +49,7 @@ fn every_scenario_is_measured_at_every_n() {
     if !privileged("every_scenario_is_measured_at_every_n") {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     static STOP: AtomicBool = AtomicBool::new(false);
     let cfg = CharacterizeConfig {
         cpu: default_cpu(),
@@ -84,7 +93,7 @@ fn a_stop_before_the_start_measures_nothing_and_ends() {
     if !privileged("a_stop_before_the_start_measures_nothing_and_ends") {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = one_at_a_time();
     static STOP: AtomicBool = AtomicBool::new(true);
     let cfg = CharacterizeConfig::new(default_cpu());
     let started = std::time::Instant::now();

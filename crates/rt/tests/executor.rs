@@ -4,6 +4,8 @@
 //! cpuset hierarchy, so they run one at a time (`SERIAL`). Those that need
 //! root print why they skip without it.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -17,6 +19,13 @@ use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
 
 static SERIAL: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> (
+    std::sync::MutexGuard<'static, ()>,
+    rtlab_rt::cpu_lock::CpuLock,
+) {
+    common::one_at_a_time(&SERIAL)
+}
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -62,7 +71,7 @@ fn record(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
 }
 
 fn execute(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_at_a_time();
     record(set, cfg)
 }
 
@@ -204,7 +213,7 @@ fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for(
     let set = TaskSet::new("overload", vec![hog]);
     let duration = ms(300);
     // Held across both runs and the cool-down below.
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_at_a_time();
     for on_miss in [Overrun::Continue, Overrun::Skip] {
         let mut cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
         cfg.on_miss = on_miss;
@@ -243,7 +252,7 @@ fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
         return;
     }
     let balance = || std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance");
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_at_a_time();
     let before = balance().unwrap();
     let set = light_set();
     let duration = ms(600);
@@ -286,7 +295,7 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
         vec![Task::new("a", ms(10), ms(6)), Task::new("b", ms(10), ms(4))],
     );
     let e = {
-        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_at_a_time = one_at_a_time();
         run(
             &set,
             &RunConfig::new(ms(100), RunPolicy::Edf),
@@ -312,7 +321,7 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
 #[test]
 fn policy_errors_are_explained_before_any_thread_runs() {
     let fails = |set: &TaskSet, cfg: &RunConfig| {
-        let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_at_a_time = one_at_a_time();
         run(set, cfg, &AtomicBool::new(false)).unwrap_err()
     };
     let e = fails(&light_set(), &RunConfig::new(ms(100), RunPolicy::Given));
@@ -338,7 +347,7 @@ fn a_day_long_run_interrupted_early_misses_nothing_and_records_every_job() {
     }
     let set = file::load("builtin:gap").unwrap().set;
     let cfg = RunConfig::new(Nanos::from_secs(86_400), RunPolicy::RateMonotonic);
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_at_a_time();
     let interrupt = Arc::new(AtomicBool::new(false));
     let ctrl_c = {
         let interrupt = interrupt.clone();

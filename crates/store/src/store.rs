@@ -1,7 +1,7 @@
 //! Opening the database and reading or deleting runs.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
@@ -263,11 +263,49 @@ pub(crate) fn connect(path: &Path) -> Result<Connection, StoreError> {
     }
     let conn = Connection::open(path).map_err(err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
-    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-        .map_err(err)?;
+    switch_to_wal(&conn).map_err(err)?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(err)?;
     Ok(conn)
+}
+
+/// Puts the database in WAL mode (a persistent setting: a no-op once any
+/// connection has done it).
+///
+/// The switch upgrades a read transaction to a write one, and SQLite does
+/// not call the busy handler for such an upgrade (waiting there could
+/// deadlock two upgraders), so on a new database several processes
+/// switching at once got `SQLITE_BUSY` at once whatever the busy timeout.
+/// The switch is retried here until [`BUSY_TIMEOUT`], as the busy handler
+/// would.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode = conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0));
+        let result = match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(_) => conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+                .map(drop),
+            Err(e) => Err(e),
+        };
+        match result {
+            Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn job_row(r: &Row<'_>) -> rusqlite::Result<JobRow> {

@@ -75,10 +75,17 @@ pub struct AnalyzeArgs {
     /// Task-set file (TOML or JSON) or builtin:NAME.
     pub file: String,
 
-    /// Scheduling policy to analyse; `all` is rm, dm, opa, edf, and given
-    /// when every task has a priority.
-    #[arg(long, value_enum, default_value_t = PolicyArg::All)]
-    pub policy: PolicyArg,
+    /// Scheduling policies to analyse, comma-separated (`rm,edf`); `all` is rm, dm, opa, edf,
+    /// and given when every task has a priority. `sim`'s spellings (`fp:rm`, `--scheduler`) are
+    /// accepted too.
+    #[arg(
+        long,
+        alias = "scheduler",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    pub policy: Vec<PolicyArg>,
 
     /// Scheduler overheads for paper 004's cost model (rta-overheads under
     /// fixed priorities, edf-demand-overheads under EDF): an overheads TOML
@@ -131,12 +138,16 @@ pub struct AnalyzeArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PolicyArg {
     /// Rate monotonic.
+    #[value(alias = "fp:rm")]
     Rm,
     /// Deadline monotonic.
+    #[value(alias = "fp:dm")]
     Dm,
     /// The priorities in the file.
+    #[value(alias = "fp:given")]
     Given,
     /// Audsley's optimal priority assignment.
+    #[value(alias = "fp:opa")]
     Opa,
     /// Earliest deadline first.
     Edf,
@@ -195,7 +206,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
     }
 
-    let policies = policies(args.policy, set)?;
+    let policies = policies(&args.policy, set)?;
     let reports = policies
         .iter()
         .map(|&p| suite::analyse(set, p, &options).with_context(|| format!("policy {}", p.name())))
@@ -390,9 +401,22 @@ fn multiprocessor_human(set: &TaskSet, doc: &MultiprocessorAnalyzeDocument) -> S
     out
 }
 
-fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
+/// The policies of `--policy A,B,...`, each once, in the order given.
+fn policies(args: &[PolicyArg], set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
+    let mut out: Vec<Policy> = Vec::new();
+    for &arg in args {
+        for p in policies_of(arg, set) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<Policy> {
     let fixed = |p| Policy::Fixed(p);
-    Ok(match arg {
+    match arg {
         PolicyArg::Rm => vec![fixed(PriorityPolicy::RateMonotonic)],
         PolicyArg::Dm => vec![fixed(PriorityPolicy::DeadlineMonotonic)],
         PolicyArg::Given => vec![fixed(PriorityPolicy::Given)],
@@ -410,7 +434,7 @@ fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
             all.push(Policy::Edf);
             all
         }
-    })
+    }
 }
 
 fn verdict_word(v: Option<bool>) -> &'static str {

@@ -95,6 +95,8 @@ pub struct BreakdownArgs {
     pub plot: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub save: SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// A positive decimal factor, held exactly in parts per billion.
@@ -232,6 +234,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Breakdown, Some(&args.taskset))?;
     let flag = interrupt::install_interrupt_flag();
+    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
     let progress = std::io::stderr().is_terminal();
     let mut doc = BreakdownDocument {

@@ -57,6 +57,8 @@ pub struct CharacterizeArgs {
     pub json: bool,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 fn parse_stat(s: &str) -> Result<Statistic, String> {
@@ -116,6 +118,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     characterize::check_privilege(&cfg).context("rtlab characterize")?;
     let saver = args.save.begin(rtlab_store::RunKind::Characterize, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let _measuring = args.cpu_lock.hold(Some(&[cfg.cpu]))?;
     let guards = set_up(true, true)?;
     for note in &guards.notes {
         say(note);
@@ -161,6 +164,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, document::csv(&measured))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per measured point, CSV");
     }
     let doc = CharacterizeDocument {
         host,
@@ -182,7 +186,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(path, text)
                     .with_context(|| format!("--out: cannot write {}", path.display()))?;
                 if !args.json {
-                    say(&format!("wrote {}", path.display()));
+                    crate::wrote::wrote(path, "overheads profile, TOML");
                 }
             }
             None => {

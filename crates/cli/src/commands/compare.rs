@@ -59,6 +59,7 @@ pub type Comparison = results::Comparison<RunReport, SimReport>;
 
 /// Runs `rtlab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    rtlab_report::table::fit_to_terminal(!args.flags.wide);
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         return Err(usage(format!(
             "--tolerance `{}`: give a percentage >= 0",

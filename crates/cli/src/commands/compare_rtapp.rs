@@ -32,6 +32,9 @@ pub fn run(flags: &RunFlags, calibration: Option<&str>, json: bool) -> anyhow::R
     };
     let loaded = file::load(&flags.taskset)?;
     let flag = interrupt::install_interrupt_flag();
+    let _measuring = flags
+        .cpu_lock
+        .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     restore_left_state_first();
     say(&format!(
         "running {} under rt-app ({}) for {}",

@@ -98,7 +98,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
     let analysis = analyze::run(&AnalyzeArgs {
         file: "builtin:avionics".to_string(),
-        policy: PolicyArg::Rm,
+        policy: vec![PolicyArg::Rm],
         overheads: Some("builtin:rtmach".to_string()),
         tick: vec![Nanos::from_ms(8), Nanos::from_ms(16)],
         threads: None,

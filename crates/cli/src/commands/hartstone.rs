@@ -112,6 +112,8 @@ pub struct HartstoneArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// One scheduler's or policy's PH series.
@@ -339,6 +341,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&doc))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per test and scheduler, CSV");
     }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
@@ -395,10 +398,12 @@ fn run_real(
         policies.len()
     ));
     let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
-    base.cpu = Some(args.cpu.unwrap_or_else(executor::default_cpu));
+    base.cpu = Some(cpu);
     let timeslice = rr_timeslice();
     let started = Instant::now();
     for &policy in policies {

@@ -110,6 +110,8 @@ pub struct LagStudyArgs {
     pub json: bool,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 impl LagStudyArgs {
@@ -180,6 +182,9 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     }
     let saver = args.save.begin(rtlab_store::RunKind::LagStudy, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let _measuring = args
+        .cpu_lock
+        .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let guards = set_up(args.mlock, true)?;
     warnings.extend(guards.notes.iter().cloned());
     let progress = !args.json && std::io::stderr().is_terminal();
@@ -214,6 +219,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per cell, CSV");
     }
     let doc = LagStudyDocument {
         config: LagStudyConfigDocument {

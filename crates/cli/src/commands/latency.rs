@@ -99,6 +99,8 @@ pub struct LatencyArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// Runs `rtlab latency`.
@@ -121,6 +123,21 @@ impl LatencyArgs {
     fn stdout_is_json(&self) -> bool {
         self.json_stdout() || self.cyclictest_json() == Some(std::path::Path::new("-"))
     }
+}
+
+/// A `-d` this long is a run length typed with `run`'s and `sim`'s
+/// meaning of `-d`, not a distance between the threads' intervals.
+const DISTANCE_LOOKS_LIKE_A_DURATION: Nanos = Nanos::from_ms(100);
+
+/// The warning for `-d 5s`: in `latency`, as in cyclictest, `-d` is the
+/// thread distance and `-D` the run length.
+fn distance_warning(distance: Nanos) -> Option<String> {
+    (distance >= DISTANCE_LOOKS_LIKE_A_DURATION).then(|| {
+        format!(
+            "warning: -d/--distance {distance} is the distance between the threads' intervals (cyclictest's -d), \
+             not the run length: for a run of {distance}, use -D {distance}"
+        )
+    })
 }
 
 /// The probe's configuration from the flags (every error names its flag).
@@ -171,9 +188,17 @@ pub fn measure_with_tap(
     tap: Option<latency::SeriesTap>,
 ) -> anyhow::Result<(ExitCode, Value)> {
     let cfg = probe_config(args)?;
+    if let Some(warning) = distance_warning(args.distance) {
+        crate::setup::say(&warning);
+    }
     let threads = cfg.threads;
     let mut saver = args.save.begin(rtlab_store::RunKind::Latency, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let pinned = match &cfg.affinity {
+        Affinity::RoundRobin(cpus) => Some(cpus.as_slice()),
+        Affinity::Unpinned => None,
+    };
+    let _measuring = args.cpu_lock.hold(pinned)?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
     let load = start_load(args.load)?;
     if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
@@ -210,6 +235,7 @@ pub fn measure_with_tap(
     if let Some(path) = &args.histogram {
         std::fs::write(path, latency::cyclictest_histogram(&report.threads))
             .with_context(|| format!("writing {}", path.display()))?;
+        crate::wrote::wrote(path, "latency histogram in cyclictest's layout");
     }
     let dropped: u64 = report.threads.iter().map(|t| t.series_dropped).sum();
     if dropped > 0 {
@@ -643,6 +669,9 @@ mod tests {
             assert!(first.starts_with("error: "), "{line}: {first}");
             assert!(first.contains(needle), "{line}: {first}");
         }
+        assert!(distance_warning(Nanos::from_us(500)).is_none());
+        let w = distance_warning(Nanos::from_secs(5)).unwrap();
+        assert!(w.contains("-D 5s") && w.contains("cyclictest's -d"), "{w}");
         assert!(parse_cpus("1-0").is_err());
         assert!(parse_cpus("x")
             .unwrap_err()

@@ -54,6 +54,7 @@ pub struct RunArgs {
 /// returns the sink.
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    rtlab_report::table::fit_to_terminal(!args.flags.wide);
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {

@@ -44,8 +44,9 @@ pub struct SimArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
     /// The scheduler (the list is below): fp:rm, edf, rr:2ms, ..., or on m processors gedf,
-    /// gfp:rm, edzl, linux-dl, pedf, pfp:rm, cedf.
-    #[arg(long, short = 's')]
+    /// gfp:rm, edzl, linux-dl, pedf, pfp:rm, cedf (`run`'s and `analyze`'s spellings are
+    /// accepted too: `--policy rm` is `--scheduler fp:rm`).
+    #[arg(long, short = 's', alias = "policy", short_alias = 'P')]
     pub scheduler: String,
     /// Processors (1 to 1024; default: the task file's `processors`, else 1). More than one
     /// needs a multiprocessor scheduler.
@@ -163,10 +164,18 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
     if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
-            None => TraceWindow {
-                from: Nanos::ZERO,
-                to: duration.min(Nanos::from_ms(200)),
-            },
+            None => {
+                let to = duration.min(Nanos::from_ms(200));
+                if to < duration {
+                    eprintln!(
+                        "note: --trace/--gantt/--plot show the first {to} of the {duration} run (the default --window); --window 0ms..{duration} shows it all"
+                    );
+                }
+                TraceWindow {
+                    from: Nanos::ZERO,
+                    to,
+                }
+            }
         });
     }
     Ok(c)
@@ -252,7 +261,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             .with_processors(m)
             .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
     }
-    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
+    let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
+        .parse()
+        .map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
         loaded.set = partitioned(&loaded.set, &spec, heuristic)?;
     }
@@ -302,9 +313,15 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         outcome
             .trace_written
             .with_context(|| format!("--trace: cannot write {path}"))?;
+        crate::wrote::wrote(path, "Chrome trace, open in Perfetto or chrome://tracing");
     }
     if let (Some(svg), Some(path)) = (outcome.gantt, &args.gantt) {
         std::fs::write(path, svg?).with_context(|| format!("--gantt: cannot write {path}"))?;
+        let what = match plot_window {
+            Some(w) => format!("Gantt chart of {}..{}, SVG", w.from, w.to),
+            None => "Gantt chart, SVG".to_string(),
+        };
+        crate::wrote::wrote(path, &what);
     }
     if let Some(path) = &args.plot {
         let mut run = RunView::unsaved("sim", serde_json::to_value(report)?);

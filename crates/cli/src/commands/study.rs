@@ -135,6 +135,8 @@ pub struct EdfVsFpsArgs {
     pub clock_read_cost: Nanos,
     #[command(flatten)]
     pub save: SaveFlags,
+    #[command(flatten)]
+    pub cpu_lock: crate::setup::CpuLockFlags,
 }
 
 /// A section of the study (paper 001's questions).
@@ -215,6 +217,15 @@ fn loads(from: u64, step: u64, to: u64, names: [&str; 2]) -> anyhow::Result<Load
 }
 
 fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
+    // Both real parts (the utilization sweep and the overload) measure on
+    // one CPU: held from the first to the last.
+    let _measuring = if args.real {
+        interrupt::install_interrupt_flag();
+        let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+        Some(args.cpu_lock.hold(Some(&[cpu]))?)
+    } else {
+        None
+    };
     let types = if args.types.is_empty() {
         SET_TYPES.to_vec()
     } else {
@@ -374,9 +385,9 @@ fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
             }
         }
     };
-    restore_left_state_first();
     let flag = interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    restore_left_state_first();
     let mut runner = RealRunner::new(cpu, true, args.cooldown, flag, say);
     match overload::run(&mut runner, &config) {
         Ok(measured) => RealOverload {
@@ -451,8 +462,8 @@ fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow
     let simulated = utilization::simulate(&config).map_err(section_error)?;
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
     let throttling = RtThrottling::read().ok();
-    restore_left_state_first();
     let flag = interrupt::install_interrupt_flag();
+    restore_left_state_first();
     let mut runner = RealRunner::new(cpu, args.no_rt_throttling, args.cooldown, flag, say);
     let measured = utilization::run(&config, &mut runner).map_err(section_error)?;
     let interrupted = flag.load(Ordering::Relaxed);

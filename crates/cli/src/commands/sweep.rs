@@ -225,6 +225,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&result))
             .with_context(|| format!("cannot write {}", path.display()))?;
+        crate::wrote::wrote(path, "acceptance ratio per utilization, CSV");
     }
     // The overhead-aware tests' timer model (one: sweep takes one --tick).
     let timer = args

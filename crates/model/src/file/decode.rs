@@ -45,6 +45,9 @@ pub(super) struct Decoded {
     pub tasks: Vec<Task>,
     /// `processors` and `clusters` (validated later, with the tasks).
     pub platform: Platform,
+    /// Each task's index among the file's tasks (tasks that could not be
+    /// decoded leave gaps).
+    pub indices: Vec<usize>,
 }
 
 /// A shape problem: where, and what, in one line.
@@ -61,7 +64,12 @@ pub(super) struct Problem {
 }
 
 /// Decodes a task-set document; every shape problem, or the tasks.
-pub(super) fn task_set(root: &Node, format: Format) -> Result<Decoded, Vec<Problem>> {
+/// The set, or every shape problem with the tasks that could still be
+/// decoded (so that their own errors can be reported with the problems).
+pub(super) fn task_set(
+    root: &Node,
+    format: Format,
+) -> Result<Decoded, (Vec<Problem>, Option<Box<Decoded>>)> {
     let mut d = Decoder {
         format,
         problems: Vec::new(),
@@ -72,7 +80,7 @@ pub(super) fn task_set(root: &Node, format: Format) -> Result<Decoded, Vec<Probl
     d.problems.sort_by_key(|p| p.order);
     match decoded {
         Some(decoded) if d.problems.is_empty() => Ok(decoded),
-        _ => Err(d.problems),
+        partial => Err((d.problems, partial.map(Box::new))),
     }
 }
 
@@ -142,14 +150,25 @@ impl Decoder {
         if let Some(c) = field(entries, "clusters").and_then(|n| self.clusters(n)) {
             platform.clusters = c;
         }
-        let tasks = match field(entries, "task") {
-            None => Vec::new(),
+        // A misspelt `[[tasks]]` is reported as an unknown field above; its
+        // tasks are still read, so that their own problems are reported
+        // too (and not one at a time, after each fix).
+        if field(entries, "task").is_none() {
+            if let Some(Value::Array(items)) = field(entries, "tasks").map(|n| &n.value) {
+                for (i, item) in items.iter().enumerate() {
+                    let _ = self.task(i, item);
+                }
+                self.group = 0;
+            }
+        }
+        let (indices, tasks) = match field(entries, "task") {
+            None => (Vec::new(), Vec::new()),
             Some(node) => match &node.value {
                 Value::Array(items) => items
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, item)| self.task(i, item))
-                    .collect(),
+                    .filter_map(|(i, item)| Some((i, self.task(i, item)?)))
+                    .unzip(),
                 _ => {
                     let message = match self.format {
                         Format::Toml => format!(
@@ -162,7 +181,7 @@ impl Decoder {
                         ),
                     };
                     self.problem(node.offset, message);
-                    Vec::new()
+                    (Vec::new(), Vec::new())
                 }
             },
         };
@@ -170,6 +189,7 @@ impl Decoder {
             name,
             tasks,
             platform,
+            indices,
         })
     }
 
@@ -295,8 +315,13 @@ impl Decoder {
     fn check_keys(&mut self, entries: &[Entry], known: &[&str]) {
         for (i, entry) in entries.iter().enumerate() {
             if !known.contains(&entry.key.as_str()) {
+                let hint = if entry.key == "tasks" && known.contains(&"task") {
+                    " (each task is a [[task]] table)"
+                } else {
+                    ""
+                };
                 let message = format!(
-                    "unknown field `{}`, expected {}",
+                    "unknown field `{}`, expected {}{hint}",
                     quote(&entry.key),
                     one_of(known)
                 );

@@ -222,6 +222,29 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
     run_recording(set, cfg, interrupt, Vec::new()).map(|(report, _)| report)
 }
 
+/// What [`run_recording`] refuses before it changes anything (the set,
+/// the protocol with the policy, each thread's policy), for a caller that
+/// must know before it waits for the CPU (the per-CPU measurement lock).
+pub fn check(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
+    checked_policies(set, cfg).map(drop)
+}
+
+fn checked_policies(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Policy>, RtError> {
+    check_set(set, cfg)?;
+    cfg.protocol
+        .check_policy(cfg.policy)
+        .map_err(|why| RtError::Setting {
+            setting: "protocol",
+            value: Some(cfg.protocol.name().into()),
+            why,
+        })?;
+    let policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
+    for p in &policies {
+        p.validate()?;
+    }
+    Ok(policies)
+}
+
 /// [`run`], with every job also written to `sinks` as the run goes (on a
 /// writer thread, through one pre-faulted ring per task; see [`job_log`]).
 /// Returns the report and one result per sink: a sink that failed stopped
@@ -232,18 +255,7 @@ pub fn run_recording(
     interrupt: &AtomicBool,
     sinks: Vec<Box<dyn JobSink>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
-    check_set(set, cfg)?;
-    cfg.protocol
-        .check_policy(cfg.policy)
-        .map_err(|why| RtError::Setting {
-            setting: "protocol",
-            value: Some(cfg.protocol.name().into()),
-            why,
-        })?;
-    let mut policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
-    for p in &policies {
-        p.validate()?;
-    }
+    let mut policies = checked_policies(set, cfg)?;
     // Every mutex exists before any thread does, and outlives them all.
     let resources = Arc::new(Resources::new(set, &policies, cfg.protocol)?);
     if let Some(cpu) = cfg.cpu {

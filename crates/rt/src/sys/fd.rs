@@ -12,6 +12,18 @@ pub fn flock_exclusive(file: &impl AsFd) -> io::Result<()> {
     super::check_zero(rc)
 }
 
+/// `flock(fd, LOCK_EX | LOCK_NB)`: `Ok(true)` when the exclusive lock is
+/// now held, `Ok(false)` when another open file description holds it.
+pub fn try_flock_exclusive(file: &impl AsFd) -> io::Result<bool> {
+    // SAFETY: the descriptor is borrowed from an open file for the call.
+    let rc = unsafe { libc::flock(file.as_fd().as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    match super::check_zero(rc) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// `Ok(())` when `fd` is a terminal, else why not (`ENOTTY`, `EBADF`, or
 /// `EIO` for a terminal that hung up).
 pub fn isatty(fd: RawFd) -> io::Result<()> {
