@@ -2,7 +2,9 @@
 //! read from and written to JSON (unknown keys refused), and checks itself
 //! into a [`Prepared`] sweep that the shard runner executes.
 
-use rtlab_model::generate::{DeadlineModel, GenerateError, GeneratorConfig, UtilizationMethod};
+use rtlab_model::generate::{
+    DeadlineModel, GenerateError, GeneratorConfig, SetGenerator, UtilizationMethod,
+};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
 use serde::{Deserialize, Serialize};
@@ -227,6 +229,10 @@ impl SweepSpec {
                 config.validate().map(|()| config)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let streams = generators
+            .iter()
+            .map(SetGenerator::new)
+            .collect::<Result<Vec<_>, _>>()?;
         let overheads = self
             .overheads
             .as_deref()
@@ -248,6 +254,7 @@ impl SweepSpec {
         Ok(Prepared {
             spec: self.clone(),
             generators,
+            streams,
             options,
             timer,
         })
@@ -261,6 +268,8 @@ pub struct Prepared {
     pub spec: SweepSpec,
     /// One generator per utilization step, in order.
     pub generators: Vec<GeneratorConfig>,
+    /// Their streams, ready to draw (cloned by each worker).
+    pub(crate) streams: Vec<SetGenerator>,
     /// What the tests assume beyond the set (the overheads).
     pub options: Options,
     /// The overhead-aware tests' timer model, when any such test is counted.
