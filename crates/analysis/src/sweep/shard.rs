@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::spec::Prepared;
-use super::{run_test, SweepError, SweepRow, SweepSpec};
+use super::{SweepError, SweepRow, SweepSpec};
 use crate::overhead_rta::TimerModel;
 
 /// The `format` of a shard document; a different one is refused.
@@ -239,8 +239,8 @@ fn count_samples(
             let mut tally = vec![[0u64; 3]; tests.len()];
             for sample in piece.first..piece.end {
                 let set = stream.generate(sample)?;
-                for (counts, &test) in tally.iter_mut().zip(tests) {
-                    let slot = match run_test(set, test, &prepared.options) {
+                for (counts, test) in tally.iter_mut().zip(tests) {
+                    let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
                         Some(true) => 0,
                         Some(false) => 1,
                         None => 2,
