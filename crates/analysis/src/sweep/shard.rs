@@ -22,6 +22,9 @@ pub const SHARD_FORMAT: &str = "rtlab-sweep-shard/1";
 /// Sets one worker analyses between progress reports.
 const CHUNK: u64 = 256;
 
+/// Pieces of work held at once (4096 × 256 = about a million sets).
+const BATCH: usize = 4096;
+
 /// Which samples one shard runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
@@ -218,49 +221,59 @@ fn count_samples(
 ) -> Result<Vec<SweepRow>, SweepError> {
     let sets = prepared.spec.sets;
     let tests = &prepared.spec.tests;
-    // Pieces of at most CHUNK samples, none across a step boundary.
-    let mut pieces = Vec::new();
-    let mut g = first;
-    while g < end {
-        let step = g / sets;
-        let stop = end.min((step + 1) * sets).min(g + CHUNK);
-        pieces.push(Piece {
-            step: step as usize,
-            first: g,
-            end: stop,
-        });
-        g = stop;
-    }
-    let counted = pieces
-        .par_iter()
-        .map(|piece| {
-            let mut stream = prepared.streams[piece.step].clone();
-            // Per test: accepted, rejected, inconclusive.
-            let mut tally = vec![[0u64; 3]; tests.len()];
-            for sample in piece.first..piece.end {
-                let set = stream.generate(sample)?;
-                for (counts, test) in tally.iter_mut().zip(tests) {
-                    let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
-                        Some(true) => 0,
-                        Some(false) => 1,
-                        None => 2,
-                    };
-                    counts[slot] += 1;
-                }
-            }
-            if !progress(piece.end - piece.first) {
-                return Err(SweepError::Cancelled);
-            }
-            Ok((piece.step, piece.end - piece.first, tally))
-        })
-        .collect::<Result<Vec<_>, SweepError>>()?;
     let mut rows: Vec<SweepRow> = prepared
         .generators
         .iter()
         .map(|config| SweepRow::empty(config.utilization, tests.len()))
         .collect();
-    for (step, samples, tally) in counted {
-        rows[step].add(samples, &tally);
+    // Pieces of at most CHUNK samples, none across a step boundary, made
+    // lazily and run BATCH at a time, so memory stays bounded whatever
+    // `sets` is while the steps still run in parallel.
+    let mut g = first;
+    let mut pieces = std::iter::from_fn(|| {
+        (g < end).then(|| {
+            let step = g / sets;
+            let stop = end.min((step + 1) * sets).min(g + CHUNK);
+            let piece = Piece {
+                step: step as usize,
+                first: g,
+                end: stop,
+            };
+            g = stop;
+            piece
+        })
+    });
+    loop {
+        let batch: Vec<Piece> = pieces.by_ref().take(BATCH).collect();
+        if batch.is_empty() {
+            break;
+        }
+        let counted = batch
+            .par_iter()
+            .map(|piece| {
+                let mut stream = prepared.streams[piece.step].clone();
+                // Per test: accepted, rejected, inconclusive.
+                let mut tally = vec![[0u64; 3]; tests.len()];
+                for sample in piece.first..piece.end {
+                    let set = stream.generate(sample)?;
+                    for (counts, test) in tally.iter_mut().zip(tests) {
+                        let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
+                            Some(true) => 0,
+                            Some(false) => 1,
+                            None => 2,
+                        };
+                        counts[slot] += 1;
+                    }
+                }
+                if !progress(piece.end - piece.first) {
+                    return Err(SweepError::Cancelled);
+                }
+                Ok((piece.step, piece.end - piece.first, tally))
+            })
+            .collect::<Result<Vec<_>, SweepError>>()?;
+        for (step, samples, tally) in counted {
+            rows[step].add(samples, &tally);
+        }
     }
     Ok(rows)
 }
