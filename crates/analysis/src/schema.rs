@@ -114,6 +114,10 @@ pub struct TestVerdict {
 /// `rtlab sweep --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepDocument {
+    /// Processors m, absent on one (the utilization steps are the total U;
+    /// plots draw U/m).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
     /// The deadline model of the generator.
     pub deadlines: String,
     /// The utilization method of the generator.
@@ -359,6 +363,7 @@ mod tests {
     fn sweep_document_fields_are_in_sorted_order() {
         let by_test = |v| BTreeMap::from([("rm rta".to_string(), v), ("edf".to_string(), v)]);
         assert!(keys_in_sorted_order(&SweepDocument {
+            cpus: Some(4),
             deadlines: "implicit".into(),
             method: "uunifast".into(),
             rows: vec![SweepRowDocument {

@@ -813,7 +813,7 @@ fn flags_that_cannot_mean_anything_are_usage_errors() {
         // An empty table and exit 0 before (a panic in debug builds).
         (
             &["sweep", "--step", "1e-20"],
-            "utilization steps is too many",
+            "utilization steps, above the limit",
         ),
         // An empty report and exit 0 before.
         (&["report", "--last", "0"], "--last 0 names no run"),

@@ -261,9 +261,11 @@ pub fn real_vs_sim(run: &RunView) -> Vec<RealVsSim> {
 }
 
 /// From `rtlab sweep --json`: per test (in `tests` order), the accepted
-/// ratio (0..1) against utilization.
+/// ratio (0..1) against utilization, divided by the processors `cpus` when
+/// the document has them (the U/m axis of multiprocessor papers).
 pub fn sweep_curves(run: &RunView) -> Vec<Line> {
     let rows = array(&run.document, "rows");
+    let cpus = sweep_cpus(run) as f64;
     array(&run.document, "tests")
         .iter()
         .filter_map(Value::as_str)
@@ -273,13 +275,22 @@ pub fn sweep_curves(run: &RunView) -> Vec<Line> {
                 .iter()
                 .filter_map(|r| {
                     Some((
-                        r.get("utilization")?.as_f64()?,
+                        r.get("utilization")?.as_f64()? / cpus,
                         r.get("ratio")?.get(test)?.as_f64()?,
                     ))
                 })
                 .collect(),
         })
         .collect()
+}
+
+/// The processors of a sweep document (`cpus`, absent on one).
+pub fn sweep_cpus(run: &RunView) -> u64 {
+    run.document
+        .get("cpus")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// A task's worst-case response time under one policy and its deadline.
