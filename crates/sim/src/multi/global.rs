@@ -33,8 +33,9 @@ use crate::trace::{Trace, TraceRecord};
 #[derive(Clone, Debug)]
 pub enum GlobalRule {
     /// Global EDF: earliest absolute deadline; equal deadlines go to the
-    /// task declared first (SimSo's and LITMUS^RT's rule), even against a
-    /// running job.
+    /// task declared first, even against a running job (LITMUS^RT's
+    /// `edf_higher_prio`, by task id). SimSo 0.8.5's `EDF` also picks the
+    /// first task among waiting jobs but keeps a running job on a tie.
     Edf,
     /// Global fixed priority: the task's level (larger is more urgent),
     /// equal levels to the task declared first.

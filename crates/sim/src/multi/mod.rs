@@ -192,7 +192,7 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
 pub(crate) fn uniprocessor_only(m: u32) -> String {
     format!(
         "schedules one processor; on {m} processors use a multiprocessor scheduler ({})",
-        crate::scheduler::forms_of(crate::scheduler::Platforms::Multi)
+        crate::scheduler::forms_of(true)
     )
 }
 
