@@ -55,6 +55,12 @@ pub enum GlobalRule {
 type Key = (u64, u64, u64, u64);
 
 impl GlobalRule {
+    /// True when a job's key never changes while it is ready (EDF, FP):
+    /// it is then computed once, when the job becomes ready.
+    fn is_static(&self) -> bool {
+        matches!(self, GlobalRule::Edf | GlobalRule::Fp(_))
+    }
+
     fn key(&self, job: &MJob, running: bool) -> Key {
         let d = job.deadline.as_ns();
         let (task, index) = (job.task as u64, job.index);
@@ -153,6 +159,8 @@ pub struct GlobalSim {
     order: Vec<(Key, usize)>,
     /// Processors freed by preemption in the last pick, reused likewise.
     freed: Vec<(Key, usize)>,
+    /// Per task, its ready job and key under a static rule (EDF, FP).
+    static_keys: Vec<Option<(Key, usize)>>,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -175,6 +183,7 @@ impl GlobalSim {
         let trace = config.trace.map(|w| {
             let mut t = Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect());
             t.processors = m;
+            t.per_processor = true;
             t
         });
         let mut sim = GlobalSim {
@@ -206,6 +215,7 @@ impl GlobalSim {
             next_ready_seq: 0,
             order: Vec::with_capacity(n),
             freed: Vec::with_capacity(m as usize),
+            static_keys: vec![None; n],
             trace,
             finished: false,
         };
@@ -420,6 +430,9 @@ impl GlobalSim {
         self.head[job.task] = Some(slot);
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
+        if self.rule.is_static() {
+            self.static_keys[job.task] = Some((self.rule.key(job, false), slot));
+        }
     }
 
     fn draw_demand(&mut self, task: usize) -> Nanos {
@@ -514,6 +527,7 @@ impl GlobalSim {
         self.jobs[slot].done = true;
         self.free.push(slot);
         self.head[task] = None;
+        self.static_keys[task] = None;
         if let Some(next) = self.pending[task].pop_front() {
             self.pending_jobs -= 1;
             self.make_ready(next);
@@ -529,16 +543,20 @@ impl GlobalSim {
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
         freed.clear();
-        for task in 0..self.head.len() {
-            let Some(slot) = self.head[task] else {
-                continue;
-            };
-            let job = &mut self.jobs[slot];
-            let running = job.on_cpu.is_some();
-            if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
-                job.zero_laxity = true;
+        if self.rule.is_static() {
+            order.extend(self.static_keys.iter().flatten().copied());
+        } else {
+            for task in 0..self.head.len() {
+                let Some(slot) = self.head[task] else {
+                    continue;
+                };
+                let job = &mut self.jobs[slot];
+                let running = job.on_cpu.is_some();
+                if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
+                    job.zero_laxity = true;
+                }
+                order.push((self.rule.key(job, running), slot));
             }
-            order.push((self.rule.key(job, running), slot));
         }
         // The m most urgent first, in order; the rest in any order.
         if order.len() > m {
