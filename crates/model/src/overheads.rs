@@ -668,6 +668,18 @@ base = "7.12us"
     }
 
     #[test]
+    fn migration_is_optional_and_written_only_when_set() {
+        let plain = Overheads::parse_toml(RTMACH_TOML, "x", "x").unwrap();
+        assert!(plain.migration.is_zero());
+        assert!(!plain.to_toml_string().contains("migration"));
+        let text = format!("{RTMACH_TOML}\n[migration]\nper_thread = \"0us\"\nbase = \"2us\"\n");
+        let o = Overheads::parse_toml(&text, "x", "x").unwrap();
+        assert_eq!(o.migration.at(4), Nanos::from_us(2));
+        let back = Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap();
+        assert_eq!(back, o);
+    }
+
+    #[test]
     fn timing_keys_round_trip_and_are_checked() {
         const COSTS: &str =
             "timer = \"1us\"\npreempt = \"1us\"\nexit = \"1us\"\nnonpreempt = \"1us\"\n";

@@ -103,14 +103,17 @@ pub struct Trace {
     pub records: Vec<TraceRecord>,
     /// Records of the window not kept in `records`.
     pub dropped: u64,
-    /// Processors of the run: 1, or m for a multiprocessor run, whose
-    /// charts get one row per processor.
+    /// Processors of the run (1 for the uniprocessor engine).
     pub processors: u32,
-    /// On m > 1, the processor of each kept record (parallel to
-    /// `records`; [`NO_CPU`] for releases, completions and misses, which
-    /// belong to a task). Empty on one processor.
+    /// True for a run of a multiprocessor scheduler (even on one
+    /// processor): its charts get one row per processor.
+    pub per_processor: bool,
+    /// With `per_processor`, the processor of each kept record (parallel
+    /// to `records`; [`NO_CPU`] for releases, completions and misses,
+    /// which belong to a task). Empty otherwise.
     pub record_cpus: Vec<u32>,
-    /// On m > 1, the migrations in the window (kept like `records`).
+    /// With `per_processor`, the migrations in the window (kept like
+    /// `records`).
     pub migrations: Vec<Migration>,
     keep: bool,
     chrome: Option<ChromeStream>,
@@ -168,6 +171,7 @@ impl Trace {
             records: Vec::new(),
             dropped: 0,
             processors: 1,
+            per_processor: false,
             record_cpus: Vec::new(),
             migrations: Vec::new(),
             keep: true,
@@ -197,7 +201,7 @@ impl Trace {
     }
 
     fn push_on(&mut self, record: TraceRecord, cpu: u32) {
-        if self.processors > 1 {
+        if self.per_processor {
             if self.records.len() < MAX_KEPT_RECORDS {
                 self.records.push(record);
                 self.record_cpus.push(cpu);
@@ -282,7 +286,7 @@ impl Trace {
     /// renumbered by `task_of`) to this multiprocessor trace.
     pub(crate) fn absorb(&mut self, other: &Trace, cpus: &[u32], task_of: &[usize]) {
         let cpu_of = |i: usize| {
-            if other.processors > 1 {
+            if other.per_processor {
                 match other.record_cpus[i] {
                     NO_CPU => NO_CPU,
                     c => cpus[c as usize],
@@ -356,7 +360,7 @@ impl Trace {
     /// misses. Times are in microseconds as the format requires. The same
     /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
-        if self.processors > 1 {
+        if self.per_processor {
             return self.to_chrome_json_cpus();
         }
         let mut bytes = Vec::new();
@@ -373,7 +377,7 @@ impl Trace {
     /// execution as bars, releases as up-ticks, misses as red marks, and a
     /// kernel row when overheads were recorded.
     pub fn to_svg(&self) -> String {
-        if self.processors > 1 {
+        if self.per_processor {
             return self.to_svg_cpus();
         }
         let has_kernel = self

@@ -390,3 +390,14 @@ fn cedf_runs_global_edf_inside_each_cluster() {
         assert_eq!(r.cpu.unwrap() < 2, r.task < 2, "{r:?}");
     }
 }
+
+/// README's table of the multiprocessor schedulers is the registry's.
+#[test]
+fn readme_lists_the_registrys_multiprocessor_schedulers() {
+    let readme = include_str!("../../../README.md");
+    let table = rtlab_sim::scheduler::multiprocessor_table();
+    assert!(
+        readme.contains(&table),
+        "README's `### Multiprocessor simulation` table differs from the registry's:\n{table}"
+    );
+}

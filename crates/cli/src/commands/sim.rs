@@ -292,7 +292,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             if let Some(tap) = &mut save_tap {
                 tap(job);
             }
-        }) as Box<dyn FnMut(&JobRecord)>
+        }) as rtlab_sim::multi::JobSink
     });
     let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
         simulate_multi(args, &loaded.set, &spec, &config, sink)?
@@ -392,7 +392,7 @@ fn simulate_uni(
     set: &rtlab_model::TaskSet,
     spec: &SchedulerSpec,
     config: SimConfig,
-    sink: Option<Box<dyn FnMut(&JobRecord)>>,
+    sink: Option<rtlab_sim::multi::JobSink>,
 ) -> anyhow::Result<Outcome> {
     let mut sim = Simulator::new(set, spec, config).map_err(flag_error)?;
     if let Some(mut sink) = sink {
@@ -426,7 +426,7 @@ fn simulate_multi(
     set: &rtlab_model::TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
-    sink: Option<Box<dyn FnMut(&JobRecord)>>,
+    sink: Option<rtlab_sim::multi::JobSink>,
 ) -> anyhow::Result<Outcome> {
     let out = rtlab_sim::multi::run(set, spec, config, sink).map_err(flag_error)?;
     let mut trace_written = Ok(());

@@ -33,8 +33,9 @@ use crate::trace::{Trace, TraceRecord};
 #[derive(Clone, Debug)]
 pub enum GlobalRule {
     /// Global EDF: earliest absolute deadline; equal deadlines go to the
-    /// task declared first (SimSo's and LITMUS^RT's rule), even against a
-    /// running job.
+    /// task declared first, even against a running job (LITMUS^RT's
+    /// `edf_higher_prio`, by task id). SimSo 0.8.5's `EDF` also picks the
+    /// first task among waiting jobs but keeps a running job on a tie.
     Edf,
     /// Global fixed priority: the task's level (larger is more urgent),
     /// equal levels to the task declared first.
@@ -54,6 +55,12 @@ pub enum GlobalRule {
 type Key = (u64, u64, u64, u64);
 
 impl GlobalRule {
+    /// True when a job's key never changes while it is ready (EDF, FP):
+    /// it is then computed once, when the job becomes ready.
+    fn is_static(&self) -> bool {
+        matches!(self, GlobalRule::Edf | GlobalRule::Fp(_))
+    }
+
     fn key(&self, job: &MJob, running: bool) -> Key {
         let d = job.deadline.as_ns();
         let (task, index) = (job.task as u64, job.index);
@@ -85,6 +92,8 @@ struct MJob {
     ready_seq: u64,
     /// EDZL: laxity reached zero while it waited.
     zero_laxity: bool,
+    /// The processor running it now.
+    on_cpu: Option<u32>,
     done: bool,
 }
 
@@ -148,6 +157,10 @@ pub struct GlobalSim {
     next_ready_seq: u64,
     /// Candidates of the last pick, reused (no allocation per instant).
     order: Vec<(Key, usize)>,
+    /// Processors freed by preemption in the last pick, reused likewise.
+    freed: Vec<(Key, usize)>,
+    /// Per task, its ready job and key under a static rule (EDF, FP).
+    static_keys: Vec<Option<(Key, usize)>>,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -170,6 +183,7 @@ impl GlobalSim {
         let trace = config.trace.map(|w| {
             let mut t = Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect());
             t.processors = m;
+            t.per_processor = true;
             t
         });
         let mut sim = GlobalSim {
@@ -200,6 +214,8 @@ impl GlobalSim {
             next_uid: 0,
             next_ready_seq: 0,
             order: Vec::with_capacity(n),
+            freed: Vec::with_capacity(m as usize),
+            static_keys: vec![None; n],
             trace,
             finished: false,
         };
@@ -291,7 +307,7 @@ impl GlobalSim {
     }
 
     fn running_on(&self, slot: usize) -> Option<usize> {
-        self.cpus.iter().position(|c| c.job == Some(slot))
+        self.jobs[slot].on_cpu.map(|c| c as usize)
     }
 
     fn advance(&mut self, t: Nanos) {
@@ -363,6 +379,7 @@ impl GlobalSim {
             uid,
             ready_seq: 0,
             zero_laxity: false,
+            on_cpu: None,
             done: false,
         };
         let abs_deadline = job.deadline;
@@ -413,6 +430,9 @@ impl GlobalSim {
         self.head[job.task] = Some(slot);
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
+        if self.rule.is_static() {
+            self.static_keys[job.task] = Some((self.rule.key(job, false), slot));
+        }
     }
 
     fn draw_demand(&mut self, task: usize) -> Nanos {
@@ -501,12 +521,13 @@ impl GlobalSim {
 
     fn retire(&mut self, slot: usize) {
         let task = self.jobs[slot].task;
-        if let Some(c) = self.running_on(slot) {
-            self.cpus[c].job = None;
+        if let Some(c) = self.jobs[slot].on_cpu.take() {
+            self.cpus[c as usize].job = None;
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
         self.head[task] = None;
+        self.static_keys[task] = None;
         if let Some(next) = self.pending[task].pop_front() {
             self.pending_jobs -= 1;
             self.make_ready(next);
@@ -519,48 +540,58 @@ impl GlobalSim {
         let now = self.now;
         let edzl = matches!(self.rule, GlobalRule::Edzl);
         let mut order = std::mem::take(&mut self.order);
+        let mut freed = std::mem::take(&mut self.freed);
         order.clear();
-        for task in 0..self.head.len() {
-            let Some(slot) = self.head[task] else {
-                continue;
-            };
-            let running = self.cpus.iter().any(|c| c.job == Some(slot));
-            let job = &mut self.jobs[slot];
-            if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
-                job.zero_laxity = true;
+        freed.clear();
+        if self.rule.is_static() {
+            order.extend(self.static_keys.iter().flatten().copied());
+        } else {
+            for task in 0..self.head.len() {
+                let Some(slot) = self.head[task] else {
+                    continue;
+                };
+                let job = &mut self.jobs[slot];
+                let running = job.on_cpu.is_some();
+                if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
+                    job.zero_laxity = true;
+                }
+                order.push((self.rule.key(job, running), slot));
             }
-            order.push((self.rule.key(job, running), slot));
         }
-        order.sort_unstable();
-        let chosen = &order[..order.len().min(m)];
-        // Preempt the running jobs that were not chosen, least urgent first
-        // in `freed` (so its processor is taken first).
-        let mut freed: Vec<usize> = Vec::new();
-        for &(_, slot) in order[chosen.len()..].iter().rev() {
-            if let Some(c) = self.running_on(slot) {
+        // The m most urgent first, in order; the rest in any order.
+        if order.len() > m {
+            order.select_nth_unstable(m);
+        }
+        let chosen = order.len().min(m);
+        order[..chosen].sort_unstable();
+        // Preempt the running jobs that were not chosen; their processors
+        // go least urgent job first.
+        for &(key, slot) in &order[chosen..] {
+            if let Some(c) = self.jobs[slot].on_cpu.take() {
                 self.jobs[slot].preemptions += 1;
-                self.cpus[c].job = None;
-                freed.push(c);
+                self.cpus[c as usize].job = None;
+                freed.push((key, c as usize));
             }
         }
-        for &(_, slot) in chosen {
-            if self.running_on(slot).is_some() {
+        freed.sort_unstable_by(|a, b| b.cmp(a));
+        for &(_, slot) in &order[..chosen] {
+            if self.jobs[slot].on_cpu.is_some() {
                 continue;
             }
+            let idle = |c: usize| self.cpus[c].job.is_none();
             let last = self.jobs[slot].last_cpu.map(|c| c as usize);
-            let cpu = match last.filter(|&c| self.cpus[c].job.is_none()) {
-                Some(c) => c,
-                None => match (0..m).find(|&c| self.cpus[c].job.is_none() && !freed.contains(&c)) {
-                    Some(c) => c,
-                    None => match freed.iter().position(|&c| self.cpus[c].job.is_none()) {
-                        Some(i) => freed[i],
-                        None => unreachable_cpu(),
-                    },
-                },
-            };
-            self.dispatch(slot, cpu);
+            let cpu = last
+                .filter(|&c| idle(c))
+                .or_else(|| (0..m).find(|&c| idle(c) && !freed.iter().any(|f| f.1 == c)))
+                .or_else(|| freed.iter().map(|f| f.1).find(|&c| idle(c)));
+            // At most m jobs are chosen and every processor not keeping
+            // its job is idle or freed, so one is always found.
+            if let Some(cpu) = cpu {
+                self.dispatch(slot, cpu);
+            }
         }
         self.order = order;
+        self.freed = freed;
     }
 
     fn dispatch(&mut self, slot: usize, c: usize) {
@@ -596,6 +627,7 @@ impl GlobalSim {
         }
         cpu.job = Some(slot);
         cpu.run_from = now;
+        job.on_cpu = Some(c as u32);
     }
 
     fn finish(&mut self) {
@@ -689,10 +721,4 @@ fn min_opt(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
-}
-
-/// At most m jobs are chosen and every processor not keeping its job is
-/// idle or freed, so a processor is always found.
-fn unreachable_cpu() -> usize {
-    unreachable!("more chosen jobs than processors")
 }

@@ -192,7 +192,7 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
 pub(crate) fn uniprocessor_only(m: u32) -> String {
     format!(
         "schedules one processor; on {m} processors use a multiprocessor scheduler ({})",
-        crate::scheduler::forms_of(crate::scheduler::Platforms::Multi)
+        crate::scheduler::forms_of(true)
     )
 }
 
@@ -376,6 +376,7 @@ fn clusters(set: &TaskSet) -> Result<Vec<Group>, String> {
 fn clone_trace(t: &Trace) -> Trace {
     let mut copy = Trace::new(t.window, t.tasks.clone());
     copy.processors = t.processors;
+    copy.per_processor = t.per_processor;
     copy.records = t.records.clone();
     copy.record_cpus = t.record_cpus.clone();
     copy.migrations = t.migrations.clone();
@@ -428,7 +429,8 @@ impl Merged {
         };
         let trace = config.trace.map(|w| {
             let mut t = Trace::new(w, set.tasks.iter().map(|t: &Task| t.name.clone()).collect());
-            t.processors = m.max(2);
+            t.processors = m;
+            t.per_processor = true;
             t
         });
         Merged {

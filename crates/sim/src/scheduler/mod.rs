@@ -310,8 +310,28 @@ pub enum SchedulerSpec {
 pub enum Platforms {
     /// One processor (the uniprocessor engine).
     Uni,
-    /// m >= 1 processors ([`crate::multi`]).
-    Multi,
+    /// m >= 1 processors, one ready set ([`crate::multi::global`]).
+    Global,
+    /// m >= 1 processors, each task fixed to one.
+    Partitioned,
+    /// Clusters of processors, global inside each.
+    Clustered,
+}
+
+impl Platforms {
+    /// True for the multiprocessor schedulers ([`crate::multi`]).
+    pub fn is_multi(self) -> bool {
+        self != Platforms::Uni
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Platforms::Uni => "one processor",
+            Platforms::Global => "global",
+            Platforms::Partitioned => "partitioned",
+            Platforms::Clustered => "clustered",
+        }
+    }
 }
 
 /// One scheduler of the registry: everything parsing, `--help`, error
@@ -326,6 +346,12 @@ pub struct SchedulerEntry {
     pub summary: &'static str,
     /// Where it runs.
     pub platforms: Platforms,
+    /// Whether a more urgent job preempts a running one.
+    pub preemptive: bool,
+    /// How equal priorities are ordered.
+    pub ties: &'static str,
+    /// Where the rule comes from.
+    pub paper: &'static str,
     /// Parses the argument after `name:` (`None`: none given).
     pub parse: fn(Option<&str>) -> Result<SchedulerSpec, String>,
 }
@@ -337,6 +363,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "fp:rm|dm|given",
         summary: "preemptive fixed priority (rate or deadline monotonic, or the file's priorities)",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "running job, then earlier release, then declaration order",
+        paper: "Liu & Layland 1973; Leung & Whitehead 1982",
         parse: |a| fp_policy("fp", a).map(SchedulerSpec::Fp),
     },
     SchedulerEntry {
@@ -344,6 +373,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "edf",
         summary: "preemptive earliest deadline first",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "running job, then earlier release, then declaration order",
+        paper: "Liu & Layland 1973",
         parse: |a| no_arg("edf", a, SchedulerSpec::Edf),
     },
     SchedulerEntry {
@@ -351,6 +383,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "fifo",
         summary: "non-preemptive, release order",
         platforms: Platforms::Uni,
+        preemptive: false,
+        ties: "declaration order",
+        paper: "paper 000",
         parse: |a| no_arg("fifo", a, SchedulerSpec::Fifo),
     },
     SchedulerEntry {
@@ -358,6 +393,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "np-edf",
         summary: "non-preemptive earliest deadline first",
         platforms: Platforms::Uni,
+        preemptive: false,
+        ties: "earlier release, then declaration order",
+        paper: "",
         parse: |a| no_arg("np-edf", a, SchedulerSpec::NpEdf),
     },
     SchedulerEntry {
@@ -365,6 +403,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "rr:QUANTUM[:linux]",
         summary: "round robin with a quantum (e.g. rr:2ms); :linux keeps SCHED_RR's timeslice across sleeps",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "queue order",
+        paper: "",
         parse: parse_rr,
     },
     SchedulerEntry {
@@ -372,6 +413,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]",
         summary: "I+PI control scheduler (paper 002 section 3.1.1)",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "paper 002",
+        paper: "paper 002",
         parse: |a| ipi::IpiParams::parse(a.unwrap_or("")).map(SchedulerSpec::Ipi),
     },
     SchedulerEntry {
@@ -379,6 +423,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]",
         summary: "PI Multiburst scheduler (paper 002 section 3.2); POLICY: immediate, next-burst or end-of-round",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "paper 002",
+        paper: "paper 002",
         parse: |a| {
             multiburst::MultiburstParams::parse(a.unwrap_or("")).map(SchedulerSpec::Multiburst)
         },
@@ -388,6 +435,9 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         forms: "hybrid[:rm|dm]",
         summary: "EDF, falling back to fixed priority on overload (paper 001)",
         platforms: Platforms::Uni,
+        preemptive: true,
+        ties: "as edf / fp",
+        paper: "paper 001",
         parse: |a| match a {
             None | Some("rm") => Ok(SchedulerSpec::Hybrid(FpPolicy::RateMonotonic)),
             Some("dm") => Ok(SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic)),
@@ -398,42 +448,60 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         name: "gedf",
         forms: "gedf",
         summary: "global EDF on m processors, equal deadlines to the task declared first",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Global,
+        preemptive: true,
+        ties: "the task declared first, even against a running job (LITMUS^RT's rule by task id; SimSo's EDF keeps the running job, as linux-dl)",
+        paper: "Baker 2003; Goossens, Funk, Baruah 2003",
         parse: |a| no_arg("gedf", a, SchedulerSpec::Global(GlobalPolicy::Edf)),
     },
     SchedulerEntry {
         name: "gfp",
         forms: "gfp:rm|dm|given",
         summary: "global fixed priority on m processors",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Global,
+        preemptive: true,
+        ties: "the task declared first",
+        paper: "Bertogna & Cirinei 2007",
         parse: |a| fp_policy("gfp", a).map(|p| SchedulerSpec::Global(GlobalPolicy::Fp(p))),
     },
     SchedulerEntry {
         name: "edzl",
         forms: "edzl",
         summary: "global EDF until zero laxity (Lee 1994; Cho, Ravindran, Jensen 2002)",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Global,
+        preemptive: true,
+        ties: "zero-laxity jobs first (by deadline), then as gedf",
+        paper: "Lee 1994; Cho, Ravindran, Jensen 2002",
         parse: |a| no_arg("edzl", a, SchedulerSpec::Global(GlobalPolicy::Edzl)),
     },
     SchedulerEntry {
         name: "linux-dl",
         forms: "linux-dl",
         summary: "Linux SCHED_DEADLINE: global EDF, preempting only on a strictly earlier deadline",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Global,
+        preemptive: true,
+        ties: "a running job keeps the processor; waiting jobs in the order they became ready",
+        paper: "Linux SCHED_DEADLINE (kernel/sched/deadline.c); Abeni & Buttazzo 1998 (CBS)",
         parse: |a| no_arg("linux-dl", a, SchedulerSpec::Global(GlobalPolicy::LinuxDl)),
     },
     SchedulerEntry {
         name: "pedf",
         forms: "pedf",
         summary: "partitioned EDF: each processor's tasks under edf (tasks' `cpu` or --partition)",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Partitioned,
+        preemptive: true,
+        ties: "as edf on each processor",
+        paper: "Lopez, Diaz, Garcia 2004",
         parse: |a| no_arg("pedf", a, SchedulerSpec::Partitioned(PartitionedPolicy::Edf)),
     },
     SchedulerEntry {
         name: "pfp",
         forms: "pfp:rm|dm|given",
         summary: "partitioned fixed priority (tasks' `cpu` or --partition)",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Partitioned,
+        preemptive: true,
+        ties: "as fp on each processor",
+        paper: "Dhall & Liu 1978",
         parse: |a| {
             fp_policy("pfp", a).map(|p| SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)))
         },
@@ -442,7 +510,10 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         name: "cedf",
         forms: "cedf",
         summary: "clustered EDF: global EDF inside each of the platform's clusters",
-        platforms: Platforms::Multi,
+        platforms: Platforms::Clustered,
+        preemptive: true,
+        ties: "as gedf inside each cluster",
+        paper: "Calandrino et al. 2007; Baker & Baruah 2007",
         parse: |a| no_arg("cedf", a, SchedulerSpec::Cedf),
     },
 ];
@@ -487,11 +558,12 @@ fn parse_rr(arg: Option<&str>) -> Result<SchedulerSpec, String> {
     })
 }
 
-/// The accepted forms of the schedulers for `platforms`, comma-separated.
-pub fn forms_of(platforms: Platforms) -> String {
+/// The accepted forms of the multiprocessor schedulers (`multi`) or the
+/// uniprocessor ones, comma-separated.
+pub fn forms_of(multi: bool) -> String {
     SCHEDULERS
         .iter()
-        .filter(|e| e.platforms == platforms)
+        .filter(|e| e.platforms.is_multi() == multi)
         .map(|e| e.forms)
         .collect::<Vec<_>>()
         .join(", ")
@@ -512,27 +584,30 @@ pub fn scheduler_help() -> String {
     SCHEDULERS
         .iter()
         .map(|e| {
-            let m = match e.platforms {
-                Platforms::Uni => "",
-                Platforms::Multi => " [--cpus M]",
+            let m = if e.platforms.is_multi() {
+                " [--cpus M]"
+            } else {
+                ""
             };
             format!("  {:width$}  {}{m}\n", e.forms, e.summary)
         })
         .collect()
 }
 
-/// README's list: a Markdown table, name, platforms, summary.
-pub fn scheduler_table() -> String {
-    let mut out = String::from("| scheduler | processors | what it does |\n| --- | --- | --- |\n");
-    for e in SCHEDULERS {
-        let p = match e.platforms {
-            Platforms::Uni => "one",
-            Platforms::Multi => "m (`--cpus`)",
-        };
+/// README's table of the multiprocessor schedulers (a test keeps README's
+/// copy equal to it): name, scope, preemptive, tie rule, paper.
+pub fn multiprocessor_table() -> String {
+    let mut out = String::from(
+        "| scheduler | scope | preemptive | ties go to | paper |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for e in SCHEDULERS.iter().filter(|e| e.platforms.is_multi()) {
         out.push_str(&format!(
-            "| `{}` | {p} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |\n",
             e.forms.replace('|', "\\|"),
-            e.summary
+            e.platforms.name(),
+            if e.preemptive { "yes" } else { "no" },
+            e.ties,
+            e.paper
         ));
     }
     out
