@@ -116,7 +116,8 @@ def test_edf_simulation_jobs_equal_the_cli(cli, tmp_path: Path):
 
 
 def test_to_pandas(monkeypatch):
-    pandas = pytest.importorskip("pandas")
+    import pandas
+
     sim = rtlab.simulate(rtlab.TaskSet.load("builtin:lf-scenario-4"), scheduler="fp:dm", duration="100ms")
     frame = sim.to_pandas()
     assert isinstance(frame, pandas.DataFrame)
