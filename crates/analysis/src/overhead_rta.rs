@@ -70,8 +70,11 @@ use crate::rta::{self, Interferer};
 use crate::verdict::{Outcome, Response, Test};
 
 /// How the scheduler notices releases, and which periodic tick costs
-/// C_timer (module docs, "Timer models").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// C_timer (module docs, "Timer models"). In JSON (a sweep shard's record
+/// of the model it ran): `{"tick": "4ms"}`, `"tickless"` or
+/// `{"hrtimer": {"tick": "4ms"}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TimerModel {
     /// Timer-driven with a periodic tick of this length (paper 004):
     /// releases wait for the next tick, every tick costs C_timer.

@@ -1,18 +1,45 @@
 //! The schedulability-ratio experiment: for each target utilization,
-//! generate N random task sets and count how many each chosen test accepts
-//! (the classic plot of Bini & Buttazzo, *Measuring the performance of
-//! schedulability tests*, Real-Time Systems 30(1–2), 2005).
+//! generate N random task sets and count how many each chosen test accepts,
+//! rejects and leaves undecided (the classic plot of Bini & Buttazzo,
+//! *Measuring the performance of schedulability tests*, Real-Time Systems
+//! 30(1–2), 2005).
 //!
-//! Set `j` of utilization step `k` is generator stream index
-//! `k * sets_per_step + j` of [`GeneratorConfig`] (with its `utilization`
-//! replaced by the step's), so the result depends on the seed alone: the
-//! sets are analysed in parallel (rayon) and only counts are combined, in a
-//! fixed order. A test "accepts" only on `Some(true)`; `None` verdicts are
-//! counted apart as inconclusive.
+//! A sweep is data, a [`SweepSpec`] (the flags of `rtlab sweep`). Its
+//! samples are numbered globally: set `j` of utilization step `k` is sample
+//! `g = k × sets + j`, generated from stream `(seed, g)` of
+//! [`GeneratorConfig`] (with its `utilization` replaced by the step's), so a
+//! sample depends on the seed and its index alone. A spec splits into
+//! [`Shard`]s by sample index ([`SweepSpec::shards`]); [`run_shard`] counts
+//! one shard's samples in parallel (rayon) into a [`ShardResult`] (integer
+//! counts, the spec, a SHA-256 digest); [`merge`] checks and adds shards in
+//! index order into a [`SweepResult`], whose [`SweepResult::document`] is
+//! what `rtlab sweep --json` prints. The numbers never depend on the number
+//! of shards or threads. A test "accepts" only on `Some(true)`; `None`
+//! verdicts are counted apart as inconclusive.
+//!
+//! ```
+//! use rtlab_analysis::sweep::{merge, run, run_shard, SweepSpec};
+//!
+//! let spec = SweepSpec::from_json(r#"{"tasks": 4, "from": 0.7, "to": 0.9, "step": 0.1, "sets": 30}"#)?;
+//! let shards = (0..3)
+//!     .map(|i| run_shard(&spec, i, 3))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! assert_eq!(merge(&shards)?, run(&spec)?);
+//! # Ok::<(), rtlab_analysis::sweep::SweepError>(())
+//! ```
 
-use rayon::prelude::*;
-use rtlab_model::generate::{generate_set, GenerateError, GeneratorConfig};
+mod error;
+mod merge;
+mod shard;
+mod spec;
+
+pub use error::SweepError;
+pub use merge::{merge, run, SweepResult};
+pub use shard::{run_prepared_shard, run_shard, sha256_hex, Shard, ShardResult, SHARD_FORMAT};
+pub use spec::{Prepared, SweepSpec, DEFAULT_TESTS, MAX_SWEEP_STEPS};
+
 use rtlab_model::TaskSet;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::blocking::EdfBlocking;
 use crate::overhead_rta;
@@ -34,6 +61,21 @@ pub struct SweepTest {
     pub policy: Policy,
     /// The test.
     pub test: Test,
+}
+
+impl Serialize for SweepTest {
+    /// As its name, `policy:test`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for SweepTest {
+    /// From its name, `policy:test`, refused with [`SweepTest::parse`]'s words.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SweepTest, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        SweepTest::parse(&name).map_err(serde::de::Error::custom)
+    }
 }
 
 impl SweepTest {
@@ -106,22 +148,35 @@ pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
     }
 }
 
-/// One utilization step of a sweep.
-#[derive(Debug, Clone, PartialEq)]
+/// The counts of one utilization step, per test in the spec's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepRow {
     /// The target utilization of the generated sets.
     pub utilization: f64,
     /// Sets generated at this step.
     pub sets: u64,
-    /// Sets each test accepted, in the order of [`Sweep::tests`].
+    /// Sets each test accepted.
     pub accepted: Vec<u64>,
+    /// Sets each test rejected (`Some(false)`).
+    pub rejected: Vec<u64>,
     /// Sets on which each test gave no verdict (`None`: a sufficient test
-    /// that did not pass, or an exact test that gave up), in the order of
-    /// [`Sweep::tests`].
+    /// that did not pass, or an exact test that gave up).
     pub inconclusive: Vec<u64>,
 }
 
 impl SweepRow {
+    /// A row of `tests` zero counts.
+    pub fn empty(utilization: f64, tests: usize) -> SweepRow {
+        SweepRow {
+            utilization,
+            sets: 0,
+            accepted: vec![0; tests],
+            rejected: vec![0; tests],
+            inconclusive: vec![0; tests],
+        }
+    }
+
     /// Fraction of the sets test `k` accepted.
     pub fn ratio(&self, k: usize) -> f64 {
         if self.sets == 0 {
@@ -130,76 +185,31 @@ impl SweepRow {
             self.accepted[k] as f64 / self.sets as f64
         }
     }
-}
 
-/// The result of a sweep.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sweep {
-    /// The tests, in column order.
-    pub tests: Vec<SweepTest>,
-    /// One row per utilization step, in the order given.
-    pub rows: Vec<SweepRow>,
-}
+    /// Adds `samples` sets whose per-test counts are `[accepted, rejected,
+    /// inconclusive]`.
+    fn add(&mut self, samples: u64, tally: &[[u64; 3]]) {
+        self.sets += samples;
+        for (k, [accepted, rejected, inconclusive]) in tally.iter().enumerate() {
+            self.accepted[k] += accepted;
+            self.rejected[k] += rejected;
+            self.inconclusive[k] += inconclusive;
+        }
+    }
 
-/// Runs the experiment. `progress` is called (from worker threads) once per
-/// analysed set.
-pub fn sweep(
-    generator: &GeneratorConfig,
-    utilizations: &[f64],
-    sets_per_step: u64,
-    tests: &[SweepTest],
-    options: &Options,
-    progress: &(dyn Fn() + Sync),
-) -> Result<Sweep, GenerateError> {
-    let configs: Vec<GeneratorConfig> = utilizations
-        .iter()
-        .map(|&u| {
-            let config = GeneratorConfig {
-                utilization: u,
-                ..generator.clone()
-            };
-            config.validate().map(|()| config)
-        })
-        .collect::<Result<_, _>>()?;
-    let rows = configs
-        .iter()
-        .enumerate()
-        .map(|(k, config)| {
-            let counts = (0..sets_per_step)
-                .into_par_iter()
-                .map(|j| {
-                    let index = k as u64 * sets_per_step + j;
-                    let set = generate_set(config, index)?;
-                    // Per test: accepted, then inconclusive.
-                    let tally: Vec<u64> = tests
-                        .iter()
-                        .flat_map(|&t| {
-                            let verdict = run_test(&set, t, options);
-                            [
-                                u64::from(verdict == Some(true)),
-                                u64::from(verdict.is_none()),
-                            ]
-                        })
-                        .collect();
-                    progress();
-                    Ok(tally)
-                })
-                .try_reduce(
-                    || vec![0u64; 2 * tests.len()],
-                    |a, b| Ok(a.iter().zip(&b).map(|(x, y)| x + y).collect()),
-                )?;
-            Ok(SweepRow {
-                utilization: config.utilization,
-                sets: sets_per_step,
-                accepted: counts.iter().copied().step_by(2).collect(),
-                inconclusive: counts.iter().copied().skip(1).step_by(2).collect(),
-            })
-        })
-        .collect::<Result<Vec<_>, GenerateError>>()?;
-    Ok(Sweep {
-        tests: tests.to_vec(),
-        rows,
-    })
+    /// Adds another row's counts (same step, same tests).
+    fn merge(&mut self, other: &SweepRow) {
+        self.sets += other.sets;
+        for (mine, theirs) in [
+            (&mut self.accepted, &other.accepted),
+            (&mut self.rejected, &other.rejected),
+            (&mut self.inconclusive, &other.inconclusive),
+        ] {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                *a += b;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -229,15 +239,20 @@ mod tests {
 
     #[test]
     fn deterministic_and_ordered_by_dominance() {
-        let generator = GeneratorConfig {
+        let spec = SweepSpec {
             tasks: 6,
             seed: 7,
-            ..GeneratorConfig::default()
+            from: 0.6,
+            to: 0.95,
+            step: 0.175,
+            sets: 40,
+            tests: tests(),
+            ..SweepSpec::default()
         };
-        let us = [0.6, 0.8, 0.95];
-        let run = || sweep(&generator, &us, 40, &tests(), &Options::default(), &|| {}).unwrap();
-        let a = run();
-        assert_eq!(a, run());
+        let a = run(&spec).unwrap();
+        assert_eq!(a, run(&spec).unwrap());
+        let us: Vec<f64> = a.rows.iter().map(|r| r.utilization).collect();
+        assert_eq!(us, [0.6, 0.775, 0.95]);
         for row in &a.rows {
             // LL <= hyperbolic <= RTA(RM) <= OPA <= EDF demand.
             for pair in row.accepted.windows(2) {
@@ -248,5 +263,75 @@ mod tests {
             a.rows[0].accepted[4], 40,
             "EDF accepts every implicit set with U < 1"
         );
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::*;
+
+    fn spec() -> SweepSpec {
+        SweepSpec {
+            tasks: 5,
+            from: 0.7,
+            to: 1.0,
+            step: 0.1,
+            sets: 13,
+            seed: 3,
+            ..SweepSpec::default()
+        }
+    }
+
+    #[test]
+    fn shards_merged_in_any_order_equal_one_run() {
+        let whole = run(&spec()).unwrap();
+        for count in [2, 5, 7, 60] {
+            let mut shards: Vec<ShardResult> = (0..count)
+                .map(|i| run_shard(&spec(), i, count).unwrap())
+                .collect();
+            shards.reverse();
+            assert_eq!(merge(&shards).unwrap(), whole, "{count} shards");
+        }
+        for row in &whole.rows {
+            assert_eq!(row.sets, 13);
+            for k in 0..row.accepted.len() {
+                assert_eq!(row.accepted[k] + row.rejected[k] + row.inconclusive[k], 13);
+            }
+        }
+    }
+
+    #[test]
+    fn merge_refuses_mixed_missing_and_duplicate_shards() {
+        let shards: Vec<ShardResult> = (0..3).map(|i| run_shard(&spec(), i, 3).unwrap()).collect();
+        let problem = |shards: &[ShardResult]| match merge(shards).unwrap_err() {
+            SweepError::Merge { position, problem } => (position, problem),
+            other => panic!("{other}"),
+        };
+        let other_seed = run_shard(&SweepSpec { seed: 4, ..spec() }, 2, 3).unwrap();
+        assert_eq!(
+            problem(&[shards[0].clone(), shards[1].clone(), other_seed]),
+            (
+                2,
+                "its spec differs from the first shard's in `seed`: 4, not 3".into()
+            )
+        );
+        assert_eq!(problem(&shards[..2]), (2, "shard 2 of 3 is missing".into()));
+        let twice = [shards[0].clone(), shards[1].clone(), shards[1].clone()];
+        assert!(problem(&twice).1.contains("given twice"));
+        let mut edited = shards.clone();
+        edited[1].rows[0].accepted[0] += 1;
+        assert!(problem(&edited).1.contains("digest"));
+        let of_four = run_shard(&spec(), 3, 4).unwrap();
+        assert!(problem(&[shards[0].clone(), of_four])
+            .1
+            .contains("one of 4 shards"));
+        assert_eq!(merge(&[]).unwrap_err(), SweepError::NoShards);
+    }
+
+    #[test]
+    fn cancelling_stops_the_run() {
+        let prepared = spec().prepare().unwrap();
+        let e = run_prepared_shard(&prepared, 0, 1, &|_| false).unwrap_err();
+        assert_eq!(e, SweepError::Cancelled);
     }
 }

@@ -67,9 +67,13 @@ fn all_examples() -> Vec<(String, Vec<String>)> {
         let args: Vec<&str> = path.iter().map(String::as_str).collect();
         let text = help(&args);
         let nested = subcommands(&text);
-        if nested.is_empty() {
+        // A command with subcommands may run on its own too (`sweep` and
+        // `sweep merge`): its examples, when it has any, are run as well.
+        let runs_alone = text.lines().any(|l| l.starts_with("Example"));
+        if nested.is_empty() || runs_alone {
             out.push((path.join(" "), examples(&path.join(" "), &text)));
-        } else {
+        }
+        if !nested.is_empty() {
             todo.extend(nested.into_iter().map(|c| {
                 let mut p = path.clone();
                 p.push(c);

@@ -25,36 +25,48 @@
 //! any.
 //!
 //! `--csv FILE` writes `utilization,sets,<test>...` with the ratios.
+//!
+//! `--shard I/N --out FILE` runs one shard of the sweep and writes its
+//! counts (`rtlab_analysis::sweep::ShardResult`); `rtlab sweep merge FILE...`
+//! merges shards into exactly what the unsharded sweep prints. The sweep
+//! itself is the library's (`rtlab_analysis::sweep`): this module parses
+//! flags into a `SweepSpec` and prints results.
 
-use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::schema::{linux_timer_fields, SweepDocument, SweepRowDocument};
-use rtlab_analysis::suite::Options;
-use rtlab_analysis::sweep::{self, Sweep, SweepTest};
-use rtlab_model::generate::{DeadlineModel, GeneratorConfig, UtilizationMethod};
+use rtlab_analysis::sweep::{self, ShardResult, SweepError, SweepResult, SweepSpec, SweepTest};
+use rtlab_model::generate::{DeadlineModel, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
 
-use crate::usage::{generator_usage, usage};
+use crate::usage::usage;
 use rtlab_report::table;
 
 /// Arguments of `rtlab sweep`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
     rtlab sweep --tasks 10 --from 0.5 --to 1.0 --step 0.05 --sets 1000 --seed 1\n  \
     rtlab sweep --tasks 5 --from 0.6 --to 1.0 --step 0.1 --sets 100 --plot ratio.svg\n  \
     rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
-    rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json")]
+    rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json\n  \
+    rtlab sweep --tasks 10 --sets 1000 --seed 1 --shard 0/2 --out shard-0.json --threads 1"
+)]
 pub struct SweepArgs {
+    /// Merge shard files (`rtlab sweep merge shard-*.json`).
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
+
     /// Tasks per generated set.
     #[arg(long, default_value_t = 10)]
     pub tasks: usize,
 
-    /// First utilization step.
+    /// First utilization step (total utilization U of a set).
     #[arg(long, default_value_t = 0.05)]
     pub from: f64,
 
@@ -101,16 +113,73 @@ pub struct SweepArgs {
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
     pub tick: Option<Nanos>,
 
+    /// Processors (only 1 until the multiprocessor tests arrive).
+    #[arg(long, default_value_t = 1)]
+    pub cpus: usize,
+
+    /// Read the sweep from a JSON spec instead of the flags above (README
+    /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
+    /// deadlines, tests, overheads, tick, cpus, all optional).
+    #[arg(
+        long,
+        value_name = "FILE.json",
+        conflicts_with_all = [
+            "tasks", "from", "to", "step", "sets", "seed", "method", "deadlines", "tests",
+            "overheads", "tick", "cpus"
+        ]
+    )]
+    pub spec: Option<PathBuf>,
+
+    /// Run only shard I of N (0 <= I < N; samples split by global index) and
+    /// write its counts to --out, for `rtlab sweep merge`.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "out")]
+    pub shard: Option<(u64, u64)>,
+
+    /// The shard file to write (with --shard).
+    #[arg(long, value_name = "FILE", requires = "shard")]
+    pub out: Option<PathBuf>,
+
+    /// Worker threads (default: one per CPU). The numbers do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+
+    #[command(flatten)]
+    pub output: OutputFlags,
+}
+
+/// `rtlab sweep merge`.
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Merge shard files into the sweep they are parts of.
+    Merge(MergeArgs),
+}
+
+/// Arguments of `rtlab sweep merge`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    rtlab sweep --sets 100 --shard 0/2 --out s0.json && rtlab sweep --sets 100 --shard 1/2 --out s1.json && rtlab sweep merge s0.json s1.json --json")]
+pub struct MergeArgs {
+    /// The shard files (`rtlab sweep --shard I/N --out FILE`), all N of one sweep, in any order.
+    #[arg(required = true, value_name = "SHARD.json")]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub output: OutputFlags,
+}
+
+/// What a whole sweep prints and writes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutputFlags {
     /// Also write the ratios as CSV to this file.
     #[arg(long, value_name = "FILE")]
-    pub csv: Option<std::path::PathBuf>,
+    pub csv: Option<PathBuf>,
 
     /// Print the JSON document instead of a table.
     #[arg(long)]
     pub json: bool,
     /// Draw the ratio against utilization, one line per test, as SVG.
     #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<std::path::PathBuf>,
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
 }
@@ -131,138 +200,208 @@ fn parse_tick(text: &str) -> Result<Nanos, String> {
     Ok(tick)
 }
 
-/// The utilization steps `from, from + step, ..., to` (to 1e-9); errors
-/// are usage errors.
-fn steps(from: f64, to: f64, step: f64) -> anyhow::Result<Vec<f64>> {
-    let check = |ok: bool, message: String| if ok { Ok(()) } else { Err(usage(message)) };
-    check(
-        from.is_finite() && to.is_finite() && step.is_finite(),
-        "--from, --to and --step must be numbers".into(),
-    )?;
-    check(
-        from > 0.0,
-        format!("--from must be greater than 0 (got {from})"),
-    )?;
-    check(
-        to >= from,
-        format!("--to ({to}) must not be below --from ({from})"),
-    )?;
-    check(
-        step > 0.0,
-        format!("--step must be greater than 0 (got {step})"),
-    )?;
-    let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
-    check(
-        count <= 10_000,
-        format!("{count} utilization steps is too many; raise --step"),
-    )?;
-    Ok((0..count)
-        .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
-        .collect())
+/// `I/N` with `0 <= I < N`.
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let usage = || format!("`{text}` is not I/N (shard I of N, 0 <= I < N), e.g. 3/8");
+    let (i, n) = text.split_once('/').ok_or_else(usage)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| usage())?,
+        n.trim().parse().map_err(|_| usage())?,
+    );
+    if n == 0 {
+        return Err(format!("`{text}`: N must be at least 1"));
+    }
+    if i >= n {
+        return Err(format!("`{text}`: shard index {i} is outside 0..{n}"));
+    }
+    Ok((i, n))
 }
 
-/// Runs `rtlab sweep`.
-pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
-    if args.sets == 0 {
-        return Err(usage("--sets must be at least 1"));
+impl SweepArgs {
+    /// The sweep to run: `--spec FILE`, else the flags.
+    fn load_spec(&self) -> anyhow::Result<SweepSpec> {
+        let Some(path) = &self.spec else {
+            return Ok(self.spec_of_flags());
+        };
+        let name = rtlab_model::printable(&path.display().to_string()).to_string();
+        let text = rtlab_model::file::read_text(path)
+            .map_err(|reason| anyhow::anyhow!("{name}: cannot read: {reason}"))?;
+        SweepSpec::from_json(&text).map_err(|e| in_file(&name, e))
     }
-    if args.tasks > sweep::MAX_SWEEP_TASKS {
-        return Err(usage(format!(
-            "--tasks {} is above the sweep's limit of {} tasks per set (its exact tests take O(n²) \
-             time per set, about 4 s at 10000 tasks); analyse one large set with rtlab analyze",
-            args.tasks,
-            sweep::MAX_SWEEP_TASKS
-        )));
-    }
-    if args.tests.is_empty() {
-        return Err(usage("--test needs at least one POLICY:TEST"));
-    }
-    let utilizations = steps(args.from, args.to, args.step)?;
-    let mut generator = GeneratorConfig {
-        tasks: args.tasks,
-        seed: args.seed,
-        name_prefix: "sweep".into(),
-        ..GeneratorConfig::default()
-    };
-    if let Some(method) = args.method {
-        generator.method = method;
-    }
-    if let Some(deadlines) = args.deadlines {
-        generator.deadlines = deadlines;
-    }
-    let overheads = super::analyze::load_overheads(args.overheads.as_deref())?;
-    if let Some(t) = args.tests.iter().find(|t| t.test.has_overheads()) {
-        if overheads.is_none() {
-            return Err(usage(format!("--test {} needs --overheads", t.test)));
+
+    /// The flags as a spec.
+    pub fn spec_of_flags(&self) -> SweepSpec {
+        let defaults = SweepSpec::default();
+        SweepSpec {
+            tasks: self.tasks,
+            from: self.from,
+            to: self.to,
+            step: self.step,
+            sets: self.sets,
+            seed: self.seed,
+            method: self.method.unwrap_or(defaults.method),
+            deadlines: self.deadlines.unwrap_or(defaults.deadlines),
+            tests: self.tests.clone(),
+            overheads: self.overheads.clone(),
+            tick: self.tick,
+            cpus: self.cpus,
         }
     }
-    let options = Options {
-        overheads,
-        timers: args.tick.map(TimerModel::Tick).into_iter().collect(),
-        ..Options::default()
-    };
+}
 
-    let bar = ProgressBar::new(args.sets * utilizations.len() as u64);
+/// A library error as the command line says it: a setting is a usage
+/// error naming its flag (`--sets must be at least 1`), or the key of the
+/// `--spec` file (an error in a file, exit 1); the rest exit 1.
+fn flag_error(error: SweepError, spec_file: Option<&Path>) -> anyhow::Error {
+    match (error, spec_file) {
+        (e @ SweepError::Setting(_), None) => usage(e.message_with(&|s| format!("--{s}"))),
+        (e @ SweepError::Setting(_), Some(path)) => anyhow::anyhow!(
+            "{}: {}",
+            rtlab_model::printable(&path.display().to_string()),
+            e.message_with(&|s| format!("`{s}`"))
+        ),
+        (other, _) => anyhow::anyhow!(other),
+    }
+}
+
+/// A document error in file `name`: `name:line:column: problem`.
+fn in_file(name: &str, error: SweepError) -> anyhow::Error {
+    match error {
+        SweepError::Document {
+            line: 0, problem, ..
+        } => anyhow::anyhow!("{name}: {problem}"),
+        SweepError::Document {
+            line,
+            column,
+            problem,
+            ..
+        } => anyhow::anyhow!("{name}:{line}:{column}: {problem}"),
+        other => anyhow::anyhow!("{name}: {other}"),
+    }
+}
+
+/// Runs `rtlab sweep` (or `rtlab sweep merge`).
+pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
+    if let Some(SweepCommand::Merge(merge)) = &args.command {
+        return run_merge(merge);
+    }
+    let spec = args.load_spec()?;
+    let refusal = |e| flag_error(e, args.spec.as_deref());
+    let prepared = spec.prepare().map_err(refusal)?;
+    let (index, count) = args.shard.unwrap_or((0, 1));
+    let shard = spec
+        .shards(count)
+        .map_err(refusal)?
+        .into_iter()
+        .nth(index as usize)
+        .context("no such shard")?;
+    let bar = ProgressBar::new(shard.len());
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})")
     {
         bar.set_style(style);
     }
-    let result = sweep::sweep(
-        &generator,
-        &utilizations,
-        args.sets,
-        &args.tests,
-        &options,
-        &|| bar.inc(1),
-    );
+    let progress = |sets: u64| {
+        bar.inc(sets);
+        true
+    };
+    let result = match args.threads {
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(threads))
+            .build()
+            .context("cannot start the worker threads")?
+            .install(|| sweep::run_prepared_shard(&prepared, index, count, &progress)),
+        None => sweep::run_prepared_shard(&prepared, index, count, &progress),
+    };
     bar.finish_and_clear();
-    // The generator's settings are flags: its refusals are usage errors.
-    let result = result.map_err(generator_usage)?;
+    let result = result.map_err(refusal)?;
+    match (&args.out, args.shard) {
+        (Some(path), Some((i, n))) => {
+            write_shard(path, &result)?;
+            // Not eprintln!, which panics when the terminal is gone (SIGHUP).
+            let _ = writeln!(
+                std::io::stderr(),
+                "rtlab: wrote shard {i}/{n} (samples {}..{} of {}) to {}",
+                result.shard.first,
+                result.shard.end,
+                prepared.samples(),
+                path.display()
+            );
+            Ok(serde_json::to_value(&result)?)
+        }
+        _ => report(&sweep::merge(&[result])?, &args.output),
+    }
+}
 
-    if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&result))
+/// Writes a shard file whole or not at all (a temporary file renamed).
+fn write_shard(path: &Path, shard: &ShardResult) -> anyhow::Result<()> {
+    let temporary = path.with_extension("json.partial");
+    std::fs::write(&temporary, shard.to_json() + "\n")
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .with_context(|| format!("--out: cannot write {}", path.display()))
+}
+
+/// `rtlab sweep merge FILE...`: reads every shard, then merges; any
+/// refusal names the file and nothing is printed.
+fn run_merge(args: &MergeArgs) -> anyhow::Result<Value> {
+    let name = |path: &Path| rtlab_model::printable(&path.display().to_string()).to_string();
+    let shards = args
+        .files
+        .iter()
+        .map(|path| {
+            let text = rtlab_model::file::read_text(path)
+                .map_err(|reason| anyhow::anyhow!("{}: cannot read: {reason}", name(path)))?;
+            ShardResult::from_json(&text).map_err(|e| in_file(&name(path), e))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let merged = sweep::merge(&shards).map_err(|e| match e {
+        SweepError::Merge { position, problem } => match args.files.get(position) {
+            Some(path) => anyhow::anyhow!("{}: {problem}", name(path)),
+            None => anyhow::anyhow!("rtlab sweep merge: {problem}"),
+        },
+        other => anyhow::anyhow!(other),
+    })?;
+    report(&merged, &args.output)
+}
+
+/// Prints a whole sweep (table or `--json`) and writes `--csv`, `--plot`
+/// and `--save`.
+fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
+    if let Some(path) = &output.csv {
+        std::fs::write(path, csv(result))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    // The overhead-aware tests' timer model (one: sweep takes one --tick).
-    let timer = args
-        .tests
-        .iter()
-        .any(|t| t.test.has_overheads())
-        .then(|| options.platforms().next().map(|p| p.timer))
-        .flatten();
-    let doc = json_document(args, &generator, &result, timer);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+    if output.json {
+        println!("{}", result.document_json());
     } else {
-        print!("{}", human(args, &result, timer));
+        print!("{}", human(result));
     }
-    let doc = serde_json::to_value(&doc)?;
-    if let Some(path) = &args.plot {
+    let doc = serde_json::to_value(result.document())?;
+    if let Some(path) = &output.plot {
         let run = rtlab_report::view::RunView::unsaved("sweep", doc.clone());
         crate::plot_file::write(path, &run)?;
     }
-    crate::save::save_document(&args.save, rtlab_store::RunKind::Sweep, None, &doc, false)?;
+    crate::save::save_document(&output.save, rtlab_store::RunKind::Sweep, None, &doc, false)?;
     Ok(doc)
 }
 
 /// `--csv`: `utilization,sets,<test>...`, numbers as Rust prints them.
-fn csv(result: &Sweep) -> String {
+fn csv(result: &SweepResult) -> String {
     let mut out = csv::Writer::from_writer(Vec::new());
     let header = ["utilization".to_string(), "sets".to_string()];
-    let names = result.tests.iter().map(SweepTest::name);
+    let names = result.test_names();
     // Writing to a Vec cannot fail.
-    let _ = out.write_record(header.into_iter().chain(names));
+    let _ = out.write_record(header.into_iter().chain(names.iter().cloned()));
     for row in &result.rows {
-        let ratios = (0..result.tests.len()).map(|k| row.ratio(k).to_string());
+        let ratios = (0..names.len()).map(|k| row.ratio(k).to_string());
         let cells = [row.utilization.to_string(), row.sets.to_string()];
         let _ = out.write_record(cells.into_iter().chain(ratios));
     }
     String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-fn human(args: &SweepArgs, result: &Sweep, timer: Option<TimerModel>) -> String {
-    let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
+fn human(result: &SweepResult) -> String {
+    let names = result.test_names();
     // A `TEST ?` column (sets without a verdict) for each test with any.
     let undecided: Vec<usize> = (0..names.len())
         .filter(|&k| result.rows.iter().any(|r| r.inconclusive[k] > 0))
@@ -286,71 +425,45 @@ fn human(args: &SweepArgs, result: &Sweep, timer: Option<TimerModel>) -> String 
     } else {
         "TEST ?: sets without a verdict (a sufficient test that did not pass, or an exact test that gave up)\n"
     };
-    let timer = timer.map_or(String::new(), |t| format!(", overhead-aware tests {t}"));
+    let timer = result
+        .timer
+        .map_or(String::new(), |t| format!(", overhead-aware tests {t}"));
     format!(
         "schedulability ratio: {} sets of {} tasks per step, seed {}{timer}\n{}\n{note}",
-        args.sets,
-        args.tasks,
-        args.seed,
+        result.spec.sets,
+        result.spec.tasks,
+        result.spec.seed,
         table::render(&t)
     )
-}
-
-/// One value per test, keyed by the test's name (sorted, as printed).
-fn by_test<T>(names: &[String], value: impl Fn(usize) -> T) -> BTreeMap<String, T> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(k, name)| (name.clone(), value(k)))
-        .collect()
-}
-
-fn json_document(
-    args: &SweepArgs,
-    generator: &GeneratorConfig,
-    result: &Sweep,
-    timer: Option<TimerModel>,
-) -> SweepDocument {
-    let (timer, periodic_tick_ns) = linux_timer_fields(timer);
-    let names: Vec<String> = result.tests.iter().map(SweepTest::name).collect();
-    let rows = result
-        .rows
-        .iter()
-        .map(|row| SweepRowDocument {
-            utilization: row.utilization,
-            sets: row.sets,
-            accepted: by_test(&names, |k| row.accepted[k]),
-            ratio: by_test(&names, |k| row.ratio(k)),
-            inconclusive: by_test(&names, |k| row.inconclusive[k]),
-        })
-        .collect();
-    SweepDocument {
-        tasks: args.tasks,
-        sets_per_step: args.sets,
-        seed: args.seed,
-        method: generator.method.to_string(),
-        deadlines: generator.deadlines.to_string(),
-        tests: names,
-        rows,
-        timer,
-        periodic_tick_ns,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_analysis::sweep::DEFAULT_TESTS;
 
     #[test]
-    fn utilization_steps_are_exact_and_inclusive() {
+    fn the_default_tests_are_the_libraries() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Line {
+            #[command(flatten)]
+            args: SweepArgs,
+        }
+        let args = Line::parse_from(["sweep"]).args;
         assert_eq!(
-            steps(0.5, 1.0, 0.1).unwrap(),
-            vec![0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+            args.tests.iter().map(SweepTest::name).collect::<Vec<_>>(),
+            DEFAULT_TESTS
         );
-        assert_eq!(steps(0.7, 0.7, 0.05).unwrap(), vec![0.7]);
-        assert!(steps(0.0, 1.0, 0.1).is_err());
-        assert!(steps(0.5, 0.4, 0.1).is_err());
-        assert!(steps(0.5, 1.0, 0.0).is_err());
+        assert_eq!(args.spec_of_flags(), SweepSpec::default());
+    }
+
+    #[test]
+    fn shard_flags_read_i_of_n() {
+        assert_eq!(parse_shard("3/8"), Ok((3, 8)));
+        assert!(parse_shard("8/8").unwrap_err().contains("outside 0..8"));
+        assert!(parse_shard("1/0").unwrap_err().contains("at least 1"));
+        assert!(parse_shard("3").unwrap_err().contains("I/N"));
     }
 
     #[test]
@@ -361,10 +474,15 @@ mod tests {
                 utilization,
                 sets,
                 inconclusive: vec![0; accepted.len()],
+                rejected: accepted.iter().map(|a| sets - a).collect(),
                 accepted,
             };
-        let result = Sweep {
-            tests: vec![test("rm:rta"), test("edf:edf-demand")],
+        let result = SweepResult {
+            spec: SweepSpec {
+                tests: vec![test("rm:rta"), test("edf:edf-demand")],
+                ..SweepSpec::default()
+            },
+            timer: None,
             rows: vec![
                 row(0.5, 4, vec![4, 4]),
                 row(0.95, 3, vec![1, 2]),

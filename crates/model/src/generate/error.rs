@@ -70,12 +70,13 @@ pub enum GenerateError {
 }
 
 impl GenerateError {
-    pub(crate) fn invalid(setting: &'static str, problem: impl Into<String>) -> GenerateError {
+    /// [`GenerateError::InvalidSetting`] about `setting` alone.
+    pub fn invalid(setting: &'static str, problem: impl Into<String>) -> GenerateError {
         GenerateError::invalid_naming(setting, &[], problem)
     }
 
     /// [`GenerateError::InvalidSetting`] whose problem names `mentions`.
-    pub(crate) fn invalid_naming(
+    pub fn invalid_naming(
         setting: &'static str,
         mentions: &'static [&'static str],
         problem: impl Into<String>,

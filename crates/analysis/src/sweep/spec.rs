@@ -1,0 +1,373 @@
+//! A sweep as data: [`SweepSpec`] holds what `rtlab sweep`'s flags say, is
+//! read from and written to JSON (unknown keys refused), and checks itself
+//! into a [`Prepared`] sweep that the shard runner executes.
+
+use rtlab_model::generate::{DeadlineModel, GenerateError, GeneratorConfig, UtilizationMethod};
+use rtlab_model::overheads::Overheads;
+use rtlab_model::Nanos;
+use serde::{Deserialize, Serialize};
+
+use super::{SweepError, SweepTest, MAX_SWEEP_TASKS};
+use crate::overhead_rta::TimerModel;
+use crate::suite::Options;
+
+/// Most utilization steps one sweep may have.
+pub const MAX_SWEEP_STEPS: u64 = 10_000;
+
+/// Everything that decides a sweep's numbers: the flags of `rtlab sweep`
+/// as data. Two runs of the same spec give the same counts, however they
+/// are split into shards.
+///
+/// In JSON every key is optional (its default is the flag's default) and an
+/// unknown key is refused:
+///
+/// ```text
+/// {"tasks": 10, "from": 0.05, "to": 1.0, "step": 0.05, "sets": 1000,
+///  "seed": 0, "method": "randfixedsum", "deadlines": "implicit",
+///  "tests": ["rm:liu-layland", "rm:hyperbolic", "rm:rta", "dm:rta", "edf:edf-demand"],
+///  "overheads": null, "tick": null, "cpus": 1}
+/// ```
+///
+/// The utilization axis is the total utilization U of a set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepSpec {
+    /// Tasks per generated set (`--tasks`).
+    pub tasks: usize,
+    /// First utilization step (`--from`), > 0.
+    pub from: f64,
+    /// Last utilization step, included (`--to`).
+    pub to: f64,
+    /// Utilization increment (`--step`), > 0.
+    pub step: f64,
+    /// Random task sets per utilization step (`--sets`), ≥ 1.
+    pub sets: u64,
+    /// The generator's seed (`--seed`).
+    pub seed: u64,
+    /// How utilization vectors are drawn (`--method`).
+    #[serde(with = "as_text")]
+    pub method: UtilizationMethod,
+    /// How deadlines are drawn (`--deadlines`).
+    #[serde(with = "as_text")]
+    pub deadlines: DeadlineModel,
+    /// The tests counted, in column order (`--test`).
+    pub tests: Vec<SweepTest>,
+    /// Overheads for the overhead-aware tests: a file or `builtin:NAME`
+    /// (`--overheads`). Every machine running a shard must read the same
+    /// file.
+    pub overheads: Option<String>,
+    /// The tick of paper 004's timer-driven model for the overhead-aware
+    /// tests (`--tick`, as `"1ms"`); needs `overheads`.
+    pub tick: Option<Nanos>,
+    /// Processors (`--cpus`); 1 until the multiprocessor tests arrive.
+    pub cpus: usize,
+}
+
+impl Default for SweepSpec {
+    /// `rtlab sweep`'s defaults: 10 tasks, U from 0.05 to 1 by 0.05, 1000
+    /// sets a step, seed 0, RandFixedSum, implicit deadlines, the tests
+    /// rm:liu-layland, rm:hyperbolic, rm:rta, dm:rta and edf:edf-demand, one
+    /// processor.
+    fn default() -> SweepSpec {
+        SweepSpec {
+            tasks: 10,
+            from: 0.05,
+            to: 1.0,
+            step: 0.05,
+            sets: 1000,
+            seed: 0,
+            method: UtilizationMethod::default(),
+            deadlines: DeadlineModel::default(),
+            tests: DEFAULT_TESTS
+                .iter()
+                .filter_map(|t| SweepTest::parse(t).ok())
+                .collect(),
+            overheads: None,
+            tick: None,
+            cpus: 1,
+        }
+    }
+}
+
+/// The tests a sweep counts when none is named.
+pub const DEFAULT_TESTS: [&str; 5] = [
+    "rm:liu-layland",
+    "rm:hyperbolic",
+    "rm:rta",
+    "dm:rta",
+    "edf:edf-demand",
+];
+
+impl SweepSpec {
+    /// Reads a spec from JSON; unknown keys and ill-typed values are
+    /// refused with serde's line and column.
+    pub fn from_json(text: &str) -> Result<SweepSpec, SweepError> {
+        serde_json::from_str(text).map_err(|e| SweepError::document("sweep spec", &e))
+    }
+
+    /// The spec as compact JSON (keys in declaration order).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The utilization steps `from, from + step, ..., to` (to 1e-9), each
+    /// rounded to 9 decimals so that 0.1 + 2 × 0.1 prints as 0.3.
+    pub fn utilizations(&self) -> Result<Vec<f64>, SweepError> {
+        let (from, to, step) = (self.from, self.to, self.step);
+        let check = |ok: bool, error: GenerateError| if ok { Ok(()) } else { Err(error) };
+        check(
+            from.is_finite() && to.is_finite() && step.is_finite(),
+            GenerateError::invalid_naming("from", &["to", "step"], ", to and step must be numbers"),
+        )?;
+        check(
+            from > 0.0,
+            GenerateError::invalid("from", format!("must be greater than 0 (got {from})")),
+        )?;
+        check(
+            to >= from,
+            GenerateError::invalid_naming(
+                "to",
+                &["from"],
+                format!("({to}) must not be below from ({from})"),
+            ),
+        )?;
+        check(
+            step > 0.0,
+            GenerateError::invalid("step", format!("must be greater than 0 (got {step})")),
+        )?;
+        let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
+        check(
+            count <= MAX_SWEEP_STEPS,
+            GenerateError::invalid(
+                "step",
+                format!("{step} gives {count} utilization steps, above the limit of {MAX_SWEEP_STEPS}; raise it"),
+            ),
+        )?;
+        Ok((0..count)
+            .map(|k| ((from + k as f64 * step) * 1e9).round() / 1e9)
+            .collect())
+    }
+
+    /// Task sets in the whole sweep: steps × sets.
+    pub fn samples(&self) -> Result<u64, SweepError> {
+        let steps = self.utilizations()?.len() as u64;
+        Ok(steps.saturating_mul(self.sets))
+    }
+
+    /// Checks every setting and loads the overheads: the sweep ready to run.
+    /// Setting errors are [`SweepError::Setting`] (naming the key, which a
+    /// command line spells as its flag); an overheads file that cannot be
+    /// read is [`SweepError::Overheads`].
+    pub fn prepare(&self) -> Result<Prepared, SweepError> {
+        let invalid =
+            |setting, problem: String| Err(GenerateError::invalid(setting, problem).into());
+        if self.sets == 0 {
+            return invalid("sets", "must be at least 1".into());
+        }
+        if self.tasks > MAX_SWEEP_TASKS {
+            return invalid(
+                "tasks",
+                format!(
+                    "{} is above the sweep's limit of {MAX_SWEEP_TASKS} tasks per set (its exact tests take \
+                     O(n²) time per set, about 4 s at 10000 tasks); analyse one large set with rtlab analyze",
+                    self.tasks
+                ),
+            );
+        }
+        if self.cpus == 0 {
+            return invalid("cpus", "must be at least 1".into());
+        }
+        if self.cpus > 1 {
+            return invalid(
+                "cpus",
+                format!(
+                    "{} is not available yet: multiprocessor tests arrive with issue 22",
+                    self.cpus
+                ),
+            );
+        }
+        if self.tests.is_empty() {
+            return invalid("test", "needs at least one POLICY:TEST".into());
+        }
+        if let Some(t) = self.tests.iter().find(|t| t.test.has_overheads()) {
+            if self.overheads.is_none() {
+                return Err(GenerateError::invalid_naming(
+                    "test",
+                    &["overheads"],
+                    format!("{} needs overheads", t.name()),
+                )
+                .into());
+            }
+        }
+        match self.tick {
+            Some(_) if self.overheads.is_none() => {
+                return Err(GenerateError::invalid_naming(
+                    "tick",
+                    &["overheads"],
+                    "needs overheads",
+                )
+                .into())
+            }
+            Some(t) if t.is_zero() => return invalid("tick", "must be longer than 0".into()),
+            _ => {}
+        }
+        let utilizations = self.utilizations()?;
+        let generators = utilizations
+            .iter()
+            .map(|&utilization| {
+                let config = GeneratorConfig {
+                    tasks: self.tasks,
+                    utilization,
+                    method: self.method,
+                    deadlines: self.deadlines,
+                    seed: self.seed,
+                    name_prefix: "sweep".into(),
+                    ..GeneratorConfig::default()
+                };
+                config.validate().map(|()| config)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let overheads = self
+            .overheads
+            .as_deref()
+            .map(Overheads::load)
+            .transpose()
+            .map_err(SweepError::Overheads)?;
+        let options = Options {
+            overheads,
+            timers: self.tick.map(TimerModel::Tick).into_iter().collect(),
+            ..Options::default()
+        };
+        // The overhead-aware tests' timer model (one: a sweep takes one tick).
+        let timer = self
+            .tests
+            .iter()
+            .any(|t| t.test.has_overheads())
+            .then(|| options.platforms().next().map(|p| p.timer))
+            .flatten();
+        Ok(Prepared {
+            spec: self.clone(),
+            generators,
+            options,
+            timer,
+        })
+    }
+}
+
+/// A checked spec with its overheads loaded, ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The spec it was made from.
+    pub spec: SweepSpec,
+    /// One generator per utilization step, in order.
+    pub generators: Vec<GeneratorConfig>,
+    /// What the tests assume beyond the set (the overheads).
+    pub options: Options,
+    /// The overhead-aware tests' timer model, when any such test is counted.
+    pub timer: Option<TimerModel>,
+}
+
+impl Prepared {
+    /// Task sets in the whole sweep: steps × sets per step.
+    pub fn samples(&self) -> u64 {
+        (self.generators.len() as u64).saturating_mul(self.spec.sets)
+    }
+}
+
+/// Serde through `Display` and `FromStr` (the command line's spelling).
+mod as_text {
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilization_steps_are_exact_and_inclusive() {
+        let steps = |from, to, step| {
+            SweepSpec {
+                from,
+                to,
+                step,
+                ..SweepSpec::default()
+            }
+            .utilizations()
+        };
+        assert_eq!(
+            steps(0.5, 1.0, 0.1).unwrap(),
+            vec![0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+        );
+        assert_eq!(steps(0.7, 0.7, 0.05).unwrap(), vec![0.7]);
+        assert_eq!(steps(0.05, 1.0, 0.05).unwrap().len(), 20);
+        assert!(steps(0.0, 1.0, 0.1).is_err());
+        assert!(steps(0.5, 0.4, 0.1).is_err());
+        assert!(steps(0.5, 1.0, 0.0).is_err());
+        assert!(steps(0.5, f64::NAN, 0.1).is_err());
+        assert!(steps(0.001, 100.0, 0.001).is_err());
+    }
+
+    #[test]
+    fn json_round_trips_and_refuses_unknown_keys() {
+        let spec = SweepSpec {
+            tasks: 6,
+            deadlines: DeadlineModel::constrained(0.5, 1.0),
+            tick: Some(Nanos::from_ms(1)),
+            overheads: Some("builtin:rtmach".into()),
+            ..SweepSpec::default()
+        };
+        assert_eq!(SweepSpec::from_json(&spec.to_json()).unwrap(), spec);
+        assert_eq!(
+            SweepSpec::from_json("{}").unwrap(),
+            SweepSpec::default(),
+            "every key is optional"
+        );
+        let e = SweepSpec::from_json(r#"{"tasks": 5, "set": 10}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `set`"), "{e}");
+        let e = SweepSpec::from_json(r#"{"tests": ["rm:edf-demand"]}"#).unwrap_err();
+        assert!(e.to_string().contains("rm:edf-demand"), "{e}");
+    }
+
+    #[test]
+    fn prepare_names_the_setting_at_fault() {
+        let refused = |spec: SweepSpec| spec.prepare().unwrap_err().to_string();
+        let base = SweepSpec::default;
+        assert!(refused(SweepSpec { sets: 0, ..base() }).starts_with("sets "));
+        assert!(refused(SweepSpec { cpus: 4, ..base() }).contains("issue 22"));
+        assert!(refused(SweepSpec {
+            tests: vec![],
+            ..base()
+        })
+        .starts_with("test "));
+        assert_eq!(
+            refused(SweepSpec {
+                tests: vec![SweepTest::parse("rm:rta-overheads").unwrap()],
+                ..base()
+            }),
+            "test rm:rta-overheads needs overheads"
+        );
+        assert!(refused(SweepSpec {
+            tick: Some(Nanos::from_ms(1)),
+            ..base()
+        })
+        .starts_with("tick "));
+        assert!(SweepSpec::default().prepare().is_ok());
+    }
+}
