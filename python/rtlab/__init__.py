@@ -9,6 +9,7 @@ True
 """
 
 from . import results
+from ._sweep import sweep
 from ._errors import (
     AnalysisError,
     Error,
@@ -24,6 +25,7 @@ from ._rtlab import (
     Job,
     Simulation,
     StoredRun,
+    SweepResult,
     Task,
     TaskResult,
     TaskSet,
@@ -44,6 +46,7 @@ __all__ = [
     "StoreError",
     "StoredRun",
     "SweepError",
+    "SweepResult",
     "SweepSpecError",
     "Task",
     "TaskResult",
@@ -56,4 +59,5 @@ __all__ = [
     "generate",
     "results",
     "simulate",
+    "sweep",
 ]

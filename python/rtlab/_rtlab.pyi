@@ -1,6 +1,6 @@
 """Type stubs of the extension module built from crates/py."""
 
-from typing import Any, Optional, Union, final
+from typing import Any, Callable, Optional, Union, final
 
 __version__: str
 __all__ = [
@@ -8,6 +8,7 @@ __all__ = [
     "Job",
     "Simulation",
     "StoredRun",
+    "SweepResult",
     "Task",
     "TaskResult",
     "TaskSet",
@@ -18,6 +19,10 @@ __all__ = [
     "results_list",
     "results_load",
     "simulate",
+    "sweep_local",
+    "sweep_merge",
+    "sweep_shard",
+    "sweep_spec",
 ]
 
 _Duration = Union[str, int]
@@ -224,3 +229,27 @@ def simulate(
 ) -> Simulation: ...
 def results_list(store: Optional[str] = None) -> list[dict[str, Any]]: ...
 def results_load(id: int, store: Optional[str] = None) -> StoredRun: ...
+
+@final
+class SweepResult:
+    @property
+    def digest(self) -> str: ...
+    @property
+    def tests(self) -> list[str]: ...
+    @property
+    def utilizations(self) -> list[float]: ...
+    @property
+    def ratios(self) -> dict[str, list[float]]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def to_pandas(self) -> Any: ...
+    def __reduce__(self) -> tuple[Any, tuple[str]]: ...
+    @staticmethod
+    def _from_pickle(json: str) -> SweepResult: ...
+
+def sweep_local(
+    spec_json: str, progress: Optional[Callable[[int, int], object]] = None
+) -> SweepResult: ...
+def sweep_shard(spec_json: str, index: int, count: int, threads: Optional[int] = None) -> str: ...
+def sweep_merge(shards: list[str]) -> SweepResult: ...
+def sweep_spec(spec_json: str) -> tuple[str, int]: ...

@@ -20,6 +20,10 @@ pub enum Kind {
     Simulation,
     /// The results store cannot be read.
     Store,
+    /// A sweep that cannot run, or shards that cannot be merged.
+    Sweep,
+    /// A sweep spec with an unknown key or a bad value: also a `UsageError`.
+    SweepSpec,
 }
 
 impl Kind {
@@ -30,6 +34,8 @@ impl Kind {
             Kind::Analysis => "AnalysisError",
             Kind::Simulation => "SimulationError",
             Kind::Store => "StoreError",
+            Kind::Sweep => "SweepError",
+            Kind::SweepSpec => "SweepSpecError",
         }
     }
 }

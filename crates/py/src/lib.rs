@@ -12,6 +12,7 @@ mod errors;
 mod generate;
 mod results;
 mod simulation;
+mod sweep;
 mod taskset;
 
 use pyo3::prelude::*;
@@ -27,11 +28,16 @@ fn _rtlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::PySimulation>()?;
     m.add_class::<simulation::PyJob>()?;
     m.add_class::<results::PyStoredRun>()?;
+    m.add_class::<sweep::PySweepResult>()?;
     m.add_function(wrap_pyfunction!(generate::generate, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
     m.add_function(wrap_pyfunction!(simulation::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(results::results_list, m)?)?;
     m.add_function(wrap_pyfunction!(results::results_load, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_local, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_spec, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
