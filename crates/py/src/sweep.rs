@@ -92,7 +92,9 @@ fn run_shard_polling(
                     interrupted = Some(e);
                 }
             }
-            let result = worker.join().unwrap_or_else(|_| Err(SweepError::Cancelled));
+            let result = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             match interrupted {
                 Some(e) => Err(e),
                 None => result.map_err(sweep_error),
