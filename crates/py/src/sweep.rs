@@ -63,20 +63,25 @@ fn run_shard_polling(
     let progress: Option<Py<PyAny>> = progress.map(|p| p.clone().unbind());
     let outcome = py.detach(|| {
         std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
+            // The worker says when it is done, so a short shard returns at
+            // once rather than at the next poll.
+            let (finished, wait) = std::sync::mpsc::channel::<()>();
+            let (done, cancel, prepared, pool) = (&done, &cancel, &prepared, &pool);
+            let worker = scope.spawn(move || {
                 let report = |sets: u64| {
                     done.fetch_add(sets, Ordering::Relaxed);
                     !cancel.load(Ordering::Relaxed)
                 };
-                let run = || run_prepared_shard(&prepared, index, count, &report);
-                match &pool {
+                let run = || run_prepared_shard(prepared, index, count, &report);
+                let result = match pool {
                     Some(pool) => pool.install(run),
                     None => run(),
-                }
+                };
+                let _ = finished.send(());
+                result
             });
             let mut interrupted: Option<PyErr> = None;
-            while !worker.is_finished() {
-                std::thread::sleep(POLL);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(POLL) {
                 if interrupted.is_some() {
                     continue;
                 }
