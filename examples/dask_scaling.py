@@ -2,18 +2,20 @@
 worker processes (one thread each), the wall-time ratio, and Dask's
 overhead per shard (the same sweep cut into many more shards).
 
-    python examples/dask_scaling.py            # 10 tasks, 20 steps x 5000 sets, rm:rta + edf:edf-demand
+    python examples/dask_scaling.py [SETS]     # 10 tasks, 20 steps x SETS (5000) sets, rm:rta + edf:edf-demand
 
 Needs a release build of the package (`pip install .`) and dask distributed.
 """
 
+import sys
 import time
 
 from dask.distributed import Client, LocalCluster
 
 import rtlab
 
-SPEC = {"tasks": 10, "from": 0.05, "to": 1.0, "step": 0.05, "sets": 5000, "seed": 1,
+SETS = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+SPEC = {"tasks": 10, "from": 0.05, "to": 1.0, "step": 0.05, "sets": SETS, "seed": 1,
         "test": "rm:rta,edf:edf-demand"}
 
 
@@ -39,7 +41,7 @@ def main():
             if workers == 2:
                 many, digest = timed(client, 1000)
                 assert digest == local.digest
-                shards = max(1, -(-100_000 // rtlab._sweep.SHARD_SAMPLES))
+                shards = max(1, -(-20 * SETS // rtlab._sweep.SHARD_SAMPLES))
                 print(f"2 workers, 1000 shards: {many:.2f} s; Dask overhead per shard ~ "
                       f"{(many - wall) / (1000 - shards) * 1e3 * 2:.2f} ms of worker time")
     print(f"wall-time ratio 1 worker / 2 workers: {times[1] / times[2]:.2f}")
