@@ -10,6 +10,9 @@ pub enum AnalysisError {
     /// Policy `given` needs an explicit priority on every task.
     #[error("task `{0}` has no priority (policy `given` needs `priority = N` on every task; larger is more urgent)")]
     MissingPriority(String),
+    /// A global fixed-priority analysis needs a strict order.
+    #[error("task `{0}` shares its priority level with another task (global fixed-priority analysis needs distinct priorities)")]
+    SharedPriority(String),
     /// A period, deadline or execution time of zero reached the analysis.
     #[error("task `{0}` has a zero period, deadline or wcet (validate the task set first)")]
     ZeroParameter(String),

@@ -23,6 +23,9 @@
 //! | [`breakdown`] | breakdown utilization by bisection on α |
 //! | [`measured_breakdown`] | paper 004 §5: breakdown found by running the set (bisection with repeats) |
 //! | [`breakdown_experiment`] | paper 004 §5 at one time scale: ideal, overhead-aware, simulated, measured |
+//! | [`global`] | G-EDF (GFB, BAK, BCL, RTA) and G-FP (RTA, RTA-LC) tests, DkC, tardiness bound |
+//! | [`multiprocessor`] | every multiprocessor test by name (`gedf:bcl`, `pedf:ff-decreasing`, ...) |
+//! | [`partition`] | first/best/worst/next fit on m processors, each admitted by a uniprocessor test |
 //! | [`suite`] | every test of a policy, cheapest first |
 //! | [`schema`] | the `analyze` and `sweep` JSON documents |
 //!
@@ -54,10 +57,13 @@ pub mod edf_overheads;
 pub mod edf_utilization;
 pub mod error;
 pub mod exact;
+pub mod global;
 pub mod hyperbolic;
 pub mod liu_layland;
 pub mod measured_breakdown;
+pub mod multiprocessor;
 pub mod overhead_rta;
+pub mod partition;
 pub mod priority;
 pub mod rta;
 pub mod schema;

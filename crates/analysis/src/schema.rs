@@ -114,6 +114,10 @@ pub struct TestVerdict {
 /// `rtlab sweep --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepDocument {
+    /// Processors m, absent on one (the utilization steps are the total U;
+    /// plots draw U/m).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
     /// The deadline model of the generator.
     pub deadlines: String,
     /// The utilization method of the generator.
@@ -150,6 +154,110 @@ pub struct SweepRowDocument {
     /// Sets generated at this step.
     pub sets: u64,
     /// The step's total utilization.
+    pub utilization: f64,
+}
+
+/// `rtlab analyze --json` on more than one processor (or with `--test`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MultiprocessorAnalyzeDocument {
+    /// Per processor of the set's own `cpu` assignment (every task has a
+    /// `cpu`), each with the P-EDF and P-DM verdicts; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assignment: Option<Vec<ProcessorDocument>>,
+    /// Where the task set came from.
+    pub origin: String,
+    /// The number of processors `m` analysed.
+    pub processors: u32,
+    /// One row per task.
+    pub tasks: Vec<MultiprocessorTaskDocument>,
+    /// The task set's name.
+    pub taskset: String,
+    /// One row per test, in the order run.
+    pub tests: Vec<MultiprocessorTestDocument>,
+    /// `Σ Ci/Ti`.
+    pub utilization: f64,
+}
+
+/// One test of [`MultiprocessorAnalyzeDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MultiprocessorTestDocument {
+    /// The processor of each task in the partition found (partitioned
+    /// tests that placed every task); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assignment: Option<Vec<u32>>,
+    /// The paper.
+    pub paper: &'static str,
+    /// `true` proven, `null` not proven, `false` infeasible (`U > m`).
+    pub schedulable: Option<bool>,
+    /// The test's name (`gedf:bcl`, `pedf:ff-decreasing`, ...).
+    pub test: String,
+    /// Partitioned tests: the first task no processor admitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unplaced: Option<String>,
+}
+
+/// One task of [`MultiprocessorAnalyzeDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MultiprocessorTaskDocument {
+    /// Its `cpu` field, if any.
+    pub cpu: Option<u32>,
+    /// `Di`.
+    pub deadline_ns: u64,
+    /// Its name.
+    pub name: String,
+    /// `Ti`.
+    pub period_ns: u64,
+    /// Response-time bound per RTA test name (`null`: not bounded within D).
+    pub response_ns: BTreeMap<String, Option<u64>>,
+    /// Devi & Anderson's G-EDF tardiness bound (implicit deadlines, U <= m).
+    pub tardiness_bound_ns: Option<u64>,
+    /// `Ci`.
+    pub wcet_ns: u64,
+}
+
+/// One processor of a partition (`rtlab partition`, `analyze` on a set
+/// with `cpu` fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessorDocument {
+    /// The processor's number.
+    pub cpu: u32,
+    /// The verdict of each uniprocessor test on its tasks, by test name.
+    pub schedulable: BTreeMap<String, Option<bool>>,
+    /// Its tasks' names, in set order.
+    pub tasks: Vec<String>,
+    /// `Σ Ci/Ti` of its tasks.
+    pub utilization: f64,
+}
+
+/// `rtlab partition --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartitionDocument {
+    /// True when every task was placed.
+    pub fits: bool,
+    /// The heuristic's name.
+    pub heuristic: String,
+    /// Where the task set came from.
+    pub origin: String,
+    /// One row per processor.
+    pub processors: Vec<ProcessorDocument>,
+    /// Each task and its processor (`null`: not placed).
+    pub tasks: Vec<PlacedTaskDocument>,
+    /// The task set's name.
+    pub taskset: String,
+    /// The uniprocessor test admitting each processor (`edf:edf-demand`).
+    pub test: String,
+    /// The first task no processor admitted.
+    pub unplaced: Option<String>,
+}
+
+/// One task of [`PartitionDocument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacedTaskDocument {
+    /// Its processor, `null` when not placed.
+    pub cpu: Option<u32>,
+    /// Its name.
+    pub name: String,
+    /// `Ci/Ti`.
     pub utilization: f64,
 }
 
@@ -205,9 +313,57 @@ mod tests {
     }
 
     #[test]
+    fn multiprocessor_documents_are_in_sorted_order() {
+        let processor = ProcessorDocument {
+            cpu: 0,
+            schedulable: BTreeMap::from([("edf:edf-demand".to_string(), Some(true))]),
+            tasks: vec!["a".into()],
+            utilization: 0.5,
+        };
+        assert!(keys_in_sorted_order(&MultiprocessorAnalyzeDocument {
+            assignment: Some(vec![processor.clone()]),
+            origin: "o".into(),
+            processors: 2,
+            tasks: vec![MultiprocessorTaskDocument {
+                cpu: Some(0),
+                deadline_ns: 1,
+                name: "a".into(),
+                period_ns: 1,
+                response_ns: BTreeMap::from([("gedf:rta".to_string(), Some(1))]),
+                tardiness_bound_ns: None,
+                wcet_ns: 1,
+            }],
+            taskset: "s".into(),
+            tests: vec![MultiprocessorTestDocument {
+                assignment: Some(vec![0]),
+                paper: "p",
+                schedulable: None,
+                test: "pedf:ff".into(),
+                unplaced: Some("a".into()),
+            }],
+            utilization: 0.5,
+        }));
+        assert!(keys_in_sorted_order(&PartitionDocument {
+            fits: true,
+            heuristic: "ff".into(),
+            origin: "o".into(),
+            processors: vec![processor],
+            tasks: vec![PlacedTaskDocument {
+                cpu: None,
+                name: "a".into(),
+                utilization: 0.5,
+            }],
+            taskset: "s".into(),
+            test: "edf:edf-demand".into(),
+            unplaced: None,
+        }));
+    }
+
+    #[test]
     fn sweep_document_fields_are_in_sorted_order() {
         let by_test = |v| BTreeMap::from([("rm rta".to_string(), v), ("edf".to_string(), v)]);
         assert!(keys_in_sorted_order(&SweepDocument {
+            cpus: Some(4),
             deadlines: "implicit".into(),
             method: "uunifast".into(),
             rows: vec![SweepRowDocument {

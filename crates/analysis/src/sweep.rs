@@ -36,12 +36,13 @@ mod spec;
 pub use error::SweepError;
 pub use merge::{merge, run, SweepResult};
 pub use shard::{run_prepared_shard, run_shard, sha256_hex, Shard, ShardResult, SHARD_FORMAT};
-pub use spec::{Prepared, SweepSpec, DEFAULT_TESTS, MAX_SWEEP_STEPS};
+pub use spec::{Prepared, SweepSpec, DEFAULT_MULTIPROCESSOR_TESTS, DEFAULT_TESTS, MAX_SWEEP_STEPS};
 
 use rtlab_model::TaskSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::blocking::EdfBlocking;
+use crate::multiprocessor::{self, MultiprocessorTest};
 use crate::overhead_rta;
 use crate::priority::{self, PriorityPolicy};
 use crate::suite::{Options, Policy};
@@ -106,6 +107,79 @@ impl SweepTest {
             ));
         }
         Ok(SweepTest { policy, test })
+    }
+}
+
+/// One column of a sweep: a uniprocessor test under a policy (`rm:rta`), or
+/// a test on `m` processors (`gedf:bcl`, `gfp:rta`, `pedf:ff-decreasing`;
+/// see [`crate::multiprocessor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SweepColumn {
+    /// A uniprocessor test (spec `cpus` = 1).
+    Uniprocessor(SweepTest),
+    /// A multiprocessor test, run on the spec's `cpus` processors.
+    Multiprocessor(MultiprocessorTest),
+}
+
+impl SweepColumn {
+    /// The test's name, as parsed.
+    pub fn name(&self) -> String {
+        match self {
+            SweepColumn::Uniprocessor(t) => t.name(),
+            SweepColumn::Multiprocessor(t) => t.name(),
+        }
+    }
+
+    /// Parses a uniprocessor `POLICY:TEST` or a multiprocessor name;
+    /// `Err` explains what is accepted.
+    pub fn parse(text: &str) -> Result<SweepColumn, String> {
+        let uniprocessor = SweepTest::parse(text);
+        if let Ok(t) = uniprocessor {
+            return Ok(SweepColumn::Uniprocessor(t));
+        }
+        let policy = text.split_once(':').map_or(text, |(p, _)| p);
+        match MultiprocessorTest::from_name(text) {
+            Ok(t) => Ok(SweepColumn::Multiprocessor(t)),
+            Err(e)
+                if policy.starts_with("gedf")
+                    || policy.starts_with("gfp")
+                    || policy.starts_with("pedf")
+                    || policy.starts_with("p-")
+                    || policy.starts_with("pfp") =>
+            {
+                Err(e)
+            }
+            Err(_) => uniprocessor.map(SweepColumn::Uniprocessor),
+        }
+    }
+
+    /// True for a uniprocessor test.
+    pub fn is_uniprocessor(&self) -> bool {
+        matches!(self, SweepColumn::Uniprocessor(_))
+    }
+
+    /// The uniprocessor test's verdict, or the multiprocessor test's on
+    /// `cpus` processors.
+    pub fn verdict(&self, set: &TaskSet, cpus: u32, options: &Options) -> Verdict {
+        match *self {
+            SweepColumn::Uniprocessor(t) => run_test(set, t, options),
+            SweepColumn::Multiprocessor(t) => multiprocessor::decide(set, cpus, t),
+        }
+    }
+}
+
+impl Serialize for SweepColumn {
+    /// As its name.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for SweepColumn {
+    /// From its name, refused with [`SweepColumn::parse`]'s words.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SweepColumn, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        SweepColumn::parse(&name).map_err(serde::de::Error::custom)
     }
 }
 
@@ -216,7 +290,7 @@ impl SweepRow {
 mod tests {
     use super::*;
 
-    fn tests() -> Vec<SweepTest> {
+    fn tests() -> Vec<SweepColumn> {
         [
             "rm:liu-layland",
             "rm:hyperbolic",
@@ -225,7 +299,7 @@ mod tests {
             "edf:edf-demand",
         ]
         .iter()
-        .map(|t| SweepTest::parse(t).unwrap())
+        .map(|t| SweepColumn::parse(t).unwrap())
         .collect()
     }
 

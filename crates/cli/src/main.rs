@@ -45,6 +45,8 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Schedulability analysis: bounds, exact RTA, EDF demand, overhead-aware RTA, breakdown utilization.
     Analyze(commands::analyze::AnalyzeArgs),
+    /// Place tasks on M processors with a bin-packing heuristic (ff, bf, wf, nf), each admitted by a uniprocessor test.
+    Partition(commands::partition::PartitionArgs),
     /// Paper 004's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
     Breakdown(commands::breakdown::BreakdownArgs),
     /// Experiments that compare schedulers: `edf-vs-fps` (paper 001's study).
@@ -52,8 +54,8 @@ enum Command {
     Study(commands::study::StudyCommand),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
     Sweep(commands::sweep::SweepArgs),
-    /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid).
-    #[command(after_help = commands::sim::EXAMPLES)]
+    /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid; G-EDF, EDZL, P-EDF, ... on m CPUs).
+    #[command(after_help = commands::sim::examples())]
     Sim(commands::sim::SimArgs),
     /// Hartstone PH tests 1-4 and the extended Hartstone (paper 002 ch. 4), simulated and on real threads.
     #[command(after_help = commands::hartstone::EXAMPLES)]
@@ -84,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
         Command::Analyze(args) => commands::analyze::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Partition(args) => commands::partition::run(&args),
         Command::Breakdown(args) => commands::breakdown::run(&args),
         Command::Study(command) => commands::study::run(&command),
         Command::Sweep(args) => commands::sweep::run(&args).map(|_| ExitCode::SUCCESS),

@@ -169,7 +169,11 @@ fn merge_refuses_what_is_not_one_whole_sweep() {
             "at least 1",
         ),
         (&["sweep", "--shard", "1/3"][..], "--out"),
-        (&["sweep", "--cpus", "4", "--sets", "1"][..], "issue 22"),
+        (
+            &["sweep", "--cpus", "4", "--test", "rm:rta", "--sets", "1"][..],
+            "--test rm:rta is a uniprocessor test; with --cpus 4",
+        ),
+        (&["sweep", "--cpus", "1025"][..], "--cpus"),
     ] {
         let out = rtlab().args(args).output().unwrap();
         let err = String::from_utf8(out.stderr).unwrap();
@@ -188,4 +192,81 @@ fn merge_refuses_what_is_not_one_whole_sweep() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("bad-spec.json:2:"), "{err}");
     assert!(err.contains("unknown field `set`"), "{err}");
+}
+
+/// Issue 22: a sweep on 4 processors (total utilization on the axis, U/m
+/// in the table and the plot) splits and merges like any other, and its
+/// counts add up.
+#[test]
+fn a_multiprocessor_sweep_merges_and_plots_against_u_over_m() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "sweep",
+        "--cpus",
+        "4",
+        "--tasks",
+        "6",
+        "--from",
+        "1.0",
+        "--to",
+        "4.0",
+        "--step",
+        "1.0",
+        "--sets",
+        "12",
+        "--seed",
+        "9",
+        "--test",
+        "gedf:gfb,gedf:rta,gfp:rta,pedf:ff-decreasing",
+    ];
+    let mut json_flags = flags.to_vec();
+    json_flags.push("--json");
+    let whole = stdout_of(&json_flags);
+    let doc: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(doc["cpus"], 4);
+    let us: Vec<f64> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["utilization"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        us,
+        [1.0, 2.0, 3.0, 4.0],
+        "the axis is the total utilization"
+    );
+    for row in doc["rows"].as_array().unwrap() {
+        for test in ["gedf:gfb", "gedf:rta", "gfp-dm:rta", "pedf:ff-decreasing"] {
+            let (a, i) = (
+                row["accepted"][test].as_u64().unwrap(),
+                row["inconclusive"][test].as_u64().unwrap(),
+            );
+            assert!(a + i <= 12, "{row}");
+        }
+    }
+    // U = 1 on 4 processors: every set of 6 tasks fits a partition (each
+    // processor takes tasks up to U = 1 exactly by EDF's demand test).
+    assert_eq!(doc["rows"][0]["accepted"]["pedf:ff-decreasing"], 12);
+
+    let files: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let out = dir.path().join(format!("mp-{i}.json"));
+            rtlab()
+                .args(flags)
+                .args(["--shard", &format!("{i}/3"), "--out"])
+                .arg(&out)
+                .assert()
+                .success();
+            out
+        })
+        .collect();
+    let merged = merge(&files);
+    assert_eq!(String::from_utf8(merged.stdout).unwrap(), whole);
+
+    let plot = dir.path().join("mp.svg");
+    let mut plot_flags = flags.to_vec();
+    plot_flags.extend(["--plot", plot.to_str().unwrap()]);
+    let table = stdout_of(&plot_flags);
+    assert!(table.contains("U/m"), "{table}");
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("(U/m)"));
 }

@@ -53,7 +53,9 @@ fn list_names_every_builtin() {
             "lf-scenario-2",
             "lf-scenario-3",
             "lf-scenario-4",
-            "priority-inversion"
+            "priority-inversion",
+            "dhall",
+            "no-partition",
         ]
     );
     rtlab()

@@ -9,7 +9,10 @@
 //! | `ins`, `ins-big` | paper 004 Table 2 (Inertial Navigation System), and x10 |
 //! | `lf-scenario-1..4` | paper 000 section 4.2, the periodic-task scenarios |
 //! | `priority-inversion` | the classic unbounded inversion (Sha, Rajkumar & Lehoczky 1990) |
+//! | `dhall` | Dhall's effect on 2 processors (Dhall & Liu 1978) |
+//! | `no-partition` | 2 processors: global EDF and RM meet it, no partition does |
 
+use crate::platform::Platform;
 use crate::task::{CriticalSection, Task, TaskSet};
 use crate::time::Nanos;
 
@@ -133,6 +136,18 @@ const ENTRIES: &[CatalogEntry] = &[
         source: "Sha, Rajkumar & Lehoczky 1990 (the Mars Pathfinder pattern); README \"Critical sections on real threads\"",
         parameters: &[],
     },
+    CatalogEntry {
+        name: "dhall",
+        summary: "Dhall's effect, m = 2: two light tasks (2 ms every 100 ms) and a heavy one (100 ms every 101 ms), U = 1.03: global EDF and RM miss, a partition (and global DkC) meets",
+        source: "Dhall & Liu, Operations Research 26(1), 1978",
+        parameters: &[],
+    },
+    CatalogEntry {
+        name: "no-partition",
+        summary: "m = 2, C/T = 1/2, 2/3, 2/3 ms, U = 1.83: no partition fits (every pair has U > 1), global EDF and RM meet every deadline",
+        source: "rtlab, hand-checked schedule (catalog.rs)",
+        parameters: &[],
+    },
 ];
 
 /// Every built-in task set, in listing order.
@@ -196,6 +211,16 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
             ],
         ),
         "priority-inversion" => TaskSet::new(name, priority_inversion_tasks()),
+        "dhall" => dhall(),
+        "no-partition" => TaskSet::new(
+            name,
+            vec![
+                Task::new("a", ms(2), ms(1)),
+                Task::new("b", ms(3), ms(2)),
+                Task::new("c", ms(3), ms(2)),
+            ],
+        )
+        .on_platform(Platform::new(2)),
         _ => unreachable!("every catalog entry has a builder"),
     };
     Ok(set)
@@ -239,6 +264,42 @@ fn priority_inversion_tasks() -> Vec<Task> {
     low.critical_sections = section(2, 12);
     vec![high, mid, low]
 }
+
+/// Dhall's effect (Dhall & Liu 1978) with `m = 2`, `ε = 0.01` and the
+/// time unit 100 ms: `m` light tasks (C = 2ε, T = 1) and one heavy task
+/// (C = 1, T = 1 + ε), on 2 processors. U = 0.02 + 0.02 + 100/101 = 1.03.
+///
+/// At 0 every task is released. Global EDF runs the light tasks first
+/// (deadline 100 ms before 101 ms) on both processors until 2 ms; the
+/// heavy task starts at 2 ms and ends at 102 ms, after its deadline at
+/// 101 ms. Global RM does the same (the heavy task has the longest
+/// period). A partition meets every deadline: the heavy task alone on one
+/// processor (U = 0.99), the light ones on the other (U = 0.04).
+fn dhall() -> TaskSet {
+    let ms = Nanos::from_ms;
+    TaskSet::new(
+        "dhall",
+        vec![
+            Task::new("light1", ms(100), ms(2)),
+            Task::new("light2", ms(100), ms(2)),
+            Task::new("heavy", ms(101), ms(100)),
+        ],
+    )
+    .on_platform(Platform::new(2))
+}
+
+// `no-partition`, worked by hand. Tasks a = (C 1, T 2), b = c = (C 2,
+// T 3) ms on 2 processors, implicit deadlines, hyperperiod 6 ms.
+// No partition: two tasks share a processor, and every pair has
+// U > 1 (a + b = 7/6, b + c = 4/3), which no uniprocessor scheduler meets.
+// Global EDF, ties by task order: at 0, a (deadline 2) and b (3) run; a
+// ends at 1, c runs from 1; b ends at 2; at 2 a is released (deadline 4)
+// and runs beside c; c ends at 3 (its deadline), a at 3. At 3 b and c are
+// released (deadline 6) and run; at 4 a is released (deadline 6): three
+// jobs with 1 ms each left and 2 ms to their common deadline on 2
+// processors: whatever the order, all end by 6. At 6 the pattern repeats.
+// Global RM (a above b above c) gives the same schedule up to 4, where a
+// preempts c; a and b end at 5, c at 6.
 
 fn bad(entry: &CatalogEntry, message: String) -> CatalogError {
     CatalogError::BadParameter {
@@ -385,6 +446,19 @@ mod tests {
                 set.validate()
             );
         }
+    }
+
+    #[test]
+    fn multiprocessor_examples_name_their_platform() {
+        let dhall = build("dhall").unwrap();
+        assert_eq!(dhall.processors(), 2);
+        assert!((dhall.utilization() - (0.04 + 100.0 / 101.0)).abs() < 1e-12);
+        let none = build("no-partition").unwrap();
+        assert_eq!(none.processors(), 2);
+        assert!((none.utilization() - (0.5 + 4.0 / 3.0)).abs() < 1e-12);
+        // Every pair is above 1: no processor can hold two of them.
+        let u: Vec<f64> = none.tasks.iter().map(Task::utilization).collect();
+        assert!(u[0] + u[1] > 1.0 && u[1] + u[2] > 1.0 && u[0] + u[2] > 1.0);
     }
 
     #[test]

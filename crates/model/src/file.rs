@@ -11,11 +11,15 @@
 //! jitter = "0ns"        # optional release jitter
 //! bcet = "2ms"          # optional best-case execution time
 //! priority = 2          # optional; larger is more urgent
+//! cpu = 0               # optional fixed processor (see `processors` below)
 //! [[task.critical_sections]]
 //! resource = "bus"
 //! start = "1ms"         # execution time into the job
 //! length = "500us"
 //! ```
+//!
+//! A set on several processors says so at the top (see [`crate::platform`]):
+//! `processors = 4` (default 1) and optionally `clusters = [[0, 1], [2, 3]]`.
 //!
 //! Every problem is reported as one line, `file:line:col: what is wrong`,
 //! whether the parser found it (syntax), the decoder did (unknown field, a
@@ -70,6 +74,11 @@ impl Format {
 struct TaskSetDocument {
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
+    /// Written only when not 1, so one-processor files are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    processors: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    clusters: Vec<Vec<u32>>,
     task: Vec<TaskEntry>,
 }
 
@@ -88,6 +97,8 @@ struct TaskEntry {
     jitter: Option<Nanos>,
     #[serde(skip_serializing_if = "Option::is_none")]
     priority: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu: Option<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     critical_sections: Vec<CriticalSection>,
 }
@@ -104,6 +115,7 @@ impl From<&Task> for TaskEntry {
             offset: nonzero(t.offset),
             jitter: nonzero(t.jitter),
             priority: t.priority,
+            cpu: t.cpu,
             critical_sections: t.critical_sections.clone(),
         }
     }
@@ -304,6 +316,7 @@ pub fn parse_str(
     let set = TaskSet {
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
         tasks: decoded.tasks,
+        platform: decoded.platform,
     };
     let diagnostics = set
         .validate()
@@ -365,10 +378,7 @@ fn parse_rtapp(
             problems.into_iter().map(|p| (p.offset, p.message)),
         )
     })?;
-    let set = TaskSet {
-        name: default_name.to_string(),
-        tasks: imported.tasks.clone(),
-    };
+    let set = TaskSet::new(default_name, imported.tasks.clone());
     let diagnostics = set
         .validate()
         .into_iter()
@@ -395,6 +405,8 @@ pub fn to_json_string(set: &TaskSet) -> String {
 fn document_of(set: &TaskSet) -> TaskSetDocument {
     TaskSetDocument {
         name: Some(set.name.clone()),
+        processors: (set.platform.processors != 1).then_some(set.platform.processors),
+        clusters: set.platform.clusters.clone(),
         task: set.tasks.iter().map(TaskEntry::from).collect(),
     }
 }
@@ -581,7 +593,7 @@ length = "500us"
     fn unknown_field() {
         assert_eq!(
             toml_err("[[task]]\nname = \"a\"\nperod = \"10ms\"\nwcet = \"1ms\"\n"),
-            "set.toml:3:1: unknown field `perod`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections` (and 1 more error)"
+            "set.toml:3:1: unknown field `perod`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `cpu`, `critical_sections` (and 1 more error)"
         );
     }
 
@@ -693,7 +705,7 @@ length = "500us"
     fn json_unknown_field() {
         assert_eq!(
             json_err("{\"task\": [{\"name\": \"a\", \"period\": \"1ms\", \"wcet\": \"1us\", \"prio\": 1}]}"),
-            "set.json:1:57: unknown field `prio`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `critical_sections`"
+            "set.json:1:57: unknown field `prio`, expected one of `name`, `period`, `deadline`, `wcet`, `bcet`, `offset`, `jitter`, `priority`, `cpu`, `critical_sections`"
         );
     }
 
@@ -926,6 +938,110 @@ length = "500us"
                 }
             }
         }
+    }
+
+    const PLATFORM: &str = "name = \"p\"\nprocessors = 4\nclusters = [[0, 1], [2, 3]]\n\
+        [[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\ncpu = 3\n\
+        [[task]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"2ms\"\n";
+
+    #[test]
+    fn platform_fields_are_read_and_written_back() {
+        let set = parse_str(PLATFORM, Format::Toml, "p.toml", "p")
+            .unwrap()
+            .set;
+        assert_eq!(set.platform.processors, 4);
+        assert_eq!(set.platform.clusters, vec![vec![0, 1], vec![2, 3]]);
+        assert_eq!(set.tasks[0].cpu, Some(3));
+        assert_eq!(set.tasks[1].cpu, None);
+        let toml = to_toml_string(&set);
+        assert!(
+            toml.starts_with("name = \"p\"\nprocessors = 4\nclusters = [[0, 1], [2, 3]]\n"),
+            "{toml}"
+        );
+        assert_eq!(parse_str(&toml, Format::Toml, "y", "y").unwrap().set, set);
+        let json = to_json_string(&set);
+        assert_eq!(parse_str(&json, Format::Json, "z", "z").unwrap().set, set);
+    }
+
+    #[test]
+    fn one_processor_files_do_not_change() {
+        let set = parse_str(GOOD, Format::Toml, "x.toml", "x").unwrap().set;
+        assert!(set.platform.is_default());
+        for text in [to_toml_string(&set), to_json_string(&set)] {
+            assert!(
+                !text.contains("processors") && !text.contains("cpu"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn platform_errors_name_their_place() {
+        let bad = |from: &str, to: &str| toml_err(&PLATFORM.replace(from, to));
+        assert_eq!(
+            bad("processors = 4", "processors = 0"),
+            "set.toml:2:14: `processors` is 0: a platform needs at least 1 processor"
+        );
+        assert_eq!(
+            bad("processors = 4", "processors = 1025"),
+            "set.toml:2:14: `processors` is 1025: rtlab models at most 1024 processors"
+        );
+        assert_eq!(
+            bad("processors = 4", "processors = -2"),
+            "set.toml:2:14: `processors` must be a whole number from 1 to 1024, not -2"
+        );
+        assert_eq!(
+            bad("[2, 3]]", "[2, 7]]"),
+            "set.toml:3:25: cluster #2 names processor 7, which does not exist (processors = 4 numbers them 0 to 3) (and 1 more error)"
+        );
+        assert_eq!(
+            bad("[2, 3]]", "[1, 2, 3]]"),
+            "set.toml:3:22: processor 1 is in cluster #1 and cluster #2: clusters must not overlap"
+        );
+        assert_eq!(
+            bad("[[0, 1], [2, 3]]", "[[0, 1]]"),
+            "set.toml:3:12: processors 2, 3 are in no cluster: clusters must cover every processor (write a processor alone as a cluster of its own)"
+        );
+        assert_eq!(
+            bad("cpu = 3", "cpu = 4"),
+            "set.toml:8:7: task `a`: cpu 4 does not exist (processors = 4 numbers them 0 to 3)"
+        );
+        assert_eq!(
+            bad("cpu = 3", "cpu = \"x\""),
+            "set.toml:8:7: `cpu` must be a processor number (0, 1, ...), not the string \"x\""
+        );
+        assert_eq!(
+            bad("[[0, 1], [2, 3]]", "[0, 1]"),
+            "set.toml:3:13: `clusters` must be an array of arrays of processor numbers, e.g. [[0, 1], [2, 3]], not 0 in it (and 1 more error)"
+        );
+        let json = "{\"processors\": 2,\n \"task\": [{\"name\": \"a\", \"period\": \"1ms\", \"wcet\": \"1us\", \"cpu\": 2}]}";
+        assert_eq!(
+            json_err(json),
+            "set.json:2:64: task `a`: cpu 2 does not exist (processors = 2 numbers them 0 to 1)"
+        );
+    }
+
+    #[test]
+    fn with_processors_overrides_and_rechecks() {
+        let set = parse_str(PLATFORM, Format::Toml, "p.toml", "p")
+            .unwrap()
+            .set;
+        let mut no_clusters = set.clone();
+        no_clusters.platform.clusters.clear();
+        assert_eq!(no_clusters.with_processors(8).unwrap().processors(), 8);
+        assert_eq!(
+            no_clusters.with_processors(2).unwrap_err().message,
+            "task `a`: cpu 3 does not exist (processors = 2 numbers them 0 to 1)"
+        );
+        assert_eq!(
+            set.with_processors(0).unwrap_err().message,
+            "`processors` is 0: a platform needs at least 1 processor"
+        );
+        assert!(
+            set.with_processors(8).is_err(),
+            "clusters no longer cover 8"
+        );
+        assert_eq!(set.assignment(), None);
     }
 
     #[test]

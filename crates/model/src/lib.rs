@@ -5,6 +5,8 @@
 //!
 //! - [`time`]: integer-nanosecond time ([`Nanos`]), human durations, hyperperiods;
 //! - [`task`]: [`Task`], [`TaskSet`] and their validation;
+//! - [`platform`]: the processors a set runs on ([`Platform`]: `processors`,
+//!   `clusters`) and the tasks' fixed `cpu`;
 //! - [`file`]: task-set files in TOML or JSON, with `file:line:col` errors;
 //! - [`simso`]: SimSo XML configurations in and out;
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
@@ -23,6 +25,7 @@ pub mod file;
 pub mod generate;
 pub mod hartstone;
 pub mod overheads;
+pub mod platform;
 pub mod policy;
 pub mod random;
 pub mod results;
@@ -32,6 +35,7 @@ pub mod task;
 pub mod text;
 pub mod time;
 
+pub use platform::{Platform, MAX_PROCESSORS};
 pub use task::{
     lock_steps, CriticalSection, Diagnostic, FieldPath, LockStep, PathSegment, Severity, Task,
     TaskSet, MAX_NAME_BYTES,

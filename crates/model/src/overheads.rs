@@ -14,6 +14,7 @@
 //! | `system`     | C_system       | the longest non-preemptible kernel section (default: `exit`, as in §3) |
 //! | `schedule`   | —              | one scheduler invocation (simulator; default 0)                   |
 //! | `release`    | —              | one job release handled by the kernel (simulator; default 0)      |
+//! | `migration`  | —              | a job resuming on another CPU (multiprocessor simulator; default 0) |
 //!
 //! # Representation
 //!
@@ -176,6 +177,10 @@ pub struct Overheads {
     pub schedule: LinearCost,
     /// One job release handled by the kernel (used by the simulator).
     pub release: LinearCost,
+    /// A job resuming on another processor than the one it last ran on
+    /// (cache refill, run-queue transfer): charged on the destination
+    /// processor by the multiprocessor simulator. Default 0.
+    pub migration: LinearCost,
     /// How the platform times releases (the file's `releases` and `tick`).
     pub timing: Timing,
 }
@@ -224,6 +229,7 @@ impl Overheads {
             system: LinearCost::ZERO,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            migration: LinearCost::ZERO,
             timing: Timing::Unstated,
         }
     }
@@ -241,6 +247,7 @@ impl Overheads {
             system: exit,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            migration: LinearCost::ZERO,
             timing: Timing::Unstated,
         }
     }
@@ -308,6 +315,7 @@ impl Overheads {
             system: doc.system.map_or(doc.exit.0, |c| c.0),
             schedule: doc.schedule.map_or(LinearCost::ZERO, |c| c.0),
             release: doc.release.map_or(LinearCost::ZERO, |c| c.0),
+            migration: doc.migration.map_or(LinearCost::ZERO, |c| c.0),
         })
     }
 
@@ -328,8 +336,12 @@ impl Overheads {
             ("system", &self.system),
             ("schedule", &self.schedule),
             ("release", &self.release),
+            ("migration", &self.migration),
         ];
         for (key, cost) in costs {
+            if key == "migration" && cost.is_zero() {
+                continue; // optional, and absent from files written before it
+            }
             out.push_str(&format!(
                 "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
                 format_ps(cost.per_thread_ps),
@@ -433,6 +445,7 @@ struct OverheadsDocument {
     system: Option<CostEntry>,
     schedule: Option<CostEntry>,
     release: Option<CostEntry>,
+    migration: Option<CostEntry>,
     releases: Option<String>,
     tick: Option<TickEntry>,
 }

@@ -20,6 +20,9 @@ pub fn keys_in_sorted_order<T: Serialize>(doc: &T) -> bool {
 /// `rtlab taskset show --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TasksetDocument {
+    /// The clusters of processors, when the file gives them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<Vec<u32>>,
     /// `implicit`, `constrained` or `arbitrary`.
     pub deadlines: &'static str,
     /// `Σ Ci/min(Di, Ti)`.
@@ -32,6 +35,10 @@ pub struct TasksetDocument {
     pub notes: Vec<String>,
     /// Where the set came from (a path or `builtin:NAME`).
     pub origin: String,
+    /// The processor count, when not 1 (absent on one processor, so
+    /// one-processor documents are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processors: Option<u32>,
     /// Number of tasks.
     pub task_count: usize,
     /// The tasks, in file order.
@@ -45,6 +52,9 @@ pub struct TasksetDocument {
 pub struct TaskDocument {
     /// Best-case execution time, if given.
     pub bcet_ns: Option<u64>,
+    /// The processor it is fixed to, when it has a `cpu` field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
     /// Its critical sections.
     pub critical_sections: Vec<CriticalSectionDocument>,
     /// Relative deadline `Di`.
@@ -173,6 +183,7 @@ mod tests {
                 resource: "r".into(),
                 start_ns: 0,
             }],
+            cpu: Some(1),
             deadline_ns: 2,
             jitter_ns: 0,
             name: "a".into(),
@@ -183,12 +194,14 @@ mod tests {
             wcet_ns: 1,
         };
         assert!(keys_in_sorted_order(&TasksetDocument {
+            clusters: vec![vec![0], vec![1]],
             deadlines: "implicit",
             density: 0.5,
             hyperperiod_ns: Some(2),
             name: "s".into(),
             notes: vec![],
             origin: "s.toml".into(),
+            processors: Some(2),
             task_count: 1,
             tasks: vec![task],
             utilization: 0.5,

@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::platform::Platform;
 use crate::text::printable;
 use crate::time::{hyperperiod, Nanos, TimeError};
 
@@ -106,6 +107,9 @@ pub struct Task {
     pub priority: Option<u32>,
     /// Critical sections of every job, in execution order.
     pub critical_sections: Vec<CriticalSection>,
+    /// The processor this task is fixed to (0-based), for partitioned
+    /// scheduling; `None` lets the scheduler place it.
+    pub cpu: Option<u32>,
 }
 
 impl Task {
@@ -121,6 +125,7 @@ impl Task {
             jitter: Nanos::ZERO,
             priority: None,
             critical_sections: Vec::new(),
+            cpu: None,
         }
     }
 
@@ -142,6 +147,12 @@ impl Task {
         self
     }
 
+    /// Builder: fix the task to processor `cpu` (0-based).
+    pub fn with_cpu(mut self, cpu: u32) -> Task {
+        self.cpu = Some(cpu);
+        self
+    }
+
     /// Utilization U = C / T.
     pub fn utilization(&self) -> f64 {
         self.wcet.as_ns() as f64 / self.period.as_ns() as f64
@@ -160,15 +171,53 @@ pub struct TaskSet {
     pub name: String,
     /// The tasks, in declaration order (which matters to `fifo-order`).
     pub tasks: Vec<Task>,
+    /// The processors it runs on (default: one).
+    pub platform: Platform,
 }
 
 impl TaskSet {
-    /// A task set from its parts.
+    /// A task set from its parts, on one processor.
     pub fn new(name: impl Into<String>, tasks: Vec<Task>) -> TaskSet {
         TaskSet {
             name: name.into(),
             tasks,
+            platform: Platform::default(),
         }
+    }
+
+    /// Builder: run the set on `platform`.
+    pub fn on_platform(mut self, platform: Platform) -> TaskSet {
+        self.platform = platform;
+        self
+    }
+
+    /// The number of processors `m`.
+    pub fn processors(&self) -> u32 {
+        self.platform.processors
+    }
+
+    /// The set on `m` processors instead of its own count (the `--cpus M`
+    /// override), clusters kept. Refused, with the first broken rule, when
+    /// `m` is 0 or above [`crate::platform::MAX_PROCESSORS`], or a task's
+    /// `cpu` or a cluster names a processor `m` processors do not have.
+    pub fn with_processors(&self, m: u32) -> Result<TaskSet, Diagnostic> {
+        let mut set = self.clone();
+        set.platform.processors = m;
+        match set.platform.check(&set.tasks).into_iter().next() {
+            Some((path, message)) => Err(Diagnostic::error(path, message)),
+            None => Ok(set),
+        }
+    }
+
+    /// The processor of every task when each has a `cpu` (a partitioned
+    /// assignment), in task order; `None` when any task has none.
+    pub fn assignment(&self) -> Option<Vec<u32>> {
+        self.tasks.iter().map(|t| t.cpu).collect()
+    }
+
+    /// True when some task has a `cpu` field.
+    pub fn has_cpu_fields(&self) -> bool {
+        self.tasks.iter().any(|t| t.cpu.is_some())
     }
 
     /// Total utilization U = Σ Ci / Ti.
@@ -237,6 +286,12 @@ impl TaskSet {
             let duplicate = !seen.insert(task.name.as_str());
             validate_task(index, task, duplicate, &mut out);
         }
+        out.extend(
+            self.platform
+                .check(&self.tasks)
+                .into_iter()
+                .map(|(path, message)| Diagnostic::error(path, message)),
+        );
         out
     }
 

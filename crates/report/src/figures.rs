@@ -153,15 +153,28 @@ fn real_vs_sim(run: &RunView) -> Figure {
 }
 
 fn sweep(run: &RunView) -> Figure {
+    let cpus = series::sweep_cpus(run);
+    let (axis, caption) = if cpus > 1 {
+        (
+            format!("utilization / {cpus} processors (U/m)"),
+            format!("The share of random task sets each test accepts on {cpus} processors, against their total utilization divided by {cpus}."),
+        )
+    } else {
+        (
+            "utilization".to_string(),
+            "The share of random task sets each test accepts, against their utilization."
+                .to_string(),
+        )
+    };
     Figure::drawn(
         "Schedulability ratio",
         plot::lines(
             &series::sweep_curves(run),
-            "utilization",
+            &axis,
             "sets accepted (fraction)",
             Some(1.05),
         ),
-        "The share of random task sets each test accepts, against their utilization.".into(),
+        caption,
     )
 }
 

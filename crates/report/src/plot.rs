@@ -527,7 +527,8 @@ pub fn breakdown_vs_time_scale(series: &[Line]) -> PlotResult {
     )
 }
 
-/// The jobs of a run: per task a lane; each job a thin window from release
+/// The jobs of a run: per task (or, on m processors, per processor) a
+/// lane, coloured by task; each job a thin window from release
 /// to deadline, a bar from start to finish (red when it missed, hatched
 /// to the end when unfinished), a tick at the release, and its preemption
 /// count above it when there is room.
@@ -560,7 +561,7 @@ pub fn gantt(g: &Gantt) -> PlotResult {
                     (ms(b.row.release_ns), yy - 0.08),
                     (ms(b.row.deadline_ns), yy + 0.08),
                 ],
-                color(b.lane).mix(0.25).filled(),
+                color(b.task).mix(0.25).filled(),
             )
         });
         chart.draw_series(window)?;
@@ -568,7 +569,7 @@ pub fn gantt(g: &Gantt) -> PlotResult {
             let start = ms(b.row.start_ns?);
             let finish = b.row.finish_ns.map_or(end, ms);
             let yy = y(b.lane);
-            let style = if b.missed { miss } else { color(b.lane) };
+            let style = if b.missed { miss } else { color(b.task) };
             Some(Rectangle::new(
                 [(start, yy - 0.3), (finish.max(start), yy + 0.3)],
                 style.filled(),
@@ -582,7 +583,7 @@ pub fn gantt(g: &Gantt) -> PlotResult {
                     (ms(b.row.release_ns), yy - 0.4),
                     (ms(b.row.release_ns), yy + 0.4),
                 ],
-                color(b.lane).stroke_width(2),
+                color(b.task).stroke_width(2),
             )
         });
         chart.draw_series(releases)?;

@@ -133,6 +133,9 @@ pub fn lag_bars(run: &RunView) -> Vec<LagBar> {
 pub struct GanttBar {
     /// Row: index into [`Gantt::lanes`].
     pub lane: usize,
+    /// The job's task, by its place in the document's task order (its
+    /// colour; the same as `lane` when lanes are tasks).
+    pub task: usize,
     /// The job as stored.
     pub row: JobRow,
     /// Finished after its deadline, or unfinished with the deadline
@@ -140,7 +143,10 @@ pub struct GanttBar {
     pub missed: bool,
 }
 
-/// The jobs of a run as a Gantt chart: one lane per task.
+/// The jobs of a run as a Gantt chart: one lane per task, or, for a
+/// multiprocessor run (a document with `processors`), one lane per
+/// processor holding the jobs that finished on it (unfinished ones on the
+/// processor they started on, when known).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gantt {
     /// Task names, one per lane, in the document's task order.
@@ -156,16 +162,27 @@ pub struct Gantt {
 /// The first [`MAX_GANTT_JOBS`] jobs by release (ties by task order)
 /// with their windows release..finish, start and preemptions.
 pub fn gantt(run: &RunView) -> Gantt {
-    let lanes = task_lanes(run);
+    let tasks = task_lanes(run);
+    let processors = array(&run.document, "processors").len();
+    let lanes = if processors > 1 {
+        (0..processors).map(|c| format!("cpu {c}")).collect()
+    } else {
+        tasks.clone()
+    };
     let ended = run_end_ns(&run.document);
     let mut jobs: Vec<&JobRow> = run.jobs.iter().collect();
-    let lane_of = |name: &str| lanes.iter().position(|l| l == name).unwrap_or(0);
-    jobs.sort_by_key(|j| (j.release_ns, lane_of(&j.task), j.job));
+    let task_of = |name: &str| tasks.iter().position(|l| l == name).unwrap_or(0);
+    let lane_of = |j: &JobRow| match processors {
+        0 | 1 => task_of(&j.task),
+        _ => j.cpu.map_or(0, |c| (c as usize).min(processors - 1)),
+    };
+    jobs.sort_by_key(|j| (j.release_ns, task_of(&j.task), j.job));
     let bars: Vec<GanttBar> = jobs
         .iter()
         .take(MAX_GANTT_JOBS)
         .map(|j| GanttBar {
-            lane: lane_of(&j.task),
+            lane: lane_of(j),
+            task: task_of(&j.task),
             row: (*j).clone(),
             missed: match j.finish_ns {
                 Some(f) => f > j.deadline_ns,
@@ -244,9 +261,11 @@ pub fn real_vs_sim(run: &RunView) -> Vec<RealVsSim> {
 }
 
 /// From `rtlab sweep --json`: per test (in `tests` order), the accepted
-/// ratio (0..1) against utilization.
+/// ratio (0..1) against utilization, divided by the processors `cpus` when
+/// the document has them (the U/m axis of multiprocessor papers).
 pub fn sweep_curves(run: &RunView) -> Vec<Line> {
     let rows = array(&run.document, "rows");
+    let cpus = sweep_cpus(run) as f64;
     array(&run.document, "tests")
         .iter()
         .filter_map(Value::as_str)
@@ -256,13 +275,22 @@ pub fn sweep_curves(run: &RunView) -> Vec<Line> {
                 .iter()
                 .filter_map(|r| {
                     Some((
-                        r.get("utilization")?.as_f64()?,
+                        r.get("utilization")?.as_f64()? / cpus,
                         r.get("ratio")?.get(test)?.as_f64()?,
                     ))
                 })
                 .collect(),
         })
         .collect()
+}
+
+/// The processors of a sweep document (`cpus`, absent on one).
+pub fn sweep_cpus(run: &RunView) -> u64 {
+    run.document
+        .get("cpus")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// A task's worst-case response time under one policy and its deadline.

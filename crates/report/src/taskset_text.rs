@@ -22,12 +22,22 @@ pub fn describe_taskset(set: &TaskSet, origin: &str) -> String {
         set.density(),
         set.deadline_kind(),
     );
+    if set.processors() > 1 || !set.platform.clusters.is_empty() {
+        out.insert_str(
+            out.len() - 1,
+            &format!("platform: {}\n", set.platform.describe()),
+        );
+    }
     let has_cs = set.tasks.iter().any(|t| !t.critical_sections.is_empty());
+    let has_cpu = set.has_cpu_fields();
     let mut header = vec!["task", "T", "D", "C", "offset", "prio", "U"];
+    if has_cpu {
+        header.push("cpu");
+    }
     if has_cs {
         header.push("critical sections");
     }
-    let mut t = table::new(&header, &["T", "D", "C", "offset", "prio", "U"]);
+    let mut t = table::new(&header, &["T", "D", "C", "offset", "prio", "U", "cpu"]);
     for task in &set.tasks {
         let mut row = vec![
             printable(&task.name).into_owned(),
@@ -41,6 +51,9 @@ pub fn describe_taskset(set: &TaskSet, origin: &str) -> String {
             task.priority.map_or("-".into(), |p| p.to_string()),
             format!("{:.4}", task.utilization()),
         ];
+        if has_cpu {
+            row.push(task.cpu.map_or("-".into(), |c| c.to_string()));
+        }
         if has_cs {
             let sections: Vec<String> = task
                 .critical_sections

@@ -104,17 +104,20 @@ fn gantt_orders_jobs_by_release_and_marks_misses() {
             bars: vec![
                 GanttBar {
                     lane: 0,
+                    task: 0,
                     row: run.jobs[1].clone(),
                     missed: false
                 },
                 GanttBar {
                     lane: 1,
+                    task: 1,
                     row: run.jobs[0].clone(),
                     missed: true
                 },
                 // Never started, deadline 15 ms passed before the 20 ms end.
                 GanttBar {
                     lane: 0,
+                    task: 0,
                     row: run.jobs[2].clone(),
                     missed: true
                 },

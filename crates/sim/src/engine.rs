@@ -214,6 +214,9 @@ pub fn simulate(
     spec: &SchedulerSpec,
     config: &SimConfig,
 ) -> Result<SimReport, SimError> {
+    if spec.is_multiprocessor() || set.processors() != 1 {
+        return crate::multi::run(set, spec, config, None).map(|run| run.report);
+    }
     let mut sim = Simulator::new(set, spec, config.clone())?;
     sim.run();
     Ok(sim.report())
@@ -248,6 +251,12 @@ impl Simulator {
             return Err(SimError::Setting {
                 setting: "duration",
                 message: "must be greater than 0".into(),
+            });
+        }
+        if set.processors() != 1 {
+            return Err(SimError::Setup {
+                scheduler: scheduler.name(),
+                why: crate::multi::uniprocessor_only(set.processors()),
             });
         }
         let timing = config.timing();
@@ -767,6 +776,8 @@ impl Simulator {
             voluntary_switches: 0,
             involuntary_switches: j.preemptions,
             cpu: None,
+            start_cpu: None,
+            migrations: 0,
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
         };
         self.summaries[j.task].record(&record, self.config.duration);
@@ -1117,6 +1128,8 @@ impl Simulator {
             tasks,
             scheduler_data: self.scheduler.data(),
             deadlock: self.deadlock.clone(),
+            migrations: 0,
+            processors: Vec::new(),
         }
     }
 
@@ -1252,4 +1265,4 @@ fn build_locks(
 /// Stream indices of the jitter streams: apart from the execution-time
 /// streams (task index `i`), so enabling jitter leaves execution times as
 /// they were.
-const JITTER_STREAMS: u64 = 1 << 40;
+pub(crate) const JITTER_STREAMS: u64 = 1 << 40;

@@ -35,6 +35,7 @@ pub mod error;
 pub mod hartstone;
 pub mod job;
 pub mod metrics;
+pub mod multi;
 pub mod queue;
 pub mod scheduler;
 pub mod trace;
@@ -45,6 +46,9 @@ pub use config::{
 pub use engine::{simulate, BacklogStop, Simulator, MAX_PENDING_JOBS};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
-pub use metrics::{Deadlock, DeadlockLink, SimReport, TaskMetrics};
-pub use scheduler::{FpPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
+pub use metrics::{Deadlock, DeadlockLink, ProcessorMetrics, SimReport, TaskMetrics};
+pub use scheduler::{
+    FpPolicy, GlobalPolicy, PartitionedPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec,
+    System, SCHEDULERS,
+};
 pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};

@@ -59,6 +59,28 @@ pub struct SimReport {
     /// none (so runs without one print exactly as before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlock: Option<Deadlock>,
+    /// Migrations of all jobs (a job resuming on another processor than
+    /// the one it last ran on): runs on m > 1 processors; absent when 0.
+    #[serde(skip_serializing_if = "rtlab_model::results::is_zero")]
+    pub migrations: u64,
+    /// Per-processor figures, in processor order: runs on m > 1
+    /// processors only (absent from a uniprocessor report).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub processors: Vec<ProcessorMetrics>,
+}
+
+/// One processor's share of a multiprocessor run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProcessorMetrics {
+    /// Processor index, 0..m.
+    pub cpu: u32,
+    /// Time it executed jobs.
+    pub executed_ns: u64,
+    /// Time it spent on modelled overheads (migration costs under global
+    /// schedulers; every overhead of the file under partitioned ones).
+    pub overhead_ns: u64,
+    /// `executed_ns / duration_ns`.
+    pub utilization: f64,
 }
 
 impl std::ops::Deref for SimReport {

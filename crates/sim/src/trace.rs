@@ -69,6 +69,24 @@ pub enum TraceRecord {
     },
 }
 
+/// A job resuming on another processor (multiprocessor runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Migration {
+    /// Task index.
+    pub task: usize,
+    /// Job index.
+    pub job: u64,
+    /// The processor it last ran on.
+    pub from: u32,
+    /// The processor it resumes on.
+    pub to: u32,
+    /// When.
+    pub at: Nanos,
+}
+
+/// The processor of a record that belongs to no processor.
+pub const NO_CPU: u32 = u32::MAX;
+
 /// Records a [`Trace`] keeps in memory at most (about 40 bytes each, and a
 /// Gantt chart of them about 150 bytes each): beyond it they are counted in
 /// [`Trace::dropped`], and a streamed Chrome trace still gets every one.
@@ -85,6 +103,15 @@ pub struct Trace {
     pub records: Vec<TraceRecord>,
     /// Records of the window not kept in `records`.
     pub dropped: u64,
+    /// Processors of the run: 1, or m for a multiprocessor run, whose
+    /// charts get one row per processor.
+    pub processors: u32,
+    /// On m > 1, the processor of each kept record (parallel to
+    /// `records`; [`NO_CPU`] for releases, completions and misses, which
+    /// belong to a task). Empty on one processor.
+    pub record_cpus: Vec<u32>,
+    /// On m > 1, the migrations in the window (kept like `records`).
+    pub migrations: Vec<Migration>,
     keep: bool,
     chrome: Option<ChromeStream>,
 }
@@ -140,6 +167,9 @@ impl Trace {
             tasks,
             records: Vec::new(),
             dropped: 0,
+            processors: 1,
+            record_cpus: Vec::new(),
+            migrations: Vec::new(),
             keep: true,
             chrome: None,
         }
@@ -163,6 +193,19 @@ impl Trace {
     }
 
     fn push(&mut self, record: TraceRecord) {
+        self.push_on(record, NO_CPU);
+    }
+
+    fn push_on(&mut self, record: TraceRecord, cpu: u32) {
+        if self.processors > 1 {
+            if self.records.len() < MAX_KEPT_RECORDS {
+                self.records.push(record);
+                self.record_cpus.push(cpu);
+            } else {
+                self.dropped += 1;
+            }
+            return;
+        }
         if let Some(stream) = &mut self.chrome {
             stream.record(&self.tasks, &record);
         }
@@ -192,6 +235,109 @@ impl Trace {
         });
     }
 
+    /// An execution (or, with `task` `None`, overhead) interval on
+    /// processor `cpu` of a multiprocessor run.
+    pub(crate) fn interval_on(
+        &mut self,
+        cpu: u32,
+        task: Option<(usize, u64)>,
+        start: Nanos,
+        end: Nanos,
+    ) {
+        let (s, e) = (start.max(self.window.from), end.min(self.window.to));
+        if s >= e {
+            return;
+        }
+        let record = match task {
+            Some((task, job)) => TraceRecord::Run {
+                task,
+                job,
+                start: s,
+                end: e,
+            },
+            None => TraceRecord::Kernel { start: s, end: e },
+        };
+        self.push_on(record, cpu);
+    }
+
+    /// A job of a multiprocessor run resuming on `to` after running on `from`.
+    pub(crate) fn migration(&mut self, task: usize, job: u64, from: u32, to: u32, at: Nanos) {
+        if at < self.window.from || at >= self.window.to {
+            return;
+        }
+        if self.records.len() + self.migrations.len() < MAX_KEPT_RECORDS {
+            self.migrations.push(Migration {
+                task,
+                job,
+                from,
+                to,
+                at,
+            });
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Adds `other`'s records (a sub-run on processors `cpus`, tasks
+    /// renumbered by `task_of`) to this multiprocessor trace.
+    pub(crate) fn absorb(&mut self, other: &Trace, cpus: &[u32], task_of: &[usize]) {
+        let cpu_of = |i: usize| {
+            if other.processors > 1 {
+                match other.record_cpus[i] {
+                    NO_CPU => NO_CPU,
+                    c => cpus[c as usize],
+                }
+            } else {
+                cpus[0]
+            }
+        };
+        for (i, r) in other.records.iter().enumerate() {
+            let record = match *r {
+                TraceRecord::Run {
+                    task,
+                    job,
+                    start,
+                    end,
+                } => TraceRecord::Run {
+                    task: task_of[task],
+                    job,
+                    start,
+                    end,
+                },
+                TraceRecord::Kernel { start, end } => TraceRecord::Kernel { start, end },
+                TraceRecord::Release { task, job, at } => TraceRecord::Release {
+                    task: task_of[task],
+                    job,
+                    at,
+                },
+                TraceRecord::Complete { task, job, at } => TraceRecord::Complete {
+                    task: task_of[task],
+                    job,
+                    at,
+                },
+                TraceRecord::Miss { task, job, at } => TraceRecord::Miss {
+                    task: task_of[task],
+                    job,
+                    at,
+                },
+            };
+            let cpu = match record {
+                TraceRecord::Run { .. } | TraceRecord::Kernel { .. } => cpu_of(i),
+                _ => NO_CPU,
+            };
+            self.push_on(record, cpu);
+        }
+        for mig in &other.migrations {
+            self.migrations.push(Migration {
+                task: task_of[mig.task],
+                from: cpus[mig.from as usize],
+                to: cpus[mig.to as usize],
+                ..*mig
+            });
+        }
+        self.dropped += other.dropped;
+    }
+
     pub(crate) fn point(&mut self, record: TraceRecord) {
         let at = match record {
             TraceRecord::Release { at, .. }
@@ -210,6 +356,9 @@ impl Trace {
     /// misses. Times are in microseconds as the format requires. The same
     /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
+        if self.processors > 1 {
+            return self.to_chrome_json_cpus();
+        }
         let mut bytes = Vec::new();
         let mut stream = ChromeStream::new(&mut bytes, &self.tasks);
         for r in &self.records {
@@ -224,6 +373,9 @@ impl Trace {
     /// execution as bars, releases as up-ticks, misses as red marks, and a
     /// kernel row when overheads were recorded.
     pub fn to_svg(&self) -> String {
+        if self.processors > 1 {
+            return self.to_svg_cpus();
+        }
         let has_kernel = self
             .records
             .iter()
@@ -241,9 +393,7 @@ impl Trace {
             left + width + 20.0
         );
         let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let palette = [
-            "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
-        ];
+        let palette = PALETTE;
         let row_y = |row: usize| top + row_h * row as f64;
         for (i, name) in self.tasks.iter().enumerate() {
             let _ = writeln!(
@@ -311,24 +461,207 @@ impl Trace {
             }
         }
         let axis_y = row_y(rows) + 5.0;
+        axis(&mut s, &self.window, left, width, axis_y, &x);
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+impl Trace {
+    /// The multiprocessor Chrome document: one thread row per processor
+    /// (`cpu K`, tid K) holding the jobs it ran (`task#job`, category
+    /// `run`) and its migration costs (`migration`, category `kernel`),
+    /// a `migrate` instant on the destination row for every migration
+    /// (args: the job and the processor it came from), then one row per
+    /// task (tid m + task) for its releases, completions and misses.
+    fn to_chrome_json_cpus(&self) -> Value {
+        let mut bytes = Vec::new();
+        let mut out = ChromeStream {
+            out: TraceWriter::new(&mut bytes),
+        };
+        let m = self.processors as usize;
+        for c in 0..m {
+            out.write(&Event::thread_name(c, &format!("cpu {c}")));
+        }
+        for (i, name) in self.tasks.iter().enumerate() {
+            out.write(&Event::thread_name(m + i, name));
+        }
+        for (r, &cpu) in self.records.iter().zip(&self.record_cpus) {
+            let (name, task, job, at) = match *r {
+                TraceRecord::Run {
+                    task,
+                    job,
+                    start,
+                    end,
+                } => {
+                    let name = format!("{}#{job}", self.tasks[task]);
+                    let event = Event::complete(&name, cpu as usize, start, end);
+                    out.write(&event.in_category("run"));
+                    continue;
+                }
+                TraceRecord::Kernel { start, end } => {
+                    let event = Event::complete("migration", cpu as usize, start, end);
+                    out.write(&event.in_category("kernel"));
+                    continue;
+                }
+                TraceRecord::Release { task, job, at } => ("release", task, job, at),
+                TraceRecord::Complete { task, job, at } => ("complete", task, job, at),
+                TraceRecord::Miss { task, job, at } => ("deadline miss", task, job, at),
+            };
+            let instant = Event::instant(name, m + task, at).in_category("job");
+            out.write(&instant.with_args(JobArgs { job }));
+        }
+        for mig in &self.migrations {
+            let name = format!("migrate {}#{}", self.tasks[mig.task], mig.job);
+            let instant = Event::instant(&name, mig.to as usize, mig.at).in_category("migration");
+            out.write(&instant.with_args(MigrationArgs {
+                job: mig.job,
+                from_cpu: mig.from,
+            }));
+        }
+        let _ = out.finish();
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+    }
+
+    /// The multiprocessor SVG Gantt chart: one row per processor, each
+    /// job's execution a bar in its task's colour (the task named in the
+    /// bar's tooltip and the legend), migration costs in gray, each
+    /// migration a purple line from the row it left to the row it
+    /// resumes on with a dot there, deadline misses red marks on the axis.
+    fn to_svg_cpus(&self) -> String {
+        let m = self.processors as usize;
+        let (left, width, row_h, top) = (110.0, 1000.0, 28.0, 20.0);
+        let legend_rows = self.tasks.len().div_ceil(6);
+        let height = top + row_h * m as f64 + 40.0 + 18.0 * legend_rows as f64;
+        let span = (self.window.to - self.window.from).as_ns().max(1) as f64;
+        let x =
+            |t: Nanos| left + (t.saturating_sub(self.window.from).as_ns() as f64 / span) * width;
+        let row_y = |row: usize| top + row_h * row as f64;
+        let mut s = String::new();
         let _ = writeln!(
             s,
-            r#"<line x1="{left}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
-            left + width
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">"#,
+            left + width + 20.0
         );
-        for k in 0..=10u64 {
-            let t = self.window.from
-                + Nanos::from_ns((self.window.to - self.window.from).as_ns() / 10 * k);
+        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        for c in 0..m {
             let _ = writeln!(
                 s,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
-                x(t),
-                axis_y + 15.0
+                r#"<text x="5" y="{:.1}">cpu {c}</text>"#,
+                row_y(c) + row_h * 0.6
+            );
+        }
+        for (r, &cpu) in self.records.iter().zip(&self.record_cpus) {
+            let (start, end, fill, title) = match *r {
+                TraceRecord::Run {
+                    task,
+                    job,
+                    start,
+                    end,
+                } => (
+                    start,
+                    end,
+                    PALETTE[task % PALETTE.len()],
+                    format!("{}#{job} {start}..{end}", escape(&self.tasks[task])),
+                ),
+                TraceRecord::Kernel { start, end } => {
+                    (start, end, "gray", format!("migration {start}..{end}"))
+                }
+                _ => continue,
+            };
+            let _ = writeln!(
+                s,
+                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{fill}"><title>{title}</title></rect>"#,
+                x(start),
+                row_y(cpu as usize) + 6.0,
+                (x(end) - x(start)).max(0.5),
+                row_h - 10.0,
+            );
+        }
+        for mig in &self.migrations {
+            let xx = x(mig.at);
+            let (y1, y2) = (
+                row_y(mig.from as usize) + row_h / 2.0,
+                row_y(mig.to as usize) + row_h / 2.0,
+            );
+            let _ = writeln!(
+                s,
+                r#"<line x1="{xx:.2}" y1="{y1:.1}" x2="{xx:.2}" y2="{y2:.1}" stroke="purple" stroke-width="1.5"><title>{}#{} migrates cpu {} to cpu {} at {}</title></line><circle cx="{xx:.2}" cy="{y2:.1}" r="3" fill="purple"/>"#,
+                escape(&self.tasks[mig.task]),
+                mig.job,
+                mig.from,
+                mig.to,
+                mig.at
+            );
+        }
+        let axis_y = row_y(m) + 5.0;
+        for r in &self.records {
+            if let TraceRecord::Miss { task, job, at } = *r {
+                let xx = x(at);
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="red" stroke-width="3"><title>{}#{job} misses its deadline {at}</title></line>"#,
+                    axis_y - 8.0,
+                    axis_y,
+                    escape(&self.tasks[task])
+                );
+            }
+        }
+        axis(&mut s, &self.window, left, width, axis_y, &x);
+        for (i, name) in self.tasks.iter().enumerate() {
+            let (lx, ly) = (
+                left + 165.0 * (i % 6) as f64,
+                axis_y + 32.0 + 18.0 * (i / 6) as f64,
+            );
+            let _ = writeln!(
+                s,
+                r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{ly:.1}">{}</text>"#,
+                ly - 9.0,
+                PALETTE[i % PALETTE.len()],
+                lx + 14.0,
+                escape(name)
             );
         }
         s.push_str("</svg>\n");
         s
     }
+}
+
+/// The tasks' colours in the Gantt charts.
+const PALETTE: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
+];
+
+/// The time axis under a chart: a line and ten labelled steps.
+fn axis(
+    s: &mut String,
+    window: &TraceWindow,
+    left: f64,
+    width: f64,
+    axis_y: f64,
+    x: &dyn Fn(Nanos) -> f64,
+) {
+    let _ = writeln!(
+        s,
+        r#"<line x1="{left}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
+        left + width
+    );
+    for k in 0..=10u64 {
+        let t = window.from + Nanos::from_ns((window.to - window.from).as_ns() / 10 * k);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
+            x(t),
+            axis_y + 15.0
+        );
+    }
+}
+
+/// The `args` of a migration instant.
+#[derive(Serialize)]
+struct MigrationArgs {
+    job: u64,
+    from_cpu: u32,
 }
 
 /// The `args` of a job's instant events.

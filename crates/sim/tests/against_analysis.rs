@@ -114,6 +114,7 @@ fn overheads(profile: usize) -> Overheads {
             system: us(0),
             schedule: us(schedule),
             release: us(release),
+            migration: us(0),
             timing: Default::default(),
         };
     match profile {

@@ -53,6 +53,7 @@ impl SweepResult {
             })
             .collect();
         SweepDocument {
+            cpus: (self.spec.cpus > 1).then_some(self.spec.cpus),
             tasks: self.spec.tasks,
             sets_per_step: self.spec.sets,
             seed: self.spec.seed,

@@ -9,12 +9,11 @@
 //! do not depend on which shard (or thread) ran it.
 
 use rayon::prelude::*;
-use rtlab_model::generate::generate_set;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::spec::Prepared;
-use super::{run_test, SweepError, SweepRow, SweepSpec};
+use super::{SweepError, SweepRow, SweepSpec};
 use crate::overhead_rta::TimerModel;
 
 /// The `format` of a shard document; a different one is refused.
@@ -235,13 +234,13 @@ fn count_samples(
     let counted = pieces
         .par_iter()
         .map(|piece| {
-            let config = &prepared.generators[piece.step];
+            let mut stream = prepared.streams[piece.step].clone();
             // Per test: accepted, rejected, inconclusive.
             let mut tally = vec![[0u64; 3]; tests.len()];
             for sample in piece.first..piece.end {
-                let set = generate_set(config, sample)?;
-                for (counts, &test) in tally.iter_mut().zip(tests) {
-                    let slot = match run_test(&set, test, &prepared.options) {
+                let set = stream.generate(sample)?;
+                for (counts, test) in tally.iter_mut().zip(tests) {
+                    let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
                         Some(true) => 0,
                         Some(false) => 1,
                         None => 2,

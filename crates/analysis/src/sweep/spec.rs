@@ -2,12 +2,14 @@
 //! read from and written to JSON (unknown keys refused), and checks itself
 //! into a [`Prepared`] sweep that the shard runner executes.
 
-use rtlab_model::generate::{DeadlineModel, GenerateError, GeneratorConfig, UtilizationMethod};
+use rtlab_model::generate::{
+    DeadlineModel, GenerateError, GeneratorConfig, SetGenerator, UtilizationMethod,
+};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
 use serde::{Deserialize, Serialize};
 
-use super::{SweepError, SweepTest, MAX_SWEEP_TASKS};
+use super::{SweepColumn, SweepError, MAX_SWEEP_TASKS};
 use crate::overhead_rta::TimerModel;
 use crate::suite::Options;
 
@@ -50,8 +52,9 @@ pub struct SweepSpec {
     /// How deadlines are drawn (`--deadlines`).
     #[serde(with = "as_text")]
     pub deadlines: DeadlineModel,
-    /// The tests counted, in column order (`--test`).
-    pub tests: Vec<SweepTest>,
+    /// The tests counted, in column order (`--test`): uniprocessor tests
+    /// when `cpus` is 1, multiprocessor ones (on `cpus` processors) else.
+    pub tests: Vec<SweepColumn>,
     /// Overheads for the overhead-aware tests: a file or `builtin:NAME`
     /// (`--overheads`). Every machine running a shard must read the same
     /// file.
@@ -59,8 +62,10 @@ pub struct SweepSpec {
     /// The tick of paper 004's timer-driven model for the overhead-aware
     /// tests (`--tick`, as `"1ms"`); needs `overheads`.
     pub tick: Option<Nanos>,
-    /// Processors (`--cpus`); 1 until the multiprocessor tests arrive.
-    pub cpus: usize,
+    /// Processors m (`--cpus`), 1 to 1024. With m > 1 the tests are
+    /// multiprocessor tests and the utilization steps are the total U
+    /// (from 0 to m), plotted as U/m.
+    pub cpus: u32,
 }
 
 impl Default for SweepSpec {
@@ -78,10 +83,7 @@ impl Default for SweepSpec {
             seed: 0,
             method: UtilizationMethod::default(),
             deadlines: DeadlineModel::default(),
-            tests: DEFAULT_TESTS
-                .iter()
-                .filter_map(|t| SweepTest::parse(t).ok())
-                .collect(),
+            tests: SweepSpec::default_tests(1),
             overheads: None,
             tick: None,
             cpus: 1,
@@ -98,7 +100,32 @@ pub const DEFAULT_TESTS: [&str; 5] = [
     "edf:edf-demand",
 ];
 
+/// The tests a sweep on more than one processor counts when none is named
+/// (the comparison of Bertogna, Cirinei & Lipari 2009 and Davis & Burns'
+/// survey, 2011: global EDF bounds and RTA, global DM RTA, partitioned EDF).
+pub const DEFAULT_MULTIPROCESSOR_TESTS: [&str; 5] = [
+    "gedf:gfb",
+    "gedf:bcl",
+    "gedf:rta",
+    "gfp:rta",
+    "pedf:ff-decreasing",
+];
+
 impl SweepSpec {
+    /// The default tests on `cpus` processors: [`DEFAULT_TESTS`] on one,
+    /// [`DEFAULT_MULTIPROCESSOR_TESTS`] on more.
+    pub fn default_tests(cpus: u32) -> Vec<SweepColumn> {
+        let names: &[&str] = if cpus > 1 {
+            &DEFAULT_MULTIPROCESSOR_TESTS
+        } else {
+            &DEFAULT_TESTS
+        };
+        names
+            .iter()
+            .filter_map(|t| SweepColumn::parse(t).ok())
+            .collect()
+    }
+
     /// Reads a spec from JSON; unknown keys and ill-typed values are
     /// refused with serde's line and column.
     pub fn from_json(text: &str) -> Result<SweepSpec, SweepError> {
@@ -177,19 +204,39 @@ impl SweepSpec {
         if self.cpus == 0 {
             return invalid("cpus", "must be at least 1".into());
         }
-        if self.cpus > 1 {
+        if self.cpus > rtlab_model::MAX_PROCESSORS {
             return invalid(
                 "cpus",
                 format!(
-                    "{} is not available yet: multiprocessor tests arrive with issue 22",
-                    self.cpus
+                    "is {}: rtlab models at most {} processors",
+                    self.cpus,
+                    rtlab_model::MAX_PROCESSORS
                 ),
             );
+        }
+        if self.cpus > 1 {
+            if let Some(t) = self.tests.iter().find(|t| t.is_uniprocessor()) {
+                return Err(GenerateError::invalid_naming(
+                    "test",
+                    &["cpus"],
+                    format!(
+                        "{} is a uniprocessor test; with cpus {} name multiprocessor tests, e.g. {}",
+                        t.name(),
+                        self.cpus,
+                        DEFAULT_MULTIPROCESSOR_TESTS.join(",")
+                    ),
+                )
+                .into());
+            }
         }
         if self.tests.is_empty() {
             return invalid("test", "needs at least one POLICY:TEST".into());
         }
-        if let Some(t) = self.tests.iter().find(|t| t.test.has_overheads()) {
+        let has_overheads = |t: &SweepColumn| match t {
+            SweepColumn::Uniprocessor(t) => t.test.has_overheads(),
+            SweepColumn::Multiprocessor(_) => false,
+        };
+        if let Some(t) = self.tests.iter().find(|t| has_overheads(t)) {
             if self.overheads.is_none() {
                 return Err(GenerateError::invalid_naming(
                     "test",
@@ -227,6 +274,10 @@ impl SweepSpec {
                 config.validate().map(|()| config)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let streams = generators
+            .iter()
+            .map(SetGenerator::new)
+            .collect::<Result<Vec<_>, _>>()?;
         let overheads = self
             .overheads
             .as_deref()
@@ -242,12 +293,13 @@ impl SweepSpec {
         let timer = self
             .tests
             .iter()
-            .any(|t| t.test.has_overheads())
+            .any(has_overheads)
             .then(|| options.platforms().next().map(|p| p.timer))
             .flatten();
         Ok(Prepared {
             spec: self.clone(),
             generators,
+            streams,
             options,
             timer,
         })
@@ -261,6 +313,8 @@ pub struct Prepared {
     pub spec: SweepSpec,
     /// One generator per utilization step, in order.
     pub generators: Vec<GeneratorConfig>,
+    /// Their streams, ready to draw (cloned by each worker).
+    pub(crate) streams: Vec<SetGenerator>,
     /// What the tests assume beyond the set (the overheads).
     pub options: Options,
     /// The overhead-aware tests' timer model, when any such test is counted.
@@ -350,7 +404,20 @@ mod tests {
         let refused = |spec: SweepSpec| spec.prepare().unwrap_err().to_string();
         let base = SweepSpec::default;
         assert!(refused(SweepSpec { sets: 0, ..base() }).starts_with("sets "));
-        assert!(refused(SweepSpec { cpus: 4, ..base() }).contains("issue 22"));
+        assert!(refused(SweepSpec { cpus: 4, ..base() }).contains("is a uniprocessor test"));
+        assert!(refused(SweepSpec {
+            cpus: 1025,
+            tests: SweepSpec::default_tests(4),
+            ..base()
+        })
+        .contains("at most 1024"));
+        assert!(SweepSpec {
+            cpus: 4,
+            tests: SweepSpec::default_tests(4),
+            ..base()
+        }
+        .prepare()
+        .is_ok());
         assert!(refused(SweepSpec {
             tests: vec![],
             ..base()
@@ -358,7 +425,7 @@ mod tests {
         .starts_with("test "));
         assert_eq!(
             refused(SweepSpec {
-                tests: vec![SweepTest::parse("rm:rta-overheads").unwrap()],
+                tests: vec![SweepColumn::parse("rm:rta-overheads").unwrap()],
                 ..base()
             }),
             "test rm:rta-overheads needs overheads"

@@ -3,6 +3,7 @@
 //! together (checked against a brute-force simulator).
 
 mod common;
+mod multiprocessor;
 mod paper004;
 mod properties;
 mod textbook;

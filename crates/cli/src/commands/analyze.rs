@@ -43,13 +43,17 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_analysis::analyze_document::{all_policies, analyze_document};
 use rtlab_analysis::blocking::{self, LockingProtocol};
+use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
-use rtlab_analysis::schema::AnalyzeDocument;
+use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
+use rtlab_model::file::LoadedTaskSet;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{printable, Nanos, TaskSet};
+
+use crate::usage::usage;
 use serde_json::Value;
 
 use rtlab_report::table;
@@ -60,7 +64,11 @@ use rtlab_report::table;
     rtlab analyze builtin:avionics --policy rm --breakdown\n  \
     rtlab analyze builtin:avionics --policy rm --breakdown --overheads builtin:rtmach --tick 1ms,2ms,4ms,8ms,16ms\n  \
     rtlab analyze builtin:avionics --policy edf --overheads builtin:rtmach --tick 8ms\n  \
-    rtlab analyze sets/lf.toml --policy all --json")]
+    rtlab analyze sets/lf.toml --policy all --json
+  \
+    rtlab analyze builtin:dhall --cpus 2
+  \
+    rtlab analyze builtin:dhall --cpus 4 --test gedf:bcl,gedf:rta,gfp-dkc:rta-lc,pedf:ff-decreasing --json")]
 pub struct AnalyzeArgs {
     /// Task-set file (TOML or JSON) or builtin:NAME.
     pub file: String,
@@ -97,6 +105,18 @@ pub struct AnalyzeArgs {
     /// ideal and, with --overheads, for each tick.
     #[arg(long)]
     pub breakdown: bool,
+
+    /// Analyse on M processors (default: the file's `processors`): the
+    /// global and partitioned tests of --test instead of the uniprocessor
+    /// ones (--policy, --overheads and --breakdown are uniprocessor only).
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..=i64::from(rtlab_model::MAX_PROCESSORS)))]
+    pub cpus: Option<u32>,
+
+    /// Multiprocessor tests, comma-separated (default: all of them):
+    /// gedf:gfb|bak|bcl|rta, gfp[-rm|-dm|-given|-dkc]:rta|rta-lc,
+    /// pedf:HEURISTIC, pfp[-rm|-dm|-given]:HEURISTIC (e.g. pedf:ff-decreasing).
+    #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
+    pub test: Vec<MultiprocessorTest>,
 
     /// Print the JSON document described in the README instead of tables.
     #[arg(long)]
@@ -154,6 +174,10 @@ pub fn load_overheads(arg: Option<&str>) -> anyhow::Result<Option<Overheads>> {
 /// Runs `rtlab analyze`.
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
     let loaded = rtlab_model::file::load(&args.file)?;
+    let m = args.cpus.unwrap_or(loaded.set.processors());
+    if m > 1 || !args.test.is_empty() {
+        return run_multiprocessor(args, &loaded, m);
+    }
     let set = &loaded.set;
     let overheads = load_overheads(args.overheads.as_deref())?;
     let mut options = Options {
@@ -210,6 +234,158 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         false,
     )?;
     Ok(doc)
+}
+
+/// `rtlab analyze` on `m` processors (or with `--test`).
+fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> anyhow::Result<Value> {
+    for (given, flag) in [
+        (args.overheads.is_some(), "--overheads"),
+        (args.breakdown, "--breakdown"),
+        (args.locking.is_some(), "--locking"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} is for one processor; the multiprocessor tests (--cpus {m}) model neither overheads, breakdown nor locking"
+            )));
+        }
+    }
+    let set = match args.cpus {
+        Some(cpus) => loaded
+            .set
+            .with_processors(cpus)
+            .map_err(|d| usage(format!("--cpus {cpus}: {}", d.message)))?,
+        None => loaded.set.clone(),
+    };
+    if set.assignment().is_some() {
+        if let Some(global) = args.test.iter().find(|t| t.is_global()) {
+            return Err(usage(format!(
+                "--test {global}: a global test ignores the tasks' cpu fields, and every task of this set is fixed to a processor; ask pedf:/pfp: tests, or remove the cpu fields"
+            )));
+        }
+    }
+    let tests: Vec<MultiprocessorTest> = if args.test.is_empty() {
+        MultiprocessorTest::ALL.to_vec()
+    } else {
+        args.test.clone()
+    };
+    let doc = multiprocessor::analyze_document(&set, &loaded.origin, m, &tests);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for note in &loaded.notes {
+            eprintln!("{note}");
+        }
+        print!("{}", multiprocessor_human(&set, &doc));
+    }
+    let doc = serde_json::to_value(&doc)?;
+    crate::save::save_document(
+        &args.save,
+        rtlab_store::RunKind::Analyze,
+        Some(&args.file),
+        &doc,
+        false,
+    )?;
+    Ok(doc)
+}
+
+fn multiprocessor_human(set: &TaskSet, doc: &MultiprocessorAnalyzeDocument) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}): {} tasks, U = {:.4} on {} processors\n",
+        printable(&doc.taskset),
+        printable(&doc.origin),
+        doc.tasks.len(),
+        doc.utilization,
+        doc.processors
+    );
+    let mut t = table::new(&["test", "verdict", "paper"], &[]);
+    for test in &doc.tests {
+        let mut verdict = match test.schedulable {
+            Some(true) => "schedulable".to_string(),
+            Some(false) => "NOT schedulable (U > m)".to_string(),
+            None => "not proven".to_string(),
+        };
+        if let Some(task) = &test.unplaced {
+            let _ = write!(verdict, " (task `{}` fits no processor)", printable(task));
+        }
+        if let Some(cpus) = &test.assignment {
+            let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+            let _ = write!(verdict, " (cpus {})", cpus.join(" "));
+        }
+        t.add_row(vec![test.test.clone(), verdict, test.paper.to_string()]);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    let rtas: Vec<&String> = doc
+        .tasks
+        .first()
+        .map(|t| t.response_ns.keys().collect())
+        .unwrap_or_default();
+    let has_cpu = set.has_cpu_fields();
+    let has_tardiness = doc.tasks.iter().any(|t| t.tardiness_bound_ns.is_some());
+    let mut header: Vec<String> = ["task", "C", "D", "T"].map(String::from).to_vec();
+    if has_cpu {
+        header.push("cpu".into());
+    }
+    header.extend(rtas.iter().map(|name| format!("R {name}")));
+    if has_tardiness {
+        header.push("tardiness <=".into());
+    }
+    let names: Vec<&str> = header.iter().map(String::as_str).collect();
+    let right: Vec<&str> = names.iter().copied().filter(|h| *h != "task").collect();
+    let mut t = table::new(&names, &right);
+    for (task, row) in set.tasks.iter().zip(&doc.tasks) {
+        let mut cells = vec![
+            printable(&task.name).into_owned(),
+            task.wcet.to_string(),
+            task.deadline.to_string(),
+            task.period.to_string(),
+        ];
+        if has_cpu {
+            cells.push(task.cpu.map_or("-".into(), |c| c.to_string()));
+        }
+        for name in &rtas {
+            let r = row.response_ns.get(*name).copied().flatten();
+            cells.push(r.map_or("-".into(), |r| Nanos::from_ns(r).to_string()));
+        }
+        if has_tardiness {
+            let b = row.tardiness_bound_ns;
+            cells.push(b.map_or("-".into(), |b| Nanos::from_ns(b).to_string()));
+        }
+        t.add_row(cells);
+    }
+    out.push('\n');
+    out.push_str(&table::render(&t));
+    out.push('\n');
+    if has_tardiness {
+        out.push_str("tardiness <=: Devi & Anderson 2008's bound on how late a job finishes under G-EDF (soft real-time)\n");
+    }
+    if let Some(assignment) = &doc.assignment {
+        out.push_str("\nthe file's assignment (cpu fields):\n");
+        let tests: Vec<String> = assignment
+            .first()
+            .map(|p| p.schedulable.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut header = vec!["cpu", "U"];
+        header.extend(tests.iter().map(String::as_str));
+        header.push("tasks");
+        let mut t = table::new(&header, &["cpu", "U"]);
+        for p in assignment {
+            let mut cells = vec![p.cpu.to_string(), format!("{:.4}", p.utilization)];
+            cells.extend(
+                tests.iter().map(|name| {
+                    verdict_word(p.schedulable.get(name).copied().flatten()).to_string()
+                }),
+            );
+            let names: Vec<String> = p.tasks.iter().map(|n| printable(n).into_owned()).collect();
+            cells.push(names.join(" "));
+            t.add_row(cells);
+        }
+        out.push_str(&table::render(&t));
+        out.push('\n');
+    }
+    out
 }
 
 fn policies(arg: PolicyArg, set: &TaskSet) -> anyhow::Result<Vec<Policy>> {

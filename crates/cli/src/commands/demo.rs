@@ -104,6 +104,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         threads: None,
         locking: None,
         breakdown: true,
+        cpus: None,
+        test: Vec::new(),
         json: false,
         save: Default::default(),
     })?;

@@ -13,6 +13,7 @@ pub mod interchange;
 pub mod lag_study;
 pub mod latency;
 pub mod load;
+pub mod partition;
 pub mod report;
 pub mod results;
 pub mod run;

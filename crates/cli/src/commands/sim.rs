@@ -5,43 +5,57 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
-use rtlab_model::{file, printable, Nanos};
+use rtlab_model::results::JobRecord;
+use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
-    SimConfig, SimError, SimReport, Simulator, TraceWindow, MAX_KEPT_RECORDS,
+    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, PartitionedPolicy, Phase, Protocol,
+    SchedulerSpec, SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
 use crate::usage::usage;
 use rtlab_report::table;
 
-/// The `after_help` of `rtlab sim` (examples and the JSON schema).
-pub const EXAMPLES: &str = "Examples:\n  \
+/// The `after_help` of `rtlab sim`: examples, then the schedulers from the
+/// simulator's registry (`rtlab_sim::SCHEDULERS`), then the JSON schema.
+pub fn examples() -> String {
+    format!(
+        "Examples:\n  \
     rtlab sim builtin:lf-scenario-4 --scheduler fp:dm --duration 100ms\n  \
     rtlab sim builtin:lf-scenario-4 --scheduler edf --duration 100ms --gantt s4.svg\n  \
     rtlab sim builtin:lf-scenario-4 --scheduler fp:dm --duration 100ms --plot s4-dm.svg\n  \
     rtlab sim builtin:hartstone-ph --scheduler rr:2ms --duration 10s --json\n  \
     rtlab sim builtin:avionics -s fp:rm -d 2s --tick 1ms --overheads builtin:rtmach\n  \
     rtlab sim my-set.toml --scheduler fp:rm --protocol ipcp --trace trace.json\n  \
-    rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n\n\
-    Schedulers:\n  \
-    fp:rm | fp:dm | fp:given | edf | fifo | np-edf | rr:QUANTUM | hybrid[:rm|dm]\n  \
-    ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]\n  \
-    multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]\n  \
-      (POLICY: immediate, next-burst or end-of-round)\n\n\
-    The --json schema is in README (\"rtlab sim --json\").";
+    rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n  \
+    rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n\n\
+    Schedulers:\n{}\n\
+    The --json schema is in README (\"rtlab sim --json\").",
+        rtlab_sim::scheduler::scheduler_help()
+    )
+}
 
 /// `rtlab sim`
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = examples())]
 pub struct SimArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// The scheduler: fp:rm|fp:dm|fp:given|edf|fifo|np-edf|rr:2ms|rr:2ms:linux|ipi|multiburst|hybrid.
+    /// The scheduler (the list is below): fp:rm, edf, rr:2ms, ..., or on m processors gedf,
+    /// gfp:rm, edzl, linux-dl, pedf, pfp:rm, cedf.
     #[arg(long, short = 's')]
     pub scheduler: String,
+    /// Processors (1 to 1024; default: the task file's `processors`, else 1). More than one
+    /// needs a multiprocessor scheduler.
+    #[arg(long)]
+    pub cpus: Option<u32>,
+    /// For pedf and pfp:*: place the tasks with this heuristic (ff, bf, wf, nf, with
+    /// -decreasing-util or -decreasing-density), each processor admitted by edf:edf-demand
+    /// (pedf) or rm|dm|given:rta (pfp), instead of the file's `cpu` fields.
+    #[arg(long, value_name = "HEURISTIC")]
+    pub partition: Option<String>,
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
@@ -231,8 +245,17 @@ fn flag_error(e: SimError) -> anyhow::Error {
 
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
-    let loaded = file::load(&args.taskset)?;
+    let mut loaded = file::load(&args.taskset)?;
+    if let Some(m) = args.cpus {
+        loaded.set = loaded
+            .set
+            .with_processors(m)
+            .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
+    }
     let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
+    if let Some(heuristic) = &args.partition {
+        loaded.set = partitioned(&loaded.set, &spec, heuristic)?;
+    }
     let mut config = config(args, &loaded.set)?;
     let mut saver = args
         .save
@@ -243,23 +266,120 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     if args.trace.is_none() && args.gantt.is_none() {
         config.trace = None;
     }
-    let mut sim = Simulator::new(&loaded.set, &spec, config).map_err(flag_error)?;
     // Job rows for --plot (the first jobs of the window, per task) and
     // --save (every job, up to a bound), from the records the summary is
     // folded from.
     let gantt = GanttRows::new();
-    if args.plot.is_some() || saver.is_some() {
+    let sink = (args.plot.is_some() || saver.is_some()).then(|| {
         let kept = gantt.clone();
         let mut save_tap = saver.as_ref().map(|s| s.sim_job_tap(&loaded.set));
         let plot = args.plot.is_some();
-        sim.on_job(move |job| {
+        Box::new(move |job: &JobRecord| {
             if plot && plot_window.is_some_and(|w| (w.from..w.to).contains(&job.release)) {
                 kept.push(job);
             }
             if let Some(tap) = &mut save_tap {
                 tap(job);
             }
-        });
+        }) as Box<dyn FnMut(&JobRecord)>
+    });
+    let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
+        simulate_multi(args, &loaded.set, &spec, &config, sink)?
+    } else {
+        simulate_uni(args, &loaded.set, &spec, config, sink)?
+    };
+    let report = &outcome.report;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{}", describe(report, &loaded.origin));
+    }
+    if let Some(mut saver) = saver.take() {
+        saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));
+        saver.finish(&serde_json::to_value(report)?, false)?;
+    }
+    if let Some(path) = &args.trace {
+        outcome
+            .trace_written
+            .with_context(|| format!("--trace: cannot write {path}"))?;
+    }
+    if let (Some(svg), Some(path)) = (outcome.gantt, &args.gantt) {
+        std::fs::write(path, svg?).with_context(|| format!("--gantt: cannot write {path}"))?;
+    }
+    if let Some(path) = &args.plot {
+        let mut run = RunView::unsaved("sim", serde_json::to_value(report)?);
+        run.jobs = gantt.rows(&loaded.set);
+        crate::plot_file::write(path, &run)?;
+    }
+    if let Some(stop) = outcome.stopped {
+        anyhow::bail!("{stop}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `set` with every task's `cpu` placed by `--partition HEURISTIC`, each
+/// processor admitted by the exact uniprocessor test of the partitioned
+/// scheduler's policy (rtlab-analysis's `partition`).
+fn partitioned(
+    set: &rtlab_model::TaskSet,
+    spec: &SchedulerSpec,
+    heuristic: &str,
+) -> anyhow::Result<rtlab_model::TaskSet> {
+    use rtlab_analysis::partition::{partition, Heuristic};
+    let SchedulerSpec::Partitioned(policy) = spec else {
+        return Err(usage(format!(
+            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
+        )));
+    };
+    let h = Heuristic::from_name(heuristic).ok_or_else(|| {
+        usage(format!(
+            "--partition `{}`: use {}",
+            printable(heuristic),
+            Heuristic::names()
+        ))
+    })?;
+    let test = match policy {
+        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
+        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
+    };
+    let test = rtlab_analysis::sweep::SweepTest::parse(&test).map_err(anyhow::Error::msg)?;
+    let m = set.processors();
+    let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())?;
+    if let Some(task) = placed.unplaced {
+        anyhow::bail!(
+            "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); nothing was simulated",
+            h.name(),
+            printable(&set.tasks[task].name),
+            test.name()
+        );
+    }
+    Ok(TaskSet {
+        platform: set.platform.clone(),
+        ..placed.apply(set)
+    })
+}
+
+/// What a run leaves for the output.
+struct Outcome {
+    report: SimReport,
+    /// The --gantt chart, or why it cannot be drawn (with --gantt only).
+    gantt: Option<anyhow::Result<String>>,
+    /// The --trace document's write result.
+    trace_written: std::io::Result<()>,
+    stopped: Option<rtlab_sim::BacklogStop>,
+}
+
+/// The uniprocessor engine: the Chrome trace streamed as the run goes.
+fn simulate_uni(
+    args: &SimArgs,
+    set: &rtlab_model::TaskSet,
+    spec: &SchedulerSpec,
+    config: SimConfig,
+    sink: Option<Box<dyn FnMut(&JobRecord)>>,
+) -> anyhow::Result<Outcome> {
+    let mut sim = Simulator::new(set, spec, config).map_err(flag_error)?;
+    if let Some(mut sink) = sink {
+        sim.on_job(move |job| sink(job));
     }
     if let Some(path) = &args.trace {
         // Streamed as the run goes: memory does not grow with the window.
@@ -273,38 +393,52 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     sim.run();
     let report = sim.report();
     let trace_written = sim.finish_trace();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", describe(&report, &loaded.origin));
+    Ok(Outcome {
+        report,
+        gantt: args.gantt.as_ref().and(sim.trace()).map(gantt_svg),
+        trace_written,
+        stopped: sim.stopped(),
+    })
+}
+
+/// The multiprocessor schedulers ([`rtlab_sim::multi`]): the trace (at most
+/// `MAX_KEPT_RECORDS` records) is written after the run, one row per
+/// processor.
+fn simulate_multi(
+    args: &SimArgs,
+    set: &rtlab_model::TaskSet,
+    spec: &SchedulerSpec,
+    config: &SimConfig,
+    sink: Option<Box<dyn FnMut(&JobRecord)>>,
+) -> anyhow::Result<Outcome> {
+    let out = rtlab_sim::multi::run(set, spec, config, sink).map_err(flag_error)?;
+    let mut trace_written = Ok(());
+    if let (Some(path), Some(trace)) = (&args.trace, &out.trace) {
+        trace_written = std::fs::File::create(path).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer(&mut w, &trace.to_chrome_json())?;
+            std::io::Write::flush(&mut w)
+        });
     }
-    if let Some(mut saver) = saver.take() {
-        saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));
-        saver.finish(&serde_json::to_value(&report)?, false)?;
-    }
-    if let Some(path) = &args.trace {
-        trace_written.with_context(|| format!("--trace: cannot write {path}"))?;
-    }
-    if let (Some(trace), Some(path)) = (sim.trace(), &args.gantt) {
-        anyhow::ensure!(
-            trace.dropped == 0,
-            "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
-             completions, misses), too many for one chart; narrow --window (--trace writes them all)",
-            trace.window.from,
-            trace.window.to
-        );
-        std::fs::write(path, trace.to_svg())
-            .with_context(|| format!("--gantt: cannot write {path}"))?;
-    }
-    if let Some(path) = &args.plot {
-        let mut run = RunView::unsaved("sim", serde_json::to_value(&report)?);
-        run.jobs = gantt.rows(&loaded.set);
-        crate::plot_file::write(path, &run)?;
-    }
-    if let Some(stop) = sim.stopped() {
-        anyhow::bail!("{stop}");
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome {
+        gantt: args.gantt.as_ref().and(out.trace.as_ref()).map(gantt_svg),
+        report: out.report,
+        trace_written,
+        stopped: out.stopped,
+    })
+}
+
+/// The SVG Gantt chart of a trace, refused when the window held more
+/// records than a trace keeps.
+fn gantt_svg(trace: &Trace) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        trace.dropped == 0,
+        "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
+         completions, misses), too many for one chart; narrow --window (--trace writes them all)",
+        trace.window.from,
+        trace.window.to
+    );
+    Ok(trace.to_svg())
 }
 
 /// The human summary: a headline, a table per task, and the totals.
@@ -377,6 +511,35 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
     ));
     if let Some(d) = &r.deadlock {
         out.push_str(&deadlock_line(d));
+    }
+    if !r.processors.is_empty() {
+        out.push_str(&processors_lines(r));
+    }
+    out
+}
+
+/// A multiprocessor run's migrations (per task that migrated, and in all)
+/// and each processor's utilization.
+fn processors_lines(r: &SimReport) -> String {
+    let per_task: Vec<String> = r
+        .tasks
+        .iter()
+        .filter(|t| t.migrations > 0)
+        .map(|t| format!("{} {}", printable(&t.name), t.migrations))
+        .collect();
+    let mut out = format!("migrations: {}", r.migrations);
+    if !per_task.is_empty() {
+        out.push_str(&format!(" ({})", per_task.join(", ")));
+    }
+    out.push('\n');
+    for p in &r.processors {
+        out.push_str(&format!(
+            "cpu {}: utilization {:.3} ({} executed, overhead {})\n",
+            p.cpu,
+            p.utilization,
+            Nanos::from_ns(p.executed_ns),
+            Nanos::from_ns(p.overhead_ns)
+        ));
     }
     out
 }

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use rtlab_analysis::sweep::{self, ShardResult, SweepError, SweepResult, SweepSpec, SweepTest};
+use rtlab_analysis::sweep::{self, ShardResult, SweepColumn, SweepError, SweepResult, SweepSpec};
 use rtlab_model::generate::{DeadlineModel, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
@@ -55,7 +55,8 @@ use rtlab_report::table;
     rtlab sweep --tasks 5 --from 0.6 --to 1.0 --step 0.1 --sets 100 --plot ratio.svg\n  \
     rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
     rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json\n  \
-    rtlab sweep --tasks 10 --sets 1000 --seed 1 --shard 0/2 --out shard-0.json --threads 1"
+    rtlab sweep --tasks 10 --sets 1000 --seed 1 --shard 0/2 --out shard-0.json --threads 1\n  \
+    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 4.0 --step 0.4 --sets 200 --test gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing --plot mp.svg"
 )]
 pub struct SweepArgs {
     /// Merge shard files (`rtlab sweep merge shard-*.json`).
@@ -94,14 +95,11 @@ pub struct SweepArgs {
     #[arg(long, value_parser = parse_deadlines)]
     pub deadlines: Option<DeadlineModel>,
 
-    /// Tests to count, comma-separated POLICY:TEST (e.g. rm:rta,edf:edf-demand).
-    #[arg(
-        long = "test",
-        value_delimiter = ',',
-        value_parser = SweepTest::parse,
-        default_value = "rm:liu-layland,rm:hyperbolic,rm:rta,dm:rta,edf:edf-demand"
-    )]
-    pub tests: Vec<SweepTest>,
+    /// Tests to count, comma-separated POLICY:TEST (e.g. rm:rta,edf:edf-demand) [default:
+    /// rm:liu-layland,rm:hyperbolic,rm:rta,dm:rta,edf:edf-demand]; with --cpus M > 1, multiprocessor
+    /// tests [default: gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing].
+    #[arg(long = "test", value_delimiter = ',', value_parser = SweepColumn::parse)]
+    pub tests: Option<Vec<SweepColumn>>,
 
     /// Overheads for rta-overheads and edf-demand-overheads (file or builtin:rtmach).
     #[arg(long, value_name = "FILE|builtin:rtmach")]
@@ -113,9 +111,10 @@ pub struct SweepArgs {
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
     pub tick: Option<Nanos>,
 
-    /// Processors (only 1 until the multiprocessor tests arrive).
-    #[arg(long, default_value_t = 1)]
-    pub cpus: usize,
+    /// Processors M (1 to 1024): the utilization steps are the total U (up to M), the tests
+    /// multiprocessor ones, the plot against U/M.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub cpus: u32,
 
     /// Read the sweep from a JSON spec instead of the flags above (README
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
@@ -241,7 +240,10 @@ impl SweepArgs {
             seed: self.seed,
             method: self.method.unwrap_or(defaults.method),
             deadlines: self.deadlines.unwrap_or(defaults.deadlines),
-            tests: self.tests.clone(),
+            tests: self
+                .tests
+                .clone()
+                .unwrap_or_else(|| SweepSpec::default_tests(self.cpus)),
             overheads: self.overheads.clone(),
             tick: self.tick,
             cpus: self.cpus,
@@ -410,12 +412,19 @@ fn human(result: &SweepResult) -> String {
         .iter()
         .map(|&k| format!("{} ?", names[k]))
         .collect();
+    let cpus = result.spec.cpus;
     let mut header = vec!["U"];
+    if cpus > 1 {
+        header.push("U/m");
+    }
     header.extend(names.iter().map(String::as_str));
     header.extend(undecided_names.iter().map(String::as_str));
     let mut t = table::new(&header, &header);
     for row in &result.rows {
         let mut cells = vec![format!("{:.3}", row.utilization)];
+        if cpus > 1 {
+            cells.push(format!("{:.3}", row.utilization / f64::from(cpus)));
+        }
         cells.extend((0..names.len()).map(|k| format!("{:.3}", row.ratio(k))));
         cells.extend(undecided.iter().map(|&k| row.inconclusive[k].to_string()));
         t.add_row(cells);
@@ -428,8 +437,13 @@ fn human(result: &SweepResult) -> String {
     let timer = result
         .timer
         .map_or(String::new(), |t| format!(", overhead-aware tests {t}"));
+    let platform = if cpus > 1 {
+        format!(" on {cpus} processors (U: total utilization)")
+    } else {
+        String::new()
+    };
     format!(
-        "schedulability ratio: {} sets of {} tasks per step, seed {}{timer}\n{}\n{note}",
+        "schedulability ratio: {} sets of {} tasks per step{platform}, seed {}{timer}\n{}\n{note}",
         result.spec.sets,
         result.spec.tasks,
         result.spec.seed,
@@ -451,11 +465,13 @@ mod tests {
             args: SweepArgs,
         }
         let args = Line::parse_from(["sweep"]).args;
+        assert_eq!(args.tests, None);
+        let spec = args.spec_of_flags();
+        assert_eq!(spec, SweepSpec::default());
         assert_eq!(
-            args.tests.iter().map(SweepTest::name).collect::<Vec<_>>(),
+            spec.tests.iter().map(SweepColumn::name).collect::<Vec<_>>(),
             DEFAULT_TESTS
         );
-        assert_eq!(args.spec_of_flags(), SweepSpec::default());
     }
 
     #[test]
@@ -468,7 +484,7 @@ mod tests {
 
     #[test]
     fn the_csv_has_a_ratio_column_per_test_in_the_documented_bytes() {
-        let test = |t: &str| SweepTest::parse(t).unwrap();
+        let test = |t: &str| SweepColumn::parse(t).unwrap();
         let row =
             |utilization: f64, sets: u64, accepted: Vec<u64>| rtlab_analysis::sweep::SweepRow {
                 utilization,

@@ -166,6 +166,8 @@ pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) ->
         density: set.density(),
         hyperperiod_ns: set.hyperperiod().ok().map(ns),
         deadlines: set.deadline_kind(),
+        processors: (set.processors() != 1).then_some(set.processors()),
+        clusters: set.platform.clusters.clone(),
         tasks: set
             .tasks
             .iter()
@@ -178,6 +180,7 @@ pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) ->
                 offset_ns: ns(t.offset),
                 jitter_ns: ns(t.jitter),
                 priority: t.priority,
+                cpu: t.cpu,
                 utilization: t.utilization(),
                 critical_sections: t
                     .critical_sections

@@ -7,13 +7,14 @@
 
 use super::document::{Entry, Node, Value};
 use super::Format;
+use crate::platform::Platform;
 use crate::task::{CriticalSection, Task};
 use crate::text::printable;
 use crate::time::Nanos;
 
 /// The fields of the document, a task and a critical section, in the order
 /// messages list them.
-const DOCUMENT_FIELDS: &[&str] = &["name", "task"];
+const DOCUMENT_FIELDS: &[&str] = &["name", "processors", "clusters", "task"];
 pub(super) const TASK_FIELDS: &[&str] = &[
     "name",
     "period",
@@ -23,6 +24,7 @@ pub(super) const TASK_FIELDS: &[&str] = &[
     "offset",
     "jitter",
     "priority",
+    "cpu",
     "critical_sections",
 ];
 const SECTION_FIELDS: &[&str] = &["resource", "start", "length"];
@@ -41,6 +43,8 @@ pub(super) struct Decoded {
     pub name: Option<String>,
     /// The tasks, in file order.
     pub tasks: Vec<Task>,
+    /// `processors` and `clusters` (validated later, with the tasks).
+    pub platform: Platform,
 }
 
 /// A shape problem: where, and what, in one line.
@@ -129,6 +133,15 @@ impl Decoder {
         };
         self.check_keys(entries, DOCUMENT_FIELDS);
         let name = field(entries, "name").and_then(|n| self.string(n, "name"));
+        let mut platform = Platform::default();
+        if let Some(v) =
+            field(entries, "processors").and_then(|n| self.whole_number(n, "processors"))
+        {
+            platform.processors = v;
+        }
+        if let Some(c) = field(entries, "clusters").and_then(|n| self.clusters(n)) {
+            platform.clusters = c;
+        }
         let tasks = match field(entries, "task") {
             None => Vec::new(),
             Some(node) => match &node.value {
@@ -153,7 +166,11 @@ impl Decoder {
                 }
             },
         };
-        Some(Decoded { name, tasks })
+        Some(Decoded {
+            name,
+            tasks,
+            platform,
+        })
     }
 
     fn task(&mut self, index: usize, node: &Node) -> Option<Task> {
@@ -192,6 +209,7 @@ impl Decoder {
         let offset = optional(self, "offset");
         let jitter = optional(self, "jitter");
         let priority = field(entries, "priority").map(|n| self.priority(n).ok_or(()));
+        let cpu = field(entries, "cpu").map(|n| self.whole_number(n, "cpu").ok_or(()));
         let sections = match field(entries, "critical_sections") {
             None => Some(Vec::new()),
             Some(n) => self.sections(&who, n),
@@ -207,6 +225,7 @@ impl Decoder {
             jitter: jitter.transpose().ok()?.unwrap_or_default(),
             priority: priority.transpose().ok()?,
             critical_sections: sections?,
+            cpu: cpu.transpose().ok()?,
         })
     }
 
@@ -324,6 +343,54 @@ impl Decoder {
             )),
         };
         result.map_err(|m| self.problem(node.offset, m)).ok()
+    }
+
+    /// `clusters`: an array of arrays of processor numbers.
+    fn clusters(&mut self, node: &Node) -> Option<Vec<Vec<u32>>> {
+        let shape =
+            "`clusters` must be an array of arrays of processor numbers, e.g. [[0, 1], [2, 3]]";
+        let Value::Array(items) = &node.value else {
+            let message = format!("{shape}, not {}", self.describe(node));
+            self.problem(node.offset, message);
+            return None;
+        };
+        let mut out = Vec::with_capacity(items.len());
+        let mut complete = true;
+        for item in items {
+            let Value::Array(cpus) = &item.value else {
+                let message = format!("{shape}, not {} in it", self.describe(item));
+                self.problem(item.offset, message);
+                complete = false;
+                continue;
+            };
+            let cluster: Option<Vec<u32>> = cpus
+                .iter()
+                .map(|c| self.whole_number(c, "clusters"))
+                .collect();
+            match cluster {
+                Some(c) => out.push(c),
+                None => complete = false,
+            }
+        }
+        complete.then_some(out)
+    }
+
+    /// A whole number from 0 to `u32::MAX` (`processors`, `cpu`, a cluster's
+    /// processor); the model's rules check the range that matters.
+    fn whole_number(&mut self, node: &Node, key: &str) -> Option<u32> {
+        if let Value::Integer(n) = &node.value {
+            if let Ok(v) = n.parse::<u32>() {
+                return Some(v);
+            }
+        }
+        let what = match key {
+            "processors" => format!("a whole number from 1 to {}", crate::MAX_PROCESSORS),
+            "cpu" => "a processor number (0, 1, ...)".to_string(),
+            _ => "an array of arrays of processor numbers (0, 1, ...)".to_string(),
+        };
+        let message = format!("`{key}` must be {what}, not {}", self.describe(node));
+        self.problem(node.offset, message);
+        None
     }
 
     fn priority(&mut self, node: &Node) -> Option<u32> {

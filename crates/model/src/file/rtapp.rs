@@ -462,6 +462,7 @@ impl Importer {
                 jitter: Nanos::ZERO,
                 priority,
                 critical_sections: sections,
+                cpu: None,
             },
             places,
         ))

@@ -30,7 +30,9 @@ mod utilization;
 
 pub use deadlines::DeadlineModel;
 pub use error::GenerateError;
+use periods::PeriodPlan;
 pub use periods::{PeriodDistribution, PeriodKind};
+use utilization::UtilizationPlan;
 pub use utilization::{
     randfixedsum, randfixedsum_table_entries, uunifast, uunifast_discard, UtilizationMethod,
     DEFAULT_DISCARD_ATTEMPTS, MAX_TASKS, RANDFIXEDSUM_MAX_TABLE_ENTRIES, RANDFIXEDSUM_MAX_TASKS,
@@ -114,15 +116,14 @@ impl GeneratorConfig {
 /// the construction. Errors are those of [`GeneratorConfig::validate`] and
 /// [`GenerateError::DiscardExhausted`].
 pub fn generate_set(config: &GeneratorConfig, index: u64) -> Result<TaskSet, GenerateError> {
-    config.validate()?;
-    build_set(config, index)
+    SetGenerator::new(config)?.generate(index).cloned()
 }
 
 /// Sets `0..count` of the stream: `generate_sets(c, n)[i] == generate_set(c, i)`.
 ///
 /// They are all held at once, so `count × tasks` may not exceed
 /// [`MAX_TASKS`] (about 400 MB); generate larger batches set by set with
-/// [`generate_set`].
+/// [`generate_set`] or a [`SetGenerator`].
 pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet>, GenerateError> {
     config.validate()?;
     let total = count.saturating_mul(config.tasks as u64);
@@ -136,31 +137,76 @@ pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet
             ),
         ));
     }
-    (0..count).map(|index| build_set(config, index)).collect()
+    let mut generator = SetGenerator::new(config)?;
+    (0..count)
+        .map(|index| generator.generate(index).cloned())
+        .collect()
 }
 
-fn build_set(config: &GeneratorConfig, index: u64) -> Result<TaskSet, GenerateError> {
-    let mut rng = crate::random::stream_rng(config.seed, index);
-    let utilizations = config.method.draw(
-        config.tasks,
-        config.utilization,
-        config.max_task_utilization,
-        &mut rng,
-    )?;
-    let tasks = utilizations
-        .into_iter()
-        .enumerate()
-        .map(|(i, u)| {
-            let period = config.periods.draw(&mut rng);
-            let wcet = wcet_for(u, period);
-            let deadline = config.deadlines.draw(period, wcet, &mut rng);
-            Task::new(format!("t{}", i + 1), period, wcet).with_deadline(deadline)
+/// The stream of one [`GeneratorConfig`], for drawing many sets: the
+/// settings are checked once, what every set would recompute (RandFixedSum's
+/// transition table, the period bounds' logarithms) is kept, and each set is
+/// written over the previous one in place, so a set costs no allocation.
+/// `SetGenerator::new(c)?.generate(i)` is exactly [`generate_set`]`(c, i)`
+/// (which is written that way).
+#[derive(Debug, Clone)]
+pub struct SetGenerator {
+    seed: u64,
+    name_prefix: String,
+    utilizations: UtilizationPlan,
+    periods: PeriodPlan,
+    deadlines: DeadlineModel,
+    /// The utilization vector of the set being drawn.
+    drawn: Vec<f64>,
+    /// The last set generated; its task names `t1..tn` never change.
+    set: TaskSet,
+}
+
+impl SetGenerator {
+    /// Checks `config` ([`GeneratorConfig::validate`] and the utilization
+    /// method's own limits) and prepares its stream.
+    pub fn new(config: &GeneratorConfig) -> Result<SetGenerator, GenerateError> {
+        config.validate()?;
+        let utilizations = UtilizationPlan::new(
+            config.method,
+            config.tasks,
+            config.utilization,
+            config.max_task_utilization,
+        )?;
+        // Placeholders: every field a set draws is written by `generate`.
+        let tasks = (1..=config.tasks)
+            .map(|i| Task::new(format!("t{i}"), Nanos::from_ns(1), Nanos::from_ns(1)))
+            .collect();
+        Ok(SetGenerator {
+            seed: config.seed,
+            name_prefix: config.name_prefix.clone(),
+            utilizations,
+            periods: PeriodPlan::new(&config.periods),
+            deadlines: config.deadlines,
+            drawn: Vec::with_capacity(config.tasks),
+            set: TaskSet::new(String::new(), tasks),
         })
-        .collect();
-    Ok(TaskSet::new(
-        format!("{}-{index:04}", config.name_prefix),
-        tasks,
-    ))
+    }
+
+    /// Set number `index` of the stream (see the [module docs](self) for
+    /// the construction), valid until the next call. The only error is
+    /// [`GenerateError::DiscardExhausted`].
+    pub fn generate(&mut self, index: u64) -> Result<&TaskSet, GenerateError> {
+        use std::fmt::Write;
+        let mut rng = crate::random::stream_rng(self.seed, index);
+        self.utilizations.draw_into(&mut rng, &mut self.drawn)?;
+        for (task, &u) in self.set.tasks.iter_mut().zip(&self.drawn) {
+            let period = self.periods.draw(&mut rng);
+            let wcet = wcet_for(u, period);
+            task.period = period;
+            task.wcet = wcet;
+            task.deadline = self.deadlines.draw(period, wcet, &mut rng);
+        }
+        self.set.name.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.set.name, "{}-{index:04}", self.name_prefix);
+        Ok(&self.set)
+    }
 }
 
 /// C = round(u · T), at least 1 ns and at most T.

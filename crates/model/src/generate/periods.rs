@@ -233,15 +233,44 @@ impl PeriodDistribution {
     /// One period; the distribution must be valid. Consumes one random word
     /// (log-uniform), or one or more (uniform and harmonic, by rejection).
     pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
-        match *self {
+        PeriodPlan::new(self).draw(rng)
+    }
+}
+
+/// A valid [`PeriodDistribution`] with what every draw recomputes done once
+/// (the multiples' range, the logarithms of the log-uniform bounds); its
+/// draws are bit-for-bit those of the distribution.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PeriodPlan {
+    /// k uniform in `lo..=hi`, period k·g.
+    Uniform { lo: u64, hi: u64, g: u64 },
+    /// `k = ⌊exp(ln_min + r (ln_top − ln_min)) / g⌋` clamped to `lo..=hi`.
+    LogUniform {
+        lo: u64,
+        hi: u64,
+        g: u64,
+        ln_min: f64,
+        ln_top: f64,
+    },
+    /// `min · 2^k`, k uniform in `0..=top`.
+    Harmonic { min: u64, top: u32 },
+}
+
+impl PeriodPlan {
+    /// The plan of a valid distribution.
+    pub(crate) fn new(distribution: &PeriodDistribution) -> PeriodPlan {
+        match *distribution {
             PeriodDistribution::Uniform {
                 min,
                 max,
                 granularity,
             } => {
                 let (lo, hi) = multiples(min, max, granularity);
-                let k = lo + below(rng, hi - lo + 1);
-                Nanos::from_ns(k * granularity.as_ns())
+                PeriodPlan::Uniform {
+                    lo,
+                    hi,
+                    g: granularity.as_ns(),
+                }
             }
             PeriodDistribution::LogUniform {
                 min,
@@ -249,18 +278,41 @@ impl PeriodDistribution {
                 granularity,
             } => {
                 let g = granularity.as_ns() as f64;
-                let ln_min = libm::log(min.as_ns() as f64);
-                let ln_top = libm::log(max.as_ns() as f64 + g);
+                let (lo, hi) = multiples(min, max, granularity);
+                PeriodPlan::LogUniform {
+                    lo,
+                    hi,
+                    g: granularity.as_ns(),
+                    ln_min: libm::log(min.as_ns() as f64),
+                    ln_top: libm::log(max.as_ns() as f64 + g),
+                }
+            }
+            PeriodDistribution::Harmonic { min, max } => PeriodPlan::Harmonic {
+                min: min.as_ns(),
+                top: harmonic_top_exponent(min, max),
+            },
+        }
+    }
+
+    /// One period (see [`PeriodDistribution::draw`]).
+    pub(crate) fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
+        match *self {
+            PeriodPlan::Uniform { lo, hi, g } => Nanos::from_ns((lo + below(rng, hi - lo + 1)) * g),
+            PeriodPlan::LogUniform {
+                lo,
+                hi,
+                g,
+                ln_min,
+                ln_top,
+            } => {
                 let r = ln_min + unit_open(rng) * (ln_top - ln_min);
                 // `as` saturates, so an out-of-range float cannot wrap.
-                let k = libm::floor(libm::exp(r) / g) as u64;
-                let (lo, hi) = multiples(min, max, granularity);
-                Nanos::from_ns(k.clamp(lo, hi) * granularity.as_ns())
+                let k = libm::floor(libm::exp(r) / g as f64) as u64;
+                Nanos::from_ns(k.clamp(lo, hi) * g)
             }
-            PeriodDistribution::Harmonic { min, max } => {
-                let top = harmonic_top_exponent(min, max);
+            PeriodPlan::Harmonic { min, top } => {
                 let k = below(rng, u64::from(top) + 1) as u32;
-                Nanos::from_ns(min.as_ns() << k)
+                Nanos::from_ns(min << k)
             }
         }
     }

@@ -55,8 +55,15 @@ const TOTAL_SLACK: f64 = 1e-12;
 /// [`randfixedsum`] when U > 1 or a per-task cap matters.
 pub fn uunifast<R: Rng + ?Sized>(n: usize, total: f64, rng: &mut R) -> Vec<f64> {
     let mut out = Vec::with_capacity(n);
+    uunifast_into(n, total, rng, &mut out);
+    out
+}
+
+/// [`uunifast`] into `out` (cleared first), reusing its allocation.
+fn uunifast_into<R: Rng + ?Sized>(n: usize, total: f64, rng: &mut R, out: &mut Vec<f64>) {
+    out.clear();
     if n == 0 {
-        return out;
+        return;
     }
     let mut sum = total;
     for i in 1..n {
@@ -65,7 +72,6 @@ pub fn uunifast<R: Rng + ?Sized>(n: usize, total: f64, rng: &mut R) -> Vec<f64> 
         sum = next;
     }
     out.push(sum);
-    out
 }
 
 /// UUniFast-Discard: [`uunifast`], redrawn while any u_i exceeds
@@ -86,10 +92,24 @@ pub fn uunifast_discard<R: Rng + ?Sized>(
     max_attempts: usize,
 ) -> Result<Vec<f64>, GenerateError> {
     check_target(n, total, max_per_task)?;
+    let mut out = Vec::with_capacity(n);
+    uunifast_discard_into(n, total, max_per_task, rng, max_attempts, &mut out)?;
+    Ok(out)
+}
+
+/// [`uunifast_discard`] into `out`, the target already checked.
+fn uunifast_discard_into<R: Rng + ?Sized>(
+    n: usize,
+    total: f64,
+    max_per_task: f64,
+    rng: &mut R,
+    max_attempts: usize,
+    out: &mut Vec<f64>,
+) -> Result<(), GenerateError> {
     for _ in 0..max_attempts {
-        let u = uunifast(n, total, rng);
-        if u.iter().all(|&x| x <= max_per_task) {
-            return Ok(u);
+        uunifast_into(n, total, rng, out);
+        if out.iter().all(|&x| x <= max_per_task) {
+            return Ok(());
         }
     }
     Err(GenerateError::DiscardExhausted {
@@ -169,9 +189,23 @@ pub fn randfixedsum<R: Rng + ?Sized>(
     hi: f64,
     rng: &mut R,
 ) -> Result<Vec<f64>, GenerateError> {
-    check_tasks(n)?;
-    if n > RANDFIXEDSUM_MAX_TASKS {
-        return Err(GenerateError::invalid_naming(
+    let mut out = Vec::with_capacity(n);
+    RandFixedSum::new(n, total, lo, hi)?.draw_into(rng, &mut out);
+    Ok(out)
+}
+
+impl RandFixedSum {
+    /// Checks the settings and builds step 2's table: the errors of
+    /// [`randfixedsum`].
+    pub(crate) fn new(
+        n: usize,
+        total: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<RandFixedSum, GenerateError> {
+        check_tasks(n)?;
+        if n > RANDFIXEDSUM_MAX_TASKS {
+            return Err(GenerateError::invalid_naming(
             "tasks",
             &["method"],
             format!(
@@ -179,45 +213,97 @@ pub fn randfixedsum<R: Rng + ?Sized>(
                  as n²); use method uunifast-discard"
             ),
         ));
-    }
-    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-        return Err(GenerateError::invalid(
-            "max-task-utilization",
-            format!("must give a non-empty range of per-task utilizations (got [{lo}, {hi}])"),
-        ));
-    }
-    let nf = n as f64;
-    let (min, max) = (nf * lo, nf * hi);
-    let slack = TOTAL_SLACK * min.abs().max(max.abs()).max(1.0);
-    if !total.is_finite() || total < min - slack || total > max + slack {
-        return Err(GenerateError::TotalOutOfRange {
-            total,
-            tasks: n,
+        }
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(GenerateError::invalid(
+                "max-task-utilization",
+                format!("must give a non-empty range of per-task utilizations (got [{lo}, {hi}])"),
+            ));
+        }
+        let nf = n as f64;
+        let (min, max) = (nf * lo, nf * hi);
+        let slack = TOTAL_SLACK * min.abs().max(max.abs()).max(1.0);
+        if !total.is_finite() || total < min - slack || total > max + slack {
+            return Err(GenerateError::TotalOutOfRange {
+                total,
+                tasks: n,
+                lo,
+                hi,
+                min,
+                max,
+            });
+        }
+        if n == 1 || lo == hi {
+            let only = if n == 1 { total.clamp(lo, hi) } else { lo };
+            return Ok(RandFixedSum {
+                n,
+                lo,
+                hi,
+                draw: Stafford::Constant(only),
+            });
+        }
+        let s = (total - min) / (hi - lo);
+        let entries = randfixedsum_table_entries(n, s);
+        if entries > RANDFIXEDSUM_MAX_TABLE_ENTRIES {
+            return Err(GenerateError::TableTooLarge {
+                tasks: n,
+                total,
+                entries,
+                limit: RANDFIXEDSUM_MAX_TABLE_ENTRIES,
+            });
+        }
+        let k = stafford_k(n, s);
+        let s = s.clamp(k as f64, k as f64 + 1.0);
+        Ok(RandFixedSum {
+            n,
             lo,
             hi,
-            min,
-            max,
-        });
+            draw: Stafford::Cube {
+                k,
+                s,
+                table: TransitionTable::build(n, k, s),
+            },
+        })
     }
-    if n == 1 || lo == hi {
-        let only = if n == 1 { total.clamp(lo, hi) } else { lo };
-        return Ok(vec![only; n]);
+}
+
+/// [`randfixedsum`] for fixed settings: the checks and step 2's transition
+/// table done once, each draw (steps 3 and 4) reusing them. Draws are
+/// bit-for-bit those of [`randfixedsum`].
+#[derive(Debug, Clone)]
+pub(crate) struct RandFixedSum {
+    n: usize,
+    lo: f64,
+    hi: f64,
+    draw: Stafford,
+}
+
+#[derive(Debug, Clone)]
+enum Stafford {
+    /// One task, or `lo == hi`: every value is this one; no random word used.
+    Constant(f64),
+    /// Steps 3–4 on the unit cube with `k`, the clamped `s` and the table.
+    Cube {
+        k: usize,
+        s: f64,
+        table: TransitionTable,
+    },
+}
+
+impl RandFixedSum {
+    /// One vector into `out` (cleared first).
+    pub(crate) fn draw_into<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut Vec<f64>) {
+        out.clear();
+        match &self.draw {
+            Stafford::Constant(only) => out.resize(self.n, *only),
+            Stafford::Cube { k, s, table } => {
+                stafford_unit_cube_into(self.n, *k, *s, table, rng, out);
+                let (lo, hi) = (self.lo, self.hi);
+                out.iter_mut()
+                    .for_each(|x| *x = (lo + (hi - lo) * *x).clamp(lo, hi));
+            }
+        }
     }
-    let s = (total - min) / (hi - lo);
-    let entries = randfixedsum_table_entries(n, s);
-    if entries > RANDFIXEDSUM_MAX_TABLE_ENTRIES {
-        return Err(GenerateError::TableTooLarge {
-            tasks: n,
-            total,
-            entries,
-            limit: RANDFIXEDSUM_MAX_TABLE_ENTRIES,
-        });
-    }
-    let unit = stafford_unit_cube(n, s, rng);
-    Ok(unit
-        .into_iter()
-        .map(|x| (lo + (hi - lo) * x).clamp(lo, hi))
-        .collect())
 }
 
 /// The smallest positive double, 2^−1074 (MATLAB's `tiny` in randfixedsum).
@@ -226,13 +312,31 @@ const TINY: f64 = f64::from_bits(1);
 /// Stafford's algorithm on the unit cube: `n ≥ 2` values in `[0, 1]` summing
 /// to `s ∈ [0, n]`, uniform over that slice; steps 1–4 of [`randfixedsum`].
 /// The caller has checked `n` and `s` against [`randfixedsum_table_entries`].
+#[cfg(test)]
 fn stafford_unit_cube<R: Rng + ?Sized>(n: usize, s: f64, rng: &mut R) -> Vec<f64> {
     debug_assert!(n >= 2);
     let k = stafford_k(n, s);
-    let mut s = s.clamp(k as f64, k as f64 + 1.0);
+    let s = s.clamp(k as f64, k as f64 + 1.0);
     let t = TransitionTable::build(n, k, s);
+    let mut x = Vec::with_capacity(n);
+    stafford_unit_cube_into(n, k, s, &t, rng, &mut x);
+    x
+}
 
-    let mut x = vec![0.0_f64; n];
+/// Steps 3–4 of [`randfixedsum`] with step 1's `k` and clamped `s` and step
+/// 2's table `t`, into `x` (cleared first).
+fn stafford_unit_cube_into<R: Rng + ?Sized>(
+    n: usize,
+    k: usize,
+    s: f64,
+    t: &TransitionTable,
+    rng: &mut R,
+    x: &mut Vec<f64>,
+) {
+    debug_assert!(n >= 2);
+    let mut s = s;
+    x.clear();
+    x.resize(n, 0.0);
     let mut j = k;
     let (mut sm, mut pr) = (0.0_f64, 1.0_f64);
     for i in (1..n).rev() {
@@ -250,8 +354,7 @@ fn stafford_unit_cube<R: Rng + ?Sized>(n: usize, s: f64, rng: &mut R) -> Vec<f64
         }
     }
     x[n - 1] = sm + pr * s;
-    shuffle(&mut x, rng);
-    x
+    shuffle(x, rng);
 }
 
 /// Step 1's k = floor(s) clamped to `0..=n-1`.
@@ -291,6 +394,7 @@ fn band(n: usize, k: usize, r: usize) -> std::ops::Range<usize> {
 /// The band of Stafford's transition table `t` that step 3 can read (see
 /// [`randfixedsum_table_entries`]), entries outside it read as 0 like the
 /// never-written entries of the full table.
+#[derive(Debug, Clone)]
 struct TransitionTable {
     /// Row `r` holds `t[r][starts[r]..starts[r] + len_r]`, rows concatenated.
     values: Vec<f64>,
@@ -455,8 +559,33 @@ impl UtilizationMethod {
         max_per_task: f64,
         rng: &mut R,
     ) -> Result<Vec<f64>, GenerateError> {
+        let mut out = Vec::with_capacity(n);
+        UtilizationPlan::new(self, n, total, max_per_task)?.draw_into(rng, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// [`UtilizationMethod::draw`] for fixed settings: the checks (and
+/// RandFixedSum's table) done once, each draw bit-for-bit the same as
+/// [`UtilizationMethod::draw`]'s.
+#[derive(Debug, Clone)]
+pub(crate) enum UtilizationPlan {
+    UUniFast { n: usize, total: f64 },
+    UUniFastDiscard { n: usize, total: f64, cap: f64 },
+    RandFixedSum(RandFixedSum),
+}
+
+impl UtilizationPlan {
+    /// Checks the settings: the errors [`UtilizationMethod::draw`] reports
+    /// before drawing.
+    pub(crate) fn new(
+        method: UtilizationMethod,
+        n: usize,
+        total: f64,
+        max_per_task: f64,
+    ) -> Result<UtilizationPlan, GenerateError> {
         check_target(n, total, max_per_task)?;
-        match self {
+        Ok(match method {
             UtilizationMethod::UUniFast => {
                 if total > max_per_task {
                     return Err(GenerateError::invalid_naming(
@@ -468,13 +597,34 @@ impl UtilizationMethod {
                         ),
                     ));
                 }
-                Ok(uunifast(n, total, rng))
+                UtilizationPlan::UUniFast { n, total }
             }
-            UtilizationMethod::UUniFastDiscard => {
-                uunifast_discard(n, total, max_per_task, rng, DEFAULT_DISCARD_ATTEMPTS)
+            UtilizationMethod::UUniFastDiscard => UtilizationPlan::UUniFastDiscard {
+                n,
+                total,
+                cap: max_per_task,
+            },
+            UtilizationMethod::RandFixedSum => {
+                UtilizationPlan::RandFixedSum(RandFixedSum::new(n, total, 0.0, max_per_task)?)
             }
-            UtilizationMethod::RandFixedSum => randfixedsum(n, total, 0.0, max_per_task, rng),
+        })
+    }
+
+    /// One utilization vector into `out`; only UUniFast-Discard can fail
+    /// ([`GenerateError::DiscardExhausted`]).
+    pub(crate) fn draw_into<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        out: &mut Vec<f64>,
+    ) -> Result<(), GenerateError> {
+        match self {
+            UtilizationPlan::UUniFast { n, total } => uunifast_into(*n, *total, rng, out),
+            UtilizationPlan::UUniFastDiscard { n, total, cap } => {
+                uunifast_discard_into(*n, *total, *cap, rng, DEFAULT_DISCARD_ATTEMPTS, out)?
+            }
+            UtilizationPlan::RandFixedSum(plan) => plan.draw_into(rng, out),
         }
+        Ok(())
     }
 }
 

@@ -31,6 +31,15 @@ pub struct JobRecord {
     pub involuntary_switches: u64,
     /// The CPU the job finished on (`None` if unfinished or simulated).
     pub cpu: Option<u32>,
+    /// The CPU the job first ran on: set by the multiprocessor simulator
+    /// only, and absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_cpu: Option<u32>,
+    /// Times the job resumed on another CPU than the one it last ran on
+    /// (global schedulers on m > 1); absent from the JSON when 0, so
+    /// uniprocessor records print as before.
+    #[serde(skip_serializing_if = "crate::results::is_zero")]
+    pub migrations: u64,
     /// Lock wait: the time the job spent waiting to take its critical
     /// sections' locks (on real threads, inside `pthread_mutex_lock`, read
     /// on the monotonic clock before and after each call and summed; in the
@@ -56,6 +65,8 @@ impl JobRecord {
             voluntary_switches: 0,
             involuntary_switches: 0,
             cpu: None,
+            start_cpu: None,
+            migrations: 0,
             blocked: None,
         }
     }

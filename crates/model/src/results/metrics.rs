@@ -45,6 +45,10 @@ pub struct TaskMetrics {
     /// Sum of the lock waits of its jobs; absent like `max_blocked_ns`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_blocked_ns: Option<u64>,
+    /// Times a job of this task resumed on another CPU (multiprocessor
+    /// simulation); absent from the JSON when 0.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub migrations: u64,
 }
 
 /// Sums over the tasks of a run: the run-level fields both reports share

@@ -15,3 +15,9 @@ pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
 pub use metrics::{TaskMetrics, Totals};
 pub use summary::TaskSummary;
+
+/// For `skip_serializing_if`: a counter that is 0 is left out of the JSON
+/// (fields added for multiprocessor runs keep uniprocessor output as it was).
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

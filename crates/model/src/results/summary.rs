@@ -45,6 +45,7 @@ pub struct TaskSummary {
     max_lag_ns: Option<u64>,
     blocked_sum_ns: u128,
     max_blocked_ns: Option<u64>,
+    migrations: u64,
 }
 
 impl TaskSummary {
@@ -65,6 +66,7 @@ impl TaskSummary {
         self.released += 1;
         self.preemptions += job.involuntary_switches;
         self.voluntary_switches += job.voluntary_switches;
+        self.migrations += job.migrations;
         if let Some(blocked) = job.blocked {
             let b = blocked.as_ns();
             self.blocked_sum_ns += u128::from(b);
@@ -175,6 +177,7 @@ impl TaskSummary {
             total_blocked_ns: self
                 .max_blocked_ns
                 .map(|_| u64::try_from(self.blocked_sum_ns).unwrap_or(u64::MAX)),
+            migrations: self.migrations,
         }
     }
 
@@ -294,6 +297,8 @@ mod tests {
             voluntary_switches: switches / 2,
             involuntary_switches: switches,
             cpu: finish.map(|_| 1),
+            start_cpu: None,
+            migrations: 0,
             ..JobRecord::unstarted(0, k, ms(10 * k), ms(10 * k + 5))
         }
     }

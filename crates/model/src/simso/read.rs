@@ -97,12 +97,11 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
     if !found.errors.is_empty() {
         return Err(invalid(origin, text, found.errors));
     }
-    let set = TaskSet {
-        name: root
-            .attribute("name")
+    let set = TaskSet::new(
+        root.attribute("name")
             .map_or_else(|| default_name.to_string(), str::to_string),
         tasks,
-    };
+    );
     let task_nodes: Vec<Node> = tasks_node.map_or_else(Vec::new, |n| children(n, "task").collect());
     for d in set.validate() {
         let offset = diagnostic_offset(root, &task_nodes, &d.path.0);

@@ -308,6 +308,7 @@ impl Fits {
                 nonpreempt,
                 system: exit,
                 schedule: LinearCost::ZERO,
+                migration: LinearCost::ZERO,
                 release: LinearCost::ZERO,
                 timing: Timing::Hrtimer { tick },
             },

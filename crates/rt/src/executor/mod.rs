@@ -659,6 +659,8 @@ impl TaskThread {
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
+                start_cpu: None,
+                migrations: 0,
                 blocked: work.blocked,
             };
             if !done {

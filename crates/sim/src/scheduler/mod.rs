@@ -32,6 +32,7 @@ use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
+pub use crate::multi::{GlobalPolicy, PartitionedPolicy};
 
 pub mod edf;
 pub mod fifo;
@@ -296,13 +297,256 @@ pub enum SchedulerSpec {
     Multiburst(multiburst::MultiburstParams),
     /// `hybrid[:rm|dm]`.
     Hybrid(FpPolicy),
+    /// `gedf`, `gfp:rm|dm|given`, `edzl`, `linux-dl`: global on m processors.
+    Global(GlobalPolicy),
+    /// `pedf`, `pfp:rm|dm|given`: partitioned on m processors.
+    Partitioned(PartitionedPolicy),
+    /// `cedf`: clustered EDF.
+    Cedf,
 }
 
-/// The accepted forms, for error messages and help.
-pub const SCHEDULER_FORMS: &str =
-    "fp:rm, fp:dm, fp:given, edf, fifo, np-edf, rr:QUANTUM (e.g. rr:2ms), rr:QUANTUM:linux, ipi, multiburst, hybrid";
+/// Which platforms a scheduler is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platforms {
+    /// One processor (the uniprocessor engine).
+    Uni,
+    /// m >= 1 processors ([`crate::multi`]).
+    Multi,
+}
+
+/// One scheduler of the registry: everything parsing, `--help`, error
+/// messages and README's list need. Adding a scheduler is its module plus
+/// one entry here (and its variant of [`SchedulerSpec`]).
+pub struct SchedulerEntry {
+    /// The name before any `:` argument.
+    pub name: &'static str,
+    /// The accepted forms, e.g. `fp:rm|dm|given`.
+    pub forms: &'static str,
+    /// One line: what it does.
+    pub summary: &'static str,
+    /// Where it runs.
+    pub platforms: Platforms,
+    /// Parses the argument after `name:` (`None`: none given).
+    pub parse: fn(Option<&str>) -> Result<SchedulerSpec, String>,
+}
+
+/// Every scheduler, in the order help lists them.
+pub const SCHEDULERS: &[SchedulerEntry] = &[
+    SchedulerEntry {
+        name: "fp",
+        forms: "fp:rm|dm|given",
+        summary: "preemptive fixed priority (rate or deadline monotonic, or the file's priorities)",
+        platforms: Platforms::Uni,
+        parse: |a| fp_policy("fp", a).map(SchedulerSpec::Fp),
+    },
+    SchedulerEntry {
+        name: "edf",
+        forms: "edf",
+        summary: "preemptive earliest deadline first",
+        platforms: Platforms::Uni,
+        parse: |a| no_arg("edf", a, SchedulerSpec::Edf),
+    },
+    SchedulerEntry {
+        name: "fifo",
+        forms: "fifo",
+        summary: "non-preemptive, release order",
+        platforms: Platforms::Uni,
+        parse: |a| no_arg("fifo", a, SchedulerSpec::Fifo),
+    },
+    SchedulerEntry {
+        name: "np-edf",
+        forms: "np-edf",
+        summary: "non-preemptive earliest deadline first",
+        platforms: Platforms::Uni,
+        parse: |a| no_arg("np-edf", a, SchedulerSpec::NpEdf),
+    },
+    SchedulerEntry {
+        name: "rr",
+        forms: "rr:QUANTUM[:linux]",
+        summary: "round robin with a quantum (e.g. rr:2ms); :linux keeps SCHED_RR's timeslice across sleeps",
+        platforms: Platforms::Uni,
+        parse: parse_rr,
+    },
+    SchedulerEntry {
+        name: "ipi",
+        forms: "ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]",
+        summary: "I+PI control scheduler (paper 002 section 3.1.1)",
+        platforms: Platforms::Uni,
+        parse: |a| ipi::IpiParams::parse(a.unwrap_or("")).map(SchedulerSpec::Ipi),
+    },
+    SchedulerEntry {
+        name: "multiburst",
+        forms: "multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]",
+        summary: "PI Multiburst scheduler (paper 002 section 3.2); POLICY: immediate, next-burst or end-of-round",
+        platforms: Platforms::Uni,
+        parse: |a| {
+            multiburst::MultiburstParams::parse(a.unwrap_or("")).map(SchedulerSpec::Multiburst)
+        },
+    },
+    SchedulerEntry {
+        name: "hybrid",
+        forms: "hybrid[:rm|dm]",
+        summary: "EDF, falling back to fixed priority on overload (paper 001)",
+        platforms: Platforms::Uni,
+        parse: |a| match a {
+            None | Some("rm") => Ok(SchedulerSpec::Hybrid(FpPolicy::RateMonotonic)),
+            Some("dm") => Ok(SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic)),
+            Some(_) => Err("write hybrid, hybrid:rm or hybrid:dm".into()),
+        },
+    },
+    SchedulerEntry {
+        name: "gedf",
+        forms: "gedf",
+        summary: "global EDF on m processors, equal deadlines to the task declared first",
+        platforms: Platforms::Multi,
+        parse: |a| no_arg("gedf", a, SchedulerSpec::Global(GlobalPolicy::Edf)),
+    },
+    SchedulerEntry {
+        name: "gfp",
+        forms: "gfp:rm|dm|given",
+        summary: "global fixed priority on m processors",
+        platforms: Platforms::Multi,
+        parse: |a| fp_policy("gfp", a).map(|p| SchedulerSpec::Global(GlobalPolicy::Fp(p))),
+    },
+    SchedulerEntry {
+        name: "edzl",
+        forms: "edzl",
+        summary: "global EDF until zero laxity (Lee 1994; Cho, Ravindran, Jensen 2002)",
+        platforms: Platforms::Multi,
+        parse: |a| no_arg("edzl", a, SchedulerSpec::Global(GlobalPolicy::Edzl)),
+    },
+    SchedulerEntry {
+        name: "linux-dl",
+        forms: "linux-dl",
+        summary: "Linux SCHED_DEADLINE: global EDF, preempting only on a strictly earlier deadline",
+        platforms: Platforms::Multi,
+        parse: |a| no_arg("linux-dl", a, SchedulerSpec::Global(GlobalPolicy::LinuxDl)),
+    },
+    SchedulerEntry {
+        name: "pedf",
+        forms: "pedf",
+        summary: "partitioned EDF: each processor's tasks under edf (tasks' `cpu` or --partition)",
+        platforms: Platforms::Multi,
+        parse: |a| no_arg("pedf", a, SchedulerSpec::Partitioned(PartitionedPolicy::Edf)),
+    },
+    SchedulerEntry {
+        name: "pfp",
+        forms: "pfp:rm|dm|given",
+        summary: "partitioned fixed priority (tasks' `cpu` or --partition)",
+        platforms: Platforms::Multi,
+        parse: |a| {
+            fp_policy("pfp", a).map(|p| SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)))
+        },
+    },
+    SchedulerEntry {
+        name: "cedf",
+        forms: "cedf",
+        summary: "clustered EDF: global EDF inside each of the platform's clusters",
+        platforms: Platforms::Multi,
+        parse: |a| no_arg("cedf", a, SchedulerSpec::Cedf),
+    },
+];
+
+/// `spec` when no argument was given.
+fn no_arg(name: &str, arg: Option<&str>, spec: SchedulerSpec) -> Result<SchedulerSpec, String> {
+    match arg {
+        None => Ok(spec),
+        Some(_) => Err(format!("`{name}` takes no argument")),
+    }
+}
+
+/// `rm`, `dm` or `given` after `name:`.
+fn fp_policy(name: &str, arg: Option<&str>) -> Result<FpPolicy, String> {
+    match arg {
+        Some("rm") => Ok(FpPolicy::RateMonotonic),
+        Some("dm") => Ok(FpPolicy::DeadlineMonotonic),
+        Some("given") => Ok(FpPolicy::Given),
+        _ => Err(format!("write {name}:rm, {name}:dm or {name}:given")),
+    }
+}
+
+fn parse_rr(arg: Option<&str>) -> Result<SchedulerSpec, String> {
+    let arg = arg.ok_or("give a quantum, e.g. rr:2ms")?;
+    let (q, linux) = match arg.split_once(':') {
+        None => (arg, false),
+        Some((q, "linux")) => (q, true),
+        Some((_, other)) => {
+            return Err(format!(
+                "unknown round-robin variant `{other}` (write rr:QUANTUM or rr:QUANTUM:linux)"
+            ))
+        }
+    };
+    let q: Nanos = q.parse().map_err(|e| format!("{e}"))?;
+    if q.is_zero() {
+        return Err("the quantum must be greater than 0".into());
+    }
+    Ok(if linux {
+        SchedulerSpec::RrLinux(q)
+    } else {
+        SchedulerSpec::Rr(q)
+    })
+}
+
+/// The accepted forms of the schedulers for `platforms`, comma-separated.
+pub fn forms_of(platforms: Platforms) -> String {
+    SCHEDULERS
+        .iter()
+        .filter(|e| e.platforms == platforms)
+        .map(|e| e.forms)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every accepted form, comma-separated (error messages).
+pub fn scheduler_forms() -> String {
+    SCHEDULERS
+        .iter()
+        .map(|e| e.forms)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line per scheduler, `  FORMS  summary`, for `--help`.
+pub fn scheduler_help() -> String {
+    let width = SCHEDULERS.iter().map(|e| e.forms.len()).max().unwrap_or(0);
+    SCHEDULERS
+        .iter()
+        .map(|e| {
+            let m = match e.platforms {
+                Platforms::Uni => "",
+                Platforms::Multi => " [--cpus M]",
+            };
+            format!("  {:width$}  {}{m}\n", e.forms, e.summary)
+        })
+        .collect()
+}
+
+/// README's list: a Markdown table, name, platforms, summary.
+pub fn scheduler_table() -> String {
+    let mut out = String::from("| scheduler | processors | what it does |\n| --- | --- | --- |\n");
+    for e in SCHEDULERS {
+        let p = match e.platforms {
+            Platforms::Uni => "one",
+            Platforms::Multi => "m (`--cpus`)",
+        };
+        out.push_str(&format!(
+            "| `{}` | {p} | {} |\n",
+            e.forms.replace('|', "\\|"),
+            e.summary
+        ));
+    }
+    out
+}
 
 impl SchedulerSpec {
+    /// Whether it schedules m processors ([`crate::multi`]).
+    pub fn is_multiprocessor(&self) -> bool {
+        matches!(
+            self,
+            SchedulerSpec::Global(_) | SchedulerSpec::Partitioned(_) | SchedulerSpec::Cedf
+        )
+    }
+
     /// Builds the scheduler for `tasks`.
     pub fn build(&self, tasks: &[Task]) -> Result<Box<dyn Scheduler>, SimError> {
         Ok(match self {
@@ -317,6 +561,12 @@ impl SchedulerSpec {
                 Box::new(multiburst::Multiburst::new(p.clone(), tasks)?)
             }
             SchedulerSpec::Hybrid(policy) => Box::new(hybrid::Hybrid::new(*policy, tasks)?),
+            SchedulerSpec::Global(_) | SchedulerSpec::Partitioned(_) | SchedulerSpec::Cedf => {
+                return Err(SimError::Setup {
+                    scheduler: self.to_string(),
+                    why: "is a multiprocessor scheduler: run it with rtlab_sim::simulate or rtlab_sim::multi::run".into(),
+                })
+            }
         })
     }
 
@@ -338,6 +588,15 @@ impl fmt::Display for SchedulerSpec {
             SchedulerSpec::Ipi(p) => write!(f, "{p}"),
             SchedulerSpec::Multiburst(p) => write!(f, "{p}"),
             SchedulerSpec::Hybrid(p) => write!(f, "hybrid:{}", p.name()),
+            SchedulerSpec::Global(GlobalPolicy::Edf) => f.write_str("gedf"),
+            SchedulerSpec::Global(GlobalPolicy::Fp(p)) => write!(f, "gfp:{}", p.name()),
+            SchedulerSpec::Global(GlobalPolicy::Edzl) => f.write_str("edzl"),
+            SchedulerSpec::Global(GlobalPolicy::LinuxDl) => f.write_str("linux-dl"),
+            SchedulerSpec::Partitioned(PartitionedPolicy::Edf) => f.write_str("pedf"),
+            SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)) => {
+                write!(f, "pfp:{}", p.name())
+            }
+            SchedulerSpec::Cedf => f.write_str("cedf"),
         }
     }
 }
@@ -345,6 +604,8 @@ impl fmt::Display for SchedulerSpec {
 impl FromStr for SchedulerSpec {
     type Err = SimError;
 
+    /// Looks the name (before the first `:`) up in [`SCHEDULERS`] and
+    /// hands the rest to its parser.
     fn from_str(text: &str) -> Result<SchedulerSpec, SimError> {
         let text = text.trim();
         let (name, arg) = match text.split_once(':') {
@@ -355,53 +616,12 @@ impl FromStr for SchedulerSpec {
             spec: text.to_string(),
             why,
         };
-        let no_arg = |spec: SchedulerSpec| match arg {
-            None => Ok(spec),
-            Some(_) => Err(bad(format!("`{name}` takes no argument"))),
-        };
-        match name {
-            "fp" => match arg {
-                Some("rm") => Ok(SchedulerSpec::Fp(FpPolicy::RateMonotonic)),
-                Some("dm") => Ok(SchedulerSpec::Fp(FpPolicy::DeadlineMonotonic)),
-                Some("given") => Ok(SchedulerSpec::Fp(FpPolicy::Given)),
-                _ => Err(bad("write fp:rm, fp:dm or fp:given".into())),
-            },
-            "edf" => no_arg(SchedulerSpec::Edf),
-            "fifo" => no_arg(SchedulerSpec::Fifo),
-            "np-edf" => no_arg(SchedulerSpec::NpEdf),
-            "rr" => {
-                let arg = arg.ok_or_else(|| bad("give a quantum, e.g. rr:2ms".into()))?;
-                let (q, linux) = match arg.split_once(':') {
-                    None => (arg, false),
-                    Some((q, "linux")) => (q, true),
-                    Some((_, other)) => {
-                        return Err(bad(format!(
-                            "unknown round-robin variant `{other}` (write rr:QUANTUM or rr:QUANTUM:linux)"
-                        )))
-                    }
-                };
-                let q: Nanos = q.parse().map_err(|e| bad(format!("{e}")))?;
-                if q.is_zero() {
-                    return Err(bad("the quantum must be greater than 0".into()));
-                }
-                Ok(if linux {
-                    SchedulerSpec::RrLinux(q)
-                } else {
-                    SchedulerSpec::Rr(q)
-                })
-            }
-            "ipi" => ipi::IpiParams::parse(arg.unwrap_or(""))
-                .map(SchedulerSpec::Ipi)
-                .map_err(bad),
-            "multiburst" => multiburst::MultiburstParams::parse(arg.unwrap_or(""))
-                .map(SchedulerSpec::Multiburst)
-                .map_err(bad),
-            "hybrid" => match arg {
-                None | Some("rm") => Ok(SchedulerSpec::Hybrid(FpPolicy::RateMonotonic)),
-                Some("dm") => Ok(SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic)),
-                Some(_) => Err(bad("write hybrid, hybrid:rm or hybrid:dm".into())),
-            },
-            _ => Err(bad(format!("unknown scheduler (use {SCHEDULER_FORMS})"))),
+        match SCHEDULERS.iter().find(|e| e.name == name) {
+            Some(entry) => (entry.parse)(arg).map_err(bad),
+            None => Err(bad(format!(
+                "unknown scheduler (use {})",
+                scheduler_forms()
+            ))),
         }
     }
 }
