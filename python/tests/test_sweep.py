@@ -96,6 +96,15 @@ def test_python_shards_are_the_cli_shards(cli, tmp_path: Path):
     assert json.loads(rtlab._sweep.run_shard(spec, 3, 7)) == json.loads(out.read_text())
 
 
+def test_multiprocessor_sweeps_match_the_cli(cli, tmp_path: Path):
+    small = {"tasks": 6, "from": 1.0, "to": 2.0, "step": 0.5, "sets": 30, "seed": 5, "cpus": 2}
+    result = rtlab.sweep(small)
+    flags = ["--tasks", "6", "--from", "1.0", "--to", "2.0", "--step", "0.5", "--sets", "30",
+             "--seed", "5", "--cpus", "2", "--json"]
+    assert result.to_dict() == cli.json("sweep", *flags)
+    assert len(result.tests) > 0 and result.utilizations == pytest.approx([1.0, 1.5, 2.0])
+
+
 def test_spec_keys_are_the_flags_and_unknown_ones_are_refused():
     small = {"tasks": 4, "from": 0.9, "to": 1.0, "step": 0.1, "sets": 20, "seed": 3}
     as_list = rtlab.sweep(small, test=["rm:rta", "edf:edf-demand"])
@@ -106,7 +115,9 @@ def test_spec_keys_are_the_flags_and_unknown_ones_are_refused():
     with pytest.raises(rtlab.SweepSpecError, match="sets"):
         rtlab.sweep(small, sets=0)
     with pytest.raises(rtlab.SweepSpecError, match="cpus"):
-        rtlab.sweep(small, cpus=4)
+        rtlab.sweep(small, cpus=0)
+    with pytest.raises(rtlab.SweepSpecError, match="uniprocessor test"):
+        rtlab.sweep(small, cpus=4, test="rm:rta")
     with pytest.raises(ValueError):  # a SweepSpecError is a UsageError, a ValueError
         rtlab.sweep(small, test="rm:nonsense")
 
