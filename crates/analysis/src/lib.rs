@@ -46,6 +46,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod analyze_document;
 pub mod audsley;
 pub mod blocking;
 pub mod breakdown;

@@ -41,14 +41,12 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use rtlab_analysis::analyze_document::{all_policies, analyze_document};
 use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
-use rtlab_analysis::schema::MultiprocessorAnalyzeDocument;
-use rtlab_analysis::schema::{
-    linux_timer_fields, AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict,
-};
+use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::file::LoadedTaskSet;
@@ -422,18 +420,7 @@ fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<Policy> {
         PolicyArg::Given => vec![fixed(PriorityPolicy::Given)],
         PolicyArg::Opa => vec![fixed(PriorityPolicy::Audsley)],
         PolicyArg::Edf => vec![Policy::Edf],
-        PolicyArg::All => {
-            let mut all = vec![
-                fixed(PriorityPolicy::RateMonotonic),
-                fixed(PriorityPolicy::DeadlineMonotonic),
-            ];
-            if set.tasks.iter().all(|t| t.priority.is_some()) {
-                all.push(fixed(PriorityPolicy::Given));
-            }
-            all.push(fixed(PriorityPolicy::Audsley));
-            all.push(Policy::Edf);
-            all
-        }
+        PolicyArg::All => all_policies(set),
     }
 }
 
@@ -599,69 +586,5 @@ fn json_document(
     reports: &[PolicyReport],
     breakdowns: Option<&Vec<BreakdownRun>>,
 ) -> AnalyzeDocument {
-    let tests = reports
-        .iter()
-        .flat_map(|report| {
-            report.runs.iter().map(move |run| {
-                let (timer, periodic_tick_ns) = linux_timer_fields(run.timer);
-                TestVerdict {
-                    test: run.outcome.test.name(),
-                    policy: report.policy.name(),
-                    schedulable: run.outcome.schedulable,
-                    tick_ns: run.timer.and_then(TimerModel::tick).map(Nanos::as_ns),
-                    timer,
-                    periodic_tick_ns,
-                }
-            })
-        })
-        .collect();
-    let tasks = reports
-        .iter()
-        .flat_map(|report| {
-            let exact = report.exact_outcome();
-            set.tasks.iter().enumerate().map(move |(i, task)| {
-                let response = exact.responses.get(i).copied().unwrap_or(Response::Unknown);
-                let schedulable = match (response, report.policy) {
-                    (Response::Unknown, Policy::Edf) => exact.schedulable,
-                    (r, _) => r.verdict(),
-                };
-                AnalyzedTask {
-                    name: task.name.clone(),
-                    policy: report.policy.name(),
-                    priority: report.priorities.as_ref().map(|p| p.level(i)),
-                    wcet_ns: task.wcet.as_ns(),
-                    period_ns: task.period.as_ns(),
-                    deadline_ns: task.deadline.as_ns(),
-                    blocking_ns: report.blocking.get(i).map(|b| b.as_ns()),
-                    wcrt_ns: response.wcrt().map(Nanos::as_ns),
-                    schedulable,
-                }
-            })
-        })
-        .collect();
-    AnalyzeDocument {
-        taskset: set.name.clone(),
-        origin: origin.to_string(),
-        utilization: set.utilization(),
-        overheads: options.overheads.as_ref().map(|o| o.name.clone()),
-        tests,
-        tasks,
-        breakdown: breakdowns.map(|breakdowns| {
-            breakdowns
-                .iter()
-                .map(|b| {
-                    let (timer, periodic_tick_ns) = linux_timer_fields(b.timer);
-                    BreakdownEntry {
-                        policy: b.policy.name(),
-                        overheads: b.overheads.clone(),
-                        tick_ns: b.tick.map(Nanos::as_ns),
-                        timer,
-                        periodic_tick_ns,
-                        utilization: b.result.map(|r| r.utilization),
-                        scale: b.result.map(|r| r.scale),
-                    }
-                })
-                .collect()
-        }),
-    }
+    analyze_document(origin, set, options, reports, breakdowns.map(Vec::as_slice))
 }

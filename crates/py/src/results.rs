@@ -1,0 +1,114 @@
+//! `rtlab.results`: the runs saved with `--save`, read from the store
+//! (`rtlab results list` / `show`): one SQLite file, by default the CLI's.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use rtlab_store::{Store, StoredRun};
+
+use crate::convert::{json_to_py, to_py};
+use crate::errors::{Kind, OrRaise};
+use crate::simulation::{jobs_frame, PyJob};
+
+fn open(store: Option<PathBuf>) -> PyResult<Store> {
+    let path = store.unwrap_or_else(Store::default_path);
+    Store::open(&path).or_raise(Kind::Store)
+}
+
+/// Every saved run, as dicts (`rtlab results list --json`).
+#[pyfunction]
+#[pyo3(signature = (store = None))]
+pub fn results_list(py: Python<'_>, store: Option<PathBuf>) -> PyResult<Bound<'_, PyAny>> {
+    let runs = py.detach(move || open(store)?.list().or_raise(Kind::Store))?;
+    to_py(py, &runs)
+}
+
+/// One saved run with its job rows (`rtlab results show ID`).
+#[pyfunction]
+#[pyo3(signature = (id, store = None))]
+pub fn results_load(py: Python<'_>, id: i64, store: Option<PathBuf>) -> PyResult<PyStoredRun> {
+    let (run, jobs) = py.detach(move || -> PyResult<_> {
+        let store = open(store)?;
+        let run = store.get(id).or_raise(Kind::Store)?;
+        let jobs = store.jobs(id).or_raise(Kind::Store)?;
+        Ok((run, jobs))
+    })?;
+    let document = serde_json::to_string(&run).or_raise(Kind::Store)?;
+    Ok(PyStoredRun {
+        jobs: jobs.iter().map(PyJob::from).collect(),
+        run,
+        document,
+    })
+}
+
+/// A run saved in the store: `id`, `kind`, `command`, `document` (the
+/// command's `--json` document), `jobs`, `to_pandas()`.
+#[pyclass(module = "rtlab._rtlab", name = "StoredRun", frozen)]
+pub struct PyStoredRun {
+    run: StoredRun,
+    document: String,
+    jobs: Vec<PyJob>,
+}
+
+#[pymethods]
+impl PyStoredRun {
+    /// The run's id.
+    #[getter]
+    fn id(&self) -> i64 {
+        self.run.id
+    }
+    /// When it was saved (RFC 3339, UTC).
+    #[getter]
+    fn created(&self) -> &str {
+        &self.run.created
+    }
+    /// Which command: sim, run, latency, sweep, analyze, ...
+    #[getter]
+    fn kind(&self) -> &str {
+        &self.run.kind
+    }
+    /// The full command line.
+    #[getter]
+    fn command(&self) -> &str {
+        &self.run.command
+    }
+    /// `complete` or `interrupted`.
+    #[getter]
+    fn status(&self) -> &str {
+        &self.run.status
+    }
+    /// The input task set's text, when the command had one.
+    #[getter]
+    fn taskset(&self) -> Option<&str> {
+        self.run.taskset.as_deref()
+    }
+    /// The command's `--json` document.
+    #[getter]
+    fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.run.document)
+    }
+    /// Host metadata.
+    #[getter]
+    fn host<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.run.host)
+    }
+    /// The stored job rows.
+    #[getter]
+    fn jobs(&self) -> Vec<PyJob> {
+        self.jobs.clone()
+    }
+    /// The job rows as a pandas DataFrame.
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        jobs_frame(py, &self.jobs)
+    }
+    /// The whole run (without its rows) as a dict.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &self.document)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "StoredRun({} {} {:?})",
+            self.run.id, self.run.kind, self.run.command
+        )
+    }
+}
