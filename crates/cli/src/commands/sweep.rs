@@ -375,9 +375,9 @@ fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
         crate::wrote::wrote(path, "acceptance ratio per utilization, CSV");
     }
     if output.json {
-        println!("{}", result.document_json());
+        outln!("{}", result.document_json());
     } else {
-        print!("{}", human(result));
+        out!("{}", human(result));
     }
     let doc = serde_json::to_value(result.document())?;
     if let Some(path) = &output.plot {
