@@ -130,13 +130,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The path of every command that runs something (`sim`, `taskset gen`),
-/// without clap's `help` and hidden commands.
+/// The path of every command that runs something (`sim`, `taskset gen`,
+/// and `sweep` as well as `sweep merge`: a command with subcommands that
+/// does not require one runs too), without clap's `help` and hidden
+/// commands.
 fn leaf_commands(cmd: &clap::Command) -> Vec<String> {
     let mut out = Vec::new();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         if sub.has_subcommands() {
             let name = sub.get_name();
+            if !sub.is_subcommand_required_set() {
+                out.push(name.to_string());
+            }
             out.extend(
                 leaf_commands(sub)
                     .into_iter()

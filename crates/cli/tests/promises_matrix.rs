@@ -205,6 +205,10 @@ const ROWS: &[Row] = &[
         &["sim", "builtin:lf-scenario-1", "-s", "edf", "-d", "100ms"],
     ),
     row(
+        "sweep merge",
+        &["sweep", "merge", "{dir}/shard-0.json", "{dir}/shard-1.json"],
+    ),
+    row(
         "partition",
         &["partition", "builtin:dhall", "--heuristic", "ff-decreasing"],
     ),
@@ -503,6 +507,25 @@ impl Bench {
             "--out",
             &a,
         ]);
+        for i in 0..2 {
+            rtlab_ok(&[
+                "sweep",
+                "--tasks",
+                "3",
+                "--from",
+                "0.5",
+                "--to",
+                "0.6",
+                "--step",
+                "0.1",
+                "--sets",
+                "5",
+                "--shard",
+                &format!("{i}/2"),
+                "--out",
+                &bench.path(&format!("shard-{i}.json")),
+            ]);
+        }
         for _ in 0..2 {
             bench.save_sim(&bench.path("store.db"));
         }

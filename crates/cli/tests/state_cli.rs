@@ -390,7 +390,10 @@ fn a_second_rtlab_is_refused_while_the_first_holds_the_settings() {
         return;
     };
     let first = m.start_edf_run();
-    let out = short_edf_run().assert().failure();
+    // On CPU 0, not the first's (the default, the last CPU): on the same
+    // CPU the measurement lock makes the second wait for the first (tested
+    // in run_cli), so the settings would never be contended.
+    let out = short_edf_run().args(["--cpu", "0"]).assert().failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains(&format!("rtlab pid {first}")), "{err}");

@@ -385,6 +385,14 @@ fn task_errors(root: &Node, partial: decode::Decoded) -> Vec<(usize, String)> {
     set.validate()
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
+        // Only the tasks' own fields: the platform (`processors`,
+        // `clusters`) and a task's `cpu` checked against it wait with the
+        // set-wide checks, as the platform may be one of the shape problems
+        // (`processors = -2` decodes as 1 processor).
+        .filter(|d| {
+            d.path.0.first() == Some(&PathSegment::Key("task"))
+                && !d.path.0.contains(&PathSegment::Key("cpu"))
+        })
         .filter_map(|d| {
             let mut path = d.path.clone();
             match path.0.get_mut(1) {
