@@ -1,7 +1,7 @@
 //! The progress line of a real-time run on a terminal: elapsed / total,
-//! jobs and misses so far (`indicatif`), fed by a job sink. Nothing is
-//! drawn when standard error is not a terminal, so scripts and tests see
-//! no change.
+//! and for task sets the jobs and misses so far (`indicatif`), fed by a job
+//! sink. Nothing is drawn when standard error is not a terminal, so scripts
+//! and tests see no change.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,7 +22,8 @@ struct Counts {
 /// The line; dropping it clears it.
 pub struct RunProgress {
     bar: ProgressBar,
-    counts: Arc<Counts>,
+    /// `None` for a measurement without jobs (`latency`): time only.
+    counts: Option<Arc<Counts>>,
 }
 
 /// The job sink that feeds a [`RunProgress`].
@@ -42,6 +43,18 @@ impl RunProgress {
     /// A line for a run of `total` on a terminal, with the sink that
     /// counts its jobs; `None` when standard error is not a terminal.
     pub fn start(total: Nanos) -> Option<(RunProgress, CountingSink)> {
+        let counts = Arc::new(Counts::default());
+        let progress = RunProgress::line(total, Some(counts.clone()))?;
+        Some((progress, CountingSink(counts)))
+    }
+
+    /// A line of elapsed time only (a measurement without jobs, such as
+    /// `latency`); `None` when standard error is not a terminal.
+    pub fn timed(total: Nanos) -> Option<RunProgress> {
+        RunProgress::line(total, None)
+    }
+
+    fn line(total: Nanos, counts: Option<Arc<Counts>>) -> Option<RunProgress> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
@@ -50,21 +63,20 @@ impl RunProgress {
         if let Ok(style) = ProgressStyle::with_template("{bar:30} {elapsed_precise} of {msg}") {
             bar.set_style(style);
         }
-        let counts = Arc::new(Counts::default());
-        let progress = RunProgress {
-            bar,
-            counts: counts.clone(),
-        };
+        let progress = RunProgress { bar, counts };
         progress.tick(total);
-        Some((progress, CountingSink(counts)))
+        Some(progress)
     }
 
     fn tick(&self, total: Nanos) {
-        self.bar.set_message(format!(
-            "{total}: {} jobs, {} missed",
-            self.counts.jobs.load(Ordering::Relaxed),
-            self.counts.misses.load(Ordering::Relaxed)
-        ));
+        self.bar.set_message(match &self.counts {
+            Some(counts) => format!(
+                "{total}: {} jobs, {} missed",
+                counts.jobs.load(Ordering::Relaxed),
+                counts.misses.load(Ordering::Relaxed)
+            ),
+            None => total.to_string(),
+        });
     }
 
     /// Redraws every 200 ms on its own thread until [`Following::finish`].

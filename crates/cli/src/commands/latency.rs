@@ -226,9 +226,25 @@ pub fn measure_with_tap(
         }) as latency::SeriesTap),
         (save, extra) => save.or(extra),
     };
+    // Elapsed of total on a terminal: the duration, or the loops of the
+    // slowest thread (interval + (threads - 1) * distance each).
+    let total = cfg.duration.or_else(|| {
+        let slowest = cfg.interval.as_ns().saturating_add(
+            cfg.distance
+                .as_ns()
+                .saturating_mul(cfg.threads.saturating_sub(1) as u64),
+        );
+        cfg.loops.map(|l| Nanos::from_ns(l.saturating_mul(slowest)))
+    });
+    let progress = total
+        .filter(|_| !args.stdout_is_json() && !args.quiet)
+        .and_then(|total| Some(crate::progress::RunProgress::timed(total)?.follow(total)));
     let started = std::time::SystemTime::now();
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
     let ended = std::time::SystemTime::now();
+    if let Some(progress) = progress {
+        progress.finish();
+    }
     let load_stats = load.stop();
     let (report, series_written) = result?;
 
