@@ -61,10 +61,12 @@ pub struct ExportArgs {
     /// fifo-order, rm, dm, given, rr or edf.
     #[arg(long, short = 'P', default_value = "rm")]
     pub policy: String,
-    /// rt-app: the CPU the threads are pinned to (default: 1, or the first allowed CPU).
+    /// rt-app, one processor: the CPU the threads are pinned to (default: 1, or the first allowed
+    /// CPU). On several processors each thread's `cpus` is its task's `cpu` (processor k is CPU
+    /// k), or all of them.
     #[arg(long, conflicts_with = "no_pin")]
     pub cpu: Option<usize>,
-    /// rt-app: do not pin the threads.
+    /// rt-app: do not pin the threads (no `cpus`).
     #[arg(long)]
     pub no_pin: bool,
     /// rt-app: SCHED_DEADLINE budget over C (default: max(5% of C, 100us)), as `rtlab run`.
@@ -160,6 +162,12 @@ fn rtapp_text(set: &TaskSet, origin: &str, args: &ExportArgs) -> anyhow::Result<
     if !rtapp::runner::whole_seconds(duration) {
         return Err(usage(format!(
             "--duration {duration}: rt-app's duration is a whole number of seconds"
+        )));
+    }
+    if let (Some(cpu), m @ 2..) = (args.cpu, set.processors()) {
+        return Err(usage(format!(
+            "--cpu {cpu} pins a one-processor set; this one has {m} processors, whose threads get \
+             `cpus` from their tasks' `cpu` (processor k is CPU k; all {m} for a task without one)"
         )));
     }
     let cpu = (!args.no_pin).then(|| args.cpu.unwrap_or_else(executor::default_cpu));
