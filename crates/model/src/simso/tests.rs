@@ -448,7 +448,7 @@ fn refuses_multiprocessor_schedulers_rtlab_has_not_by_name() {
         (two_cpus("Fixed_PEDF").replacen("\t<tasks>\n", "\t<tasks>\n\t\t<field name=\"cpu\" type=\"int\"/>\n", 1).replacen("id=\"1\" instructions", "cpu=\"3\" id=\"1\" instructions", 1),
          "c.xml:11:113: task `T1`: cpu 3 names no <processor id=\"3\">"),
         (two_cpus("EDF").replacen("<processors>", "<processors migration_overhead=\"5\">", 1),
-         "c.xml:5:32: migration_overhead `5`: rtlab takes migration costs from `rtlab sim --overheads FILE`; set it to 0 here"),
+         "c.xml:5:34: migration_overhead `5`: rtlab takes migration costs from `rtlab sim --overheads FILE`; set it to 0 here"),
     ];
     for (text, expected) in cases {
         let got = refusals(&text);
