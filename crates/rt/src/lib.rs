@@ -9,7 +9,7 @@
 //! * [`stream`]: pre-faulted record rings from real-time threads to a
 //!   writer thread (`--jobs`, `--trace`, `--series` files).
 //! * [`stats`]: summaries of latency samples (HDR histograms).
-//! * [`schema`]: the run's settings file.
+//! * [`schema`]: the `latency`, `load` and `lag-study` JSON documents.
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`hartstone`]: the Hartstone benchmark's real-thread iteration runner.
 //! * [`error`]: [`RtError`], why a run failed.
