@@ -116,6 +116,7 @@ fn overheads(profile: usize) -> Overheads {
             release: us(release),
             migration: us(0),
             timing: Default::default(),
+            throttling: Default::default(),
         };
     match profile {
         0 => Overheads::rtmach(),
