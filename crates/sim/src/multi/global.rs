@@ -688,6 +688,7 @@ impl GlobalSim {
             .sum();
         let overhead_ns = self.cpus.iter().map(|p| p.overhead_ns).sum();
         SimReport {
+            throttling: None,
             scheduler: self.name.clone(),
             taskset: self.taskset.clone(),
             duration_ns: duration.as_ns(),

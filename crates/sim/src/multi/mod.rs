@@ -404,6 +404,7 @@ impl Merged {
             .map(|t| TaskSummary::default().metrics(&t.name))
             .collect();
         let report = SimReport {
+            throttling: None,
             scheduler: name.to_string(),
             taskset: set.name.clone(),
             duration_ns: duration.as_ns(),
