@@ -557,4 +557,19 @@ fn a_throttling_table_lowers_the_overhead_aware_breakdown_and_shows_in_sim() {
         .stdout(predicate::str::contains(
             "throttling (rt 950ms per 1s, fair server 50ms per 1s): RT throttling took 0ns in 0 blackouts",
         ));
+    // A runtime above its period: one line naming file:line:col, exit 1.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!("{costs}[throttling]\nrt_runtime = \"2s\"\nrt_period = \"1s\"\n"),
+    )
+    .unwrap();
+    rtlab()
+        .args(["analyze", "builtin:ins", "--overheads"])
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "bad.toml:6:1: `rt_runtime`: runtime 2s must be above 0 and at most the period 1s",
+        ));
 }
