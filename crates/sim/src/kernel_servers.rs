@@ -2,8 +2,9 @@
 //! processor from the simulated real-time tasks (the overheads file's
 //! `[throttling]` table; the analysis side is `rtlab_analysis::throttling`).
 //!
-//! Under fixed-priority schedulers only (SCHED_FIFO's world); the engine
-//! leaves other schedulers alone and says so in the report.
+//! Under fixed-priority schedulers only (SCHED_FIFO's world), per CPU
+//! (partitioned runs add the CPUs' figures up); the engine leaves other
+//! schedulers and global scheduling alone and says so in the report.
 //!
 //! - **RT throttling** (Q_rt per P_rt): windows `[k P_rt, (k+1) P_rt)` from
 //!   time 0. Job execution in the current window is counted; the instant it
