@@ -180,7 +180,6 @@ pub fn analyse(
     if throttling.is_none()
         || crate::throttling::under_the_caps(
             set,
-            &unthrottled,
             platform.overheads,
             platform.timer,
             platform.threads.unwrap_or(set.tasks.len()),
@@ -314,18 +313,20 @@ mod tests {
     }
 
     /// Throttling by hand, no costs, tickless, τ1 (1 ms / 10 ms) and τ2
-    /// (2 ms / 20 ms) under RM; unthrottled R = 1 and 3 ms, and the busy
-    /// bound W(10 ms) = 1 + 2 = 3 ms, W(5 ms) = 1 + 2 = 3 ms
-    /// ([`crate::throttling`]'s workload with carry-in).
+    /// (2 ms / 20 ms) under RM; unthrottled R = 1 and 3 ms. Under the cap
+    /// when the virtual lowest-priority task (Cv = free + 1 ns, Tv = Dv = P;
+    /// [`crate::throttling`]) has Rv = Cv + 1 + 2 ms <= P.
     ///
-    /// - RT 7 ms per 10 ms: W(10) = 3 < 7, under the cap: R = 1, 3 ms.
-    /// - RT 2.5 ms per 10 ms: W(10) = 3 >= 2.5, so a 7.5 ms blackout every
-    ///   10 ms interferes from the critical instant:
+    /// - RT 7 ms per 10 ms: Cv = 3 ms + 1 ns, Rv = 6.000001 ms: under the
+    ///   cap, R = 1, 3 ms.
+    /// - RT 2.5 ms per 10 ms: Cv = 7.5 ms + 1 ns, Rv = 10.500001 > 10, so a
+    ///   7.5 ms blackout every 10 ms interferes from the critical instant:
     ///   τ1: 1 + 7.5 = 8.5 ms. τ2: w = 2 + 1 + 7.5 = 10.5 → 2 + 2·1 + 2·7.5
     ///   = 19 → 19 ms.
-    /// - Fair server 1 ms per 5 ms: W(5) = 3 < 5 − 1: under the cap.
-    /// - Fair server 2 ms per 5 ms: W(5) = 3 >= 3: interferer (5, 2) with
-    ///   jitter 3: τ1: w = 3 → 1 + ⌈6/5⌉·2 = 5 → 1 + ⌈8/5⌉·2 = 5 ms.
+    /// - Fair server 1 ms per 5 ms: Cv = 1 ms + 1 ns, Rv = 4.000001 <= 5:
+    ///   under the cap.
+    /// - Fair server 2 ms per 5 ms: Rv = 5.000001 > 5: interferer (5, 2)
+    ///   with jitter 3: τ1: w = 3 → 1 + ⌈6/5⌉·2 = 5 → 1 + ⌈8/5⌉·2 = 5 ms.
     ///   τ2: w = 5 → 2 + ⌈5/10⌉·1 + ⌈8/5⌉·2 = 7 → 2 + 1 + ⌈10/5⌉·2 = 7 ms.
     #[test]
     fn throttling_by_hand() {

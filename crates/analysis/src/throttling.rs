@@ -22,22 +22,28 @@
 //!
 //! # The model (fixed priorities: `rta-overheads`)
 //!
-//! Let `W(L)` bound the processor time the set (jobs and kernel work) can
-//! take in any window of length `L` when nothing throttles it, from the
-//! response times `Rj` of the unthrottled test (Bertogna & Cirinei,
-//! *Response-time analysis for globally scheduled symmetric multiprocessor
-//! platforms*, RTSS 2007, workload with carry-in; on one processor):
+//! 1. **Under the caps.** A limit never engages when the set always leaves
+//!    enough of the processor free: RT throttling when the set (jobs and
+//!    kernel work) uses less than Q_rt of *every* window of length P_rt,
+//!    the fair server when it leaves SCHED_OTHER more than Q_fs of every
+//!    window of length P_fs (its laxity can reach zero only in a window of
+//!    less than P_fs in which the set was busy P_fs − Q_fs). The time the
+//!    set leaves free in a window is what a **virtual lowest-priority
+//!    task** τv with `Cv = P − Q_rt + 1 ns` (RT throttling) or
+//!    `Cv = Q_fs + 1 ns` (the fair server), `Tv = Dv = P`, would receive
+//!    there; τv meets its deadline at every phase iff its response time,
+//!    from the critical instant (Liu & Layland 1973; Joseph & Pandya 1986),
+//!    is at most P:
 //!
-//! ```text
-//! W(L) = Σj [ Nj C'j + min(C'j, L + Rj − C'j − Nj Tj) ] + ⌈L/T_tic⌉ (C_timer + C_schedule)
-//! Nj   = ⌊(L + Rj − C'j)/Tj⌋,   C'j = Cj + C_release + max(C_preempt, C_nonpreempt) + C_exit + 2 C_schedule
-//! ```
+//!    ```text
+//!    Rv = Cv + Σj ⌈Rv/Tj + Jj/Tj⌉ C'j + ⌈Rv/T_tic⌉ (C_timer + C_schedule) <= P
+//!    C'j = Cj + C_release + max(C_preempt, C_nonpreempt) + C_exit + 2 C_schedule
+//!    ```
 //!
-//! 1. **Under the caps.** If `W(P_rt) < Q_rt` and `W(P_fs) < P_fs − Q_fs`,
-//!    neither limit ever engages (by induction on time: up to the first
-//!    engagement the schedule is the unthrottled one, which never uses Q_rt
-//!    of a window nor leaves SCHED_OTHER less than Q_fs of a server period),
-//!    and the unthrottled response times stand.
+//!    (a lowest-priority task does not change the schedule of the others,
+//!    so in the real schedule that time is free). Then, by induction on
+//!    time, the schedule is the unthrottled one and the unthrottled
+//!    response times stand.
 //! 2. **Through the caps.** Otherwise each limit is a highest-priority
 //!    interference in the response-time recurrence, with worst-case phasing
 //!    (a blackout starts at the critical instant):
@@ -71,15 +77,15 @@
 //! # Assumptions
 //!
 //! SCHED_OTHER work is always runnable on the CPU (otherwise the fair server
-//! never starts), the two limits' phases relative to the set are the worst,
-//! and kernel work done in a real-time thread's context counts towards its
-//! RT runtime.
+//! never starts), the two limits' phases relative to the set are the worst
+//! (case 1 holds at every phase), and kernel work done in a real-time
+//! thread's context counts towards its RT runtime.
 
-use rtlab_model::overheads::{Overheads, Reservation, Throttling};
+use rtlab_model::overheads::{Overheads, Throttling};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::overhead_rta::TimerModel;
-use crate::rta::Interferer;
+use crate::rta::{Analysed, Interferer};
 use crate::verdict::Response;
 
 /// The highest-priority interferers of case 2 (module docs): the RT
@@ -104,69 +110,77 @@ pub fn blackout_interferers(throttling: &Throttling) -> Vec<Interferer> {
 }
 
 /// True when neither limit can engage (case 1 of the module docs): the
-/// set's busy time bound `W` stays below Q_rt in any `P_rt` and below
-/// `P_fs − Q_fs` in any `P_fs`. `responses` are the unthrottled test's;
-/// any that is not within its deadline makes this false.
+/// virtual lowest-priority task of each stated limit meets its deadline.
 pub fn under_the_caps(
     set: &TaskSet,
-    responses: &[Response],
     overheads: &Overheads,
     timer: TimerModel,
     threads: usize,
 ) -> bool {
-    let Some(wcrt) = responses
-        .iter()
-        .map(|r| r.wcrt())
-        .collect::<Option<Vec<Nanos>>>()
-    else {
-        return false;
-    };
-    let bound = |window: Nanos| busy_bound(set, &wcrt, overheads, timer, threads, window);
-    let fits = |limit: Option<Reservation>, allowed: fn(Reservation) -> Nanos| {
-        limit.is_none_or(|r| bound(r.period) < u128::from(allowed(r).as_ns()))
-    };
     let throttling = &overheads.throttling;
-    fits(throttling.rt, |r| r.runtime) && fits(throttling.fair_server, |r| r.gap())
+    let free_needed = [
+        throttling
+            .rt
+            .filter(|r| !r.gap().is_zero())
+            .map(|r| (r.gap(), r.period)),
+        throttling.fair_server.map(|r| (r.runtime, r.period)),
+    ];
+    free_needed
+        .into_iter()
+        .flatten()
+        .all(|(free, period)| leaves_free(set, overheads, timer, threads, free, period))
 }
 
-/// `W(L)` of the module docs: the most processor time the set and its
-/// kernel work take in any window of length `window`, given each task's
-/// worst-case response time `wcrt[j]` (ns, saturating at `u128::MAX`).
-pub fn busy_bound(
+/// True when the set leaves more than `free` of every window of length
+/// `period` (the virtual task `Cv = free + 1 ns`, `Tv = Dv = period` of the
+/// module docs meets its deadline).
+pub fn leaves_free(
     set: &TaskSet,
-    wcrt: &[Nanos],
     overheads: &Overheads,
     timer: TimerModel,
     threads: usize,
-    window: Nanos,
-) -> u128 {
-    let ns = |c: rtlab_model::overheads::LinearCost| u128::from(c.at(threads).as_ns());
+    free: Nanos,
+    period: Nanos,
+) -> bool {
+    let ns = |c: rtlab_model::overheads::LinearCost| c.at(threads).as_ns();
     let o = overheads;
-    let per_job =
-        ns(o.release) + ns(o.preempt).max(ns(o.nonpreempt)) + ns(o.exit) + 2 * ns(o.schedule);
-    let l = u128::from(window.as_ns());
-    let mut total: u128 = 0;
-    for (task, r) in set.tasks.iter().zip(wcrt) {
-        let t = u128::from(task.period.as_ns()).max(1);
-        let c = u128::from(task.wcet.as_ns()) + per_job;
-        let r = u128::from(r.as_ns()).max(c);
-        let span = l + r - c;
-        let n = span / t;
-        let carry = c.min(span - n * t);
-        total = total
-            .saturating_add(n.saturating_mul(c))
-            .saturating_add(carry);
+    let per_job = ns(o.release)
+        .saturating_add(ns(o.preempt).max(ns(o.nonpreempt)))
+        .saturating_add(ns(o.exit))
+        .saturating_add(ns(o.schedule).saturating_mul(2));
+    let mut interferers: Vec<Interferer> = set
+        .tasks
+        .iter()
+        .map(|t| Interferer {
+            period: t.period.as_ns(),
+            jitter: t.jitter.as_ns(),
+            cost: t.wcet.as_ns().saturating_add(per_job),
+        })
+        .collect();
+    if let Some(tick) = timer.periodic_tick() {
+        interferers.push(Interferer {
+            period: tick.as_ns(),
+            jitter: 0,
+            cost: ns(o.timer).saturating_add(ns(o.schedule)),
+        });
     }
-    if let Some(tick) = timer.periodic_tick().filter(|t| !t.is_zero()) {
-        let ticks = l.div_ceil(u128::from(tick.as_ns()));
-        total = total.saturating_add(ticks * (ns(o.timer) + ns(o.schedule)));
-    }
-    total
+    let virtual_task = Analysed {
+        wcet: free.as_ns().saturating_add(1),
+        period: period.as_ns(),
+        deadline: period.as_ns(),
+        jitter: 0,
+        blocking: 0,
+    };
+    matches!(
+        crate::rta::response_time(&virtual_task, &interferers),
+        Response::Within(_)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_model::overheads::Reservation;
     use rtlab_model::Task;
 
     #[test]
@@ -199,27 +213,29 @@ mod tests {
         assert!(blackout_interferers(&unlimited).is_empty());
     }
 
-    /// τ (C = 2 ms, T = 10 ms, R = 3 ms), no costs, tickless, window 25 ms:
-    /// N = ⌊(25 + 3 − 2)/10⌋ = 2, carry = min(2, 26 − 20) = 2: W = 6 ms
-    /// (three jobs: one finishing late at the window's start, two inside).
-    /// Window 21 ms: N = ⌊22/10⌋ = 2, carry = min(2, 2) = 2: 6 ms; 20 ms:
-    /// N = 2, carry = min(2, 1) = 1: 5 ms.
+    /// τ1 (1 ms / 10 ms), τ2 (2 ms / 20 ms), no costs, tickless. The
+    /// virtual task for "more than 5 ms free in every 10 ms" (Cv = 5 ms +
+    /// 1 ns, Tv = Dv = 10 ms): Rv = 5.000001 + 1 + 2 = 8.000001 ms <= 10:
+    /// free. For "more than 7 ms free": Rv = 7.000001 + 3 = 10.000001 > 10:
+    /// not (in [0, 10) the set is busy 3 ms, free exactly 7 ms).
     #[test]
-    fn workload_with_carry_in_by_hand() {
+    fn the_virtual_lowest_priority_task_by_hand() {
         let ms = Nanos::from_ms;
-        let set = TaskSet::new("one", vec![Task::new("a", ms(10), ms(2))]);
-        let zero = Overheads::zero();
-        let w = |l| busy_bound(&set, &[ms(3)], &zero, TimerModel::Tickless, 1, l);
-        assert_eq!(w(ms(25)), 6_000_000);
-        assert_eq!(w(ms(21)), 6_000_000);
-        assert_eq!(w(ms(20)), 5_000_000);
-        // With a 4 ms tick costing 10 us: ⌈20/4⌉ = 5 ticks, +50 us.
-        let mut ticked = Overheads::zero();
-        ticked.timer = rtlab_model::overheads::LinearCost::constant(Nanos::from_us(10));
-        let tick = TimerModel::Hrtimer { tick: Some(ms(4)) };
-        assert_eq!(
-            busy_bound(&set, &[ms(3)], &ticked, tick, 1, ms(20)),
-            5_050_000
+        let set = TaskSet::new(
+            "two",
+            vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
         );
+        let zero = Overheads::zero();
+        let free = |f| leaves_free(&set, &zero, TimerModel::Tickless, 2, f, ms(10));
+        assert!(free(ms(5)));
+        assert!(free(ms(7) - Nanos::from_ns(1)));
+        assert!(!free(ms(7)));
+        // A 1 ms tick costing 100 us adds ⌈Rv/1ms⌉ x 100 us: with Cv = 6 ms
+        // + 1 ns, Rv = 9 + 10 x 0.1 = 10.000001 ms: not free any more.
+        let mut ticked = Overheads::zero();
+        ticked.timer = rtlab_model::overheads::LinearCost::constant(Nanos::from_us(100));
+        let tick = TimerModel::Hrtimer { tick: Some(ms(1)) };
+        assert!(leaves_free(&set, &zero, tick, 2, ms(6), ms(10)));
+        assert!(!leaves_free(&set, &ticked, tick, 2, ms(6), ms(10)));
     }
 }
