@@ -31,12 +31,12 @@
 //!    set leaves free in a window is what a **virtual lowest-priority
 //!    task** τv with `Cv = P − Q_rt + 1 ns` (RT throttling) or
 //!    `Cv = Q_fs + 1 ns` (the fair server), `Tv = Dv = P`, would receive
-//!    there; τv meets its deadline at every phase iff its response time,
+//!    there; τv meets its deadline at every phase if its response time,
 //!    from the critical instant (Liu & Layland 1973; Joseph & Pandya 1986),
 //!    is at most P:
 //!
 //!    ```text
-//!    Rv = Cv + Σj ⌈Rv/Tj + Jj/Tj⌉ C'j + ⌈Rv/T_tic⌉ (C_timer + C_schedule) <= P
+//!    Rv = Cv + Σj ⌈(Rv + Jj)/Tj⌉ C'j + ⌈Rv/T_tic⌉ (C_timer + C_schedule) <= P
 //!    C'j = Cj + C_release + max(C_preempt, C_nonpreempt) + C_exit + 2 C_schedule
 //!    ```
 //!
