@@ -97,7 +97,7 @@ pub fn default_profile(cpu: usize) -> anyhow::Result<Overheads> {
         .fit(stat)
         .overheads("characterized", &source, measured.fit_inputs().tick)
         .map_err(|why| anyhow::anyhow!("rtlab characterize: {why}"))?;
-    let (throttling, throttling_notes) = rtlab_rt::platform::linux_throttling(cfg.cpu);
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
     for note in notes.into_iter().chain(throttling_notes) {
         say(&format!("note: {note}"));
     }
@@ -163,7 +163,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         Err(why) => (None, vec![why]),
     };
     // The limits Linux puts on real-time threads on this CPU (`[throttling]`).
-    let (throttling, throttling_notes) = rtlab_rt::platform::linux_throttling(cfg.cpu);
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
     let profile = profile.map(|o| Overheads { throttling, ..o });
     notes.extend(throttling_notes);
     if measured.interrupted {
