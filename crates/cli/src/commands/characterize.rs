@@ -97,10 +97,14 @@ pub fn default_profile(cpu: usize) -> anyhow::Result<Overheads> {
         .fit(stat)
         .overheads("characterized", &source, measured.fit_inputs().tick)
         .map_err(|why| anyhow::anyhow!("rtlab characterize: {why}"))?;
-    for note in notes {
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
+    for note in notes.into_iter().chain(throttling_notes) {
         say(&format!("note: {note}"));
     }
-    Ok(profile)
+    Ok(Overheads {
+        throttling,
+        ..profile
+    })
 }
 
 /// Runs `rtlab characterize`.
@@ -158,6 +162,10 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         Ok((o, notes)) => (Some(o), notes),
         Err(why) => (None, vec![why]),
     };
+    // The limits Linux puts on real-time threads on this CPU (`[throttling]`).
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
+    let profile = profile.map(|o| Overheads { throttling, ..o });
+    notes.extend(throttling_notes);
     if measured.interrupted {
         notes.push("interrupted: the figures hold what was measured before the stop".into());
     }

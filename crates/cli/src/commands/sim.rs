@@ -487,6 +487,16 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
     if let Some(d) = &r.deadlock {
         out.push_str(&deadlock_line(d));
     }
+    if let Some(t) = &r.throttling {
+        out.push_str(&format!(
+            "throttling ({}): RT throttling took {} in {} blackouts, the fair server {} in {} runs\n",
+            t.model,
+            Nanos::from_ns(t.rt_throttled_ns),
+            t.rt_throttles,
+            Nanos::from_ns(t.fair_server_ns),
+            t.fair_server_runs
+        ));
+    }
     if !r.processors.is_empty() {
         out.push_str(&processors_lines(r));
     }
