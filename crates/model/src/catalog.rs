@@ -66,6 +66,19 @@ pub enum CatalogError {
 /// 4.2) implements it as a 1.25 ms busy wait.
 pub const DEFAULT_KILO_WHET: Nanos = Nanos::from_us(1250);
 
+const DHALL_PARAMS: &[Parameter] = &[
+    Parameter {
+        name: "light",
+        default: "2ms",
+        meaning: "execution time of each light task (period 100 ms)",
+    },
+    Parameter {
+        name: "heavy",
+        default: "100ms",
+        meaning: "execution time of the heavy task (period 101 ms); light + heavy > 101 ms makes global EDF miss",
+    },
+];
+
 const HARTSTONE_PARAMS: &[Parameter] = &[Parameter {
     name: "kilo-whet",
     default: "1.25ms",
@@ -140,7 +153,7 @@ const ENTRIES: &[CatalogEntry] = &[
         name: "dhall",
         summary: "Dhall's effect, m = 2: two light tasks (2 ms every 100 ms) and a heavy one (100 ms every 101 ms), U = 1.03: global EDF and RM miss, a partition (and global DkC) meets",
         source: "Dhall & Liu, Operations Research 26(1), 1978",
-        parameters: &[],
+        parameters: DHALL_PARAMS,
     },
     CatalogEntry {
         name: "no-partition",
@@ -211,7 +224,23 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
             ],
         ),
         "priority-inversion" => TaskSet::new(name, priority_inversion_tasks()),
-        "dhall" => dhall(),
+        "dhall" => {
+            let light = params.duration("light")?.unwrap_or(Nanos::from_ms(2));
+            let heavy = params.duration("heavy")?.unwrap_or(Nanos::from_ms(100));
+            if light.is_zero() || light > Nanos::from_ms(100) {
+                return Err(bad(
+                    entry,
+                    format!("parameter light: {light} is not in (0, 100ms]"),
+                ));
+            }
+            if heavy.is_zero() || heavy > Nanos::from_ms(101) {
+                return Err(bad(
+                    entry,
+                    format!("parameter heavy: {heavy} is not in (0, 101ms]"),
+                ));
+            }
+            dhall(light, heavy)
+        }
         "no-partition" => TaskSet::new(
             name,
             vec![
@@ -275,14 +304,22 @@ fn priority_inversion_tasks() -> Vec<Task> {
 /// 101 ms. Global RM does the same (the heavy task has the longest
 /// period). A partition meets every deadline: the heavy task alone on one
 /// processor (U = 0.99), the light ones on the other (U = 0.04).
-fn dhall() -> TaskSet {
+///
+/// `light` and `heavy` change the execution times (defaults 2 and 100 ms).
+/// Linux cannot run the default on real threads under partitioned EDF: a
+/// SCHED_DEADLINE CPU admits at most 0.90 (0.95 RT limit minus the fair
+/// server's 0.05), and the fair server takes up to 50 ms a second from a
+/// task at 0.99. `light=20ms&heavy=85ms` keeps Dhall's effect (20 + 85 >
+/// 101 ms: the heavy job released with the light ones misses under global
+/// EDF) with the heavy task at 0.84, which one CPU admits.
+fn dhall(light: Nanos, heavy: Nanos) -> TaskSet {
     let ms = Nanos::from_ms;
     TaskSet::new(
         "dhall",
         vec![
-            Task::new("light1", ms(100), ms(2)),
-            Task::new("light2", ms(100), ms(2)),
-            Task::new("heavy", ms(101), ms(100)),
+            Task::new("light1", ms(100), light),
+            Task::new("light2", ms(100), light),
+            Task::new("heavy", ms(101), heavy),
         ],
     )
     .on_platform(Platform::new(2))

@@ -109,9 +109,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &RunReport, origin: &str) -> String {
     let origin = printable(origin);
-    let placement = r
-        .cpu
-        .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}"));
+    let placement = match (&r.cpus, r.cpu) {
+        (Some(cpus), _) => format!("on CPUs {}", rtlab_rt::executor::placement::list(cpus)),
+        (None, Some(c)) => format!("pinned to CPU {c}"),
+        (None, None) => "not pinned".to_string(),
+    };
     let mut out = format!(
         "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",
         printable(&r.taskset),
@@ -140,6 +142,10 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
     if locks {
         header.push("lock wait max");
     }
+    let multi = r.cpus.is_some();
+    if multi {
+        header.extend(["cpus", "migrated jobs", "kernel migrations"]);
+    }
     let mut t = table::new(&header, &header[2..]);
     for m in &r.tasks {
         let mut row = vec![
@@ -160,6 +166,15 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         if locks {
             row.push(table::opt_ns(m.max_blocked_ns));
         }
+        if multi {
+            row.push(
+                m.cpus
+                    .as_deref()
+                    .map_or("-".into(), rtlab_rt::executor::placement::list),
+            );
+            row.push(m.migrations.to_string());
+            row.push(m.kernel_migrations.map_or("-".into(), |k| k.to_string()));
+        }
         t.add_row(row);
     }
     out.push_str(&table::render(&t));
@@ -168,6 +183,12 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
             "\n\ncritical sections under --protocol {}: lock wait = time a job spent inside pthread_mutex_lock",
             r.protocol
         ));
+    }
+    if multi {
+        out.push_str(
+            "\n\nmigrated jobs: jobs that finished on another CPU than they started on (sched_getcpu); \
+             kernel migrations: every move of the thread over the run, between jobs too (se.nr_migrations)",
+        );
     }
     out.push_str(&format!(
         "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} start-deadline misses, {} preemptions, {} context switches ({:.1}/s)\n",

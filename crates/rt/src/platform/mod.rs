@@ -14,7 +14,7 @@ mod kernel;
 mod leftover;
 mod metadata;
 mod scheduler;
-mod sources;
+pub(crate) mod sources;
 
 use serde::Serialize;
 
@@ -189,4 +189,9 @@ mod tests {
         assert!(report.kernel.summary.starts_with("Linux "));
         assert_eq!(report.leftover_state.level, Level::Ok);
     }
+}
+
+/// The CPUs listed in `/sys/devices/system/cpu/online` (`0-3,8`), ascending.
+pub fn online_cpus() -> Vec<usize> {
+    sources::online_cpus()
 }
