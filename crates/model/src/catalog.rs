@@ -10,6 +10,7 @@
 //! | `lf-scenario-1..4` | paper 000 section 4.2, the periodic-task scenarios |
 //! | `priority-inversion` | the classic unbounded inversion (Sha, Rajkumar & Lehoczky 1990) |
 //! | `dhall` | Dhall's effect on 2 processors (Dhall & Liu 1978) |
+//! | `dhall-linux` | the same with C = 20/85 ms: SCHED_DEADLINE admits it per CPU |
 //! | `no-partition` | 2 processors: global EDF and RM meet it, no partition does |
 
 use crate::platform::Platform;
@@ -65,19 +66,6 @@ pub enum CatalogError {
 /// Length of one Hartstone kilo-whetstone by default: paper 002 (section
 /// 4.2) implements it as a 1.25 ms busy wait.
 pub const DEFAULT_KILO_WHET: Nanos = Nanos::from_us(1250);
-
-const DHALL_PARAMS: &[Parameter] = &[
-    Parameter {
-        name: "light",
-        default: "2ms",
-        meaning: "execution time of each light task (period 100 ms)",
-    },
-    Parameter {
-        name: "heavy",
-        default: "100ms",
-        meaning: "execution time of the heavy task (period 101 ms); light + heavy > 101 ms makes global EDF miss",
-    },
-];
 
 const HARTSTONE_PARAMS: &[Parameter] = &[Parameter {
     name: "kilo-whet",
@@ -153,7 +141,13 @@ const ENTRIES: &[CatalogEntry] = &[
         name: "dhall",
         summary: "Dhall's effect, m = 2: two light tasks (2 ms every 100 ms) and a heavy one (100 ms every 101 ms), U = 1.03: global EDF and RM miss, a partition (and global DkC) meets",
         source: "Dhall & Liu, Operations Research 26(1), 1978",
-        parameters: DHALL_PARAMS,
+        parameters: &[],
+    },
+    CatalogEntry {
+        name: "dhall-linux",
+        summary: "Dhall's effect that Linux can run, m = 2: light tasks 20 ms every 100 ms, heavy 85 ms every 101 ms, U = 1.24: global EDF misses (20 + 85 > 101 ms), partitioned EDF meets with the heavy task at 0.84 of a CPU, under SCHED_DEADLINE's 0.90",
+        source: "Dhall & Liu 1978, rescaled for SCHED_DEADLINE admission (catalog.rs)",
+        parameters: &[],
     },
     CatalogEntry {
         name: "no-partition",
@@ -224,23 +218,8 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
             ],
         ),
         "priority-inversion" => TaskSet::new(name, priority_inversion_tasks()),
-        "dhall" => {
-            let light = params.duration("light")?.unwrap_or(Nanos::from_ms(2));
-            let heavy = params.duration("heavy")?.unwrap_or(Nanos::from_ms(100));
-            if light.is_zero() || light > Nanos::from_ms(100) {
-                return Err(bad(
-                    entry,
-                    format!("parameter light: {light} is not in (0, 100ms]"),
-                ));
-            }
-            if heavy.is_zero() || heavy > Nanos::from_ms(101) {
-                return Err(bad(
-                    entry,
-                    format!("parameter heavy: {heavy} is not in (0, 101ms]"),
-                ));
-            }
-            dhall(light, heavy)
-        }
+        "dhall" => dhall(name, ms(2), ms(100)),
+        "dhall-linux" => dhall(name, ms(20), ms(85)),
         "no-partition" => TaskSet::new(
             name,
             vec![
@@ -305,17 +284,17 @@ fn priority_inversion_tasks() -> Vec<Task> {
 /// period). A partition meets every deadline: the heavy task alone on one
 /// processor (U = 0.99), the light ones on the other (U = 0.04).
 ///
-/// `light` and `heavy` change the execution times (defaults 2 and 100 ms).
-/// Linux cannot run the default on real threads under partitioned EDF: a
-/// SCHED_DEADLINE CPU admits at most 0.90 (0.95 RT limit minus the fair
-/// server's 0.05), and the fair server takes up to 50 ms a second from a
-/// task at 0.99. `light=20ms&heavy=85ms` keeps Dhall's effect (20 + 85 >
-/// 101 ms: the heavy job released with the light ones misses under global
-/// EDF) with the heavy task at 0.84, which one CPU admits.
-fn dhall(light: Nanos, heavy: Nanos) -> TaskSet {
+/// `dhall-linux` is the same with light C = 20 ms and heavy C = 85 ms.
+/// Linux cannot run `dhall` on real threads under partitioned EDF: a
+/// SCHED_DEADLINE CPU admits at most 0.90 (the 0.95 RT limit minus the
+/// fair server's 0.05), and the fair server takes up to 50 ms a second
+/// from a task at 0.99. 20 + 85 > 101 ms keeps Dhall's effect (the heavy
+/// job released with the light ones misses under global EDF) with the
+/// heavy task at 0.84, which one CPU admits.
+fn dhall(name: &str, light: Nanos, heavy: Nanos) -> TaskSet {
     let ms = Nanos::from_ms;
     TaskSet::new(
-        "dhall",
+        name,
         vec![
             Task::new("light1", ms(100), light),
             Task::new("light2", ms(100), light),
