@@ -14,7 +14,11 @@ pub fn describe(doc: &GvpDocument) -> String {
         .levels
         .iter()
         .any(|l| l.methods.iter().any(|(_, c)| c.real.is_some()));
-    let mut out = format!(
+    let mut out = String::new();
+    if doc.interrupted {
+        out.push_str("interrupted: a stop signal cut the real runs short; what was measured until then follows\n");
+    }
+    out.push_str(&format!(
         "global vs partitioned on m = {} (CPUs {}): {} sets of {} tasks per level, seed {}, runs of {}\n\
          cells: sets proven by the analysis / met in the simulator{} (of {})\n\n",
         doc.m,
@@ -25,7 +29,7 @@ pub fn describe(doc: &GvpDocument) -> String {
         Nanos::from_ns(doc.duration_ns),
         if real { " / met on real threads (refused by admission)" } else { "" },
         doc.sets,
-    );
+    ));
     let names: Vec<&str> = doc
         .levels
         .first()

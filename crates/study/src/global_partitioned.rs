@@ -197,6 +197,8 @@ pub struct GvpDocument {
     pub highest: Vec<Highest>,
     /// `builtin:dhall-linux` under gedf and pedf (with real runs only).
     pub dhall: Vec<DhallRun>,
+    /// A stop signal cut the real runs short: the levels end where it came.
+    pub interrupted: bool,
 }
 
 /// Why the study stopped.
@@ -352,8 +354,9 @@ pub fn run(
     }
     let m = config.cpus.len();
     let mut levels_out = Vec::new();
+    let stopped = || interrupt.load(std::sync::atomic::Ordering::Relaxed);
     for (l, u) in levels(config).into_iter().enumerate() {
-        if u > m as f64 {
+        if u > m as f64 || stopped() {
             break;
         }
         let mut methods: Vec<(Method, Counts)> = Method::ALL
@@ -369,6 +372,9 @@ pub fn run(
             })
             .collect();
         for index in 0..config.sets {
+            if stopped() {
+                break;
+            }
             let set = set_at(config, u, l, index)?;
             for (method, counts) in &mut methods {
                 let Some(placed) = placed(&set, *method) else {
@@ -429,7 +435,7 @@ pub fn run(
         })
         .collect();
     let mut dhall = Vec::new();
-    if config.real && m == 2 {
+    if config.real && m == 2 && !stopped() {
         let set = rtlab_model::file::load("builtin:dhall-linux")
             .map_err(|e| GvpError::Setting(e.to_string()))?
             .set;
@@ -458,6 +464,7 @@ pub fn run(
         levels: levels_out,
         highest,
         dhall,
+        interrupted: stopped(),
     })
 }
 
