@@ -69,6 +69,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             args.tolerance
         )));
     }
+    if let (Some(_), Some(_)) = (&args.with, args.flags.multiprocessor()?) {
+        return Err(usage(
+            "--with rt-app compares one-CPU runs; on --cpus compare with the simulator (without --with)",
+        ));
+    }
     if let Some(tool) = &args.with {
         return match tool.as_str() {
             "rt-app" => {

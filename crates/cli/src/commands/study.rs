@@ -32,7 +32,7 @@ use crate::usage::usage;
 pub enum StudyCommand {
     /// Paper 001: EDF against fixed priorities (DM), changing only the scheduler.
     #[command(after_help = EXAMPLES)]
-    EdfVsFps(EdfVsFpsArgs),
+    EdfVsFps(Box<EdfVsFpsArgs>),
     /// Global against partitioned EDF and FP on m CPUs: analysis, simulator and real threads.
     #[command(after_help = GVP_EXAMPLES)]
     GlobalVsPartitioned(GvpArgs),

@@ -165,6 +165,11 @@ pub fn probe(dir: &StateDir) -> PlatformReport {
     }
 }
 
+/// The CPUs listed in `/sys/devices/system/cpu/online` (`0-3,8`), ascending.
+pub fn online_cpus() -> Vec<usize> {
+    sources::online_cpus()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,9 +194,4 @@ mod tests {
         assert!(report.kernel.summary.starts_with("Linux "));
         assert_eq!(report.leftover_state.level, Level::Ok);
     }
-}
-
-/// The CPUs listed in `/sys/devices/system/cpu/online` (`0-3,8`), ascending.
-pub fn online_cpus() -> Vec<usize> {
-    sources::online_cpus()
 }
