@@ -187,7 +187,7 @@ impl DomainCpusets {
             return Ok(());
         };
         let refuse = |cpus: &[usize], why: String| RtError::CpusetDomain {
-            cpus: super::placement::list(cpus),
+            cpus: cpu_list(cpus),
             why,
         };
         match cgroup_version() {
@@ -242,7 +242,7 @@ impl DomainCpusets {
                              (systemd AllowedCPUs, cset, tuned); nothing was changed",
                             entry.path().display(),
                             if exclusive { "an exclusive partition, " } else { "" },
-                            super::placement::list(&theirs)
+                            cpu_list(&theirs)
                         ),
                     ));
                 }
@@ -265,7 +265,7 @@ impl DomainCpusets {
         }
         let root = PathBuf::from(CPUSET_ROOT);
         let state_error = |cpus: &[usize]| {
-            let cpus = super::placement::list(cpus);
+            let cpus = cpu_list(cpus);
             move |e: StateError| match e {
                 StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => RtError::from(e),
                 other => RtError::CpusetDomain {
@@ -282,7 +282,7 @@ impl DomainCpusets {
                 .map_err(state_error(&all))?,
         );
         let mems = read(&root.join("cpuset.mems")).map_err(|why| RtError::CpusetDomain {
-            cpus: super::placement::list(&all),
+            cpus: cpu_list(&all),
             why,
         })?;
         let first_mem = first_in_list(&mems).unwrap_or_else(|| "0".into());
@@ -293,7 +293,7 @@ impl DomainCpusets {
             let dir = root.join(format!("{CPUSET_PREFIX}{}-{k}", std::process::id()));
             made._sets
                 .push(ledger.create_cgroup(&dir).map_err(state_error(d))?);
-            let cpus = super::placement::list(d);
+            let cpus = cpu_list(d);
             for (file, value) in [
                 ("cpuset.cpus", cpus.as_str()),
                 ("cpuset.mems", first_mem.as_str()),
@@ -317,6 +317,14 @@ impl DomainCpusets {
     pub fn door(&self, k: usize) -> Option<CpusetDoor> {
         self.doors.get(k).cloned().flatten()
     }
+}
+
+/// `0,1,3`: a CPU list as `cpuset.cpus` takes it.
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// True when `domain` is every online CPU: the default root domain.
