@@ -465,3 +465,49 @@ fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multiprocessor_policies_map_to_a_thread_policy_and_a_scope() {
+        assert_eq!(
+            multiprocessor_policy("gedf"),
+            Some((RunPolicy::Edf, Scope::Global))
+        );
+        assert_eq!(
+            multiprocessor_policy("pedf"),
+            Some((RunPolicy::Edf, Scope::Partitioned))
+        );
+        assert_eq!(
+            multiprocessor_policy("cedf"),
+            Some((RunPolicy::Edf, Scope::Clustered))
+        );
+        assert_eq!(
+            multiprocessor_policy("gfp"),
+            Some((RunPolicy::DeadlineMonotonic, Scope::Global))
+        );
+        assert_eq!(
+            multiprocessor_policy("pfp:rm"),
+            Some((RunPolicy::RateMonotonic, Scope::Partitioned))
+        );
+        assert_eq!(
+            multiprocessor_policy("gfp:given"),
+            Some((RunPolicy::Given, Scope::Global))
+        );
+        for not in ["edf", "rm", "pfp:edf", "gedf:rm", "linux-dl"] {
+            assert_eq!(multiprocessor_policy(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists_take_numbers_and_upward_ranges() {
+        assert_eq!(parse_cpu_list("0,1").unwrap(), vec![0, 1]);
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        for bad in ["", "a", "3-1", "0,,1", "99999"] {
+            let e = parse_cpu_list(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--cpus `"), "{bad}: {e}");
+        }
+    }
+}
