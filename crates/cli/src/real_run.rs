@@ -7,6 +7,7 @@ use std::io::BufWriter;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
 use rtlab_rt::executor::{
@@ -14,7 +15,7 @@ use rtlab_rt::executor::{
     OVERRUN_RULES, RUN_POLICIES,
 };
 use rtlab_rt::lag::ControllerKind;
-use rtlab_rt::{interrupt, RtError, RtThrottling};
+use rtlab_rt::RtError;
 
 use crate::flags::parse_nanos;
 use crate::save::Saver;
@@ -162,7 +163,7 @@ impl RunFlags {
         }
         let cpus = match &self.cpus {
             Some(list) => parse_cpu_list(list)?,
-            None => rtlab_rt::policy::allowed_cpus()?,
+            None => rtlab_host::policy::allowed_cpus()?,
         };
         Ok(Some((policy, scope, cpus)))
     }

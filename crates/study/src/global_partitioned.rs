@@ -330,7 +330,7 @@ fn real_misses(
         Err(
             RtError::DomainOverLimit { .. }
             | RtError::DeadlineOverLimit { .. }
-            | RtError::DeadlineAdmission { .. },
+            | RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. }),
         ) => Ok(None),
         Err(e) => Err(e.into()),
     }

@@ -21,7 +21,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::RtError;
+use crate::error::HostError;
 use crate::kernel_state::{
     self, Change, Recovery, RestoredChange, SettingGuard, StateDir, StateError,
 };
@@ -50,16 +50,16 @@ impl ExclusiveCpuset {
     /// (see [`kernel_state`]); what dead rtlab processes left is restored
     /// before, and a live one holding the root's load balancing makes this
     /// fail with its pid.
-    pub fn create(cpu: usize) -> Result<ExclusiveCpuset, RtError> {
+    pub fn create(cpu: usize) -> Result<ExclusiveCpuset, HostError> {
         let root = PathBuf::from(CPUSET_ROOT);
-        let fail = |why: String| RtError::Cpuset { cpu, why };
+        let fail = |why: String| HostError::Cpuset { cpu, why };
         if !root.join("cpuset.cpus").exists() {
             return Err(fail(format!(
                 "{CPUSET_ROOT} is not a cgroup-v1 cpuset mount"
             )));
         }
         let state_error = |e: StateError| match e {
-            StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => RtError::from(e),
+            StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => HostError::from(e),
             other => fail(other.to_string()),
         };
         let ledger = kernel_state::ledger().map_err(state_error)?;
@@ -97,8 +97,8 @@ impl ExclusiveCpuset {
         }
     }
 
-    fn write_own(&self, file: &str, value: &str) -> Result<(), RtError> {
-        write(&self.dir.join(file), value).map_err(|why| RtError::Cpuset { cpu: self.cpu, why })
+    fn write_own(&self, file: &str, value: &str) -> Result<(), HostError> {
+        write(&self.dir.join(file), value).map_err(|why| HostError::Cpuset { cpu: self.cpu, why })
     }
 }
 
@@ -118,9 +118,9 @@ impl CpusetDoor {
 
     /// Moves the calling thread into the cpuset (before it becomes a
     /// deadline thread).
-    pub fn add_current_thread(&self) -> Result<(), RtError> {
+    pub fn add_current_thread(&self) -> Result<(), HostError> {
         let tid = crate::policy::current_tid();
-        write(&self.tasks, &tid.to_string()).map_err(|why| RtError::Cpuset { cpu: self.cpu, why })
+        write(&self.tasks, &tid.to_string()).map_err(|why| HostError::Cpuset { cpu: self.cpu, why })
     }
 }
 
@@ -178,7 +178,7 @@ impl DomainCpusets {
     /// before anything is changed: no cgroup-v1 cpuset hierarchy, or a
     /// cpuset of another tool (systemd's `AllowedCPUs`, `cset`, tuned, an
     /// exclusive partition) holding one of the domains' CPUs.
-    pub fn check(domains: &[Vec<usize>], online: &[usize]) -> Result<(), RtError> {
+    pub fn check(domains: &[Vec<usize>], online: &[usize]) -> Result<(), HostError> {
         let confined: Vec<&Vec<usize>> = domains
             .iter()
             .filter(|d| !is_whole_machine(d, online))
@@ -186,7 +186,7 @@ impl DomainCpusets {
         let Some(first) = confined.first() else {
             return Ok(());
         };
-        let refuse = |cpus: &[usize], why: String| RtError::CpusetDomain {
+        let refuse = |cpus: &[usize], why: String| HostError::CpusetDomain {
             cpus: cpu_list(cpus),
             why,
         };
@@ -253,7 +253,7 @@ impl DomainCpusets {
 
     /// Creates the cpusets of `domains` (those that are not every one of
     /// `online`) after [`DomainCpusets::check`].
-    pub fn create(domains: &[Vec<usize>], online: &[usize]) -> Result<DomainCpusets, RtError> {
+    pub fn create(domains: &[Vec<usize>], online: &[usize]) -> Result<DomainCpusets, HostError> {
         Self::check(domains, online)?;
         let mut made = DomainCpusets {
             doors: vec![None; domains.len()],
@@ -267,8 +267,10 @@ impl DomainCpusets {
         let state_error = |cpus: &[usize]| {
             let cpus = cpu_list(cpus);
             move |e: StateError| match e {
-                StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => RtError::from(e),
-                other => RtError::CpusetDomain {
+                StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => {
+                    HostError::from(e)
+                }
+                other => HostError::CpusetDomain {
                     cpus: cpus.clone(),
                     why: other.to_string(),
                 },
@@ -281,7 +283,7 @@ impl DomainCpusets {
                 .set_value(&root.join("cpuset.sched_load_balance"), "0")
                 .map_err(state_error(&all))?,
         );
-        let mems = read(&root.join("cpuset.mems")).map_err(|why| RtError::CpusetDomain {
+        let mems = read(&root.join("cpuset.mems")).map_err(|why| HostError::CpusetDomain {
             cpus: cpu_list(&all),
             why,
         })?;
@@ -299,7 +301,7 @@ impl DomainCpusets {
                 ("cpuset.mems", first_mem.as_str()),
                 ("cpuset.cpu_exclusive", "1"),
             ] {
-                write(&dir.join(file), value).map_err(|why| RtError::CpusetDomain {
+                write(&dir.join(file), value).map_err(|why| HostError::CpusetDomain {
                     cpus: cpus.clone(),
                     why,
                 })?;
