@@ -1,25 +1,26 @@
-//! `--partition HEURISTIC` (`rtlab sim`, `rtlab taskset export`): every
-//! task's `cpu` placed by rtlab-analysis's bin-packing heuristics.
+//! `--partition HEURISTIC`, shared by `rtlab sim`, `rtlab taskset export`
+//! and the real-thread commands (`run`, `compare` with `--cpus`): every task's `cpu` placed by
+//! rtlab-analysis's partitioning, each processor admitted by the exact
+//! uniprocessor test of the partitioned scheduler's policy.
 
+use rtlab_analysis::partition::{partition, Heuristic};
+use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::{printable, TaskSet};
 use rtlab_sim::{PartitionedPolicy, SchedulerSpec};
 
 use crate::usage::usage;
 
-/// `set` with every task's `cpu` placed by `--partition HEURISTIC`, each
-/// processor admitted by the exact uniprocessor test of the partitioned
-/// scheduler's policy (rtlab-analysis's `partition`).
+/// `set` with every task's `cpu` placed on its `processors` by the
+/// heuristic named `heuristic`, each processor admitted by `test` (e.g.
+/// `edf:edf-demand`, `dm:rta`). A task no processor admits is an error
+/// naming it; `outcome` says what did not happen then ("nothing was
+/// simulated").
 pub fn partitioned(
-    set: &rtlab_model::TaskSet,
-    spec: &SchedulerSpec,
+    set: &TaskSet,
     heuristic: &str,
-) -> anyhow::Result<rtlab_model::TaskSet> {
-    use rtlab_analysis::partition::{partition, Heuristic};
-    let SchedulerSpec::Partitioned(policy) = spec else {
-        return Err(usage(format!(
-            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
-        )));
-    };
+    test: &str,
+    outcome: &str,
+) -> anyhow::Result<TaskSet> {
     let h = Heuristic::from_name(heuristic).ok_or_else(|| {
         usage(format!(
             "--partition `{}`: use {}",
@@ -27,16 +28,12 @@ pub fn partitioned(
             Heuristic::names()
         ))
     })?;
-    let test = match policy {
-        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
-        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
-    };
-    let test = rtlab_analysis::sweep::SweepTest::parse(&test).map_err(anyhow::Error::msg)?;
+    let test = SweepTest::parse(test).map_err(anyhow::Error::msg)?;
     let m = set.processors();
     let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())?;
     if let Some(task) = placed.unplaced {
         anyhow::bail!(
-            "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); nothing was done",
+            "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); {outcome}",
             h.name(),
             printable(&set.tasks[task].name),
             test.name()
@@ -46,4 +43,24 @@ pub fn partitioned(
         platform: set.platform.clone(),
         ..placed.apply(set)
     })
+}
+
+/// `set` placed by `--partition HEURISTIC` for the partitioned simulator
+/// scheduler `spec` (pedf: EDF demand per processor; pfp: that order's RTA).
+pub fn for_scheduler(
+    set: &TaskSet,
+    spec: &SchedulerSpec,
+    heuristic: &str,
+    outcome: &str,
+) -> anyhow::Result<TaskSet> {
+    let SchedulerSpec::Partitioned(policy) = spec else {
+        return Err(usage(format!(
+            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
+        )));
+    };
+    let test = match policy {
+        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
+        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
+    };
+    partitioned(set, heuristic, &test, outcome)
 }

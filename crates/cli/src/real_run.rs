@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_rt::executor::placement::{self, Placement, Scope};
 use rtlab_rt::executor::{
     self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
     OVERRUN_RULES, RUN_POLICIES,
@@ -39,6 +40,16 @@ pub struct RunFlags {
     /// Let the threads run on any CPU (global scheduling; for edf, global EDF).
     #[arg(long)]
     pub no_pin: bool,
+    /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: gedf, pedf, cedf,
+    /// gfp[:rm|dm|given], pfp[:rm|dm|given] (default with those: every CPU this process may
+    /// use). README: "Multiprocessor on real threads".
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu", "no_pin"])]
+    pub cpus: Option<String>,
+    /// With pedf or pfp: place the tasks with this heuristic (ff, bf, wf, nf, optionally
+    /// -decreasing-util or -decreasing-density; as `rtlab partition`) instead of the file's
+    /// `cpu` fields.
+    #[arg(long, value_name = "HEURISTIC")]
+    pub partition: Option<String>,
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
@@ -74,23 +85,171 @@ pub struct RunFlags {
     pub wide: bool,
 }
 
+/// A multiprocessor `--policy`: the thread policy and how the CPUs are
+/// shared (`gedf` is SCHED_DEADLINE over one domain of every CPU, `pfp:rm`
+/// SCHED_FIFO with RM priorities pinned per CPU, ...).
+fn multiprocessor_policy(name: &str) -> Option<(RunPolicy, Scope)> {
+    let (head, order) = match name.split_once(':') {
+        Some((h, o)) => (h, Some(o)),
+        None => (name, None),
+    };
+    let fixed = |scope| {
+        let policy = match order.unwrap_or("dm") {
+            "rm" => RunPolicy::RateMonotonic,
+            "dm" => RunPolicy::DeadlineMonotonic,
+            "given" => RunPolicy::Given,
+            _ => return None,
+        };
+        Some((policy, scope))
+    };
+    match (head, order) {
+        ("gedf", None) => Some((RunPolicy::Edf, Scope::Global)),
+        ("pedf", None) => Some((RunPolicy::Edf, Scope::Partitioned)),
+        ("cedf", None) => Some((RunPolicy::Edf, Scope::Clustered)),
+        ("gfp", _) => fixed(Scope::Global),
+        ("pfp", _) => fixed(Scope::Partitioned),
+        _ => None,
+    }
+}
+
+/// `0,1` or `0-3,6`: a usage error naming `--cpus` otherwise.
+fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
+    let bad = |why: &str| usage(format!("--cpus `{}`: {why}", printable(text)));
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let number = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&c| c < 4096)
+                .ok_or_else(|| bad("give CPU numbers such as 0,1 or 0-3"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if a > b {
+                    return Err(bad("a range goes upwards (0-3)"));
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(number(part)?),
+        }
+    }
+    Ok(cpus)
+}
+
 impl RunFlags {
-    /// The executor configuration; errors are usage errors naming the flag.
-    pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let policy: RunPolicy = crate::flags::policy_spelling(&self.policy)
-            .parse()
-            .map_err(|_| {
-                usage(format!(
-                    "--policy `{}`: use {RUN_POLICIES}",
+    /// With a multiprocessor `--policy`: the run's CPUs (`--cpus`, or
+    /// every CPU this process may use) and the scope. `None` for the
+    /// one-CPU policies, which refuse `--cpus` and `--partition`.
+    pub fn multiprocessor(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
+        let Some((policy, scope)) = multiprocessor_policy(self.policy.trim()) else {
+            if self.cpus.is_some() {
+                return Err(usage(format!(
+                    "--cpus runs a multiprocessor policy (gedf, pedf, cedf, gfp[:ORDER], pfp[:ORDER]), not --policy {}; \
+                     for one CPU use --cpu N",
                     printable(&self.policy)
-                ))
-            })?;
+                )));
+            }
+            if self.partition.is_some() {
+                return Err(usage(format!(
+                    "--partition places tasks for pedf or pfp[:ORDER] on --cpus, not --policy {}",
+                    printable(&self.policy)
+                )));
+            }
+            return Ok(None);
+        };
+        if self.partition.is_some() && scope != Scope::Partitioned {
+            return Err(usage(format!(
+                "--partition places tasks for pedf or pfp[:ORDER], not --policy {}",
+                printable(&self.policy)
+            )));
+        }
+        let cpus = match &self.cpus {
+            Some(list) => parse_cpu_list(list)?,
+            None => rtlab_host::policy::allowed_cpus()?,
+        };
+        Ok(Some((policy, scope, cpus)))
+    }
+
+    /// `set` placed for the multiprocessor run of `cfg` (its processors the
+    /// run's CPUs, each task's `cpu` from the file or `--partition` under
+    /// pedf/pfp, clusters under cedf), with `cfg.placement` filled in.
+    /// Unchanged on one CPU.
+    pub fn place(&self, set: TaskSet, cfg: &mut RunConfig) -> anyhow::Result<TaskSet> {
+        let Some((policy, scope, cpus)) = self.multiprocessor()? else {
+            return Ok(set);
+        };
+        let m = cpus.len() as u32;
+        let mut set = set.with_processors(m).map_err(|e| {
+            usage(format!(
+                "--cpus {}: {}",
+                placement::list(&cpus),
+                printable(&e.message)
+            ))
+        })?;
+        let name = cfg.policy_name();
+        cfg.placement = Some(match scope {
+            Scope::Global => {
+                if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
+                    return Err(usage(format!(
+                        "--policy {name}: task `{}` has a fixed cpu, which a global scheduler ignores; \
+                         use pedf or pfp, or remove the cpu fields",
+                        printable(&t.name)
+                    )));
+                }
+                Placement::global(cpus, set.tasks.len())
+            }
+            Scope::Partitioned => {
+                if let Some(h) = &self.partition {
+                    let test = match policy {
+                        RunPolicy::Edf => "edf:edf-demand".to_string(),
+                        fixed => format!("{fixed}:rta"),
+                    };
+                    set = crate::placement::partitioned(&set, h, &test, "nothing was run")?;
+                }
+                Placement::partitioned(cpus, &set).ok_or_else(|| {
+                    usage(format!(
+                        "--policy {name} needs every task's cpu (in the file) or --partition HEURISTIC"
+                    ))
+                })?
+            }
+            Scope::Clustered => {
+                let groups = rtlab_sim::multi::clusters(&set)
+                    .map_err(|why| usage(format!("--policy {name}: {why}")))?;
+                let mut task_cluster = vec![0; set.tasks.len()];
+                for (k, (_, tasks)) in groups.iter().enumerate() {
+                    for &i in tasks {
+                        task_cluster[i] = k;
+                    }
+                }
+                let clusters: Vec<Vec<u32>> = groups.into_iter().map(|(c, _)| c).collect();
+                Placement::clustered(cpus, &clusters, task_cluster)
+            }
+        });
+        Ok(set)
+    }
+
+    /// The executor configuration; errors are usage errors naming the flag.
+    /// A multiprocessor run's placement is filled in by [`RunFlags::place`].
+    pub fn config(&self) -> anyhow::Result<RunConfig> {
+        let multi = self.multiprocessor()?;
+        let policy: RunPolicy = match &multi {
+            Some((policy, _, _)) => Ok(*policy),
+            None => crate::flags::policy_spelling(&self.policy).parse(),
+        }
+        .map_err(|_: String| {
+            usage(format!(
+                "--policy `{}`: use {RUN_POLICIES}, or on --cpus gedf, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
+                printable(&self.policy)
+            ))
+        })?;
         // As `sim -d 0s`: a run of no time is a usage error.
         if self.duration == Nanos::ZERO {
             return Err(usage("invalid --duration 0s: must be more than 0"));
         }
         let mut cfg = RunConfig::new(self.duration, policy);
-        cfg.cpu = if self.no_pin {
+        cfg.cpu = if self.no_pin || multi.is_some() {
             None
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
@@ -102,6 +261,22 @@ impl RunFlags {
             ))
         })?;
         cfg.lag_controller = self.lag_controller;
+        if let Some((_, scope, cpus)) = &multi {
+            // The name needs the scope: a placement with no domains yet.
+            cfg.placement = Some(Placement {
+                scope: *scope,
+                cpus: cpus.clone(),
+                domains: Vec::new(),
+                task_domain: Vec::new(),
+            });
+            if self.protocol != "none" {
+                return Err(usage(format!(
+                    "--protocol {} on --cpus: locking across CPUs (MrsP, FMLP) is not implemented; \
+                     run critical sections on one CPU",
+                    printable(&self.protocol)
+                )));
+            }
+        }
         if let (Some(margin), false) = (self.edf_margin, policy.is_deadline()) {
             return Err(usage(format!(
                 "--edf-margin {margin} applies to --policy edf (SCHED_DEADLINE budgets), not --policy {policy}"
@@ -166,8 +341,9 @@ pub fn execute(
     more_sinks: Vec<Box<dyn JobSink>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
-    let cfg = flags.config()?;
-    let loaded = file::load(&flags.taskset)?;
+    let mut cfg = flags.config()?;
+    let mut loaded = file::load(&flags.taskset)?;
+    loaded.set = flags.place(loaded.set, &mut cfg)?;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
@@ -176,14 +352,18 @@ pub fn execute(
             RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
             other => other.into(),
         };
-        e.context(format!("rtlab run --policy {}", cfg.policy))
+        e.context(format!("rtlab run --policy {}", cfg.policy_name()))
     };
     // What would be refused is refused before waiting for the CPU.
     executor::check(&loaded.set, &cfg).map_err(refused)?;
     let flag = interrupt::install_interrupt_flag();
-    let _measuring = flags
-        .cpu_lock
-        .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
+    // A multiprocessor run measures on every CPU it uses: it takes the
+    // lock of each.
+    let run_cpus = match &cfg.placement {
+        Some(p) => Some(p.cpus.clone()),
+        None => cfg.cpu.map(|c| vec![c]),
+    };
+    let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
         let created = File::create(f.path)
@@ -295,4 +475,50 @@ fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multiprocessor_policies_map_to_a_thread_policy_and_a_scope() {
+        assert_eq!(
+            multiprocessor_policy("gedf"),
+            Some((RunPolicy::Edf, Scope::Global))
+        );
+        assert_eq!(
+            multiprocessor_policy("pedf"),
+            Some((RunPolicy::Edf, Scope::Partitioned))
+        );
+        assert_eq!(
+            multiprocessor_policy("cedf"),
+            Some((RunPolicy::Edf, Scope::Clustered))
+        );
+        assert_eq!(
+            multiprocessor_policy("gfp"),
+            Some((RunPolicy::DeadlineMonotonic, Scope::Global))
+        );
+        assert_eq!(
+            multiprocessor_policy("pfp:rm"),
+            Some((RunPolicy::RateMonotonic, Scope::Partitioned))
+        );
+        assert_eq!(
+            multiprocessor_policy("gfp:given"),
+            Some((RunPolicy::Given, Scope::Global))
+        );
+        for not in ["edf", "rm", "pfp:edf", "gedf:rm", "linux-dl"] {
+            assert_eq!(multiprocessor_policy(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists_take_numbers_and_upward_ranges() {
+        assert_eq!(parse_cpu_list("0,1").unwrap(), vec![0, 1]);
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        for bad in ["", "a", "3-1", "0,,1", "99999"] {
+            let e = parse_cpu_list(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--cpus `"), "{bad}: {e}");
+        }
+    }
 }

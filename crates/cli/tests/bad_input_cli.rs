@@ -805,3 +805,124 @@ fn csv_names_a_spreadsheet_would_run_get_a_quote() {
     assert!(rows.iter().any(|r| r.starts_with("'@x,0,")), "{csv}");
     assert!(rows.iter().any(|r| r.starts_with("ok,0,")), "{csv}");
 }
+
+/// `rtlab run --cpus` refuses, in one line and before changing anything,
+/// CPUs it cannot have, a bad list, a one-CPU policy with a list, and a
+/// pedf bin over SCHED_DEADLINE's admission limit (exit 2 for usage
+/// errors, 1 for what the machine refuses; README "Multiprocessor on real
+/// threads"). None of these needs root: they fail before the run.
+#[test]
+fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
+    let balance = std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance").ok();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,4095", "--policy", "gedf", "-d", "100ms"],
+            1,
+            "invalid --cpus 0,4095: CPU 4095 is offline or does not exist",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0-999", "--policy", "gfp", "-d", "100ms"],
+            1,
+            "1000 CPUs asked for, but this machine has",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,x", "--policy", "gedf"],
+            2,
+            "--cpus `0,x`",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "edf"],
+            2,
+            "--cpus runs a multiprocessor policy",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "pedf", "-d", "100ms"],
+            2,
+            "--policy pedf needs every task's cpu (in the file) or --partition HEURISTIC",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "gedf", "--partition", "ff"],
+            2,
+            "--partition places tasks for pedf or pfp",
+        ),
+        (
+            // ff-decreasing puts the heavy task (0.99) alone on CPU 0: over 0.90.
+            &["run", "builtin:dhall", "--cpus", "0,1", "--policy", "pedf", "--partition", "ff-decreasing", "-d", "100ms"],
+            1,
+            "SCHED_DEADLINE admission: the tasks on CPU(s) 0 (`heavy`) need sum C/T = 0.990, over the limit of that root domain",
+        ),
+    ];
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    for (args, code, says) in cases {
+        if online.trim() == "0" && args.contains(&"0,1") {
+            continue;
+        }
+        let (got, out, err) = outcome(args);
+        assert_eq!(got, *code, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance").ok(),
+        balance,
+        "nothing was changed"
+    );
+}
+
+/// A cpuset of another tool holding a CPU of the run (here a made-up
+/// `othertool-PID` on CPU 1, as systemd's AllowedCPUs or `cset` would
+/// leave) makes pedf refuse in one line with its path, changing nothing.
+/// Root and cgroup v1 only; skipped when the cpuset cannot be made (an
+/// exclusive cpuset of a run on CPU 1 is in the way).
+#[test]
+fn a_cpuset_of_another_tool_on_the_runs_cpus_is_refused() {
+    let root = Path::new("/sys/fs/cgroup/cpuset");
+    if !is_root() || !root.join("cpuset.cpus").exists() {
+        println!("skipping: needs root and a cgroup-v1 cpuset hierarchy");
+        return;
+    }
+    let theirs = root.join(format!("othertool-{}", std::process::id()));
+    struct Remove<'a>(&'a Path);
+    impl Drop for Remove<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(self.0);
+        }
+    }
+    if std::fs::create_dir(&theirs).is_err() {
+        println!("skipping: cannot create {}", theirs.display());
+        return;
+    }
+    let _gone = Remove(&theirs);
+    if std::fs::write(theirs.join("cpuset.cpus"), "1").is_err() {
+        println!("skipping: CPU 1 is held exclusively by another cpuset now");
+        return;
+    }
+    let balance = std::fs::read_to_string(root.join("cpuset.sched_load_balance")).unwrap();
+    let (code, out, err) = outcome(&[
+        "run",
+        "builtin:dhall-linux",
+        "--cpus",
+        "0,1",
+        "--policy",
+        "pedf",
+        "--partition",
+        "wf-decreasing",
+        "-d",
+        "100ms",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} (cpus 1) already holds CPU 1: another tool owns this cpuset hierarchy",
+            theirs.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("cpuset.sched_load_balance")).unwrap(),
+        balance
+    );
+}

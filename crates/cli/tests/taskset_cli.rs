@@ -55,6 +55,7 @@ fn list_names_every_builtin() {
             "lf-scenario-4",
             "priority-inversion",
             "dhall",
+            "dhall-linux",
             "no-partition",
         ]
     );

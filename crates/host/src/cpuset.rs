@@ -124,6 +124,218 @@ impl CpusetDoor {
     }
 }
 
+/// Which cgroup hierarchy holds the cpuset controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgroupVersion {
+    /// cgroup v1: `/sys/fs/cgroup/cpuset` with `cpuset.cpu_exclusive` and
+    /// `cpuset.sched_load_balance` (this machine kind).
+    V1,
+    /// cgroup v2 (unified): partitions through `cpuset.cpus.partition = root`.
+    V2,
+    /// No cpuset controller is mounted.
+    Missing,
+}
+
+/// Where the cpuset controller is: v1 when [`CPUSET_ROOT`] is a cpuset
+/// mount, else v2 when the unified hierarchy's root offers `cpuset`.
+pub fn cgroup_version() -> CgroupVersion {
+    if Path::new(CPUSET_ROOT).join("cpuset.cpus").exists() {
+        return CgroupVersion::V1;
+    }
+    let v2 = fs::read_to_string("/sys/fs/cgroup/cgroup.controllers").unwrap_or_default();
+    if v2.split_whitespace().any(|c| c == "cpuset") {
+        CgroupVersion::V2
+    } else {
+        CgroupVersion::Missing
+    }
+}
+
+/// The exclusive cpusets of a SCHED_DEADLINE run on several domains (see
+/// [`super::placement`]): one `rtlab-edf-PID-K` per domain that is not the
+/// whole machine, each holding exactly the domain's CPUs with
+/// `cpu_exclusive = 1`, and load balancing off at the root so that each
+/// becomes a root domain of its own. Every change goes through the
+/// [`kernel_state`] ledger; dropping undoes them (threads moved back to the
+/// root, directories removed, then the root's load balancing restored).
+///
+/// cgroup v1 only. Under cgroup v2 the same is a child with
+/// `cpuset.cpus.partition = root`, and the kernel insists that the parent
+/// (the root cgroup) keeps at least one CPU for everything else: a
+/// partitioned run over every CPU of the machine would then keep its
+/// first domain in the parent's root domain. This machine kind has v1
+/// (`../shared/PLATFORM.md`), so that path could not be tested and is
+/// refused with that explanation rather than guessed.
+#[derive(Debug)]
+pub struct DomainCpusets {
+    doors: Vec<Option<CpusetDoor>>,
+    // Dropped in this order: the cpusets, then the root's load balancing.
+    _sets: Vec<SettingGuard>,
+    _root_balance: Option<SettingGuard>,
+}
+
+impl DomainCpusets {
+    /// What stands in the way of [`DomainCpusets::create`], checked
+    /// before anything is changed: no cgroup-v1 cpuset hierarchy, or a
+    /// cpuset of another tool (systemd's `AllowedCPUs`, `cset`, tuned, an
+    /// exclusive partition) holding one of the domains' CPUs.
+    pub fn check(domains: &[Vec<usize>], online: &[usize]) -> Result<(), HostError> {
+        let confined: Vec<&Vec<usize>> = domains
+            .iter()
+            .filter(|d| !is_whole_machine(d, online))
+            .collect();
+        let Some(first) = confined.first() else {
+            return Ok(());
+        };
+        let refuse = |cpus: &[usize], why: String| HostError::CpusetDomain {
+            cpus: cpu_list(cpus),
+            why,
+        };
+        match cgroup_version() {
+            CgroupVersion::V1 => {}
+            CgroupVersion::V2 => {
+                return Err(refuse(
+                    first,
+                    "this machine has cgroup v2, where a partition is `cpuset.cpus.partition = root` and the root \
+                     cgroup must keep at least one CPU; rtlab creates partitions with cgroup v1 only (the \
+                     hierarchy it was tested on), nothing was changed; use gfp/pfp (affinity only) or gedf on \
+                     every CPU"
+                        .into(),
+                ))
+            }
+            CgroupVersion::Missing => {
+                return Err(refuse(
+                    first,
+                    format!("no cpuset controller is mounted ({CPUSET_ROOT} is missing)"),
+                ))
+            }
+        }
+        let here = fs::read_to_string("/proc/self/cpuset").unwrap_or_else(|_| "/".into());
+        if here.trim() != "/" {
+            return Err(refuse(
+                first,
+                format!(
+                    "this process runs in cpuset {} (set up by another tool, e.g. systemd AllowedCPUs); \
+                     run rtlab from the root cpuset; nothing was changed",
+                    here.trim()
+                ),
+            ));
+        }
+        let Ok(entries) = fs::read_dir(CPUSET_ROOT) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(CPUSET_PREFIX) || !entry.path().is_dir() {
+                continue;
+            }
+            let theirs = read(&entry.path().join("cpuset.cpus"))
+                .map(|l| crate::platform::sources::parse_cpu_list(&l))
+                .unwrap_or_default();
+            for d in &confined {
+                if let Some(c) = d.iter().find(|c| theirs.contains(c)) {
+                    let exclusive =
+                        read(&entry.path().join("cpuset.cpu_exclusive")).is_ok_and(|v| v == "1");
+                    return Err(refuse(
+                        d,
+                        format!(
+                            "{} ({}cpus {}) already holds CPU {c}: another tool owns this cpuset hierarchy \
+                             (systemd AllowedCPUs, cset, tuned); nothing was changed",
+                            entry.path().display(),
+                            if exclusive { "an exclusive partition, " } else { "" },
+                            cpu_list(&theirs)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the cpusets of `domains` (those that are not every one of
+    /// `online`) after [`DomainCpusets::check`].
+    pub fn create(domains: &[Vec<usize>], online: &[usize]) -> Result<DomainCpusets, HostError> {
+        Self::check(domains, online)?;
+        let mut made = DomainCpusets {
+            doors: vec![None; domains.len()],
+            _sets: Vec::new(),
+            _root_balance: None,
+        };
+        if domains.iter().all(|d| is_whole_machine(d, online)) {
+            return Ok(made);
+        }
+        let root = PathBuf::from(CPUSET_ROOT);
+        let state_error = |cpus: &[usize]| {
+            let cpus = cpu_list(cpus);
+            move |e: StateError| match e {
+                StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => {
+                    HostError::from(e)
+                }
+                other => HostError::CpusetDomain {
+                    cpus: cpus.clone(),
+                    why: other.to_string(),
+                },
+            }
+        };
+        let all: Vec<usize> = domains.iter().flatten().copied().collect();
+        let ledger = kernel_state::ledger().map_err(state_error(&all))?;
+        made._root_balance = Some(
+            ledger
+                .set_value(&root.join("cpuset.sched_load_balance"), "0")
+                .map_err(state_error(&all))?,
+        );
+        let mems = read(&root.join("cpuset.mems")).map_err(|why| HostError::CpusetDomain {
+            cpus: cpu_list(&all),
+            why,
+        })?;
+        let first_mem = first_in_list(&mems).unwrap_or_else(|| "0".into());
+        for (k, d) in domains.iter().enumerate() {
+            if is_whole_machine(d, online) {
+                continue;
+            }
+            let dir = root.join(format!("{CPUSET_PREFIX}{}-{k}", std::process::id()));
+            made._sets
+                .push(ledger.create_cgroup(&dir).map_err(state_error(d))?);
+            let cpus = cpu_list(d);
+            for (file, value) in [
+                ("cpuset.cpus", cpus.as_str()),
+                ("cpuset.mems", first_mem.as_str()),
+                ("cpuset.cpu_exclusive", "1"),
+            ] {
+                write(&dir.join(file), value).map_err(|why| HostError::CpusetDomain {
+                    cpus: cpus.clone(),
+                    why,
+                })?;
+            }
+            made.doors[k] = Some(CpusetDoor {
+                cpu: d[0],
+                tasks: dir.join("tasks"),
+            });
+        }
+        Ok(made)
+    }
+
+    /// The door of domain `k`'s cpuset (`None`: the domain is the whole
+    /// machine, the default root domain).
+    pub fn door(&self, k: usize) -> Option<CpusetDoor> {
+        self.doors.get(k).cloned().flatten()
+    }
+}
+
+/// `0,1,3`: a CPU list as `cpuset.cpus` takes it.
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// True when `domain` is every online CPU: the default root domain.
+fn is_whole_machine(domain: &[usize], online: &[usize]) -> bool {
+    let mut d = domain.to_vec();
+    d.sort_unstable();
+    d == online
+}
+
 /// `rtlab-edf-PID` cpusets that no state file in `dir` describes: left by
 /// an rtlab older than the state files, or by one whose record was removed
 /// by hand. Each is listed with the pid in its name.
@@ -143,7 +355,7 @@ pub fn stray_cpusets(dir: &StateDir) -> std::io::Result<Vec<(PathBuf, u32)>> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(pid) = name
             .strip_prefix(CPUSET_PREFIX)
-            .and_then(|p| p.parse::<u32>().ok())
+            .and_then(|p| p.split('-').next()?.parse::<u32>().ok())
         else {
             continue;
         };

@@ -131,6 +131,16 @@ pub enum HostError {
         /// What failed, with the path.
         why: String,
     },
+    /// The exclusive cpusets that make each domain of a partitioned or
+    /// clustered SCHED_DEADLINE run a root domain of its own could not be
+    /// set up (or would take CPUs another tool's cpusets hold).
+    #[error("cannot make CPUs {cpus} a SCHED_DEADLINE root domain of their own: {why}")]
+    CpusetDomain {
+        /// The domain's CPUs, e.g. `0` or `2,3`.
+        cpus: String,
+        /// What failed or stands in the way, with the path.
+        why: String,
+    },
     /// A kernel setting could not be changed, or its original not recorded
     /// (see [`crate::kernel_state`]); e.g. another live rtlab holds it.
     #[error(transparent)]

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod figures;
+pub mod global_partitioned;
 pub mod headline;
 pub mod html;
 pub mod human;

@@ -31,6 +31,27 @@ pub enum RtError {
         /// How the limit is made up (the fair server's share).
         note: String,
     },
+    /// A root domain of a multiprocessor SCHED_DEADLINE run (one CPU under
+    /// pedf, a cluster under cedf, every CPU under gedf) whose tasks' WCETs
+    /// alone exceed what admission control allows on it.
+    #[error(
+        "SCHED_DEADLINE admission: the tasks on CPU(s) {cpus} ({tasks}) need sum C/T = {need:.3}, over the \
+         limit of that root domain, {limit:.3} = {note} (sched_rt_runtime_us / sched_rt_period_us); \
+         place them otherwise (--partition, the file's cpu fields), use more CPUs, or run with \
+         --no-rt-throttling (lifts the limit for the run); nothing was changed"
+    )]
+    DomainOverLimit {
+        /// The domain's CPUs.
+        cpus: String,
+        /// Its tasks, quoted.
+        tasks: String,
+        /// Sum of C/T of its tasks.
+        need: f64,
+        /// The admission limit of the domain.
+        limit: f64,
+        /// How the limit is made up.
+        note: String,
+    },
     /// A setting of a run or measurement that rtlab refuses before starting:
     /// `invalid {setting} {value}: {why}`, e.g. `invalid interval 5us: use at
     /// least 10us` (the CLI names the flag, `--{setting}`).

@@ -24,9 +24,12 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
-    rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n\n\
+    rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
+    rtlab compare builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
+    On --cpus: gedf -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
+    pfp:X -> pfp:X; the table adds migrations.\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
     --tolerance (default 10%) and 100us.";
 
@@ -66,6 +69,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             args.tolerance
         )));
     }
+    if let (Some(_), Some(_)) = (&args.with, args.flags.multiprocessor()?) {
+        return Err(usage(
+            "--with rt-app compares one-CPU runs; on --cpus compare with the simulator (without --with)",
+        ));
+    }
     if let Some(tool) = &args.with {
         return match tool.as_str() {
             "rt-app" => {
@@ -77,13 +85,31 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ))),
         };
     }
-    let cfg = args.flags.config()?;
-    let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
-        return Err(usage(
-            "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
-        ));
+    let mut cfg = args.flags.config()?;
+    let placed = args
+        .flags
+        .place(rtlab_model::file::load(&args.flags.taskset)?.set, &mut cfg)?;
+    let spec = match &cfg.placement {
+        // gedf -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, ...
+        Some(p) => p
+            .model_scheduler(cfg.policy)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--policy {}: the simulator has no model of it",
+                    cfg.policy_name()
+                ))
+            })?
+            .parse::<SchedulerSpec>()
+            .map_err(|e| usage(e.to_string()))?,
+        None => {
+            let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
+                return Err(usage(
+                    "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
+                ));
+            };
+            SchedulerSpec::from(model)
+        }
     };
-    let spec = SchedulerSpec::from(model);
     let protocol = match cfg.protocol {
         LockProtocol::None => Protocol::None,
         LockProtocol::Pip => Protocol::Pip,
@@ -95,12 +121,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         protocol,
         ..SimConfig::new(Nanos::from_ns(1))
     };
-    rtlab_sim::simulate(
-        &rtlab_model::file::load(&args.flags.taskset)?.set,
-        &spec,
-        &probe,
-    )
-    .map_err(|e| {
+    rtlab_sim::simulate(&placed, &spec, &probe).map_err(|e| {
         usage(format!(
             "--protocol {protocol} with --policy {}: {e}",
             cfg.policy
@@ -193,6 +214,14 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
     if locks {
         header.extend(["lock wait max real", "lock wait max sim"]);
     }
+    let multi = c.real.cpus.is_some();
+    if multi {
+        header.extend([
+            "migrated jobs real",
+            "migrations sim",
+            "kernel migrations real",
+        ]);
+    }
     let mut t = table::new(&header, &header[1..]);
     for task in &c.tasks {
         let differs = |f: &str| task.differences.iter().any(|d| d == f);
@@ -218,6 +247,17 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
             row.push(table::opt_ns(task.max_blocked_ns.0));
             row.push(table::opt_ns(task.max_blocked_ns.1));
         }
+        if multi {
+            row.push(task.migrations.0.to_string());
+            row.push(task.migrations.1.to_string());
+            let kernel = c
+                .real
+                .tasks
+                .iter()
+                .find(|t| t.name == task.name)
+                .and_then(|t| t.kernel_migrations);
+            row.push(kernel.map_or("-".into(), |k| k.to_string()));
+        }
         t.add_row(row);
     }
     out.push_str(&table::render(&t));
@@ -242,6 +282,13 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
         "real R includes wake-up latency and kernel overheads the model leaves out; \
          real preemptions are involuntary context switches during jobs (interrupts and kernel threads count too)\n",
     );
+    if multi {
+        out.push_str(
+            "migrations: real = jobs that finished on another CPU than they started on (sched_getcpu; a job \
+             moved and moved back counts 0), sim = every resumption on another processor; kernel = every move \
+             of the thread, between jobs too\n",
+        );
+    }
     if locks {
         out.push_str(&format!(
             "critical sections under --protocol {}: lock wait = time a job spent waiting to take a lock \

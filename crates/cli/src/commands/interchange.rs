@@ -132,7 +132,7 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
                 )));
             }
             let spec: SchedulerSpec = scheduler.rtlab_spec().parse()?;
-            placed = crate::placement::partitioned(set, &spec, heuristic)?;
+            placed = crate::placement::for_scheduler(set, &spec, heuristic, "nothing was done")?;
             &placed
         }
         None => set,

@@ -19,10 +19,15 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s --plot s4-dm.svg\n  \
     rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
-    rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n\n\
+    rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
+    On several CPUs (--cpus LIST): gedf (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
+    exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
+    pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
@@ -109,9 +114,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// The human summary: a headline, a table per task, and the totals.
 pub fn describe(r: &RunReport, origin: &str) -> String {
     let origin = printable(origin);
-    let placement = r
-        .cpu
-        .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}"));
+    let placement = match (&r.cpus, r.cpu) {
+        (Some(cpus), _) => format!("on CPUs {}", rtlab_rt::executor::placement::list(cpus)),
+        (None, Some(c)) => format!("pinned to CPU {c}"),
+        (None, None) => "not pinned".to_string(),
+    };
     let mut out = format!(
         "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",
         printable(&r.taskset),
@@ -140,6 +147,10 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
     if locks {
         header.push("lock wait max");
     }
+    let multi = r.cpus.is_some();
+    if multi {
+        header.extend(["cpus", "migrated jobs", "kernel migrations"]);
+    }
     let mut t = table::new(&header, &header[2..]);
     for m in &r.tasks {
         let mut row = vec![
@@ -160,6 +171,15 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         if locks {
             row.push(table::opt_ns(m.max_blocked_ns));
         }
+        if multi {
+            row.push(
+                m.cpus
+                    .as_deref()
+                    .map_or("-".into(), rtlab_rt::executor::placement::list),
+            );
+            row.push(m.migrations.to_string());
+            row.push(m.kernel_migrations.map_or("-".into(), |k| k.to_string()));
+        }
         t.add_row(row);
     }
     out.push_str(&table::render(&t));
@@ -168,6 +188,12 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
             "\n\ncritical sections under --protocol {}: lock wait = time a job spent inside pthread_mutex_lock",
             r.protocol
         ));
+    }
+    if multi {
+        out.push_str(
+            "\n\nmigrated jobs: jobs that finished on another CPU than they started on (sched_getcpu); \
+             kernel migrations: every move of the thread over the run, between jobs too (se.nr_migrations)",
+        );
     }
     out.push_str(&format!(
         "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} start-deadline misses, {} preemptions, {} context switches ({:.1}/s)\n",

@@ -14,7 +14,7 @@ mod kernel;
 mod leftover;
 mod metadata;
 mod scheduler;
-mod sources;
+pub(crate) mod sources;
 
 use serde::Serialize;
 
@@ -163,6 +163,11 @@ pub fn probe(dir: &StateDir) -> PlatformReport {
         privileges: host::privileges_item(),
         leftover_state: leftover::leftover_item(dir),
     }
+}
+
+/// The CPUs listed in `/sys/devices/system/cpu/online` (`0-3,8`), ascending.
+pub fn online_cpus() -> Vec<usize> {
+    sources::online_cpus()
 }
 
 #[cfg(test)]

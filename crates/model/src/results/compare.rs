@@ -35,9 +35,18 @@ pub struct TaskComparison {
     /// 0 whenever a protocol keeps the job from asking (IPCP).
     #[serde(skip_serializing_if = "neither")]
     pub max_blocked_ns: (Option<u64>, Option<u64>),
+    /// Migrations (real: jobs that finished on another CPU than they
+    /// started on; simulated: resumptions on another processor); absent
+    /// from the JSON when both are 0 (always on one CPU).
+    #[serde(skip_serializing_if = "both_zero")]
+    pub migrations: (u64, u64),
     /// The fields that differ beyond the tolerance: `misses`,
     /// `max_response`, `mean_response`.
     pub differences: Vec<String>,
+}
+
+fn both_zero(pair: &(u64, u64)) -> bool {
+    *pair == (0, 0)
 }
 
 fn neither(pair: &(Option<u64>, Option<u64>)) -> bool {
@@ -110,6 +119,7 @@ pub fn compare_task(real: &TaskMetrics, sim: &TaskMetrics, tolerance: f64) -> Ta
             _ => None,
         },
         max_blocked_ns: (real.max_blocked_ns, sim.max_blocked_ns),
+        migrations: (real.migrations, sim.migrations),
         differences,
     }
 }

@@ -54,6 +54,7 @@
 pub mod job_files;
 pub mod job_log;
 pub mod locks;
+pub mod placement;
 pub mod policy_map;
 pub mod record;
 mod skip;
@@ -76,9 +77,10 @@ use rtlab_sys::clock::{monotonic_now, MonotonicClock};
 pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
 pub use locks::{LockProtocol, LOCK_PROTOCOLS};
+pub use placement::{Placement, Scope};
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
-use rtlab_host::cpuset::{CpusetDoor, ExclusiveCpuset};
+pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
@@ -162,6 +164,9 @@ pub struct RunConfig {
     pub no_rt_throttling: bool,
     /// The protocol of the critical sections' mutexes (see [`locks`]).
     pub protocol: LockProtocol,
+    /// A multiprocessor run (`--cpus LIST`): its CPUs, domains and each
+    /// task's domain (see [`placement`]); `cpu` is then `None`.
+    pub placement: Option<Placement>,
 }
 
 impl RunConfig {
@@ -179,6 +184,16 @@ impl RunConfig {
             mlock: true,
             no_rt_throttling: false,
             protocol: LockProtocol::None,
+            placement: None,
+        }
+    }
+
+    /// The run's name of its policy: `--policy` on one CPU, or on several
+    /// `gedf`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` ([`Placement::policy_name`]).
+    pub fn policy_name(&self) -> String {
+        match &self.placement {
+            Some(p) => p.policy_name(self.policy),
+            None => self.policy.name().to_string(),
         }
     }
 }
@@ -265,7 +280,43 @@ fn checked_policies(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Policy>, RtErr
     for p in &policies {
         p.validate()?;
     }
+    if let Some(placement) = &cfg.placement {
+        check_placement(set, cfg, placement)?;
+    }
     Ok(policies)
+}
+
+/// Refuses a multiprocessor run that cannot be set up, before anything is
+/// changed: CPUs offline, missing, too many or not allowed, a placement
+/// that does not cover every task, a domain whose SCHED_DEADLINE
+/// bandwidth is over the kernel's admission limit, cpusets of another tool
+/// in the way.
+fn check_placement(set: &TaskSet, cfg: &RunConfig, placement: &Placement) -> Result<(), RtError> {
+    let online = rtlab_host::platform::online_cpus();
+    let allowed = policy::allowed_cpus()?;
+    placement.check_cpus(&online, &allowed)?;
+    if placement.task_domain.len() != set.tasks.len()
+        || placement
+            .task_domain
+            .iter()
+            .any(|&d| d >= placement.domains.len())
+    {
+        return Err(RtError::Invalid {
+            what: format!("placement of task set `{}`", set.name),
+            why: "every task needs a domain among the run's CPUs".into(),
+        });
+    }
+    if cfg.policy.is_deadline() {
+        let mut policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
+        let throttling = if cfg.no_rt_throttling {
+            None
+        } else {
+            RtThrottling::read().ok()
+        };
+        fit_to_admission(set, cfg, throttling, &mut policies)?;
+        DomainCpusets::check(&placement.domains, &online)?;
+    }
+    Ok(())
 }
 
 /// [`run`], with every job also written to `sinks` as the run goes (on a
@@ -305,6 +356,13 @@ pub fn run_recording(
         (true, Some(cpu)) => Some(ExclusiveCpuset::create(cpu)?),
         _ => None,
     };
+    let domain_cpusets = match (&cfg.placement, cfg.policy.is_deadline()) {
+        (Some(p), true) => Some(DomainCpusets::create(
+            &p.domains,
+            &rtlab_host::platform::online_cpus(),
+        )?),
+        _ => None,
+    };
     let _memory = if cfg.mlock {
         Some(policy::lock_memory()?)
     } else {
@@ -341,7 +399,12 @@ pub fn run_recording(
             task: task.clone(),
             policy: policies[i],
             cpu: cfg.cpu,
-            cpuset: cpuset.as_ref().map(ExclusiveCpuset::door),
+            cpuset: match (&cpuset, &domain_cpusets, &cfg.placement) {
+                (Some(one), _, _) => Some(one.door()),
+                (None, Some(sets), Some(p)) => sets.door(p.task_domain[i]),
+                _ => None,
+            },
+            affinity: cfg.placement.as_ref().map(|p| p.cpus_of_task(i).to_vec()),
             duration: cfg.duration,
             on_miss: cfg.on_miss,
             lag_controller: cfg.lag_controller,
@@ -475,6 +538,7 @@ pub fn run_recording(
         }
     }
     drop(cpuset);
+    drop(domain_cpusets);
     let ended = run_end.ended();
     // Every thread that reported has queued its last record: drain them.
     let written = writer.map_or_else(Vec::new, |w| w.finish().finish());
@@ -515,6 +579,9 @@ pub fn fit_to_admission(
     let Some(limit) = throttling.and_then(|t| t.limit()) else {
         return Ok(());
     };
+    if let Some(placement) = &cfg.placement {
+        return fit_domains_to_admission(set, placement, limit, policies);
+    }
     let cpus = match cfg.cpu {
         Some(_) => 1,
         None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
@@ -531,6 +598,56 @@ pub fn fit_to_admission(
             String::new()
         },
     })
+}
+
+/// [`fit_to_admission`] per root domain: the kernel admits deadline
+/// bandwidth per root domain, up to its CPUs x (`limit` - the fair
+/// server's share). A domain whose WCETs alone exceed that is refused
+/// with its CPUs, tasks, sum and limit.
+fn fit_domains_to_admission(
+    set: &TaskSet,
+    placement: &Placement,
+    limit: f64,
+    policies: &mut [Policy],
+) -> Result<(), RtError> {
+    let fair = policy::fair_server_share();
+    for (d, cpus) in placement.domains.iter().enumerate() {
+        let members = placement.tasks_of(d);
+        if members.is_empty() {
+            continue;
+        }
+        let sub = TaskSet::new(
+            set.name.clone(),
+            members.iter().map(|&i| set.tasks[i].clone()).collect(),
+        );
+        let mut sub_policies: Vec<Policy> = members.iter().map(|&i| policies[i]).collect();
+        let admitted = (limit - fair) * cpus.len() as f64;
+        fit_deadline_budgets(&sub, &mut sub_policies, admitted).map_err(|need| {
+            RtError::DomainOverLimit {
+                cpus: placement::list(cpus),
+                tasks: sub
+                    .tasks
+                    .iter()
+                    .map(|t| format!("`{}`", t.name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                need,
+                limit: admitted,
+                note: if fair > 0.0 {
+                    format!(
+                        "{} x ({limit:.3} - {fair:.3} for the fair server since Linux 6.12)",
+                        cpus.len()
+                    )
+                } else {
+                    format!("{} x {limit:.3}", cpus.len())
+                },
+            }
+        })?;
+        for (&i, p) in members.iter().zip(sub_policies) {
+            policies[i] = p;
+        }
+    }
+    Ok(())
 }
 
 /// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the sum of
@@ -610,6 +727,8 @@ struct TaskThread {
     policy: Policy,
     cpu: Option<usize>,
     cpuset: Option<CpusetDoor>,
+    /// The CPUs of its domain on a multiprocessor run (`--cpus`).
+    affinity: Option<Vec<usize>>,
     duration: Nanos,
     on_miss: Overrun,
     lag_controller: Option<ControllerKind>,
@@ -625,9 +744,12 @@ struct TaskThread {
 impl TaskThread {
     /// Affinity (or the cpuset, for SCHED_DEADLINE), then the policy.
     fn set_up(&self) -> Result<(), RtError> {
-        match (&self.cpuset, self.cpu) {
-            (Some(set), _) => set.add_current_thread()?,
-            (None, Some(cpu)) if !matches!(self.policy, Policy::Deadline { .. }) => {
+        match (&self.cpuset, self.cpu, &self.affinity) {
+            (Some(set), _, _) => set.add_current_thread()?,
+            // A deadline thread of a domain that is the whole machine: its
+            // affinity is the root domain, as the kernel requires.
+            (None, _, Some(cpus)) => policy::set_current_thread_affinity(cpus)?,
+            (None, Some(cpu), None) if !matches!(self.policy, Policy::Deadline { .. }) => {
                 policy::set_current_thread_affinity(&[cpu])?
             }
             _ => {}
@@ -678,6 +800,8 @@ impl TaskThread {
         };
         let mut clock = MonotonicClock;
         let switches_at_start = thread_switches();
+        let multi = self.affinity.is_some();
+        let migrations_at_start = multi.then(thread_migrations).flatten();
         let mut lock_errors = 0;
         let mut k: u64 = 0;
         while let Some(release) = self.release(k) {
@@ -707,6 +831,7 @@ impl TaskThread {
             }
             let before = thread_switches();
             let began = monotonic_now().saturating_sub(start);
+            let start_cpu = if multi { current_cpu() } else { None };
             let work = plan.execute(&self.resources, t.wcet, &shared.stop);
             lock_errors += work.lock_errors;
             let done = work.done;
@@ -723,8 +848,11 @@ impl TaskThread {
                 voluntary_switches: after.0.saturating_sub(before.0),
                 involuntary_switches: after.1.saturating_sub(before.1),
                 cpu: done.then(current_cpu).flatten(),
-                start_cpu: None,
-                migrations: 0,
+                start_cpu,
+                migrations: match (start_cpu, done.then(current_cpu).flatten()) {
+                    (Some(a), Some(b)) if a != b => 1,
+                    _ => 0,
+                },
                 blocked: work.blocked,
             };
             if !done {
@@ -744,6 +872,8 @@ impl TaskThread {
         }
         let switches_at_end = thread_switches();
         TaskOutcome {
+            kernel_migrations: migrations_at_start
+                .and_then(|a| Some(thread_migrations()?.saturating_sub(a))),
             summary: log.summary,
             context_switches: (switches_at_end.0 + switches_at_end.1)
                 .saturating_sub(switches_at_start.0 + switches_at_start.1),
@@ -803,6 +933,20 @@ impl TaskThread {
         }
         log.unstarted(&self.task, run_from, run_len, ended);
     }
+}
+
+/// How often the kernel moved the calling thread to another CPU so far
+/// (`se.nr_migrations` of `/proc/thread-self/sched`; `None` without
+/// CONFIG_SCHED_DEBUG's file).
+fn thread_migrations() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+    text.lines()
+        .find(|l| l.trim_start().starts_with("se.nr_migrations"))?
+        .split(':')
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The CPU the calling thread runs on.
@@ -884,11 +1028,15 @@ fn summarise(
             lost_tasks.push(name.clone());
             TaskOutcome::default()
         });
-        let m = TaskRunMetrics::from_summary(
+        let mut m = TaskRunMetrics::from_summary(
             name,
             &outcome.summary,
             thread_policy_text(&policies[i], cfg),
         );
+        if let Some(p) = &cfg.placement {
+            m.cpus = Some(p.cpus_of_task(i).to_vec());
+            m.kernel_migrations = outcome.kernel_migrations;
+        }
         context_switches += outcome.context_switches;
         jobs_dropped += outcome.jobs_dropped;
         lock_errors += outcome.lock_errors;
@@ -897,11 +1045,15 @@ fn summarise(
     let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
     let seconds = ended.as_secs_f64();
     RunReport {
-        policy: cfg.policy.name().into(),
-        scheduler: cfg
-            .policy
-            .model_scheduler(rr_timeslice())
-            .map(|m| m.to_string()),
+        policy: cfg.policy_name(),
+        scheduler: match &cfg.placement {
+            Some(p) => p.model_scheduler(cfg.policy),
+            None => cfg
+                .policy
+                .model_scheduler(rr_timeslice())
+                .map(|m| m.to_string()),
+        },
+        cpus: cfg.placement.as_ref().map(|p| p.cpus.clone()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),

@@ -33,6 +33,15 @@ pub struct TaskRunMetrics {
     pub voluntary_switches: u64,
     /// Priority or SCHED_DEADLINE parameters the thread ran with.
     pub thread_policy: String,
+    /// On a multiprocessor run, the CPUs the thread could run on (its
+    /// domain); absent on one CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+    /// On a multiprocessor run, how often the kernel moved the thread to
+    /// another CPU during the run, between jobs too (`se.nr_migrations`
+    /// of /proc/thread-self/sched); absent on one CPU or without that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_migrations: Option<u64>,
 }
 
 impl TaskRunMetrics {
@@ -46,6 +55,8 @@ impl TaskRunMetrics {
             start_deadline_misses: summary.start_deadline_misses(),
             voluntary_switches: summary.voluntary_switches(),
             thread_policy,
+            cpus: None,
+            kernel_migrations: None,
         }
     }
 }
@@ -73,8 +84,12 @@ pub struct RunReport {
     pub ended_ns: u64,
     /// True when Ctrl-C ended the run.
     pub interrupted: bool,
-    /// The CPU the threads were pinned to (null with `--no-pin`).
+    /// The CPU the threads were pinned to (null with `--no-pin` and on
+    /// several CPUs).
     pub cpu: Option<usize>,
+    /// The CPUs of a multiprocessor run (`--cpus`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
     /// Locking protocol of the critical sections' mutexes: none, pip or ipcp.
     pub protocol: String,
     /// Overrun policy: continue or skip.
@@ -147,6 +162,9 @@ pub struct TaskOutcome {
     pub jobs_dropped: u64,
     /// Failed lock or unlock calls of its critical sections.
     pub lock_errors: u64,
+    /// On a multiprocessor run, the kernel's count of the thread's
+    /// migrations over the run.
+    pub kernel_migrations: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {

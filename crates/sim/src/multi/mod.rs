@@ -84,7 +84,7 @@ pub struct MultiRun {
 }
 
 /// A sub-run: its processors and its tasks (indices into the set).
-type Group = (Vec<u32>, Vec<usize>);
+pub type Group = (Vec<u32>, Vec<usize>);
 
 /// Where job records go.
 pub type JobSink = Box<dyn FnMut(&JobRecord)>;
@@ -327,7 +327,7 @@ pub fn run(
 /// first such on ties) among those it fits (a cluster of k processors
 /// holds utilization at most k). Worst fit spreads the load, which global
 /// EDF inside a cluster needs more than packing (Dhall's effect).
-fn clusters(set: &TaskSet) -> Result<Vec<Group>, String> {
+pub fn clusters(set: &TaskSet) -> Result<Vec<Group>, String> {
     let platform = &set.platform;
     let mut groups: Vec<Group> = platform
         .effective_clusters()
