@@ -580,6 +580,11 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: invalid --threads 1024 x --histogram-buckets 20000: use at most 16777216 buckets in all (128 MiB)\n",
         ),
         (
+            &["latency", "--relative", "--policy", "deadline", "-D", "1s"],
+            2,
+            "error: invalid --relative: a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period); a sleep counted from the previous wake-up would drift off that period and measure a sporadic task instead: use --relative with --policy fifo, rr or other\n",
+        ),
+        (
             &["lag-study", "--periods", "5us"],
             2,
             "error: invalid --periods 5us: use at least 10us\n",

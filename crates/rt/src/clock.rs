@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 
 use rtlab_model::Nanos;
 
-use crate::sys::time::{clock_gettime, clock_nanosleep_until, ClockId};
+use crate::sys::time::{clock_gettime, clock_nanosleep_for, clock_nanosleep_until, ClockId};
 
 /// A monotonic time source, in nanoseconds since an arbitrary origin.
 pub trait Clock {
@@ -54,6 +54,21 @@ pub fn wait_until(t: Nanos) {
         if e.kind() != std::io::ErrorKind::Interrupted || crate::interrupt::interrupted() {
             return;
         }
+    }
+}
+
+/// Sleeps for `d` from now on `CLOCK_MONOTONIC` with a relative
+/// `clock_nanosleep` (cyclictest's `-r`, Ada's `delay`): whatever made the
+/// caller late before the call is not made up for, so lateness accumulates
+/// over a loop of such sleeps. A signal's interruption sleeps the remaining
+/// time, except after a stop signal, as in [`wait_until`].
+pub fn sleep_for(d: Nanos) {
+    let mut left = d;
+    while let Err((e, remaining)) = clock_nanosleep_for(libc::CLOCK_MONOTONIC, left) {
+        if e.kind() != std::io::ErrorKind::Interrupted || crate::interrupt::interrupted() {
+            return;
+        }
+        left = remaining;
     }
 }
 
