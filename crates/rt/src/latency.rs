@@ -644,8 +644,14 @@ fn setup_thread(cfg: &ProbeConfig, i: usize) -> Result<(), RtError> {
     policy::set_current_thread_policy(&cfg.policy_of(i))
 }
 
-/// The measuring loop of the thread's [`TimerMode`]. Nothing here
-/// allocates, locks or prints.
+/// The measuring loop. Nothing here allocates, locks or prints.
+///
+/// Absolute timers (cyclictest's default): sleep until `next`, latency
+/// `now - next`, `next += interval`, skipping periods already past.
+/// Relative timers (cyclictest's `-r`): `next = now() + interval`, sleep
+/// `interval`, latency `now - next`; the thread first sleeps until the
+/// common `start`, so its drift is measured from the same grid as the
+/// absolute threads'.
 fn measure(
     cfg: &ProbeConfig,
     i: usize,
@@ -654,74 +660,27 @@ fn measure(
     stop: &AtomicBool,
     rec: &mut Recorder,
 ) {
-    match cfg.timer {
-        TimerMode::Absolute => measure_absolute(cfg, i, start, loops, stop, rec),
-        TimerMode::Relative => measure_relative(cfg, i, start, loops, stop, rec),
-    }
-}
-
-/// cyclictest's `-r` loop: `before = now(); sleep(interval); now()`, the
-/// latency `now - (before + interval)`. The thread first sleeps until the
-/// common `start`, so `drift` is measured from the same grid as the
-/// absolute threads'.
-fn measure_relative(
-    cfg: &ProbeConfig,
-    i: usize,
-    start: Nanos,
-    loops: u64,
-    stop: &AtomicBool,
-    rec: &mut Recorder,
-) {
     let mut clock = MonotonicClock;
     let interval = cfg.interval_of(i);
     let end = cfg.duration.map(|d| start.saturating_add(d));
-    clock.sleep_until(start);
-    let mut previous: Option<Nanos> = None;
-    for index in 0..loops {
-        let before = clock.now();
-        let target = before.saturating_add(interval);
-        if stop.load(Ordering::Relaxed) || end.is_some_and(|e| target > e) {
-            break;
-        }
-        crate::clock::sleep_for(interval);
-        let now = clock.now();
-        if now < target {
-            // Woken early by a stop signal: no sample.
-            break;
-        }
-        let latency = now.saturating_sub(target);
-        let jitter = previous.map(|p| {
-            (now.as_ns() as i64)
-                .saturating_sub(p.as_ns() as i64)
-                .saturating_sub(interval.as_ns() as i64)
-        });
-        rec.record(index, target.saturating_sub(start), latency, jitter);
-        let grid = start.saturating_add(interval.checked_mul(index + 1).unwrap_or(Nanos::MAX));
-        rec.drift = Some(now.saturating_sub(grid));
-        previous = Some(now);
-    }
-}
-
-/// cyclictest's default loop: sleep until `next`, latency `now - next`,
-/// `next += interval`, skipping periods already past.
-fn measure_absolute(
-    cfg: &ProbeConfig,
-    i: usize,
-    start: Nanos,
-    loops: u64,
-    stop: &AtomicBool,
-    rec: &mut Recorder,
-) {
-    let mut clock = MonotonicClock;
-    let interval = cfg.interval_of(i);
-    let end = cfg.duration.map(|d| start.saturating_add(d));
+    let relative = cfg.timer == TimerMode::Relative;
     let mut next = start.saturating_add(interval);
+    if relative {
+        clock.sleep_until(start);
+    }
     let mut previous: Option<Nanos> = None;
     for index in 0..loops {
+        if relative {
+            next = clock.now().saturating_add(interval);
+        }
         if stop.load(Ordering::Relaxed) || end.is_some_and(|e| next > e) {
             break;
         }
-        clock.sleep_until(next);
+        if relative {
+            crate::clock::sleep_for(interval);
+        } else {
+            clock.sleep_until(next);
+        }
         // Woken early, by a stop signal (`crate::interrupt`): wait for the
         // halt, which follows within 50 ms, in short sleeps; no sample.
         while clock.now() < next && !stop.load(Ordering::Relaxed) {
@@ -739,10 +698,15 @@ fn measure_absolute(
         });
         rec.record(index, next.saturating_sub(start), latency, jitter);
         previous = Some(now);
-        next = next.saturating_add(interval);
-        while next <= now {
+        if relative {
+            let grid = interval.checked_mul(index + 1).unwrap_or(Nanos::MAX);
+            rec.drift = Some(now.saturating_sub(start.saturating_add(grid)));
+        } else {
             next = next.saturating_add(interval);
-            rec.missed += 1;
+            while next <= now {
+                next = next.saturating_add(interval);
+                rec.missed += 1;
+            }
         }
     }
 }
