@@ -25,6 +25,14 @@ pub trait Sleeper: Clock {
     /// signals are retried, except that [`MonotonicClock`] returns early
     /// after a stop signal (see [`wait_until`]).
     fn sleep_until(&mut self, t: Nanos);
+
+    /// Blocks for `d` from now: a relative sleep (Ada's `delay`). The
+    /// default sleeps until `now() + d`; [`MonotonicClock`] makes the
+    /// kernel's relative `clock_nanosleep` call ([`sleep_for`]).
+    fn sleep_for(&mut self, d: Nanos) {
+        let t = self.now().saturating_add(d);
+        self.sleep_until(t);
+    }
 }
 
 /// `CLOCK_MONOTONIC`, slept on with `clock_nanosleep(TIMER_ABSTIME)`.
@@ -40,6 +48,10 @@ impl Clock for MonotonicClock {
 impl Sleeper for MonotonicClock {
     fn sleep_until(&mut self, t: Nanos) {
         wait_until(t);
+    }
+
+    fn sleep_for(&mut self, d: Nanos) {
+        sleep_for(d);
     }
 }
 

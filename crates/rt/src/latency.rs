@@ -677,7 +677,7 @@ fn measure(
             break;
         }
         if relative {
-            crate::clock::sleep_for(interval);
+            clock.sleep_for(interval);
         } else {
             clock.sleep_until(next);
         }

@@ -10,6 +10,7 @@
 //! * [`work`]: CPU-time burn and the calibrated kilo-whet.
 //! * [`latency`]: the latency probe (cyclictest's measurement), and
 //!   [`cyclictest_json`]: its results in cyclictest's `--json` layout.
+//! * [`drift`]: relative versus absolute sleeps (`rtlab drift`, seed 003).
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
 //! * [`executor`]: task sets on real threads (`rtlab run`), every job recorded.
@@ -37,6 +38,7 @@ pub mod characterize;
 pub mod clock;
 pub mod cpu_lock;
 pub mod cyclictest_json;
+pub mod drift;
 pub mod error;
 pub mod executor;
 pub mod hartstone;
