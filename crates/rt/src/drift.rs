@@ -282,20 +282,38 @@ impl Wake {
     }
 }
 
-/// Runs one loop of `kind` with period `period` from `start` until a
-/// target would pass `end` or `stop` is set, calling `on_wake` after each
-/// wake-up and then burning `work` of CPU time. Nothing here allocates
-/// unless `on_wake` does.
+/// One loop to run: its kind and period, from `start` until a target
+/// would pass `end`, burning `work` of CPU time after each wake-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopSpec {
+    /// How it sleeps.
+    pub kind: SleepKind,
+    /// Its period `T`.
+    pub period: Nanos,
+    /// The common start: the grid is `start + n * T`.
+    pub start: Nanos,
+    /// No target after this.
+    pub end: Nanos,
+    /// CPU time burnt after each wake-up.
+    pub work: Nanos,
+}
+
+/// Runs the loop `spec` until a target would pass its end or `stop` is
+/// set, calling `on_wake` after each wake-up (then burning the work).
+/// Nothing here allocates unless `on_wake` does.
 pub fn run_loop<S: Sleeper>(
     clock: &mut S,
-    kind: SleepKind,
-    period: Nanos,
-    start: Nanos,
-    end: Nanos,
-    work: Nanos,
+    spec: LoopSpec,
     stop: &AtomicBool,
     mut on_wake: impl FnMut(Wake),
 ) {
+    let LoopSpec {
+        kind,
+        period,
+        start,
+        end,
+        work,
+    } = spec;
     clock.sleep_until(start);
     let mut next = start.saturating_add(period);
     let mut grid: u64 = 1;
@@ -501,11 +519,13 @@ pub fn run_drift(cfg: &DriftConfig, stop: &AtomicBool) -> Result<DriftReport, Rt
                     let end = start.saturating_add(cfg.duration);
                     run_loop(
                         &mut MonotonicClock,
-                        kind,
-                        cfg.period,
-                        start,
-                        end,
-                        cfg.work,
+                        LoopSpec {
+                            kind,
+                            period: cfg.period,
+                            start,
+                            end,
+                            work: cfg.work,
+                        },
                         stop,
                         |w| rec.record(w),
                     );
@@ -565,11 +585,13 @@ mod tests {
         let stop = AtomicBool::new(false);
         run_loop(
             &mut clock,
-            kind,
-            T,
-            Nanos::from_ms(10),
-            end,
-            Nanos::ZERO,
+            LoopSpec {
+                kind,
+                period: T,
+                start: Nanos::from_ms(10),
+                end,
+                work: Nanos::ZERO,
+            },
             &stop,
             |w| wakes.push(w),
         );
@@ -579,10 +601,10 @@ mod tests {
     /// Hand-computed: sleeps overshoot by 20us, reads cost 1us. The
     /// absolute loop wakes at 10ms + k ms + 20us every time (lag 20us,
     /// constant); the relative loop's k-th target is the previous wake-up
-    /// + 1 ms + the two clock reads between the wake-up and the sleep, so
-    /// its lag grows by 20us + 2us = 22us a period; the compensated loop
-    /// aims at the grid and keeps a constant lag of 20us + the 1us read
-    /// between computing `next - now` and sleeping.
+    /// plus 1 ms plus the two clock reads between the wake-up and the
+    /// sleep, so its lag grows by 20us + 2us = 22us a period; the
+    /// compensated loop aims at the grid and keeps a constant lag of 20us
+    /// plus the 1us read between computing `next - now` and sleeping.
     #[test]
     fn scripted_lags_grow_only_for_the_relative_loop() {
         let (lag, read) = (Nanos::from_us(20), Nanos::from_us(1));
@@ -626,11 +648,13 @@ mod tests {
             let mut wakes = Vec::with_capacity(256);
             run_loop(
                 &mut MonotonicClock,
-                kind,
-                period,
-                start,
-                end,
-                Nanos::from_us(20),
+                LoopSpec {
+                    kind,
+                    period,
+                    start,
+                    end,
+                    work: Nanos::from_us(20),
+                },
                 &stop,
                 |w| wakes.push(w),
             );
