@@ -239,7 +239,7 @@ pub fn csv(report: &DriftReport) -> Result<String, csv::Error> {
         row.extend(
             others
                 .iter()
-                .map(|l| match (at(l), absolute.and_then(|a| at(a))) {
+                .map(|l| match (at(l), absolute.and_then(&at)) {
                     (Some(x), Some(a)) => (x.as_ns() as i64 - a.as_ns() as i64).to_string(),
                     _ => String::new(),
                 }),
