@@ -56,7 +56,7 @@ use crate::stats::{new_histogram, Extremes, Summary};
 pub const MAX_WINDOWS: u64 = 20_000;
 
 /// Why the drift loops are not run under SCHED_DEADLINE (see
-/// [`crate::latency::RELATIVE_DEADLINE_REFUSAL`]).
+/// `rtlab_probe::latency::RELATIVE_DEADLINE_REFUSAL`, which says the same for `latency`).
 pub const DEADLINE_REFUSAL: &str = "a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period), so relative sleeps would only drift off it: use --policy fifo, rr or other";
 
 /// How a loop sleeps between its wake-ups.
