@@ -1,9 +1,9 @@
 //! `rtlab drift` on paper: the summary table, the JSON document, the CSV
 //! time series and the plot of lag against time, from a
-//! [`DriftReport`](rtlab_rt::drift::DriftReport).
+//! [`DriftRun`](rtlab_model::results::drift::DriftRun) (`rtlab_rt::drift` measures it).
 
+use rtlab_model::results::drift::{DriftLoop as LoopReport, DriftRun as DriftReport, SleepKind};
 use rtlab_model::Nanos;
-use rtlab_rt::drift::{DriftReport, LoopReport, SleepKind};
 use serde::Serialize;
 
 use crate::plot::{self, PlotResult};
@@ -77,8 +77,8 @@ fn loop_document(report: &DriftReport, l: &LoopReport) -> DriftLoopDocument {
         tid: l.tid,
         wakeups: l.wakeups,
         skipped: l.skipped,
-        latency_avg_ns: l.latency.mean().as_ns(),
-        latency_max_ns: l.latency.max.as_ns(),
+        latency_avg_ns: l.latency_avg.as_ns(),
+        latency_max_ns: l.latency_max.as_ns(),
         final_lag_ns: l.final_lag.as_ns(),
         max_lag_ns: l.max_lag.as_ns(),
         drift_per_hour_ns: l.fit.per_hour_ns().round(),
@@ -89,12 +89,12 @@ fn loop_document(report: &DriftReport, l: &LoopReport) -> DriftLoopDocument {
 
 /// The `--json` document of a run under `load`.
 pub fn document(report: &DriftReport, load: &str) -> DriftDocument {
-    let c = &report.config;
+    let c = report;
     DriftDocument {
         period_ns: c.period.as_ns(),
         duration_ns: c.duration.as_ns(),
-        policy: c.policy.short_name(),
-        priority: c.policy.priority(),
+        policy: c.policy_name,
+        priority: c.priority,
         cpu: c.cpu,
         work_ns: c.work.as_ns(),
         load: load.to_string(),
@@ -130,7 +130,7 @@ fn signed(ns: i64) -> String {
 
 /// The human summary: what ran, one row per loop, and the observation.
 pub fn text(report: &DriftReport, load: &str) -> String {
-    let c = &report.config;
+    let c = report;
     let mut out = format!(
         "# rtlab drift: period {}, {}, {}, {}, work {} a period, load {}\n",
         c.period,
@@ -166,8 +166,8 @@ pub fn text(report: &DriftReport, load: &str) -> String {
             l.kind.name().to_string(),
             l.wakeups.to_string(),
             l.skipped.to_string(),
-            rounded(l.latency.mean().as_ns()).to_string(),
-            rounded(l.latency.max.as_ns()).to_string(),
+            rounded(l.latency_avg.as_ns()).to_string(),
+            rounded(l.latency_max.as_ns()).to_string(),
             rounded(l.final_lag.as_ns()).to_string(),
             per_hour(d.drift_per_hour_ns),
             d.offset_from_absolute_ns.map_or("-".into(), signed),
@@ -282,9 +282,7 @@ pub fn plot(report: &DriftReport) -> PlotResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_rt::drift::{DriftConfig, LagFit};
-    use rtlab_rt::stats::Summary;
-    use rtlab_rt::Policy;
+    use rtlab_model::results::drift::LagFit;
 
     fn report() -> DriftReport {
         let ms = Nanos::from_ms;
@@ -299,22 +297,21 @@ mod tests {
             tid: 7,
             wakeups: 3000,
             skipped: 0,
-            latency: Summary::default(),
+            latency_avg: Nanos::ZERO,
+            latency_max: Nanos::ZERO,
             final_lag: lags.iter().flatten().last().copied().unwrap_or(Nanos::ZERO),
             max_lag: lags.iter().flatten().max().copied().unwrap_or(Nanos::ZERO),
             fit,
             series: lags,
         };
         DriftReport {
-            config: DriftConfig {
-                period: ms(1),
-                duration: Nanos::from_secs(3),
-                kinds: vec![SleepKind::Absolute, SleepKind::Relative],
-                policy: Policy::Fifo { priority: 80 },
-                cpu: Some(0),
-                work: Nanos::ZERO,
-                every: Nanos::from_secs(1),
-            },
+            period: ms(1),
+            duration: Nanos::from_secs(3),
+            policy: "SCHED_FIFO priority 80".into(),
+            policy_name: "fifo",
+            priority: 80,
+            cpu: Some(0),
+            work: Nanos::ZERO,
             window: Nanos::from_secs(1),
             loops: vec![
                 loop_of(

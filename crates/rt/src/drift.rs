@@ -46,10 +46,18 @@ use std::sync::{Arc, Barrier};
 use hdrhistogram::Histogram;
 use rtlab_model::Nanos;
 
-use crate::clock::{monotonic_now, MonotonicClock, Sleeper};
+use rtlab_host::policy::{self, Policy};
+use rtlab_sys::clock::{monotonic_now, MonotonicClock, Sleeper};
+
 use crate::error::RtError;
-use crate::policy::{self, Policy};
-use crate::stats::{new_histogram, Extremes, Summary};
+use crate::stats::{new_histogram, Extremes};
+
+pub use rtlab_model::results::drift::{DriftLoop, DriftRun, LagFit, SleepKind};
+
+/// What a drift run measured (rendered by `rtlab_report::drift`).
+pub type DriftReport = DriftRun;
+/// What one loop measured.
+pub type LoopReport = DriftLoop;
 
 /// Windows of the time series at most: `every` is raised to
 /// `duration / MAX_WINDOWS` when it is shorter.
@@ -58,52 +66,6 @@ pub const MAX_WINDOWS: u64 = 20_000;
 /// Why the drift loops are not run under SCHED_DEADLINE (see
 /// `rtlab_probe::latency::RELATIVE_DEADLINE_REFUSAL`, which says the same for `latency`).
 pub const DEADLINE_REFUSAL: &str = "a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period), so relative sleeps would only drift off it: use --policy fifo, rr or other";
-
-/// How a loop sleeps between its wake-ups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SleepKind {
-    /// Until an absolute time on the grid (`delay until`, TIMER_ABSTIME).
-    Absolute,
-    /// A relative interval from a clock read after the wake-up (`delay`).
-    Relative,
-    /// A relative sleep of the time left to the next grid point
-    /// (`delay Next - Clock`).
-    Compensated,
-}
-
-impl SleepKind {
-    /// Every kind, in the order the reports list them.
-    pub const ALL: [SleepKind; 3] = [
-        SleepKind::Absolute,
-        SleepKind::Relative,
-        SleepKind::Compensated,
-    ];
-
-    /// `absolute`, `relative` or `compensated`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SleepKind::Absolute => "absolute",
-            SleepKind::Relative => "relative",
-            SleepKind::Compensated => "compensated",
-        }
-    }
-
-    /// The kind named `name`.
-    pub fn parse(name: &str) -> Option<SleepKind> {
-        SleepKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// What the loop calls, in words.
-    pub fn call(self) -> &'static str {
-        match self {
-            SleepKind::Absolute => "clock_nanosleep(TIMER_ABSTIME, next); next += T (delay until)",
-            SleepKind::Relative => "clock_nanosleep(relative, T) (delay T)",
-            SleepKind::Compensated => {
-                "clock_nanosleep(relative, next - now); next += T (delay Next - Clock)"
-            }
-        }
-    }
-}
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,7 +151,7 @@ impl DriftConfig {
                 why: DEADLINE_REFUSAL.into(),
             });
         }
-        self.policy.validate()
+        Ok(self.policy.validate()?)
     }
 
     /// The window actually used: `every`, or `duration / MAX_WINDOWS`
@@ -208,56 +170,6 @@ impl DriftConfig {
 
 fn names(kinds: &[SleepKind]) -> String {
     kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
-}
-
-/// The least-squares line `lag = intercept + slope * x` over every wake-up,
-/// computed online with Welford's co-moments (numerically stable over
-/// millions of points).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LagFit {
-    n: u64,
-    mean_x: f64,
-    mean_y: f64,
-    m2_x: f64,
-    c_xy: f64,
-}
-
-impl LagFit {
-    /// Adds one point (`x` grid time and `y` lag, both in ns).
-    pub fn add(&mut self, x: f64, y: f64) {
-        self.n += 1;
-        let n = self.n as f64;
-        let dx = x - self.mean_x;
-        self.mean_x += dx / n;
-        self.mean_y += (y - self.mean_y) / n;
-        self.m2_x += dx * (x - self.mean_x);
-        self.c_xy += dx * (y - self.mean_y);
-    }
-
-    /// Points fitted.
-    pub fn count(&self) -> u64 {
-        self.n
-    }
-
-    /// The slope (ns of lag per ns of grid time); 0 with fewer than two
-    /// distinct x.
-    pub fn slope(&self) -> f64 {
-        if self.m2_x > 0.0 {
-            self.c_xy / self.m2_x
-        } else {
-            0.0
-        }
-    }
-
-    /// The slope as lag gained per hour.
-    pub fn per_hour(&self) -> Nanos {
-        Nanos::from_ns((self.slope().max(0.0) * 3.6e12).round() as u64)
-    }
-
-    /// The signed slope as nanoseconds per hour.
-    pub fn per_hour_ns(&self) -> f64 {
-        self.slope() * 3.6e12
-    }
 }
 
 /// One wake-up, as the loop saw it.
@@ -362,62 +274,6 @@ pub fn run_loop<S: Sleeper>(
     }
 }
 
-/// What one loop measured.
-#[derive(Debug, Clone)]
-pub struct LoopReport {
-    /// Its kind.
-    pub kind: SleepKind,
-    /// Kernel thread id.
-    pub tid: i32,
-    /// Wake-ups.
-    pub wakeups: u64,
-    /// Grid periods skipped (absolute loop only).
-    pub skipped: u64,
-    /// `woke - target` of each wake-up: the sleep's own overshoot.
-    pub latency: Summary,
-    /// Lag of the last wake-up.
-    pub final_lag: Nanos,
-    /// The largest lag.
-    pub max_lag: Nanos,
-    /// Lag against grid time, every wake-up.
-    pub fit: LagFit,
-    /// Lag of the last wake-up in each window (`None`: none in it).
-    pub series: Vec<Option<Nanos>>,
-}
-
-/// What a drift run measured.
-#[derive(Debug, Clone)]
-pub struct DriftReport {
-    /// The configuration.
-    pub config: DriftConfig,
-    /// The window of [`LoopReport::series`].
-    pub window: Nanos,
-    /// One per kind, in the configuration's order.
-    pub loops: Vec<LoopReport>,
-    /// Stopped early by the stop flag.
-    pub interrupted: bool,
-    /// Wall time of the run.
-    pub wall: Nanos,
-}
-
-impl DriftReport {
-    /// The loop of `kind`, if it ran.
-    pub fn of(&self, kind: SleepKind) -> Option<&LoopReport> {
-        self.loops.iter().find(|l| l.kind == kind)
-    }
-
-    /// The phase offset of `a` behind `b` at the end (lag of `a` minus lag
-    /// of `b`, ns) and its drift per hour (difference of the fitted
-    /// slopes, ns per hour).
-    pub fn offset(&self, a: SleepKind, b: SleepKind) -> Option<(i64, f64)> {
-        let (a, b) = (self.of(a)?, self.of(b)?);
-        Some((
-            a.final_lag.as_ns() as i64 - b.final_lag.as_ns() as i64,
-            a.fit.per_hour_ns() - b.fit.per_hour_ns(),
-        ))
-    }
-}
-
 /// Per-loop state, allocated before the first wake-up.
 struct LoopRecorder {
     start: Nanos,
@@ -473,7 +329,8 @@ impl LoopRecorder {
             tid,
             wakeups: self.wakeups,
             skipped: self.last_grid.saturating_sub(self.wakeups),
-            latency: self.ext.summary(&self.hist),
+            latency_avg: self.ext.summary(&self.hist).mean(),
+            latency_max: self.ext.summary(&self.hist).max,
             final_lag: self.final_lag,
             max_lag: self.max_lag,
             fit: self.fit,
@@ -553,8 +410,14 @@ pub fn run_drift(cfg: &DriftConfig, stop: &AtomicBool) -> Result<DriftReport, Rt
         if let Some(e) = first_error {
             return Err(e);
         }
-        Ok(DriftReport {
-            config: cfg.clone(),
+        Ok(DriftRun {
+            period: cfg.period,
+            duration: cfg.duration,
+            policy: cfg.policy.to_string(),
+            policy_name: cfg.policy.short_name(),
+            priority: cfg.policy.priority(),
+            cpu: cfg.cpu,
+            work: cfg.work,
             window: cfg.window(),
             loops,
             interrupted: stop.load(Ordering::Relaxed),
@@ -567,13 +430,13 @@ fn set_up_thread(cfg: &DriftConfig) -> Result<(), RtError> {
     if let Some(cpu) = cfg.cpu {
         policy::set_current_thread_affinity(&[cpu])?;
     }
-    policy::set_current_thread_policy(&cfg.policy)
+    Ok(policy::set_current_thread_policy(&cfg.policy)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ScriptedClock;
+    use rtlab_sys::clock::ScriptedClock;
 
     const T: Nanos = Nanos::from_ms(1);
 

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_host::interrupt;
 use rtlab_model::Nanos;
 use rtlab_report::drift as page;
 use rtlab_rt::drift::{self, DriftConfig, SleepKind};
-use rtlab_rt::interrupt;
 use rtlab_rt::load::LoadSpec;
 
 use crate::flags::{parse_load, parse_nanos, parse_run_length, PolicyArgs};
