@@ -84,6 +84,8 @@ enum Command {
     Load(commands::load::LoadArgs),
     /// Paper 000 section 4.1: lags per period x utilization, with and without the lag controller.
     LagStudy(commands::lag_study::LagStudyArgs),
+    /// Seed 003's relative versus absolute sleeps: periodic loops with one period, and how far apart they drift.
+    Drift(commands::drift::DriftArgs),
     /// The platform's real-time state before measuring; --restore undoes what killed runs left.
     Doctor(commands::doctor::DoctorArgs),
     /// One self-contained HTML report (summaries and plots) of stored runs.
@@ -119,6 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Characterize(args) => commands::characterize::run(&args),
         Command::Load(args) => commands::load::run(&args),
         Command::LagStudy(args) => commands::lag_study::run(&args),
+        Command::Drift(args) => commands::drift::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Results(command) => commands::results::run(&command),
@@ -191,6 +194,7 @@ fn handles_stops(command: &Command) -> bool {
         | Command::Hartstone(_)
         | Command::Study(_)
         | Command::LagStudy(_)
+        | Command::Drift(_)
         | Command::Load(_)
         | Command::Demo(_)
         | Command::Doctor(_) => true,

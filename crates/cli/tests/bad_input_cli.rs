@@ -100,6 +100,10 @@ fn usage_errors_exit_2_and_file_errors_exit_1() {
         (&["latency", "-a", "4095", "-D", "1s"], "--affinity"),
         (&["latency", "-i", "1us", "-D", "1s"], "--interval"),
         (&["load", "cpu:1", "--duration", "1m"], "--duration"),
+        (&["drift", "--period", "10us"], "--period"),
+        (&["drift", "--kinds", "sideways"], "--kinds"),
+        (&["drift", "--kinds", "relative,relative"], "--kinds"),
+        (&["drift", "--work", "20ms"], "--work"),
         (&["lag-study", "--periods", "10"], "--periods"),
         (&["lag-study", "--periods", "1us"], "--periods"),
         (&["sweep", "--from", "0", "--sets", "1"], "--from"),
@@ -578,6 +582,16 @@ fn scheduler_and_policy_errors_name_their_flag() {
             &["latency", "--threads", "1024", "--histogram-buckets", "20000", "--loops", "1"],
             2,
             "error: invalid --threads 1024 x --histogram-buckets 20000: use at most 16777216 buckets in all (128 MiB)\n",
+        ),
+        (
+            &["drift", "--policy", "deadline"],
+            2,
+            "error: invalid --policy deadline: a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period), so relative sleeps would only drift off it: use --policy fifo, rr or other\n",
+        ),
+        (
+            &["latency", "--relative", "--policy", "deadline", "-D", "1s"],
+            2,
+            "error: invalid --relative: a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period); a sleep counted from the previous wake-up would drift off that period and measure a sporadic task instead: use --relative with --policy fifo, rr or other\n",
         ),
         (
             &["lag-study", "--periods", "5us"],

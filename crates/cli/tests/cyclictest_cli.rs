@@ -187,3 +187,70 @@ fn a_real_time_run_writes_cyclictest_json() {
             .all(|k| k.parse::<u64>().unwrap() < 50));
     }
 }
+
+/// The numbers of a `T:` line: (C, Min, Avg, Max).
+fn t_line(text: &str) -> (u64, u64, u64, u64) {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("T: 0 ("))
+        .unwrap_or_else(|| panic!("no T: line in {text}"));
+    let after = |key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap() + key.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (after("C:"), after("Min:"), after("Avg:"), after("Max:"))
+}
+
+/// `rtlab latency -r` beside rt-tests' `cyclictest -r` with the same
+/// options: both measure the overshoot of each relative sleep, so both
+/// lines must hold what that implies (every requested loop, Min <= Avg <=
+/// Max), and each run lasts at least loops x (interval + Min), since no
+/// relative sleep is shorter than the interval plus its overshoot. The
+/// figures themselves are noise on a shared machine: README "Relative and
+/// absolute sleeps" has a measured comparison.
+#[test]
+fn relative_timers_measure_what_cyclictest_r_measures() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root");
+        return;
+    }
+    let Ok(cyclictest) = which_cyclictest() else {
+        eprintln!("skipped: cyclictest (rt-tests) is not installed");
+        return;
+    };
+    let options = ["-r", "-q", "-m", "-p99", "-i1000", "-l300"];
+    let timed = |program: &std::path::Path, first: &[&str]| {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(program)
+            .args(first)
+            .args(options)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (String::from_utf8(out.stdout).unwrap(), started.elapsed())
+    };
+    let rtlab = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rtlab"));
+    for (name, (text, wall)) in [
+        ("rtlab", timed(&rtlab, &["latency"])),
+        ("cyclictest", timed(&cyclictest, &[])),
+    ] {
+        let (loops, min, avg, max) = t_line(&text);
+        assert_eq!(loops, 300, "{name}: {text}");
+        assert!(min <= avg && avg <= max, "{name}: {text}");
+        let least = std::time::Duration::from_micros(300 * (1000 + min));
+        assert!(wall >= least, "{name} took {wall:?} < {least:?}: {text}");
+    }
+}
+
+/// `cyclictest` on PATH.
+fn which_cyclictest() -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("cyclictest"))
+        .find(|candidate| candidate.is_file())
+        .ok_or(())
+}

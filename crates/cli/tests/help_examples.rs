@@ -86,7 +86,7 @@ fn all_examples() -> Vec<(String, Vec<String>)> {
 }
 
 /// Commands that run real threads or a load: their run lengths are cut.
-const TIMED: [&str; 5] = ["run", "compare", "latency", "load", "lag-study"];
+const TIMED: [&str; 6] = ["run", "compare", "latency", "load", "lag-study", "drift"];
 
 /// The example with its long runs made short: durations 300 ms, Hartstone
 /// iterations 500 ms (their shortest), loops 300,

@@ -390,6 +390,13 @@ const ROWS: &[Row] = &[
         ],
         1500,
     ),
+    measuring(
+        "drift",
+        &["drift", "--period", "1ms", "--duration", "100ms"],
+        false,
+        &["drift", "--period", "1ms", "--duration", "30s", "--json"],
+        500,
+    ),
     row("doctor", &["doctor"]),
     row(
         "report",

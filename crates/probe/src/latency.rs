@@ -7,6 +7,16 @@
 //! advance `next` by the interval and skip periods already missed. Thread
 //! `i` uses the interval `interval + i * distance`.
 //!
+//! **Relative timers** ([`TimerMode::Relative`], cyclictest's `-r`): each
+//! loop reads the clock (`before`), sleeps `interval` with a relative
+//! `clock_nanosleep`, reads the clock again (`now`) and records the
+//! latency `now - (before + interval)`, exactly as cyclictest computes it
+//! with `-r`: the overshoot of that one sleep. What the loop spends between
+//! a wake-up and the next `before` (recording, preemption) is in no sample
+//! but pushes every later wake-up back, so the loop falls behind the grid
+//! `start + k * interval`; the report keeps how far its last wake-up was
+//! behind ([`ThreadReport::drift`]). No period is ever missed in this mode.
+//!
 //! Everything the loop touches is allocated before it starts: an HDR
 //! histogram per quantity (records never allocate), a per-microsecond bucket
 //! array for the cyclictest histogram file, a fixed table of the worst
@@ -75,6 +85,30 @@ impl Affinity {
     }
 }
 
+/// How a measuring thread times its wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimerMode {
+    /// Sleep until `start + k * interval` with `clock_nanosleep(TIMER_ABSTIME)`
+    /// (cyclictest's default, Ada's `delay until`): a late wake-up does not
+    /// move later ones.
+    #[default]
+    Absolute,
+    /// Sleep `interval` from a clock read just before the sleep, with a
+    /// relative `clock_nanosleep` (cyclictest `-r`, Ada's `delay`): every
+    /// delay between a wake-up and the next sleep accumulates.
+    Relative,
+}
+
+impl TimerMode {
+    /// `absolute` or `relative`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerMode::Absolute => "absolute",
+            TimerMode::Relative => "relative",
+        }
+    }
+}
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct ProbeConfig {
@@ -97,6 +131,8 @@ pub struct ProbeConfig {
     pub histogram_buckets: usize,
     /// Worst wake-ups to keep per thread (at most [`MAX_OUTLIERS`]).
     pub outliers: usize,
+    /// Absolute (default) or relative timers.
+    pub timer: TimerMode,
 }
 
 impl Default for ProbeConfig {
@@ -111,6 +147,7 @@ impl Default for ProbeConfig {
             duration: Some(Nanos::from_secs(10)),
             histogram_buckets: 1000,
             outliers: 10,
+            timer: TimerMode::Absolute,
         }
     }
 }
@@ -192,6 +229,13 @@ impl ProbeConfig {
                 max: MAX_HISTOGRAM_CELLS,
             });
         }
+        if self.timer == TimerMode::Relative && matches!(self.policy, Policy::Deadline { .. }) {
+            return Err(RtError::Setting {
+                setting: "relative",
+                value: None,
+                why: RELATIVE_DEADLINE_REFUSAL.into(),
+            });
+        }
         for i in 0..self.threads {
             self.policy_of(i).validate()?;
         }
@@ -209,6 +253,18 @@ impl ProbeConfig {
             .unwrap_or(Nanos::ZERO)
     }
 }
+
+/// Why relative timers are refused under SCHED_DEADLINE.
+///
+/// A SCHED_DEADLINE thread is admitted for a reservation whose period is
+/// the interval: the kernel's periodic form of such a task waits for its
+/// next period with `sched_yield()` (Documentation/scheduler/sched-deadline.rst,
+/// 4.4; rt-tests' cyclicdeadline), an absolute timeline kept by the CBS, and
+/// this probe sleeps to the same absolute grid. A relative sleep would make
+/// every activation sporadic, the CBS restarting the deadline at each late
+/// wake-up, so what it measured would no longer be the reservation; and
+/// cyclictest `-r` has no deadline mode to compare with.
+pub const RELATIVE_DEADLINE_REFUSAL: &str = "a SCHED_DEADLINE thread is released on its reservation's period, an absolute timeline the kernel keeps (sched_yield waits for the next period); a sleep counted from the previous wake-up would drift off that period and measure a sporadic task instead: use --relative with --policy fifo, rr or other";
 
 /// One of the worst wake-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -252,6 +308,12 @@ pub struct ThreadReport {
     pub jitter_max_ns: i64,
     /// Periods skipped because a wake-up came after the next release.
     pub missed_periods: u64,
+    /// How the thread timed its wake-ups.
+    pub timer: TimerMode,
+    /// Relative timers only: how far its last wake-up was behind the grid,
+    /// `last wake-up - (start + loops * interval)` (never negative: each
+    /// relative wake-up is at least an interval after the previous one).
+    pub drift: Option<Nanos>,
     /// HDR histogram of the latency (ns).
     pub latency_histogram: Histogram<u64>,
     /// Counts per microsecond of latency, `0..histogram_buckets`.
@@ -297,6 +359,7 @@ struct Recorder {
     last: Nanos,
     missed: u64,
     loops: u64,
+    drift: Option<Nanos>,
 }
 
 impl Recorder {
@@ -318,6 +381,7 @@ impl Recorder {
             last: Nanos::ZERO,
             missed: 0,
             loops: 0,
+            drift: None,
         }
     }
 
@@ -396,6 +460,8 @@ impl Recorder {
             jitter_min_ns: if has_jitter { self.jitter_min } else { 0 },
             jitter_max_ns: if has_jitter { self.jitter_max } else { 0 },
             missed_periods: self.missed,
+            timer: cfg.timer,
+            drift: self.drift,
             latency_histogram: self.hist,
             buckets_us: self.buckets,
             overflows: self.overflows,
@@ -568,6 +634,13 @@ fn setup_thread(cfg: &ProbeConfig, i: usize) -> Result<(), RtError> {
 }
 
 /// The measuring loop. Nothing here allocates, locks or prints.
+///
+/// Absolute timers (cyclictest's default): sleep until `next`, latency
+/// `now - next`, `next += interval`, skipping periods already past.
+/// Relative timers (cyclictest's `-r`): `next = now() + interval`, sleep
+/// `interval`, latency `now - next`; the thread first sleeps until the
+/// common `start`, so its drift is measured from the same grid as the
+/// absolute threads'.
 fn measure(
     cfg: &ProbeConfig,
     i: usize,
@@ -579,13 +652,24 @@ fn measure(
     let mut clock = MonotonicClock;
     let interval = cfg.interval_of(i);
     let end = cfg.duration.map(|d| start.saturating_add(d));
+    let relative = cfg.timer == TimerMode::Relative;
     let mut next = start.saturating_add(interval);
+    if relative {
+        clock.sleep_until(start);
+    }
     let mut previous: Option<Nanos> = None;
     for index in 0..loops {
+        if relative {
+            next = clock.now().saturating_add(interval);
+        }
         if stop.load(Ordering::Relaxed) || end.is_some_and(|e| next > e) {
             break;
         }
-        clock.sleep_until(next);
+        if relative {
+            clock.sleep_for(interval);
+        } else {
+            clock.sleep_until(next);
+        }
         // Woken early, by a stop signal (`rtlab_host::interrupt`): wait for the
         // halt, which follows within 50 ms, in short sleeps; no sample.
         while clock.now() < next && !stop.load(Ordering::Relaxed) {
@@ -603,10 +687,15 @@ fn measure(
         });
         rec.record(index, next.saturating_sub(start), latency, jitter);
         previous = Some(now);
-        next = next.saturating_add(interval);
-        while next <= now {
+        if relative {
+            let grid = interval.checked_mul(index + 1).unwrap_or(Nanos::MAX);
+            rec.drift = Some(now.saturating_sub(start.saturating_add(grid)));
+        } else {
             next = next.saturating_add(interval);
-            rec.missed += 1;
+            while next <= now {
+                next = next.saturating_add(interval);
+                rec.missed += 1;
+            }
         }
     }
 }
@@ -901,6 +990,110 @@ mod tests {
             text,
             "thread,loop,time_ns,latency_ns,jitter_ns\n1,0,1000000,7000,-40\n0,1,2000000,7000,-40\n"
         );
+    }
+
+    /// The CSV series as rows of numbers.
+    fn series_rows(out: &Shared) -> Vec<Vec<i64>> {
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|c| c.parse::<i64>().unwrap()).collect())
+            .collect()
+    }
+
+    /// Relative timers on a real thread: what must hold whatever the
+    /// machine's noise. Each target is an interval after a clock read made
+    /// after the previous wake-up, so consecutive targets are at least
+    /// `interval + previous latency` apart; the last wake-up is behind the
+    /// grid by at least the sum of all latencies; nothing is ever missed.
+    #[test]
+    fn relative_timers_fall_behind_by_at_least_their_latencies() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let mut c = cfg();
+        c.threads = 1;
+        c.interval = Nanos::from_us(500);
+        c.loops = Some(300);
+        c.timer = TimerMode::Relative;
+        let out = Shared::default();
+        let (report, written) =
+            run_probe_with_series(&c, &STOP, Some(Box::new(out.clone()))).unwrap();
+        written.unwrap();
+        let t = &report.threads[0];
+        assert_eq!(
+            (t.loops, t.missed_periods, t.timer),
+            (300, 0, TimerMode::Relative)
+        );
+        let rows = series_rows(&out);
+        assert_eq!(rows.len(), 300);
+        let interval = c.interval.as_ns() as i64;
+        assert!(
+            rows[0][2] >= interval,
+            "first target {} before start + interval",
+            rows[0][2]
+        );
+        for w in rows.windows(2) {
+            let (prev_at, prev_latency, at) = (w[0][2], w[0][3], w[1][2]);
+            assert!(
+                at >= prev_at + prev_latency + interval,
+                "loop {}: target {at} < previous wake-up {} + interval",
+                w[1][1],
+                prev_at + prev_latency
+            );
+        }
+        let latencies: u64 = rows.iter().map(|r| r[3] as u64).sum();
+        let drift = t.drift.expect("relative timers report their drift").as_ns();
+        assert!(
+            drift >= latencies,
+            "drift {drift} < sum of latencies {latencies}"
+        );
+        // The last sample's wake-up, from the start, is the grid point plus
+        // the drift.
+        let last = rows.last().unwrap();
+        assert_eq!((last[2] + last[3]) as u64, 300 * c.interval.as_ns() + drift);
+    }
+
+    /// The absolute loop's wake-ups stay on the grid `start + (k+1) *
+    /// interval` (plus their own latency), and it reports no drift.
+    #[test]
+    fn absolute_timers_stay_on_the_grid() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let mut c = cfg();
+        c.threads = 1;
+        c.interval = Nanos::from_us(500);
+        c.loops = Some(300);
+        let out = Shared::default();
+        let (report, written) =
+            run_probe_with_series(&c, &STOP, Some(Box::new(out.clone()))).unwrap();
+        written.unwrap();
+        let t = &report.threads[0];
+        assert_eq!(t.drift, None);
+        let mut k: i64 = 1;
+        for row in series_rows(&out) {
+            // A skipped period moves the target to a later grid point, never
+            // off the grid.
+            let at = row[2];
+            assert_eq!(at % 500_000, 0, "target {at} off the grid");
+            assert!(at >= k * 500_000);
+            k = at / 500_000 + 1;
+        }
+    }
+
+    #[test]
+    fn relative_timers_are_refused_under_sched_deadline() {
+        let mut c = cfg();
+        c.timer = TimerMode::Relative;
+        c.policy = Policy::Deadline {
+            runtime: Nanos::from_us(100),
+            deadline: Nanos::ZERO,
+            period: Nanos::ZERO,
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid relative: a SCHED_DEADLINE thread"),
+            "{e}"
+        );
+        c.timer = TimerMode::Absolute;
+        assert!(c.validate().is_ok());
     }
 
     #[test]

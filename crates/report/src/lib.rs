@@ -4,6 +4,7 @@
 //! ([`html`]).
 #![forbid(unsafe_code)]
 
+pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
 pub mod headline;

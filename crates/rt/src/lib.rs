@@ -4,6 +4,7 @@
 //! * [`lag`]: `wait_until` with the lag controllers: paper 000's Algorithm 2
 //!   and the robust default (learnt threshold, anti-windup, RT spin budget).
 //! * [`work`]: CPU-time burn and the calibrated kilo-whet.
+//! * [`drift`]: relative versus absolute sleeps (`rtlab drift`, seed 003).
 //! * [`load`]: background load (hackbench, CPU spinners).
 //! * [`rtapp`]: rt-app side by side with rtlab (export, run, compare).
 //! * [`stream`]: pre-faulted record rings from real-time threads to a
@@ -19,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod drift;
 pub mod error;
 pub mod executor;
 pub mod hartstone;

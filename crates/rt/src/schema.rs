@@ -75,6 +75,10 @@ pub struct LatencyConfigDocument {
     pub priority: u8,
     /// Number of measuring threads.
     pub threads: usize,
+    /// `relative` with `--relative` (cyclictest `-r`); absent for the
+    /// default absolute timers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer: Option<&'static str>,
 }
 
 /// One measuring thread of a [`LatencyDocument`].
@@ -86,6 +90,10 @@ pub struct LatencyThreadDocument {
     pub avg_ns: u64,
     /// The CPU it was pinned to, if any.
     pub cpu: Option<usize>,
+    /// Relative timers only: how far the last wake-up was behind the grid
+    /// `start + loops * interval` (absent for absolute timers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift_ns: Option<u64>,
     /// Samples beyond the histogram's last bucket.
     pub histogram_overflows: u64,
     /// `[microseconds, count]` for each non-empty bucket.
@@ -284,6 +292,7 @@ mod tests {
             act_ns: 1,
             avg_ns: 1,
             cpu: Some(0),
+            drift_ns: Some(7),
             histogram_overflows: 0,
             histogram_us: vec![[3, 4]],
             interval_ns: 1000,
@@ -328,6 +337,7 @@ mod tests {
                 policy: "fifo",
                 priority: 80,
                 threads: 1,
+                timer: Some("relative"),
             },
             interrupted: false,
             load: LoadDocument {

@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 
 use rtlab_model::Nanos;
 
-use crate::time::{clock_gettime, clock_nanosleep_until, ClockId};
+use crate::time::{clock_gettime, clock_nanosleep_for, clock_nanosleep_until, ClockId};
 
 /// A monotonic time source, in nanoseconds since an arbitrary origin.
 pub trait Clock {
@@ -25,6 +25,14 @@ pub trait Sleeper: Clock {
     /// signals are retried, except that [`MonotonicClock`] returns early
     /// after a stop signal (see [`wait_until`]).
     fn sleep_until(&mut self, t: Nanos);
+
+    /// Blocks for `d` from now: a relative sleep (Ada's `delay`). The
+    /// default sleeps until `now() + d`; [`MonotonicClock`] makes the
+    /// kernel's relative `clock_nanosleep` call ([`sleep_for`]).
+    fn sleep_for(&mut self, d: Nanos) {
+        let t = self.now().saturating_add(d);
+        self.sleep_until(t);
+    }
 }
 
 /// `CLOCK_MONOTONIC`, slept on with `clock_nanosleep(TIMER_ABSTIME)`.
@@ -41,6 +49,10 @@ impl Sleeper for MonotonicClock {
     fn sleep_until(&mut self, t: Nanos) {
         wait_until(t);
     }
+
+    fn sleep_for(&mut self, d: Nanos) {
+        sleep_for(d);
+    }
 }
 
 /// Sleeps until `CLOCK_MONOTONIC` reads `t`, retrying when a signal
@@ -54,6 +66,21 @@ pub fn wait_until(t: Nanos) {
         if e.kind() != std::io::ErrorKind::Interrupted || crate::stop_flag::interrupted() {
             return;
         }
+    }
+}
+
+/// Sleeps for `d` from now on `CLOCK_MONOTONIC` with a relative
+/// `clock_nanosleep` (cyclictest's `-r`, Ada's `delay`): whatever made the
+/// caller late before the call is not made up for, so lateness accumulates
+/// over a loop of such sleeps. A signal's interruption sleeps the remaining
+/// time, except after a stop signal, as in [`wait_until`].
+pub fn sleep_for(d: Nanos) {
+    let mut left = d;
+    while let Err((e, remaining)) = clock_nanosleep_for(libc::CLOCK_MONOTONIC, left) {
+        if e.kind() != std::io::ErrorKind::Interrupted || crate::stop_flag::interrupted() {
+            return;
+        }
+        left = remaining;
     }
 }
 

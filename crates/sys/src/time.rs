@@ -39,6 +39,26 @@ pub fn clock_nanosleep_until(clock: ClockId, t: Nanos) -> io::Result<()> {
     }
 }
 
+/// One relative `clock_nanosleep(clock, 0, d)`: blocks for `d` from now
+/// (cyclictest's `-r`, Ada's `delay`). A signal ends it early with
+/// [`io::ErrorKind::Interrupted`] and the time still to sleep, which the
+/// caller may sleep again.
+#[inline]
+pub fn clock_nanosleep_for(clock: ClockId, d: Nanos) -> Result<(), (io::Error, Nanos)> {
+    let ts = to_timespec(d);
+    let mut remaining = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` and `remaining` are valid timespecs that outlive the
+    // call; flags 0 is a relative sleep, which writes the remaining time.
+    let rc = unsafe { libc::clock_nanosleep(clock, 0, &ts, &mut remaining) };
+    match rc {
+        0 => Ok(()),
+        e => Err((io::Error::from_raw_os_error(e), from_timespec(&remaining))),
+    }
+}
+
 /// `clock_getres(clock)` as [`Nanos`]: for the coarse clocks
 /// (`CLOCK_MONOTONIC_COARSE`), the kernel's tick length.
 pub fn clock_getres(clock: ClockId) -> io::Result<Nanos> {

@@ -10,7 +10,7 @@ use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::Nanos;
 use rtlab_probe::cyclictest_json::{self, CyclictestRun, SysInfo};
-use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
+use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport, TimerMode};
 use rtlab_rt::load::{LoadSpec, LoadStats};
 use rtlab_rt::schema::{
     JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument, LoadDocument,
@@ -31,6 +31,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --policy other --loops 5000 --series lag.csv --json\n  \
     rtlab latency -t 2 -p 99 -i 1ms -m -a -D 10s --plot histogram.svg\n  \
     rtlab latency --policy deadline --runtime 100us --interval 1ms --duration 5s\n  \
+    rtlab latency --relative -p 99 -i 1ms -m -a 0 -D 5s\n  \
     rtlab latency -q -m -p99 -i1000 -t2 -a -D 10 --json=ct.json\n\n\
     cyclictest's short options mean what they mean there (`-i 1000` is microseconds, `-D 10` seconds, `-h US` the histogram); --help is help.\n\
     Times are microseconds in the cyclictest lines and tables, nanoseconds (`_ns`) in JSON.\n\
@@ -61,6 +62,9 @@ pub struct LatencyArgs {
     /// Loops per thread; 0 sets no loop limit (cyclictest -l 0).
     #[arg(short = 'l', long)]
     pub loops: Option<u64>,
+    /// Relative timers (cyclictest -r): sleep the interval from a clock read before each sleep, so lateness accumulates; the latency is each sleep's overshoot, as cyclictest -r reports it.
+    #[arg(short = 'r', long)]
+    pub relative: bool,
     /// Lock all memory (mlockall) so no page fault lands in the measurement.
     #[arg(short = 'm', long)]
     pub mlock: bool,
@@ -169,6 +173,11 @@ fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
         duration,
         histogram_buckets: args.histogram_stdout.unwrap_or(args.histogram_buckets) as usize,
         outliers: args.outliers as usize,
+        timer: if args.relative {
+            TimerMode::Relative
+        } else {
+            TimerMode::Absolute
+        },
     };
     // Every check of the configuration is about its flags.
     cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
@@ -359,9 +368,23 @@ fn describe(
     if report.interrupted {
         out += "# interrupted: results so far\n";
     }
+    if cfg.timer == TimerMode::Relative {
+        out += "# relative timers (cyclictest -r): latency = wake-up - (clock read before the sleep + interval), each sleep's own overshoot\n";
+    }
     for t in &report.threads {
         out += &latency::cyclictest_line(t);
         out.push('\n');
+    }
+    for t in &report.threads {
+        if let Some(drift) = t.drift {
+            out += &format!(
+                "# T:{} fell behind the absolute grid by {} in {} loops ({}/loop): the lateness relative timers accumulate\n",
+                t.index,
+                drift,
+                t.loops,
+                Nanos::from_ns(drift.as_ns() / t.loops.max(1)),
+            );
+        }
     }
     out.push('\n');
     let mut lat = table::new(
@@ -462,6 +485,7 @@ fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
         thread: t.index,
         tid: t.tid,
         cpu: t.cpu,
+        drift_ns: t.drift.map(Nanos::as_ns),
         policy: t.policy.short_name(),
         priority: t.policy.priority(),
         interval_ns: ns(t.interval),
@@ -518,6 +542,7 @@ fn report_json(
     LatencyDocument {
         config: LatencyConfigDocument {
             threads: cfg.threads,
+            timer: (cfg.timer == TimerMode::Relative).then_some(cfg.timer.name()),
             interval_ns: cfg.interval.as_ns(),
             distance_ns: cfg.distance.as_ns(),
             policy: cfg.policy.short_name(),

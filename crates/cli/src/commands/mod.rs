@@ -7,6 +7,7 @@ pub mod compare;
 pub mod compare_rtapp;
 pub mod demo;
 pub mod doctor;
+pub mod drift;
 pub mod generate;
 pub mod hartstone;
 pub mod interchange;

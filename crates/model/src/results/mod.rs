@@ -7,6 +7,7 @@
 //! All times are nanoseconds since the run's start.
 
 pub mod compare;
+pub mod drift;
 mod job;
 mod metrics;
 mod series;
