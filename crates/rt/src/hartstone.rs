@@ -66,10 +66,9 @@ impl IterationRunner for RealIterations<'_> {
     /// rate-monotonic priorities than SCHED_FIFO has).
     fn refusal(&self, error: &RealIterationError) -> Option<String> {
         match error {
-            RealIterationError::Rt(
-                e @ (RtError::DeadlineOverLimit { .. }
-                | RtError::Host(HostError::DeadlineAdmission { .. })),
-            ) => Some(format!("SCHED_DEADLINE refused the pool: {e}")),
+            RealIterationError::Rt(e) if e.is_admission_refusal() => {
+                Some(format!("SCHED_DEADLINE refused the pool: {e}"))
+            }
             RealIterationError::Rt(
                 e @ (RtError::Invalid { .. } | RtError::Host(HostError::Invalid { .. })),
             ) => Some(format!("the pool was refused: {e}")),

@@ -25,7 +25,6 @@ use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, RunConfig, RunPolicy};
-use rtlab_rt::RtError;
 use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::flags::parse_nanos;
@@ -347,10 +346,7 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
                 refused: None,
             })
         }
-        Err(
-            e @ (RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. })
-            | RtError::DeadlineOverLimit { .. }),
-        ) => Ok(StepOutcome {
+        Err(e) if e.is_admission_refusal() => Ok(StepOutcome {
             refused: Some(e.to_string()),
             ..StepOutcome::default()
         }),
