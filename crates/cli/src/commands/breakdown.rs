@@ -77,16 +77,8 @@ pub struct BreakdownArgs {
     /// Bisection resolution in alpha (0 < R < 1).
     #[arg(long, default_value = "0.005", value_parser = parse_resolution)]
     pub resolution: u64,
-    /// Pause between two real runs (lets RT throttling and SCHED_DEADLINE bandwidth recover).
-    #[arg(long, default_value = "250ms", value_parser = parse_nanos)]
-    pub cooldown: Nanos,
-    /// The CPU every task thread is pinned to (default: 1, or the first allowed CPU).
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// Switch RT throttling and SCHED_DEADLINE admission control off for each run
-    /// (sched_rt_runtime_us = -1, restored afterwards), so 0.95 does not cap the measurement.
-    #[arg(long)]
-    pub no_rt_throttling: bool,
+    #[command(flatten)]
+    pub real_series: crate::real_run::RealSeriesFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
     pub json: bool,
@@ -179,7 +171,7 @@ fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
 /// Runs `rtlab breakdown`.
 pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     let (policy, run_policy, spec) = policies(&args.policy)?;
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let cpu = args.real_series.cpu();
     let loaded = file::load(&args.taskset)?;
     if loaded.set.tasks.is_empty() {
         return Err(anyhow::anyhow!("{}: the set has no task", args.taskset));
@@ -217,7 +209,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     // SCHED_DEADLINE admission refuses a set above its limit instead: those
     // steps are recorded as refused.
     let fair = 1.0 - rtlab_host::policy::fair_server_share();
-    let limit = match (args.no_rt_throttling, run_policy.is_deadline()) {
+    let limit = match (args.real_series.no_rt_throttling, run_policy.is_deadline()) {
         (_, true) => None,
         (true, false) => (fair < 1.0).then_some(fair),
         (false, false) => throttling.and_then(|t| t.limit()).map(|l| l.min(fair)),
@@ -248,7 +240,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         resolution: args.resolution as f64 / ONE_PPB as f64,
         cpu: Some(cpu),
         rt_throttling: throttling.map_or("unknown".into(), |t| t.describe_limit()),
-        no_rt_throttling: args.no_rt_throttling,
+        no_rt_throttling: args.real_series.no_rt_throttling,
         interrupted: false,
         scales: Vec::new(),
     };
@@ -271,11 +263,11 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         };
         let mut run_cfg = RunConfig::new(*duration, run_policy);
         run_cfg.cpu = Some(cpu);
-        run_cfg.no_rt_throttling = args.no_rt_throttling;
+        run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
         let mut first = true;
         let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
             if !std::mem::take(&mut first) {
-                pause(args.cooldown, flag);
+                pause(args.real_series.cooldown, flag);
             }
             measure_once(s, &run_cfg, flag)
         };
