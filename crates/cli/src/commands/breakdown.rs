@@ -350,12 +350,7 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
 /// capped at 10 s; never shorter than every task's first deadline, which a
 /// run must reach to judge that task at all.
 fn step_duration(set: &TaskSet, asked: Option<Nanos>) -> anyhow::Result<Nanos> {
-    let first_deadlines = set
-        .tasks
-        .iter()
-        .map(|t| t.offset.saturating_add(t.deadline))
-        .max()
-        .unwrap_or(Nanos::ZERO);
+    let first_deadlines = set.last_first_deadline();
     match asked {
         Some(d) if d < first_deadlines => Err(usage(format!(
             "--duration-per-step {d}: shorter than the last first deadline of the (time-scaled) set, {first_deadlines}, so a task could never be seen to miss; use at least that"
