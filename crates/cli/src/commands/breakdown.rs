@@ -190,7 +190,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             say(&format!(
                 "no --overheads: measuring this machine's costs on CPU {cpu} first (rtlab characterize, about half a minute; `rtlab characterize --out FILE` keeps them for --overheads FILE)"
             ));
-            let profile = super::characterize::default_profile(cpu)?;
+            let profile = crate::measured_overheads::default_profile(cpu)?;
             say(&format!(
                 "measured: timer {}, preempt {}, exit {}, nonpreempt {}, {}",
                 profile.timer,
