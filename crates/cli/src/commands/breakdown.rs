@@ -21,6 +21,7 @@ use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
+use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
@@ -159,12 +160,7 @@ fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
             )))
         }
     };
-    let spec = match policy {
-        Policy::Edf => SchedulerSpec::Edf,
-        _ => format!("fp:{name}")
-            .parse()
-            .map_err(|e| anyhow::anyhow!("{e}"))?,
-    };
+    let spec = SchedulerSpec::from(ModelScheduler::from(policy));
     Ok((policy, run, spec))
 }
 
