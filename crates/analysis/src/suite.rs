@@ -22,6 +22,17 @@ pub enum Policy {
     Edf,
 }
 
+impl From<Policy> for rtlab_model::policy::ModelScheduler {
+    /// The simulator scheduler an analysed policy is checked against:
+    /// fixed priorities under the same assignment, or EDF.
+    fn from(policy: Policy) -> Self {
+        match policy {
+            Policy::Fixed(assignment) => Self::FixedPriority(assignment),
+            Policy::Edf => Self::Edf,
+        }
+    }
+}
+
 impl Policy {
     /// Every policy, in report order.
     pub const ALL: [Policy; 5] = [
@@ -308,4 +319,19 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::policy::ModelScheduler;
+
+    #[test]
+    fn each_policy_is_modelled_by_the_simulator_scheduler_of_its_name() {
+        let names: Vec<String> = Policy::ALL
+            .iter()
+            .map(|&p| ModelScheduler::from(p).to_string())
+            .collect();
+        assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
+    }
 }

@@ -7,6 +7,7 @@ use rtlab_host::policy;
 use rtlab_host::Policy;
 use rtlab_model::Nanos;
 use rtlab_rt::load::LoadSpec;
+use rtlab_rt::rtapp::Calibration;
 
 use crate::usage::usage;
 
@@ -230,6 +231,20 @@ pub fn policy_spelling(text: &str) -> &str {
         "fp:dm" => "dm",
         "fp:given" => "given",
         other => other,
+    }
+}
+
+/// `CPUn` or a whole number of ns per loop (`flag` names it in the error).
+pub fn parse_calibration(text: &str, flag: &str) -> anyhow::Result<Calibration> {
+    if let Some(cpu) = text.strip_prefix("CPU").and_then(|n| n.parse().ok()) {
+        return Ok(Calibration::Cpu(cpu));
+    }
+    match text.parse::<u64>() {
+        Ok(ns) if ns > 0 => Ok(Calibration::NsPerLoop(ns)),
+        _ => Err(usage(format!(
+            "{flag} `{}`: use CPUn (e.g. CPU1) or a number of ns per loop (e.g. 20)",
+            rtlab_model::printable(text)
+        ))),
     }
 }
 

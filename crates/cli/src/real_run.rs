@@ -22,6 +22,30 @@ use crate::save::Saver;
 use crate::setup::{restore_left_state_first, say, CpuLockFlags};
 use crate::usage::{naming_the_flag, usage};
 
+/// Flags of the experiments that make many real runs in a row, one set after
+/// another on one CPU (`rtlab breakdown`, `rtlab study edf-vs-fps --real`).
+#[derive(Debug, Clone, Args)]
+pub struct RealSeriesFlags {
+    /// Pause between two real runs (lets RT throttling and SCHED_DEADLINE bandwidth recover).
+    #[arg(long, default_value = "250ms", value_parser = parse_nanos)]
+    pub cooldown: Nanos,
+    /// The CPU every real task thread is pinned to (default: 1, or the first allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Switch RT throttling and SCHED_DEADLINE admission control off for each real run
+    /// (sched_rt_runtime_us = -1, restored afterwards), so loads above 0.90-0.95 are run and
+    /// 0.95 does not cap the measurement.
+    #[arg(long)]
+    pub no_rt_throttling: bool,
+}
+
+impl RealSeriesFlags {
+    /// `--cpu`, or the default CPU ([`executor::default_cpu`]).
+    pub fn cpu(&self) -> usize {
+        self.cpu.unwrap_or_else(executor::default_cpu)
+    }
+}
+
 /// Flags shared by `rtlab run` and `rtlab compare`.
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {

@@ -235,6 +235,25 @@ impl TaskSet {
         hyperperiod(self.tasks.iter().map(|t| t.period))
     }
 
+    /// The longest period, max T_i (0 for an empty set).
+    pub fn longest_period(&self) -> Nanos {
+        self.tasks
+            .iter()
+            .map(|t| t.period)
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
+
+    /// The last first deadline, max (O_i + D_i) (0 for an empty set): a run
+    /// shorter than this could never see some task miss.
+    pub fn last_first_deadline(&self) -> Nanos {
+        self.tasks
+            .iter()
+            .map(|t| t.offset.saturating_add(t.deadline))
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
+
     /// True when every deadline equals its period.
     pub fn has_implicit_deadlines(&self) -> bool {
         self.tasks.iter().all(|t| t.deadline == t.period)
@@ -653,6 +672,23 @@ mod tests {
 
     fn messages(set: &TaskSet) -> Vec<String> {
         set.validate().into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn longest_period_and_last_first_deadline() {
+        // a: T 10, O 0, D 8 -> first deadline 8; b: T 4, O 7, D 4 -> 11.
+        let set = TaskSet::new(
+            "two",
+            vec![
+                Task::new("a", ms(10), ms(1)).with_deadline(ms(8)),
+                Task::new("b", ms(4), ms(1)).with_offset(ms(7)),
+            ],
+        );
+        assert_eq!(set.longest_period(), ms(10));
+        assert_eq!(set.last_first_deadline(), ms(11));
+        let empty = TaskSet::new("none", vec![]);
+        assert_eq!(empty.longest_period(), Nanos::ZERO);
+        assert_eq!(empty.last_first_deadline(), Nanos::ZERO);
     }
 
     #[test]

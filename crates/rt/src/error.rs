@@ -98,6 +98,18 @@ impl From<rtlab_host::kernel_state::StateError> for RtError {
 }
 
 impl RtError {
+    /// SCHED_DEADLINE refused the set: its WCETs alone exceed the admission
+    /// limit (checked before asking, [`RtError::DeadlineOverLimit`]) or the
+    /// kernel's admission control said EBUSY
+    /// ([`HostError::DeadlineAdmission`]). Experiments (the demo, breakdown,
+    /// Hartstone, the study) record such a set as refused instead of failing.
+    pub fn is_admission_refusal(&self) -> bool {
+        matches!(
+            self,
+            RtError::DeadlineOverLimit { .. } | RtError::Host(HostError::DeadlineAdmission { .. })
+        )
+    }
+
     /// A thread that could not be started ([`HostError::spawn`]).
     pub fn spawn(name: String, source: std::io::Error) -> RtError {
         RtError::Host(HostError::spawn(name, source))

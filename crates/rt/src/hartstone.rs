@@ -15,7 +15,7 @@ use rtlab_model::hartstone::{IterationResult, IterationRunner};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
-use crate::executor::{self, RunConfig, RunPolicy, RunReport};
+use crate::executor::{self, RunConfig, RunReport};
 use rtlab_host::HostError;
 
 /// Why a real iteration gave no result.
@@ -66,24 +66,15 @@ impl IterationRunner for RealIterations<'_> {
     /// rate-monotonic priorities than SCHED_FIFO has).
     fn refusal(&self, error: &RealIterationError) -> Option<String> {
         match error {
-            RealIterationError::Rt(
-                e @ (RtError::DeadlineOverLimit { .. }
-                | RtError::Host(HostError::DeadlineAdmission { .. })),
-            ) => Some(format!("SCHED_DEADLINE refused the pool: {e}")),
+            RealIterationError::Rt(e) if e.is_admission_refusal() => {
+                Some(format!("SCHED_DEADLINE refused the pool: {e}"))
+            }
             RealIterationError::Rt(
                 e @ (RtError::Invalid { .. } | RtError::Host(HostError::Invalid { .. })),
             ) => Some(format!("the pool was refused: {e}")),
             _ => None,
         }
     }
-}
-
-/// The simulator scheduler shown beside a real policy (`None` for `other`:
-/// CFS has no model). SCHED_RR's counterpart is `rr:Q:linux`, round robin
-/// with the kernel's quantum (`rr_timeslice`,
-/// /proc/sys/kernel/sched_rr_timeslice_ms) kept across sleeps as SCHED_RR does.
-pub fn sim_counterpart(policy: RunPolicy, rr_timeslice: Nanos) -> Option<String> {
-    policy.model_scheduler(rr_timeslice).map(|m| m.to_string())
 }
 
 /// A run's report as one Hartstone iteration: the first miss is the task

@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rtlab_host::interrupt::pause;
-use rtlab_host::HostError;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{self, JobRecord, JobSink, RunConfig, RunPolicy};
-use rtlab_rt::RtError;
 use rtlab_sim::Scale;
 
 use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
@@ -154,10 +152,7 @@ impl StudyRunner for RealRunner {
         let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime(Arc::clone(&on_time)))];
         let report = match executor::run_recording(set, &cfg, self.flag, sinks) {
             Ok((report, _)) => report,
-            Err(
-                e @ (RtError::Host(HostError::DeadlineAdmission { .. })
-                | RtError::DeadlineOverLimit { .. }),
-            ) => {
+            Err(e) if e.is_admission_refusal() => {
                 (self.progress)(&format!(
                     "{} at U {:.1}% under {}: refused by SCHED_DEADLINE admission",
                     set.name,

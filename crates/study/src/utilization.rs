@@ -359,18 +359,8 @@ pub fn scale_to_load(set: &TaskSet, load_ppm: u64) -> Option<TaskSet> {
 /// times its longest period. A run shorter than some task's first deadline
 /// could never see that task miss: an error naming `--duration`.
 pub fn run_length(set: &TaskSet, duration: Option<Nanos>) -> Result<Nanos, UtilizationError> {
-    let longest = set
-        .tasks
-        .iter()
-        .map(|t| t.period)
-        .max()
-        .unwrap_or(Nanos::ZERO);
-    let first_deadlines = set
-        .tasks
-        .iter()
-        .map(|t| t.offset.saturating_add(t.deadline))
-        .max()
-        .unwrap_or(Nanos::ZERO);
+    let longest = set.longest_period();
+    let first_deadlines = set.last_first_deadline();
     match duration {
         Some(d) if d < first_deadlines => Err(UtilizationError::Setting(format!(
             "--duration {d} is shorter than the last first deadline of set {} ({first_deadlines}): \

@@ -21,11 +21,11 @@ use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
+use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, RunConfig, RunPolicy};
-use rtlab_rt::RtError;
 use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::flags::parse_nanos;
@@ -78,16 +78,8 @@ pub struct BreakdownArgs {
     /// Bisection resolution in alpha (0 < R < 1).
     #[arg(long, default_value = "0.005", value_parser = parse_resolution)]
     pub resolution: u64,
-    /// Pause between two real runs (lets RT throttling and SCHED_DEADLINE bandwidth recover).
-    #[arg(long, default_value = "250ms", value_parser = parse_nanos)]
-    pub cooldown: Nanos,
-    /// The CPU every task thread is pinned to (default: 1, or the first allowed CPU).
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// Switch RT throttling and SCHED_DEADLINE admission control off for each run
-    /// (sched_rt_runtime_us = -1, restored afterwards), so 0.95 does not cap the measurement.
-    #[arg(long)]
-    pub no_rt_throttling: bool,
+    #[command(flatten)]
+    pub real_series: crate::real_run::RealSeriesFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
     pub json: bool,
@@ -168,19 +160,14 @@ fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
             )))
         }
     };
-    let spec = match policy {
-        Policy::Edf => SchedulerSpec::Edf,
-        _ => format!("fp:{name}")
-            .parse()
-            .map_err(|e| anyhow::anyhow!("{e}"))?,
-    };
+    let spec = SchedulerSpec::from(ModelScheduler::from(policy));
     Ok((policy, run, spec))
 }
 
 /// Runs `rtlab breakdown`.
 pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     let (policy, run_policy, spec) = policies(&args.policy)?;
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let cpu = args.real_series.cpu();
     let loaded = file::load(&args.taskset)?;
     if loaded.set.tasks.is_empty() {
         return Err(anyhow::anyhow!("{}: the set has no task", args.taskset));
@@ -199,7 +186,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             say(&format!(
                 "no --overheads: measuring this machine's costs on CPU {cpu} first (rtlab characterize, about half a minute; `rtlab characterize --out FILE` keeps them for --overheads FILE)"
             ));
-            let profile = super::characterize::default_profile(cpu)?;
+            let profile = crate::measured_overheads::default_profile(cpu)?;
             say(&format!(
                 "measured: timer {}, preempt {}, exit {}, nonpreempt {}, {}",
                 profile.timer,
@@ -211,7 +198,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             profile
         }
     };
-    if args.no_rt_throttling {
+    if args.real_series.no_rt_throttling {
         // Each run lifts RT throttling: the model must not charge it.
         overheads.throttling.rt = None;
     }
@@ -222,7 +209,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     // SCHED_DEADLINE admission refuses a set above its limit instead: those
     // steps are recorded as refused.
     let fair = 1.0 - rtlab_host::policy::fair_server_share();
-    let limit = match (args.no_rt_throttling, run_policy.is_deadline()) {
+    let limit = match (args.real_series.no_rt_throttling, run_policy.is_deadline()) {
         (_, true) => None,
         (true, false) => (fair < 1.0).then_some(fair),
         (false, false) => throttling.and_then(|t| t.limit()).map(|l| l.min(fair)),
@@ -255,7 +242,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         resolution: args.resolution as f64 / ONE_PPB as f64,
         cpu: Some(cpu),
         rt_throttling: throttling.map_or("unknown".into(), |t| t.describe_limit()),
-        no_rt_throttling: args.no_rt_throttling,
+        no_rt_throttling: args.real_series.no_rt_throttling,
         interrupted: false,
         scales: Vec::new(),
     };
@@ -278,11 +265,11 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         };
         let mut run_cfg = RunConfig::new(*duration, run_policy);
         run_cfg.cpu = Some(cpu);
-        run_cfg.no_rt_throttling = args.no_rt_throttling;
+        run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
         let mut first = true;
         let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
             if !std::mem::take(&mut first) {
-                pause(args.cooldown, flag);
+                pause(args.real_series.cooldown, flag);
             }
             measure_once(s, &run_cfg, flag)
         };
@@ -353,10 +340,7 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
                 refused: None,
             })
         }
-        Err(
-            e @ (RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. })
-            | RtError::DeadlineOverLimit { .. }),
-        ) => Ok(StepOutcome {
+        Err(e) if e.is_admission_refusal() => Ok(StepOutcome {
             refused: Some(e.to_string()),
             ..StepOutcome::default()
         }),
@@ -368,12 +352,7 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
 /// capped at 10 s; never shorter than every task's first deadline, which a
 /// run must reach to judge that task at all.
 fn step_duration(set: &TaskSet, asked: Option<Nanos>) -> anyhow::Result<Nanos> {
-    let first_deadlines = set
-        .tasks
-        .iter()
-        .map(|t| t.offset.saturating_add(t.deadline))
-        .max()
-        .unwrap_or(Nanos::ZERO);
+    let first_deadlines = set.last_first_deadline();
     match asked {
         Some(d) if d < first_deadlines => Err(usage(format!(
             "--duration-per-step {d}: shorter than the last first deadline of the (time-scaled) set, {first_deadlines}, so a task could never be seen to miss; use at least that"

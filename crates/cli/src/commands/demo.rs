@@ -15,7 +15,6 @@ use rtlab_report::html::render_html;
 use rtlab_report::sources::{sample_row, GanttRows};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
-use rtlab_rt::RtError;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
 use rtlab_report::table;
@@ -305,10 +304,7 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
                         }
                         cell
                     }
-                    Err(
-                        RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. })
-                        | RtError::DeadlineOverLimit { .. },
-                    ) => "over admission limit".into(),
+                    Err(e) if e.is_admission_refusal() => "over admission limit".into(),
                     Err(e) => return Err(e.into()),
                 },
             );

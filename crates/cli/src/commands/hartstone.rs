@@ -45,7 +45,7 @@ use rtlab_model::hartstone::{
 use rtlab_model::{printable, Nanos};
 use rtlab_report::table;
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig, RunPolicy, RUN_POLICIES};
-use rtlab_rt::hartstone::{sim_counterpart, RealIterations};
+use rtlab_rt::hartstone::RealIterations;
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::hartstone::{run_extended, SimIterations};
 use rtlab_sim::{OnMiss, SchedulerSpec};
@@ -500,9 +500,10 @@ fn push_real(
         label: format!("real {policy}"),
         tests: outcomes,
     });
-    let Some(name) = sim_counterpart(policy, timeslice) else {
+    let Some(model) = policy.model_scheduler(timeslice) else {
         return Ok(());
     };
+    let name = model.to_string();
     if doc
         .runs
         .iter()
@@ -510,7 +511,7 @@ fn push_real(
     {
         return Ok(());
     }
-    let spec: SchedulerSpec = name.parse().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let spec = SchedulerSpec::from(model);
     let mut runner = SimIterations { spec, on_miss };
     let mut sim = Vec::new();
     for &test in tests {

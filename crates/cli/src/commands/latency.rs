@@ -269,7 +269,15 @@ pub fn measure_with_tap(
         );
     }
     let throttling = RtThrottling::read().ok();
-    let doc = report_json(args, &cfg, &report, &load_stats, throttling, &guards.notes);
+    let measured = Measured {
+        args,
+        cfg: &cfg,
+        report: &report,
+        load: &load_stats,
+        throttling,
+        notes: &guards.notes,
+    };
+    let doc = report_json(measured);
     if args.json_stdout() {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else if args.quiet {
@@ -277,10 +285,7 @@ pub fn measure_with_tap(
             outln!("{}", latency::cyclictest_line(t));
         }
     } else if !args.stdout_is_json() {
-        out!(
-            "{}",
-            describe(args, &cfg, &report, &load_stats, throttling, &guards.notes)
-        );
+        out!("{}", describe(measured));
     }
     if args.histogram_stdout.is_some() {
         out!("{}", latency::cyclictest_histogram(&report.threads));
@@ -334,15 +339,30 @@ fn signed_us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
-/// The human output: cyclictest lines, then percentile tables and outliers.
-fn describe(
-    args: &LatencyArgs,
-    cfg: &ProbeConfig,
-    report: &ProbeReport,
-    load: &LoadStats,
+/// One finished measurement and what surrounded it: what [`describe`] and
+/// [`report_json`] both render.
+#[derive(Clone, Copy)]
+struct Measured<'a> {
+    args: &'a LatencyArgs,
+    cfg: &'a ProbeConfig,
+    report: &'a ProbeReport,
+    load: &'a LoadStats,
+    /// RT throttling as read after the run (None when unreadable).
     throttling: Option<RtThrottling>,
-    notes: &[String],
-) -> String {
+    /// Notes of the settings held for the run (e.g. DMA latency refused).
+    notes: &'a [String],
+}
+
+/// The human output: cyclictest lines, then percentile tables and outliers.
+fn describe(measured: Measured<'_>) -> String {
+    let Measured {
+        args,
+        cfg,
+        report,
+        load,
+        throttling,
+        notes,
+    } = measured;
     let mut out = String::new();
     out += &format!(
         "# rtlab latency: {} thread(s), {}, interval {} (+{} per thread), {}{}, load {}\n",
@@ -531,14 +551,15 @@ fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
     }
 }
 
-fn report_json(
-    args: &LatencyArgs,
-    cfg: &ProbeConfig,
-    report: &ProbeReport,
-    load: &LoadStats,
-    throttling: Option<RtThrottling>,
-    notes: &[String],
-) -> LatencyDocument {
+fn report_json(measured: Measured<'_>) -> LatencyDocument {
+    let Measured {
+        args,
+        cfg,
+        report,
+        load,
+        throttling,
+        notes,
+    } = measured;
     LatencyDocument {
         config: LatencyConfigDocument {
             threads: cfg.threads,
@@ -739,10 +760,18 @@ mod tests {
         };
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let report = latency::run_probe(&cfg, &STOP).unwrap();
-        let text = describe(&args, &cfg, &report, &LoadStats::default(), None, &[]);
+        let measured = Measured {
+            args: &args,
+            cfg: &cfg,
+            report: &report,
+            load: &LoadStats::default(),
+            throttling: None,
+            notes: &[],
+        };
+        let text = describe(measured);
         assert!(text.contains("T: 0 ("), "{text}");
         assert!(text.contains("I:500 C:     50 Min:"), "{text}");
-        let doc = report_json(&args, &cfg, &report, &LoadStats::default(), None, &[]);
+        let doc = report_json(measured);
         let doc = serde_json::to_value(doc).unwrap();
         let t0 = &doc["threads"][0];
         for key in [

@@ -265,7 +265,12 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
-        loaded.set = crate::placement::for_scheduler(&loaded.set, &spec, heuristic, "nothing was simulated")?;
+        loaded.set = crate::placement::for_scheduler(
+            &loaded.set,
+            &spec,
+            heuristic,
+            "nothing was simulated",
+        )?;
     }
     let mut config = config(args, &loaded.set)?;
     let mut saver = args

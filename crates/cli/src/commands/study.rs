@@ -14,7 +14,6 @@ use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::study_text;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor;
 use rtlab_study::document::{OverloadPart, RealOverload, RealPart, StudyDocument, UtilizationPart};
 use rtlab_study::locking::{self, LockingConfig};
 use rtlab_study::overload::{self, OverloadConfig, Profile};
@@ -145,16 +144,8 @@ pub struct EdfVsFpsArgs {
     /// real threads (with the default 1s: the `all` types).
     #[arg(long, default_value = "1s", value_parser = parse_nanos)]
     pub real_duration: Nanos,
-    /// Pause between two real runs (lets RT throttling and SCHED_DEADLINE bandwidth recover).
-    #[arg(long, default_value = "250ms", value_parser = parse_nanos)]
-    pub cooldown: Nanos,
-    /// The CPU every real task thread is pinned to (default: 1, or the first allowed CPU).
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// Switch RT throttling and SCHED_DEADLINE admission control off for each real run
-    /// (sched_rt_runtime_us = -1, restored afterwards), so loads above 0.90-0.95 are run.
-    #[arg(long)]
-    pub no_rt_throttling: bool,
+    #[command(flatten)]
+    pub real_series: crate::real_run::RealSeriesFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
     pub json: bool,
@@ -358,7 +349,7 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     // one CPU: held from the first to the last.
     let _measuring = if args.real {
         interrupt::install_interrupt_flag();
-        let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+        let cpu = args.real_series.cpu();
         Some(args.cpu_lock.hold(Some(&[cpu]))?)
     } else {
         None
@@ -494,7 +485,7 @@ fn overload_config(args: &EdfVsFpsArgs) -> OverloadConfig {
 /// `--no-rt-throttling` nothing is run and the note says why. A failure is
 /// kept as the note: nothing simulated is lost.
 fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
-    if !args.no_rt_throttling {
+    if !args.real_series.no_rt_throttling {
         return RealOverload {
             note: Some(
                 "not run: loads of 100 % and more on real threads need SCHED_DEADLINE admission \
@@ -523,9 +514,9 @@ fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
         }
     };
     let flag = interrupt::install_interrupt_flag();
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let cpu = args.real_series.cpu();
     restore_left_state_first();
-    let mut runner = RealRunner::new(cpu, true, args.cooldown, flag, say);
+    let mut runner = RealRunner::new(cpu, true, args.real_series.cooldown, flag, say);
     match overload::run(&mut runner, &config) {
         Ok(measured) => RealOverload {
             note: None,
@@ -597,11 +588,17 @@ fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow
         types: runnable,
     };
     let simulated = utilization::simulate(&config).map_err(section_error)?;
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let cpu = args.real_series.cpu();
     let throttling = RtThrottling::read().ok();
     let flag = interrupt::install_interrupt_flag();
     restore_left_state_first();
-    let mut runner = RealRunner::new(cpu, args.no_rt_throttling, args.cooldown, flag, say);
+    let mut runner = RealRunner::new(
+        cpu,
+        args.real_series.no_rt_throttling,
+        args.real_series.cooldown,
+        flag,
+        say,
+    );
     let measured = utilization::run(&config, &mut runner).map_err(section_error)?;
     let interrupted = flag.load(Ordering::Relaxed);
     if interrupted {
@@ -610,7 +607,7 @@ fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow
     Ok(RealPart {
         cpu,
         rt_throttling: throttling.map_or("unknown".into(), |t| t.describe_limit()),
-        no_rt_throttling: args.no_rt_throttling,
+        no_rt_throttling: args.real_series.no_rt_throttling,
         skipped_types,
         interrupted,
         simulated,

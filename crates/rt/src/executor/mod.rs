@@ -488,15 +488,9 @@ pub fn run_recording(
 
     // Collect: every thread stops within a job's length of the end once it
     // has a CPU; the grace covers RT throttling and the longest period.
-    let longest = set
-        .tasks
-        .iter()
-        .map(|t| t.period)
-        .max()
-        .unwrap_or(Nanos::ZERO);
     let give_up = end
         .saturating_add(Nanos::from_secs(5))
-        .saturating_add(longest);
+        .saturating_add(set.longest_period());
     let mut outcomes: Vec<Option<TaskOutcome>> = vec![None; n];
     let mut received = 0;
     while received < n {

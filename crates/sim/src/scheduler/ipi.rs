@@ -224,6 +224,48 @@ pub(crate) fn rounds_json(rounds: &[Round], total: u64) -> Option<serde_json::Va
     serde_json::to_value(data).ok()
 }
 
+/// A scheduler that serves its tasks in rounds of bursts, one task's burst
+/// after another's ([`Ipi`], `Multiburst`): what [`pick_in_rounds`] needs.
+pub(crate) trait BurstRounds {
+    /// Positions in the current round.
+    fn round_len(&self) -> usize;
+    /// The task at position `k` of the round.
+    fn task_at(&self, k: usize) -> usize;
+    /// The position the round has reached.
+    fn cursor(&mut self) -> &mut usize;
+    /// Task `i`'s current job, if it has one.
+    fn job_of(&self, i: usize) -> Option<JobId>;
+    /// What is left of task `i`'s burst in this round, ns (burst - used).
+    fn burst_left(&self, i: usize) -> i64;
+    /// Closes the round at `now`: the controller sets the next bursts.
+    fn regulate(&mut self, now: Nanos);
+}
+
+/// The next job of a burst round-robin and when its burst ends: from the
+/// cursor on, the first task with a job, burst left and leave to start;
+/// past the round's end the round is closed ([`BurstRounds::regulate`]) and
+/// the scan starts again at position 0. At most two rounds are scanned
+/// (2 n + 2 positions for n at the start), so a round in which no task may
+/// start ends the pick with `None`.
+pub(crate) fn pick_in_rounds(s: &mut impl BurstRounds, sys: &System<'_>) -> Option<(JobId, Nanos)> {
+    for _ in 0..=2 * s.round_len() + 1 {
+        if *s.cursor() >= s.round_len() {
+            s.regulate(sys.now());
+            *s.cursor() = 0;
+        }
+        let k = *s.cursor();
+        let i = s.task_at(k);
+        if let Some(job) = s.job_of(i) {
+            let left = s.burst_left(i);
+            if left > 0 && sys.may_start(job) {
+                return Some((job, sys.now().saturating_add(Nanos::from_ns(left as u64))));
+            }
+        }
+        *s.cursor() += 1;
+    }
+    None
+}
+
 /// The I+PI scheduler.
 #[derive(Debug, Clone)]
 pub struct Ipi {
@@ -346,6 +388,32 @@ impl Ipi {
     }
 }
 
+impl BurstRounds for Ipi {
+    fn round_len(&self) -> usize {
+        self.job_of.len()
+    }
+
+    fn task_at(&self, k: usize) -> usize {
+        k
+    }
+
+    fn cursor(&mut self) -> &mut usize {
+        &mut self.cursor
+    }
+
+    fn job_of(&self, i: usize) -> Option<JobId> {
+        self.job_of[i]
+    }
+
+    fn burst_left(&self, i: usize) -> i64 {
+        self.burst[i] - self.used[i]
+    }
+
+    fn regulate(&mut self, now: Nanos) {
+        Ipi::regulate(self, now);
+    }
+}
+
 impl Scheduler for Ipi {
     fn name(&self) -> String {
         self.params.to_string()
@@ -380,22 +448,9 @@ impl Scheduler for Ipi {
             self.cursor = n;
             return None;
         }
-        for _ in 0..=2 * n + 1 {
-            if self.cursor >= n {
-                self.regulate(sys.now());
-                self.cursor = 0;
-            }
-            let i = self.cursor;
-            if let Some(job) = self.job_of[i] {
-                let left = self.burst[i] - self.used[i];
-                if left > 0 && sys.may_start(job) {
-                    self.burst_end = Some(sys.now().saturating_add(Nanos::from_ns(left as u64)));
-                    return Some(job);
-                }
-            }
-            self.cursor += 1;
-        }
-        None
+        let (job, burst_end) = pick_in_rounds(self, sys)?;
+        self.burst_end = Some(burst_end);
+        Some(job)
     }
 
     fn callback_at(&self) -> Option<Nanos> {

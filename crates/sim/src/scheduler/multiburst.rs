@@ -40,7 +40,7 @@ use std::fmt;
 
 use rtlab_model::{Nanos, Task};
 
-use super::ipi::{portion, rounds_json, Round, Share, ROUNDS_KEPT};
+use super::ipi::{pick_in_rounds, portion, rounds_json, BurstRounds, Round, Share, ROUNDS_KEPT};
 use super::{parse_params, Scheduler, System};
 use crate::error::SimError;
 use crate::job::JobId;
@@ -440,6 +440,32 @@ impl Multiburst {
     }
 }
 
+impl BurstRounds for Multiburst {
+    fn round_len(&self) -> usize {
+        self.active.len()
+    }
+
+    fn task_at(&self, k: usize) -> usize {
+        self.active[k]
+    }
+
+    fn cursor(&mut self) -> &mut usize {
+        &mut self.cursor
+    }
+
+    fn job_of(&self, i: usize) -> Option<JobId> {
+        self.job_of[i]
+    }
+
+    fn burst_left(&self, i: usize) -> i64 {
+        self.burst[i] - self.used[i]
+    }
+
+    fn regulate(&mut self, now: Nanos) {
+        Multiburst::regulate(self, now);
+    }
+}
+
 impl Scheduler for Multiburst {
     fn name(&self) -> String {
         self.params.to_string()
@@ -474,22 +500,9 @@ impl Scheduler for Multiburst {
             self.cursor = 0;
             return None;
         }
-        for _ in 0..=2 * self.active.len() + 1 {
-            if self.cursor >= self.active.len() {
-                self.regulate(sys.now());
-                self.cursor = 0;
-            }
-            let i = self.active[self.cursor];
-            if let Some(job) = self.job_of[i] {
-                let left = self.burst[i] - self.used[i];
-                if left > 0 && sys.may_start(job) {
-                    self.burst_end = Some(sys.now().saturating_add(Nanos::from_ns(left as u64)));
-                    return Some(job);
-                }
-            }
-            self.cursor += 1;
-        }
-        None
+        let (job, burst_end) = pick_in_rounds(self, sys)?;
+        self.burst_end = Some(burst_end);
+        Some(job)
     }
 
     fn callback_at(&self) -> Option<Nanos> {

@@ -6,6 +6,8 @@
 //! model leaves out: wake-up latency, kernel and timer overheads, the cost
 //! of the measurement itself, interference from the rest of the machine.
 
+mod rtapp;
+
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -76,9 +78,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(tool) = &args.with {
         return match tool.as_str() {
-            "rt-app" => {
-                super::compare_rtapp::run(&args.flags, args.rtapp_calibration.as_deref(), args.json)
-            }
+            "rt-app" => rtapp::run(&args.flags, args.rtapp_calibration.as_deref(), args.json),
             other => Err(usage(format!(
                 "--with `{}`: the tool to compare with is rt-app (without --with: the simulator)",
                 printable(other)

@@ -1,4 +1,8 @@
-//! `rtlab taskset list | show | validate | gen | export | import`.
+//! `rtlab taskset list | show | validate | gen | export | import`; `gen`
+//! is [`generate`], `export` and `import` are [`interchange`].
+
+pub mod generate;
+pub mod interchange;
 
 use std::process::ExitCode;
 
@@ -30,13 +34,13 @@ pub enum TasksetCommand {
     Validate(ValidateArgs),
     /// Generate random task sets (UUniFast, UUniFast-discard, RandFixedSum), deterministic per seed.
     #[command(after_help = GEN_EXAMPLES)]
-    Gen(super::generate::GenArgs),
+    Gen(generate::GenArgs),
     /// Write a task set for another tool (SimSo XML, rt-app JSON).
     #[command(after_help = EXPORT_EXAMPLES)]
-    Export(super::interchange::ExportArgs),
+    Export(interchange::ExportArgs),
     /// Read another tool's task set (a SimSo configuration, an rt-app workload) and write it as an rtlab file.
     #[command(after_help = IMPORT_EXAMPLES)]
-    Import(super::interchange::ImportArgs),
+    Import(interchange::ImportArgs),
 }
 
 const EXPORT_EXAMPLES: &str = "Examples:\n  \
@@ -101,9 +105,9 @@ pub fn run(command: TasksetCommand) -> anyhow::Result<ExitCode> {
         TasksetCommand::List(args) => list(&args),
         TasksetCommand::Show(args) => show(&args),
         TasksetCommand::Validate(args) => validate(&args),
-        TasksetCommand::Gen(args) => super::generate::run(&args),
-        TasksetCommand::Export(args) => super::interchange::export(&args),
-        TasksetCommand::Import(args) => super::interchange::import(&args),
+        TasksetCommand::Gen(args) => generate::run(&args),
+        TasksetCommand::Export(args) => interchange::export(&args),
+        TasksetCommand::Import(args) => interchange::import(&args),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::usage::{naming_the_flag, usage};
 pub fn run(flags: &RunFlags, calibration: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let cfg = flags.config()?;
     let calibration = calibration
-        .map(|text| super::interchange::parse_calibration(text, "--rtapp-calibration"))
+        .map(|text| crate::flags::parse_calibration(text, "--rtapp-calibration"))
         .transpose()?;
     if !rtapp::runner::whole_seconds(cfg.duration) {
         return Err(usage(format!(

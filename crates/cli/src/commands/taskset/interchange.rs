@@ -12,10 +12,10 @@ use clap::{Args, ValueEnum};
 use rtlab_model::simso::{self, SimsoScheduler};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{self, RunPolicy, RUN_POLICIES};
-use rtlab_rt::rtapp::{self, Calibration, ExportOptions};
+use rtlab_rt::rtapp::{self, ExportOptions};
 use rtlab_sim::SchedulerSpec;
 
-use crate::flags::parse_nanos;
+use crate::flags::{parse_calibration, parse_nanos};
 use crate::set_files::OutputFormat;
 use crate::usage::usage;
 
@@ -182,20 +182,6 @@ fn rtapp_text(set: &TaskSet, origin: &str, args: &ExportArgs) -> anyhow::Result<
         eprintln!("warning: {warning}");
     }
     Ok(exported.document.to_json_string())
-}
-
-/// `CPUn` or a whole number of ns per loop (`flag` names it in the error).
-pub fn parse_calibration(text: &str, flag: &str) -> anyhow::Result<Calibration> {
-    if let Some(cpu) = text.strip_prefix("CPU").and_then(|n| n.parse().ok()) {
-        return Ok(Calibration::Cpu(cpu));
-    }
-    match text.parse::<u64>() {
-        Ok(ns) if ns > 0 => Ok(Calibration::NsPerLoop(ns)),
-        _ => Err(usage(format!(
-            "{flag} `{}`: use CPUn (e.g. CPU1) or a number of ns per loop (e.g. 20)",
-            printable(text)
-        ))),
-    }
 }
 
 /// Runs `rtlab taskset import`: the set in rtlab's own format, the notes
