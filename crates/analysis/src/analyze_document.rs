@@ -83,6 +83,11 @@ pub fn analyze_document(
         overheads: options.overheads.as_ref().map(|o| o.name.clone()),
         tests,
         tasks,
+        throttling: options
+            .overheads
+            .as_ref()
+            .filter(|o| !o.throttling.is_none())
+            .map(|o| o.throttling.to_string()),
         breakdown: breakdowns.map(|breakdowns| {
             breakdowns
                 .iter()

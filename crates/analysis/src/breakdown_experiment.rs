@@ -151,6 +151,12 @@ pub struct BreakdownDocument {
     /// The timer model of the overhead-aware test and the simulator
     /// (`tickless` or `tick 8ms`).
     pub timer: String,
+    /// Linux's limits the overhead-aware test and the simulator charge (the
+    /// overheads file's `[throttling]`, `rt 950ms per 1s, fair server 50ms
+    /// per 1s`); absent when it states none, so such documents print as
+    /// before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttling_model: Option<String>,
     /// Runs per α on real threads.
     pub repeat: u32,
     /// `all` (every run of an α without a miss) or `any` (best of `repeat`).

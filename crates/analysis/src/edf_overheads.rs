@@ -83,6 +83,10 @@
 //! long has done all of it by `t1 + w`, which is then a new `t1` with nothing
 //! pending; so some violating window is shorter than `Lb`.
 //!
+//! With the overheads file's `[throttling]` table, Linux's fair server is one
+//! more sporadic task (cost Q_fs, period and deadline P_fs); RT throttling
+//! does not apply to SCHED_DEADLINE threads ([`crate::throttling`]).
+//!
 //! Locks' own costs (the simulator's `--lock-cost`) are not modelled, as in
 //! `rta-overheads`. The property test in `crates/sim/tests/against_analysis.rs`
 //! checks the test against the simulator with the same costs and tick.
@@ -195,6 +199,19 @@ pub fn verdict(set: &TaskSet, blocking: &EdfBlocking, platform: &Platform) -> Ve
         demand.stairs.push(ticks);
         arrivals.stairs.push(ticks);
         slope.push((tick, charges.timer, tick));
+    }
+    if let Some(server) = platform.overheads.throttling.fair_server {
+        // Linux's fair server: a sporadic SCHED_DEADLINE reservation of Q_fs
+        // per P_fs, deadline P_fs ([`crate::throttling`], "EDF").
+        let (q, p) = (
+            u128::from(server.runtime.as_ns()),
+            u128::from(server.period.as_ns()),
+        );
+        demand.stairs.push(Staircase::deadlines(p, p, q));
+        arrivals.stairs.push(Staircase::releases(0, p, q, None));
+        slope.push((0, q, p));
+        first = first.min(p);
+        last = last.max(p);
     }
     let Some(fractions) = slope
         .iter()
@@ -371,6 +388,34 @@ mod tests {
             },
         );
         assert_eq!(verdict(&pair(Nanos::from_ms(1)), &none, &p), None);
+    }
+
+    /// No costs, tickless, the fair server 3 ms per 10 ms as a sporadic
+    /// task (C = 3, D = T = 10 ms) beside the pair: at t = 10 ms,
+    /// h = 1 (τa) + Cb + 3 <= 10, so Cb <= 6 ms (t = 8: Cb <= 7; t = 28:
+    /// 3 + 2 Cb + 6; t = 30: 12 + Cb; U = 0.4 + Cb/20: all looser).
+    /// Without the server Cb <= 7 ms.
+    #[test]
+    fn the_fair_server_is_a_sporadic_task_by_hand() {
+        use rtlab_model::overheads::{Reservation, Throttling};
+        let ms = Nanos::from_ms;
+        let costs = Overheads {
+            throttling: Throttling {
+                rt: Some(Reservation::new(ms(1), ms(10)).unwrap()),
+                fair_server: Some(Reservation::new(ms(3), ms(10)).unwrap()),
+            },
+            ..Overheads::zero()
+        };
+        let p = platform(&costs, TimerModel::Tickless);
+        let none = EdfBlocking::none();
+        assert_eq!(verdict(&pair(ms(6)), &none, &p), Some(true));
+        assert_eq!(
+            verdict(&pair(ms(6) + Nanos::from_ns(1)), &none, &p),
+            Some(false)
+        );
+        let zero = Overheads::zero();
+        let ideal = platform(&zero, TimerModel::Tickless);
+        assert_eq!(verdict(&pair(ms(7)), &none, &ideal), Some(true));
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub mod rta;
 pub mod schema;
 pub mod suite;
 pub mod sweep;
+pub mod throttling;
 pub mod verdict;
 
 pub use error::AnalysisError;

@@ -166,13 +166,42 @@ pub struct Platform<'a> {
 }
 
 /// Theorem 1 for every task of `set`, with critical-section blocking
-/// `blocking[i]` (zeros for none). A zero tick is inconclusive.
+/// `blocking[i]` (zeros for none). A zero tick is inconclusive. With the
+/// overheads file's `[throttling]` table, Linux's RT throttling and fair
+/// server interfere as [`crate::throttling`] documents.
 pub fn analyse(
     set: &TaskSet,
     priorities: &Priorities,
     blocking: &[Nanos],
     platform: &Platform,
 ) -> Outcome {
+    let unthrottled = responses(set, priorities, blocking, platform, &[]);
+    let throttling = &platform.overheads.throttling;
+    if throttling.is_none()
+        || crate::throttling::under_the_caps(
+            set,
+            platform.overheads,
+            platform.timer,
+            platform.threads.unwrap_or(set.tasks.len()),
+        )
+    {
+        return Outcome::from_responses(Test::RtaOverheads, unthrottled);
+    }
+    let blackouts = crate::throttling::blackout_interferers(throttling);
+    Outcome::from_responses(
+        Test::RtaOverheads,
+        responses(set, priorities, blocking, platform, &blackouts),
+    )
+}
+
+/// Theorem 1's response times with `extra` highest-priority interferers.
+fn responses(
+    set: &TaskSet,
+    priorities: &Priorities,
+    blocking: &[Nanos],
+    platform: &Platform,
+    extra: &[Interferer],
+) -> Vec<Response> {
     let n = platform.threads.unwrap_or(set.tasks.len());
     let o = platform.overheads;
     // A job's own release: C_preempt if it switches, C_nonpreempt if not
@@ -185,8 +214,8 @@ pub fn analyse(
         .as_ns();
     let nonpreempt = o.nonpreempt.at(n).as_ns();
     let system = o.system.at(n);
-    let mut interferers: Vec<Interferer> = Vec::with_capacity(set.tasks.len() + 1);
-    let responses = (0..set.tasks.len())
+    let mut interferers: Vec<Interferer> = Vec::with_capacity(set.tasks.len() + 1 + extra.len());
+    (0..set.tasks.len())
         .map(|i| {
             let mut extra_blocking = blocking[i].saturating_add(system);
             interferers.clear();
@@ -217,12 +246,12 @@ pub fn analyse(
                         cost: nonpreempt,
                     }),
             );
+            interferers.extend_from_slice(extra);
             let mut task = rta::analysed(set, i, extra_blocking);
             task.wcet = task.wcet.saturating_add(per_job);
             rta::response_time(&task, &interferers)
         })
-        .collect();
-    Outcome::from_responses(Test::RtaOverheads, responses)
+        .collect()
 }
 
 #[cfg(test)]
@@ -281,6 +310,64 @@ mod tests {
             out.responses,
             vec![Response::Within(ms(1)), Response::Within(ms(3))]
         );
+    }
+
+    /// Throttling by hand, no costs, tickless, τ1 (1 ms / 10 ms) and τ2
+    /// (2 ms / 20 ms) under RM; unthrottled R = 1 and 3 ms. Under the cap
+    /// when the virtual lowest-priority task (Cv = free + 1 ns, Tv = Dv = P;
+    /// [`crate::throttling`]) has Rv = Cv + 1 + 2 ms <= P.
+    ///
+    /// - RT 7 ms per 10 ms: Cv = 3 ms + 1 ns, Rv = 6.000001 ms: under the
+    ///   cap, R = 1, 3 ms.
+    /// - RT 2.5 ms per 10 ms: Cv = 7.5 ms + 1 ns, Rv = 10.500001 > 10, so a
+    ///   7.5 ms blackout every 10 ms interferes from the critical instant:
+    ///   τ1: 1 + 7.5 = 8.5 ms. τ2: w = 2 + 1 + 7.5 = 10.5 → 2 + 2·1 + 2·7.5
+    ///   = 19 → 19 ms.
+    /// - Fair server 1 ms per 5 ms: Cv = 1 ms + 1 ns, Rv = 4.000001 <= 5:
+    ///   under the cap.
+    /// - Fair server 2 ms per 5 ms: Rv = 5.000001 > 5: interferer (5, 2)
+    ///   with jitter 3: τ1: w = 3 → 1 + ⌈6/5⌉·2 = 5 → 1 + ⌈8/5⌉·2 = 5 ms.
+    ///   τ2: w = 5 → 2 + ⌈5/10⌉·1 + ⌈8/5⌉·2 = 7 → 2 + 1 + ⌈10/5⌉·2 = 7 ms.
+    #[test]
+    fn throttling_by_hand() {
+        use rtlab_model::overheads::{Reservation, Throttling};
+        let (ms, us) = (Nanos::from_ms, Nanos::from_us);
+        let (set, p) = two_tasks();
+        let at = |throttling: Throttling| {
+            let costs = Overheads {
+                throttling,
+                ..Overheads::zero()
+            };
+            let platform = Platform {
+                overheads: &costs,
+                timer: TimerModel::Tickless,
+                threads: None,
+            };
+            analyse(&set, &p, &[Nanos::ZERO; 2], &platform).responses
+        };
+        let rt = |q, period| Throttling {
+            rt: Some(Reservation::new(q, period).unwrap()),
+            fair_server: None,
+        };
+        let fair = |q, period| Throttling {
+            rt: None,
+            fair_server: Some(Reservation::new(q, period).unwrap()),
+        };
+        let within = Response::Within;
+        assert_eq!(at(rt(ms(7), ms(10))), vec![within(ms(1)), within(ms(3))]);
+        assert_eq!(
+            at(rt(us(2_500), ms(10))),
+            vec![within(us(8_500)), within(ms(19))]
+        );
+        assert_eq!(at(fair(ms(1), ms(5))), vec![within(ms(1)), within(ms(3))]);
+        assert_eq!(at(fair(ms(2), ms(5))), vec![within(ms(5)), within(ms(7))]);
+        // Both at once, through the caps: τ1: w = 1 + 7.5 + 2 = 10.5 →
+        // 1 + ⌈10.5/10⌉·7.5 + ⌈13.5/5⌉·2 = 22 ms > D = 10 ms.
+        let both = Throttling {
+            rt: Some(Reservation::new(us(2_500), ms(10)).unwrap()),
+            fair_server: Some(Reservation::new(ms(2), ms(5)).unwrap()),
+        };
+        assert_eq!(at(both)[0], Response::Exceeds);
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub struct AnalyzeDocument {
     pub taskset: String,
     /// One row per test run, in the order run.
     pub tests: Vec<TestVerdict>,
+    /// Linux's limits the overhead-aware tests charge (the overheads
+    /// file's `[throttling]`, `rt 950ms per 1s, fair server 50ms per 1s`);
+    /// absent when it states none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttling: Option<String>,
     /// The task set's utilization `Σ Ci/Ti`.
     pub utilization: f64,
 }
@@ -300,6 +305,7 @@ mod tests {
                 tick_ns: None,
                 timer: Some("hrtimer + tick 1ns".into()),
             }],
+            throttling: Some("rt 950ms per 1s".into()),
             utilization: 0.5,
         };
         assert!(keys_in_sorted_order(&doc));

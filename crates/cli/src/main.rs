@@ -19,6 +19,7 @@ mod output;
 mod commands;
 mod flags;
 mod measured_overheads;
+mod placement;
 mod plot_file;
 mod progress;
 mod real_run;

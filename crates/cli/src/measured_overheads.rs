@@ -42,8 +42,12 @@ pub fn default_profile(cpu: usize) -> anyhow::Result<Overheads> {
         .fit(stat)
         .overheads("characterized", &source, measured.fit_inputs().tick)
         .map_err(|why| anyhow::anyhow!("rtlab characterize: {why}"))?;
-    for note in notes {
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
+    for note in notes.into_iter().chain(throttling_notes) {
         say(&format!("note: {note}"));
     }
-    Ok(profile)
+    Ok(Overheads {
+        throttling,
+        ..profile
+    })
 }

@@ -74,6 +74,10 @@ pub struct RunFlags {
     /// SCHED_DEADLINE budget over C (default: max(5% of C, 100us)).
     #[arg(long, value_parser = parse_nanos)]
     pub edf_margin: Option<Nanos>,
+    /// Hard SCHED_DEADLINE budgets: no SCHED_FLAG_RECLAIM (GRUB), a job past C + margin is
+    /// throttled until its next period (README: "Budgets and reclaiming").
+    #[arg(long)]
+    pub no_edf_reclaim: bool,
     /// Do not lock memory (mlockall) for the run.
     #[arg(long)]
     pub no_mlock: bool,
@@ -128,6 +132,12 @@ impl RunFlags {
             )));
         }
         cfg.edf_margin = self.edf_margin;
+        if self.no_edf_reclaim && !policy.is_deadline() {
+            return Err(usage(format!(
+                "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets), not --policy {policy}"
+            )));
+        }
+        cfg.edf_reclaim = !self.no_edf_reclaim;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
         cfg.protocol = self.protocol.parse::<LockProtocol>().map_err(|why| {

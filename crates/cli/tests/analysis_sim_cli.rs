@@ -487,3 +487,90 @@ fn every_file_written_is_announced_with_what_and_size() {
         "{stderr}"
     );
 }
+
+/// An overheads file with a `[throttling]` table (what `characterize`
+/// writes on Linux): `analyze` charges RT throttling and the fair server
+/// (README "Linux's throttling in the model"), `sim` lets its servers take
+/// the processor and reports them; the same file without the table prints
+/// no throttling at all.
+#[test]
+fn a_throttling_table_lowers_the_overhead_aware_breakdown_and_shows_in_sim() {
+    let dir = tempfile::tempdir().unwrap();
+    let costs = "timer = \"0us\"\npreempt = \"0us\"\nexit = \"0us\"\nnonpreempt = \"0us\"\n";
+    let plain = dir.path().join("plain.toml");
+    let throttled = dir.path().join("throttled.toml");
+    std::fs::write(&plain, costs).unwrap();
+    std::fs::write(
+        &throttled,
+        format!(
+            "{costs}\n[throttling]\nrt_runtime = \"950ms\"\nrt_period = \"1s\"\n\
+             fair_server_runtime = \"50ms\"\nfair_server_period = \"1s\"\n"
+        ),
+    )
+    .unwrap();
+    let breakdown_with = |file: &std::path::Path| {
+        let doc = json_of(&[
+            "analyze",
+            "builtin:ins",
+            "--policy",
+            "rm",
+            "--overheads",
+            file.to_str().unwrap(),
+            "--breakdown",
+            "--json",
+        ]);
+        breakdown_utilizations(&doc)[1].unwrap()
+    };
+    // Zero costs: the ideal 99.44 %; the limits bring it just under the
+    // 95 % cap (94.47 %: the virtual task of 50 ms + 1 ns per 1 s).
+    let ideal = breakdown_with(&plain);
+    let limited = breakdown_with(&throttled);
+    assert!((ideal - 0.9944).abs() < 1e-3, "{ideal}");
+    assert!((limited - 0.9447).abs() < 1e-3, "{limited}");
+
+    let sim = |file: &std::path::Path| {
+        json_of(&[
+            "sim",
+            "builtin:ins",
+            "-s",
+            "fp:rm",
+            "-d",
+            "2s",
+            "--overheads",
+            file.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    assert!(sim(&plain).get("throttling").is_none());
+    let doc = sim(&throttled);
+    assert_eq!(
+        doc["throttling"]["model"],
+        "rt 950ms per 1s, fair server 50ms per 1s"
+    );
+    // U = 0.884 leaves SCHED_OTHER more than 50 ms of every second.
+    assert_eq!(doc["throttling"]["fair_server_runs"], 0);
+    assert_eq!(doc["deadline_misses"], 0);
+    rtlab()
+        .args(["sim", "builtin:ins", "-s", "fp:rm", "-d", "2s", "--overheads"])
+        .arg(&throttled)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "throttling (rt 950ms per 1s, fair server 50ms per 1s): RT throttling took 0ns in 0 blackouts",
+        ));
+    // A runtime above its period: one line naming file:line:col, exit 1.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!("{costs}[throttling]\nrt_runtime = \"2s\"\nrt_period = \"1s\"\n"),
+    )
+    .unwrap();
+    rtlab()
+        .args(["analyze", "builtin:ins", "--overheads"])
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "bad.toml:6:1: `rt_runtime`: runtime 2s must be above 0 and at most the period 1s",
+        ));
+}

@@ -833,6 +833,27 @@ fn flags_that_cannot_mean_anything_are_usage_errors() {
             ],
             "--edf-margin 1ms applies to --policy edf",
         ),
+        (
+            &[
+                "run",
+                "builtin:lf-scenario-1",
+                "--policy",
+                "rm",
+                "--no-edf-reclaim",
+            ],
+            "--no-edf-reclaim applies to --policy edf",
+        ),
+        (
+            &[
+                "hartstone",
+                "--test",
+                "1",
+                "--policy",
+                "rm",
+                "--no-edf-reclaim",
+            ],
+            "--no-edf-reclaim applies to --policy edf",
+        ),
         // An empty table and exit 0 before (a panic in debug builds).
         (
             &["sweep", "--step", "1e-20"],

@@ -122,6 +122,59 @@ fn export_refuses_a_duration_rt_app_cannot_hold() {
         .code(2);
 }
 
+/// On `--cpus 2` each thread may run on both CPUs and the import reads a
+/// 2-processor set back; `--cpu` pins only one-processor sets (usage error).
+#[test]
+fn a_multiprocessor_export_writes_cpus_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hph2.json");
+    let file = file.to_str().unwrap();
+    rtlab()
+        .args([
+            "taskset",
+            "export",
+            "builtin:hartstone-ph",
+            "--format",
+            "rt-app",
+            "--cpus",
+            "2",
+            "--out",
+            file,
+        ])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert_eq!(
+        text.matches("\"cpus\": [\n        0,\n        1\n      ]")
+            .count(),
+        5,
+        "{text}"
+    );
+    let out = rtlab()
+        .args(["taskset", "import", file, "--to", "json"])
+        .output()
+        .unwrap();
+    let set: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(set["processors"], 2);
+    rtlab()
+        .args([
+            "taskset",
+            "export",
+            "builtin:hartstone-ph",
+            "--format",
+            "rt-app",
+            "--cpus",
+            "2",
+            "--cpu",
+            "1",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--cpu 1 pins a one-processor set; this one has 2 processors",
+        ));
+}
+
 #[test]
 fn compare_without_rt_app_says_how_to_install_it() {
     let empty = tempfile::tempdir().unwrap();

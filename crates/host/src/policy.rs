@@ -18,7 +18,7 @@ use crate::kernel_state::{self, SettingGuard};
 use rtlab_sys::resource::{getrlimit, mlockall, munlockall};
 use rtlab_sys::sched::{
     sched_getaffinity, sched_getattr, sched_setaffinity, sched_setattr, CpuSet, SchedAttr,
-    SCHED_DEADLINE, SCHED_FLAG_RESET_ON_FORK,
+    SCHED_DEADLINE, SCHED_FLAG_RECLAIM, SCHED_FLAG_RESET_ON_FORK,
 };
 
 /// A Linux scheduling policy with its parameters.
@@ -182,8 +182,33 @@ impl fmt::Display for Policy {
 /// refuses the bandwidth, [`HostError::DeadlineAffinity`] when a deadline
 /// thread has a narrowed affinity, [`HostError::Invalid`] for bad parameters.
 pub fn set_current_thread_policy(policy: &Policy) -> Result<(), HostError> {
+    set_current_thread_policy_reclaiming(policy, false)
+}
+
+/// [`set_current_thread_policy`], a SCHED_DEADLINE policy with
+/// `SCHED_FLAG_RECLAIM` when `reclaim` is true (other policies ignore it).
+///
+/// With the flag the kernel charges a running deadline thread's runtime by
+/// the GRUB rule (Lipari and Baruah, "Greedy reclamation of unused
+/// bandwidth in constant-bandwidth servers", ECRTS 2000; Abeni et al.,
+/// "Greedy CPU reclaiming for SCHED_DEADLINE", RTLWS 2014): dq = -(U_act /
+/// U_max) dt instead of dq = -dt, where U_act is the bandwidth of the
+/// deadline threads active on the CPU (at least the thread's own) and
+/// U_max the RT limit (sched_rt_runtime_us / sched_rt_period_us). A job
+/// may then run past its runtime into bandwidth the others leave unused,
+/// and is throttled only when its reservation is really exhausted; the
+/// other reservations keep their guarantee (Documentation/scheduler/
+/// sched-deadline.rst, section 2.2).
+pub fn set_current_thread_policy_reclaiming(
+    policy: &Policy,
+    reclaim: bool,
+) -> Result<(), HostError> {
     policy.validate()?;
-    sched_setattr(&policy.to_attr()).map_err(|err| explain_policy_error(policy, err))
+    let mut attr = policy.to_attr();
+    if reclaim && matches!(policy, Policy::Deadline { .. }) {
+        attr.sched_flags |= SCHED_FLAG_RECLAIM;
+    }
+    sched_setattr(&attr).map_err(|err| explain_policy_error(policy, err))
 }
 
 fn explain_policy_error(policy: &Policy, err: std::io::Error) -> HostError {
@@ -250,6 +275,13 @@ pub fn current_thread_policy() -> Result<Policy, HostError> {
     })
 }
 
+/// True when the calling thread is a SCHED_DEADLINE thread with
+/// `SCHED_FLAG_RECLAIM` (see [`set_current_thread_policy_reclaiming`]).
+pub fn current_thread_reclaims() -> Result<bool, HostError> {
+    let attr = sched_getattr().map_err(HostError::os("sched_getattr"))?;
+    Ok(attr.sched_policy == SCHED_DEADLINE && attr.sched_flags & SCHED_FLAG_RECLAIM != 0)
+}
+
 /// The kernel thread id of the calling thread (what cyclictest prints).
 pub fn current_tid() -> i32 {
     rtlab_sys::sched::gettid()
@@ -273,6 +305,49 @@ pub fn has_cap_sys_nice() -> bool {
 pub fn allowed_cpus() -> Result<Vec<usize>, HostError> {
     let set = sched_getaffinity().map_err(HostError::os("sched_getaffinity"))?;
     Ok(set.cpus().collect())
+}
+
+/// The calling thread kept off one CPU while the guard lives: its affinity
+/// minus that CPU, given back when dropped. How the executor keeps its
+/// coordinator (a SCHED_OTHER thread that wakes every 100 ms) off the CPU
+/// of the task threads, where it could run only through the fair server,
+/// a deadline server that preempts the task set (Linux 6.12+).
+#[derive(Debug)]
+pub struct KeptOffCpu {
+    previous: Option<CpuSet>,
+}
+
+impl KeptOffCpu {
+    /// Narrows the calling thread's affinity to exclude `cpu`; does nothing
+    /// (and restores nothing) when `cpu` is the only CPU it may use, or
+    /// when the kernel refuses.
+    pub fn new(cpu: usize) -> KeptOffCpu {
+        let Ok(previous) = sched_getaffinity() else {
+            return KeptOffCpu { previous: None };
+        };
+        let mut others = CpuSet::empty();
+        previous
+            .cpus()
+            .filter(|&c| c != cpu)
+            .for_each(|c| others.insert(c));
+        let moved = others.cpus().next().is_some() && sched_setaffinity(&others).is_ok();
+        KeptOffCpu {
+            previous: moved.then_some(previous),
+        }
+    }
+
+    /// True when the thread was moved (and will be moved back).
+    pub fn moved(&self) -> bool {
+        self.previous.is_some()
+    }
+}
+
+impl Drop for KeptOffCpu {
+    fn drop(&mut self) {
+        if let Some(previous) = &self.previous {
+            let _ = sched_setaffinity(previous);
+        }
+    }
 }
 
 /// Pins the calling thread to `cpus`.
@@ -538,6 +613,80 @@ impl RtThrottlingOff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a thread of its own (affinity is per thread): the CPU is left out
+    /// while the guard lives and the old affinity comes back on drop; with
+    /// a single CPU nothing moves.
+    #[test]
+    fn kept_off_cpu_leaves_one_cpu_out_and_restores_the_affinity() {
+        std::thread::spawn(|| {
+            let before = allowed_cpus().unwrap();
+            let cpu = before[0];
+            let away = KeptOffCpu::new(cpu);
+            if before.len() > 1 {
+                assert!(away.moved());
+                let during = allowed_cpus().unwrap();
+                assert_eq!(
+                    during,
+                    before
+                        .iter()
+                        .copied()
+                        .filter(|&c| c != cpu)
+                        .collect::<Vec<_>>()
+                );
+            } else {
+                assert!(!away.moved());
+                assert_eq!(allowed_cpus().unwrap(), before);
+            }
+            drop(away);
+            assert_eq!(allowed_cpus().unwrap(), before);
+            let pinned_alone = KeptOffCpu::new(usize::MAX);
+            assert_eq!(
+                allowed_cpus().unwrap(),
+                before,
+                "a CPU not in the set: same set"
+            );
+            drop(pinned_alone);
+            assert_eq!(allowed_cpus().unwrap(), before);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// SCHED_FLAG_RECLAIM is asked for only with a deadline policy, and the
+    /// kernel keeps it (read back with sched_getattr). Needs root.
+    #[test]
+    fn reclaiming_deadline_threads_carry_the_flag() {
+        if !has_cap_sys_nice() {
+            println!("skipping: needs root or CAP_SYS_NICE");
+            return;
+        }
+        let dl = Policy::Deadline {
+            runtime: Nanos::from_us(100),
+            deadline: Nanos::from_ms(100),
+            period: Nanos::from_ms(100),
+        };
+        let read_back = |policy: Policy, reclaim: bool| {
+            std::thread::spawn(move || {
+                set_current_thread_policy_reclaiming(&policy, reclaim)
+                    .map(|()| current_thread_reclaims().unwrap())
+            })
+            .join()
+            .unwrap()
+        };
+        match read_back(dl, true) {
+            Ok(flag) => assert!(flag),
+            // Another run's cpuset narrows the root domain: a thread that
+            // may run on every CPU is refused there; not what is tested.
+            Err(e @ (HostError::DeadlineAffinity | HostError::DeadlineAdmission { .. })) => {
+                println!("skipping: {e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
+        assert!(!read_back(dl, false).unwrap());
+        assert!(!read_back(Policy::Other { nice: 0 }, true).unwrap());
+    }
 
     #[test]
     fn this_kernel_is_at_least_version_2_6() {

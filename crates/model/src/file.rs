@@ -455,7 +455,8 @@ fn parse_rtapp(
             problems.into_iter().map(|p| (p.offset, p.message)),
         )
     })?;
-    let set = TaskSet::new(default_name, imported.tasks.clone());
+    let set = TaskSet::new(default_name, imported.tasks.clone())
+        .on_platform(crate::platform::Platform::new(imported.processors));
     let diagnostics = placed(origin, text, set.validate(), |path| {
         imported.offset_of(path)
     })

@@ -66,6 +66,31 @@
 //! `tick` without `releases` is an error (which model is meant?), and so is
 //! `releases = "tick"` without `tick`.
 //!
+//! # Throttling (Linux's bandwidth limits)
+//!
+//! An optional `[throttling]` table states the two servers with which Linux
+//! takes the CPU from real-time threads ([`Throttling`]); absent, nothing
+//! interferes (the model before these keys existed):
+//!
+//! ```toml
+//! [throttling]
+//! rt_runtime = "950ms"              # /proc/sys/kernel/sched_rt_runtime_us
+//! rt_period = "1s"                  # /proc/sys/kernel/sched_rt_period_us
+//! fair_server_runtime = "50ms"      # /sys/kernel/debug/sched/fair_server/cpuN/runtime
+//! fair_server_period = "1s"         # /sys/kernel/debug/sched/fair_server/cpuN/period
+//! ```
+//!
+//! - **RT throttling**: SCHED_FIFO/SCHED_RR threads may run at most
+//!   `rt_runtime` in each `rt_period` of the kernel's period timer; past it
+//!   they wait for the next period (the rest of that period is a blackout).
+//! - **The fair server** (Linux 6.12+): a deferred SCHED_DEADLINE server of
+//!   `fair_server_runtime` per `fair_server_period` that runs SCHED_OTHER
+//!   work which real-time threads starve, preempting them.
+//!
+//! Each pair is given whole or not at all, with `0 < runtime <= period`.
+//! How the analysis and the simulator use them is documented in
+//! `rtlab_analysis::throttling` and `rtlab_sim::kernel_servers`.
+//!
 //! Durations are strings with a unit, `ps`, `ns`, `us` (or `µs`), `ms` or
 //! `s`, down to one picosecond (`"0.79us"`, `"12.5ns"`). `timer`, `preempt`,
 //! `exit` and `nonpreempt` are required; unknown keys are errors. Errors read
@@ -183,6 +208,82 @@ pub struct Overheads {
     pub migration: LinearCost,
     /// How the platform times releases (the file's `releases` and `tick`).
     pub timing: Timing,
+    /// Linux's RT throttling and fair server (the file's `[throttling]`
+    /// table); [`Throttling::NONE`] when absent.
+    pub throttling: Throttling,
+}
+
+/// A budget of `runtime` in every `period` (`0 < runtime <= period`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reservation {
+    /// The budget per period.
+    pub runtime: Nanos,
+    /// The period.
+    pub period: Nanos,
+}
+
+impl Reservation {
+    /// `runtime` per `period`, or why not (`0 < runtime <= period`).
+    pub fn new(runtime: Nanos, period: Nanos) -> Result<Reservation, String> {
+        if runtime.is_zero() || runtime > period {
+            return Err(format!(
+                "runtime {runtime} must be above 0 and at most the period {period}"
+            ));
+        }
+        Ok(Reservation { runtime, period })
+    }
+
+    /// `period - runtime`: the time per period the budget leaves out.
+    pub fn gap(self) -> Nanos {
+        self.period - self.runtime
+    }
+}
+
+impl fmt::Display for Reservation {
+    /// `950ms per 1s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&format!("{} per {}", self.runtime, self.period))
+    }
+}
+
+/// Linux's two bandwidth limits on real-time threads (module docs,
+/// "Throttling"): `None` for a limit the file does not state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Throttling {
+    /// RT throttling: SCHED_FIFO/RR may run `runtime` per `period`.
+    pub rt: Option<Reservation>,
+    /// The fair server: SCHED_OTHER work gets `runtime` per `period` from a
+    /// deferred deadline server when real-time threads starve it.
+    pub fair_server: Option<Reservation>,
+}
+
+impl Throttling {
+    /// No limit stated: nothing interferes.
+    pub const NONE: Throttling = Throttling {
+        rt: None,
+        fair_server: None,
+    };
+
+    /// True when neither limit is stated.
+    pub fn is_none(&self) -> bool {
+        self.rt.is_none() && self.fair_server.is_none()
+    }
+}
+
+impl fmt::Display for Throttling {
+    /// `rt 950ms per 1s, fair server 50ms per 1s` (`none` when empty).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = [("rt", self.rt), ("fair server", self.fair_server)]
+            .into_iter()
+            .filter_map(|(name, r)| r.map(|r| format!("{name} {r}")))
+            .collect();
+        let text = if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        };
+        f.pad(&text)
+    }
 }
 
 /// How the platform notices job releases and whether a periodic tick runs
@@ -231,6 +332,7 @@ impl Overheads {
             release: LinearCost::ZERO,
             migration: LinearCost::ZERO,
             timing: Timing::Unstated,
+            throttling: Throttling::NONE,
         }
     }
 
@@ -249,6 +351,7 @@ impl Overheads {
             release: LinearCost::ZERO,
             migration: LinearCost::ZERO,
             timing: Timing::Unstated,
+            throttling: Throttling::NONE,
         }
     }
 
@@ -304,8 +407,22 @@ impl Overheads {
             (Some("hrtimer"), tick) => Timing::Hrtimer { tick: tick.map(|t| t.0) },
             (Some(other), _) => return Err(syntax_at(text, origin, "releases", &format!("unknown release timing `{}` (use \"tick\" or \"hrtimer\")", printable(other)))),
         };
+        let throttling = match doc.throttling {
+            None => Throttling::NONE,
+            Some(t) => Throttling {
+                rt: reservation(text, origin, "rt", t.rt_runtime, t.rt_period)?,
+                fair_server: reservation(
+                    text,
+                    origin,
+                    "fair_server",
+                    t.fair_server_runtime,
+                    t.fair_server_period,
+                )?,
+            },
+        };
         Ok(Overheads {
             timing,
+            throttling,
             name: doc.name.unwrap_or_else(|| default_name.to_string()),
             source: doc.source.unwrap_or_default(),
             timer: doc.timer.0,
@@ -360,7 +477,61 @@ impl Overheads {
                 }
             }
         }
+        if !self.throttling.is_none() {
+            out.push_str("\n[throttling]\n");
+            for (key, r) in [
+                ("rt", self.throttling.rt),
+                ("fair_server", self.throttling.fair_server),
+            ] {
+                if let Some(r) = r {
+                    out.push_str(&format!(
+                        "{key}_runtime = \"{}\"\n{key}_period = \"{}\"\n",
+                        r.runtime, r.period
+                    ));
+                }
+            }
+        }
         out
+    }
+}
+
+/// The `[throttling]` pair `{key}_runtime`, `{key}_period`: both or neither,
+/// `0 < runtime <= period`; errors at the first line setting either key.
+fn reservation(
+    text: &str,
+    origin: &str,
+    key: &str,
+    runtime: Option<PositiveDuration>,
+    period: Option<PositiveDuration>,
+) -> Result<Option<Reservation>, OverheadsError> {
+    let runtime_key = format!("{key}_runtime");
+    let period_key = format!("{key}_period");
+    match (runtime, period) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(syntax_at(
+            text,
+            origin,
+            &runtime_key,
+            &format!("`{runtime_key}` needs `{period_key}`"),
+        )),
+        (None, Some(_)) => Err(syntax_at(
+            text,
+            origin,
+            &period_key,
+            &format!("`{period_key}` needs `{runtime_key}`"),
+        )),
+        (Some(runtime), Some(period)) => {
+            Reservation::new(runtime.0, period.0)
+                .map(Some)
+                .map_err(|why| {
+                    syntax_at(
+                        text,
+                        origin,
+                        &runtime_key,
+                        &format!("`{runtime_key}`: {why}"),
+                    )
+                })
+        }
     }
 }
 
@@ -448,10 +619,38 @@ struct OverheadsDocument {
     migration: Option<CostEntry>,
     releases: Option<String>,
     tick: Option<TickEntry>,
+    throttling: Option<ThrottlingDocument>,
+}
+
+/// The `[throttling]` table (module docs, "Throttling").
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThrottlingDocument {
+    rt_runtime: Option<PositiveDuration>,
+    rt_period: Option<PositiveDuration>,
+    fair_server_runtime: Option<PositiveDuration>,
+    fair_server_period: Option<PositiveDuration>,
 }
 
 /// The `tick` key: a positive duration string.
 struct TickEntry(Nanos);
+
+/// A `[throttling]` duration: a positive whole number of nanoseconds.
+struct PositiveDuration(Nanos);
+
+impl<'de> Deserialize<'de> for PositiveDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PositiveDuration, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let ps = parse_picos(&text).map_err(de::Error::custom)?;
+        if ps == 0 || ps % PS_PER_NS != 0 {
+            return Err(de::Error::custom(format!(
+                "`{}` must be a positive whole number of nanoseconds",
+                printable(&text)
+            )));
+        }
+        Ok(PositiveDuration(Nanos::from_ns(ps / PS_PER_NS)))
+    }
+}
 
 impl<'de> Deserialize<'de> for TickEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TickEntry, D::Error> {
@@ -737,6 +936,71 @@ base = "7.12us"
             .to_string();
         assert!(
             msg.starts_with("o.toml:6:8: tick `0ms` must be a positive"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn throttling_is_optional_round_trips_and_is_checked() {
+        const COSTS: &str =
+            "timer = \"1us\"\npreempt = \"1us\"\nexit = \"1us\"\nnonpreempt = \"1us\"\n";
+        let parse = |extra: &str| Overheads::parse_toml(&format!("{COSTS}{extra}"), "o.toml", "o");
+        let plain = parse("").unwrap();
+        assert_eq!(plain.throttling, Throttling::NONE);
+        assert!(!plain.to_toml_string().contains("throttling"));
+        let linux = parse(
+            "[throttling]\nrt_runtime = \"950ms\"\nrt_period = \"1s\"\n\
+             fair_server_runtime = \"50ms\"\nfair_server_period = \"1s\"\n",
+        )
+        .unwrap();
+        let ms = Nanos::from_ms;
+        assert_eq!(
+            linux.throttling,
+            Throttling {
+                rt: Some(Reservation::new(ms(950), ms(1000)).unwrap()),
+                fair_server: Some(Reservation::new(ms(50), ms(1000)).unwrap()),
+            }
+        );
+        assert_eq!(
+            linux.throttling.to_string(),
+            "rt 950ms per 1s, fair server 50ms per 1s"
+        );
+        assert_eq!(
+            Overheads::parse_toml(&linux.to_toml_string(), "x", "x").unwrap(),
+            linux
+        );
+        let only_rt = parse("[throttling]\nrt_runtime = \"950ms\"\nrt_period = \"1s\"\n").unwrap();
+        assert_eq!(only_rt.throttling.fair_server, None);
+        assert_eq!(
+            Overheads::parse_toml(&only_rt.to_toml_string(), "x", "x").unwrap(),
+            only_rt
+        );
+        let err = |extra: &str| parse(extra).unwrap_err().to_string();
+        let msg = err("[throttling]\nrt_runtime = \"950ms\"\n");
+        assert!(
+            msg.starts_with("o.toml:6:1: `rt_runtime` needs `rt_period`"),
+            "{msg}"
+        );
+        let msg = err("[throttling]\nfair_server_period = \"1s\"\n");
+        assert!(
+            msg.starts_with("o.toml:6:1: `fair_server_period` needs `fair_server_runtime`"),
+            "{msg}"
+        );
+        let msg = err("[throttling]\nrt_runtime = \"2s\"\nrt_period = \"1s\"\n");
+        assert!(
+            msg.starts_with(
+                "o.toml:6:1: `rt_runtime`: runtime 2s must be above 0 and at most the period 1s"
+            ),
+            "{msg}"
+        );
+        let msg = err("[throttling]\nrt_runtime = \"0ms\"\nrt_period = \"1s\"\n");
+        assert!(
+            msg.starts_with("o.toml:6:14: `0ms` must be a positive"),
+            "{msg}"
+        );
+        let msg = err("[throttling]\nrt_budget = \"1ms\"\n");
+        assert!(
+            msg.starts_with("o.toml:6:1: unknown field `rt_budget`"),
             "{msg}"
         );
     }

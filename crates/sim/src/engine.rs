@@ -57,6 +57,7 @@ use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
+use crate::kernel_servers::{KernelServers, ThrottlingReport};
 use crate::metrics::{Deadlock, DeadlockLink, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
@@ -196,6 +197,12 @@ pub struct Simulator {
     events: u64,
     next_uid: u64,
     instant: Instant,
+    /// Linux's RT throttling and fair server ([`crate::kernel_servers`]),
+    /// when the overheads file states them and the scheduler has fixed
+    /// priorities.
+    servers: Option<KernelServers>,
+    /// Why stated limits are not modelled (another kind of scheduler).
+    servers_skipped: Option<String>,
     trace: Option<Trace>,
     /// The first deadlock (wait-for cycle) seen, and how many formed.
     deadlock: Option<Deadlock>,
@@ -332,7 +339,21 @@ impl Simulator {
             .trace
             .map(|w| Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect()));
         let n = tasks.len();
+        let throttling = overheads.throttling;
+        let (servers, servers_skipped) = if throttling.is_none() {
+            (None, None)
+        } else if scheduler.kind() == PolicyKind::FixedPriority {
+            (Some(KernelServers::new(&throttling)), None)
+        } else {
+            let why = format!(
+                "not modelled under {}: RT throttling and the fair server are modelled for fixed-priority schedulers (SCHED_FIFO) only",
+                scheduler.name()
+            );
+            (None, Some(why))
+        };
         let mut sim = Simulator {
+            servers,
+            servers_skipped,
             summaries: vec![TaskSummary::default(); n],
             job_sink: None,
             scheduler_name: scheduler.name(),
@@ -442,15 +463,31 @@ impl Simulator {
             let sys = view!(self);
             self.scheduler.on_callback(&sys);
         }
+        if let Some(servers) = &mut self.servers {
+            if let Some(end) = servers.act(t, self.busy_until) {
+                self.busy_until = self.busy_until.max(end);
+            }
+        }
         self.reschedule();
         true
     }
 
     fn next_time(&self) -> Option<Nanos> {
-        [self.milestone(), self.queue.peek_time(), self.callback]
-            .into_iter()
-            .flatten()
-            .min()
+        let servers = self.servers.as_ref().and_then(|s| {
+            s.next_event(
+                self.running
+                    .map(|_| self.run_from.max(self.busy_until).max(self.now)),
+            )
+        });
+        [
+            self.milestone(),
+            self.queue.peek_time(),
+            self.callback,
+            servers,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// When the running job reaches its next lock operation or completes;
@@ -471,6 +508,15 @@ impl Simulator {
 
     /// Credits the running job with the processor time up to `t`.
     fn advance(&mut self, t: Nanos) {
+        if let Some(servers) = &mut self.servers {
+            let start = self.run_from.max(self.busy_until);
+            let span = t.saturating_sub(start);
+            if self.running.is_some() {
+                servers.account(span, Nanos::ZERO);
+            } else {
+                servers.account(Nanos::ZERO, span);
+            }
+        }
         if let Some(id) = self.running {
             let start = self.run_from.max(self.busy_until);
             if t > start {
@@ -1103,8 +1149,19 @@ impl Simulator {
             .collect();
         let totals = Totals::of(&tasks);
         let duration = self.config.duration;
-        let busy = self.executed_ns.saturating_add(self.overhead_ns);
+        let busy = self
+            .executed_ns
+            .saturating_add(self.overhead_ns)
+            .saturating_add(self.servers.as_ref().map_or(0, KernelServers::taken_ns));
         SimReport {
+            throttling: match (&self.servers, &self.servers_skipped) {
+                (Some(servers), _) => Some(servers.report()),
+                (None, Some(why)) => Some(ThrottlingReport {
+                    model: why.clone(),
+                    ..ThrottlingReport::default()
+                }),
+                (None, None) => None,
+            },
             scheduler: self.scheduler_name.clone(),
             taskset: self.taskset_name.clone(),
             duration_ns: duration.as_ns(),

@@ -34,6 +34,7 @@ pub mod engine;
 pub mod error;
 pub mod hartstone;
 pub mod job;
+pub mod kernel_servers;
 pub mod metrics;
 pub mod multi;
 pub mod queue;

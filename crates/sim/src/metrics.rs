@@ -67,6 +67,11 @@ pub struct SimReport {
     /// processors only (absent from a uniprocessor report).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub processors: Vec<ProcessorMetrics>,
+    /// What Linux's RT throttling and fair server did (the overheads
+    /// file's `[throttling]`); absent when the file states neither, so such
+    /// runs print exactly as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttling: Option<crate::kernel_servers::ThrottlingReport>,
 }
 
 /// One processor's share of a multiprocessor run.

@@ -13,7 +13,10 @@
 //!   sufficient: when it accepts, the simulator charging the same costs
 //!   misses nothing;
 //! - the same under Linux's timer model (hrtimer releases, a periodic tick
-//!   costing C_timer), for EDF and for fixed priorities (Theorem 1).
+//!   costing C_timer), for EDF and for fixed priorities (Theorem 1);
+//! - and with Linux's RT throttling and fair server (`[throttling]`): the
+//!   throttled fixed-priority test accepts only sets the simulator, whose
+//!   servers take the processor, schedules.
 
 use proptest::prelude::*;
 use rtlab_analysis::blocking::EdfBlocking;
@@ -116,6 +119,7 @@ fn overheads(profile: usize) -> Overheads {
             release: us(release),
             migration: us(0),
             timing: Default::default(),
+            throttling: Default::default(),
         };
     match profile {
         0 => Overheads::rtmach(),
@@ -311,5 +315,65 @@ proptest! {
                 );
             }
         }
+    }
+}
+
+proptest! {
+    // Five hyperperiods per case: fewer cases keep the file's run short.
+    #![proptest_config(ProptestConfig::with_cases(250))]
+
+    /// Linux's RT throttling and fair server (`[throttling]`): a set that
+    /// the throttled `rta-overheads` accepts at its own breaking point
+    /// misses nothing in the simulator whose servers take the processor,
+    /// over five hyperperiods (the limits' periods do not divide the
+    /// set's 120 ms, so the windows fall at other phases in each).
+    #[test]
+    fn the_throttled_analysis_accepts_only_sets_the_throttled_simulator_schedules(
+        set in millisecond_task_sets(),
+        rt in (prop::sample::select(vec![7u64, 13, 23, 35, 50]), 50u64..=99),
+        fair in (prop::sample::select(vec![9u64, 17, 31, 45]), 1u64..=30),
+        which in 0u8..3,
+        tick in prop::option::of(prop::sample::select(vec![1_000u64, 4_000])),
+        profile in 0usize..2,
+    ) {
+        use rtlab_model::overheads::{Reservation, Throttling};
+        // RT throttling alone, the fair server alone, or both.
+        let (rt, fair) = (Some(rt).filter(|_| which != 1), Some(fair).filter(|_| which != 0));
+        let limit = |(period_ms, percent): (u64, u64)| {
+            let period = Nanos::from_ms(period_ms);
+            Reservation::new(Nanos::from_ns(period.as_ns() * percent / 100), period).unwrap()
+        };
+        let mut costs = overheads([0, 2][profile]);
+        costs.timing = Timing::Hrtimer { tick: tick.map(Nanos::from_us) };
+        costs.throttling = Throttling { rt: rt.map(limit), fair_server: fair.map(limit) };
+        let platform = Platform {
+            overheads: &costs,
+            timer: TimerModel::for_overheads(&costs),
+            threads: None,
+        };
+        let accepts = |s: &TaskSet| {
+            let p = assign(s, PriorityPolicy::DeadlineMonotonic).unwrap();
+            let zeros = vec![Nanos::ZERO; s.tasks.len()];
+            overhead_rta::analyse(s, &p, &zeros, &platform).schedulable == Some(true)
+        };
+        let found = breakdown(&set, accepts);
+        prop_assume!(found.is_some());
+        let alpha_ppb = (found.unwrap().scale * 1e9).round() as u64;
+        let mut edge = scale_wcets(&set, alpha_ppb);
+        prop_assert!(accepts(&edge));
+        let priorities = assign(&edge, PriorityPolicy::DeadlineMonotonic).unwrap();
+        for (task, level) in edge.tasks.iter_mut().zip(&priorities.0) {
+            task.priority = Some(*level);
+        }
+        let hyperperiod = edge.hyperperiod().expect("small periods");
+        let longest_deadline = edge.tasks.iter().map(|t| t.deadline).max().unwrap();
+        let mut config = SimConfig::new(Nanos::from_ns(hyperperiod.as_ns() * 5) + longest_deadline);
+        config.overheads = Some(costs.clone());
+        let report = simulate(&edge, &"fp:given".parse().unwrap(), &config).unwrap();
+        prop_assert_eq!(
+            report.deadline_misses, 0,
+            "accepted with {} ({}), yet the simulator missed ({:?}): {:?}",
+            costs.name, costs.throttling, report.throttling, edge
+        );
     }
 }

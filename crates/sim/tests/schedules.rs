@@ -1176,3 +1176,101 @@ fn multiburst_wake_errors_name_the_problem() {
         assert!(!e.contains('\n'), "{bad}: {e}");
     }
 }
+
+/// `(job, finish)` of task 0's records, in job order.
+fn finishes(records: &[rtlab_model::results::JobRecord]) -> Vec<(u64, Option<Nanos>)> {
+    let mut out: Vec<_> = records
+        .iter()
+        .filter(|j| j.task == 0)
+        .map(|j| (j.job, j.finish))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A config with no costs but the given `[throttling]` limits.
+fn throttled(duration: Nanos, throttling: rtlab_model::overheads::Throttling) -> SimConfig {
+    let mut config = SimConfig::new(duration);
+    config.overheads = Some(rtlab_model::overheads::Overheads {
+        throttling,
+        ..rtlab_model::overheads::Overheads::zero()
+    });
+    config
+}
+
+/// RT throttling 6 ms per 10 ms, τ (C = 4 ms, T = D = 5 ms), fp:rm:
+/// job 0 runs [0, 4); job 1 runs [5, 7), the window's 6 ms are used, the
+/// rest of [0, 10) is a blackout; job 1 ends [10, 12) (late); job 2 runs
+/// [12, 16) (late; 2 + 4 = 6 ms used at 16: blackout [16, 20)); job 3,
+/// released at 15, runs [20, 24) (late). Two blackouts, 3 + 4 ms.
+#[test]
+fn rt_throttling_takes_the_rest_of_the_window_by_hand() {
+    use rtlab_model::overheads::{Reservation, Throttling};
+    let ms = Nanos::from_ms;
+    let set = TaskSet::new("one", vec![Task::new("a", ms(5), ms(4))]);
+    let limits = Throttling {
+        rt: Some(Reservation::new(ms(6), ms(10)).unwrap()),
+        fair_server: None,
+    };
+    let (report, records) = job_records(&set, "fp:rm", throttled(ms(25), limits));
+    assert_eq!(
+        finishes(&records),
+        vec![
+            (0, Some(ms(4))),
+            (1, Some(ms(12))),
+            (2, Some(ms(16))),
+            (3, Some(ms(24))),
+            (4, None)
+        ]
+    );
+    let t = report.throttling.unwrap();
+    assert_eq!((t.rt_throttles, t.rt_throttled_ns), (2, 7_000_000));
+    assert_eq!(t.model, "rt 6ms per 10ms");
+    // Without the table the same set meets every deadline and the report
+    // has no throttling entry.
+    let (plain, _) = job_records(&set, "fp:rm", SimConfig::new(ms(25)));
+    assert_eq!(plain.deadline_misses, 0);
+    assert!(plain.throttling.is_none());
+}
+
+/// The fair server 1 ms per 5 ms, τ (C = 4.5 ms, T = D = 5 ms), fp:rm.
+/// The server starts with d = 5, r = 1: zero laxity at d − r = 4 while τ
+/// runs, so it takes [4, 5) (new period, d = 9). Job 0 ends [5, 5.5)
+/// (late), job 1 runs [5.5, 10) (on time). At 9 the server is replenished
+/// (r = 1, d = 14): zero laxity at 13, it takes [13, 14) (d = 18); job 2
+/// runs [10, 13) and [14, 15.5) (late). Job 3: [15.5, 16) at the end.
+#[test]
+fn the_fair_server_takes_the_processor_at_zero_laxity_by_hand() {
+    use rtlab_model::overheads::{Reservation, Throttling};
+    let (ms, us) = (Nanos::from_ms, Nanos::from_us);
+    let set = TaskSet::new("one", vec![Task::new("a", ms(5), us(4_500))]);
+    let limits = Throttling {
+        rt: None,
+        fair_server: Some(Reservation::new(ms(1), ms(5)).unwrap()),
+    };
+    let (report, records) = job_records(&set, "fp:rm", throttled(ms(16), limits));
+    assert_eq!(
+        finishes(&records),
+        vec![
+            (0, Some(us(5_500))),
+            (1, Some(ms(10))),
+            (2, Some(us(15_500))),
+            (3, None)
+        ]
+    );
+    let t = report.throttling.unwrap();
+    assert_eq!((t.fair_server_runs, t.fair_server_ns), (2, 2_000_000));
+    // τ with C = 4 ms: the server reaches zero laxity at 4 as τ's job
+    // ends and runs in the idle [4, 5), as Linux's would; every job meets
+    // its deadline.
+    let light = TaskSet::new("one", vec![Task::new("a", ms(5), ms(4))]);
+    let (report, _) = job_records(&light, "fp:rm", throttled(ms(50), limits));
+    assert_eq!(report.deadline_misses, 0);
+    // Under EDF the servers are not modelled, and the report says so.
+    let (report, _) = job_records(&set, "edf", throttled(ms(16), limits));
+    assert!(report
+        .throttling
+        .unwrap()
+        .model
+        .starts_with("not modelled under edf"));
+}

@@ -7,6 +7,9 @@ use std::io;
 pub const SCHED_DEADLINE: u32 = 6;
 /// `SCHED_FLAG_RESET_ON_FORK`.
 pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+/// `SCHED_FLAG_RECLAIM` (Linux 4.13): a SCHED_DEADLINE thread may use the
+/// bandwidth other deadline threads leave unused (GRUB).
+pub const SCHED_FLAG_RECLAIM: u64 = 0x02;
 
 /// `struct sched_attr` (version 0, 48 bytes) from `<linux/sched/types.h>`.
 #[repr(C)]

@@ -455,6 +455,11 @@ fn human(
         set.tasks.len(),
         set.utilization(),
         match &options.overheads {
+            Some(o) if !o.throttling.is_none() => format!(
+                ", overheads {} (throttling modelled: {})",
+                printable(&o.name),
+                o.throttling
+            ),
             Some(o) => format!(", overheads {}", printable(&o.name)),
             None => String::new(),
         }

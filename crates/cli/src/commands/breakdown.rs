@@ -180,7 +180,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             step_duration(&set, args.duration_per_step).map(|d| (x, set, d))
         })
         .collect::<anyhow::Result<_>>()?;
-    let overheads = match &args.overheads {
+    let mut overheads = match &args.overheads {
         Some(spec) => Overheads::load(spec).map_err(|e| anyhow::anyhow!("--overheads: {e}"))?,
         None => {
             say(&format!(
@@ -198,6 +198,10 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             profile
         }
     };
+    if args.real_series.no_rt_throttling {
+        // Each run lifts RT throttling: the model must not charge it.
+        overheads.throttling.rt = None;
+    }
     let throttling = RtThrottling::read().ok();
     // What real-time threads may use of the CPU: RT throttling's share,
     // and in any case not what the fair server (Linux 6.12+) reserves for
@@ -231,6 +235,8 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         policy: args.policy.clone(),
         overheads: overheads.name.clone(),
         timer: TimerModel::for_overheads(&overheads).to_string(),
+        throttling_model: (!overheads.throttling.is_none())
+            .then(|| overheads.throttling.to_string()),
         repeat: args.repeat,
         pass_rule: args.pass_rule,
         resolution: args.resolution as f64 / ONE_PPB as f64,
@@ -394,12 +400,15 @@ fn measured_cell(m: &MeasuredBreakdown) -> String {
 /// The human summary: the breakdowns per time scale, then every step.
 pub fn describe(doc: &BreakdownDocument) -> String {
     let mut out = format!(
-        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}), {} runs per alpha (pass: {}), resolution {}, CPU {}, RT throttling {}{}\n\n",
+        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}{}), {} runs per alpha (pass: {}), resolution {}, CPU {}, RT throttling {}{}\n\n",
         printable(&doc.taskset),
         printable(&doc.origin),
         doc.policy,
         printable(&doc.overheads),
         doc.timer,
+        doc.throttling_model
+            .as_ref()
+            .map_or(String::new(), |m| format!("; throttling modelled: {m}")),
         doc.repeat,
         doc.pass_rule.name(),
         doc.resolution,

@@ -120,6 +120,10 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         Ok((o, notes)) => (Some(o), notes),
         Err(why) => (None, vec![why]),
     };
+    // The limits Linux puts on real-time threads on this CPU (`[throttling]`).
+    let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
+    let profile = profile.map(|o| Overheads { throttling, ..o });
+    notes.extend(throttling_notes);
     if measured.interrupted {
         notes.push("interrupted: the figures hold what was measured before the stop".into());
     }

@@ -101,6 +101,10 @@ pub struct HartstoneArgs {
     /// The CPU the real task threads are pinned to (default: 1, or the first allowed CPU).
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// Hard SCHED_DEADLINE budgets for --policy edf: no SCHED_FLAG_RECLAIM (GRUB), a job past
+    /// C + margin is throttled (README: "Budgets and reclaiming").
+    #[arg(long)]
+    pub no_edf_reclaim: bool,
     /// Print the JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -220,6 +224,11 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
                 .map_err(|_| usage(format!("--policy `{}`: use {RUN_POLICIES}", printable(p))))
         })
         .collect::<anyhow::Result<_>>()?;
+    if args.no_edf_reclaim && !policies.contains(&RunPolicy::Edf) {
+        return Err(usage(
+            "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets)",
+        ));
+    }
     let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
         usage(format!(
             "--on-miss `{}`: use skip or continue",
@@ -404,6 +413,7 @@ fn run_real(
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
     base.cpu = Some(cpu);
+    base.edf_reclaim = !args.no_edf_reclaim;
     let timeslice = rr_timeslice();
     let started = Instant::now();
     for &policy in policies {

@@ -6,12 +6,12 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::results::JobRecord;
-use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, PartitionedPolicy, Phase, Protocol,
-    SchedulerSpec, SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
+    SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -265,7 +265,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
-        loaded.set = partitioned(&loaded.set, &spec, heuristic)?;
+        loaded.set = crate::placement::partitioned(&loaded.set, &spec, heuristic)?;
     }
     let mut config = config(args, &loaded.set)?;
     let mut saver = args
@@ -332,48 +332,6 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{stop}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `set` with every task's `cpu` placed by `--partition HEURISTIC`, each
-/// processor admitted by the exact uniprocessor test of the partitioned
-/// scheduler's policy (rtlab-analysis's `partition`).
-fn partitioned(
-    set: &rtlab_model::TaskSet,
-    spec: &SchedulerSpec,
-    heuristic: &str,
-) -> anyhow::Result<rtlab_model::TaskSet> {
-    use rtlab_analysis::partition::{partition, Heuristic};
-    let SchedulerSpec::Partitioned(policy) = spec else {
-        return Err(usage(format!(
-            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
-        )));
-    };
-    let h = Heuristic::from_name(heuristic).ok_or_else(|| {
-        usage(format!(
-            "--partition `{}`: use {}",
-            printable(heuristic),
-            Heuristic::names()
-        ))
-    })?;
-    let test = match policy {
-        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
-        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
-    };
-    let test = rtlab_analysis::sweep::SweepTest::parse(&test).map_err(anyhow::Error::msg)?;
-    let m = set.processors();
-    let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())?;
-    if let Some(task) = placed.unplaced {
-        anyhow::bail!(
-            "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); nothing was simulated",
-            h.name(),
-            printable(&set.tasks[task].name),
-            test.name()
-        );
-    }
-    Ok(TaskSet {
-        platform: set.platform.clone(),
-        ..placed.apply(set)
-    })
 }
 
 /// What a run leaves for the output.
@@ -528,6 +486,16 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
     ));
     if let Some(d) = &r.deadlock {
         out.push_str(&deadlock_line(d));
+    }
+    if let Some(t) = &r.throttling {
+        out.push_str(&format!(
+            "throttling ({}): RT throttling took {} in {} blackouts, the fair server {} in {} runs\n",
+            t.model,
+            Nanos::from_ns(t.rt_throttled_ns),
+            t.rt_throttles,
+            Nanos::from_ns(t.fair_server_ns),
+            t.fair_server_runs
+        ));
     }
     if !r.processors.is_empty() {
         out.push_str(&processors_lines(r));

@@ -23,7 +23,7 @@ pub use host::{Privileges, Virtualization};
 pub use kernel::{KernelInfo, Preempt, Preemption};
 pub use leftover::{Leftover, LeftoverRecord, StrayCpuset};
 pub use metadata::{host_metadata, HostMetadata};
-pub use scheduler::{Admission, FairServer, FairServerCpu, Throttling};
+pub use scheduler::{linux_throttling, Admission, FairServer, FairServerCpu, Throttling};
 
 use crate::kernel_state::StateDir;
 

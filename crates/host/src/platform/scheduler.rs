@@ -116,6 +116,79 @@ pub(crate) fn read_fair_server() -> Result<FairServer, String> {
     Ok(FairServer { cpus })
 }
 
+/// Linux 6.12's fair server when its debugfs files cannot be read: 50 ms
+/// every second (`kernel/sched/deadline.c`, `fair_server_init`).
+const FAIR_SERVER_DEFAULT_NS: (u64, u64) = (50_000_000, 1_000_000_000);
+
+/// The limits this machine puts on real-time threads on `cpu`, as the
+/// overheads file's `[throttling]` table states them, and one line per
+/// limit saying where it came from (read, the kernel's default because the
+/// file was unreadable, or absent).
+pub fn linux_throttling(cpu: usize) -> (rtlab_model::overheads::Throttling, Vec<String>) {
+    use rtlab_model::overheads::{Reservation, Throttling};
+    use rtlab_model::Nanos;
+    let mut notes = Vec::new();
+    let rt = match RtThrottling::read() {
+        Ok(t) => match u64::try_from(t.runtime_us) {
+            Ok(runtime_us) => {
+                let limit =
+                    Reservation::new(Nanos::from_us(runtime_us), Nanos::from_us(t.period_us));
+                notes.push(match &limit {
+                    Ok(r) => {
+                        format!("RT throttling: {r} (sched_rt_runtime_us, sched_rt_period_us)")
+                    }
+                    Err(why) => format!("RT throttling: not written ({why})"),
+                });
+                limit.ok()
+            }
+            Err(_) => {
+                notes.push("RT throttling: off (sched_rt_runtime_us = -1), not written".into());
+                None
+            }
+        },
+        Err(e) => {
+            notes.push(format!("RT throttling: not written, unreadable: {e}"));
+            None
+        }
+    };
+    let release = read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let fair_server = if !kernel_at_least(&release, 6, 12) {
+        notes.push(format!(
+            "fair server: none (Linux {release} predates the fair server of 6.12)"
+        ));
+        None
+    } else {
+        let (runtime, period, how) = match read_fair_server() {
+            Ok(fs) => match fs.cpus.iter().find(|c| c.cpu == cpu) {
+                Some(c) => (c.runtime_ns, c.period_ns, format!("read for CPU {cpu}")),
+                None => (
+                    FAIR_SERVER_DEFAULT_NS.0,
+                    FAIR_SERVER_DEFAULT_NS.1,
+                    format!("CPU {cpu} not listed: Linux 6.12's default written"),
+                ),
+            },
+            Err(e) => (
+                FAIR_SERVER_DEFAULT_NS.0,
+                FAIR_SERVER_DEFAULT_NS.1,
+                format!(
+                    "unreadable ({e}; mount debugfs on /sys/kernel/debug to read it): Linux 6.12's default written"
+                ),
+            ),
+        };
+        match Reservation::new(Nanos::from_ns(runtime), Nanos::from_ns(period)) {
+            Ok(r) => {
+                notes.push(format!("fair server: {r}, {how}"));
+                Some(r)
+            }
+            Err(why) => {
+                notes.push(format!("fair server: not written ({why})"));
+                None
+            }
+        }
+    };
+    (Throttling { rt, fair_server }, notes)
+}
+
 /// The largest fair-server share of a CPU, when read.
 fn share(fs: &FairServer) -> f64 {
     fs.cpus

@@ -18,22 +18,53 @@
 //! | `dl-deadline` (SCHED_DEADLINE only)      | `deadline` D (else D = T)     |
 //! | `priority` of SCHED_FIFO / SCHED_RR      | `priority` (for `given`)      |
 //! | `lock` X ... `unlock` X                  | a critical section on X       |
+//! | `cpus` `[k]` (threads not all on one CPU) | `cpu` k; `processors` 1 + the largest CPU named |
+//! | `instance` N > 1                         | N tasks `name-IND`, IND rt-app's thread index |
 //!
-//! Accepted and not part of the task: `cpus` (rtlab pins with `--cpu`),
-//! `instance` 1, `loop` -1, the policy itself (rtlab chooses it with
+//! `cpus`: when every thread with `cpus` names the same one CPU, the set
+//! has one processor and no `cpu` (that CPU is where it runs: `rtlab run
+//! --cpu`); otherwise a thread of one CPU is fixed there and a thread of
+//! several is free (global). `instance` N: rt-app starts N copies of the
+//! thread, numbering all threads of the file in order (`ind`, in its log
+//! names `<basename>-<thread>-<ind>.log`); rtlab names the copies
+//! `thread-ind` so that they match, and refuses a non-unique timer `ref`
+//! the copies would share. At most [`MAX_THREADS`] threads in all.
+//!
+//! Accepted and not part of the task: `loop` -1, the policy itself (rtlab chooses it with
 //! `--policy`), `dl-runtime`/`dl-period` (rtlab computes the budget), the
 //! `global` object and the legacy `resources` object. Refused, each at its
 //! key: every other event (`mem`, `iorun`, `wait`, `signal`, `broad`,
 //! `sync`, `barrier`, `suspend`, `resume`, `yield`, `fork`, ...), a `sleep`
 //! inside a job, a second timer, events after the timer, more than one
-//! phase, `instance` above 1, a finite thread `loop`, a timer shared by
-//! two threads, an `unlock` that does not release the innermost lock held,
+//! phase, `instance` 0, a finite thread `loop`, a timer shared by two
+//! threads or by the instances of one, an `unlock` that does not release the innermost lock held,
 //! times that are not whole non-negative microseconds, and unknown keys.
 
 use super::document::{Entry, Node, Value};
+use crate::platform::MAX_PROCESSORS;
 use crate::task::{CriticalSection, FieldPath, PathSegment, Task};
 use crate::text::printable;
 use crate::time::Nanos;
+
+/// Threads read from one rt-app file at most, instances counted: memory
+/// stays bounded whatever `instance` says.
+pub const MAX_THREADS: u64 = 100_000;
+
+/// A thread as read: its task (before naming instances), where its parts
+/// are, how many instances rt-app starts, and its `cpus`.
+struct Thread {
+    task: Task,
+    places: TaskPlaces,
+    instances: u32,
+    instances_at: usize,
+    cpus: Option<(Vec<u32>, usize)>,
+}
+
+/// `0,1,3`.
+fn join(cpus: &[u32]) -> String {
+    let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+    cpus.join(",")
+}
 
 /// rt-app's event names, in the order rt-app matches a key's prefix
 /// against them (`rt-app_parse_config.c`, `events[]`); `fork` and
@@ -122,6 +153,9 @@ pub(super) struct Imported {
     pub tasks: Vec<Task>,
     /// Accepted, but worth saying (a drifting `sleep` period, a relative timer).
     pub notes: Vec<Remark>,
+    /// Processors: 1, or one more than the largest CPU a thread's `cpus`
+    /// names when the threads are not all pinned to the same one CPU.
+    pub processors: u32,
     places: Vec<TaskPlaces>,
 }
 
@@ -168,6 +202,7 @@ pub(super) fn decode(root: &Node) -> Result<Imported, Vec<Remark>> {
         .unwrap_or(Policy::Other);
     let mut tasks = Vec::new();
     let mut places = Vec::new();
+    let mut processors = 1;
     if let Some(Node {
         value: Value::Table(threads),
         ..
@@ -179,18 +214,40 @@ pub(super) fn decode(root: &Node) -> Result<Imported, Vec<Remark>> {
                 "`tasks` has no threads".into(),
             );
         }
+        // rt-app's thread index: every instance of every thread, in file order.
+        let mut index: u64 = 0;
+        let mut pins = Vec::new();
         for entry in threads {
-            if let Some((task, place)) = d.thread(entry, default_policy) {
+            let first = index;
+            let Some(thread) = d.thread(entry, default_policy) else {
+                continue;
+            };
+            index += u64::from(thread.instances);
+            if index > MAX_THREADS {
+                d.problem(
+                    thread.instances_at,
+                    format!("more than {MAX_THREADS} threads in all (with `instance`s): rtlab reads at most that many tasks from an rt-app file"),
+                );
+                break;
+            }
+            for k in first..index {
+                let mut task = thread.task.clone();
+                if thread.instances > 1 {
+                    task.name = format!("{}-{k}", task.name);
+                }
                 tasks.push(task);
-                places.push(place);
+                places.push(thread.places.clone());
+                pins.push(thread.cpus.clone());
             }
         }
+        processors = d.placement(&mut tasks, &pins);
     }
     d.check_shared_timers();
     if d.problems.is_empty() {
         Ok(Imported {
             tasks,
             notes: d.notes,
+            processors,
             places,
         })
     } else {
@@ -334,7 +391,7 @@ impl Importer {
         }
     }
 
-    fn thread(&mut self, entry: &Entry, default_policy: Policy) -> Option<(Task, TaskPlaces)> {
+    fn thread(&mut self, entry: &Entry, default_policy: Policy) -> Option<Thread> {
         let name = entry.key.clone();
         let node = &entry.node;
         let Value::Table(keys) = &node.value else {
@@ -363,14 +420,20 @@ impl Importer {
             thread: entry.key_offset,
             ..TaskPlaces::default()
         };
+        let mut instances = 1;
+        let instances_at = node.get("instance").map_or(entry.key_offset, |n| n.offset);
         if let Some(n) = node.get("instance") {
-            if self.whole(n, "instance").is_some_and(|v| v != 1) {
-                self.problem(
+            match self.whole(n, "instance") {
+                Some(0) => self.problem(
                     n.offset,
-                    format!(
-                        "thread `{name}`: `instance` above 1 is refused: write one thread per task"
-                    ),
-                );
+                    format!("thread `{name}`: `instance` 0 starts no thread: remove the thread or make it 1"),
+                ),
+                Some(v) if v > MAX_THREADS => self.problem(
+                    n.offset,
+                    format!("thread `{name}`: `instance` {v} is above rtlab's {MAX_THREADS} threads"),
+                ),
+                Some(v) => instances = v as u32,
+                None => {}
             }
         }
         if let Some(n) = node.get("loop") {
@@ -426,19 +489,29 @@ impl Importer {
             }
             None => Nanos::ZERO,
         };
-        if let Some(cpus) = node.get("cpus") {
-            self.cpus(cpus);
-        }
+        let mut cpus = node.get("cpus").and_then(|c| self.cpus(c));
         let phase = match phases {
             None => Some((node, keys.as_slice())),
             Some(p) => self.only_phase(&name, p),
         };
+        if let (None, Some((phase_node, _)), Some(_)) = (&cpus, phase, phases) {
+            cpus = phase_node.get("cpus").and_then(|c| self.cpus(c));
+        }
         let (job, period) = match phase {
             Some((phase_node, phase_keys)) => {
                 self.phase(&name, phase_node, phase_keys, &mut places)?
             }
             None => return None,
         };
+        if instances > 1 {
+            if let Some((r, _, at)) = self.timers.iter().find(|(_, t, _)| *t == name) {
+                let (r, at) = (r.clone(), *at);
+                self.problem(
+                    at,
+                    format!("thread `{name}`: its {instances} instances would share timer `{r}` (rt-app gives each instance its own timer only for a ref starting with \"unique\")"),
+                );
+            }
+        }
         let mut deadline = period;
         places.deadline = places.period;
         if let Some((d, at)) = dl_deadline {
@@ -451,8 +524,8 @@ impl Importer {
             return None;
         }
         let (wcet, sections) = self.sections(&name, &job, &mut places)?;
-        Some((
-            Task {
+        Some(Thread {
+            task: Task {
                 name,
                 period,
                 deadline,
@@ -465,19 +538,91 @@ impl Importer {
                 cpu: None,
             },
             places,
-        ))
+            instances,
+            instances_at,
+            cpus,
+        })
     }
 
-    fn cpus(&mut self, node: &Node) {
-        let ok = match &node.value {
+    /// The CPU numbers of a `cpus` array (and its place), or `None` with
+    /// the problem recorded.
+    fn cpus(&mut self, node: &Node) -> Option<(Vec<u32>, usize)> {
+        let cpus: Option<Vec<u32>> = match &node.value {
             Value::Array(items) => items
                 .iter()
-                .all(|c| matches!(&c.value, Value::Integer(v) if v.parse::<u32>().is_ok())),
-            _ => false,
+                .map(|c| match &c.value {
+                    Value::Integer(v) => v.parse::<u32>().ok(),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
         };
-        if !ok {
-            self.problem(node.offset, "`cpus` must be an array of CPU numbers".into());
+        match cpus {
+            Some(list) if list.is_empty() => {
+                self.problem(node.offset, "`cpus` is empty: name at least one CPU".into());
+                None
+            }
+            Some(list) => match list.iter().find(|c| **c >= MAX_PROCESSORS) {
+                Some(c) => {
+                    self.problem(
+                        node.offset,
+                        format!("`cpus` names CPU {c}: rtlab models at most {MAX_PROCESSORS} processors"),
+                    );
+                    None
+                }
+                None => Some((list, node.offset)),
+            },
+            None => {
+                self.problem(node.offset, "`cpus` must be an array of CPU numbers".into());
+                None
+            }
         }
+    }
+
+    /// The platform the threads' `cpus` describe: when every thread is
+    /// pinned to one and the same CPU (or none has `cpus`), one processor
+    /// and no task `cpu` (the CPU is where the set runs, as `rtlab run
+    /// --cpu` says); otherwise `1 +` the largest CPU named, a thread of one
+    /// CPU fixed there (its task's `cpu`), a thread of several CPUs free
+    /// (no `cpu`; noted when they are not all the processors).
+    fn placement(&mut self, tasks: &mut [Task], pins: &[Option<(Vec<u32>, usize)>]) -> u32 {
+        let mut singles = pins
+            .iter()
+            .flatten()
+            .filter(|(c, _)| c.len() == 1)
+            .map(|(c, _)| c[0]);
+        let first = singles.next();
+        let all_one = pins.iter().all(|p| match p {
+            None => true,
+            Some((c, _)) => c.len() == 1 && Some(c[0]) == first,
+        });
+        if all_one {
+            return 1;
+        }
+        let m = pins
+            .iter()
+            .flatten()
+            .flat_map(|(c, _)| c.iter().copied())
+            .max()
+            .map_or(1, |c| c + 1);
+        for (task, pin) in tasks.iter_mut().zip(pins) {
+            match pin {
+                Some((cpus, _)) if cpus.len() == 1 => task.cpu = Some(cpus[0]),
+                Some((cpus, at)) => {
+                    let mut sorted = cpus.clone();
+                    sorted.sort_unstable();
+                    sorted.dedup();
+                    if sorted.len() != m as usize {
+                        self.note(
+                            *at,
+                            format!("task `{}`: rt-app lets this thread run on CPUs {}; rtlab's global schedulers use all {m} processors", task.name, join(&sorted)),
+                        );
+                    }
+                }
+                None => {}
+            }
+        }
+        m
     }
 
     /// The one phase of a `phases` object.
@@ -526,9 +671,6 @@ impl Importer {
                     format!("unknown key `{k}` in a phase of thread `{name}` (rtlab reads {} and events)", list(PHASE_KEYS)),
                 );
             }
-        }
-        if let Some(cpus) = keys.iter().find(|e| e.key == "cpus") {
-            self.cpus(&cpus.node);
         }
     }
 
@@ -947,7 +1089,11 @@ mod tests {
             (format!("{run},\n\"sleep\": 500,\n{TIMER}"), "w.json:5:1: thread `a`: a `sleep` beside a timer is refused: rtlab's jobs do not suspend"),
             (format!("{run},\n{TIMER},\n\"timer1\": {{\"ref\": \"x\", \"period\": 5000}}"), "w.json:6:1: thread `a`: `timer1` after the timer is refused: the timer ends the job (put it last)"),
             (format!("{run},\n{TIMER},\n\"run1\": 10"), "w.json:6:1: thread `a`: `run1` after the timer is refused: the timer ends the job (put it last)"),
-            (format!("\"instance\": 2,\n{run},\n{TIMER}"), "w.json:4:13: thread `a`: `instance` above 1 is refused: write one thread per task"),
+            (format!("\"instance\": 0,\n{run},\n{TIMER}"), "w.json:4:13: thread `a`: `instance` 0 starts no thread: remove the thread or make it 1"),
+            (format!("\"instance\": 100001,\n{run},\n{TIMER}"), "w.json:4:13: thread `a`: `instance` 100001 is above rtlab's 100000 threads"),
+            (format!("\"instance\": 2,\n{run},\n\"timer\": {{\"ref\": \"t\", \"period\": 10000}}"), "w.json:6:18: thread `a`: its 2 instances would share timer `t` (rt-app gives each instance its own timer only for a ref starting with \"unique\")"),
+            (format!("\"cpus\": [],\n{run},\n{TIMER}"), "w.json:4:9: `cpus` is empty: name at least one CPU"),
+            (format!("\"cpus\": [1024],\n{run},\n{TIMER}"), "w.json:4:9: `cpus` names CPU 1024: rtlab models at most 1024 processors"),
             (format!("\"loop\": 5,\n{run},\n{TIMER}"), "w.json:4:9: thread `a`: a finite `loop` is refused: rtlab's tasks release jobs for the whole run (use -1)"),
             (format!("\"phases\": {{\"p1\": {{{run}, {TIMER}}},\n\"p2\": {{{run}, {TIMER}}}}}"), "w.json:5:1: thread `a`: a second phase `p2` is refused: an rtlab task repeats one job (split the thread into tasks)"),
             (run.to_string(), "w.json:3:6: thread `a` has no `timer` (or final `sleep`): rtlab's tasks are periodic"),
@@ -963,6 +1109,67 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(refusals(&thread(&body)), [expected.to_string()], "{body}");
         }
+    }
+
+    /// `instance` N: N tasks named `thread-IND`, IND rt-app's thread index
+    /// (every instance of every thread, in file order: rt-app 1.0's log
+    /// `<basename>-<thread>-<IND>.log`, later rt-app's thread name), each
+    /// the thread's task; a thread of one instance keeps its name.
+    #[test]
+    fn instances_become_tasks_named_after_rt_apps_thread_index() {
+        let text = format!(
+            "{{\"tasks\": {{\n\"a\": {{\"run\": 1000, {TIMER}}},\n\"b\": {{\"instance\": 3, \"delay\": 500, \"run\": 2000, {TIMER}}},\n\"c\": {{\"instance\": 1, \"run\": 3000, {TIMER}}}}}}}"
+        );
+        let set = load(&text).unwrap().set;
+        let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b-1", "b-2", "b-3", "c"]);
+        for b in &set.tasks[1..4] {
+            assert_eq!(
+                (b.wcet, b.period, b.offset),
+                (Nanos::from_ms(2), Nanos::from_ms(10), Nanos::from_us(500))
+            );
+        }
+        // A name an instance takes is refused at the thread that has it.
+        let clash = text.replace("\"c\": {\"instance\": 1", "\"b-2\": {\"instance\": 1");
+        assert!(
+            refusals(&clash)[0].contains("b-2"),
+            "{:?}",
+            refusals(&clash)
+        );
+    }
+
+    /// `cpus`: all threads on one and the same CPU (the uniprocessor
+    /// export) is a one-processor set; otherwise one processor per CPU up
+    /// to the largest named, a one-CPU thread fixed there (`cpu`), a thread
+    /// of several CPUs free (noted when not all of them).
+    #[test]
+    fn cpus_give_the_platform_and_each_tasks_cpu() {
+        let two = |x: &str, y: &str| {
+            format!("{{\"tasks\": {{\n\"a\": {{\"cpus\": {x}, \"run\": 1000, {TIMER}}},\n\"b\": {{\"cpus\": {y}, \"run\": 1000, {TIMER}}}}}}}")
+        };
+        let same = load(&two("[1]", "[1]")).unwrap().set;
+        assert_eq!((same.processors(), same.assignment()), (1, None));
+        let split = load(&two("[0]", "[2]")).unwrap().set;
+        assert_eq!(
+            (split.processors(), split.assignment()),
+            (3, Some(vec![0, 2]))
+        );
+        let global = load(&two("[0, 1, 2, 3]", "[3, 2, 1, 0]")).unwrap();
+        assert_eq!(
+            (global.set.processors(), global.set.has_cpu_fields()),
+            (4, false)
+        );
+        assert!(global.notes.is_empty(), "{:?}", global.notes);
+        let mixed = load(&two("[2, 3]", "[0]")).unwrap();
+        assert_eq!(mixed.set.processors(), 4);
+        assert_eq!(
+            mixed.set.tasks.iter().map(|t| t.cpu).collect::<Vec<_>>(),
+            [None, Some(0)]
+        );
+        assert_eq!(
+            mixed.notes[0].to_string(),
+            "w.json:2:15: note: task `a`: rt-app lets this thread run on CPUs 2,3; rtlab's global schedulers use all 4 processors"
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use roxmltree::{Document, Node};
 
 use super::millis::{parse_ms, MillisError, CYCLES_PER_MS};
-use super::{scheduler_for_class, CLASS_PREFIX};
+use super::{multi_class, packing, scheduler_for_class, MultiClass, CLASS_PREFIX, MULTI_CLASSES};
 use crate::file::{line_column, located, placed, LoadError, LoadedTaskSet, LocatedDiagnostic};
+use crate::platform::Platform;
 use crate::task::{PathSegment, Severity, Task, TaskSet};
 use crate::text::printable;
 use crate::time::Nanos;
@@ -86,19 +87,23 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
         return Err(invalid(origin, text, found.errors));
     }
     read_simulation(root, &mut found);
-    if let Some(sched) = children(root, "sched").next() {
-        read_sched(sched, &mut found);
-    }
-    match children(root, "processors").next() {
+    let processors = match children(root, "processors").next() {
         Some(processors) => read_processors(processors, &mut found),
-        None => found.refuse(
-            root.range().start,
-            "<simulation> has no <processors>: SimSo needs one <processor>",
-        ),
-    }
+        None => {
+            found.refuse(
+                root.range().start,
+                "<simulation> has no <processors>: SimSo needs one <processor>",
+            );
+            Vec::new()
+        }
+    };
+    let m = processors.len();
+    let sched = children(root, "sched").next();
+    let class = sched.and_then(|sched| read_sched(sched, m, &mut found));
     let tasks_node = children(root, "tasks").next();
-    let tasks = match tasks_node {
-        Some(node) => read_tasks(node, &mut found),
+    let cpu_ids = (class == Some(MultiClass::FixedPedf)).then_some(processors.as_slice());
+    let mut tasks = match tasks_node {
+        Some(node) => read_tasks(node, cpu_ids, &mut found),
         None => {
             found.refuse(root.range().start, "<simulation> has no <tasks>");
             Vec::new()
@@ -107,11 +112,37 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
     if !found.errors.is_empty() {
         return Err(invalid(origin, text, found.errors));
     }
-    let set = TaskSet::new(
+    let assignment = match class {
+        Some(MultiClass::PEdf) => packing::p_edf(&tasks, m as u32).map_err(|i| {
+            format!(
+                "SimSo's P_EDF places no processor for task `{}` (first fit on decreasing \
+                 utilization, at most 1 per processor): SimSo stops with `Packing failed`",
+                printable(&tasks[i].name)
+            )
+        }),
+        Some(MultiClass::PRm) => Ok(packing::p_rm(&tasks, m as u32)),
+        _ => Ok(Vec::new()),
+    };
+    match assignment {
+        Ok(cpus) => {
+            for (task, cpu) in tasks.iter_mut().zip(cpus) {
+                task.cpu = Some(cpu);
+            }
+        }
+        Err(why) => {
+            let at = sched.map_or(root.range().start, |s| attr_offset(s, "class"));
+            found.refuse(at, why);
+            return Err(invalid(origin, text, found.errors));
+        }
+    }
+    let mut set = TaskSet::new(
         root.attribute("name")
             .map_or_else(|| default_name.to_string(), str::to_string),
         tasks,
     );
+    if m > 1 {
+        set.platform = Platform::new(u32::try_from(m).unwrap_or(u32::MAX));
+    }
     let task_nodes: Vec<Node> = tasks_node.map_or_else(Vec::new, |n| children(n, "task").collect());
     let diagnostics = placed(origin, text, set.validate(), |path| {
         diagnostic_offset(root, &task_nodes, &path.0)
@@ -163,6 +194,7 @@ fn diagnostic_offset(root: Node, tasks: &[Node], path: &[PathSegment]) -> usize 
         Some(PathSegment::Key("wcet")) => "WCET",
         Some(PathSegment::Key("offset")) => "activationDate",
         Some(PathSegment::Key("priority")) => "priority",
+        Some(PathSegment::Key("cpu")) => "cpu",
         _ => "name",
     };
     attr_offset(*node, attribute)
@@ -235,7 +267,10 @@ fn read_simulation(root: Node, found: &mut Findings) {
     }
 }
 
-fn read_sched(sched: Node, found: &mut Findings) {
+/// Reads `<sched>`: refuses overheads; on one processor notes the class
+/// and its rtlab `--scheduler`; on `m` > 1 maps the class to rtlab's
+/// multiprocessor schedulers ([`multi_class`]) or refuses it by name.
+fn read_sched(sched: Node, m: usize, found: &mut Findings) -> Option<MultiClass> {
     for attribute in ["overhead", "overhead_activate", "overhead_terminate"] {
         if let Some(v) = sched.attribute(attribute) {
             if !is_zero(v) {
@@ -249,6 +284,9 @@ fn read_sched(sched: Node, found: &mut Findings) {
                 );
             }
         }
+    }
+    if m > 1 {
+        return read_multi_sched(sched, m, found);
     }
     let offset = sched.range().start;
     if let Some(file) = sched.attribute("className").filter(|f| !f.is_empty()) {
@@ -280,25 +318,98 @@ fn read_sched(sched: Node, found: &mut Findings) {
     } else {
         found.note(offset, "<sched> names no scheduler");
     }
+    None
 }
 
-fn read_processors(processors: Node, found: &mut Findings) {
-    let cpus: Vec<Node> = children(processors, "processor").collect();
-    match cpus.len() {
-        0 => found.refuse(
-            processors.range().start,
-            "<processors> has no <processor>: rtlab simulates one processor",
-        ),
-        1 => {}
-        n => found.refuse(
-            cpus[1].range().start,
+/// The class of a `<sched>` on `m` > 1 processors, as rtlab reads it.
+fn read_multi_sched(sched: Node, m: usize, found: &mut Findings) -> Option<MultiClass> {
+    if let Some(file) = sched.attribute("className").filter(|f| !f.is_empty()) {
+        found.refuse(
+            attr_offset(sched, "className"),
             format!(
-                "a multiprocessor configuration ({n} processors): rtlab simulates one processor; \
-                 keep one <processor> (partition the tasks into one file per processor)"
+                "SimSo scheduler file `{}` on {m} processors: rtlab cannot tell how it schedules; \
+                 use one of SimSo's {MULTI_CLASSES}",
+                printable(file)
             ),
-        ),
+        );
+        return None;
     }
-    for cpu in cpus.iter().take(1) {
+    let Some(class) = sched.attribute("class") else {
+        found.note(
+            sched.range().start,
+            format!("<sched> names no scheduler: choose a multiprocessor `rtlab sim --scheduler` for the {m} processors"),
+        );
+        return None;
+    };
+    let short = class.strip_prefix(CLASS_PREFIX).unwrap_or(class);
+    let at = attr_offset(sched, "class");
+    let mapped = multi_class(short);
+    let advice = match mapped {
+        Some(MultiClass::Global(spec)) => {
+            format!("`rtlab sim --scheduler {spec}` simulates the same rule")
+        }
+        Some(MultiClass::PEdf) => "the tasks' `cpu` are where its first fit on decreasing \
+            utilization puts them; `rtlab sim --scheduler pedf` simulates the same rule"
+            .to_string(),
+        Some(MultiClass::PRm) => "the tasks' `cpu` are where it puts them (the least-loaded \
+            processor, in file order); `rtlab sim --scheduler pfp:rm` simulates the same rule"
+            .to_string(),
+        Some(MultiClass::FixedPedf) => "the tasks' `cpu` come from its task field `cpu`; \
+            `rtlab sim --scheduler pedf` simulates the same rule"
+            .to_string(),
+        None if scheduler_for_class(short).is_some() => {
+            found.refuse(
+                at,
+                format!(
+                    "SimSo scheduler {short} schedules one processor, not {m}: rtlab reads \
+                     SimSo's {MULTI_CLASSES}"
+                ),
+            );
+            return None;
+        }
+        None => {
+            found.refuse(
+                at,
+                format!(
+                    "SimSo scheduler {} on {m} processors has no rtlab equivalent: rtlab reads \
+                     SimSo's {MULTI_CLASSES}",
+                    printable(short)
+                ),
+            );
+            return None;
+        }
+    };
+    found.note(
+        at,
+        format!("SimSo scheduler {short} on {m} processors: {advice}"),
+    );
+    mapped
+}
+
+/// Reads `<processors>`: each processor's `id` (`None` when missing or not
+/// a whole number), in file order; refuses overheads and speeds.
+fn read_processors(processors: Node, found: &mut Findings) -> Vec<Option<i64>> {
+    let cpus: Vec<Node> = children(processors, "processor").collect();
+    if cpus.is_empty() {
+        found.refuse(
+            processors.range().start,
+            "<processors> has no <processor>: SimSo needs at least one",
+        );
+    }
+    if let Some(v) = processors
+        .attribute("migration_overhead")
+        .filter(|v| !is_zero(v))
+    {
+        found.refuse(
+            attr_offset(processors, "migration_overhead"),
+            format!(
+                "migration_overhead `{}`: rtlab takes migration costs from \
+                 `rtlab sim --overheads FILE`; set it to 0 here",
+                printable(v)
+            ),
+        );
+    }
+    for cpu in &cpus {
         for attribute in ["cs_overhead", "cl_overhead"] {
             if let Some(v) = cpu.attribute(attribute).filter(|v| !is_zero(v)) {
                 found.refuse(
@@ -323,6 +434,9 @@ fn read_processors(processors: Node, found: &mut Findings) {
             }
         }
     }
+    cpus.iter()
+        .map(|c| c.attribute("id").and_then(|v| v.trim().parse::<i64>().ok()))
+        .collect()
 }
 
 /// `0`, `0.0`, ... as SimSo's `int(float(v))` reads them (a blank is not 0).
@@ -330,12 +444,17 @@ fn is_zero(v: &str) -> bool {
     v.trim().parse::<f64>().is_ok_and(|f| f.abs() < 1.0)
 }
 
-fn read_tasks(tasks: Node, found: &mut Findings) -> Vec<Task> {
+/// Reads `<tasks>`; `cpu_ids` (the processors' ids, in file order) when
+/// the scheduler is `Fixed_PEDF`, which takes each task's processor from
+/// its data field `cpu` (a processor's `id`).
+fn read_tasks(tasks: Node, cpu_ids: Option<&[Option<i64>]>, found: &mut Findings) -> Vec<Task> {
     let mut extra_fields = Vec::new();
     let mut has_priority = false;
+    let mut has_cpu = false;
     for field in children(tasks, "field") {
         match field.attribute("name") {
             Some("priority") => has_priority = true,
+            Some("cpu") if cpu_ids.is_some() => has_cpu = true,
             Some(other) => extra_fields.push((field.range().start, other.to_string())),
             None => {}
         }
@@ -349,6 +468,13 @@ fn read_tasks(tasks: Node, found: &mut Findings) -> Vec<Task> {
             ),
         );
     }
+    if cpu_ids.is_some() && !has_cpu {
+        found.refuse(
+            tasks.range().start,
+            "SimSo's Fixed_PEDF takes each task's processor from the task field `cpu`: \
+             declare it (<field name=\"cpu\" type=\"int\"/>) and give every task a `cpu`",
+        );
+    }
     let mut out = Vec::new();
     let mut aborting = Vec::new();
     let mut continuing = 0;
@@ -357,7 +483,10 @@ fn read_tasks(tasks: Node, found: &mut Findings) -> Vec<Task> {
             || format!("task #{}", index + 1),
             |n| format!("task `{}`", printable(n)),
         );
-        if let Some(task) = read_task(node, &label, has_priority, found) {
+        if let Some(mut task) = read_task(node, &label, has_priority, found) {
+            if let Some(ids) = cpu_ids.filter(|_| has_cpu) {
+                task.cpu = read_cpu(node, &label, ids, found);
+            }
             if node.attribute("abort_on_miss").is_none_or(|v| v == "yes") {
                 aborting.push(task.name.clone());
             } else {
@@ -384,6 +513,39 @@ fn read_tasks(tasks: Node, found: &mut Findings) -> Vec<Task> {
         );
     }
     out
+}
+
+/// The processor index of a `Fixed_PEDF` task: the position of the
+/// `<processor>` whose `id` its `cpu` names.
+fn read_cpu(node: Node, label: &str, ids: &[Option<i64>], found: &mut Findings) -> Option<u32> {
+    let Some(v) = node.attribute("cpu") else {
+        found.refuse(
+            node.range().start,
+            format!("{label}: missing attribute `cpu` (Fixed_PEDF needs each task's processor)"),
+        );
+        return None;
+    };
+    let at = attr_offset(node, "cpu");
+    let Ok(id) = v.trim().parse::<i64>() else {
+        found.refuse(
+            at,
+            format!(
+                "{label}: cpu must be a processor's whole-number id, not `{}`",
+                printable(v)
+            ),
+        );
+        return None;
+    };
+    match ids.iter().position(|p| *p == Some(id)) {
+        Some(index) => u32::try_from(index).ok(),
+        None => {
+            found.refuse(
+                at,
+                format!("{label}: cpu {id} names no <processor id=\"{id}\">"),
+            );
+            None
+        }
+    }
 }
 
 fn read_task(node: Node, label: &str, has_priority: bool, found: &mut Findings) -> Option<Task> {

@@ -82,7 +82,7 @@ fn refuses_what_rtlab_cannot_simulate_at_its_place() {
         "\t\t<processor id=\"2\" name=\"CPU 2\"/>\n\t</processors>",
     );
     let cases = [
-        (second_cpu, "c.xml:7:3: a multiprocessor configuration (2 processors): rtlab simulates one processor; keep one <processor> (partition the tasks into one file per processor)"),
+        (second_cpu, "c.xml:3:16: SimSo scheduler EDF_mono schedules one processor, not 2: rtlab reads SimSo's EDF, RM, FP, EDZL (global), P_EDF, P_RM, Fixed_PEDF (partitioned)"),
         (edited("name=\"T2\" period=\"12\" preemption_cost=\"0\" task_type=\"Periodic\"", "name=\"T2\" period=\"12\" preemption_cost=\"0\" task_type=\"Sporadic\""),
          "c.xml:10:225: task `T2`: task_type `Sporadic`: rtlab models periodic tasks only (task_type=\"Periodic\")"),
         (edited("task_type=\"Periodic\"", "task_type=\"APeriodic\""),
@@ -231,7 +231,7 @@ fn fixed_priority_exports_choose_the_simso_scheduler() {
     assert!("rr:1ms"
         .parse::<SimsoScheduler>()
         .unwrap_err()
-        .contains("edf, fp:rm, fp:dm or fp:given"));
+        .contains("edf, fp:rm, fp:dm, fp:given (one processor); gedf, gfp:rm"));
 }
 
 #[test]
@@ -311,4 +311,186 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// A generated set of `n` tasks at total utilization `u` on `m`
+/// processors (nanosecond periods, random offsets).
+fn multi_set(seed: u64, n: usize, u: f64, m: u32) -> TaskSet {
+    let config = GeneratorConfig {
+        tasks: n,
+        utilization: u,
+        periods: PeriodDistribution::log_uniform(
+            Nanos::from_us(100),
+            Nanos::from_secs(10),
+            Nanos::from_ns(1),
+        ),
+        deadlines: DeadlineModel::constrained(0.5, 1.0),
+        seed,
+        ..GeneratorConfig::default()
+    };
+    let mut set = generate_set(&config, 0)
+        .unwrap()
+        .on_platform(crate::Platform::new(m));
+    for (i, task) in set.tasks.iter_mut().enumerate() {
+        task.offset = Nanos::from_ns(seed.wrapping_mul(7919 + i as u64) % 50_000_000);
+    }
+    set
+}
+
+proptest::proptest! {
+    /// On 2 to 4 processors, export then import gives the same set, its
+    /// processor count and (partitioned) each task's processor: global
+    /// schedulers keep the tasks as they are; `pedf` with the tasks' own
+    /// `cpu` (P_EDF's or another assignment, written for Fixed_PEDF) reads
+    /// back the same `cpu`; `pedf` and `pfp:rm` without `cpu` read back the
+    /// assignment SimSo's P_EDF / P_RM make.
+    #[test]
+    fn multiprocessor_round_trip_is_exact(seed in 0u64..1_000_000, n in 2usize..10, m in 2u32..5, rotate in 0u32..4) {
+        let set = multi_set(seed, n, (0.3 * n as f64).min(0.7 * f64::from(m)), m);
+        for scheduler in ["gedf", "gfp:rm", "edzl"] {
+            let back = load(&exported(&set, scheduler)).set;
+            proptest::prop_assert_eq!(&back, &set, "{}", scheduler);
+        }
+        let mut dm = set.clone();
+        for (task, level) in dm.tasks.iter_mut().zip(crate::policy::PriorityAssignment::DeadlineMonotonic.levels(&set.tasks).unwrap()) {
+            task.priority = Some(level);
+        }
+        proptest::prop_assert_eq!(load(&exported(&set, "gfp:dm")).set, dm);
+
+        let mut placed = set.clone();
+        for (i, task) in placed.tasks.iter_mut().enumerate() {
+            task.cpu = Some((i as u32 + rotate) % m);
+        }
+        let xml = exported(&placed, "pedf");
+        let class = if packing::p_edf(&placed.tasks, m).ok() == placed.assignment() { "P_EDF" } else { "Fixed_PEDF" };
+        proptest::prop_assert!(xml.contains(&format!("simso.schedulers.{class}\"")), "{}", xml);
+        proptest::prop_assert_eq!(load(&xml).set, placed);
+
+        let rm = load(&exported(&set, "pfp:rm")).set;
+        proptest::prop_assert_eq!(rm.assignment(), Some(packing::p_rm(&set.tasks, m)));
+        if let Ok(cpus) = packing::p_edf(&set.tasks, m) {
+            let edf = load(&exported(&set, "pedf")).set;
+            proptest::prop_assert_eq!(edf.assignment(), Some(cpus));
+        }
+    }
+}
+
+/// SIMSO_WRITTEN on two processors under SimSo's `class`.
+fn two_cpus(class: &str) -> String {
+    edited(
+        "\t</processors>",
+        "\t\t<processor id=\"7\" name=\"CPU 2\"/>\n\t</processors>",
+    )
+    .replacen("EDF_mono", class, 1)
+}
+
+#[test]
+fn maps_simso_multiprocessor_schedulers() {
+    for (class, spec) in [
+        ("EDF", "gedf"),
+        ("RM", "gfp:rm"),
+        ("FP", "gfp:given"),
+        ("EDZL", "edzl"),
+    ] {
+        let loaded = load(&two_cpus(class));
+        assert_eq!(loaded.set.processors(), 2);
+        assert_eq!(loaded.set.assignment(), None, "{class}: global");
+        let notes: Vec<String> = loaded.notes.iter().map(|n| n.to_string()).collect();
+        assert!(
+            notes.contains(&format!("c.xml:3:16: note: SimSo scheduler {class} on 2 processors: `rtlab sim --scheduler {spec}` simulates the same rule")),
+            "{notes:?}"
+        );
+    }
+    // T1 u = 3/7, T2 u = 3.25/12: P_EDF places T1 first, both fit on CPU 1;
+    // P_RM puts T2 on the emptier second processor.
+    assert_eq!(load(&two_cpus("P_EDF")).set.assignment(), Some(vec![0, 0]));
+    assert_eq!(load(&two_cpus("P_RM")).set.assignment(), Some(vec![0, 1]));
+    // Fixed_PEDF: `cpu` names a processor's id (7 is the second one).
+    let fixed = two_cpus("Fixed_PEDF")
+        .replacen(
+            "\t<tasks>\n",
+            "\t<tasks>\n\t\t<field name=\"cpu\" type=\"int\"/>\n",
+            1,
+        )
+        .replacen(
+            "id=\"1\" instructions",
+            "cpu=\"7\" id=\"1\" instructions",
+            1,
+        )
+        .replacen(
+            "id=\"2\" instructions",
+            "cpu=\"1\" id=\"2\" instructions",
+            1,
+        );
+    assert_eq!(load(&fixed).set.assignment(), Some(vec![1, 0]));
+    // Three tasks of u 0.6 on two processors: P_EDF's packing fails.
+    let full = two_cpus("P_EDF")
+        .replace("WCET=\"3\"", "WCET=\"5\"")
+        .replacen(
+            "\t</tasks>",
+            "\t\t<task name=\"T3\" id=\"3\" period=\"10\" deadline=\"10\" WCET=\"6\"/>\n\t</tasks>",
+            1,
+        );
+    let full = full.replace("WCET=\"3.25\"", "WCET=\"8\"");
+    assert_eq!(
+        refusals(&full)[0],
+        "c.xml:3:16: SimSo's P_EDF places no processor for task `T3` (first fit on decreasing utilization, at most 1 per processor): SimSo stops with `Packing failed`"
+    );
+}
+
+#[test]
+fn refuses_multiprocessor_schedulers_rtlab_has_not_by_name() {
+    let cases = [
+        (two_cpus("LLF"), "c.xml:3:16: SimSo scheduler LLF on 2 processors has no rtlab equivalent: rtlab reads SimSo's EDF, RM, FP, EDZL (global), P_EDF, P_RM, Fixed_PEDF (partitioned)"),
+        (two_cpus("RM_mono"), "c.xml:3:16: SimSo scheduler RM_mono schedules one processor, not 2: rtlab reads SimSo's EDF, RM, FP, EDZL (global), P_EDF, P_RM, Fixed_PEDF (partitioned)"),
+        (two_cpus("EDF\" className=\"my.py"), "c.xml:3:49: SimSo scheduler file `my.py` on 2 processors: rtlab cannot tell how it schedules; use one of SimSo's EDF, RM, FP, EDZL (global), P_EDF, P_RM, Fixed_PEDF (partitioned)"),
+        (two_cpus("Fixed_PEDF"), "c.xml:9:2: SimSo's Fixed_PEDF takes each task's processor from the task field `cpu`: declare it (<field name=\"cpu\" type=\"int\"/>) and give every task a `cpu`"),
+        (two_cpus("Fixed_PEDF").replacen("\t<tasks>\n", "\t<tasks>\n\t\t<field name=\"cpu\" type=\"int\"/>\n", 1).replacen("id=\"1\" instructions", "cpu=\"3\" id=\"1\" instructions", 1),
+         "c.xml:11:113: task `T1`: cpu 3 names no <processor id=\"3\">"),
+        (two_cpus("EDF").replacen("<processors>", "<processors migration_overhead=\"5\">", 1),
+         "c.xml:5:34: migration_overhead `5`: rtlab takes migration costs from `rtlab sim --overheads FILE`; set it to 0 here"),
+    ];
+    for (text, expected) in cases {
+        let got = refusals(&text);
+        assert_eq!(got[0], expected, "{got:?}");
+    }
+}
+
+#[test]
+fn refuses_multiprocessor_exports_simso_cannot_hold() {
+    let set = multi_set(4, 4, 1.0, 2);
+    let err = |set: &TaskSet, scheduler: &str| {
+        to_xml_string(set, scheduler.parse().unwrap(), Nanos::from_secs(1))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err(&set, "edf"),
+        "`edf` schedules one processor; on 2 processors export gedf, gfp:rm|dm|given, edzl, pedf or pfp:rm"
+    );
+    let mut one_fixed = set.clone();
+    one_fixed.tasks[1].cpu = Some(1);
+    assert_eq!(
+        err(&one_fixed, "gedf"),
+        "task `t2` has a fixed `cpu`, which global gedf ignores: drop the `cpu` fields or export pedf"
+    );
+    assert!(
+        err(&one_fixed, "pedf").starts_with("task `t1` has no `cpu` while other tasks have one")
+    );
+    let mut fixed = set.clone();
+    let simso = packing::p_rm(&set.tasks, 2);
+    for (task, cpu) in fixed.tasks.iter_mut().zip(&simso) {
+        task.cpu = Some(1 - cpu);
+    }
+    assert_eq!(
+        err(&fixed, "pfp:rm"),
+        format!("task `t1` has cpu {}, but SimSo's P_RM puts it on {} (the least-loaded processor, in file order): drop the `cpu` fields or export pedf", 1 - simso[0], simso[0])
+    );
+    let mut clustered = set.clone();
+    clustered.platform.clusters = vec![vec![0], vec![1]];
+    assert!(err(&clustered, "gedf").starts_with("the set has clusters"));
+    assert_eq!(
+        "pfp:dm".parse::<SimsoScheduler>().unwrap_err(),
+        "no SimSo scheduler for `pfp:dm`: SimSo's one partitioned fixed-priority scheduler is P_RM (pfp:rm)"
+    );
 }

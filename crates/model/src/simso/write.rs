@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::millis::{format_ms, CYCLES_PER_MS};
-use super::{SimsoScheduler, CLASS_PREFIX};
+use super::{packing, SimsoScheduler, CLASS_PREFIX};
 use crate::policy::{MissingPriority, PriorityAssignment};
 use crate::task::TaskSet;
 use crate::time::Nanos;
@@ -38,6 +38,47 @@ pub enum ExportError {
         /// The value.
         value: Nanos,
     },
+    /// A scheduler of one processor for a set on several.
+    #[error("`{scheduler}` schedules one processor; on {processors} processors export gedf, gfp:rm|dm|given, edzl, pedf or pfp:rm")]
+    Uniprocessor {
+        /// rtlab's name of the scheduler.
+        scheduler: String,
+        /// The set's processor count.
+        processors: u32,
+    },
+    /// Clusters, which SimSo does not model.
+    #[error("the set has clusters, which SimSo does not model (cedf has no SimSo equivalent): write it without `clusters`")]
+    Clusters,
+    /// A task fixed to a processor under a global scheduler.
+    #[error("task `{task}` has a fixed `cpu`, which global {scheduler} ignores: drop the `cpu` fields or export pedf")]
+    FixedCpu {
+        /// The task.
+        task: String,
+        /// rtlab's name of the scheduler.
+        scheduler: String,
+    },
+    /// Some tasks with a `cpu`, some without.
+    #[error("task `{task}` has no `cpu` while other tasks have one: give every task a `cpu`, or none (SimSo's P_EDF then places them), or use --partition")]
+    PartialAssignment {
+        /// The first task without one.
+        task: String,
+    },
+    /// SimSo's own packing fails.
+    #[error("SimSo's P_EDF places no processor for task `{task}` (first fit on decreasing utilization, at most 1 per processor; SimSo would stop with `Packing failed`): give every task a `cpu` or use --partition")]
+    Packing {
+        /// The task.
+        task: String,
+    },
+    /// P_RM would place a task elsewhere than its `cpu`.
+    #[error("task `{task}` has cpu {cpu}, but SimSo's P_RM puts it on {simso} (the least-loaded processor, in file order): drop the `cpu` fields or export pedf")]
+    PRmAssignment {
+        /// The task.
+        task: String,
+        /// Its `cpu`.
+        cpu: u32,
+        /// Where P_RM puts it.
+        simso: u32,
+    },
     /// A name with a character XML 1.0 cannot hold.
     #[error("name `{name}` holds a control character, which XML 1.0 cannot hold")]
     Name {
@@ -55,26 +96,55 @@ pub struct SimsoExport {
     pub notes: Vec<String>,
 }
 
-/// `set` as a SimSo configuration for one processor under `scheduler`,
+/// `set` as a SimSo configuration for its processors under `scheduler`,
 /// simulated for `duration`. Times are written so that SimSo, at
 /// `cycles_per_ms` 10⁶, simulates exactly rtlab's nanoseconds (see
-/// [`super::millis`]).
+/// [`super::millis`]). rtlab's processor `k` is SimSo's `<processor
+/// id="k+1">`, in order. Partitioned: see [`partitioned_class`].
 pub fn to_xml_string(
     set: &TaskSet,
     scheduler: SimsoScheduler,
     duration: Nanos,
 ) -> Result<SimsoExport, ExportError> {
-    let priorities: Vec<Option<u32>> = match scheduler {
-        SimsoScheduler::FixedPriority(PriorityAssignment::RateMonotonic) | SimsoScheduler::Edf => {
-            set.tasks.iter().map(|t| t.priority).collect()
+    let m = set.processors();
+    if scheduler.is_uniprocessor() && m > 1 {
+        return Err(ExportError::Uniprocessor {
+            scheduler: scheduler.rtlab_spec(),
+            processors: m,
+        });
+    }
+    if !set.platform.clusters.is_empty() {
+        return Err(ExportError::Clusters);
+    }
+    let mut notes = Vec::new();
+    let (class, cpu_field) = if scheduler.is_partitioned() {
+        partitioned_class(set, scheduler, &mut notes)?
+    } else {
+        if !scheduler.is_uniprocessor() {
+            if let Some(task) = set.tasks.iter().find(|t| t.cpu.is_some()) {
+                return Err(ExportError::FixedCpu {
+                    task: task.name.clone(),
+                    scheduler: scheduler.rtlab_spec(),
+                });
+            }
         }
-        SimsoScheduler::FixedPriority(assignment) => assignment
+        (scheduler.simso_class(), false)
+    };
+    let priorities: Vec<Option<u32>> = match scheduler {
+        SimsoScheduler::FixedPriority(PriorityAssignment::RateMonotonic)
+        | SimsoScheduler::GlobalFixedPriority(PriorityAssignment::RateMonotonic)
+        | SimsoScheduler::Edf
+        | SimsoScheduler::GlobalEdf
+        | SimsoScheduler::Edzl
+        | SimsoScheduler::PartitionedEdf
+        | SimsoScheduler::PartitionedRm => set.tasks.iter().map(|t| t.priority).collect(),
+        SimsoScheduler::FixedPriority(assignment)
+        | SimsoScheduler::GlobalFixedPriority(assignment) => assignment
             .levels(&set.tasks)?
             .into_iter()
             .map(Some)
             .collect(),
     };
-    let mut notes = Vec::new();
     let mut xml = String::from("<?xml version=\"1.0\" ?>\n");
     let _ = writeln!(
         xml,
@@ -90,12 +160,20 @@ pub fn to_xml_string(
     }
     let _ = writeln!(
         xml,
-        "\t<sched class=\"{CLASS_PREFIX}{}\" overhead=\"0\" overhead_activate=\"0\" overhead_terminate=\"0\"/>",
-        scheduler.simso_class()
+        "\t<sched class=\"{CLASS_PREFIX}{class}\" overhead=\"0\" overhead_activate=\"0\" overhead_terminate=\"0\"/>"
     );
     xml.push_str("\t<caches memory_access_time=\"100\"/>\n");
-    xml.push_str("\t<processors>\n\t\t<processor name=\"CPU 1\" id=\"1\" cl_overhead=\"0\" cs_overhead=\"0\" speed=\"1.0\"/>\n\t</processors>\n");
-    xml.push_str("\t<tasks>\n");
+    xml.push_str("\t<processors>\n");
+    for id in 1..=m {
+        let _ = writeln!(
+            xml,
+            "\t\t<processor name=\"CPU {id}\" id=\"{id}\" cl_overhead=\"0\" cs_overhead=\"0\" speed=\"1.0\"/>"
+        );
+    }
+    xml.push_str("\t</processors>\n\t<tasks>\n");
+    if cpu_field {
+        xml.push_str("\t\t<field name=\"cpu\" type=\"int\"/>\n");
+    }
     if priorities.iter().any(Option::is_some) {
         xml.push_str("\t\t<field name=\"priority\" type=\"int\"/>\n");
     }
@@ -146,10 +224,93 @@ pub fn to_xml_string(
         if let Some(p) = priority {
             let _ = write!(xml, " priority=\"{p}\"");
         }
+        if let (true, Some(cpu)) = (cpu_field, task.cpu) {
+            let _ = write!(xml, " cpu=\"{}\"", u64::from(cpu) + 1);
+        }
         xml.push_str("/>\n");
     }
     xml.push_str("\t</tasks>\n</simulation>\n");
     Ok(SimsoExport { xml, notes })
+}
+
+/// The SimSo class of a partitioned export and whether it carries the
+/// task field `cpu`:
+///
+/// - `pedf`, no task with a `cpu`: `P_EDF`, which places the tasks itself
+///   ([`packing::p_edf`]; refused when it cannot);
+/// - `pedf`, every task with a `cpu`: `P_EDF` when that is where P_EDF puts
+///   them, else `Fixed_PEDF` with the field `cpu` (the processor's `id`);
+/// - `pfp:rm`: `P_RM`, refused when a task's `cpu` is not where P_RM puts it
+///   ([`packing::p_rm`]).
+///
+/// Some tasks with a `cpu` and some without is refused.
+fn partitioned_class(
+    set: &TaskSet,
+    scheduler: SimsoScheduler,
+    notes: &mut Vec<String>,
+) -> Result<(&'static str, bool), ExportError> {
+    let m = set.processors();
+    let given = set.assignment();
+    if given.is_none() {
+        if let Some(task) = set
+            .tasks
+            .iter()
+            .find(|t| t.cpu.is_none() && set.has_cpu_fields())
+        {
+            return Err(ExportError::PartialAssignment {
+                task: task.name.clone(),
+            });
+        }
+    }
+    if scheduler == SimsoScheduler::PartitionedRm {
+        let simso = packing::p_rm(&set.tasks, m);
+        if let Some(given) = &given {
+            if let Some(i) = (0..given.len()).find(|&i| given[i] != simso[i]) {
+                return Err(ExportError::PRmAssignment {
+                    task: set.tasks[i].name.clone(),
+                    cpu: given[i],
+                    simso: simso[i],
+                });
+            }
+        } else {
+            notes.push(format!(
+                "no task has a `cpu`: SimSo's P_RM places them on processors {} (the least-loaded, in file order), as `rtlab taskset import` of this file does",
+                list(&simso)
+            ));
+        }
+        return Ok(("P_RM", false));
+    }
+    let simso = packing::p_edf(&set.tasks, m);
+    match (given, simso) {
+        (None, Ok(simso)) => {
+            notes.push(format!(
+                "no task has a `cpu`: SimSo's P_EDF places them on processors {} (first fit on decreasing utilization), as `rtlab taskset import` of this file does",
+                list(&simso)
+            ));
+            Ok(("P_EDF", false))
+        }
+        (None, Err(i)) => Err(ExportError::Packing {
+            task: set.tasks[i].name.clone(),
+        }),
+        (Some(given), Ok(simso)) if given == simso => Ok(("P_EDF", false)),
+        (Some(_), _) => {
+            notes.push(
+                "the tasks' `cpu` are not where SimSo's P_EDF would put them: written for \
+                 Fixed_PEDF, which SimSo 0.8.5 cannot start (`'NoneType' object has no attribute \
+                 'add_processor'`: simso/schedulers/Fixed_PEDF.py builds its EDF_mono with \
+                 `SchedulerInfo(\"EDF_mono\", EDF_mono)`; as \
+                 `SchedulerInfo(\"simso.schedulers.EDF_mono\")` it runs this file)"
+                    .to_string(),
+            );
+            Ok(("Fixed_PEDF", true))
+        }
+    }
+}
+
+/// `0 1 0` (0-based, rtlab's numbering).
+fn list(cpus: &[u32]) -> String {
+    let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+    cpus.join(" ")
 }
 
 /// SimSo's rule for task names (`Configuration.check_tasks`):

@@ -311,6 +311,7 @@ impl Fits {
                 migration: LinearCost::ZERO,
                 release: LinearCost::ZERO,
                 timing: Timing::Hrtimer { tick },
+                throttling: rtlab_model::overheads::Throttling::NONE,
             },
             notes,
         ))

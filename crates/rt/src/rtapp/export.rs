@@ -6,9 +6,13 @@
 //!   ([`thread_policies`]); SCHED_DEADLINE threads get `dl-runtime`,
 //!   `dl-period`, `dl-deadline` instead of a priority (rtlab's budget,
 //!   rounded up to a whole microsecond and kept within the deadline);
-//! * `cpus`: the pinned CPU (not for SCHED_DEADLINE, whose threads cannot
-//!   be pinned narrower than their root domain: `rtlab compare --with
-//!   rt-app` puts rt-app in an exclusive cpuset instead);
+//! * `cpus`: on one processor, the pinned CPU; on `m` > 1 processors
+//!   (rtlab's processor k is Linux's CPU k), the task's `cpu` as `[k]`, or
+//!   all `[0, .., m-1]` for a task without one (global scheduling). Not for
+//!   SCHED_DEADLINE, whose threads cannot be pinned narrower than their root
+//!   domain: `rtlab compare --with rt-app` puts rt-app in an exclusive cpuset
+//!   instead, and a task's `cpu` under SCHED_DEADLINE is a warning. Not with
+//!   `--no-pin` ([`ExportOptions::cpu`] `None`);
 //! * `delay`: the task's offset;
 //! * `loop` -1, then the job: `run` events for C (critical sections as
 //!   `lock` / `run` / `unlock` on the named resources, nested as in the
@@ -172,9 +176,10 @@ pub fn export_with_policies(
     let mut warnings = Vec::new();
     let mut tasks = OrderedObject::default();
     for (task, policy) in set.tasks.iter().zip(policies) {
+        let cpus = thread_cpus(set, task, options);
         tasks.push_object(
             task.name.clone(),
-            thread(task, policy, options, &mut warnings)?,
+            thread(task, policy, cpus, set.processors() > 1, &mut warnings)?,
         );
     }
     let mut global = OrderedObject::default();
@@ -212,10 +217,25 @@ fn micros(task: &Task, field: &str, value: Nanos) -> Result<u64, RtError> {
     })
 }
 
+/// The CPUs a task's thread may run on (see the module's words), or
+/// `None` when the threads are not pinned.
+fn thread_cpus(set: &TaskSet, task: &Task, options: &ExportOptions) -> Option<Vec<usize>> {
+    let pinned = options.cpu?;
+    let m = set.processors();
+    if m <= 1 {
+        return Some(vec![pinned]);
+    }
+    Some(match task.cpu {
+        Some(k) => vec![k as usize],
+        None => (0..m as usize).collect(),
+    })
+}
+
 fn thread(
     task: &Task,
     policy: &Policy,
-    options: &ExportOptions,
+    cpus: Option<Vec<usize>>,
+    multiprocessor: bool,
     warnings: &mut Vec<String>,
 ) -> Result<OrderedObject, RtError> {
     let name = printable(&task.name);
@@ -239,8 +259,8 @@ fn thread(
         }
     }
     if !matches!(policy, Policy::Deadline { .. }) {
-        if let Some(cpu) = options.cpu {
-            t.push("cpus", json!([cpu]));
+        if let Some(cpus) = cpus {
+            t.push("cpus", json!(cpus));
         }
         if task.deadline != task.period {
             warnings.push(format!(
@@ -248,7 +268,12 @@ fn thread(
                 task.deadline, task.period
             ));
         }
-    } else if task.deadline > task.period {
+    } else if let (Some(k), Some(_), true) = (task.cpu, &cpus, multiprocessor) {
+        warnings.push(format!(
+            "task `{name}`: a SCHED_DEADLINE thread cannot be pinned to CPU {k} alone (the kernel wants its whole root domain): no `cpus`; partitioned EDF needs one exclusive cpuset per CPU"
+        ));
+    }
+    if matches!(policy, Policy::Deadline { .. }) && task.deadline > task.period {
         warnings.push(format!(
             "task `{name}`: SCHED_DEADLINE needs deadline <= period: dl-deadline is the period {}, not D {}",
             task.period, task.deadline

@@ -688,6 +688,15 @@ impl GlobalSim {
             .sum();
         let overhead_ns = self.cpus.iter().map(|p| p.overhead_ns).sum();
         SimReport {
+            throttling: self
+                .config
+                .overheads
+                .as_ref()
+                .filter(|o| !o.throttling.is_none())
+                .map(|_| crate::kernel_servers::ThrottlingReport {
+                    model: "not modelled under global scheduling: RT throttling and the fair server are modelled per CPU for partitioned and uniprocessor fixed-priority runs".into(),
+                    ..Default::default()
+                }),
             scheduler: self.name.clone(),
             taskset: self.taskset.clone(),
             duration_ns: duration.as_ns(),

@@ -404,6 +404,7 @@ impl Merged {
             .map(|t| TaskSummary::default().metrics(&t.name))
             .collect();
         let report = SimReport {
+            throttling: None,
             scheduler: name.to_string(),
             taskset: set.name.clone(),
             duration_ns: duration.as_ns(),
@@ -451,6 +452,19 @@ impl Merged {
         }
         for (k, &i) in tasks.iter().enumerate() {
             r.tasks[i] = sub.tasks[k].clone();
+        }
+        if let Some(t) = &sub.throttling {
+            // Linux's limits are per CPU: each partition's servers add up.
+            let merged =
+                r.throttling
+                    .get_or_insert_with(|| crate::kernel_servers::ThrottlingReport {
+                        model: t.model.clone(),
+                        ..Default::default()
+                    });
+            merged.rt_throttles += t.rt_throttles;
+            merged.rt_throttled_ns += t.rt_throttled_ns;
+            merged.fair_server_runs += t.fair_server_runs;
+            merged.fair_server_ns += t.fair_server_ns;
         }
         r.context_switches += sub.context_switches;
         r.overhead_ns += sub.overhead_ns;

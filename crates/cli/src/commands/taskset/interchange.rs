@@ -13,6 +13,7 @@ use rtlab_model::simso::{self, SimsoScheduler};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{self, RunPolicy, RUN_POLICIES};
 use rtlab_rt::rtapp::{self, ExportOptions};
+use rtlab_sim::SchedulerSpec;
 
 use crate::flags::{parse_calibration, parse_nanos};
 use crate::set_files::OutputFormat;
@@ -24,7 +25,7 @@ const RTAPP_DEFAULT_DURATION: Nanos = Nanos::from_secs(10);
 /// A foreign task-set format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// A SimSo configuration (XML), uniprocessor.
+    /// A SimSo configuration (XML), on one processor or several.
     Simso,
     /// rt-app's JSON workload (scheduler-tools/rt-app).
     #[value(name = "rt-app")]
@@ -39,9 +40,19 @@ pub struct ExportArgs {
     /// The tool to write for.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// SimSo: the scheduler (edf = EDF_mono, fp:rm = RM_mono, fp:dm and fp:given = FP with rtlab's priorities).
+    /// SimSo: the scheduler. One processor: edf = EDF_mono, fp:rm = RM_mono, fp:dm and fp:given =
+    /// FP with rtlab's priorities. Several: gedf = EDF, gfp:rm = RM, gfp:dm|given = FP, edzl =
+    /// EDZL, pedf = P_EDF (or Fixed_PEDF for the tasks' own `cpu`), pfp:rm = P_RM.
     #[arg(short = 's', long, default_value = "edf")]
     pub scheduler: String,
+    /// The processor count (1 to 1024; default: the file's `processors`, else 1). SimSo: one
+    /// <processor> each; rt-app: each thread's `cpus`, from the tasks' `cpu` fields.
+    #[arg(long, value_name = "M")]
+    pub cpus: Option<u32>,
+    /// SimSo, pedf or pfp:rm: place the tasks with this heuristic (as `rtlab sim --partition`:
+    /// ff, bf, wf, nf, with -decreasing-util or -decreasing-density) instead of their `cpu` fields.
+    #[arg(long, value_name = "HEURISTIC")]
+    pub partition: Option<String>,
     /// The duration: SimSo's simulated time (default: one hyperperiod, if at most 100 s);
     /// rt-app's workload duration (whole seconds, default 10s).
     #[arg(short = 'd', long, value_parser = parse_nanos)]
@@ -50,10 +61,12 @@ pub struct ExportArgs {
     /// fifo-order, rm, dm, given, rr or edf.
     #[arg(long, short = 'P', default_value = "rm")]
     pub policy: String,
-    /// rt-app: the CPU the threads are pinned to (default: 1, or the first allowed CPU).
+    /// rt-app, one processor: the CPU the threads are pinned to (default: 1, or the first allowed
+    /// CPU). On several processors each thread's `cpus` is its task's `cpu` (processor k is CPU
+    /// k), or all of them.
     #[arg(long, conflicts_with = "no_pin")]
     pub cpu: Option<usize>,
-    /// rt-app: do not pin the threads.
+    /// rt-app: do not pin the threads (no `cpus`).
     #[arg(long)]
     pub no_pin: bool,
     /// rt-app: SCHED_DEADLINE budget over C (default: max(5% of C, 100us)), as `rtlab run`.
@@ -90,7 +103,13 @@ pub struct ImportArgs {
 
 /// Runs `rtlab taskset export`.
 pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let loaded = file::load(&args.taskset)?;
+    let mut loaded = file::load(&args.taskset)?;
+    if let Some(m) = args.cpus {
+        loaded.set = loaded
+            .set
+            .with_processors(m)
+            .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
+    }
     let text = match args.format {
         ExportFormat::Simso => simso_text(&loaded.set, args)?,
         ExportFormat::RtApp => rtapp_text(&loaded.set, &loaded.origin, args)?,
@@ -103,6 +122,21 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
         .scheduler
         .parse()
         .map_err(|e| usage(format!("--scheduler: {e}")))?;
+    let placed;
+    let set = match &args.partition {
+        Some(heuristic) => {
+            if !scheduler.is_partitioned() {
+                return Err(usage(format!(
+                    "--partition places tasks for pedf or pfp:rm, not {}",
+                    scheduler.rtlab_spec()
+                )));
+            }
+            let spec: SchedulerSpec = scheduler.rtlab_spec().parse()?;
+            placed = crate::placement::partitioned(set, &spec, heuristic)?;
+            &placed
+        }
+        None => set,
+    };
     let duration = crate::flags::duration_or_hyperperiod(args.duration, set)?;
     let out = simso::to_xml_string(set, scheduler, duration)?;
     for note in &out.notes {
@@ -112,6 +146,12 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
 }
 
 fn rtapp_text(set: &TaskSet, origin: &str, args: &ExportArgs) -> anyhow::Result<String> {
+    if args.partition.is_some() {
+        return Err(usage(
+            "--partition is for SimSo exports; give an rt-app export's tasks `cpu` fields \
+             (`rtlab partition FILE --out`)",
+        ));
+    }
     let policy: RunPolicy = args.policy.parse().map_err(|_| {
         usage(format!(
             "--policy `{}`: use {RUN_POLICIES}",
@@ -122,6 +162,12 @@ fn rtapp_text(set: &TaskSet, origin: &str, args: &ExportArgs) -> anyhow::Result<
     if !rtapp::runner::whole_seconds(duration) {
         return Err(usage(format!(
             "--duration {duration}: rt-app's duration is a whole number of seconds"
+        )));
+    }
+    if let (Some(cpu), m @ 2..) = (args.cpu, set.processors()) {
+        return Err(usage(format!(
+            "--cpu {cpu} pins a one-processor set; this one has {m} processors, whose threads get \
+             `cpus` from their tasks' `cpu` (processor k is CPU k; all {m} for a task without one)"
         )));
     }
     let cpu = (!args.no_pin).then(|| args.cpu.unwrap_or_else(executor::default_cpu));

@@ -46,6 +46,9 @@ pub enum TasksetCommand {
 const EXPORT_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset export builtin:lf-scenario-4 --format simso --scheduler edf --out lf.xml\n  \
     rtlab taskset export builtin:avionics --format simso -s fp:rm -d 2s\n  \
+    rtlab taskset export builtin:avionics --format simso --cpus 2 -s gedf -d 1s\n  \
+    rtlab taskset export builtin:avionics --format simso --cpus 2 -s pedf --partition wf-decreasing -d 1s\n  \
+    rtlab taskset export builtin:hartstone-ph --format rt-app --cpus 2 -d 10s\n  \
     rtlab taskset export builtin:hartstone-ph --format rt-app --policy rm -d 10s\n  \
     rtlab taskset export builtin:lf-scenario-4 --format rt-app --policy edf --calibration 20\n\n\
     rt-app's times are whole microseconds and its duration whole seconds: finer values are\n\
