@@ -551,15 +551,8 @@ fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
     }
 }
 
-fn report_json(measured: Measured<'_>) -> LatencyDocument {
-    let Measured {
-        args,
-        cfg,
-        report,
-        load,
-        throttling,
-        notes,
-    } = measured;
+fn report_json(m: Measured<'_>) -> LatencyDocument {
+    let cfg = m.cfg;
     LatencyDocument {
         config: LatencyConfigDocument {
             threads: cfg.threads,
@@ -570,20 +563,20 @@ fn report_json(measured: Measured<'_>) -> LatencyDocument {
             priority: cfg.policy.priority(),
             duration_ns: cfg.duration.map(Nanos::as_ns),
             loops: cfg.loops,
-            mlock: args.mlock,
+            mlock: m.args.mlock,
             affinity: match &cfg.affinity {
                 Affinity::Unpinned => None,
                 Affinity::RoundRobin(c) => Some(c.clone()),
             },
         },
-        rt_throttling: throttling.map(RtThrottlingDocument::from),
-        load: LoadDocument::new(args.load, load),
-        interrupted: report.interrupted,
-        lost_threads: report.lost_threads.clone(),
-        wall_ns: report.wall.as_ns(),
+        rt_throttling: m.throttling.map(RtThrottlingDocument::from),
+        load: LoadDocument::new(m.args.load, m.load),
+        interrupted: m.report.interrupted,
+        lost_threads: m.report.lost_threads.clone(),
+        wall_ns: m.report.wall.as_ns(),
         peak_rss_bytes: rtlab_host::usage::peak_rss_bytes(),
-        notes: notes.to_vec(),
-        threads: report.threads.iter().map(thread_json).collect(),
+        notes: m.notes.to_vec(),
+        threads: m.report.threads.iter().map(thread_json).collect(),
     }
 }
 
