@@ -213,6 +213,23 @@ impl PolicyArgs {
     }
 }
 
+/// `set` on the `--cpus M` processors the user asked for (unchanged
+/// without the flag); a refused count is a usage error naming the flag.
+pub fn on_cpus(
+    set: rtlab_model::TaskSet,
+    cpus: Option<u32>,
+) -> anyhow::Result<rtlab_model::TaskSet> {
+    match cpus {
+        Some(m) => set.with_processors(m).map_err(|e| {
+            usage(format!(
+                "--cpus {m}: {}",
+                rtlab_model::printable(&e.message)
+            ))
+        }),
+        None => Ok(set),
+    }
+}
+
 /// `sim --scheduler` in `run`'s and `analyze`'s words too: `rm`, `dm` and
 /// `given` are the fixed-priority schedulers `fp:rm`, `fp:dm`, `fp:given`.
 pub fn scheduler_spelling(text: &str) -> String {

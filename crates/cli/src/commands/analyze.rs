@@ -260,13 +260,7 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
             )));
         }
     }
-    let set = match args.cpus {
-        Some(cpus) => loaded
-            .set
-            .with_processors(cpus)
-            .map_err(|d| usage(format!("--cpus {cpus}: {}", d.message)))?,
-        None => loaded.set.clone(),
-    };
+    let set = crate::flags::on_cpus(loaded.set.clone(), args.cpus)?;
     if set.assignment().is_some() {
         if let Some(global) = args.test.iter().find(|t| t.is_global()) {
             return Err(usage(format!(

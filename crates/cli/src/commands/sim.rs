@@ -255,12 +255,7 @@ fn flag_error(e: SimError) -> anyhow::Error {
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
-    if let Some(m) = args.cpus {
-        loaded.set = loaded
-            .set
-            .with_processors(m)
-            .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
-    }
+    loaded.set = crate::flags::on_cpus(loaded.set, args.cpus)?;
     let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
         .parse()
         .map_err(flag_error)?;

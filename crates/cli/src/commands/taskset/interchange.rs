@@ -104,12 +104,7 @@ pub struct ImportArgs {
 /// Runs `rtlab taskset export`.
 pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
-    if let Some(m) = args.cpus {
-        loaded.set = loaded
-            .set
-            .with_processors(m)
-            .map_err(|e| usage(format!("--cpus {m}: {}", printable(&e.message))))?;
-    }
+    loaded.set = crate::flags::on_cpus(loaded.set, args.cpus)?;
     let text = match args.format {
         ExportFormat::Simso => simso_text(&loaded.set, args)?,
         ExportFormat::RtApp => rtapp_text(&loaded.set, &loaded.origin, args)?,
