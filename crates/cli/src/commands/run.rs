@@ -88,6 +88,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
+        out!("{}", crate::kernel_trace::describe(&report));
     }
     let plotted = match &args.plot {
         Some(path) => {
