@@ -355,3 +355,78 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format(name: &str, id: u16) -> String {
+        format!(
+            "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+             \tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"
+        )
+    }
+
+    fn record(id: u16, vec: u32) -> Vec<u8> {
+        let mut r = vec![0u8; 12];
+        r[0..2].copy_from_slice(&id.to_le_bytes());
+        r[8..12].copy_from_slice(&vec.to_le_bytes());
+        r
+    }
+
+    fn header(type_len: u32, delta: u32) -> [u8; 4] {
+        (type_len | delta << 5).to_le_bytes()
+    }
+
+    /// A hand-built page: a short record (type_len 3, delta 5), a time
+    /// extend of 2^27 + 3, a long-form record (type_len 0, length 16 =
+    /// itself + 12 bytes, delta 2), then padding to the page's end.
+    #[test]
+    fn a_page_with_every_kind_of_header_decodes_to_the_hand_computed_times() {
+        let (entry, exit) = (format("softirq_entry", 7), format("softirq_exit", 8));
+        let mut d = Decoder::new([entry.as_str(), exit.as_str()]);
+        let mut data = Vec::new();
+        data.extend(header(3, 5));
+        data.extend(record(7, 1));
+        data.extend(header(30, 3));
+        data.extend(1u32.to_le_bytes());
+        data.extend(header(0, 2));
+        data.extend(16u32.to_le_bytes());
+        data.extend(record(8, 1));
+        data.extend(header(29, 0));
+        let mut page = vec![0u8; 4096];
+        page[0..8].copy_from_slice(&1000u64.to_le_bytes());
+        page[8..16].copy_from_slice(&(data.len() as u64 | 1 << 31).to_le_bytes());
+        page[16..16 + data.len()].copy_from_slice(&data);
+        let mut out = Vec::new();
+        let info = d.page(&page, 3, &mut out);
+        assert_eq!(info.events, 2);
+        assert!(info.missed_before);
+        let extended = 1005 + (1u64 << 27) + 3 + 2;
+        assert_eq!(
+            out,
+            vec![
+                Event {
+                    ts: 1005,
+                    cpu: 3,
+                    kind: Kind::SoftirqEntry { vec: 1 }
+                },
+                Event {
+                    ts: extended,
+                    cpu: 3,
+                    kind: Kind::SoftirqExit { vec: 1 }
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn runnable_is_state_zero_with_or_without_the_preemption_bit() {
+        use crate::schedule::runnable;
+        assert!(runnable(0));
+        assert!(runnable(0x100));
+        assert!(!runnable(1));
+        assert!(!runnable(2 | 0x100));
+    }
+}

@@ -30,17 +30,24 @@ pub const JOB_COLUMNS: [&str; 13] = [
 
 /// The windows of `jobs` (times relative to the run's start at absolute
 /// `start`; a job that did not finish ends at `ended`).
+/// Each task's jobs must come in job order (as the executor gives them).
 pub fn windows(jobs: &[JobRecord], start: u64, ended: Nanos) -> Vec<JobToExplain> {
+    let mut previous: std::collections::BTreeMap<usize, u64> = Default::default();
     jobs.iter()
-        .map(|j| JobToExplain {
-            window: JobWindow {
-                task: j.task,
-                release: start + j.release.as_ns(),
-                deadline: start + j.deadline.as_ns(),
-                end: start + j.finish.unwrap_or(ended).as_ns(),
-                start: j.start.map(|s| start + s.as_ns()),
-            },
-            missed: j.missed(ended),
+        .map(|j| {
+            let end = start + j.finish.unwrap_or(ended).as_ns();
+            let previous_finish = previous.insert(j.task, end);
+            JobToExplain {
+                window: JobWindow {
+                    task: j.task,
+                    release: start + j.release.as_ns(),
+                    deadline: start + j.deadline.as_ns(),
+                    end,
+                    start: j.start.map(|s| start + s.as_ns()),
+                    previous_finish,
+                },
+                missed: j.missed(ended),
+            }
         })
         .collect()
 }

@@ -4,7 +4,8 @@
 //! 1. **Where.** tracefs at `/sys/kernel/tracing` (mounted there when it is
 //!    not: `mount -t tracefs nodev /sys/kernel/tracing`; left mounted, as
 //!    systemd mounts it at boot). Root is required.
-//! 2. **Instance.** `instances/rtlab-PID`, created through the kernel-state
+//! 2. **Instance.** `instances/rtlab-PID` (`rtlab-PID-N` for a later
+//!    recording of the same process), created through the kernel-state
 //!    ledger ([`rtlab_rt::kernel_state`]) so that a killed rtlab leaves
 //!    nothing: the next measuring command or `rtlab doctor --restore`
 //!    removes it. Its own buffers, clock (`mono`: CLOCK_MONOTONIC, the
@@ -163,9 +164,13 @@ impl Recording {
         keep: Option<&Path>,
     ) -> Result<Recording, TraceError> {
         let root = check_available()?;
-        let instance = root
-            .join("instances")
-            .join(format!("rtlab-{}", std::process::id()));
+        static RECORDINGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = RECORDINGS.fetch_add(1, Ordering::SeqCst);
+        let name = match n {
+            0 => format!("rtlab-{}", std::process::id()),
+            n => format!("rtlab-{}-{n}", std::process::id()),
+        };
+        let instance = root.join("instances").join(name);
         let guard = ledger()
             .and_then(|l| l.create_trace_instance(&instance))
             .map_err(|e| TraceError::Unavailable(format!("--kernel-trace: {e}")))?;
