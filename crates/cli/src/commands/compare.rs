@@ -24,7 +24,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
-    rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n\n\
+    rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
+    rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
