@@ -347,6 +347,28 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_instance_is_undone_by_removing_its_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("rtlab-4242");
+        fs::create_dir(&dir).unwrap();
+        let change = Change::TraceInstance {
+            id: 3,
+            path: dir.clone(),
+        };
+        assert_eq!(
+            serde_json::to_string(&change).unwrap(),
+            format!(
+                r#"{{"kind":"trace_instance","id":3,"path":"{}"}}"#,
+                dir.display()
+            )
+        );
+        assert_eq!(change.describe(), format!("created {}", dir.display()));
+        assert_eq!(change.restore(), Restored::Done);
+        assert!(!dir.exists());
+        assert_eq!(change.restore(), Restored::AlreadyDone);
+    }
+
+    #[test]
     fn the_json_form_names_the_kind() {
         let c = value(
             Path::new("/proc/sys/kernel/sched_rt_runtime_us"),
