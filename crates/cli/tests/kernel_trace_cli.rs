@@ -107,3 +107,50 @@ fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty(), "nothing ran");
 }
+
+#[test]
+fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
+    if !is_root() || !std::path::Path::new("/sys/kernel/tracing/instances").exists() {
+        eprintln!("skipped: needs root and tracefs");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args([
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "other",
+            "-d",
+            "20s",
+            "--kernel-trace",
+        ])
+        .env("RTLAB_STATE_DIR", state.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let instance = std::path::PathBuf::from(format!(
+        "/sys/kernel/tracing/instances/rtlab-{}",
+        child.id()
+    ));
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !instance.exists() && std::time::Instant::now() < give_up {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(instance.exists(), "the run made its instance");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(instance.exists(), "SIGKILL leaves it");
+    let out = rtlab()
+        .args(["doctor", "--restore"])
+        .env("RTLAB_STATE_DIR", state.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!instance.exists(), "doctor --restore removed it");
+}
