@@ -99,7 +99,7 @@ fn parse_field(rest: &str) -> Option<(String, Field)> {
 /// Reads a little-endian integer of `field.size` bytes (1, 2, 4 or 8) from
 /// `record`, sign-extended when `signed`; `None` past the end.
 pub fn read_int(record: &[u8], field: Field, signed: bool) -> Option<i64> {
-    let bytes = record.get(field.offset..field.offset + field.size)?;
+    let bytes = record.get(field.offset..field.offset.checked_add(field.size)?)?;
     Some(match (bytes.len(), signed) {
         (1, true) => i64::from(bytes[0] as i8),
         (1, false) => i64::from(bytes[0]),
@@ -120,7 +120,7 @@ pub fn read_str(record: &[u8], field: Field) -> Option<&[u8]> {
         let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
         record.get(off..off + len)?
     } else {
-        record.get(field.offset..field.offset + field.size)?
+        record.get(field.offset..field.offset.checked_add(field.size)?)?
     };
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     Some(&bytes[..end])

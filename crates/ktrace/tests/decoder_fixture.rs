@@ -123,3 +123,39 @@ fn slow_is_ready_while_fast_runs_and_its_waits_are_charged_to_fast() {
     assert_eq!(k.main_cause(), "set:fast");
     assert!(k.lateness.is_empty());
 }
+
+/// Bad input never panics: the fixture with bytes flipped, cut short or
+/// replaced by noise decodes to something or to an error.
+#[test]
+fn damaged_traces_decode_or_fail_without_panicking() {
+    let bytes = std::fs::read("tests/fixtures/tiny-rm.kt").unwrap();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    // The header's length, to damage pages rather than the header alone.
+    let header_end = 15 + 4 + u32::from_le_bytes(bytes[15..19].try_into().unwrap()) as usize;
+    for round in 0..200 {
+        let mut b = bytes.clone();
+        match round % 3 {
+            0 => {
+                for _ in 0..64 {
+                    let at = header_end + (next() as usize) % (b.len() - header_end);
+                    b[at] = next() as u8;
+                }
+            }
+            1 => b.truncate(header_end + (next() as usize) % (b.len() - header_end)),
+            _ => {
+                for x in b[header_end..].iter_mut() {
+                    *x = next() as u8;
+                }
+            }
+        }
+        let _ = Trace::decode(&b);
+    }
+    assert!(Trace::decode(b"not a trace").is_err());
+    assert!(Trace::decode(&bytes[..header_end - 1]).is_err());
+}
