@@ -3,10 +3,10 @@
 //! another's.
 
 use clap::{Args, ValueEnum};
+use rtlab_host::policy;
+use rtlab_host::Policy;
 use rtlab_model::Nanos;
 use rtlab_rt::load::LoadSpec;
-use rtlab_rt::policy;
-use rtlab_rt::Policy;
 
 use crate::usage::usage;
 

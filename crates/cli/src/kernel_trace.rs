@@ -52,7 +52,7 @@ impl KernelTraceFlags {
         if !self.wanted() {
             return Ok(None);
         }
-        let allowed = rtlab_rt::policy::allowed_cpus().unwrap_or_default();
+        let allowed = rtlab_host::policy::allowed_cpus().unwrap_or_default();
         let traced: Vec<usize> = cpus.map_or_else(|| allowed.clone(), <[usize]>::to_vec);
         let reader: Vec<usize> = allowed
             .into_iter()
@@ -146,7 +146,7 @@ pub fn write_jobs_csv(
         csv.job_with(j, ended, &cells)
             .with_context(|| format!("--jobs: cannot write {path}"))?;
     }
-    rtlab_rt::executor::JobSink::finish(&mut csv)
+    rtlab_model::results::JobSink::finish(&mut csv)
         .with_context(|| format!("--jobs: cannot write {path}"))?;
     crate::wrote::wrote(path, "one record per job, with the kernel's account of it");
     Ok(())

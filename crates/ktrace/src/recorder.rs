@@ -6,7 +6,7 @@
 //!    systemd mounts it at boot). Root is required.
 //! 2. **Instance.** `instances/rtlab-PID` (`rtlab-PID-N` for a later
 //!    recording of the same process), created through the kernel-state
-//!    ledger ([`rtlab_rt::kernel_state`]) so that a killed rtlab leaves
+//!    ledger ([`rtlab_host::kernel_state`]) so that a killed rtlab leaves
 //!    nothing: the next measuring command or `rtlab doctor --restore`
 //!    removes it. Its own buffers, clock (`mono`: CLOCK_MONOTONIC, the
 //!    executor's clock), `tracing_cpumask` (the run's CPUs) and events
@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rtlab_rt::kernel_state::{ledger, SettingGuard};
+use rtlab_host::kernel_state::{ledger, SettingGuard};
 use serde::{Deserialize, Serialize};
 
 use crate::decode::EVENTS;
@@ -90,7 +90,7 @@ impl Losses {
 /// root, and tracefs mounted or mountable. The error is one line saying
 /// what is missing and how to get it.
 pub fn check_available() -> Result<PathBuf, TraceError> {
-    if rtlab_rt::sys::resource::geteuid() != 0 {
+    if rtlab_sys::resource::geteuid() != 0 {
         return Err(TraceError::Unavailable(
             "--kernel-trace needs root (tracefs instances are root-only): run rtlab with sudo"
                 .into(),
@@ -256,7 +256,7 @@ impl Recording {
             .name("rtlab-ktrace".into())
             .spawn(move || {
                 if !reader_cpus.is_empty() {
-                    let _ = rtlab_rt::policy::set_current_thread_affinity(&reader_cpus);
+                    let _ = rtlab_host::policy::set_current_thread_affinity(&reader_cpus);
                 }
                 read_pages(pipes, out, page_size, &reader_stop)
             })

@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rtlab_host::cpu_lock::{lock_cpus, WhenBusy};
+use rtlab_host::kernel_state::StateDir;
+use rtlab_host::policy::{allowed_cpus, set_current_thread_affinity, set_current_thread_policy};
+use rtlab_host::{Policy, RtThrottling};
 use rtlab_ktrace::{analyse, jobs, Analysis, Recording, SetThreads, ThreadClass};
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::cpu_lock::{lock_cpus, WhenBusy};
 use rtlab_rt::executor::{run_recording, JobList, Overrun, RunConfig, RunPolicy, RunReport};
-use rtlab_rt::kernel_state::StateDir;
-use rtlab_rt::policy::{allowed_cpus, set_current_thread_affinity, set_current_thread_policy};
-use rtlab_rt::{Policy, RtThrottling};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
