@@ -10,11 +10,10 @@
 //! |---|---|
 //! | an interrupt handler / softirq (carved out first) | `irq` / `softirq` |
 //! | a thread of the task set | `set:NAME` |
-//! | idle, the thread having been switched out runnable, SCHED_DEADLINE | `throttled:deadline` (budget exhausted, CBS) |
-//! | idle or a lower class (SCHED_OTHER), switched out runnable, SCHED_FIFO/RR | `throttled:rt` (RT throttling, or the fair server) |
-//! | a lower class thread, switched out runnable, SCHED_DEADLINE | `throttled:deadline` |
-//! | idle, after a wake-up | `idle-or-host` (wake-up latency; the guest CPU idle while the thread was runnable: the host) |
-//! | any other thread | `thread:COMM(POLICY)` |
+//! | idle or a lower class, the thread **passed over** (switched out runnable, or the CPU given to that holder while the thread was runnable), SCHED_DEADLINE | `throttled:deadline` (budget exhausted, CBS) |
+//! | the same, SCHED_FIFO/RR | `throttled:rt` (RT throttling, or the fair server) |
+//! | idle since before the wake-up | `idle-or-host` (wake-up latency; the guest CPU idle while the thread was runnable: the host) |
+//! | any other thread (for a lower class: one that held the CPU since before the wake-up, until the kernel preempted it) | `thread:COMM(POLICY)` |
 //!
 //! While the thread runs, time its CPU spent in interrupts is charged to
 //! `irq` / `softirq` too, and time it spent on the task's previous job
@@ -250,10 +249,14 @@ pub fn attribute(
                 }
             }
             ThreadState::Ready { switched_out } => {
-                for occ in schedule.occupants(span.cpu, s, e) {
+                for (occ, took_cpu) in schedule.occupants(span.cpu, s, e) {
                     let (i, so) = schedule.interrupted(span.cpu, occ.start, occ.end);
                     let ns = (occ.end - occ.start).saturating_sub(i + so);
-                    let (label, kind) = classify(schedule, set, occ.pid, switched_out);
+                    // The kernel passed the thread over: switched it out
+                    // runnable, or gave the CPU to this holder while it
+                    // was runnable.
+                    let passed_over = switched_out || took_cpu > span.start;
+                    let (label, kind) = classify(schedule, set, occ.pid, passed_over);
                     add(&mut k, label, kind, ns);
                 }
             }
@@ -270,7 +273,7 @@ fn classify(
     schedule: &Schedule,
     set: &SetThreads,
     pid: i32,
-    switched_out: bool,
+    passed_over: bool,
 ) -> (String, CauseKind) {
     if let Some(name) = set.task_of(pid) {
         return (format!("set:{name}"), CauseKind::SetTask);
@@ -281,7 +284,7 @@ fn classify(
         ThreadClass::Other => "",
     };
     if pid == 0 {
-        return if switched_out && !throttled.is_empty() {
+        return if passed_over && !throttled.is_empty() {
             (throttled.into(), CauseKind::Throttled)
         } else {
             ("idle-or-host".into(), CauseKind::IdleOrHost)
@@ -294,7 +297,7 @@ fn classify(
         ThreadClass::RealTime => prio >= 100,
         ThreadClass::Other => false,
     };
-    if switched_out && lower && !throttled.is_empty() {
+    if passed_over && lower && !throttled.is_empty() {
         return (throttled.into(), CauseKind::Throttled);
     }
     let comm = info.map_or_else(|| format!("pid{pid}"), |i| i.comm.as_string());

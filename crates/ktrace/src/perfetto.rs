@@ -90,6 +90,7 @@ pub fn write<W: Write>(out: W, analysis: &Analysis, origin: u64) -> io::Result<u
         {
             let idle_or_lower = s
                 .occupants(sp.cpu, sp.start, sp.end)
+                .map(|(o, _)| o)
                 .all(|o| o.pid == 0 || s.threads.get(&o.pid).is_some_and(|t| t.prio >= 100));
             if idle_or_lower {
                 w.event(

@@ -286,17 +286,28 @@ impl Schedule {
         s
     }
 
-    /// The spans of `cpu`'s occupancy that overlap `[from, to)`.
-    pub fn occupants(&self, cpu: u32, from: u64, to: u64) -> impl Iterator<Item = Occupancy> + '_ {
+    /// The spans of `cpu`'s occupancy that overlap `[from, to)`, cut to
+    /// it, each with the time its holder took the CPU (before the cut).
+    pub fn occupants(
+        &self,
+        cpu: u32,
+        from: u64,
+        to: u64,
+    ) -> impl Iterator<Item = (Occupancy, u64)> + '_ {
         let occ = self.cpus.get(&cpu).map_or(&[][..], |c| &c.occupancy[..]);
         let first = occ.partition_point(|o| o.end <= from);
         occ[first..]
             .iter()
             .take_while(move |o| o.start < to)
-            .map(move |o| Occupancy {
-                start: o.start.max(from),
-                end: o.end.min(to),
-                pid: o.pid,
+            .map(move |o| {
+                (
+                    Occupancy {
+                        start: o.start.max(from),
+                        end: o.end.min(to),
+                        pid: o.pid,
+                    },
+                    o.start,
+                )
             })
     }
 
