@@ -18,6 +18,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 mod output;
 mod commands;
 mod flags;
+mod kernel_trace;
 mod measured_overheads;
 mod placement;
 mod plot_file;

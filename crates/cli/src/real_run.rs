@@ -11,13 +11,14 @@ use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
 use rtlab_rt::executor::{
-    self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
+    self, JobList, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
     OVERRUN_RULES, RUN_POLICIES,
 };
 use rtlab_rt::lag::ControllerKind;
 use rtlab_rt::RtError;
 
 use crate::flags::parse_nanos;
+use crate::kernel_trace::{self, KernelTraceFlags};
 use crate::save::Saver;
 use crate::setup::{restore_left_state_first, say, CpuLockFlags};
 use crate::usage::{naming_the_flag, usage};
@@ -104,6 +105,8 @@ pub struct RunFlags {
     pub protocol: String,
     #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: KernelTraceFlags,
     /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
     #[arg(long)]
     pub wide: bool,
@@ -380,6 +383,7 @@ pub fn execute(
     };
     // What would be refused is refused before waiting for the CPU.
     executor::check(&loaded.set, &cfg).map_err(refused)?;
+    flags.kernel.check()?;
     let flag = interrupt::install_interrupt_flag();
     // A multiprocessor run measures on every CPU it uses: it takes the
     // lock of each.
@@ -388,8 +392,18 @@ pub fn execute(
         None => cfg.cpu.map(|c| vec![c]),
     };
     let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
+    let traced = flags.kernel.wanted();
+    // With a kernel trace every job is kept for the attribution, and the
+    // job rows, which gain its columns, are written after the run.
+    let all_jobs = JobList::new();
+    let mut collecting = false;
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
+        if traced && f.flag == "jobs" && !collecting {
+            sinks.push(Box::new(all_jobs.clone()) as Box<dyn JobSink>);
+            collecting = true;
+            continue;
+        }
         let created = File::create(f.path)
             .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
             .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
@@ -401,7 +415,11 @@ pub fn execute(
     // In-memory sinks (the --plot Gantt rows) cannot fail: their results
     // are not reported.
     sinks.extend(more_sinks);
+    if traced && !collecting {
+        sinks.push(Box::new(all_jobs.clone()));
+    }
     restore_left_state_first();
+    let recording = flags.kernel.start(run_cpus.as_deref())?;
     // On a terminal, a progress line fed by one more sink (its result is
     // not reported: counting cannot fail).
     let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
@@ -412,7 +430,7 @@ pub fn execute(
     if let Some(line) = progress {
         line.finish();
     }
-    let (report, written) = match ran {
+    let (mut report, written) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
@@ -430,7 +448,50 @@ pub fn execute(
             None => result.context("--save: cannot spool the jobs"),
         })
         .collect();
+    if let Some(recording) = recording {
+        let jobs = all_jobs.take();
+        // A trace that cannot be read does not lose the run: its results
+        // and job rows are kept without the kernel's columns.
+        let analysis = kernel_trace::finish(
+            recording,
+            &flags.kernel,
+            &loaded.set,
+            cfg.policy,
+            &mut report,
+            &jobs,
+        )
+        .map_err(|e| {
+            say(&format!(
+                "warning: the kernel trace could not be analysed: {e:#}"
+            ))
+        })
+        .ok();
+        for (i, f) in files.iter().enumerate() {
+            match (f.flag, &analysis) {
+                ("jobs", _) => {
+                    written[i] = kernel_trace::write_jobs_csv(
+                        f.path,
+                        &loaded.set,
+                        &jobs,
+                        analysis.as_ref(),
+                        &report,
+                    );
+                }
+                ("trace", Some(a)) => {
+                    if let Err(e) = kernel_trace::write_schedule(f.path, a, &report) {
+                        if written[i].is_ok() {
+                            written[i] = Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
     for (f, result) in files.iter().zip(&written) {
+        if traced && f.flag == "jobs" {
+            continue;
+        }
         if result.is_ok() {
             let what = match f.flag {
                 "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",

@@ -21,7 +21,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
-    rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n\n\
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
+    rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
@@ -31,7 +32,8 @@ const EXAMPLES: &str = "Examples:\n  \
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
-    The --json schema and the --jobs CSV columns are in README (\"rtlab run\").";
+    The --json schema and the --jobs CSV columns are in README (\"rtlab run\"); --kernel-trace\n\
+    (root) adds each job's kernel account and misses by cause (README: \"Kernel trace\").";
 
 /// `rtlab run`
 #[derive(Debug, Args)]
@@ -93,6 +95,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
+        out!("{}", crate::kernel_trace::describe(&report));
     }
     let plotted = match &args.plot {
         Some(path) => {

@@ -33,6 +33,15 @@ pub enum Change {
         /// The directory, e.g. `/sys/fs/cgroup/cpuset/rtlab-edf-4242`.
         path: PathBuf,
     },
+    /// A private tracefs instance (`/sys/kernel/tracing/instances/rtlab-PID`,
+    /// `--kernel-trace`). Undone by removing the directory, which frees its
+    /// ring buffers and disables its events.
+    TraceInstance {
+        /// Identifies the change within its owner's record.
+        id: u64,
+        /// The instance directory.
+        path: PathBuf,
+    },
     /// `/dev/cpu_dma_latency` held open with a request. The kernel drops the
     /// request when the file is closed, also when its holder is killed, so
     /// nothing needs undoing; it is recorded so that `rtlab doctor` can say
@@ -92,6 +101,7 @@ impl Change {
         match self {
             Change::Value { id, .. }
             | Change::Cpuset { id, .. }
+            | Change::TraceInstance { id, .. }
             | Change::DmaLatency { id, .. } => *id,
         }
     }
@@ -101,6 +111,7 @@ impl Change {
         match self {
             Change::Value { path, .. }
             | Change::Cpuset { path, .. }
+            | Change::TraceInstance { path, .. }
             | Change::DmaLatency { path, .. } => path,
         }
     }
@@ -132,6 +143,7 @@ impl Change {
                 ..
             } => restore_value(path, original, set),
             Change::Cpuset { path, .. } => remove_cgroup(path),
+            Change::TraceInstance { path, .. } => remove_trace_instance(path),
             Change::DmaLatency { .. } => Restored::SelfRestored,
         }
     }
@@ -145,7 +157,9 @@ impl Change {
                 set,
                 ..
             } => format!("{} {original} -> {set}", path.display()),
-            Change::Cpuset { path, .. } => format!("created {}", path.display()),
+            Change::Cpuset { path, .. } | Change::TraceInstance { path, .. } => {
+                format!("created {}", path.display())
+            }
             Change::DmaLatency {
                 path,
                 original,
@@ -169,8 +183,12 @@ impl Change {
             (Change::Value { original, .. }, Restored::AlreadyDone) => {
                 format!("{path} already {original}")
             }
-            (Change::Cpuset { .. }, Restored::Done) => format!("removed {path}"),
-            (Change::Cpuset { .. }, Restored::AlreadyDone) => format!("{path} already gone"),
+            (Change::Cpuset { .. } | Change::TraceInstance { .. }, Restored::Done) => {
+                format!("removed {path}")
+            }
+            (Change::Cpuset { .. } | Change::TraceInstance { .. }, Restored::AlreadyDone) => {
+                format!("{path} already gone")
+            }
             (Change::DmaLatency { .. }, _) => {
                 format!("{path} released by the kernel when its holder ended")
             }
@@ -254,6 +272,30 @@ fn remove_cgroup(dir: &Path) -> Restored {
     }
 }
 
+/// Removes a tracefs instance directory: the kernel frees its buffers
+/// (refused with EBUSY while one of its files is open, e.g. by a reader
+/// that is still alive: retried for [`BUSY_PATIENCE`]).
+fn remove_trace_instance(dir: &Path) -> Restored {
+    if !dir.exists() {
+        return Restored::AlreadyDone;
+    }
+    let give_up = Instant::now() + BUSY_PATIENCE;
+    loop {
+        match fs::remove_dir(dir) {
+            Ok(()) => return Restored::Done,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Restored::AlreadyDone,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < give_up => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Restored::Failed {
+                    why: format!("remove {}: {e}", dir.display()),
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +344,28 @@ mod tests {
         assert!(a.conflicts_with(&b));
         assert!(!a.conflicts_with(&value(Path::new("/y"), "1", "0")));
         assert_eq!(dma(1).restore(), Restored::SelfRestored);
+    }
+
+    #[test]
+    fn a_trace_instance_is_undone_by_removing_its_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("rtlab-4242");
+        fs::create_dir(&dir).unwrap();
+        let change = Change::TraceInstance {
+            id: 3,
+            path: dir.clone(),
+        };
+        assert_eq!(
+            serde_json::to_string(&change).unwrap(),
+            format!(
+                r#"{{"kind":"trace_instance","id":3,"path":"{}"}}"#,
+                dir.display()
+            )
+        );
+        assert_eq!(change.describe(), format!("created {}", dir.display()));
+        assert_eq!(change.restore(), Restored::Done);
+        assert!(!dir.exists());
+        assert_eq!(change.restore(), Restored::AlreadyDone);
     }
 
     #[test]

@@ -185,6 +185,30 @@ impl Ledger {
         })
     }
 
+    /// Creates the tracefs instance directory `path` (a stale one of the
+    /// same name that no live rtlab records is removed first). Dropping the
+    /// guard removes it, and with it its buffers and enabled events.
+    pub fn create_trace_instance(
+        self: &Arc<Self>,
+        path: &Path,
+    ) -> Result<SettingGuard, StateError> {
+        let make = |id| {
+            Ok(Change::TraceInstance {
+                id,
+                path: path.to_path_buf(),
+            })
+        };
+        self.begin(make, |change| {
+            if path.exists() {
+                let _ = change.restore();
+            }
+            std::fs::create_dir(path).map_err(|source| StateError::Apply {
+                action: format!("mkdir {}", path.display()),
+                source,
+            })
+        })
+    }
+
     /// Records that this process holds `/dev/cpu_dma_latency` at
     /// `requested` us (`original`: the limit in force before). The caller
     /// opens the device after this returns; the kernel drops the request

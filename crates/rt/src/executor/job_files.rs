@@ -63,12 +63,26 @@ struct JobRow<'a> {
 impl<W: Write + Send> JobsCsv<W> {
     /// Writes the header.
     pub fn new(out: W, set: &TaskSet) -> io::Result<JobsCsv<W>> {
+        JobsCsv::with_columns(out, set, &[])
+    }
+}
+
+impl<W: Write + Send> JobsCsv<W> {
+    /// Writes the header with `extra` columns appended (e.g. the kernel
+    /// trace's, see `rtlab-ktrace`); rows then come from
+    /// [`JobsCsv::job_with`].
+    pub fn with_columns(out: W, set: &TaskSet, extra: &[&str]) -> io::Result<JobsCsv<W>> {
         let mut out = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(out);
         let locks = set.tasks.iter().any(|t| !t.critical_sections.is_empty());
-        let extra = locks.then_some(JOBS_CSV_BLOCKED_COLUMN);
-        out.write_record(JOBS_CSV_HEADER.split(',').chain(extra))?;
+        let lock_column = locks.then_some(JOBS_CSV_BLOCKED_COLUMN);
+        out.write_record(
+            JOBS_CSV_HEADER
+                .split(',')
+                .chain(lock_column)
+                .chain(extra.iter().copied()),
+        )?;
         Ok(JobsCsv {
             out,
             names: set
@@ -79,12 +93,11 @@ impl<W: Write + Send> JobsCsv<W> {
             locks,
         })
     }
-}
 
-impl<W: Write + Send> JobSink for JobsCsv<W> {
-    fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
+    /// One row with `extra` cells after the usual ones.
+    pub fn job_with(&mut self, j: &JobRecord, ended: Nanos, extra: &[String]) -> io::Result<()> {
         let ns = |t: Option<Nanos>| t.map(Nanos::as_ns);
-        self.out.serialize(JobRow {
+        let row = JobRow {
             task: self.names.get(j.task).map_or("?", String::as_str),
             job: j.job,
             release_ns: j.release.as_ns(),
@@ -103,12 +116,53 @@ impl<W: Write + Send> JobSink for JobsCsv<W> {
                 (None, Some(_)) => Some(0),
                 (None, None) => None,
             }),
-        })?;
+        };
+        if extra.is_empty() {
+            self.out.serialize(row)?;
+        } else {
+            self.out.serialize((row, extra))?;
+        }
         Ok(())
+    }
+}
+
+impl<W: Write + Send> JobSink for JobsCsv<W> {
+    fn job(&mut self, j: &JobRecord, ended: Nanos) -> io::Result<()> {
+        self.job_with(j, ended, &[])
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// Every job kept in memory, for what needs them all after the run (the
+/// kernel trace's per-job causes). Memory grows with the run: one
+/// [`JobRecord`] per job.
+#[derive(Debug, Clone, Default)]
+pub struct JobList {
+    jobs: std::sync::Arc<std::sync::Mutex<Vec<JobRecord>>>,
+}
+
+impl JobList {
+    /// An empty list; clones share it.
+    pub fn new() -> JobList {
+        JobList::default()
+    }
+
+    /// The jobs received so far.
+    pub fn take(&self) -> Vec<JobRecord> {
+        std::mem::take(&mut *self.jobs.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl JobSink for JobList {
+    fn job(&mut self, job: &JobRecord, _ended: Nanos) -> io::Result<()> {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(*job);
+        Ok(())
     }
 }
 

@@ -59,7 +59,7 @@ pub mod policy_map;
 pub mod record;
 mod skip;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
@@ -74,7 +74,9 @@ use rtlab_host::usage::{peak_rss_bytes, thread_switches};
 use rtlab_host::HostError;
 use rtlab_sys::clock::{monotonic_now, MonotonicClock};
 
-pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER};
+pub use job_files::{
+    ChromeTrace, JobList, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER,
+};
 pub use job_log::job_ring_capacities;
 pub use locks::{LockProtocol, LOCK_PROTOCOLS};
 pub use placement::{Placement, Scope};
@@ -389,6 +391,7 @@ pub fn run_recording(
         cfg.cpu,
     )?;
     let gate = Arc::new(Barrier::new(n + 1));
+    let thread_ids: Arc<Vec<AtomicI32>> = Arc::new((0..n).map(|_| AtomicI32::new(0)).collect());
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<(usize, TaskOutcome)>();
     let mut handles = Vec::with_capacity(n);
@@ -420,11 +423,13 @@ pub fn run_recording(
             gate: gate.clone(),
         };
         let (setup_tx, done_tx) = (setup_tx.clone(), done_tx.clone());
+        let ids = thread_ids.clone();
         let name = format!("rtlab-{}", task.name.chars().take(9).collect::<String>());
         let handle = std::thread::Builder::new()
             .name(name.clone())
             .stack_size(TASK_STACK)
             .spawn(move || {
+                ids[i].store(rtlab_sys::sched::gettid(), Ordering::SeqCst);
                 let setup = thread.set_up();
                 let ok = setup.is_ok();
                 let pending =
@@ -536,7 +541,7 @@ pub fn run_recording(
     let ended = run_end.ended();
     // Every thread that reported has queued its last record: drain them.
     let written = writer.map_or_else(Vec::new, |w| w.finish().finish());
-    let report = summarise(
+    let mut report = summarise(
         set,
         cfg,
         &policies,
@@ -545,6 +550,11 @@ pub fn run_recording(
         interrupted,
         throttling,
     );
+    report.thread_ids = thread_ids
+        .iter()
+        .map(|id| Some(id.load(Ordering::SeqCst)).filter(|&t| t > 0))
+        .collect();
+    report.start_monotonic_ns = start.as_ns();
     Ok((report, written))
 }
 
@@ -1079,6 +1089,9 @@ fn summarise(
         jobs_dropped,
         lock_errors,
         peak_rss_bytes: peak_rss_bytes(),
+        kernel_trace: None,
+        thread_ids: Vec::new(),
+        start_monotonic_ns: 0,
     }
 }
 

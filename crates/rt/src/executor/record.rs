@@ -140,6 +140,19 @@ pub struct RunReport {
     pub lock_errors: u64,
     /// The process's peak resident memory so far (`getrusage` ru_maxrss).
     pub peak_rss_bytes: Option<u64>,
+    /// What the kernel's own trace of the run says (`--kernel-trace`:
+    /// events, lost events, misses by cause); absent without a trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<serde_json::Value>,
+    /// The kernel thread id of each task's thread, in declaration order
+    /// (`None`: the thread never reported it), to find them in a kernel
+    /// trace. Not in the JSON.
+    #[serde(skip)]
+    pub thread_ids: Vec<Option<i32>>,
+    /// CLOCK_MONOTONIC at the run's time 0 (job times are relative to it),
+    /// in ns. Not in the JSON.
+    #[serde(skip)]
+    pub start_monotonic_ns: u64,
 }
 
 impl std::ops::Deref for RunReport {

@@ -27,7 +27,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
     rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
-    rtlab compare builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n\n\
+    rtlab compare builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
     On --cpus: gedf -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
@@ -169,6 +170,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         out!("{}", describe(&comparison, &origin, args.tolerance, color));
+        out!("{}", crate::kernel_trace::describe(&comparison.real));
     }
     crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,156 @@
+//! `--kernel-trace` from the command line: the job rows gain the kernel's
+//! columns, the JSON its `kernel_trace` object, `--trace` a schedule file;
+//! without root the flag is refused (exit 1) before any real-time work.
+
+mod common;
+
+use common::{is_root, rtlab};
+use serde_json::Value;
+
+#[test]
+fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
+    if !is_root() || !std::path::Path::new("/sys/kernel/tracing").exists() {
+        eprintln!("skipped: needs root and tracefs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("j.csv");
+    let trace = dir.path().join("t.json");
+    let out = rtlab()
+        .args([
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "dm",
+            "-d",
+            "300ms",
+            "--json",
+        ])
+        .args(["--kernel-trace", "--jobs", jobs.to_str().unwrap()])
+        .args(["--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = &report["kernel_trace"];
+    assert!(k["events"].as_u64().unwrap() > 0, "{k}");
+    assert!(k["misses_by_cause"].is_array());
+    let csv = std::fs::read_to_string(&jobs).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.ends_with(&rtlab_ktrace::jobs::JOB_COLUMNS.join(",")),
+        "{header}"
+    );
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len() as u64, report["released"].as_u64().unwrap());
+    let columns = header.split(',').count();
+    assert!(rows.iter().all(|r| r.split(',').count() == columns));
+    // Every started job has a kernel first run.
+    let first_run = header
+        .split(',')
+        .position(|c| c == "k_first_run_ns")
+        .unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| !r.split(',').nth(first_run).unwrap().is_empty()));
+    let schedule = dir.path().join("t.kernel.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(schedule).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    assert!(
+        events.iter().any(|e| e["cat"] == "set"),
+        "the set's jobs are drawn"
+    );
+    // No instance is left behind.
+    let left = std::fs::read_dir("/sys/kernel/tracing/instances")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("rtlab-{}", std::process::id()))
+        });
+    assert!(!left);
+}
+
+#[test]
+fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
+    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root (to drop it) and setpriv");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin)
+        .args([
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "other",
+            "-d",
+            "10s",
+            "--kernel-trace",
+        ])
+        .env(
+            "RTLAB_STATE_DIR",
+            std::env::temp_dir().join("rtlab-kt-nobody"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kernel-trace needs root"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
+    if !is_root() || !std::path::Path::new("/sys/kernel/tracing/instances").exists() {
+        eprintln!("skipped: needs root and tracefs");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args([
+            "run",
+            "builtin:lf-scenario-4",
+            "--policy",
+            "other",
+            "-d",
+            "20s",
+            "--kernel-trace",
+        ])
+        .env("RTLAB_STATE_DIR", state.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let instance = std::path::PathBuf::from(format!(
+        "/sys/kernel/tracing/instances/rtlab-{}",
+        child.id()
+    ));
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !instance.exists() && std::time::Instant::now() < give_up {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(instance.exists(), "the run made its instance");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(instance.exists(), "SIGKILL leaves it");
+    let out = rtlab()
+        .args(["doctor", "--restore"])
+        .env("RTLAB_STATE_DIR", state.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!instance.exists(), "doctor --restore removed it");
+}

@@ -1,0 +1,422 @@
+//! Why a job waited: every nanosecond between its release and its end
+//! that it was ready but not running (or running, but its CPU was in an
+//! interrupt) gets a cause, and a missed job's lateness is split among
+//! them.
+//!
+//! For a ready span of the job's thread on CPU c, each piece of c's
+//! occupancy in it is charged to:
+//!
+//! | who had the CPU | cause |
+//! |---|---|
+//! | an interrupt handler / softirq (carved out first) | `irq` / `softirq` |
+//! | a thread of the task set | `set:NAME` |
+//! | idle or a lower class, the thread **passed over** (switched out runnable, or the CPU given to that holder while the thread was runnable), SCHED_DEADLINE | `throttled:deadline` (budget exhausted, CBS) |
+//! | the same, SCHED_FIFO/RR | `throttled:rt` (RT throttling, or the fair server) |
+//! | idle since before the wake-up | `idle-or-host` (wake-up latency; the guest CPU idle while the thread was runnable: the host) |
+//! | any other thread (for a lower class: one that held the CPU since before the wake-up, until the kernel preempted it) | `thread:COMM(POLICY)` |
+//!
+//! While the thread runs, time its CPU spent in interrupts is charged to
+//! `irq` / `softirq` too, and time it spent on the task's previous job
+//! (between this job's release and that job's finish) to `backlog`.
+//!
+//! **Lateness split** (missed jobs): with lateness L = end - deadline and
+//! the waits w_i summing to W, a cause gets L * w_i / W when W >= L;
+//! otherwise each gets w_i and `execution` (the job's own time beyond its
+//! deadline) gets L - W. Integer shares; the rounding remainder goes to
+//! the largest.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::schedule::{Schedule, ThreadState};
+
+/// The scheduling class of the set's threads, which decides what a
+/// runnable thread switched out for idle means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadClass {
+    /// SCHED_DEADLINE.
+    Deadline,
+    /// SCHED_FIFO or SCHED_RR.
+    RealTime,
+    /// SCHED_OTHER.
+    Other,
+}
+
+/// The kinds of cause, one column each in the job rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum CauseKind {
+    /// Another task of the set.
+    SetTask,
+    /// Any other thread.
+    OtherThread,
+    /// A hard interrupt handler.
+    Irq,
+    /// A softirq.
+    Softirq,
+    /// SCHED_DEADLINE budget exhausted or RT throttling / the fair server.
+    Throttled,
+    /// Nothing visible: the CPU idle in the guest while the thread was
+    /// runnable (wake-up latency, or the host).
+    IdleOrHost,
+    /// Its own task's previous job still running (a late predecessor
+    /// under `--on-miss continue`).
+    Backlog,
+}
+
+impl CauseKind {
+    /// Column suffix.
+    pub fn column(self) -> &'static str {
+        match self {
+            CauseKind::SetTask => "set",
+            CauseKind::OtherThread => "other",
+            CauseKind::Irq => "irq",
+            CauseKind::Softirq => "softirq",
+            CauseKind::Throttled => "throttled",
+            CauseKind::IdleOrHost => "idle",
+            CauseKind::Backlog => "backlog",
+        }
+    }
+
+    /// Every kind, in column order.
+    pub const ALL: [CauseKind; 7] = [
+        CauseKind::SetTask,
+        CauseKind::OtherThread,
+        CauseKind::Irq,
+        CauseKind::Softirq,
+        CauseKind::Throttled,
+        CauseKind::IdleOrHost,
+        CauseKind::Backlog,
+    ];
+}
+
+/// A job as the executor recorded it, in absolute trace-clock times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobWindow {
+    /// Task index in the set.
+    pub task: usize,
+    /// Release (ns, absolute).
+    pub release: u64,
+    /// Absolute deadline.
+    pub deadline: u64,
+    /// Finish, or the run's end for a job that did not finish.
+    pub end: u64,
+    /// When the executor started it (absolute), if it did.
+    pub start: Option<u64>,
+    /// When the task's previous job finished (absolute), if it did: until
+    /// then, the thread was busy with it.
+    pub previous_finish: Option<u64>,
+}
+
+/// What the kernel says about one job.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct JobKernel {
+    /// Its thread's wake-up (absolute ns), when one fell in the window.
+    pub wake: Option<u64>,
+    /// When it first ran in the window.
+    pub first_run: Option<u64>,
+    /// Times its thread was switched out while runnable.
+    pub preemptions: u32,
+    /// Times its thread left the CPU in the window (any reason).
+    pub switches: u32,
+    /// Time waited, by cause label (`set:t2`, `irq`, ...).
+    pub waits: BTreeMap<String, u64>,
+    /// Time waited, by kind.
+    pub by_kind: BTreeMap<CauseKind, u64>,
+    /// For a missed job: its lateness split by cause label
+    /// (`execution` for its own time beyond the deadline).
+    pub lateness: BTreeMap<String, u64>,
+    /// The trace does not cover the job (no span of its thread in it).
+    pub untraced: bool,
+}
+
+impl JobKernel {
+    /// The label with the most wait (or lateness, for a missed job);
+    /// `none` when it never waited.
+    pub fn main_cause(&self) -> String {
+        let from = if self.lateness.is_empty() {
+            &self.waits
+        } else {
+            &self.lateness
+        };
+        from.iter()
+            .max_by_key(|(label, v)| (**v, std::cmp::Reverse((*label).clone())))
+            .map_or_else(
+                || {
+                    if self.untraced {
+                        "untraced".into()
+                    } else {
+                        "none".into()
+                    }
+                },
+                |(l, _)| l.clone(),
+            )
+    }
+
+    /// `label=ns;label=ns` of the lateness split (empty when not missed).
+    pub fn lateness_text(&self) -> String {
+        self.lateness
+            .iter()
+            .map(|(l, v)| format!("{l}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+/// The set as the attribution needs it.
+#[derive(Debug, Clone)]
+pub struct SetThreads {
+    /// Per task: its name and thread id.
+    pub tasks: Vec<(String, Option<i32>)>,
+    /// The class of every task thread.
+    pub class: ThreadClass,
+}
+
+impl SetThreads {
+    fn task_of(&self, pid: i32) -> Option<&str> {
+        self.tasks
+            .iter()
+            .find(|(_, t)| *t == Some(pid))
+            .map(|(n, _)| n.as_str())
+    }
+}
+
+/// The policy a kernel priority means: -1 deadline, 0..=99 fifo/rr,
+/// else other.
+pub fn policy_of_prio(prio: i32) -> &'static str {
+    match prio {
+        p if p < 0 => "deadline",
+        p if p < 100 => "fifo/rr",
+        _ => "other",
+    }
+}
+
+/// Attributes one job's waits.
+pub fn attribute(
+    schedule: &Schedule,
+    set: &SetThreads,
+    job: &JobWindow,
+    missed: bool,
+) -> JobKernel {
+    let mut k = JobKernel::default();
+    let Some(tid) = set.tasks.get(job.task).and_then(|(_, t)| *t) else {
+        k.untraced = true;
+        return k;
+    };
+    let (a, b) = (job.release, job.end.max(job.release));
+    let spans = schedule.spans.get(&tid).map_or(&[][..], |s| &s[..]);
+    if spans.is_empty() || schedule.last < b || schedule.first > a {
+        k.untraced = true;
+    }
+    k.wake = schedule
+        .wakes
+        .get(&tid)
+        .and_then(|w| w.iter().copied().find(|&t| t >= a && t <= b));
+    if let Some(outs) = schedule.switch_outs.get(&tid) {
+        let from = outs.partition_point(|(t, _)| *t < a);
+        for &(_, runnable) in outs[from..].iter().take_while(|(t, _)| *t <= b) {
+            k.switches += 1;
+            k.preemptions += u32::from(runnable);
+        }
+    }
+    let first = spans.partition_point(|s| s.end <= a);
+    let add = |k: &mut JobKernel, label: String, kind: CauseKind, ns: u64| {
+        if ns > 0 {
+            *k.waits.entry(label).or_default() += ns;
+            *k.by_kind.entry(kind).or_default() += ns;
+        }
+    };
+    for span in spans[first..].iter().take_while(|s| s.start < b) {
+        let (s, e) = (span.start.max(a), span.end.min(b));
+        if e <= s {
+            continue;
+        }
+        let (irq, soft) = schedule.interrupted(span.cpu, s, e);
+        add(&mut k, "irq".into(), CauseKind::Irq, irq);
+        add(&mut k, "softirq".into(), CauseKind::Softirq, soft);
+        match span.state {
+            ThreadState::Running => {
+                // Before the previous job's finish the thread was busy
+                // with it (after it, up to the job's start, it was on its
+                // own release path: not a wait).
+                let busy_until = job.previous_finish.unwrap_or(0).clamp(s, e);
+                let busy = (busy_until - s).saturating_sub(irq + soft);
+                add(&mut k, "backlog".into(), CauseKind::Backlog, busy);
+                if span.start >= a {
+                    k.first_run.get_or_insert(span.start);
+                } else if let Some(own) = job.start.filter(|t| *t < e) {
+                    k.first_run.get_or_insert(own.max(s));
+                }
+            }
+            ThreadState::Ready { switched_out } => {
+                for (occ, took_cpu) in schedule.occupants(span.cpu, s, e) {
+                    let (i, so) = schedule.interrupted(span.cpu, occ.start, occ.end);
+                    let ns = (occ.end - occ.start).saturating_sub(i + so);
+                    // The kernel passed the thread over: switched it out
+                    // runnable, or gave the CPU to this holder while it
+                    // was runnable.
+                    let passed_over = switched_out || took_cpu > span.start;
+                    let (label, kind) = classify(schedule, set, occ.pid, passed_over);
+                    add(&mut k, label, kind, ns);
+                }
+            }
+        }
+    }
+    if missed {
+        split_lateness(&mut k, b.saturating_sub(job.deadline));
+    }
+    k
+}
+
+/// Who had the CPU, as a cause (see the module table).
+fn classify(
+    schedule: &Schedule,
+    set: &SetThreads,
+    pid: i32,
+    passed_over: bool,
+) -> (String, CauseKind) {
+    if let Some(name) = set.task_of(pid) {
+        return (format!("set:{name}"), CauseKind::SetTask);
+    }
+    let throttled = match set.class {
+        ThreadClass::Deadline => "throttled:deadline",
+        ThreadClass::RealTime => "throttled:rt",
+        ThreadClass::Other => "",
+    };
+    if pid == 0 {
+        return if passed_over && !throttled.is_empty() {
+            (throttled.into(), CauseKind::Throttled)
+        } else {
+            ("idle-or-host".into(), CauseKind::IdleOrHost)
+        };
+    }
+    let info = schedule.threads.get(&pid);
+    let prio = info.map_or(120, |i| i.prio);
+    let lower = match set.class {
+        ThreadClass::Deadline => prio >= 0,
+        ThreadClass::RealTime => prio >= 100,
+        ThreadClass::Other => false,
+    };
+    if passed_over && lower && !throttled.is_empty() {
+        return (throttled.into(), CauseKind::Throttled);
+    }
+    let comm = info.map_or_else(|| format!("pid{pid}"), |i| i.comm.as_string());
+    (
+        format!("thread:{comm}({})", policy_of_prio(prio)),
+        CauseKind::OtherThread,
+    )
+}
+
+/// Splits `late` ns among the waits (see the module docs).
+fn split_lateness(k: &mut JobKernel, late: u64) {
+    if late == 0 {
+        return;
+    }
+    let total: u64 = k.waits.values().sum();
+    if total < late {
+        k.lateness = k.waits.clone();
+        k.lateness.insert("execution".into(), late - total);
+        return;
+    }
+    let mut given = 0;
+    for (label, w) in &k.waits {
+        let share = (u128::from(late) * u128::from(*w) / u128::from(total)) as u64;
+        given += share;
+        k.lateness.insert(label.clone(), share);
+    }
+    if let Some((_, v)) = k
+        .lateness
+        .iter_mut()
+        .max_by_key(|(l, v)| (**v, std::cmp::Reverse((*l).clone())))
+    {
+        *v += late - given;
+    }
+    k.lateness.retain(|_, v| *v > 0);
+}
+
+/// One line of "misses by cause".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MissCause {
+    /// The cause label.
+    pub cause: String,
+    /// Missed jobs whose largest share of lateness it is.
+    pub misses: u64,
+    /// Lateness charged to it over all missed jobs, ns.
+    pub lateness_ns: u64,
+}
+
+/// Sums missed jobs' lateness splits into "misses by cause", most
+/// lateness first.
+#[derive(Debug, Clone, Default)]
+pub struct MissesByCause {
+    by: BTreeMap<String, (u64, u64)>,
+}
+
+impl MissesByCause {
+    /// Adds a missed job.
+    pub fn add(&mut self, k: &JobKernel) {
+        for (label, v) in &k.lateness {
+            self.by.entry(label.clone()).or_default().1 += v;
+        }
+        self.by.entry(k.main_cause()).or_default().0 += 1;
+    }
+
+    /// The lines, most lateness first.
+    pub fn lines(&self) -> Vec<MissCause> {
+        let mut v: Vec<MissCause> = self
+            .by
+            .iter()
+            .map(|(c, (m, l))| MissCause {
+                cause: c.clone(),
+                misses: *m,
+                lateness_ns: *l,
+            })
+            .collect();
+        v.sort_by(|x, y| {
+            y.lateness_ns
+                .cmp(&x.lateness_ns)
+                .then(y.misses.cmp(&x.misses))
+                .then(x.cause.cmp(&y.cause))
+        });
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waits(pairs: &[(&str, u64)]) -> JobKernel {
+        JobKernel {
+            waits: pairs.iter().map(|(l, v)| (l.to_string(), *v)).collect(),
+            ..JobKernel::default()
+        }
+    }
+
+    /// L = 3 ms over waits of 4 ms (set:a) and 2 ms (irq): shares 2 ms and
+    /// 1 ms. L = 10 ms over the same 6 ms: each keeps its wait and
+    /// `execution` gets the other 4 ms.
+    #[test]
+    fn lateness_is_split_in_proportion_to_the_waits_or_beyond_them_to_execution() {
+        let mut k = waits(&[("set:a", 4_000_000), ("irq", 2_000_000)]);
+        split_lateness(&mut k, 3_000_000);
+        assert_eq!(k.lateness["set:a"], 2_000_000);
+        assert_eq!(k.lateness["irq"], 1_000_000);
+        assert_eq!(k.main_cause(), "set:a");
+        let mut k = waits(&[("set:a", 4_000_000), ("irq", 2_000_000)]);
+        split_lateness(&mut k, 10_000_000);
+        assert_eq!(k.lateness["execution"], 4_000_000);
+        assert_eq!(k.lateness["set:a"], 4_000_000);
+        // Rounding: 1 ns over three equal waits goes to one of them.
+        let mut k = waits(&[("a", 1), ("b", 1), ("c", 1)]);
+        split_lateness(&mut k, 1);
+        assert_eq!(k.lateness.values().sum::<u64>(), 1);
+    }
+
+    #[test]
+    fn priorities_name_their_policies() {
+        assert_eq!(policy_of_prio(-1), "deadline");
+        assert_eq!(policy_of_prio(1), "fifo/rr");
+        assert_eq!(policy_of_prio(120), "other");
+    }
+}
