@@ -154,13 +154,13 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         }
     }
     for p in &args.phases {
-        let phase = Phase::parse(p).map_err(flag_error)?;
+        let phase = Phase::parse(p).map_err(|e| flag_error(e.into()))?;
         if phase.end > duration && phase.start < duration {
             eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
         }
         c.phases.push(phase);
     }
-    check_phases(&c.phases, duration).map_err(flag_error)?;
+    check_phases(&c.phases, duration).map_err(|e| flag_error(e.into()))?;
     if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
