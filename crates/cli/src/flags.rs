@@ -3,7 +3,8 @@
 //! another's.
 
 use clap::{Args, ValueEnum};
-use rtlab_model::Nanos;
+use rtlab_model::phase::{check_phases, Phase, PhaseError};
+use rtlab_model::{printable, Nanos};
 use rtlab_rt::load::LoadSpec;
 use rtlab_rt::policy;
 use rtlab_rt::Policy;
@@ -233,6 +234,69 @@ pub fn policy_spelling(text: &str) -> &str {
     }
 }
 
+/// How long the extended Hartstone profile (`--overload hartstone-extended`) lasts.
+pub const HARTSTONE_EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
+
+/// The phases `--phase` (repeatable) and `--overload` ask for in a run of
+/// `duration`, as `rtlab sim`, `run` and `compare` read them: errors are
+/// usage errors naming `--phase` or `--overload`; what is accepted but
+/// changed (a profile or a phase cut at the end of the run) is said on
+/// standard error.
+pub fn phase_flags(
+    texts: &[String],
+    overload: Option<&str>,
+    duration: Nanos,
+) -> anyhow::Result<Vec<Phase>> {
+    let mut phases = Vec::new();
+    match overload {
+        None => {}
+        Some("hartstone-extended") => {
+            if duration < HARTSTONE_EXTENDED_LENGTH {
+                eprintln!(
+                    "note: --overload hartstone-extended lasts {HARTSTONE_EXTENDED_LENGTH}; this run stops at {duration}"
+                );
+            }
+            phases.extend(
+                Phase::extended_hartstone()
+                    .into_iter()
+                    .filter(|p| p.start < duration),
+            );
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "--overload `{}`: the known profile is hartstone-extended",
+                printable(other)
+            )))
+        }
+    }
+    for text in texts {
+        let phase = Phase::parse(text).map_err(phase_usage)?;
+        if phase.end > duration && phase.start < duration {
+            eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
+        }
+        phases.push(phase);
+    }
+    check_phases(&phases, duration).map_err(phase_usage)?;
+    Ok(phases)
+}
+
+/// A phase error as a usage error naming `--phase` (and `--duration`).
+pub fn phase_usage(e: PhaseError) -> anyhow::Error {
+    match e {
+        PhaseError::AfterEnd {
+            phase,
+            start,
+            duration,
+        } => usage(format!(
+            "--phase {phase} starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        PhaseError::Overlap { phase, other } => usage(format!(
+            "--phase {phase} overlaps --phase {other}: phases must not overlap"
+        )),
+        other => usage(format!("--{}", printable(&other.to_string()))),
+    }
+}
+
 #[cfg(test)]
 mod spelling_tests {
     use super::*;
@@ -246,3 +310,4 @@ mod spelling_tests {
         assert_eq!(policy_spelling("fifo"), "fifo");
     }
 }
+

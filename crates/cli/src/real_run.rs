@@ -62,6 +62,13 @@ pub struct RunFlags {
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
+    /// Phase START..END:xFACTOR or START..END:UTIL% (repeatable), read as `rtlab sim --phase`:
+    /// jobs released in it run C scaled (README: "Phases and modes on real threads").
+    #[arg(long = "phase")]
+    pub phases: Vec<String>,
+    /// A named overload profile: hartstone-extended (48% for 30 s, 120% for 15 s, 48% to 120 s).
+    #[arg(long)]
+    pub overload: Option<String>,
     #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
     /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
@@ -121,6 +128,8 @@ impl RunFlags {
                 cfg.protocol
             ))
         })?;
+        cfg.phases =
+            crate::flags::phase_flags(&self.phases, self.overload.as_deref(), self.duration)?;
         Ok(cfg)
     }
 }

@@ -407,7 +407,13 @@ impl PhasePlan {
             .map(|&(_, _, num, den)| (num, den))
     }
 
-    /// Whether any phase changes anything (scales or suspends or adds).
+    /// Whether the phases change `task`'s releases (it is a phase's task, or
+    /// a phase suspends it); its C may be scaled either way.
+    pub fn changes_releases_of(&self, task: usize) -> bool {
+        self.windows[task] != (Nanos::ZERO, Nanos::MAX) || !self.suspensions[task].is_empty()
+    }
+
+    /// Whether there are no phases.
     pub fn is_empty(&self) -> bool {
         self.scales.is_empty()
     }

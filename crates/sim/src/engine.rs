@@ -719,6 +719,7 @@ impl Simulator {
             start_cpu: None,
             migrations: 0,
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
+            demand: Some(j.demand),
         };
         self.summaries[j.task].record(&record, self.config.duration);
         if let Some(sink) = &mut self.job_sink {

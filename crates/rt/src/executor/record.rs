@@ -125,6 +125,13 @@ pub struct RunReport {
     pub lock_errors: u64,
     /// The process's peak resident memory so far (`getrusage` ru_maxrss).
     pub peak_rss_bytes: Option<u64>,
+    /// The phases the run applied, as `START..END:SCALE` (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<String>,
+    /// SCHED_DEADLINE budgets changed at phase boundaries (absent when none
+    /// was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_changes: Option<super::BudgetChanges>,
 }
 
 impl std::ops::Deref for RunReport {
@@ -147,6 +154,8 @@ pub struct TaskOutcome {
     pub jobs_dropped: u64,
     /// Failed lock or unlock calls of its critical sections.
     pub lock_errors: u64,
+    /// Its SCHED_DEADLINE budget changes at phase boundaries.
+    pub budget_changes: super::BudgetChanges,
 }
 
 fn is_zero(v: &u64) -> bool {
