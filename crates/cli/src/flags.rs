@@ -310,4 +310,3 @@ mod spelling_tests {
         assert_eq!(policy_spelling("fifo"), "fifo");
     }
 }
-
