@@ -3,7 +3,7 @@
 //! another's.
 
 use clap::{Args, ValueEnum};
-use rtlab_model::phase::{check_phases, Phase, PhaseError};
+use rtlab_model::phase::{check_phases, Mode, Phase, PhaseError};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::load::LoadSpec;
 use rtlab_rt::policy;
@@ -278,6 +278,45 @@ pub fn phase_flags(
     }
     check_phases(&phases, duration).map_err(phase_usage)?;
     Ok(phases)
+}
+
+/// Adds a task-set file's modes ([`Mode::phases`]) to the phases of a run
+/// of `duration` over a set of `tasks` tasks; a mode that starts at or
+/// after the end, or one that overlaps a `--phase`, is a usage error.
+pub fn add_modes(
+    phases: &mut Vec<Phase>,
+    modes: &[Mode],
+    tasks: usize,
+    duration: Nanos,
+) -> anyhow::Result<()> {
+    if modes.is_empty() {
+        return Ok(());
+    }
+    let of_modes = Mode::phases(modes, tasks, duration).map_err(|e| match e {
+        PhaseError::ModeAfterEnd {
+            mode,
+            start,
+            duration,
+        } => usage(format!(
+            "mode `{mode}` of the task-set file starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        other => phase_usage(other),
+    })?;
+    for p in phases.iter() {
+        if let Some(m) = of_modes
+            .iter()
+            .position(|q| q.start < p.end && p.start < q.end)
+        {
+            return Err(usage(format!(
+                "--phase {p} overlaps mode `{}` of the task-set file ({}..{}): a phase and a mode must not overlap",
+                printable(&modes[m].name),
+                of_modes[m].start,
+                of_modes[m].end
+            )));
+        }
+    }
+    phases.extend(of_modes);
+    Ok(())
 }
 
 /// A phase error as a usage error naming `--phase` (and `--duration`).

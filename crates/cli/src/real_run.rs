@@ -164,8 +164,15 @@ pub fn execute(
     more_sinks: Vec<Box<dyn JobSink>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
-    let cfg = flags.config()?;
+    let mut cfg = flags.config()?;
     let loaded = file::load(&flags.taskset)?;
+    crate::flags::add_modes(
+        &mut cfg.phases,
+        &loaded.modes,
+        loaded.set.tasks.len(),
+        cfg.duration,
+    )?;
+    let cfg = &cfg;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }

@@ -55,6 +55,16 @@ pub enum PhaseError {
         /// The phase it overlaps.
         other: String,
     },
+    /// A mode of a task-set file that starts when the run is over.
+    #[error("mode `{mode}` starts at {start}, at or after the end of the run ({duration} long)")]
+    ModeAfterEnd {
+        /// The mode's name (printable).
+        mode: String,
+        /// Its start.
+        start: Nanos,
+        /// How long the run is.
+        duration: Nanos,
+    },
     /// A phase's own task is not a valid task, or a phase suspends a task
     /// the set does not have.
     #[error("phase {message}")]
@@ -258,6 +268,53 @@ fn parse_fixed(text: &str, digits: u32) -> Option<u64> {
             .ok()?
     };
     whole.checked_mul(scale)?.checked_add(frac)
+}
+
+/// A mode of a task-set file (`[[mode]]`): from `start` until the next
+/// mode's start (the last one to the end of the run) only the tasks it
+/// names release jobs; before the first mode every task does. A task a mode
+/// leaves out is suspended (it keeps its period grid and releases again at
+/// its first period boundary at or after a mode that names it starts); a
+/// task no earlier mode named starts the same way. The transition rule is
+/// "new set from the boundary": a job in flight at a mode change finishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mode {
+    /// The mode's name.
+    pub name: String,
+    /// When it starts, from the run's start.
+    pub start: Nanos,
+    /// The tasks it runs (indices in declaration order).
+    pub tasks: Vec<usize>,
+}
+
+impl Mode {
+    /// The modes of a set of `tasks` tasks as phases of a run of `duration`
+    /// (execution times unchanged, the tasks each mode leaves out
+    /// suspended). A mode that starts at or after the end of the run is
+    /// refused, naming it.
+    pub fn phases(modes: &[Mode], tasks: usize, duration: Nanos) -> Result<Vec<Phase>, PhaseError> {
+        let mut out = Vec::with_capacity(modes.len());
+        for (i, m) in modes.iter().enumerate() {
+            if m.start >= duration {
+                return Err(PhaseError::ModeAfterEnd {
+                    mode: crate::text::printable(&m.name).into_owned(),
+                    start: m.start,
+                    duration,
+                });
+            }
+            let end = modes
+                .get(i + 1)
+                .map_or(duration, |next| next.start.min(duration));
+            out.push(Phase {
+                start: m.start,
+                end,
+                scale: Scale::UNCHANGED,
+                tasks: Vec::new(),
+                suspended: (0..tasks).filter(|t| !m.tasks.contains(t)).collect(),
+            });
+        }
+        Ok(out)
+    }
 }
 
 /// The phases of a run, resolved against its task set: per task (the set's,

@@ -238,6 +238,12 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         loaded.set = partitioned(&loaded.set, &spec, heuristic)?;
     }
     let mut config = config(args, &loaded.set)?;
+    crate::flags::add_modes(
+        &mut config.phases,
+        &loaded.modes,
+        loaded.set.tasks.len(),
+        config.duration,
+    )?;
     let mut saver = args
         .save
         .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;
