@@ -172,7 +172,6 @@ pub fn execute(
         loaded.set.tasks.len(),
         cfg.duration,
     )?;
-    let cfg = &cfg;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }
