@@ -18,6 +18,18 @@
 //! length = "500us"
 //! ```
 //!
+//! Modes (optional, after the tasks): from its `start` until the next
+//! mode's, only the tasks a mode names release jobs (see
+//! [`crate::phase::Mode`]); a name the set does not have, a task named
+//! twice, or modes out of time order are errors at their place:
+//!
+//! ```toml
+//! [[mode]]
+//! name = "degraded"
+//! start = "300ms"
+//! tasks = ["t1"]
+//! ```
+//!
 //! A set on several processors says so at the top (see [`crate::platform`]):
 //! `processors = 4` (default 1) and optionally `clusters = [[0, 1], [2, 3]]`.
 //!
