@@ -44,6 +44,11 @@
 //!   (`--protocol`: plain, inheriting or ceiling; see [`locks`]) and records
 //!   the time spent inside `pthread_mutex_lock` as its lock wait; a stopped
 //!   job releases every lock it holds, so no thread stays blocked.
+//! * **Phases** ([`phases`], `RunConfig::phases`): a release moves past
+//!   the phases that suspend its task, a phase's own tasks release only in
+//!   it, and each job burns its C scaled by the phase its release falls in,
+//!   all read from `rtlab_model::phase::PhasePlan` (the simulator's
+//!   interpretation); SCHED_DEADLINE budgets per segment are precomputed.
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
