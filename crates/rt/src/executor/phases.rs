@@ -27,7 +27,10 @@
 //! deadline (a running or queued thread is re-enqueued with
 //! `ENQUEUE_RESTORE`, which starts a new reservation only when the current
 //! deadline has already passed). A job in flight therefore finishes within
-//! its old budget. The thread changes its budget when it has no job in
+//! its old budget (measured by the root test
+//! `a_budget_raised_in_flight_applies_from_the_next_replenishment`: a 7 ms
+//! job whose runtime went from 2 to 20 ms after 1 ms took 45 ms, throttled
+//! to its period's end). The thread changes its budget when it has no job in
 //! flight; at its wake-up for the next release its old deadline has passed
 //! (D <= T), so the kernel replenishes with the new runtime and that job
 //! runs with the new budget from its first nanosecond. [`BudgetChanges`]
