@@ -3,11 +3,11 @@
 //! another's.
 
 use clap::{Args, ValueEnum};
+use rtlab_host::policy;
+use rtlab_host::Policy;
 use rtlab_model::phase::{check_phases, Mode, Phase, PhaseError};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::load::LoadSpec;
-use rtlab_rt::policy;
-use rtlab_rt::Policy;
 
 use crate::usage::usage;
 

@@ -174,7 +174,7 @@ fn command() -> clap::Command {
 }
 
 /// Whether `command` measures or changes kernel settings, and so gets the
-/// stop handler (`rtlab_rt::interrupt`): the first stop ends its
+/// stop handler (`rtlab_host::interrupt`): the first stop ends its
 /// measurement, a second restores and exits. The others keep the default
 /// actions, which end them at once, as the handler would (they have
 /// nothing to restore), and spare them its thread, whose malloc arena
@@ -208,14 +208,14 @@ fn main() -> ExitCode {
     let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Before any other thread exists: see the module docs of
-    // `rtlab_rt::interrupt`. SIGPIPE stays ignored (Rust's default), so a
+    // `rtlab_host::interrupt`. SIGPIPE stays ignored (Rust's default), so a
     // closed pipe is a write error that `output` reports.
     if handles_stops(&cli.command) {
-        rtlab_rt::interrupt::install_stop_handler();
+        rtlab_host::interrupt::install_stop_handler();
     }
     let result = run(cli);
     // Restores that failed or found a setting changed by someone else.
-    for notice in rtlab_rt::kernel_state::take_notices() {
+    for notice in rtlab_host::kernel_state::take_notices() {
         setup::say(&notice);
     }
     // By now the command has restored what it changed and saved its run.
@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn errors_print_each_cause_once_on_one_line() {
         let io = std::io::Error::from_raw_os_error(11);
-        let e = anyhow::Error::new(rtlab_rt::RtError::Os {
+        let e = anyhow::Error::new(rtlab_host::HostError::Os {
             call: "clone",
             source: io,
         })

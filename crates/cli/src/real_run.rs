@@ -7,13 +7,14 @@ use std::io::BufWriter;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{
     self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
     OVERRUN_RULES, RUN_POLICIES,
 };
 use rtlab_rt::lag::ControllerKind;
-use rtlab_rt::{interrupt, RtError, RtThrottling};
+use rtlab_rt::RtError;
 
 use crate::flags::parse_nanos;
 use crate::save::Saver;

@@ -49,7 +49,7 @@ impl SaveFlags {
             return Ok(None);
         }
         let store = Store::open(self.path())?;
-        let host = serde_json::to_value(rtlab_rt::platform::host_metadata())?;
+        let host = serde_json::to_value(rtlab_host::platform::host_metadata())?;
         let writer = store.begin(NewRun {
             rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
             command: command_line(),
@@ -126,7 +126,7 @@ impl Saver {
 
     /// A tap for the latency series that adds the first
     /// [`MAX_SAVED_SAMPLES`] samples as rows.
-    pub fn sample_tap(&self) -> rtlab_rt::latency::SeriesTap {
+    pub fn sample_tap(&self) -> rtlab_probe::latency::SeriesTap {
         let writer = Arc::clone(&self.writer);
         Box::new(move |thread, p| {
             let mut w = writer.lock().unwrap_or_else(PoisonError::into_inner);

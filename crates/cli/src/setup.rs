@@ -8,10 +8,10 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::Args;
-use rtlab_rt::cpu_lock::{self, CpuLock, WhenBusy};
-use rtlab_rt::kernel_state::{self, StateDir};
+use rtlab_host::cpu_lock::{self, CpuLock, WhenBusy};
+use rtlab_host::kernel_state::{self, StateDir};
+use rtlab_host::policy::{self, hold_dma_latency_zero, lock_memory};
 use rtlab_rt::load::{Load, LoadSpec};
-use rtlab_rt::policy::{self, hold_dma_latency_zero, lock_memory};
 
 /// Holds what a measuring command sets up around its run, released on drop.
 pub struct RunGuards {
@@ -58,7 +58,7 @@ pub fn start_load(spec: LoadSpec) -> anyhow::Result<Load> {
 /// without cleaning up left changed, one line each on standard error; when
 /// that is not allowed (not root), one warning naming them.
 pub fn restore_left_state_first() {
-    match kernel_state::recover_left_state() {
+    match rtlab_host::recover::recover_left_state() {
         Ok(recoveries) => {
             for r in recoveries {
                 say(&r.line());
@@ -96,7 +96,7 @@ impl CpuLockFlags {
         let cpus = match cpus {
             Some(c) => c,
             None => {
-                all = rtlab_rt::policy::allowed_cpus()?;
+                all = rtlab_host::policy::allowed_cpus()?;
                 &all
             }
         };
@@ -125,4 +125,4 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-pub use rtlab_rt::interrupt::pause;
+pub use rtlab_host::interrupt::pause;

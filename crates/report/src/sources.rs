@@ -5,9 +5,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rtlab_model::results::{JobRecord, JobSink, SeriesPoint};
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{JobRecord, JobSink};
-use rtlab_rt::latency::SeriesPoint;
 
 use crate::series::MAX_GANTT_JOBS;
 use crate::view::{JobRow, SampleRow};

@@ -16,6 +16,7 @@ use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
 use crate::executor::{self, RunConfig, RunPolicy, RunReport};
+use rtlab_host::HostError;
 
 /// Why a real iteration gave no result.
 #[derive(Debug, thiserror::Error)]
@@ -66,11 +67,12 @@ impl IterationRunner for RealIterations<'_> {
     fn refusal(&self, error: &RealIterationError) -> Option<String> {
         match error {
             RealIterationError::Rt(
-                e @ (RtError::DeadlineOverLimit { .. } | RtError::DeadlineAdmission { .. }),
+                e @ (RtError::DeadlineOverLimit { .. }
+                | RtError::Host(HostError::DeadlineAdmission { .. })),
             ) => Some(format!("SCHED_DEADLINE refused the pool: {e}")),
-            RealIterationError::Rt(e @ RtError::Invalid { .. }) => {
-                Some(format!("the pool was refused: {e}"))
-            }
+            RealIterationError::Rt(
+                e @ (RtError::Invalid { .. } | RtError::Host(HostError::Invalid { .. })),
+            ) => Some(format!("the pool was refused: {e}")),
             _ => None,
         }
     }

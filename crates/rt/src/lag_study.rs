@@ -41,12 +41,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hdrhistogram::Histogram;
 use rtlab_model::Nanos;
 
-use crate::clock::{monotonic_now, MonotonicClock};
 use crate::error::RtError;
 use crate::lag::{LagController, PaperController, RobustConfig, RobustController, Waiter};
-use crate::policy::{self, Policy, RtThrottling};
 use crate::stats::{new_histogram, Extremes, Summary};
 use crate::work::burn_cpu;
+use rtlab_host::policy::{self, Policy, RtThrottling};
+use rtlab_sys::clock::{monotonic_now, MonotonicClock};
 
 /// The paper's periods: 100 µs, 1 ms, 10 ms.
 pub const PAPER_PERIODS: [Nanos; 3] = [Nanos::from_us(100), Nanos::from_ms(1), Nanos::from_ms(10)];
@@ -222,7 +222,7 @@ impl StudyConfig {
                 "use 0..=100%",
             );
         }
-        self.policy.validate()
+        self.policy.validate().map_err(RtError::from)
     }
 
     /// The samples of each cell in round `round` (0-based): `samples /
@@ -507,7 +507,7 @@ fn cool_down(cooldown: Nanos, stop: &AtomicBool) {
         if now >= end {
             return;
         }
-        crate::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(50))));
+        rtlab_sys::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(50))));
     }
 }
 

@@ -201,16 +201,10 @@ impl Load {
         let mut writers: Vec<Arc<dyn SharedWriter>> = Vec::with_capacity(HACKBENCH_FDS);
         for r in 0..HACKBENCH_FDS {
             let (reader, writer): (Box<dyn Read + Send>, Arc<dyn SharedWriter>) = if pipes {
-                let (rd, wr) = std::io::pipe().map_err(|source| RtError::Os {
-                    call: "pipe",
-                    source,
-                })?;
+                let (rd, wr) = std::io::pipe().map_err(RtError::os("pipe"))?;
                 (Box::new(rd), Arc::new(std::sync::Mutex::new(wr)))
             } else {
-                let (a, b) = UnixStream::pair().map_err(|source| RtError::Os {
-                    call: "socketpair",
-                    source,
-                })?;
+                let (a, b) = UnixStream::pair().map_err(RtError::os("socketpair"))?;
                 (Box::new(a), Arc::new(std::sync::Mutex::new(b)))
             };
             writers.push(writer);
@@ -253,7 +247,7 @@ impl<W: Write + Send> SharedWriter for std::sync::Mutex<W> {
 fn send(targets: &[Arc<dyn SharedWriter>], stop: &AtomicBool) {
     // Receivers may go first at the end of a run: their pipes must then fail
     // the write with EPIPE, not end the whole process.
-    crate::interrupt::block_sigpipe_in_this_thread();
+    rtlab_host::interrupt::block_sigpipe_in_this_thread();
     let msg = [0u8; HACKBENCH_MESSAGE];
     while !stop.load(Ordering::Relaxed) {
         for t in targets {

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::policy::RtThrottling;
+use rtlab_host::policy::RtThrottling;
 
 /// The RT throttling limits read at the start (`sched_rt_runtime_us`,
 /// `sched_rt_period_us`).

@@ -23,7 +23,8 @@ use std::time::Duration;
 use rtlab_model::Nanos;
 
 use crate::error::RtError;
-use crate::policy;
+use rtlab_host::policy;
+use rtlab_host::HostError;
 
 /// How often the drainer empties the rings when they were empty the last
 /// time it looked.
@@ -223,7 +224,7 @@ impl<S: Send + 'static> Drainer<S> {
                     }
                 }
             })
-            .map_err(|source| RtError::Spawn {
+            .map_err(|source| HostError::Spawn {
                 name: name.to_string(),
                 source,
             })?;

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rtlab_model::Nanos;
 
-use crate::clock::thread_cpu_time;
+use rtlab_sys::clock::thread_cpu_time;
 
 /// Consumes `amount` of CPU time of the calling thread (spinning, checking
 /// `CLOCK_THREAD_CPUTIME_ID`); returns the CPU time actually consumed, which

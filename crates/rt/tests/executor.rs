@@ -11,18 +11,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use rtlab_host::policy::has_cap_sys_nice;
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::executor::{
     run, run_recording, JobRecord, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport,
 };
-use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> (
     std::sync::MutexGuard<'static, ()>,
-    rtlab_rt::cpu_lock::CpuLock,
+    rtlab_host::cpu_lock::CpuLock,
 ) {
     common::one_at_a_time(&SERIAL)
 }
@@ -274,7 +274,7 @@ fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
         .any(|e| e.file_name().to_string_lossy() == format!("rtlab-edf-{}", std::process::id()));
     assert!(!stale, "the cpuset is removed");
     let me = std::process::id();
-    let records = rtlab_rt::kernel_state::StateDir::from_env()
+    let records = rtlab_host::kernel_state::StateDir::from_env()
         .read_all()
         .unwrap();
     assert!(
@@ -565,9 +565,9 @@ fn a_budget_raised_in_flight_applies_from_the_next_replenishment() {
     }
     let _one_at_a_time = one_at_a_time();
     let took = std::thread::spawn(|| {
-        use rtlab_rt::clock::monotonic_now;
-        use rtlab_rt::policy::{set_current_thread_policy, Policy};
+        use rtlab_host::policy::{set_current_thread_policy, Policy};
         use rtlab_rt::work::burn_cpu;
+        use rtlab_sys::clock::monotonic_now;
         let dl = |runtime| Policy::Deadline {
             runtime,
             deadline: ms(40),

@@ -302,7 +302,7 @@ fn a_log_in_another_layout_is_refused_with_its_line() {
 }
 
 fn is_root() -> bool {
-    rtlab_rt::policy::has_cap_sys_nice()
+    rtlab_host::policy::has_cap_sys_nice()
 }
 
 /// A real rt-app run of a small set: every task logged jobs. Run it under

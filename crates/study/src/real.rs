@@ -8,9 +8,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rtlab_host::interrupt::pause;
+use rtlab_host::HostError;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{self, JobRecord, JobSink, RunConfig, RunPolicy};
-use rtlab_rt::interrupt::pause;
 use rtlab_rt::RtError;
 
 use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
@@ -150,7 +151,10 @@ impl StudyRunner for RealRunner {
         })];
         let report = match executor::run_recording(set, &cfg, self.flag, sinks) {
             Ok((report, _)) => report,
-            Err(e @ (RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. })) => {
+            Err(
+                e @ (RtError::Host(HostError::DeadlineAdmission { .. })
+                | RtError::DeadlineOverLimit { .. }),
+            ) => {
                 (self.progress)(&format!(
                     "{} at U {:.1}% under {}: refused by SCHED_DEADLINE admission",
                     set.name,

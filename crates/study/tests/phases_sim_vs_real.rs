@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use rtlab_host::cpu_lock::{lock_cpus, WhenBusy};
+use rtlab_host::kernel_state::StateDir;
 use rtlab_model::phase::Phase;
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::cpu_lock::{lock_cpus, WhenBusy};
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
-use rtlab_rt::kernel_state::StateDir;
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, Simulator};
 
 fn ms(v: u64) -> Nanos {
@@ -111,7 +111,7 @@ fn the_simulator_and_the_executor_release_the_same_jobs_with_the_same_c() {
     assert_eq!(sim[&(0, 12)], (ms(240), Some(ms(1))));
     assert_eq!(sim[&(1, 9)], (ms(270), Some(Nanos::from_us(1500))));
 
-    if !rtlab_rt::policy::has_cap_sys_nice() {
+    if !rtlab_host::policy::has_cap_sys_nice() {
         println!("skipping the real half: needs root or CAP_SYS_NICE");
         return;
     }

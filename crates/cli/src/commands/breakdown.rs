@@ -19,12 +19,13 @@ use rtlab_analysis::measured_breakdown::{
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, RunConfig, RunPolicy};
-use rtlab_rt::{interrupt, RtError, RtThrottling};
+use rtlab_rt::RtError;
 use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::flags::parse_nanos;
@@ -216,7 +217,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     // starved SCHED_OTHER tasks, which --no-rt-throttling does not lift.
     // SCHED_DEADLINE admission refuses a set above its limit instead: those
     // steps are recorded as refused.
-    let fair = 1.0 - rtlab_rt::policy::fair_server_share();
+    let fair = 1.0 - rtlab_host::policy::fair_server_share();
     let limit = match (args.no_rt_throttling, run_policy.is_deadline()) {
         (_, true) => None,
         (true, false) => (fair < 1.0).then_some(fair),
@@ -346,12 +347,13 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
                 refused: None,
             })
         }
-        Err(e @ (RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. })) => {
-            Ok(StepOutcome {
-                refused: Some(e.to_string()),
-                ..StepOutcome::default()
-            })
-        }
+        Err(
+            e @ (RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. })
+            | RtError::DeadlineOverLimit { .. }),
+        ) => Ok(StepOutcome {
+            refused: Some(e.to_string()),
+            ..StepOutcome::default()
+        }),
         Err(e) => Err(e.into()),
     }
 }

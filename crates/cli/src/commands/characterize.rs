@@ -1,6 +1,6 @@
 //! `rtlab characterize`: this machine's scheduling costs in paper 004's
 //! model, measured on one pinned CPU, fitted and written as an overheads
-//! file (the measuring is `rtlab_rt::characterize`).
+//! file (the measuring is `rtlab_probe::characterize`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use rtlab_host::interrupt;
 use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_probe::characterize::document::{self, CharacterizeDocument, ConfigDocument};
+use rtlab_probe::characterize::fit::{LineFit, Statistic};
+use rtlab_probe::characterize::{self, Characterization, CharacterizeConfig, ScenarioPoint};
 use rtlab_report::table;
-use rtlab_rt::characterize::document::{self, CharacterizeDocument, ConfigDocument};
-use rtlab_rt::characterize::fit::{LineFit, Statistic};
-use rtlab_rt::characterize::{self, Characterization, CharacterizeConfig, ScenarioPoint};
-use rtlab_rt::interrupt;
 
 use crate::setup::{say, set_up};
 use crate::usage::{naming_the_flag, usage};
@@ -86,7 +86,7 @@ pub fn default_profile(cpu: usize) -> anyhow::Result<Overheads> {
     let stat = Statistic::P999;
     let source = document::source_line(
         &document::hostname(),
-        &rtlab_rt::platform::host_metadata(),
+        &rtlab_host::platform::host_metadata(),
         &document::now_utc(),
         &measured,
         stat,
@@ -143,7 +143,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     }
     drop(guards);
 
-    let host = rtlab_rt::platform::host_metadata();
+    let host = rtlab_host::platform::host_metadata();
     let fits = measured.fit_inputs().fit(args.stat);
     let source = document::source_line(
         &document::hostname(),

@@ -4,10 +4,11 @@
 
 use std::process::ExitCode;
 
+use rtlab_host::interrupt;
 use rtlab_model::{file, printable, Nanos};
 use rtlab_report::table;
 use rtlab_rt::rtapp::{self, RtAppComparison};
-use rtlab_rt::{interrupt, RtError};
+use rtlab_rt::RtError;
 
 use crate::real_run::{execute, RunFlags};
 use crate::setup::{restore_left_state_first, say};

@@ -10,11 +10,11 @@ use clap::Args;
 use rtlab_model::generate::{generate_sets, GeneratorConfig};
 use rtlab_model::{file, Nanos};
 
+use rtlab_probe::latency::SeriesTap;
 use rtlab_report::html::render_html;
 use rtlab_report::sources::{sample_row, GanttRows};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
-use rtlab_rt::latency::SeriesTap;
 use rtlab_rt::RtError;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
@@ -132,7 +132,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         outln!("   platform (rtlab doctor): {warning}");
     }
     outln!();
-    if rtlab_rt::policy::has_cap_sys_nice() {
+    if rtlab_host::policy::has_cap_sys_nice() {
         outln!("{}", real_scenario_table(&mut runs)?);
         outln!("   A miss count is jobs past their deadline; scenario 4 (U = 0.92) exceeds what SCHED_DEADLINE");
         outln!("   admits on one CPU here (0.95 minus the fair server's 0.05): add --no-rt-throttling to run it.");
@@ -144,7 +144,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let sweep = sweep::run(&parse_args::<SweepArgs>(SWEEP)?)?;
     runs.push(RunView::unsaved("sweep", sweep).with_command(SWEEP));
 
-    let latency_line = if rtlab_rt::policy::has_cap_sys_nice() {
+    let latency_line = if rtlab_host::policy::has_cap_sys_nice() {
         LATENCY_FIFO
     } else {
         LATENCY_OTHER
@@ -175,19 +175,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
 /// The items `rtlab doctor` warns about, one line each (`key: summary`):
 /// what makes real-thread numbers on this machine noisier than they could be.
 fn platform_warnings() -> Vec<String> {
-    let report = rtlab_rt::platform::probe(&rtlab_rt::kernel_state::StateDir::from_env());
+    let report = rtlab_host::platform::probe(&rtlab_host::kernel_state::StateDir::from_env());
     report
         .lines()
         .into_iter()
-        .filter(|l| l.level == rtlab_rt::platform::Level::Warn)
+        .filter(|l| l.level == rtlab_host::platform::Level::Warn)
         .map(|l| format!("{}: {}", l.key, l.summary))
         .collect()
 }
 
-/// The host metadata a saved run carries (`rtlab_rt::platform::host_metadata`,
+/// The host metadata a saved run carries (`rtlab_host::platform::host_metadata`,
 /// what `rtlab doctor` reads), as the report's.
 fn host_metadata() -> serde_json::Value {
-    serde_json::to_value(rtlab_rt::platform::host_metadata()).unwrap_or_default()
+    serde_json::to_value(rtlab_host::platform::host_metadata()).unwrap_or_default()
 }
 
 /// Deadline misses per scheduler (rows) and lf-scenario (columns), simulated.
@@ -277,7 +277,7 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
     let mut header = vec!["policy"];
     header.extend(columns);
     let mut t = table::new(&header, &columns);
-    let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     crate::setup::restore_left_state_first();
     for policy in [
         RunPolicy::FifoOrder,
@@ -305,9 +305,10 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
                         }
                         cell
                     }
-                    Err(RtError::DeadlineAdmission { .. } | RtError::DeadlineOverLimit { .. }) => {
-                        "over admission limit".into()
-                    }
+                    Err(
+                        RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. })
+                        | RtError::DeadlineOverLimit { .. },
+                    ) => "over admission limit".into(),
                     Err(e) => return Err(e.into()),
                 },
             );

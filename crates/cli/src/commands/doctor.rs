@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use rtlab_rt::kernel_state::{self, Recovery, StateDir};
-use rtlab_rt::platform::{self, Level, PlatformReport};
+use rtlab_host::kernel_state::{Recovery, StateDir};
+use rtlab_host::platform::{self, Level, PlatformReport};
 use serde::Serialize;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -44,7 +44,7 @@ struct DoctorJson<'a> {
 /// Runs `rtlab doctor`.
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let recoveries = if args.restore {
-        kernel_state::recover_left_state().map_err(|e| {
+        rtlab_host::recover::recover_left_state().map_err(|e| {
             anyhow::anyhow!(
                 "cannot restore what earlier rtlab runs left: {e} (restoring kernel settings needs root)"
             )

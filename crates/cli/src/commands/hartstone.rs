@@ -430,7 +430,7 @@ fn run_real(
         args.iteration_duration,
         policies.len()
     ));
-    let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
@@ -532,7 +532,7 @@ fn run_real_extended(
         tests.len(),
         policies.len()
     ));
-    let interrupt = rtlab_rt::interrupt::install_interrupt_flag();
+    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();

@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use rtlab_host::policy::allowed_cpus;
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::Nanos;
 use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
-use rtlab_rt::policy::allowed_cpus;
 use rtlab_rt::schema::{
     LagCellDocument, LagStudyConfigDocument, LagStudyDocument, RtThrottlingDocument,
 };
-use rtlab_rt::{interrupt, RtThrottling};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;

@@ -7,15 +7,15 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::Nanos;
-use rtlab_rt::cyclictest_json::{self, CyclictestRun, SysInfo};
-use rtlab_rt::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
+use rtlab_probe::cyclictest_json::{self, CyclictestRun, SysInfo};
+use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport};
 use rtlab_rt::load::{LoadSpec, LoadStats};
 use rtlab_rt::schema::{
     JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument, LoadDocument,
     OutlierDocument, RtThrottlingDocument,
 };
-use rtlab_rt::{interrupt, RtThrottling};
 use serde_json::Value;
 
 use crate::flags::{
@@ -535,7 +535,7 @@ fn report_json(
         interrupted: report.interrupted,
         lost_threads: report.lost_threads.clone(),
         wall_ns: report.wall.as_ns(),
-        peak_rss_bytes: rtlab_rt::usage::peak_rss_bytes(),
+        peak_rss_bytes: rtlab_host::usage::peak_rss_bytes(),
         notes: notes.to_vec(),
         threads: report.threads.iter().map(thread_json).collect(),
     }
@@ -545,7 +545,7 @@ fn report_json(
 mod tests {
     use super::*;
     use clap::Parser;
-    use rtlab_rt::Policy;
+    use rtlab_host::Policy;
 
     #[derive(Debug, Parser)]
     struct Cli {

@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
+use rtlab_host::interrupt;
 use rtlab_model::Nanos;
-use rtlab_rt::clock::monotonic_now;
-use rtlab_rt::interrupt;
 use rtlab_rt::load::LoadSpec;
+use rtlab_sys::clock::monotonic_now;
 
 use crate::flags::{parse_load, parse_nanos};
 use crate::setup::start_load;

@@ -10,11 +10,11 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::study_text;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor;
-use rtlab_rt::{interrupt, RtThrottling};
 use rtlab_study::document::{OverloadPart, RealOverload, RealPart, StudyDocument, UtilizationPart};
 use rtlab_study::locking::{self, LockingConfig};
 use rtlab_study::overload::{self, OverloadConfig, Profile};
@@ -249,7 +249,7 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--plot: cannot create {}", dir.display()))?;
     }
-    if args.real && rtlab_rt::sys::resource::geteuid() != 0 {
+    if args.real && rtlab_sys::resource::geteuid() != 0 {
         anyhow::bail!(
             "--real runs SCHED_DEADLINE and SCHED_FIFO threads pinned to one CPU and changes kernel \
              settings for it: it needs root (run it with sudo, or without --real)"

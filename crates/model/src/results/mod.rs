@@ -9,11 +9,15 @@
 pub mod compare;
 mod job;
 mod metrics;
+mod series;
+mod sink;
 mod summary;
 
 pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
 pub use metrics::{TaskMetrics, Totals};
+pub use series::SeriesPoint;
+pub use sink::JobSink;
 pub use summary::TaskSummary;
 
 /// For `skip_serializing_if`: a counter that is 0 is left out of the JSON

@@ -15,18 +15,7 @@ use serde::Serialize;
 
 use super::record::JobRecord;
 
-/// Receives every recorded job of a run, on the writer thread.
-pub trait JobSink: Send {
-    /// One job. `ended` is how long the run lasted; it decides whether an
-    /// unfinished job missed its deadline, and is final for every job
-    /// without a finish time.
-    fn job(&mut self, job: &JobRecord, ended: Nanos) -> io::Result<()>;
-
-    /// After the last job: complete and flush the output.
-    fn finish(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+pub use rtlab_model::results::JobSink;
 
 /// The column `--jobs FILE.csv` has at the end, after [`JOBS_CSV_HEADER`]'s,
 /// when the set has critical sections: each job's lock wait

@@ -31,11 +31,11 @@ use std::sync::atomic::AtomicBool;
 
 use rtlab_model::{lock_steps, Nanos, TaskSet};
 
-use crate::clock::{monotonic_now, thread_cpu_time};
 use crate::error::RtError;
-use crate::policy::Policy;
-use crate::sys::mutex::{MutexProtocol, PthreadMutex};
 use crate::work::burn_cpu_until_unless_stopped;
+use rtlab_host::policy::Policy;
+use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
+use rtlab_sys::mutex::{MutexProtocol, PthreadMutex};
 
 use super::policy_map::RunPolicy;
 

@@ -52,7 +52,6 @@
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
-pub mod cpuset;
 pub mod job_files;
 pub mod job_log;
 pub mod locks;
@@ -69,20 +68,21 @@ use rtlab_model::phase::{Phase, PhasePlan};
 use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
-use crate::clock::{monotonic_now, MonotonicClock};
 use crate::error::RtError;
 use crate::lag::{ControllerKind, LagController, Waiter};
-use crate::policy::{self, Policy, RtThrottling};
 use crate::stream::start_streams;
-use crate::usage::{peak_rss_bytes, thread_switches};
+use rtlab_host::policy::{self, Policy, RtThrottling};
+use rtlab_host::usage::{peak_rss_bytes, thread_switches};
+use rtlab_host::HostError;
+use rtlab_sys::clock::{monotonic_now, MonotonicClock};
 
-pub use cpuset::{CpusetDoor, ExclusiveCpuset};
 pub use job_files::{ChromeTrace, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER};
 pub use job_log::job_ring_capacities;
 pub use locks::{LockProtocol, LOCK_PROTOCOLS};
 pub use phases::{BudgetChanges, DeadlineBudgets};
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
+use rtlab_host::cpuset::{CpusetDoor, ExclusiveCpuset};
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
@@ -290,11 +290,12 @@ pub fn run_recording(
     if let Some(cpu) = cfg.cpu {
         let allowed = policy::allowed_cpus()?;
         if !allowed.contains(&cpu) {
-            return Err(RtError::Affinity {
+            return Err(HostError::Affinity {
                 cpus: vec![cpu],
                 allowed,
                 why: "not a CPU this process may use".into(),
-            });
+            }
+            .into());
         }
     }
     let _throttling_off = if cfg.no_rt_throttling {
@@ -348,7 +349,7 @@ pub fn run_recording(
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<(usize, TaskOutcome)>();
     let mut handles = Vec::with_capacity(n);
-    crate::sys::resource::limit_malloc_arenas();
+    rtlab_sys::resource::limit_malloc_arenas();
     for (i, (task, ring)) in set.tasks.iter().zip(rings).enumerate() {
         let thread = TaskThread {
             index: i,
@@ -682,10 +683,10 @@ impl TaskThread {
             .saturating_add(self.task.period);
         loop {
             match policy::set_current_thread_policy(&self.policy) {
-                Err(RtError::DeadlineAdmission { .. }) if monotonic_now() < patience => {
+                Err(HostError::DeadlineAdmission { .. }) if monotonic_now() < patience => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                other => return other,
+                other => return other.map_err(RtError::from),
             }
         }
     }
@@ -743,11 +744,11 @@ impl TaskThread {
                 .saturating_add(Nanos::from_ns(self.index as u64));
             if monotonic_now() < wake_at {
                 waiter.wait_until(&mut clock, wake_at);
-                // Woken early, by a stop signal (`crate::interrupt`): wait
+                // Woken early, by a stop signal (`rtlab_host::interrupt`): wait
                 // for the watchdog's stop, which follows within 20 ms, in
                 // short sleeps, rather than start the job early.
                 while monotonic_now() < wake_at && !shared.stop.load(Ordering::Relaxed) {
-                    crate::clock::wait_until(
+                    rtlab_sys::clock::wait_until(
                         wake_at.min(monotonic_now().saturating_add(Nanos::from_ms(1))),
                     );
                 }
@@ -873,7 +874,7 @@ impl TaskThread {
 
 /// The CPU the calling thread runs on.
 fn current_cpu() -> Option<u32> {
-    crate::sys::sched::sched_getcpu().ok()
+    rtlab_sys::sched::sched_getcpu().ok()
 }
 
 /// Starts the thread that ends the run: at `end`, or when `interrupt` is
@@ -913,7 +914,7 @@ fn spawn_watchdog(
                     ended_ns.store(now.as_ns(), Ordering::SeqCst);
                     break;
                 }
-                crate::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(20))));
+                rtlab_sys::clock::wait_until(end.min(now.saturating_add(Nanos::from_ms(20))));
             }
             stop.store(true, Ordering::SeqCst);
             interrupted

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use super::{AdmittedLimit, RunConfig};
 use crate::error::RtError;
-use crate::policy::Policy;
+use rtlab_host::policy::Policy;
 
 /// The set the executor runs under `cfg.phases` (the set's tasks, then
 /// every phase's own tasks, whose offset becomes their phase's start plus

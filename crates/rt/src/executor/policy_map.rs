@@ -27,7 +27,7 @@ use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
-use crate::policy::Policy;
+use rtlab_host::policy::Policy;
 
 /// The SCHED_FIFO/RR priority of the least urgent task.
 pub const BASE_PRIORITY: u8 = 10;

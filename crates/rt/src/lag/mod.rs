@@ -28,8 +28,8 @@ use rtlab_model::Nanos;
 pub use paper::PaperController;
 pub use robust::{RobustConfig, RobustController};
 
-use crate::clock::Sleeper;
-use crate::policy::RtThrottling;
+use rtlab_host::policy::RtThrottling;
+use rtlab_sys::clock::Sleeper;
 
 /// What one wait did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,7 +279,7 @@ fn finish_after_sleep<S: Sleeper>(
 /// read last and the time spent spinning from `from`.
 fn spin_until<S: Sleeper>(clock: &S, target: Nanos, from: Nanos) -> (Nanos, Nanos) {
     let mut now = from;
-    while now < target && !crate::interrupt::interrupted() {
+    while now < target && !rtlab_host::interrupt::interrupted() {
         std::hint::spin_loop();
         now = clock.now();
     }
@@ -297,7 +297,7 @@ fn signed_diff(a: Nanos, b: Nanos) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ScriptedClock;
+    use rtlab_sys::clock::ScriptedClock;
 
     #[test]
     fn plain_waiter_reports_the_sleep_lag() {

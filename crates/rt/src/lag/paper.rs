@@ -28,7 +28,7 @@
 use rtlab_model::Nanos;
 
 use super::{finish_after_sleep, signed, signed_diff, wait_without_sleeping, Wake};
-use crate::clock::Sleeper;
+use rtlab_sys::clock::Sleeper;
 
 /// The integral lag controller of paper 000, Algorithm 2.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ impl PaperController {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ScriptedClock;
+    use rtlab_sys::clock::ScriptedClock;
 
     const PERIOD: Nanos = Nanos::from_ms(1);
 

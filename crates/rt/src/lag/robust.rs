@@ -85,8 +85,8 @@ use rtlab_model::Nanos;
 use super::spin_budget::{RtSpinBudget, SpinShareBudget};
 use super::window::WarmUp;
 use super::{finish_after_sleep, signed, wait_without_sleeping, Wake};
-use crate::clock::Sleeper;
-use crate::policy::RtThrottling;
+use rtlab_host::policy::RtThrottling;
+use rtlab_sys::clock::Sleeper;
 
 /// How a [`RobustController`] is set up.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -290,7 +290,7 @@ mod tests {
     use super::super::window::WARM_UP;
     use super::super::PaperController;
     use super::*;
-    use crate::clock::ScriptedClock;
+    use rtlab_sys::clock::ScriptedClock;
 
     const PERIOD: Nanos = Nanos::from_ms(1);
     const LINUX_DEFAULT: RtThrottling = RtThrottling {

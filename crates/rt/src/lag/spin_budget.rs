@@ -53,7 +53,7 @@
 
 use rtlab_model::Nanos;
 
-use crate::policy::RtThrottling;
+use rtlab_host::policy::RtThrottling;
 
 /// Share of the CPU kept free below the RT-throttling limit (2 %), as
 /// parts of [`MARGIN_DEN`].

@@ -36,7 +36,7 @@ use serde_json::{json, Value};
 
 use crate::error::RtError;
 use crate::executor::{thread_policies, RunPolicy};
-use crate::policy::Policy;
+use rtlab_host::policy::Policy;
 
 /// How rt-app turns `run` microseconds into loops of its busy function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

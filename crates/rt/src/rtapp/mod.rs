@@ -18,5 +18,5 @@ pub mod summary;
 pub use export::{
     export, export_with_policies, Calibration, ExportOptions, Exported, RtAppDocument,
 };
-pub use runner::{find_rtapp, RtAppRun, INSTALL_HINT};
-pub use summary::{summarize, RtAppComparison, RtAppTaskComparison, RtAppTaskMetrics};
+pub use runner::{find_rtapp, INSTALL_HINT};
+pub use summary::{summarize, RtAppComparison, RtAppRun, RtAppTaskComparison, RtAppTaskMetrics};

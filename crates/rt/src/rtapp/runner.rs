@@ -17,15 +17,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rtlab_model::{Nanos, TaskSet};
-use serde::Serialize;
 
 use super::export::{export_with_policies, Calibration, ExportOptions};
 use super::log;
-use super::summary::{summarize, RtAppTaskMetrics};
+use super::summary::{summarize, RtAppRun};
 use crate::error::RtError;
-use crate::executor::{fit_to_admission, thread_policies, ExclusiveCpuset, RunConfig};
-use crate::policy::{self, Policy, RtThrottling, RtThrottlingOff};
-use crate::sys::signal::send_signal;
+use crate::executor::{fit_to_admission, thread_policies, RunConfig};
+use rtlab_host::cpuset::ExclusiveCpuset;
+use rtlab_host::policy::{self, Policy, RtThrottling, RtThrottlingOff};
+use rtlab_sys::signal::send_signal;
 
 /// How long rt-app may take beyond `duration` (calibration, thread set-up,
 /// the last period) before it is stopped.
@@ -36,25 +36,6 @@ pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// The log basename rtlab gives rt-app.
 const BASENAME: &str = "rtapp";
-
-/// What an rt-app run measured.
-#[derive(Debug, Clone, Serialize)]
-pub struct RtAppRun {
-    /// The rt-app binary run.
-    pub binary: String,
-    /// `global.calibration` as written (`"CPU1"` or ns per loop).
-    pub calibration: String,
-    /// rt-app's calibrated ns per loop, from its `pLoad = Nns` line.
-    pub ns_per_loop: Option<u64>,
-    /// Requested duration (whole seconds).
-    pub duration_ns: u64,
-    /// True when Ctrl-C (or the grace running out) stopped rt-app.
-    pub interrupted: bool,
-    /// rt-app's exit status (null when a signal ended it).
-    pub exit_status: Option<i32>,
-    /// Per task, from its thread's log, in declaration order.
-    pub tasks: Vec<RtAppTaskMetrics>,
-}
 
 /// The `rt-app` on `PATH`, if any.
 pub fn find_rtapp() -> Option<PathBuf> {

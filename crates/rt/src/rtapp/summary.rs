@@ -110,6 +110,25 @@ pub struct RtAppTaskComparison {
     pub rtapp_run_overshoot_pct: Option<f64>,
 }
 
+/// What an rt-app run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct RtAppRun {
+    /// The rt-app binary run.
+    pub binary: String,
+    /// `global.calibration` as written (`"CPU1"` or ns per loop).
+    pub calibration: String,
+    /// rt-app's calibrated ns per loop, from its `pLoad = Nns` line.
+    pub ns_per_loop: Option<u64>,
+    /// Requested duration (whole seconds).
+    pub duration_ns: u64,
+    /// True when Ctrl-C (or the grace running out) stopped rt-app.
+    pub interrupted: bool,
+    /// rt-app's exit status (null when a signal ended it).
+    pub exit_status: Option<i32>,
+    /// Per task, from its thread's log, in declaration order.
+    pub tasks: Vec<RtAppTaskMetrics>,
+}
+
 /// `rtlab compare --with rt-app --json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct RtAppComparison {
@@ -122,16 +141,12 @@ pub struct RtAppComparison {
     /// rtlab's run, whole.
     pub rtlab: RunReport,
     /// rt-app's run, whole.
-    pub rtapp: super::runner::RtAppRun,
+    pub rtapp: RtAppRun,
 }
 
 impl RtAppComparison {
     /// Pairs the tasks of the two runs by declaration order.
-    pub fn new(
-        set: &rtlab_model::TaskSet,
-        rtlab: RunReport,
-        rtapp: super::runner::RtAppRun,
-    ) -> Self {
+    pub fn new(set: &rtlab_model::TaskSet, rtlab: RunReport, rtapp: RtAppRun) -> Self {
         let tasks = set
             .tasks
             .iter()

@@ -2,8 +2,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use rtlab_rt::cpu_lock::{lock_cpus, CpuLock, WhenBusy};
-use rtlab_rt::kernel_state::StateDir;
+use rtlab_host::cpu_lock::{lock_cpus, CpuLock, WhenBusy};
+use rtlab_host::kernel_state::StateDir;
 
 /// One real-time test at a time in the binary (`serial`), and the per-CPU
 /// measurement lock of the CPU the runs pin to, as `rtlab` takes it: a test

@@ -36,7 +36,7 @@ pub(crate) fn kernel_config(release: &str) -> Result<(String, String), String> {
 /// The kernel log ring buffer (`dmesg`), which needs CAP_SYSLOG unless
 /// `kernel.dmesg_restrict` is 0.
 pub(crate) fn kernel_log() -> Result<String, String> {
-    use crate::sys::log::{kernel_log_size, read_kernel_log};
+    use rtlab_sys::log::{kernel_log_size, read_kernel_log};
     let explain = |e: std::io::Error| {
         format!("the kernel log: {e} (needs CAP_SYSLOG or kernel.dmesg_restrict = 0)")
     };

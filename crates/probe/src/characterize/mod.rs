@@ -37,12 +37,12 @@ use std::sync::atomic::AtomicBool;
 use rtlab_model::Nanos;
 use serde::Serialize;
 
-use crate::clock::monotonic_now;
-use crate::error::RtError;
-use crate::policy;
-use crate::sys::time::clock_getres;
 use batch::{run_batch, Recorder};
 use fit::{CostStats, FitInputs};
+use rtlab_host::policy;
+use rtlab_rt::RtError;
+use rtlab_sys::clock::monotonic_now;
+use rtlab_sys::time::clock_getres;
 use scenarios::Plan;
 use tick::TickEstimate;
 
@@ -235,7 +235,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
 /// Measures every scenario (module docs). `stop` (the Ctrl-C flag) ends
 /// the run early with what was measured. Fails before measuring when the
-/// threads cannot get SCHED_FIFO or the CPU (e.g. [`RtError::NeedsPrivilege`]).
+/// threads cannot get SCHED_FIFO or the CPU (e.g. `HostError::NeedsPrivilege`).
 pub fn characterize(
     cfg: &CharacterizeConfig,
     stop: &'static AtomicBool,
@@ -418,9 +418,9 @@ fn measure_timer(
         let mut loc = None;
         let rec = run_plan(cpu, plan, &mut |start| {
             // LOC inside the stretch, 1 ms after its start to 1 ms before its end.
-            crate::clock::wait_until(start + Nanos::from_ms(1));
+            rtlab_sys::clock::wait_until(start + Nanos::from_ms(1));
             let a = read_loc(cpu);
-            crate::clock::wait_until(start + STRETCH - Nanos::from_ms(1));
+            rtlab_sys::clock::wait_until(start + STRETCH - Nanos::from_ms(1));
             loc = a.zip(read_loc(cpu)).map(|(a, b)| b.saturating_sub(a));
         })?;
         if let Some(delta) = loc {

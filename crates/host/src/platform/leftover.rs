@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::sources::read;
 use super::{Item, Level};
-use crate::executor::cpuset::{stray_cpusets, CPUSET_ROOT};
+use crate::cpuset::{stray_cpusets, CPUSET_ROOT};
 use crate::kernel_state::{pid_exists, Change, StateDir};
 use crate::policy::RT_RUNTIME;
 

@@ -1,6 +1,10 @@
-//! Every raw `libc` call of the runtime, each wrapped once in a safe
-//! function with a `SAFETY` comment; the rest of the crate calls these and
-//! has no `unsafe` (the crate root denies `unsafe_code` everywhere but here).
+//! Every raw `libc` call of rtlab, each wrapped once in a safe function
+//! with a `SAFETY` comment; the other crates call these and have no
+//! `unsafe` (they forbid or deny `unsafe_code`). Also the clocks built on
+//! them ([`clock`]), the one conversion between [`Nanos`] and `timespec`
+//! ([`timespec`]) and the process's stop flag ([`stop_flag`]).
+//!
+//! [`Nanos`]: rtlab_model::Nanos
 //!
 //! Calls that can fail return [`std::io::Result`] with the kernel's error
 //! number (`io::Error::last_os_error()` or the returned error number); calls
@@ -14,6 +18,7 @@
 //! `sched_setattr` / `sched_getattr` (SCHED_DEADLINE) or `klogctl`, so they
 //! would add a dependency and still leave raw calls here.
 
+pub mod clock;
 pub mod fd;
 pub mod futex;
 pub mod log;
@@ -21,7 +26,11 @@ pub mod mutex;
 pub mod resource;
 pub mod sched;
 pub mod signal;
+pub mod stop_flag;
 pub mod time;
+pub mod timespec;
+
+pub use clock::{Clock, MonotonicClock, ScriptedClock, Sleeper};
 
 use std::io;
 

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use rtlab_model::Nanos;
 
-use crate::clock::{monotonic_now, wait_until};
-use crate::error::RtError;
-use crate::policy::{self, Policy};
-use crate::sys::sched::{sched_setaffinity, CpuSet};
+use rtlab_host::policy::{self, Policy};
+use rtlab_rt::RtError;
+use rtlab_sys::clock::{monotonic_now, wait_until};
+use rtlab_sys::sched::{sched_setaffinity, CpuSet};
 
 /// Stack of a measuring thread: small, so `mlockall` locks little per
 /// thread; the first [`STACK_PREFAULT`] bytes are touched before the start.
@@ -159,10 +159,9 @@ pub fn run_batch(
             Ok((_, Ok(()))) => set_up += 1,
             Ok((_, Err(e))) => first_error = Some(e),
             Err(_) => {
-                first_error = Some(RtError::Os {
-                    call: "starting a measuring thread",
-                    source: std::io::Error::from(std::io::ErrorKind::TimedOut),
-                })
+                first_error = Some(RtError::os("starting a measuring thread")(
+                    std::io::Error::from(std::io::ErrorKind::TimedOut),
+                ))
             }
         }
     }

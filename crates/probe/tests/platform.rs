@@ -5,13 +5,14 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
-use rtlab_model::Nanos;
-use rtlab_rt::latency::{run_probe, run_probe_with_series, Affinity, ProbeConfig};
-use rtlab_rt::policy::{
+use rtlab_host::policy::{
     allowed_cpus, current_thread_policy, has_cap_sys_nice, hold_dma_latency_zero, lock_memory,
     set_current_thread_affinity, set_current_thread_policy,
 };
-use rtlab_rt::{Policy, RtError};
+use rtlab_host::{HostError, Policy};
+use rtlab_model::Nanos;
+use rtlab_probe::latency::{run_probe, run_probe_with_series, Affinity, ProbeConfig};
+use rtlab_rt::RtError;
 
 fn privileged(test: &str) -> bool {
     let ok = has_cap_sys_nice();
@@ -66,12 +67,12 @@ fn deadline_is_set_and_its_errors_say_what_to_do() {
             set_current_thread_affinity(&[0]).unwrap();
             set_current_thread_policy(&dl(100, 1000)).unwrap_err()
         });
-        assert!(matches!(e, RtError::DeadlineAffinity), "{e}");
+        assert!(matches!(e, HostError::DeadlineAffinity), "{e}");
         assert!(e.to_string().contains("cpuset"), "{e}");
     }
 
     // Admission control: hold 96 % of a CPU per thread until refused.
-    let (tx, rx) = mpsc::channel::<Result<(), RtError>>();
+    let (tx, rx) = mpsc::channel::<Result<(), HostError>>();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let release_rx = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
     let mut holders = Vec::new();
@@ -97,7 +98,7 @@ fn deadline_is_set_and_its_errors_say_what_to_do() {
         h.join().unwrap();
     }
     let e = refused.expect("admission control never refused 0.96 bandwidth per CPU");
-    assert!(matches!(e, RtError::DeadlineAdmission { .. }), "{e}");
+    assert!(matches!(e, HostError::DeadlineAdmission { .. }), "{e}");
     assert!(e.to_string().contains("sched_rt_runtime_us"), "{e}");
 }
 
@@ -119,7 +120,7 @@ fn unprivileged_fifo_gives_the_plain_words_error() {
     let check = || {
         let e = on_fresh_thread(|| set_current_thread_policy(&Policy::Fifo { priority: 50 }))
             .unwrap_err();
-        assert!(matches!(e, RtError::NeedsPrivilege { .. }), "{e}");
+        assert!(matches!(e, HostError::NeedsPrivilege { .. }), "{e}");
         let text = e.to_string();
         assert!(text.starts_with("SCHED_FIFO priority 50 needs root or CAP_SYS_NICE: run with sudo, or `setcap cap_sys_nice+ep"), "{text}");
         println!("CHILD-SAW: {text}");
@@ -207,7 +208,10 @@ fn a_probe_that_cannot_get_its_policy_fails_before_measuring() {
         ..ProbeConfig::default()
     };
     let e = run_probe(&cfg, &STOP).unwrap_err();
-    assert!(matches!(e, RtError::Affinity { .. }), "{e}");
+    assert!(
+        matches!(e, RtError::Host(HostError::Affinity { .. })),
+        "{e}"
+    );
 }
 
 #[test]

@@ -43,7 +43,7 @@
 //! [`WAKE_SIGNAL`] to every other thread of the process (`tgkill`); its
 //! handler does nothing and is installed with `SA_RESTART`, so the only
 //! calls it cuts short are the sleeps Linux never restarts, which return
-//! EINTR; [`crate::clock::wait_until`] then returns early because the flag
+//! EINTR; [`rtlab_sys::clock::wait_until`] then returns early because the flag
 //! is raised, and the loop sees the flag. SIGURG is the wake signal for
 //! the reason the Go runtime picked it for preempting goroutines: its
 //! default action is to ignore it and nothing else here uses it.
@@ -63,10 +63,11 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Once;
 
-use crate::sys::fd::{dup2, isatty};
-use crate::sys::signal::{exit_now, install_wake_handler, is_ignored, signal_thread, SigSet};
+use rtlab_sys::fd::{dup2, isatty};
+use rtlab_sys::signal::{exit_now, install_wake_handler, is_ignored, signal_thread, SigSet};
+pub use rtlab_sys::stop_flag::interrupted;
+use rtlab_sys::stop_flag::INTERRUPTED;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Set by [`install_interrupt_flag`]: the command checks the flag, so the
 /// first stop ends its measurement instead of the process.
@@ -109,7 +110,7 @@ pub fn install_stop_handler() {
 
 /// Marks the command as one that ends its measurement at the first stop
 /// (module docs), installs the handler if `main` did not, and returns the
-/// flag the first stop sets. Sleeps in [`crate::clock::wait_until`] return
+/// flag the first stop sets. Sleeps in [`rtlab_sys::clock::wait_until`] return
 /// early once it is set.
 pub fn install_interrupt_flag() -> &'static AtomicBool {
     install_stop_handler();
@@ -127,11 +128,6 @@ pub fn pause(d: rtlab_model::Nanos, flag: &AtomicBool) {
         }
         std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
     }
-}
-
-/// True once a stop signal arrived (after [`install_interrupt_flag`]).
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
 }
 
 /// The name of the first stop signal received, e.g. `SIGHUP`.
@@ -209,7 +205,7 @@ fn take_signals(set: SigSet, terminals: &[libc::c_int]) {
 /// Sends [`WAKE_SIGNAL`] to every thread of the process but this one
 /// (the threads listed in `/proc/self/task`).
 fn wake_other_threads() {
-    let me = crate::sys::sched::gettid();
+    let me = rtlab_sys::sched::gettid();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return;
     };

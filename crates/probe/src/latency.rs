@@ -12,7 +12,7 @@
 //! array for the cyclictest histogram file, a fixed table of the worst
 //! outliers, and, for the time series (`--series`), a pre-faulted ring per
 //! thread that a writer thread streams to the file as the run goes
-//! ([`crate::stream`]), so memory does not grow with loops. Nothing inside
+//! ([`rtlab_rt::stream`]), so memory does not grow with loops. Nothing inside
 //! the loop allocates, takes a lock, waits or prints; the stop flag is a
 //! relaxed atomic.
 //!
@@ -36,11 +36,11 @@ use hdrhistogram::Histogram;
 use rtlab_model::Nanos;
 use serde::Serialize;
 
-use crate::clock::{monotonic_now, Clock, MonotonicClock, Sleeper};
-use crate::error::RtError;
-use crate::policy::{self, Policy};
-use crate::stats::{new_histogram, Extremes, Summary};
-use crate::stream::{ring_capacities, start_streams, Drainer, RecordSender, RecordSink};
+use rtlab_host::policy::{self, Policy};
+use rtlab_rt::stats::{new_histogram, Extremes, Summary};
+use rtlab_rt::stream::{ring_capacities, start_streams, Drainer, RecordSender, RecordSink};
+use rtlab_rt::RtError;
+use rtlab_sys::clock::{monotonic_now, Clock, MonotonicClock, Sleeper};
 
 /// Samples of each thread one series ring holds.
 pub const SERIES_WINDOW: Nanos = Nanos::from_secs(2);
@@ -221,18 +221,7 @@ pub struct Outlier {
     pub latency: Nanos,
 }
 
-/// One sample of the time series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SeriesPoint {
-    /// Loop number (0-based).
-    pub loop_index: u64,
-    /// When it should have woken, from the start of the run.
-    pub at: Nanos,
-    /// Wake-up latency.
-    pub latency: Nanos,
-    /// Period jitter: actual period minus the interval (0 for the first).
-    pub jitter_ns: i64,
-}
+pub use rtlab_model::results::SeriesPoint;
 
 /// What one thread measured.
 #[derive(Debug, Clone)]
@@ -473,7 +462,7 @@ pub fn run_probe_with_tap(
     let abort = Arc::new(AtomicBool::new(false));
     let (setup_tx, setup_rx) = mpsc::channel::<Result<(), RtError>>();
     let (done_tx, done_rx) = mpsc::channel::<ThreadReport>();
-    crate::sys::resource::limit_malloc_arenas();
+    rtlab_sys::resource::limit_malloc_arenas();
     for (i, ring) in rings.into_iter().enumerate() {
         let cfg = cfg.clone();
         let (gate, start_ns, abort, halt) =
@@ -575,7 +564,7 @@ fn setup_thread(cfg: &ProbeConfig, i: usize) -> Result<(), RtError> {
     if let Some(cpu) = cfg.affinity.cpu_of(i) {
         policy::set_current_thread_affinity(&[cpu])?;
     }
-    policy::set_current_thread_policy(&cfg.policy_of(i))
+    policy::set_current_thread_policy(&cfg.policy_of(i)).map_err(RtError::from)
 }
 
 /// The measuring loop. Nothing here allocates, locks or prints.
@@ -597,7 +586,7 @@ fn measure(
             break;
         }
         clock.sleep_until(next);
-        // Woken early, by a stop signal (`crate::interrupt`): wait for the
+        // Woken early, by a stop signal (`rtlab_host::interrupt`): wait for the
         // halt, which follows within 50 ms, in short sleeps; no sample.
         while clock.now() < next && !stop.load(Ordering::Relaxed) {
             clock.sleep_until(next.min(clock.now().saturating_add(Nanos::from_ms(1))));
@@ -771,7 +760,7 @@ impl RecordSink<SeriesPoint> for SeriesOut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::record_ring;
+    use rtlab_rt::stream::record_ring;
 
     fn cfg() -> ProbeConfig {
         ProbeConfig {

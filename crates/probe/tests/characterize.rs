@@ -4,21 +4,23 @@
 //! millisecond, a tick found. Needs root (SCHED_FIFO); prints why it skips
 //! without it. Run under the machine-wide real-time lock.
 
+// The real-thread tests' shared lock helper lives with rt's tests.
+#[path = "../../rt/tests/common/mod.rs"]
 mod common;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
-use rtlab_rt::characterize::{characterize, CharacterizeConfig, ScenarioPoint};
+use rtlab_host::policy::has_cap_sys_nice;
+use rtlab_probe::characterize::{characterize, CharacterizeConfig, ScenarioPoint};
 use rtlab_rt::executor::default_cpu;
-use rtlab_rt::policy::has_cap_sys_nice;
 use rtlab_rt::RtError;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> (
     std::sync::MutexGuard<'static, ()>,
-    rtlab_rt::cpu_lock::CpuLock,
+    rtlab_host::cpu_lock::CpuLock,
 ) {
     common::one_at_a_time(&SERIAL)
 }

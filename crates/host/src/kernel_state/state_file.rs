@@ -100,7 +100,7 @@ impl StateDir {
             .mode(0o644)
             .open(self.path.join("lock"))?;
         loop {
-            match crate::sys::fd::flock_exclusive(&file) {
+            match rtlab_sys::fd::flock_exclusive(&file) {
                 Ok(()) => return Ok(Some(DirLock { _file: file })),
                 Err(err) if err.kind() != io::ErrorKind::Interrupted => return Err(err),
                 Err(_) => {}

@@ -20,7 +20,7 @@
 //!    a zombie counts as dead. `/run` is tmpfs: records vanish at reboot,
 //!    as the settings do.
 //! 3. **Recovery, never of the living.** Before any change, and at the
-//!    start of every measuring command ([`recover_left_state`]), the
+//!    start of every measuring command ([`crate::recover::recover_left_state`]), the
 //!    records of dead owners are restored, newest change first, and their
 //!    files removed; each dead owner gets one line of output. Records of
 //!    live owners are never touched.
@@ -59,17 +59,6 @@ pub use ledger::{ledger, restore_this_process, take_notices, Ledger, SettingGuar
 pub use owner::{pid_exists, Liveness, Owner};
 pub use recovery::{recover_dead_owners, Recovery, RestoredChange};
 pub use state_file::{DirLock, StateDir, StateFile, StateRecord, FORMAT};
-
-/// What every measuring command does first: restore what dead rtlab
-/// processes recorded in [`StateDir::from_env`], then remove `rtlab-edf-*`
-/// cpusets that no state file describes and whose pid is gone (left by an
-/// rtlab older than the state files). Returns one [`Recovery`] per process.
-pub fn recover_left_state() -> std::io::Result<Vec<Recovery>> {
-    let dir = StateDir::from_env();
-    let mut recoveries = recover_dead_owners(&dir)?;
-    recoveries.extend(crate::executor::cpuset::remove_stray_cpusets(&dir)?);
-    Ok(recoveries)
-}
 
 /// The owners of the records in `dir` that ended and left a kernel setting
 /// changed (read only: for a warning when recovery itself is not allowed).

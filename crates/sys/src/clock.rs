@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 
 use rtlab_model::Nanos;
 
-use crate::sys::time::{clock_gettime, clock_nanosleep_until, ClockId};
+use crate::time::{clock_gettime, clock_nanosleep_until, ClockId};
 
 /// A monotonic time source, in nanoseconds since an arbitrary origin.
 pub trait Clock {
@@ -46,12 +46,12 @@ impl Sleeper for MonotonicClock {
 /// Sleeps until `CLOCK_MONOTONIC` reads `t`, retrying when a signal
 /// interrupts the sleep (the target is absolute, so a retry loses nothing),
 /// except after a stop signal: the stop handler wakes every sleeper
-/// ([`crate::interrupt`]), and the sleep then returns early so that the
+/// (`rtlab_host::interrupt`), and the sleep then returns early so that the
 /// caller sees its stop flag at once. Callers check their flag after the
 /// sleep and record nothing for an early wake-up.
 pub fn wait_until(t: Nanos) {
     while let Err(e) = clock_nanosleep_until(libc::CLOCK_MONOTONIC, t) {
-        if e.kind() != std::io::ErrorKind::Interrupted || crate::interrupt::interrupted() {
+        if e.kind() != std::io::ErrorKind::Interrupted || crate::stop_flag::interrupted() {
             return;
         }
     }

@@ -18,7 +18,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 #[inline]
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
-    crate::sys::resource::getrusage(who).ok()
+    rtlab_sys::resource::getrusage(who).ok()
 }
 
 #[cfg(test)]

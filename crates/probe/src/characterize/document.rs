@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::fit::{Fits, Statistic};
 use super::{Characterization, CharacterizeConfig, ScenarioPoint};
-use crate::platform::HostMetadata;
+use rtlab_host::platform::HostMetadata;
 
 /// The `--json` document of `rtlab characterize`.
 #[derive(Debug, Clone, Serialize)]

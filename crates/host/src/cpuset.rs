@@ -21,7 +21,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::RtError;
+use crate::error::HostError;
 use crate::kernel_state::{
     self, Change, Recovery, RestoredChange, SettingGuard, StateDir, StateError,
 };
@@ -50,16 +50,16 @@ impl ExclusiveCpuset {
     /// (see [`kernel_state`]); what dead rtlab processes left is restored
     /// before, and a live one holding the root's load balancing makes this
     /// fail with its pid.
-    pub fn create(cpu: usize) -> Result<ExclusiveCpuset, RtError> {
+    pub fn create(cpu: usize) -> Result<ExclusiveCpuset, HostError> {
         let root = PathBuf::from(CPUSET_ROOT);
-        let fail = |why: String| RtError::Cpuset { cpu, why };
+        let fail = |why: String| HostError::Cpuset { cpu, why };
         if !root.join("cpuset.cpus").exists() {
             return Err(fail(format!(
                 "{CPUSET_ROOT} is not a cgroup-v1 cpuset mount"
             )));
         }
         let state_error = |e: StateError| match e {
-            StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => RtError::from(e),
+            StateError::HeldByLive { .. } | StateError::LeftChanged { .. } => HostError::from(e),
             other => fail(other.to_string()),
         };
         let ledger = kernel_state::ledger().map_err(state_error)?;
@@ -97,8 +97,8 @@ impl ExclusiveCpuset {
         }
     }
 
-    fn write_own(&self, file: &str, value: &str) -> Result<(), RtError> {
-        write(&self.dir.join(file), value).map_err(|why| RtError::Cpuset { cpu: self.cpu, why })
+    fn write_own(&self, file: &str, value: &str) -> Result<(), HostError> {
+        write(&self.dir.join(file), value).map_err(|why| HostError::Cpuset { cpu: self.cpu, why })
     }
 }
 
@@ -118,9 +118,9 @@ impl CpusetDoor {
 
     /// Moves the calling thread into the cpuset (before it becomes a
     /// deadline thread).
-    pub fn add_current_thread(&self) -> Result<(), RtError> {
+    pub fn add_current_thread(&self) -> Result<(), HostError> {
         let tid = crate::policy::current_tid();
-        write(&self.tasks, &tid.to_string()).map_err(|why| RtError::Cpuset { cpu: self.cpu, why })
+        write(&self.tasks, &tid.to_string()).map_err(|why| HostError::Cpuset { cpu: self.cpu, why })
     }
 }
 

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rtlab_model::Nanos;
 
-use crate::error::RtError;
+use crate::error::HostError;
 use crate::kernel_state::{self, SettingGuard};
-use crate::sys::resource::{getrlimit, mlockall, munlockall};
-use crate::sys::sched::{
+use rtlab_sys::resource::{getrlimit, mlockall, munlockall};
+use rtlab_sys::sched::{
     sched_getaffinity, sched_getattr, sched_setaffinity, sched_setattr, CpuSet, SchedAttr,
     SCHED_DEADLINE, SCHED_FLAG_RESET_ON_FORK,
 };
@@ -87,9 +87,9 @@ impl Policy {
 
     /// Checks the parameters before asking the kernel, with a reason that
     /// says what is accepted.
-    pub fn validate(&self) -> Result<(), RtError> {
+    pub fn validate(&self) -> Result<(), HostError> {
         let invalid = |why: String| {
-            Err(RtError::Invalid {
+            Err(HostError::Invalid {
                 what: self.to_string(),
                 why,
             })
@@ -177,11 +177,11 @@ impl fmt::Display for Policy {
 
 /// Sets the policy of the calling thread.
 ///
-/// Errors: [`RtError::NeedsPrivilege`] without root/CAP_SYS_NICE,
-/// [`RtError::DeadlineAdmission`] when SCHED_DEADLINE admission control
-/// refuses the bandwidth, [`RtError::DeadlineAffinity`] when a deadline
-/// thread has a narrowed affinity, [`RtError::Invalid`] for bad parameters.
-pub fn set_current_thread_policy(policy: &Policy) -> Result<(), RtError> {
+/// Errors: [`HostError::NeedsPrivilege`] without root/CAP_SYS_NICE,
+/// [`HostError::DeadlineAdmission`] when SCHED_DEADLINE admission control
+/// refuses the bandwidth, [`HostError::DeadlineAffinity`] when a deadline
+/// thread has a narrowed affinity, [`HostError::Invalid`] for bad parameters.
+pub fn set_current_thread_policy(policy: &Policy) -> Result<(), HostError> {
     policy.validate()?;
     sched_setattr(&policy.to_attr()).map_err(|err| explain_policy_error(policy, err))
 }
@@ -193,22 +193,22 @@ pub fn change_current_thread_policy(policy: &Policy) -> bool {
     sched_setattr(&policy.to_attr()).is_ok()
 }
 
-fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
+fn explain_policy_error(policy: &Policy, err: std::io::Error) -> HostError {
     let what = policy.to_string();
     match (err.raw_os_error(), policy) {
         (Some(libc::EPERM), Policy::Deadline { .. }) if has_cap_sys_nice() => {
-            RtError::DeadlineAffinity
+            HostError::DeadlineAffinity
         }
-        (Some(libc::EPERM), Policy::Deadline { .. }) => RtError::NeedsPrivilege {
+        (Some(libc::EPERM), Policy::Deadline { .. }) => HostError::NeedsPrivilege {
             what,
             hint: String::new(),
         },
-        (Some(libc::EPERM), Policy::Other { .. }) => RtError::NeedsPrivilege {
+        (Some(libc::EPERM), Policy::Other { .. }) => HostError::NeedsPrivilege {
             what,
             hint: "; or allow it with RLIMIT_NICE (`ulimit -e`)".into(),
         },
-        (Some(libc::EPERM), _) if has_cap_sys_nice() => RtError::NoRtRuntimeInCgroup { what },
-        (Some(libc::EPERM), _) => RtError::NeedsPrivilege {
+        (Some(libc::EPERM), _) if has_cap_sys_nice() => HostError::NoRtRuntimeInCgroup { what },
+        (Some(libc::EPERM), _) => HostError::NeedsPrivilege {
             what,
             hint: "; or allow unprivileged RT priorities with RLIMIT_RTPRIO (`ulimit -r 99`)"
                 .into(),
@@ -218,7 +218,7 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
             Policy::Deadline {
                 runtime, period, ..
             },
-        ) => RtError::DeadlineAdmission {
+        ) => HostError::DeadlineAdmission {
             runtime: *runtime,
             period: *period,
             bandwidth: runtime.as_ns() as f64 / period.as_ns() as f64,
@@ -227,11 +227,11 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
                 .unwrap_or_else(|_| "unknown".into()),
             note: fair_server_note(),
         },
-        (Some(libc::EINVAL), _) => RtError::Invalid {
+        (Some(libc::EINVAL), _) => HostError::Invalid {
             what,
             why: "the kernel refused the parameters (EINVAL)".into(),
         },
-        _ => RtError::Os {
+        _ => HostError::Os {
             call: "sched_setattr",
             source: err,
         },
@@ -239,8 +239,8 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> RtError {
 }
 
 /// The calling thread's policy, read back with `sched_getattr`.
-pub fn current_thread_policy() -> Result<Policy, RtError> {
-    let attr = sched_getattr().map_err(RtError::os("sched_getattr"))?;
+pub fn current_thread_policy() -> Result<Policy, HostError> {
+    let attr = sched_getattr().map_err(HostError::os("sched_getattr"))?;
     let priority = u8::try_from(attr.sched_priority).unwrap_or(u8::MAX);
     Ok(match attr.sched_policy {
         p if p == libc::SCHED_FIFO as u32 => Policy::Fifo { priority },
@@ -259,7 +259,7 @@ pub fn current_thread_policy() -> Result<Policy, RtError> {
 
 /// The kernel thread id of the calling thread (what cyclictest prints).
 pub fn current_tid() -> i32 {
-    crate::sys::sched::gettid()
+    rtlab_sys::sched::gettid()
 }
 
 /// True when the process runs as root or has CAP_SYS_NICE in its effective
@@ -277,16 +277,16 @@ pub fn has_cap_sys_nice() -> bool {
 }
 
 /// The CPUs the calling thread may run on.
-pub fn allowed_cpus() -> Result<Vec<usize>, RtError> {
-    let set = sched_getaffinity().map_err(RtError::os("sched_getaffinity"))?;
+pub fn allowed_cpus() -> Result<Vec<usize>, HostError> {
+    let set = sched_getaffinity().map_err(HostError::os("sched_getaffinity"))?;
     Ok(set.cpus().collect())
 }
 
 /// Pins the calling thread to `cpus`.
-pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
+pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), HostError> {
     let allowed = allowed_cpus().unwrap_or_default();
     let max = CpuSet::CAPACITY;
-    let affinity_error = |why: &str| RtError::Affinity {
+    let affinity_error = |why: &str| HostError::Affinity {
         cpus: cpus.to_vec(),
         allowed: allowed.clone(),
         why: why.to_string(),
@@ -306,9 +306,9 @@ pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), RtError> {
     };
     let is_deadline = matches!(current_thread_policy(), Ok(Policy::Deadline { .. }));
     Err(match err.raw_os_error() {
-        Some(libc::EBUSY) | Some(libc::EPERM) if is_deadline => RtError::DeadlineAffinity,
+        Some(libc::EBUSY) | Some(libc::EPERM) if is_deadline => HostError::DeadlineAffinity,
         Some(libc::EINVAL) => affinity_error("the kernel refused the set (EINVAL)"),
-        _ => RtError::Os {
+        _ => HostError::Os {
             call: "sched_setaffinity",
             source: err,
         },
@@ -327,9 +327,9 @@ static MEMORY_LOCKS: AtomicUsize = AtomicUsize::new(0);
 /// lands inside a measurement. Unprivileged (no CAP_IPC_LOCK), everything
 /// locked, thread stacks created later included, counts against
 /// RLIMIT_MEMLOCK; the errors say so, with the limit in force.
-pub fn lock_memory() -> Result<MemoryLock, RtError> {
+pub fn lock_memory() -> Result<MemoryLock, HostError> {
     if let Err(error) = mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) {
-        return Err(RtError::MemoryLock {
+        return Err(HostError::MemoryLock {
             error,
             limit: memlock_limit(),
         });
@@ -343,6 +343,24 @@ impl Drop for MemoryLock {
         if MEMORY_LOCKS.fetch_sub(1, Ordering::SeqCst) == 1 {
             // Failure leaves memory locked, which is harmless.
             let _ = munlockall();
+        }
+    }
+}
+
+impl HostError {
+    /// A thread that could not be started: when memory is locked and the
+    /// kernel said EAGAIN or ENOMEM, the cause is RLIMIT_MEMLOCK, and the
+    /// error says so with the fixes. (Here, beside [`memory_is_locked`],
+    /// so that the error type needs nothing from this module.)
+    pub fn spawn(name: String, source: std::io::Error) -> HostError {
+        let out_of_lockable = matches!(source.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM));
+        if out_of_lockable && memory_is_locked() {
+            HostError::MemoryLockLimit {
+                name,
+                limit: memlock_limit(),
+            }
+        } else {
+            HostError::Spawn { name, source }
         }
     }
 }
@@ -382,7 +400,7 @@ pub const DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 /// dropped. Needs root. The hold is recorded in the state directory (see
 /// [`crate::kernel_state`]) for `rtlab doctor`; as the kernel undoes it by
 /// itself, a record that cannot be written does not stop the hold.
-pub fn hold_dma_latency_zero() -> Result<DmaLatencyGuard, RtError> {
+pub fn hold_dma_latency_zero() -> Result<DmaLatencyGuard, HostError> {
     let path = std::path::Path::new(DMA_LATENCY);
     let record = kernel_state::ledger()
         .and_then(|l| l.record_dma_latency(path, read_dma_latency().ok(), 0))
@@ -390,9 +408,9 @@ pub fn hold_dma_latency_zero() -> Result<DmaLatencyGuard, RtError> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
-        .map_err(RtError::DmaLatency)?;
+        .map_err(HostError::DmaLatency)?;
     file.write_all(&0i32.to_ne_bytes())
-        .map_err(RtError::DmaLatency)?;
+        .map_err(HostError::DmaLatency)?;
     Ok(DmaLatencyGuard {
         _file: file,
         _record: record,
@@ -420,14 +438,14 @@ pub struct RtThrottling {
 
 impl RtThrottling {
     /// Reads the settings from /proc.
-    pub fn read() -> Result<RtThrottling, RtError> {
-        let read = |path: &str| -> Result<String, RtError> {
-            std::fs::read_to_string(path).map_err(|source| RtError::Os {
+    pub fn read() -> Result<RtThrottling, HostError> {
+        let read = |path: &str| -> Result<String, HostError> {
+            std::fs::read_to_string(path).map_err(|source| HostError::Os {
                 call: "read /proc/sys/kernel/sched_rt_*",
                 source,
             })
         };
-        let bad = |what: &str| RtError::Invalid {
+        let bad = |what: &str| HostError::Invalid {
             what: what.to_string(),
             why: "not a number".into(),
         };
@@ -518,7 +536,7 @@ pub const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
 impl RtThrottlingOff {
     /// Writes -1 to /proc/sys/kernel/sched_rt_runtime_us (needs root).
-    pub fn new() -> Result<RtThrottlingOff, RtError> {
+    pub fn new() -> Result<RtThrottlingOff, HostError> {
         let guard = kernel_state::ledger()?.set_value(std::path::Path::new(RT_RUNTIME), "-1")?;
         Ok(RtThrottlingOff { _guard: guard })
     }
@@ -540,20 +558,20 @@ mod tests {
     #[test]
     fn a_refused_thread_under_mlockall_names_rlimit_memlock() {
         let eagain = || std::io::Error::from_raw_os_error(libc::EAGAIN);
-        let plain = RtError::spawn("rtlab-t1".into(), eagain());
-        assert!(matches!(plain, RtError::Spawn { .. }), "{plain}");
+        let plain = HostError::spawn("rtlab-t1".into(), eagain());
+        assert!(matches!(plain, HostError::Spawn { .. }), "{plain}");
         let Ok(lock) = lock_memory() else {
             println!("skipping the locked half: mlockall refused (not root?)");
             return;
         };
-        let e = RtError::spawn("rtlab-t1".into(), eagain());
-        let other = RtError::spawn(
+        let e = HostError::spawn("rtlab-t1".into(), eagain());
+        let other = HostError::spawn(
             "rtlab-t1".into(),
             std::io::Error::from_raw_os_error(libc::EINVAL),
         );
         drop(lock);
         let text = e.to_string();
-        assert!(matches!(e, RtError::MemoryLockLimit { .. }), "{text}");
+        assert!(matches!(e, HostError::MemoryLockLimit { .. }), "{text}");
         assert!(
             text.starts_with("cannot start thread `rtlab-t1`: memory is locked (mlockall)"),
             "{text}"
@@ -566,7 +584,7 @@ mod tests {
         ] {
             assert!(text.contains(needed), "{text}");
         }
-        assert!(matches!(other, RtError::Spawn { .. }), "{other}");
+        assert!(matches!(other, HostError::Spawn { .. }), "{other}");
     }
 
     #[test]

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use rtlab_model::Nanos;
 
 use super::batch::{Recorder, ThreadSpec};
-use crate::clock::{monotonic_now, wait_until};
-use crate::sys::futex::{futex_wait, futex_wake};
-use crate::sys::time::clock_gettime;
+use rtlab_sys::clock::{monotonic_now, wait_until};
+use rtlab_sys::futex::{futex_wait, futex_wake};
+use rtlab_sys::time::clock_gettime;
 
 /// Priority of the thread that preempts, exits or spins above the rest.
 pub const HIGH: u8 = 80;

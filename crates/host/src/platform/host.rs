@@ -105,12 +105,12 @@ pub struct Privileges {
 }
 
 fn soft_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let limit = crate::sys::resource::getrlimit(resource).ok()?;
+    let limit = rtlab_sys::resource::getrlimit(resource).ok()?;
     (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
 pub(crate) fn privileges_item() -> Item<Privileges> {
-    let root = crate::sys::resource::geteuid() == 0;
+    let root = rtlab_sys::resource::geteuid() == 0;
     let value = Privileges {
         root,
         cap_sys_nice: crate::policy::has_cap_sys_nice(),

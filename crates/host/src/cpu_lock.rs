@@ -168,7 +168,7 @@ pub fn lock_cpus(
             },
             Err(e) => return Err(io_err(path)(e)),
         };
-        if !crate::sys::fd::try_flock_exclusive(&file).map_err(io_err(path.clone()))? {
+        if !rtlab_sys::fd::try_flock_exclusive(&file).map_err(io_err(path.clone()))? {
             let holder = read_holder(&mut file, cpu);
             if when_busy == WhenBusy::Refuse {
                 return Err(CpuLockError::Busy(holder));
@@ -199,7 +199,7 @@ fn not_allowed(e: &io::Error) -> bool {
 /// the wait.
 fn lock_blocking(file: &File) -> io::Result<()> {
     loop {
-        if crate::sys::fd::try_flock_exclusive(file)? {
+        if rtlab_sys::fd::try_flock_exclusive(file)? {
             return Ok(());
         }
         if crate::interrupt::interrupted() {
