@@ -5,7 +5,8 @@
 use clap::{Args, ValueEnum};
 use rtlab_host::policy;
 use rtlab_host::Policy;
-use rtlab_model::Nanos;
+use rtlab_model::phase::{check_phases, Mode, Phase, PhaseError};
+use rtlab_model::{printable, Nanos};
 use rtlab_rt::load::LoadSpec;
 use rtlab_rt::rtapp::Calibration;
 
@@ -262,6 +263,108 @@ pub fn parse_calibration(text: &str, flag: &str) -> anyhow::Result<Calibration> 
             "{flag} `{}`: use CPUn (e.g. CPU1) or a number of ns per loop (e.g. 20)",
             rtlab_model::printable(text)
         ))),
+    }
+}
+
+/// How long the extended Hartstone profile (`--overload hartstone-extended`) lasts.
+pub const HARTSTONE_EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
+
+/// The phases `--phase` (repeatable) and `--overload` ask for in a run of
+/// `duration`, as `rtlab sim`, `run` and `compare` read them: errors are
+/// usage errors naming `--phase` or `--overload`; what is accepted but
+/// changed (a profile or a phase cut at the end of the run) is said on
+/// standard error.
+pub fn phase_flags(
+    texts: &[String],
+    overload: Option<&str>,
+    duration: Nanos,
+) -> anyhow::Result<Vec<Phase>> {
+    let mut phases = Vec::new();
+    match overload {
+        None => {}
+        Some("hartstone-extended") => {
+            if duration < HARTSTONE_EXTENDED_LENGTH {
+                eprintln!(
+                    "note: --overload hartstone-extended lasts {HARTSTONE_EXTENDED_LENGTH}; this run stops at {duration}"
+                );
+            }
+            phases.extend(
+                Phase::extended_hartstone()
+                    .into_iter()
+                    .filter(|p| p.start < duration),
+            );
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "--overload `{}`: the known profile is hartstone-extended",
+                printable(other)
+            )))
+        }
+    }
+    for text in texts {
+        let phase = Phase::parse(text).map_err(phase_usage)?;
+        if phase.end > duration && phase.start < duration {
+            eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
+        }
+        phases.push(phase);
+    }
+    check_phases(&phases, duration).map_err(phase_usage)?;
+    Ok(phases)
+}
+
+/// Adds a task-set file's modes ([`Mode::phases`]) to the phases of a run
+/// of `duration` over a set of `tasks` tasks; a mode that starts at or
+/// after the end, or one that overlaps a `--phase`, is a usage error.
+pub fn add_modes(
+    phases: &mut Vec<Phase>,
+    modes: &[Mode],
+    tasks: usize,
+    duration: Nanos,
+) -> anyhow::Result<()> {
+    if modes.is_empty() {
+        return Ok(());
+    }
+    let of_modes = Mode::phases(modes, tasks, duration).map_err(|e| match e {
+        PhaseError::ModeAfterEnd {
+            mode,
+            start,
+            duration,
+        } => usage(format!(
+            "mode `{mode}` of the task-set file starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        other => phase_usage(other),
+    })?;
+    for p in phases.iter() {
+        if let Some(m) = of_modes
+            .iter()
+            .position(|q| q.start < p.end && p.start < q.end)
+        {
+            return Err(usage(format!(
+                "--phase {p} overlaps mode `{}` of the task-set file ({}..{}): a phase and a mode must not overlap",
+                printable(&modes[m].name),
+                of_modes[m].start,
+                of_modes[m].end
+            )));
+        }
+    }
+    phases.extend(of_modes);
+    Ok(())
+}
+
+/// A phase error as a usage error naming `--phase` (and `--duration`).
+pub fn phase_usage(e: PhaseError) -> anyhow::Error {
+    match e {
+        PhaseError::AfterEnd {
+            phase,
+            start,
+            duration,
+        } => usage(format!(
+            "--phase {phase} starts at {start}, at or after the end of the run (--duration {duration})"
+        )),
+        PhaseError::Overlap { phase, other } => usage(format!(
+            "--phase {phase} overlaps --phase {other}: phases must not overlap"
+        )),
+        other => usage(format!("--{}", printable(&other.to_string()))),
     }
 }
 

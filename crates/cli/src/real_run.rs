@@ -103,6 +103,13 @@ pub struct RunFlags {
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
+    /// Phase START..END:xFACTOR or START..END:UTIL% (repeatable), read as `rtlab sim --phase`:
+    /// jobs released in it run C scaled (README: "Phases and modes on real threads").
+    #[arg(long = "phase")]
+    pub phases: Vec<String>,
+    /// A named overload profile: hartstone-extended (48% for 30 s, 120% for 15 s, 48% to 120 s).
+    #[arg(long)]
+    pub overload: Option<String>,
     #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
@@ -334,6 +341,8 @@ impl RunFlags {
                 cfg.protocol
             ))
         })?;
+        cfg.phases =
+            crate::flags::phase_flags(&self.phases, self.overload.as_deref(), self.duration)?;
         Ok(cfg)
     }
 }
@@ -370,6 +379,12 @@ pub fn execute(
 ) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
     let mut cfg = flags.config()?;
     let mut loaded = file::load(&flags.taskset)?;
+    crate::flags::add_modes(
+        &mut cfg.phases,
+        &loaded.modes,
+        loaded.set.tasks.len(),
+        cfg.duration,
+    )?;
     loaded.set = flags.place(loaded.set, &mut cfg)?;
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");

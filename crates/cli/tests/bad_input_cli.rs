@@ -940,3 +940,74 @@ fn a_cpuset_of_another_tool_on_the_runs_cpus_is_refused() {
         balance
     );
 }
+
+/// Phases on real threads are refused before the run, in one line: two
+/// that overlap, one after the end (usage errors, exit 2), a file's mode
+/// that names a task the set does not have (a file error at its place,
+/// exit 1), and a phase under which the SCHED_DEADLINE budgets pass the
+/// admission limit (with the sum and the limit; exit 1).
+#[test]
+fn phases_and_modes_on_real_threads_are_refused_before_the_run() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "builtin:hartstone-ph", "-P", "rm", "-d", "1s"];
+        args.extend_from_slice(extra);
+        outcome(&args)
+    };
+    let (code, _, err) = run(&["--phase", "100ms..500ms:x2", "--phase", "400ms..600ms:x3"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --phase 400ms..600ms:x3 overlaps --phase 100ms..500ms:x2: phases must not overlap"
+    );
+    let (code, _, err) = run(&["--phase", "1s..2s:x2"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --phase 1s..2s:x2 starts at 1s, at or after the end of the run (--duration 1s)"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let modes = write(
+        dir.path(),
+        "modes.toml",
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+         [[mode]]\nname = \"normal\"\nstart = \"0ms\"\ntasks = [\"a\", \"b\"]\n",
+    );
+    for command in ["run", "sim"] {
+        let (code, _, err) = outcome(&[command, &modes, "-s", "edf", "-d", "100ms"]);
+        assert_eq!(code, 1, "{command}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "error: {modes}:8:15: mode `normal` names task `b`, which the set does not have"
+            )
+        );
+    }
+
+    // Admission: only where RT throttling is on (it is unless another run
+    // switched it off for a while).
+    let limit = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+    if !is_root() || limit.trim() == "-1" {
+        println!("skipping the admission case: needs root and RT throttling on");
+        return;
+    }
+    let (code, _, err) = outcome(&[
+        "run",
+        "builtin:hartstone-ph",
+        "-P",
+        "edf",
+        "-d",
+        "1s",
+        "--phase",
+        "300ms..600ms:x2.5",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "error: rtlab run --policy edf: phase 300ms..600ms:x2.5 makes the SCHED_DEADLINE set inadmissible: sum of runtime/period 1.020 above the limit 0."
+        ),
+        "{err}"
+    );
+    assert!(err.contains("add --no-rt-throttling"), "{err}");
+}

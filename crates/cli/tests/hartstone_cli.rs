@@ -112,8 +112,15 @@ fn usage_errors_name_the_flag() {
     for (args, message) in [
         (vec!["hartstone"], "give --scheduler LIST"),
         (
-            vec!["hartstone", "--extended", "--policy", "rm"],
-            "--extended --policy",
+            vec![
+                "hartstone",
+                "--extended",
+                "-s",
+                "edf",
+                "--extended-length",
+                "3s",
+            ],
+            "--extended-length 3s: use at least 4s",
         ),
         (
             vec!["hartstone", "-s", "edf", "--test", "5"],
@@ -147,6 +154,44 @@ fn usage_errors_name_the_flag() {
             .code(2)
             .stderr(predicate::str::contains(message));
     }
+}
+
+/// The extended Hartstone on real threads (4 s: the overload in
+/// [1, 1.5) s): under `--on-miss continue` every release is made, so the
+/// real run releases exactly the jobs its simulator counterpart does, and
+/// the output says why RT throttling was switched off.
+#[test]
+fn the_extended_run_on_real_threads_releases_what_the_simulator_does() {
+    if !is_root() {
+        println!("skipping: real-time threads need root");
+        return;
+    }
+    let doc = json_of(&[
+        "hartstone",
+        "--test",
+        "1",
+        "--extended",
+        "--policy",
+        "rm",
+        "--extended-length",
+        "4s",
+        "--on-miss",
+        "continue",
+        "--json",
+    ]);
+    let runs = doc["extended_runs"].as_array().unwrap();
+    let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["real rm", "sim fp:rm"]);
+    let jobs = |i: usize| runs[i]["results"][0]["jobs"].as_u64().unwrap();
+    // Tasks 1-4: 30 a second for 4 s; task 5 at 64 Hz outside [1, 1.5) s
+    // (64 + 160 = 224) and at 352 Hz inside it (period 2840909 ns: 177).
+    assert_eq!(jobs(1), 120 + 224 + 177);
+    assert_eq!(jobs(0), jobs(1));
+    assert!(doc["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("RT throttling and SCHED_DEADLINE admission switched off"));
+    assert_eq!(doc["extended_length_ns"], 4_000_000_000u64);
 }
 
 /// Real threads, very short iterations: the structure, never the timing.

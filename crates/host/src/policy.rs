@@ -211,6 +211,13 @@ pub fn set_current_thread_policy_reclaiming(
     sched_setattr(&attr).map_err(|err| explain_policy_error(policy, err))
 }
 
+/// Changes the calling thread's policy (a SCHED_DEADLINE budget at a phase
+/// boundary) on the real-time path: one `sched_setattr`, nothing allocated,
+/// the error (EBUSY: admission refused the new bandwidth) not explained.
+pub fn change_current_thread_policy(policy: &Policy) -> bool {
+    sched_setattr(&policy.to_attr()).is_ok()
+}
+
 fn explain_policy_error(policy: &Policy, err: std::io::Error) -> HostError {
     let what = policy.to_string();
     match (err.raw_os_error(), policy) {

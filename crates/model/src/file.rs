@@ -18,6 +18,18 @@
 //! length = "500us"
 //! ```
 //!
+//! Modes (optional, after the tasks): from its `start` until the next
+//! mode's, only the tasks a mode names release jobs (see
+//! [`crate::phase::Mode`]); a name the set does not have, a task named
+//! twice, or modes out of time order are errors at their place:
+//!
+//! ```toml
+//! [[mode]]
+//! name = "degraded"
+//! start = "300ms"
+//! tasks = ["t1"]
+//! ```
+//!
 //! A set on several processors says so at the top (see [`crate::platform`]):
 //! `processors = 4` (default 1) and optionally `clusters = [[0, 1], [2, 3]]`.
 //!
@@ -227,6 +239,9 @@ pub fn thousands(n: usize) -> String {
 pub struct LoadedTaskSet {
     /// The task set.
     pub set: TaskSet,
+    /// Its modes (`[[mode]]`), in time order; empty for most sets. See
+    /// [`crate::phase::Mode`].
+    pub modes: Vec<crate::phase::Mode>,
     /// Accepted-but-reported findings (e.g. arbitrary deadlines).
     pub notes: Vec<LocatedDiagnostic>,
     /// Where it came from: the path as given, or `builtin:NAME`.
@@ -251,6 +266,7 @@ pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
             .collect();
         return Ok(LoadedTaskSet {
             set,
+            modes: Vec::new(),
             notes,
             origin: spec.to_string(),
         });
@@ -363,13 +379,70 @@ pub fn parse_str(
         all.extend(partial.map_or_else(Vec::new, |p| task_errors(&root, *p)));
         refused(origin, text, all.into_iter())
     })?;
+    let modes_written = decoded.modes;
     let set = TaskSet {
         name: decoded.name.unwrap_or_else(|| default_name.to_string()),
         tasks: decoded.tasks,
         platform: decoded.platform,
     };
-    let diagnostics = placed(origin, text, set.validate(), |path| offset_of(&root, path));
-    loaded_or_refused(set, origin, text, diagnostics)
+    let mut diagnostics = placed(origin, text, set.validate(), |path| offset_of(&root, path));
+    let modes = resolve_modes(&set, &modes_written, &mut diagnostics);
+    let mut loaded = loaded_or_refused(set, origin, text, diagnostics)?;
+    loaded.modes = modes;
+    Ok(loaded)
+}
+
+/// The modes with their task names resolved to indices; an unknown name,
+/// a task named twice, or a mode that does not start after the previous
+/// one is an error placed at the name or the start.
+fn resolve_modes(
+    set: &TaskSet,
+    written: &[decode::ModeEntry],
+    diagnostics: &mut Vec<(usize, Severity, String)>,
+) -> Vec<crate::phase::Mode> {
+    let mut modes = Vec::with_capacity(written.len());
+    let mut previous: Option<&decode::ModeEntry> = None;
+    for m in written {
+        let who = printable(&m.name);
+        if let Some(p) = previous.filter(|p| p.start >= m.start) {
+            diagnostics.push((
+                m.start_offset,
+                Severity::Error,
+                format!(
+                    "mode `{who}` starts at {}, not after mode `{}` ({}): list modes in time order",
+                    m.start,
+                    printable(&p.name),
+                    p.start
+                ),
+            ));
+        }
+        previous = Some(m);
+        let mut tasks = Vec::with_capacity(m.tasks.len());
+        for (name, offset) in &m.tasks {
+            match set.tasks.iter().position(|t| &t.name == name) {
+                Some(i) if tasks.contains(&i) => diagnostics.push((
+                    *offset,
+                    Severity::Error,
+                    format!("mode `{who}` names task `{}` twice", printable(name)),
+                )),
+                Some(i) => tasks.push(i),
+                None => diagnostics.push((
+                    *offset,
+                    Severity::Error,
+                    format!(
+                        "mode `{who}` names task `{}`, which the set does not have",
+                        printable(name)
+                    ),
+                )),
+            }
+        }
+        modes.push(crate::phase::Mode {
+            name: m.name.clone(),
+            start: m.start,
+            tasks,
+        });
+    }
+    modes
 }
 
 /// The errors of the tasks that decoded in a document with shape problems
@@ -428,6 +501,7 @@ fn loaded_or_refused(
     }
     Ok(LoadedTaskSet {
         set,
+        modes: Vec::new(),
         notes,
         origin: origin.to_string(),
     })

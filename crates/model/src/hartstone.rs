@@ -29,6 +29,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::phase::{Phase, Scale};
 use crate::results::{TaskMetrics, Totals};
 use crate::task::{Task, TaskSet};
 use crate::time::Nanos;
@@ -554,6 +555,11 @@ pub fn rank_extended(runs: &[&ExtendedResult]) -> Vec<usize> {
     order
 }
 
+/// Paper 002's extended Hartstone ranking (§4.3, figures 4.7 and 4.8, by
+/// deadline misses over 120 s; it ran EDF, RR, I+PI and Multiburst, not
+/// fixed priorities), shown beside the measured rankings.
+pub const PAPER_EXTENDED_RANKING: &str = "Multiburst misses the fewest deadlines in every test; I+PI fewer than EDF in tests 2-4, more in test 1; RR the most in every test, with by far the most context switches";
+
 /// Length of the extended Hartstone (paper 002 §4.3).
 pub const EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
 /// Start of its overload.
@@ -592,6 +598,54 @@ pub struct ExtendedProfile {
 }
 
 impl ExtendedProfile {
+    /// The overload window of a run of `length`: paper 002's [30, 45) s of
+    /// 120 s, scaled, `[length / 4, 3 length / 8)` (a run shortened with
+    /// `--extended-length` keeps the proportions).
+    pub fn overload_window(length: Nanos) -> (Nanos, Nanos) {
+        let part = |num: u64| {
+            Nanos::from_ns(
+                u64::try_from(u128::from(length.as_ns()) * u128::from(num) / 8).unwrap_or(u64::MAX),
+            )
+        };
+        (part(2), part(3))
+    }
+
+    /// The extended Hartstone as one run of `length` with one phase, read
+    /// identically by the simulator and the real-thread executor
+    /// ([`crate::phase::PhasePlan`]): the 48 % pool is the set; the phase
+    /// over [`Self::overload_window`] suspends the set's tasks that the
+    /// 120 % pool does not have (same name, period and execution time) and
+    /// adds the 120 % pool's tasks that the 48 % pool does not have.
+    /// Execution times are not scaled. Test 1 thus replaces task 5, tests 2
+    /// and 3 every task, and test 4 adds tasks.
+    pub fn run_setup(&self, length: Nanos) -> (TaskSet, Vec<Phase>) {
+        let (start, end) = Self::overload_window(length);
+        let base = &self.normal.set;
+        let suspended = base
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !self.overload.set.tasks.contains(t))
+            .map(|(i, _)| i)
+            .collect();
+        let tasks = self
+            .overload
+            .set
+            .tasks
+            .iter()
+            .filter(|t| !base.tasks.contains(t))
+            .cloned()
+            .collect();
+        let phase = Phase {
+            start,
+            end,
+            scale: Scale::UNCHANGED,
+            tasks,
+            suspended,
+        };
+        (base.clone(), vec![phase])
+    }
+
     /// The three phases: `(start, end, level)`.
     pub fn phases(&self) -> [(Nanos, Nanos, &ExtendedLevel); 3] {
         [
@@ -1193,5 +1247,26 @@ mod tests {
     fn tests_parse_by_number() {
         assert_eq!("3".parse::<HartstoneTest>(), Ok(HartstoneTest::Workloads));
         assert!("5".parse::<HartstoneTest>().is_err());
+    }
+
+    /// 120 s: paper 002's [30, 45) s; 12 s: [3, 4.5) s. Test 1's phase
+    /// swaps task 5 (64 Hz) for its 352 Hz version.
+    #[test]
+    fn the_extended_run_keeps_its_proportions_at_any_length() {
+        let s = Nanos::from_secs;
+        assert_eq!(ExtendedProfile::overload_window(s(120)), (s(30), s(45)));
+        assert_eq!(
+            ExtendedProfile::overload_window(s(12)),
+            (s(3), Nanos::from_ms(4500))
+        );
+        let profile = extended_profile(HartstoneTest::Frequency5, KW).unwrap();
+        let (set, phases) = profile.run_setup(s(12));
+        assert_eq!(set, profile.normal.set);
+        assert_eq!(
+            (phases[0].start, phases[0].end),
+            (s(3), Nanos::from_ms(4500))
+        );
+        assert_eq!(phases[0].suspended, vec![4]);
+        assert_eq!(phases[0].tasks[0].name, "t5-352hz");
     }
 }

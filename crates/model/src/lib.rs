@@ -12,6 +12,7 @@
 //! - [`catalog`]: the built-in task sets from the papers (`builtin:NAME`);
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`hartstone`]: the Hartstone PH pools, the stop-at-first-miss driver and the extended profile (paper 002 ch. 4);
+//! - [`phase`]: phases of a run (overloads, mode changes) and their one interpretation ([`phase::PhasePlan`]);
 //! - [`text`]: names made safe to print ([`printable`]);
 //! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
 //!   scheduler that models a real-thread policy;
@@ -25,6 +26,7 @@ pub mod file;
 pub mod generate;
 pub mod hartstone;
 pub mod overheads;
+pub mod phase;
 pub mod platform;
 pub mod policy;
 pub mod random;

@@ -130,6 +130,7 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
         "ratio",
         "tasks missing",
         "lowest ranks only",
+        "in burst",
         "recovery",
     ];
     let mut t = table::new(&header, &header[1..]);
@@ -144,6 +145,7 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
             format!("{}/{}", r.tasks_missing, section.tasks.len()),
             r.misses_on_lowest_ranks
                 .map_or("-".into(), |b| if b { "yes" } else { "no" }.to_string()),
+            r.misses_in_burst.map_or("-".into(), |m| m.to_string()),
             match (r.recovery_ns, r.recovered_before_end) {
                 (Some(ns), Some(false)) => format!(">{}", Nanos::from_ns(ns)),
                 (Some(ns), _) => Nanos::from_ns(ns).to_string(),
@@ -261,6 +263,7 @@ pub fn overload_csv(sections: &[(&str, &OverloadSection)]) -> String {
             "tasks_missing",
             "misses_after_burst",
             "recovery_ns",
+            "misses_in_burst",
         ],
         sections.iter().flat_map(|(world, s)| {
             s.rows.iter().map(move |r| {
@@ -276,6 +279,7 @@ pub fn overload_csv(sections: &[(&str, &OverloadSection)]) -> String {
                     r.tasks_missing.to_string(),
                     opt(r.misses_after_burst),
                     opt(r.recovery_ns),
+                    opt(r.misses_in_burst),
                 ]
             })
         }),

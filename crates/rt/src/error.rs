@@ -52,6 +52,23 @@ pub enum RtError {
         /// How the limit is made up.
         note: String,
     },
+    /// A phase during which the SCHED_DEADLINE threads' budgets sum above
+    /// what admission control accepts (every thread keeps its bandwidth for
+    /// the whole run, a suspended one or a phase's task outside its phase
+    /// included).
+    #[error("{phase} makes the SCHED_DEADLINE set inadmissible: sum of runtime/period {need:.3} above the limit {limit:.3} ({cpus} CPU{}{note}); add --no-rt-throttling to switch admission control off for the run", if *.cpus == 1 { "" } else { "s" })]
+    PhaseOverLimit {
+        /// `phase 30s..45s:120%`, or `the phases' tasks` before any phase.
+        phase: String,
+        /// Sum of runtime/period in it.
+        need: f64,
+        /// CPUs the run uses.
+        cpus: usize,
+        /// The admission limit for those CPUs.
+        limit: f64,
+        /// How the limit is made up (the fair server's share).
+        note: String,
+    },
     /// A setting of a run or measurement that rtlab refuses before starting:
     /// `invalid {setting} {value}: {why}`, e.g. `invalid interval 5us: use at
     /// least 10us` (the CLI names the flag, `--{setting}`).

@@ -11,7 +11,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use rtlab_model::hartstone::{IterationResult, IterationRunner};
+use rtlab_model::hartstone::{ExtendedProfile, ExtendedResult, IterationResult, IterationRunner};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
@@ -75,6 +75,45 @@ impl IterationRunner for RealIterations<'_> {
             _ => None,
         }
     }
+}
+
+/// The extended Hartstone of `profile` on real threads for `length`: the
+/// 48 % pool's threads and the 120 % pool's extra ones all made before the
+/// first release, the overload a phase of the executor
+/// ([`ExtendedProfile::run_setup`], the phase the simulator runs). `config`
+/// gives the policy, CPU and overrun rule; its duration and phases are set
+/// here. The 120 % needs more of the CPU than RT throttling (0.95 for
+/// SCHED_FIFO/RR) or SCHED_DEADLINE admission (0.90) leave, so callers that
+/// want the scheduler's own behaviour set `no_rt_throttling`.
+pub fn run_extended(
+    profile: &ExtendedProfile,
+    config: &RunConfig,
+    length: Nanos,
+    interrupt: &AtomicBool,
+) -> Result<ExtendedResult, RealIterationError> {
+    let (set, phases) = profile.run_setup(length);
+    let mut config = config.clone();
+    config.duration = length;
+    config.phases = phases;
+    let report = executor::run(&set, &config, interrupt)?;
+    if report.interrupted {
+        return Err(RealIterationError::Interrupted);
+    }
+    if !report.lost_tasks.is_empty() {
+        return Err(RealIterationError::LostThreads(
+            report.lost_tasks.join(", "),
+        ));
+    }
+    Ok(ExtendedResult {
+        test: profile.test,
+        normal: profile.normal.setting.clone(),
+        overload: profile.overload.setting.clone(),
+        misses: report.deadline_misses,
+        context_switches: report.context_switches,
+        context_switches_per_s: report.context_switches_per_s,
+        preemptions: report.preemptions,
+        jobs: report.released,
+    })
 }
 
 /// A run's report as one Hartstone iteration: the first miss is the task

@@ -599,3 +599,53 @@ fn ipcp_is_refused_for_deadline_and_other_threads_before_anything_runs() {
         );
     }
 }
+
+/// What the kernel does with a SCHED_DEADLINE job in flight when its
+/// thread's budget changes (the case the executor avoids by changing
+/// budgets between jobs): a thread (runtime 2 ms, period 40 ms) starts a
+/// job, burns 1 ms, raises its runtime to 20 ms with sched_setattr, and
+/// burns 6 ms more. The reservation in progress keeps its remaining ~1 ms
+/// (the new runtime applies from the next replenishment), so the job is
+/// throttled until its current period ends: it takes about 40 ms, not 7.
+/// Prints the measured figure; asserts only the throttling's order of
+/// magnitude.
+#[test]
+fn a_budget_raised_in_flight_applies_from_the_next_replenishment() {
+    if !privileged("a_budget_raised_in_flight_applies_from_the_next_replenishment") {
+        return;
+    }
+    let _one_at_a_time = one_at_a_time();
+    let took = std::thread::spawn(|| {
+        use rtlab_host::policy::{set_current_thread_policy, Policy};
+        use rtlab_rt::work::burn_cpu;
+        use rtlab_sys::clock::monotonic_now;
+        let dl = |runtime| Policy::Deadline {
+            runtime,
+            deadline: ms(40),
+            period: ms(40),
+        };
+        set_current_thread_policy(&dl(ms(2))).expect("SCHED_DEADLINE");
+        // Start at a fresh reservation: sleep past the first period.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let began = monotonic_now();
+        burn_cpu(ms(1));
+        let asked = monotonic_now();
+        set_current_thread_policy(&dl(ms(20))).expect("the larger budget is admitted");
+        let changed = monotonic_now() - asked;
+        burn_cpu(ms(6));
+        let took = monotonic_now() - began;
+        let _ = set_current_thread_policy(&Policy::Other { nice: 0 });
+        (took, changed)
+    })
+    .join()
+    .unwrap();
+    println!(
+        "job of 7 ms with the budget raised from 2 ms to 20 ms after 1 ms: took {}, sched_setattr {}",
+        took.0, took.1
+    );
+    assert!(
+        took.0 >= ms(25),
+        "took {}: the new runtime applied at once",
+        took.0
+    );
+}

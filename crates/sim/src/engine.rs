@@ -51,10 +51,11 @@ use std::collections::VecDeque;
 
 use rand_chacha::ChaCha8Rng;
 use rtlab_model::overheads::{LinearCost, Overheads, Timing};
+use rtlab_model::phase::PhasePlan;
 use rtlab_model::random::{below, stream_rng};
 use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 
-use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, Scale, SimConfig};
+use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
 use crate::kernel_servers::{KernelServers, ThrottlingReport};
@@ -147,11 +148,9 @@ struct Instant {
 /// [`Simulator::step`] one instant at a time.
 pub struct Simulator {
     tasks: Vec<Task>,
-    windows: Vec<(Nanos, Nanos)>,
-    /// Per task of the set, the `[start, end)` windows of the phases that
-    /// suspend it (empty for phase tasks).
-    suspensions: Vec<Vec<(Nanos, Nanos)>>,
-    scales: Vec<(Nanos, Nanos, u64, u64)>,
+    /// The phases' windows, suspensions and scales ([`PhasePlan`]: the
+    /// interpretation the real-thread executor shares).
+    phases: PhasePlan,
     config: SimConfig,
     overheads: Overheads,
     has_overheads: bool,
@@ -277,44 +276,8 @@ impl Simulator {
             Timing::Tick(t) => Some(t),
             Timing::Unstated | Timing::Hrtimer { .. } => None,
         };
-        crate::config::check_phases(&config.phases, config.duration)?;
+        let phases = PhasePlan::new(set, &config.phases, config.duration)?;
         let tasks = all_tasks(set, &config);
-        let mut windows = vec![(Nanos::ZERO, Nanos::MAX); set.tasks.len()];
-        for phase in &config.phases {
-            for t in &phase.tasks {
-                if let Some(e) = TaskSet::new("phase", vec![t.clone()]).errors().first() {
-                    return Err(SimError::Setting {
-                        setting: "phase",
-                        message: format!("task: {}", e.message),
-                    });
-                }
-                windows.push((phase.start, phase.end));
-            }
-        }
-        let mut suspensions = vec![Vec::new(); tasks.len()];
-        for phase in &config.phases {
-            for &i in &phase.suspended {
-                if i >= set.tasks.len() {
-                    return Err(SimError::Setting {
-                        setting: "phase",
-                        message: format!(
-                            "suspends task index {i}, but the set has {} tasks",
-                            set.tasks.len()
-                        ),
-                    });
-                }
-                suspensions[i].push((phase.start, phase.end));
-            }
-        }
-        let base_util_ppm = (set.utilization() * 1e6).round().max(1.0) as u64;
-        let scales = config
-            .phases
-            .iter()
-            .map(|p| match p.scale {
-                Scale::Factor { num, den } => (p.start, p.end, num, den.max(1)),
-                Scale::UtilizationPpm(ppm) => (p.start, p.end, ppm, base_util_ppm),
-            })
-            .collect();
         let overheads = config.overheads.clone().unwrap_or_else(Overheads::zero);
         let has_overheads = [
             overheads.timer,
@@ -358,9 +321,7 @@ impl Simulator {
             job_sink: None,
             scheduler_name: scheduler.name(),
             taskset_name: set.name.clone(),
-            windows,
-            suspensions,
-            scales,
+            phases,
             overheads,
             has_overheads,
             release_tick,
@@ -399,7 +360,7 @@ impl Simulator {
             config,
         };
         for i in 0..n {
-            let first = sim.windows[i].0.saturating_add(sim.tasks[i].offset);
+            let first = sim.phases.first_release(i, sim.tasks[i].offset);
             sim.schedule_release(i, first);
         }
         if sim.periodic_tick.is_some() && !sim.overheads.timer.is_zero() {
@@ -560,9 +521,9 @@ impl Simulator {
         }
     }
 
-    fn schedule_release(&mut self, task: usize, mut at: Nanos) {
-        at = self.after_suspensions(task, at);
-        if at < self.config.duration && at < self.windows[task].1 {
+    fn schedule_release(&mut self, task: usize, at: Nanos) {
+        let period = self.tasks[task].period;
+        if let Some(at) = self.phases.release(task, period, at, self.config.duration) {
             let ready = at
                 .saturating_add(self.jitter_delay(task))
                 .max(self.last_ready[task]);
@@ -571,24 +532,6 @@ impl Simulator {
             self.queue
                 .push(notice, Class::Release, Payload::Release { task, at });
         }
-    }
-
-    /// `at`, or, when it falls in a phase that suspends `task`, the task's
-    /// first period boundary at or after that phase's end (repeated while
-    /// the moved release falls in another suspension).
-    fn after_suspensions(&self, task: usize, mut at: Nanos) -> Nanos {
-        let period = self.tasks[task].period;
-        while let Some(&(_, end)) = self.suspensions[task]
-            .iter()
-            .find(|&&(start, end)| start <= at && at < end)
-        {
-            let periods = end.saturating_sub(at).div_ceil(period);
-            at = period
-                .checked_mul(periods)
-                .and_then(|d| at.checked_add(d))
-                .unwrap_or(Nanos::MAX);
-        }
-        at
     }
 
     /// How long after its arrival the next job of `task` is released.
@@ -618,9 +561,7 @@ impl Simulator {
     fn handle_release(&mut self, task: usize, at: Nanos) {
         let t = &self.tasks[task];
         let (period, deadline) = (t.period, t.deadline);
-        let index = at
-            .saturating_sub(self.windows[task].0.saturating_add(t.offset))
-            .div_floor(period);
+        let index = self.phases.job_index(task, period, t.offset, at);
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
@@ -715,12 +656,7 @@ impl Simulator {
                 demand = bcet + Nanos::from_ns(below(&mut self.rngs[task], span));
             }
         }
-        if let Some(&(_, _, num, den)) = self.scales.iter().find(|(s, e, _, _)| *s <= at && at < *e)
-        {
-            let scaled = (u128::from(demand.as_ns()) * u128::from(num)).div_ceil(u128::from(den));
-            demand = Nanos::from_ns(u64::try_from(scaled).unwrap_or(u64::MAX).max(1));
-        }
-        demand
+        self.phases.demand(demand, at)
     }
 
     fn handle_milestone(&mut self) {
@@ -829,6 +765,7 @@ impl Simulator {
             start_cpu: None,
             migrations: 0,
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
+            demand: Some(j.demand),
         };
         self.summaries[j.task].record(&record, self.config.duration);
         if let Some(sink) = &mut self.job_sink {
@@ -1236,11 +1173,7 @@ impl Simulator {
 
 /// The set's tasks followed by every phase's extra tasks.
 fn all_tasks(set: &TaskSet, config: &SimConfig) -> Vec<Task> {
-    let mut tasks = set.tasks.clone();
-    for phase in &config.phases {
-        tasks.extend(phase.tasks.iter().cloned());
-    }
-    tasks
+    PhasePlan::tasks(set, &config.phases)
 }
 
 type LockTables = (Vec<Resource>, Vec<Vec<LockOp>>, Vec<u64>);

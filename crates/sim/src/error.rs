@@ -80,3 +80,31 @@ pub enum SimError {
         message: String,
     },
 }
+
+impl From<rtlab_model::phase::PhaseError> for SimError {
+    /// The same messages the simulator gave before phases moved to the
+    /// model (`phase ...`; the CLI names `--phase`).
+    fn from(e: rtlab_model::phase::PhaseError) -> SimError {
+        use rtlab_model::phase::PhaseError;
+        match e {
+            PhaseError::AfterEnd {
+                phase,
+                start,
+                duration,
+            } => SimError::PhaseAfterEnd {
+                phase,
+                start,
+                duration,
+            },
+            PhaseError::Overlap { phase, other } => SimError::PhasesOverlap { phase, other },
+            PhaseError::Syntax { .. } | PhaseError::Task { .. } => SimError::Setting {
+                setting: "phase",
+                message: e.to_string().trim_start_matches("phase ").to_string(),
+            },
+            _ => SimError::Setting {
+                setting: "phase",
+                message: e.to_string(),
+            },
+        }
+    }
+}

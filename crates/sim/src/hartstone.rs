@@ -1,12 +1,12 @@
 //! The Hartstone benchmark in the simulator (paper 002 chapter 4): an
 //! [`IterationRunner`] that simulates one pool for a window, and the
-//! extended Hartstone as one 120 s run whose overload is a [`Phase`] that
+//! extended Hartstone as one 120 s run whose overload is a phase that
 //! replaces the 48 % pool's changed tasks with the 120 % pool's.
 
 use rtlab_model::hartstone::{ExtendedProfile, ExtendedResult, IterationResult, IterationRunner};
 use rtlab_model::{Nanos, TaskSet};
 
-use crate::config::{OnMiss, Phase, Scale, SimConfig};
+use crate::config::{OnMiss, SimConfig};
 use crate::engine::simulate;
 use crate::error::SimError;
 use crate::metrics::SimReport;
@@ -42,48 +42,28 @@ pub fn iteration_result(report: &SimReport) -> IterationResult {
     )
 }
 
-/// The extended Hartstone as a simulation: the 48 % pool is the set; one
-/// phase over [30, 45) s suspends the set's tasks that the 120 % pool does
-/// not have (same name, period and execution time) and adds the 120 %
-/// pool's tasks that the 48 % pool does not have. Execution times are not
-/// scaled. Test 1 thus replaces task 5, tests 2 and 3 every task, and
-/// test 4 adds tasks.
-pub fn extended_setup(profile: &ExtendedProfile, on_miss: OnMiss) -> (TaskSet, SimConfig) {
-    let [_, (start, end, overload), (_, length, normal)] = profile.phases();
-    let base = &normal.set;
-    let suspended = base
-        .tasks
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !overload.set.tasks.contains(t))
-        .map(|(i, _)| i)
-        .collect();
-    let tasks = overload
-        .set
-        .tasks
-        .iter()
-        .filter(|t| !base.tasks.contains(t))
-        .cloned()
-        .collect();
+/// The extended Hartstone as a simulation of `length` (paper 002: 120 s;
+/// see [`ExtendedProfile::run_setup`], the phase the executor runs too).
+pub fn extended_setup(
+    profile: &ExtendedProfile,
+    on_miss: OnMiss,
+    length: Nanos,
+) -> (TaskSet, SimConfig) {
+    let (set, phases) = profile.run_setup(length);
     let mut config = SimConfig::new(length);
     config.on_miss = on_miss;
-    config.phases = vec![Phase {
-        start,
-        end,
-        scale: Scale::UNCHANGED,
-        tasks,
-        suspended,
-    }];
-    (base.clone(), config)
+    config.phases = phases;
+    (set, config)
 }
 
-/// Simulates the extended Hartstone of `profile` under `spec`.
+/// Simulates the extended Hartstone of `profile` under `spec` for `length`.
 pub fn run_extended(
     profile: &ExtendedProfile,
     spec: &SchedulerSpec,
     on_miss: OnMiss,
+    length: Nanos,
 ) -> Result<ExtendedResult, SimError> {
-    let (set, config) = extended_setup(profile, on_miss);
+    let (set, config) = extended_setup(profile, on_miss, length);
     let report = simulate(&set, spec, &config)?;
     Ok(ExtendedResult {
         test: profile.test,
@@ -100,7 +80,7 @@ pub fn run_extended(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::hartstone::{extended_profile, pool, HartstoneTest};
+    use rtlab_model::hartstone::{extended_profile, pool, HartstoneTest, EXTENDED_LENGTH};
 
     const KW: Nanos = Nanos::from_us(1250);
 
@@ -137,7 +117,7 @@ mod tests {
     fn the_extended_run_releases_each_phase_pool() {
         let released = |test| {
             let profile = extended_profile(test, KW).unwrap();
-            let (set, config) = extended_setup(&profile, OnMiss::Continue);
+            let (set, config) = extended_setup(&profile, OnMiss::Continue, EXTENDED_LENGTH);
             simulate(&set, &SchedulerSpec::Edf, &config)
                 .unwrap()
                 .released
@@ -145,20 +125,20 @@ mod tests {
         assert_eq!(released(HartstoneTest::Frequency5), 3600 + 6720 + 5281);
         assert_eq!(released(HartstoneTest::Tasks), 8400 + 1080);
         let profile = extended_profile(HartstoneTest::Frequency5, KW).unwrap();
-        let (set, config) = extended_setup(&profile, OnMiss::Skip);
+        let (set, config) = extended_setup(&profile, OnMiss::Skip, EXTENDED_LENGTH);
         assert_eq!(set, profile.normal.set);
         assert_eq!(config.phases[0].suspended, vec![4]);
         assert_eq!(config.phases[0].tasks.len(), 1);
         assert_eq!(config.phases[0].tasks[0].name, "t5-352hz");
         let profile = extended_profile(HartstoneTest::Workloads, KW).unwrap();
-        let (_, config) = extended_setup(&profile, OnMiss::Skip);
+        let (_, config) = extended_setup(&profile, OnMiss::Skip, EXTENDED_LENGTH);
         assert_eq!(config.phases[0].suspended, vec![0, 1, 2, 3, 4]);
     }
 
     #[test]
     fn the_overload_makes_misses_and_the_normal_load_none() {
         let profile = extended_profile(HartstoneTest::Tasks, KW).unwrap();
-        let r = run_extended(&profile, &SchedulerSpec::Edf, OnMiss::Skip).unwrap();
+        let r = run_extended(&profile, &SchedulerSpec::Edf, OnMiss::Skip, EXTENDED_LENGTH).unwrap();
         assert!(r.misses > 0);
         assert_eq!(r.normal, "+1 task");
         // The same pool without the overload meets every deadline.

@@ -52,10 +52,17 @@
 //!   `t` minus the burst's end: the last miss lies in
 //!   `(recovery_ns - resolution, recovery_ns]` after it.
 //!   `recovered_before_end` is false when misses went on into the run's
-//!   last `resolution`.
+//!   last `resolution`. A runner that records its missed deadlines
+//!   ([`RunCounts::missed_deadlines`]) also gives `misses_in_burst`, the
+//!   misses with a deadline in `[burst start, burst end]`; without a
+//!   `recovery_resolution` (the real runs: a cut-short rerun on real
+//!   threads would be another measurement, not a prefix of this one)
+//!   recovery is read from that one run's deadlines, exactly, and
+//!   `recovered_before_end` means the longest period passed without a miss
+//!   before the end.
 //!
 //! Schedulers or profiles the runner cannot run ([`StudyRunner::supports`];
-//! real threads have no hybrid and no phases) are skipped and named in
+//! real threads have no hybrid) are skipped and named in
 //! [`OverloadSection::skipped`].
 
 pub mod fit;
@@ -225,6 +232,10 @@ pub struct OverloadRow {
     /// True when the tasks that missed are exactly the `tasks_missing`
     /// least urgent (deadline monotonic); `None` without misses.
     pub misses_on_lowest_ranks: Option<bool>,
+    /// Transient: misses with a deadline in the burst, `[start, end]`
+    /// (when the runner records missed deadlines; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub misses_in_burst: Option<u64>,
     /// Transient: misses with a deadline after the burst's end.
     pub misses_after_burst: Option<u64>,
     /// Transient: the last missed deadline after the burst's end, minus that
@@ -398,7 +409,23 @@ pub fn run<R: StudyRunner>(
                     ));
                 }
                 let mut row = row_of(profile, level, scheduler, &counts, &ranks);
-                if let (Profile::Transient, Some(resolution)) =
+                let timeline = counts.missed_deadlines.as_deref();
+                if let (Profile::Transient, Some(missed)) = (profile, timeline) {
+                    row.misses_in_burst = Some(
+                        missed
+                            .iter()
+                            .filter(|&&d| burst.0 <= d && d <= burst.1)
+                            .count() as u64,
+                    );
+                }
+                if let (Profile::Transient, None, Some(missed)) =
+                    (profile, config.recovery_resolution, timeline)
+                {
+                    let recovery = recovery_from_timeline(missed, burst.1, config.duration, &set);
+                    row.misses_after_burst = Some(recovery.misses_after_burst);
+                    row.recovery_ns = Some(recovery.recovery.as_ns());
+                    row.recovered_before_end = Some(recovery.recovered_before_end);
+                } else if let (Profile::Transient, Some(resolution)) =
                     (profile, config.recovery_resolution)
                 {
                     let recovery = recovery(
@@ -594,6 +621,7 @@ fn row_of(
         tasks_missing_fraction: if n == 0 { 0.0 } else { k as f64 / n as f64 },
         highest_missing_rank: highest,
         misses_on_lowest_ranks: highest.map(|h| h == n - k + 1),
+        misses_in_burst: None,
         misses_after_burst: None,
         recovery_ns: None,
         recovered_before_end: None,
@@ -605,6 +633,39 @@ struct Recovery {
     misses_after_burst: u64,
     recovery: Nanos,
     recovered_before_end: bool,
+}
+
+/// Recovery read from the missed deadlines of one run (a runner that
+/// records them, and no `recovery_resolution`: the real runs, where cut-short
+/// reruns would each be a new, different measurement): the misses whose
+/// deadline is after the burst's end, how long after it the last missed
+/// deadline is (exact, to the ns), and whether a full period of the set's
+/// longest task passed without a miss before the run ended.
+fn recovery_from_timeline(
+    missed: &[Nanos],
+    burst_end: Nanos,
+    duration: Nanos,
+    set: &TaskSet,
+) -> Recovery {
+    let after: Vec<Nanos> = missed.iter().copied().filter(|&d| d > burst_end).collect();
+    let longest = set
+        .tasks
+        .iter()
+        .map(|t| t.period)
+        .max()
+        .unwrap_or(Nanos::ZERO);
+    match after.last() {
+        None => Recovery {
+            misses_after_burst: 0,
+            recovery: Nanos::ZERO,
+            recovered_before_end: true,
+        },
+        Some(&last) => Recovery {
+            misses_after_burst: after.len() as u64,
+            recovery: last - burst_end,
+            recovered_before_end: last.saturating_add(longest) <= duration,
+        },
+    }
 }
 
 /// Bisects the least `t` in `[burst end, duration]` (to `resolution`) at

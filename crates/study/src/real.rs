@@ -1,10 +1,9 @@
 //! A [`StudyRunner`] on real threads: the study's runs through
 //! `rtlab-rt`'s executor, pinned to one CPU. EDF is SCHED_DEADLINE (runtime
 //! C plus the executor's margin, deadline D, period T), FPS is SCHED_FIFO
-//! at deadline-monotonic priorities. Linux has no hybrid and a set cannot
-//! change in the middle of a run, so of the overload phases only one that
-//! covers the whole run (a permanent overload) is run: as the set with
-//! every C scaled exactly as the simulator scales it.
+//! at deadline-monotonic priorities. Linux has no hybrid. Overload phases,
+//! transient or permanent, are the executor's phases, read as the
+//! simulator reads them (`rtlab_model::phase::PhasePlan`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +11,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rtlab_host::interrupt::pause;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{self, JobRecord, JobSink, RunConfig, RunPolicy};
-use rtlab_sim::Scale;
 
 use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
 use crate::utilization::RunRefusal;
@@ -20,8 +18,7 @@ use crate::utilization::RunRefusal;
 /// Runs sets on real threads through the executor: EDF as SCHED_DEADLINE
 /// (runtime C plus the executor's margin, deadline D, period T), FPS as
 /// SCHED_FIFO at deadline-monotonic priorities; pinned to one CPU; a late
-/// job runs on (continue). No hybrid; of the overload phases only one
-/// that covers the whole run (see [`whole_run_scale`]).
+/// job runs on (continue). No hybrid; phases as the executor runs them.
 pub struct RealRunner {
     cpu: usize,
     no_rt_throttling: bool,
@@ -85,17 +82,26 @@ impl RunRefusal for RealError {
     }
 }
 
-/// Counts, per task, the jobs that completed by their deadline (the
-/// executor's writer thread calls it, off the real-time path).
-struct OnTime(Arc<Mutex<Vec<u64>>>);
+/// Counts, per task, the jobs that completed by their deadline, and keeps
+/// the deadlines of the missed ones (the executor's writer thread calls
+/// it, off the real-time path).
+struct OnTime {
+    on_time: Arc<Mutex<Vec<u64>>>,
+    missed: Arc<Mutex<Vec<Nanos>>>,
+}
 
 impl JobSink for OnTime {
-    fn job(&mut self, job: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
+    fn job(&mut self, job: &JobRecord, ended: Nanos) -> std::io::Result<()> {
         if job.finish.is_some_and(|f| f <= job.deadline) {
-            let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut counts = self.on_time.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(c) = counts.get_mut(job.task) {
                 *c += 1;
             }
+        } else if RunCounts::is_miss(job, ended) {
+            self.missed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(job.deadline);
         }
         Ok(())
     }
@@ -104,11 +110,9 @@ impl JobSink for OnTime {
 impl StudyRunner for RealRunner {
     type Error = RealError;
 
-    /// No hybrid; no phases but one that covers the whole run (a permanent
-    /// overload), which is the set with every C scaled as the simulator
-    /// scales it.
-    fn supports(&self, scheduler: StudyScheduler, spec: &RunSpec) -> bool {
-        scheduler != StudyScheduler::Hybrid && whole_run_scale(spec).is_some()
+    /// No hybrid; phases of any kind.
+    fn supports(&self, scheduler: StudyScheduler, _spec: &RunSpec) -> bool {
+        scheduler != StudyScheduler::Hybrid
     }
 
     fn run(
@@ -119,22 +123,10 @@ impl StudyRunner for RealRunner {
     ) -> Result<RunCounts, RealError> {
         if !self.supports(scheduler, spec) {
             return Err(RealError::Failed(format!(
-                "real threads cannot run {} with overload phases or the hybrid",
+                "real threads cannot run {}: Linux has no hybrid",
                 scheduler.name()
             )));
         }
-        let scaled;
-        let set = match whole_run_scale(spec) {
-            Some(Some(scale)) => {
-                scaled = scale_like_the_simulator(set, scale);
-                &scaled
-            }
-            _ => set,
-        };
-        let spec = &RunSpec {
-            duration: spec.duration,
-            phases: Vec::new(),
-        };
         if !std::mem::take(&mut self.first) {
             pause(self.cooldown, self.flag);
         }
@@ -148,8 +140,13 @@ impl StudyRunner for RealRunner {
         let mut cfg = RunConfig::new(spec.duration, policy);
         cfg.cpu = Some(self.cpu);
         cfg.no_rt_throttling = self.no_rt_throttling;
+        cfg.phases = spec.phases.clone();
         let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
-        let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime(Arc::clone(&on_time)))];
+        let missed = Arc::new(Mutex::new(Vec::new()));
+        let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime {
+            on_time: Arc::clone(&on_time),
+            missed: Arc::clone(&missed),
+        })];
         let report = match executor::run_recording(set, &cfg, self.flag, sinks) {
             Ok((report, _)) => report,
             Err(e) if e.is_admission_refusal() => {
@@ -199,100 +196,42 @@ impl StudyRunner for RealRunner {
                 preemptions: t.metrics.preemptions,
             })
             .collect();
-        Ok(RunCounts { tasks })
+        let mut missed =
+            std::mem::take(&mut *missed.lock().unwrap_or_else(PoisonError::into_inner));
+        missed.sort();
+        Ok(RunCounts {
+            tasks,
+            missed_deadlines: Some(missed),
+        })
     }
-}
-
-/// `Some(None)`: no phase; `Some(Some(scale))`: one phase over the whole
-/// run that only scales execution times; `None`: anything else (real
-/// threads cannot change a set in the middle of a run).
-pub fn whole_run_scale(spec: &RunSpec) -> Option<Option<Scale>> {
-    match spec.phases.as_slice() {
-        [] => Some(None),
-        [p] if p.start == Nanos::ZERO
-            && p.end >= spec.duration
-            && p.tasks.is_empty()
-            && p.suspended.is_empty() =>
-        {
-            Some(Some(p.scale))
-        }
-        _ => None,
-    }
-}
-
-/// `set` with every C scaled as the simulator scales a job in a phase:
-/// `ceil(C * num / den)`, where a target utilization `L` is `num = L` over
-/// `den` = the set's utilization (both in ppm).
-pub fn scale_like_the_simulator(set: &TaskSet, scale: Scale) -> TaskSet {
-    let (num, den) = match scale {
-        Scale::Factor { num, den } => (num, den.max(1)),
-        Scale::UtilizationPpm(ppm) => (ppm, (set.utilization() * 1e6).round().max(1.0) as u64),
-    };
-    let mut out = set.clone();
-    for t in &mut out.tasks {
-        let c = (u128::from(t.wcet.as_ns()) * u128::from(num)).div_ceil(u128::from(den));
-        t.wcet = Nanos::from_ns(u64::try_from(c).unwrap_or(u64::MAX));
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overload::{self, Profile};
-    use crate::runner::SimRunner;
+    use std::sync::atomic::AtomicBool;
 
-    /// A real permanent overload runs the set scaled as the simulator
-    /// scales jobs in a whole-run phase: simulating both gives the same
-    /// counts, job for job.
+    static NEVER: AtomicBool = AtomicBool::new(false);
+
+    /// Transient and permanent overloads are both phases the executor runs;
+    /// only the hybrid has no Linux counterpart.
     #[test]
-    fn a_whole_run_phase_is_the_scaled_set() {
+    fn real_threads_run_every_profile_but_not_the_hybrid() {
+        let runner = RealRunner::new(1, true, Nanos::ZERO, &NEVER, |_| {});
         let ms = Nanos::from_ms;
-        let set = TaskSet::new(
-            "pair",
-            vec![
-                rtlab_model::Task::new("a", ms(10), ms(3)),
-                rtlab_model::Task::new("b", ms(15), ms(4)),
-            ],
-        );
-        let duration = ms(300);
-        for level in [900_000, 1_200_000, 1_500_000] {
-            let phases = overload::profile::phases(
-                Profile::Permanent,
-                level,
-                (Nanos::ZERO, Nanos::ZERO),
-                duration,
-            );
-            let spec = RunSpec { duration, phases };
-            let Some(Some(scale)) = whole_run_scale(&spec) else {
-                panic!("a permanent profile is one whole-run phase");
+        for profile in crate::overload::Profile::ALL {
+            let spec = RunSpec {
+                duration: ms(300),
+                phases: crate::overload::profile::phases(
+                    profile,
+                    1_200_000,
+                    (ms(100), ms(200)),
+                    ms(300),
+                ),
             };
-            let scaled = scale_like_the_simulator(&set, scale);
-            for scheduler in [StudyScheduler::Edf, StudyScheduler::Fps] {
-                let phased = SimRunner.run(&set, scheduler, &spec).unwrap();
-                let plain = SimRunner
-                    .run(
-                        &scaled,
-                        scheduler,
-                        &RunSpec {
-                            duration,
-                            phases: Vec::new(),
-                        },
-                    )
-                    .unwrap();
-                assert_eq!(phased, plain, "{level} {scheduler:?}");
-            }
+            assert!(runner.supports(StudyScheduler::Edf, &spec));
+            assert!(runner.supports(StudyScheduler::Fps, &spec));
+            assert!(!runner.supports(StudyScheduler::Hybrid, &spec));
         }
-        // A burst in the middle of the run is not something real threads can do.
-        let burst = RunSpec {
-            duration,
-            phases: overload::profile::phases(
-                Profile::Transient,
-                1_200_000,
-                (ms(100), ms(200)),
-                duration,
-            ),
-        };
-        assert_eq!(whole_run_scale(&burst), None);
     }
 }

@@ -68,6 +68,11 @@ pub struct TaskCounts {
 pub struct RunCounts {
     /// Per task, in declaration order.
     pub tasks: Vec<TaskCounts>,
+    /// The absolute deadlines of the missed jobs (every task), sorted, when
+    /// the runner records them: what a transient row's misses in the burst
+    /// and recovery are read from ([`crate::overload`]).
+    #[serde(skip)]
+    pub missed_deadlines: Option<Vec<Nanos>>,
 }
 
 /// Runs task sets for a study section.
@@ -98,6 +103,16 @@ impl RunCounts {
             sum.add(t);
         }
         sum
+    }
+
+    /// Whether job `job` of a run of `duration` counts as a missed deadline
+    /// (as the summaries count: it finished after its deadline, or is
+    /// unfinished with its deadline reached by the end).
+    pub fn is_miss(job: &JobRecord, duration: Nanos) -> bool {
+        match job.finish {
+            Some(f) => f > job.deadline,
+            None => job.deadline <= duration,
+        }
     }
 
     /// Deadline misses of all tasks.
@@ -159,8 +174,14 @@ impl StudyRunner for SimRunner {
         config.phases = spec.phases.clone();
         let mut sim = Simulator::new(set, &sim_scheduler(scheduler), config)?;
         let on_time: Rc<RefCell<Vec<u64>>> = Rc::default();
+        let missed: Rc<RefCell<Vec<Nanos>>> = Rc::default();
         let sink = Rc::clone(&on_time);
+        let missed_sink = Rc::clone(&missed);
+        let duration = spec.duration;
         sim.on_job(move |job: &JobRecord| {
+            if RunCounts::is_miss(job, duration) {
+                missed_sink.borrow_mut().push(job.deadline);
+            }
             if job.finish.is_some_and(|f| f <= job.deadline) {
                 let mut counts = sink.borrow_mut();
                 if counts.len() <= job.task {
@@ -183,7 +204,12 @@ impl StudyRunner for SimRunner {
                 preemptions: t.preemptions,
             })
             .collect();
-        Ok(RunCounts { tasks })
+        let mut missed = missed.take();
+        missed.sort();
+        Ok(RunCounts {
+            tasks,
+            missed_deadlines: Some(missed),
+        })
     }
 }
 

@@ -25,7 +25,9 @@
 //!       "results": [ { "test": 1, "normal": "task 5 at 64 Hz", "overload": "task 5 at 352 Hz",
 //!                      "misses": 812, "context_switches": 19800,
 //!                      "context_switches_per_s": 165.0, "preemptions": 10, "jobs": 15601 } ] } ],
-//!   "rankings": [ { "test": 1, "world": "sim", "order": ["sim edf", "sim multiburst"] } ]
+//!   "rankings": [ { "test": 1, "world": "sim", "order": ["sim edf", "sim multiburst"] } ],
+//!   "extended_length_ns": 120000000000,         // --extended only
+//!   "notes": ["real threads: RT throttling ... switched off ..."]   // when set
 //! }
 //! ```
 //!
@@ -80,9 +82,14 @@ pub struct HartstoneArgs {
     /// Real-thread policies, comma-separated: rm, edf (SCHED_DEADLINE), rr, fifo-order, other, dm.
     #[arg(long, short = 'P', value_delimiter = ',')]
     pub policy: Vec<String>,
-    /// The extended Hartstone (120 s: 48 %, 120 % in [30, 45) s, 48 %) instead of the PH series.
+    /// The extended Hartstone (120 s: 48 %, 120 % in [30, 45) s, 48 %) instead of the PH series;
+    /// with --policy on real threads too (RT throttling and admission off for those runs).
     #[arg(long)]
     pub extended: bool,
+    /// Length of the extended Hartstone run (default 120s, paper 002's); the overload keeps its
+    /// place, [1/4, 3/8) of it (e.g. 12s: overload in [3, 4.5) s).
+    #[arg(long, value_parser = parse_nanos, default_value = "120s")]
+    pub extended_length: Nanos,
     /// Execution time of one kilo-whet (default 1.25ms, paper 002's busy wait).
     #[arg(long, value_parser = parse_nanos, conflicts_with = "calibrate")]
     pub kilo_whet: Option<Nanos>,
@@ -157,6 +164,12 @@ struct Document {
     runs: Vec<SeriesRun>,
     extended_runs: Vec<ExtendedRun>,
     rankings: Vec<Ranking>,
+    /// Length of the extended run (only with `extended`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extended_length_ns: Option<u64>,
+    /// What was changed on the machine for the real runs, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
     /// A stop signal cut the real-thread series short (README: "Kernel
     /// settings and interrupted runs"); absent when it did not.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -188,10 +201,13 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "give --scheduler LIST (simulator), --policy LIST (real threads) or both",
         ));
     }
-    if args.extended && !args.policy.is_empty() {
-        return Err(usage(
-            "--extended --policy: the extended Hartstone needs task sets that change during a run, which the real-thread executor cannot do yet; use --extended with --scheduler",
-        ));
+    let shortest_extended = Nanos::from_ns(hartstone::MIN_WINDOW.as_ns().saturating_mul(8));
+    if args.extended && args.extended_length < shortest_extended {
+        return Err(usage(format!(
+            "--extended-length {}: use at least {shortest_extended} (the overload, 1/8 of the run, must hold a period of the baseline's longest task, {})",
+            args.extended_length,
+            hartstone::MIN_WINDOW
+        )));
     }
     if args.iteration_duration < hartstone::MIN_WINDOW {
         return Err(usage(format!(
@@ -279,6 +295,8 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
         runs: Vec::new(),
         extended_runs: Vec::new(),
         rankings: Vec::new(),
+        extended_length_ns: args.extended.then_some(args.extended_length.as_ns()),
+        notes: Vec::new(),
         interrupted: false,
     };
     let mut interrupted = false;
@@ -287,13 +305,17 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             let mut results = Vec::new();
             for &test in &tests {
                 let profile = extended_profile(test, kilo_whet)?;
-                results.push(run_extended(&profile, spec, sim_on_miss).map_err(|e| {
-                    usage(format!(
-                        "--scheduler {}: {}",
-                        printable(name),
-                        printable(&e.to_string())
-                    ))
-                })?);
+                results.push(
+                    run_extended(&profile, spec, sim_on_miss, args.extended_length).map_err(
+                        |e| {
+                            usage(format!(
+                                "--scheduler {}: {}",
+                                printable(name),
+                                printable(&e.to_string())
+                            ))
+                        },
+                    )?,
+                );
             }
             doc.extended_runs.push(ExtendedRun {
                 world: "sim",
@@ -301,6 +323,17 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
                 label: format!("sim {name}"),
                 results,
             });
+        }
+        if !policies.is_empty() {
+            interrupted = run_real_extended(
+                args,
+                &tests,
+                &policies,
+                real_on_miss,
+                sim_on_miss,
+                kilo_whet,
+                &mut doc,
+            )?;
         }
     } else {
         let config = |test| TestConfig {
@@ -481,6 +514,115 @@ fn run_real(
     Ok(false)
 }
 
+/// The extended Hartstone on real threads, one policy after the other, each
+/// beside its simulator counterpart (the same phase, the same length). RT
+/// throttling and SCHED_DEADLINE admission are switched off for each run
+/// (the 120 % needs more than either leaves; the note in the output says
+/// so). Returns true when Ctrl-C cut it short.
+#[allow(clippy::too_many_arguments)]
+fn run_real_extended(
+    args: &HartstoneArgs,
+    tests: &[HartstoneTest],
+    policies: &[RunPolicy],
+    on_miss: Overrun,
+    sim_on_miss: OnMiss,
+    kilo_whet: Nanos,
+    doc: &mut Document,
+) -> anyhow::Result<bool> {
+    let length = args.extended_length;
+    let (from, to) = hartstone::ExtendedProfile::overload_window(length);
+    let note = format!(
+        "real threads: RT throttling and SCHED_DEADLINE admission switched off for each run (sched_rt_runtime_us = -1, restored after): the 120 % overload in [{from}, {to}) needs more of the CPU than SCHED_FIFO/RR throttling (0.95) or SCHED_DEADLINE admission (0.90) leave, and the benchmark compares schedulers, not the throttle"
+    );
+    say(&format!("note: {note}"));
+    doc.notes.push(note);
+    say(&format!(
+        "real threads: {} runs of {length} ({} tests x {} policies)",
+        tests.len() * policies.len(),
+        tests.len(),
+        policies.len()
+    ));
+    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
+    restore_left_state_first();
+    let timeslice = rr_timeslice();
+    let started = Instant::now();
+    for &policy in policies {
+        let mut config = RunConfig::new(length, policy);
+        config.on_miss = on_miss;
+        config.cpu = Some(cpu);
+        config.no_rt_throttling = true;
+        let mut results = Vec::new();
+        let mut cut = false;
+        for &test in tests {
+            let profile = extended_profile(test, kilo_whet)?;
+            match rtlab_rt::hartstone::run_extended(&profile, &config, length, interrupt) {
+                Ok(r) => {
+                    say(&format!(
+                        "[{:>5.0}s] real {policy} {test}: {} misses of {} jobs, {:.1} context switches/s",
+                        started.elapsed().as_secs_f64(),
+                        r.misses,
+                        r.jobs,
+                        r.context_switches_per_s
+                    ));
+                    results.push(r);
+                }
+                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
+                    say("interrupted: the tests finished so far follow");
+                    cut = true;
+                    break;
+                }
+                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
+                    let message = match &e {
+                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
+                        other => other.to_string(),
+                    };
+                    return Err(anyhow::anyhow!(
+                        "rtlab hartstone --extended --policy {policy}: {message}"
+                    ));
+                }
+                Err(e) => {
+                    return Err(anyhow::anyhow!(
+                        "rtlab hartstone --extended --policy {policy}: {e}"
+                    ))
+                }
+            }
+        }
+        doc.extended_runs.push(ExtendedRun {
+            world: "real",
+            scheduler: policy.name().to_string(),
+            label: format!("real {policy}"),
+            results,
+        });
+        if let Some(model) = policy.model_scheduler(timeslice) {
+            let name = model.to_string();
+            let known = doc
+                .extended_runs
+                .iter()
+                .any(|r| r.world == "sim" && r.scheduler == name);
+            if !known {
+                let spec = SchedulerSpec::from(model);
+                let mut sim = Vec::new();
+                for &test in tests {
+                    let profile = extended_profile(test, kilo_whet)?;
+                    sim.push(run_extended(&profile, &spec, sim_on_miss, length)?);
+                }
+                doc.extended_runs.push(ExtendedRun {
+                    world: "sim",
+                    scheduler: name.clone(),
+                    label: format!("sim {name}"),
+                    results: sim,
+                });
+            }
+        }
+        if cut {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Adds a policy's real series and, unless it is already among
 /// `--scheduler`, its simulator counterpart's.
 #[allow(clippy::too_many_arguments)]
@@ -593,10 +735,17 @@ fn human(doc: &Document) -> String {
     }
     let kw = Nanos::from_ns(doc.kilo_whet_ns);
     if doc.extended {
+        let length = doc
+            .extended_length_ns
+            .map_or(EXTENDED_LENGTH, Nanos::from_ns);
+        let (from, to) = hartstone::ExtendedProfile::overload_window(length);
         out.push_str(&format!(
-            "extended Hartstone (paper 002 §4.3): {EXTENDED_LENGTH}, 48% in [0, 30) s, 120% in [30, 45) s, 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
+            "extended Hartstone (paper 002 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
             doc.kilo_whet_from, doc.on_miss
         ));
+        for note in &doc.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
         let header = [
             "test",
             "load along",
@@ -673,6 +822,12 @@ fn human(doc: &Document) -> String {
     }
     out.push_str(&table::render(&t));
     out.push('\n');
+    if doc.extended {
+        out.push_str(&format!(
+            "paper 002 (Golchin 2017, figures 4.7-4.8): {}\n",
+            hartstone::PAPER_EXTENDED_RANKING
+        ));
+    }
     out
 }
 

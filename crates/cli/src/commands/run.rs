@@ -210,5 +210,19 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         r.context_switches,
         r.context_switches_per_s,
     ));
+    if !r.phases.is_empty() {
+        out.push_str(&format!(
+            "phases (new set from each boundary): {}\n",
+            r.phases.join(", ")
+        ));
+    }
+    if let Some(b) = r.budget_changes {
+        out.push_str(&format!(
+            "SCHED_DEADLINE budgets changed at phase boundaries: {} sched_setattr calls, {} refused, longest {}\n",
+            b.changes,
+            b.refused,
+            Nanos::from_ns(b.max_ns)
+        ));
+    }
     out
 }

@@ -10,8 +10,8 @@ use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    check_phases, Deadlock, ExecModel, JitterModel, OnMiss, Phase, Protocol, SchedulerSpec,
-    SimConfig, SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    Deadlock, ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, SimError,
+    SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -112,9 +112,6 @@ pub struct SimArgs {
     pub save: crate::save::SaveFlags,
 }
 
-/// How long the extended Hartstone profile (`--overload hartstone-extended`) lasts.
-const HARTSTONE_EXTENDED_LENGTH: Nanos = Nanos::from_secs(120);
-
 /// Builds the configuration from the flags. Every error is a usage error
 /// naming the flag; what is accepted but changed (a window or a profile cut
 /// at the end of the run) is said on standard error.
@@ -133,34 +130,7 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
     c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
     c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;
-    match args.overload.as_deref() {
-        None => {}
-        Some("hartstone-extended") => {
-            if duration < HARTSTONE_EXTENDED_LENGTH {
-                eprintln!(
-                    "note: --overload hartstone-extended lasts {HARTSTONE_EXTENDED_LENGTH}; this run stops at {duration}"
-                );
-            }
-            c.phases.extend(
-                Phase::extended_hartstone()
-                    .into_iter()
-                    .filter(|p| p.start < duration),
-            );
-        }
-        Some(other) => {
-            return Err(usage(format!(
-                "--overload `{other}`: the known profile is hartstone-extended"
-            )))
-        }
-    }
-    for p in &args.phases {
-        let phase = Phase::parse(p).map_err(flag_error)?;
-        if phase.end > duration && phase.start < duration {
-            eprintln!("note: --phase {phase} ends after the run (--duration {duration}): it applies until then");
-        }
-        c.phases.push(phase);
-    }
-    check_phases(&c.phases, duration).map_err(flag_error)?;
+    c.phases = crate::flags::phase_flags(&args.phases, args.overload.as_deref(), duration)?;
     if args.trace.is_some() || args.gantt.is_some() || args.plot.is_some() {
         c.trace = Some(match &args.window {
             Some(w) => window(w, duration)?,
@@ -268,6 +238,12 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     let mut config = config(args, &loaded.set)?;
+    crate::flags::add_modes(
+        &mut config.phases,
+        &loaded.modes,
+        loaded.set.tasks.len(),
+        config.duration,
+    )?;
     let mut saver = args
         .save
         .begin(rtlab_store::RunKind::Sim, Some(&args.taskset))?;

@@ -14,7 +14,8 @@ use crate::time::Nanos;
 
 /// The fields of the document, a task and a critical section, in the order
 /// messages list them.
-const DOCUMENT_FIELDS: &[&str] = &["name", "processors", "clusters", "task"];
+const DOCUMENT_FIELDS: &[&str] = &["name", "processors", "clusters", "task", "mode"];
+const MODE_FIELDS: &[&str] = &["name", "start", "tasks"];
 pub(super) const TASK_FIELDS: &[&str] = &[
     "name",
     "period",
@@ -48,6 +49,18 @@ pub(super) struct Decoded {
     /// Each task's index among the file's tasks (tasks that could not be
     /// decoded leave gaps).
     pub indices: Vec<usize>,
+    /// The `[[mode]]` entries, task names not yet resolved.
+    pub modes: Vec<ModeEntry>,
+}
+
+/// One `[[mode]]` as written: its name, start, and the tasks it runs, each
+/// with its byte offset (for `file:line:col` when the name is unknown).
+#[derive(Debug)]
+pub(super) struct ModeEntry {
+    pub name: String,
+    pub start: Nanos,
+    pub start_offset: usize,
+    pub tasks: Vec<(String, usize)>,
 }
 
 /// A shape problem: where, and what, in one line.
@@ -185,11 +198,75 @@ impl Decoder {
                 }
             },
         };
+        let modes = match field(entries, "mode") {
+            None => Vec::new(),
+            Some(node) => match &node.value {
+                Value::Array(items) => items.iter().filter_map(|m| self.mode(m)).collect(),
+                _ => {
+                    let message = format!(
+                        "`mode` must be an array of {}s (write each mode as [[mode]]), not {}",
+                        self.table_word(),
+                        self.describe(node)
+                    );
+                    self.problem(node.offset, message);
+                    Vec::new()
+                }
+            },
+        };
         Some(Decoded {
             name,
             tasks,
             platform,
             indices,
+            modes,
+        })
+    }
+
+    /// `[[mode]]`: `name`, `start` (a duration) and `tasks` (names).
+    fn mode(&mut self, node: &Node) -> Option<ModeEntry> {
+        let Value::Table(entries) = &node.value else {
+            let message = format!(
+                "a mode must be {} with fields `name`, `start`, `tasks`, not {}",
+                self.table_word(),
+                self.describe(node)
+            );
+            self.problem(node.offset, message);
+            return None;
+        };
+        self.check_keys(entries, MODE_FIELDS);
+        let get = |d: &mut Decoder, key: &str| {
+            let found = field(entries, key);
+            if found.is_none() {
+                d.missing(node.offset, format!("mode: missing field `{key}`"));
+            }
+            found
+        };
+        let name = get(self, "name");
+        let start = get(self, "start");
+        let tasks = get(self, "tasks");
+        let name = name.and_then(|n| self.string(n, "name"));
+        let start_offset = start.map_or(node.offset, |n| n.offset);
+        let start = start.and_then(|n| self.duration(n, "start"));
+        let tasks = match tasks.map(|n| (n, &n.value)) {
+            Some((_, Value::Array(items))) => items
+                .iter()
+                .map(|t| Some((self.string(t, "tasks")?, t.offset)))
+                .collect::<Option<Vec<_>>>(),
+            Some((n, _)) => {
+                let message = format!(
+                    "`tasks` must be an array of task names, e.g. [\"t1\", \"t2\"], not {}",
+                    self.describe(n)
+                );
+                self.problem(n.offset, message);
+                None
+            }
+            None => None,
+        };
+        Some(ModeEntry {
+            name: name?,
+            start: start?,
+            start_offset,
+            tasks: tasks?,
         })
     }
 

@@ -49,6 +49,12 @@ pub struct JobRecord {
     /// boosted holder, does not wait on a lock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<Nanos>,
+    /// The execution time the job was asked for: its C, scaled by the phase
+    /// its release falls in (the simulator's drawn demand; the executor's
+    /// burn). `None` where a producer does not say. Not serialised: job
+    /// files keep their columns; it is there for sinks that compare.
+    #[serde(skip)]
+    pub demand: Option<Nanos>,
 }
 
 impl JobRecord {
@@ -68,6 +74,7 @@ impl JobRecord {
             start_cpu: None,
             migrations: 0,
             blocked: None,
+            demand: None,
         }
     }
 

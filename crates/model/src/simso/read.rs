@@ -165,6 +165,7 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
             .map(|(offset, m)| (offset, Severity::Note, m)),
     );
     Ok(LoadedTaskSet {
+        modes: Vec::new(),
         set,
         notes,
         origin: origin.to_string(),

@@ -48,12 +48,18 @@
 //!   task threads run, the coordinating thread stay on the other CPUs.
 //! * **SCHED_DEADLINE budgets** are C + margin, with `SCHED_FLAG_RECLAIM`
 //!   unless [`RunConfig::edf_reclaim`] is off (why: see that field).
+//! * **Phases** ([`phases`], `RunConfig::phases`): a release moves past
+//!   the phases that suspend its task, a phase's own tasks release only in
+//!   it, and each job burns its C scaled by the phase its release falls in,
+//!   all read from `rtlab_model::phase::PhasePlan` (the simulator's
+//!   interpretation); SCHED_DEADLINE budgets per segment are precomputed.
 //! * **Context switches** per job: `getrusage(RUSAGE_THREAD)` before and
 //!   after the job (`ru_nivcsw` counts preemptions, `ru_nvcsw` blocking).
 
 pub mod job_files;
 pub mod job_log;
 pub mod locks;
+pub mod phases;
 pub mod placement;
 pub mod policy_map;
 pub mod record;
@@ -63,6 +69,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
+use rtlab_model::phase::{Phase, PhasePlan};
 use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
@@ -79,6 +86,7 @@ pub use job_files::{
 };
 pub use job_log::job_ring_capacities;
 pub use locks::{LockProtocol, LOCK_PROTOCOLS};
+pub use phases::{BudgetChanges, DeadlineBudgets};
 pub use placement::{Placement, Scope};
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
@@ -169,6 +177,10 @@ pub struct RunConfig {
     /// A multiprocessor run (`--cpus LIST`): its CPUs, domains and each
     /// task's domain (see [`placement`]); `cpu` is then `None`.
     pub placement: Option<Placement>,
+    /// Phases (`--phase`, `--overload`, a file's modes): C scaled, tasks
+    /// suspended or added in windows of the run, read as the simulator
+    /// reads them ([`PhasePlan`]; see [`phases`]).
+    pub phases: Vec<Phase>,
 }
 
 impl RunConfig {
@@ -187,6 +199,7 @@ impl RunConfig {
             no_rt_throttling: false,
             protocol: LockProtocol::None,
             placement: None,
+            phases: Vec::new(),
         }
     }
 
@@ -266,7 +279,18 @@ pub fn run(set: &TaskSet, cfg: &RunConfig, interrupt: &AtomicBool) -> Result<Run
 /// the protocol with the policy, each thread's policy), for a caller that
 /// must know before it waits for the CPU (the per-CPU measurement lock).
 pub fn check(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
-    checked_policies(set, cfg).map(drop)
+    let (set, plan) = phases::phased_set(set, cfg)?;
+    let mut policies = checked_policies(&set, cfg)?;
+    if cfg.no_rt_throttling || plan.is_empty() {
+        return Ok(());
+    }
+    let throttling = RtThrottling::read().ok();
+    fit_to_admission(&set, cfg, throttling, &mut policies)?;
+    let budgets = DeadlineBudgets::new(&set, &plan, &policies, cfg.duration);
+    match admitted_limit(cfg, throttling) {
+        Some(limit) => budgets.check(&cfg.phases, limit),
+        None => Ok(()),
+    }
 }
 
 fn checked_policies(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Policy>, RtError> {
@@ -331,6 +355,11 @@ pub fn run_recording(
     interrupt: &AtomicBool,
     sinks: Vec<Box<dyn JobSink>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
+    // The set's tasks and the phases' (each first released at its phase's
+    // start plus its offset), every thread made before the first release.
+    let (phased, plan) = phases::phased_set(set, cfg)?;
+    let set = &phased;
+    let plan = Arc::new(plan);
     let mut policies = checked_policies(set, cfg)?;
     // Every mutex exists before any thread does, and outlives them all.
     let resources = Arc::new(Resources::new(set, &policies, cfg.protocol)?);
@@ -352,6 +381,15 @@ pub fn run_recording(
     };
     let throttling = RtThrottling::read().ok();
     fit_to_admission(set, cfg, throttling, &mut policies)?;
+    // Per thread and segment of the run its SCHED_DEADLINE budget (C at
+    // that segment's scale plus the margin), computed now: a thread changes
+    // its own with one sched_setattr before its first release in a new
+    // segment, nothing else happens at a phase change.
+    let budgets = DeadlineBudgets::new(set, &plan, &policies, cfg.duration);
+    if let Some(limit) = admitted_limit(cfg, throttling) {
+        budgets.check(&cfg.phases, limit)?;
+    }
+    budgets.apply_first(&mut policies);
     // Owned here and dropped when `run` returns, after every thread that
     // reported has been joined (a lost thread is moved out on drop).
     let cpuset = match (cfg.policy.is_deadline(), cfg.cpu) {
@@ -414,6 +452,8 @@ pub fn run_recording(
             reclaim: cfg.edf_reclaim,
             throttling,
             resources: resources.clone(),
+            phases: plan.clone(),
+            budgets: budgets.of(i),
         };
         let plan = SectionPlan::new(set, i);
         let shared = Shared {
@@ -580,22 +620,47 @@ pub fn fit_to_admission(
     throttling: Option<RtThrottling>,
     policies: &mut [Policy],
 ) -> Result<(), RtError> {
-    let Some(limit) = throttling.and_then(|t| t.limit()) else {
-        return Ok(());
-    };
     if let Some(placement) = &cfg.placement {
+        let Some(limit) = throttling.and_then(|t| t.limit()) else {
+            return Ok(());
+        };
         return fit_domains_to_admission(set, placement, limit, policies);
     }
+    let Some(admitted) = admitted_limit(cfg, throttling) else {
+        return Ok(());
+    };
+    fit_deadline_budgets(set, policies, admitted.limit).map_err(|need| RtError::DeadlineOverLimit {
+        need,
+        cpus: admitted.cpus,
+        limit: admitted.limit,
+        note: admitted.note,
+    })
+}
+
+/// What SCHED_DEADLINE admission accepts on the run's CPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdmittedLimit {
+    /// CPUs x (sched_rt_runtime_us / sched_rt_period_us - the fair
+    /// server's share).
+    pub limit: f64,
+    /// CPUs the run uses.
+    pub cpus: usize,
+    /// How the limit is made up (the fair server's share), for messages.
+    pub note: String,
+}
+
+/// The admission limit on the run's CPUs under `throttling`; `None`
+/// without a limit (RT throttling off).
+pub fn admitted_limit(cfg: &RunConfig, throttling: Option<RtThrottling>) -> Option<AdmittedLimit> {
+    let limit = throttling.and_then(|t| t.limit())?;
     let cpus = match cfg.cpu {
         Some(_) => 1,
         None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
     };
     let fair = policy::fair_server_share();
-    let admitted = (limit - fair) * cpus as f64;
-    fit_deadline_budgets(set, policies, admitted).map_err(|need| RtError::DeadlineOverLimit {
-        need,
+    Some(AdmittedLimit {
+        limit: (limit - fair) * cpus as f64,
         cpus,
-        limit: admitted,
         note: if fair > 0.0 {
             format!(" minus {fair:.3} per CPU reserved for the fair server since Linux 6.12")
         } else {
@@ -743,6 +808,10 @@ struct TaskThread {
     throttling: Option<RtThrottling>,
     /// The set's mutexes (its task's critical sections lock them).
     resources: Arc<Resources>,
+    /// The run's phases: which releases are made and each job's C.
+    phases: Arc<PhasePlan>,
+    /// Its SCHED_DEADLINE budget per segment of the run (empty otherwise).
+    budgets: Vec<(Nanos, Policy)>,
 }
 
 impl TaskThread {
@@ -807,13 +876,28 @@ impl TaskThread {
         let multi = self.affinity.is_some();
         let migrations_at_start = multi.then(thread_migrations).flatten();
         let mut lock_errors = 0;
-        let mut k: u64 = 0;
-        while let Some(release) = self.release(k) {
+        let mut budget = self.budgets.first().map(|b| b.1);
+        let mut changes = BudgetChanges::default();
+        let mut candidate = t.offset;
+        while let Some(release) = self.release_from(candidate) {
+            candidate = release.saturating_add(t.period);
+            let k = self.job_index(release);
             if self.on_miss == Overrun::Skip && pending.skips(release) {
                 log.summary.record_skipped(1);
-                k += 1;
                 continue;
             }
+            // A new segment's SCHED_DEADLINE budget, set by the thread
+            // itself between two of its jobs (no job of its own in flight),
+            // before it sleeps until the segment's first release.
+            if let Some(&(_, next)) = self.budgets.iter().rev().find(|(from, _)| *from <= release) {
+                if budget != Some(next) {
+                    let asked = monotonic_now();
+                    let ok = policy::change_current_thread_policy(&next);
+                    changes.record(monotonic_now().saturating_sub(asked), ok);
+                    budget = Some(next);
+                }
+            }
+            let c = self.phases.demand(t.wcet, release);
             let deadline = release.saturating_add(t.deadline);
             let wake_at = start
                 .saturating_add(release)
@@ -830,13 +914,13 @@ impl TaskThread {
                 }
             }
             if shared.stop.load(Ordering::Relaxed) {
-                self.record_backlog(k, shared.end.ended(), &mut pending, &mut log);
+                self.record_backlog(release, shared.end.ended(), &mut pending, &mut log);
                 break;
             }
             let before = thread_switches();
             let began = monotonic_now().saturating_sub(start);
             let start_cpu = if multi { current_cpu() } else { None };
-            let work = plan.execute(&self.resources, t.wcet, &shared.stop);
+            let work = plan.execute(&self.resources, c, &shared.stop);
             lock_errors += work.lock_errors;
             let done = work.done;
             let finished = monotonic_now().saturating_sub(start);
@@ -858,13 +942,14 @@ impl TaskThread {
                     _ => 0,
                 },
                 blocked: work.blocked,
+                demand: Some(c),
             };
             if !done {
                 // Stopped: the end is decided (see `RunEnd`).
                 let ended = shared.end.ended();
                 log.job(job, ended);
                 pending.push(deadline, Nanos::MAX);
-                self.record_backlog(k + 1, ended, &mut pending, &mut log);
+                self.record_backlog(candidate, ended, &mut pending, &mut log);
                 break;
             }
             // A finished job's record does not depend on the end.
@@ -872,7 +957,6 @@ impl TaskThread {
             if self.on_miss == Overrun::Skip {
                 pending.push(deadline, finished);
             }
-            k += 1;
         }
         let switches_at_end = thread_switches();
         TaskOutcome {
@@ -883,59 +967,74 @@ impl TaskThread {
                 .saturating_sub(switches_at_start.0 + switches_at_start.1),
             jobs_dropped: log.dropped(),
             lock_errors,
+            budget_changes: changes,
         }
     }
 
-    /// Release k relative to the start, or `None` at or after the end.
-    fn release(&self, k: u64) -> Option<Nanos> {
-        let r = self
-            .task
-            .period
-            .checked_mul(k)?
-            .checked_add(self.task.offset)?;
-        (r < self.duration).then_some(r)
+    /// The release a candidate release `at` becomes under the phases
+    /// (moved past suspensions), relative to the start, or `None` at or
+    /// after the end of the run or of the task's phase.
+    fn release_from(&self, at: Nanos) -> Option<Nanos> {
+        self.phases
+            .release(self.index, self.task.period, at, self.duration)
     }
 
-    /// How many of the releases `from..` come before `ended`: O(1).
-    fn releases_before(&self, from: u64, ended: Nanos) -> u64 {
-        match self.release(from) {
-            Some(r) if r < ended => ended.saturating_sub(r).div_ceil(self.task.period),
-            _ => 0,
-        }
+    /// The job index of the release at `release`: periods since the task's
+    /// first release (its offset; a phase task's offset counts from its
+    /// phase's start).
+    fn job_index(&self, release: Nanos) -> u64 {
+        release
+            .saturating_sub(self.task.offset)
+            .div_floor(self.task.period)
     }
 
-    /// After the stop: the releases `from..` made before the run ended at
-    /// `ended`, never started. Under `continue` they are one range, counted
-    /// in O(1) however long the backlog; under `skip` a release that finds
-    /// a job pending past its deadline is skipped as in the loop (jobs
-    /// never started are pending for good, as in the simulator), so at
-    /// most ceil(D/T) of them are made and the rest are counted at once.
-    fn record_backlog(&self, from: u64, ended: Nanos, pending: &mut Pending, log: &mut JobLog) {
-        if self.on_miss == Overrun::Continue {
-            log.unstarted(&self.task, from, self.releases_before(from, ended), ended);
+    /// After the stop: the releases from the candidate `from` on made before
+    /// the run ended at `ended`, never started. Under `continue`, without
+    /// phases that change the task's releases, they are one range, counted
+    /// in O(1) however long the backlog; otherwise they are walked release
+    /// by release (ranges of consecutive jobs recorded at once). Under
+    /// `skip` a release that finds a job pending past its deadline is
+    /// skipped as in the loop (jobs never started are pending for good, as
+    /// in the simulator), so at most ceil(D/T) of them are made and, without
+    /// phases, the rest are counted at once.
+    fn record_backlog(&self, from: Nanos, ended: Nanos, pending: &mut Pending, log: &mut JobLog) {
+        let t = &self.task;
+        let plain = !self.phases.changes_releases_of(self.index);
+        let remaining = |r: Nanos| ended.saturating_sub(r).div_ceil(t.period);
+        if self.on_miss == Overrun::Continue && plain {
+            if let Some(r) = self.release_from(from).filter(|r| *r < ended) {
+                log.unstarted(t, self.job_index(r), remaining(r), ended);
+            }
             return;
         }
-        let (mut run_from, mut run_len) = (from, 0);
-        let mut k = from;
-        while let Some(release) = self.release(k).filter(|r| *r < ended) {
-            if pending.skips(release) {
-                log.unstarted(&self.task, run_from, run_len, ended);
+        let (mut run_from, mut run_len) = (0, 0);
+        let mut candidate = from;
+        while let Some(release) = self.release_from(candidate).filter(|r| *r < ended) {
+            candidate = release.saturating_add(t.period);
+            let k = self.job_index(release);
+            if self.on_miss == Overrun::Skip && pending.skips(release) {
+                log.unstarted(t, run_from, run_len, ended);
                 run_len = 0;
-                if pending.skips_all_from(release) {
-                    log.summary.record_skipped(self.releases_before(k, ended));
+                if plain && pending.skips_all_from(release) {
+                    log.summary.record_skipped(remaining(release));
                     return;
                 }
                 log.summary.record_skipped(1);
-            } else {
-                if run_len == 0 {
-                    run_from = k;
-                }
-                run_len += 1;
-                pending.push(release.saturating_add(self.task.deadline), Nanos::MAX);
+                continue;
             }
-            k += 1;
+            if run_len > 0 && k != run_from + run_len {
+                log.unstarted(t, run_from, run_len, ended);
+                run_len = 0;
+            }
+            if run_len == 0 {
+                run_from = k;
+            }
+            run_len += 1;
+            if self.on_miss == Overrun::Skip {
+                pending.push(release.saturating_add(t.deadline), Nanos::MAX);
+            }
         }
-        log.unstarted(&self.task, run_from, run_len, ended);
+        log.unstarted(t, run_from, run_len, ended);
     }
 }
 
@@ -1026,6 +1125,7 @@ fn summarise(
     let mut tasks = Vec::with_capacity(set.tasks.len());
     let mut lost_tasks = Vec::new();
     let (mut context_switches, mut jobs_dropped, mut lock_errors) = (0, 0, 0);
+    let mut budget_changes = BudgetChanges::default();
     for (i, outcome) in outcomes.into_iter().enumerate() {
         let name = &set.tasks[i].name;
         let outcome = outcome.unwrap_or_else(|| {
@@ -1044,6 +1144,7 @@ fn summarise(
         context_switches += outcome.context_switches;
         jobs_dropped += outcome.jobs_dropped;
         lock_errors += outcome.lock_errors;
+        budget_changes.add(&outcome.budget_changes);
         tasks.push(m);
     }
     let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
@@ -1092,6 +1193,8 @@ fn summarise(
         kernel_trace: None,
         thread_ids: Vec::new(),
         start_monotonic_ns: 0,
+        phases: cfg.phases.iter().map(ToString::to_string).collect(),
+        budget_changes: (budget_changes.changes > 0).then_some(budget_changes),
     }
 }
 

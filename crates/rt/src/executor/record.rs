@@ -153,6 +153,13 @@ pub struct RunReport {
     /// in ns. Not in the JSON.
     #[serde(skip)]
     pub start_monotonic_ns: u64,
+    /// The phases the run applied, as `START..END:SCALE` (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<String>,
+    /// SCHED_DEADLINE budgets changed at phase boundaries (absent when none
+    /// was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_changes: Option<super::BudgetChanges>,
 }
 
 impl std::ops::Deref for RunReport {
@@ -178,6 +185,8 @@ pub struct TaskOutcome {
     /// On a multiprocessor run, the kernel's count of the thread's
     /// migrations over the run.
     pub kernel_migrations: Option<u64>,
+    /// Its SCHED_DEADLINE budget changes at phase boundaries.
+    pub budget_changes: super::BudgetChanges,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -512,6 +512,7 @@ impl GlobalSim {
             start_cpu: j.start_cpu,
             migrations: j.migrations,
             blocked: None,
+            demand: Some(j.demand),
         };
         self.summaries[j.task].record(&record, self.config.duration);
         if let Some(sink) = &mut self.sink {

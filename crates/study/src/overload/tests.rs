@@ -43,6 +43,7 @@ impl StudyRunner for Scripted {
                     preemptions: 0,
                 })
                 .collect(),
+            missed_deadlines: None,
         })
     }
 }
@@ -138,6 +139,7 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
         misses_after_burst: None,
         recovery_ns: None,
         recovered_before_end: None,
+        misses_in_burst: None,
     };
     assert_eq!(
         section.rows,
@@ -188,6 +190,7 @@ fn misses_off_the_lowest_ranks_are_flagged() {
                 ..TaskCounts::default()
             })
             .collect(),
+        missed_deadlines: None,
     };
     let ranks = [3, 1, 2];
     let r = row_of(
@@ -404,6 +407,7 @@ impl StudyRunner for Sim {
                     preemptions: t.preemptions,
                 })
                 .collect(),
+            missed_deadlines: None,
         })
     }
 }
@@ -519,4 +523,30 @@ fn overload_defaults_in_the_simulator() {
         );
     }
     println!("{}", serde_json::to_string(&section).unwrap().len());
+}
+
+/// Recovery read from one run's missed deadlines (the real runs): burst
+/// [2 s, 3 s); deadlines missed at 2.1, 2.5, 3.0 (in the burst), 3.2 and
+/// 3.45 s (after it): 2 after, the last 450 ms after the end; recovered
+/// when the longest period (100 ms) passed without a miss before the end.
+#[test]
+fn recovery_from_one_runs_missed_deadlines_is_exact() {
+    let ms = Nanos::from_ms;
+    let set = TaskSet::new(
+        "s",
+        vec![
+            rtlab_model::Task::new("a", ms(10), ms(2)),
+            rtlab_model::Task::new("b", ms(100), ms(20)),
+        ],
+    );
+    let missed = [ms(2100), ms(2500), ms(3000), ms(3200), ms(3450)];
+    let r = recovery_from_timeline(&missed, ms(3000), ms(10_000), &set);
+    assert_eq!(
+        (r.misses_after_burst, r.recovery, r.recovered_before_end),
+        (2, ms(450), true)
+    );
+    let late = recovery_from_timeline(&missed, ms(3000), ms(3500), &set);
+    assert!(!late.recovered_before_end);
+    let none = recovery_from_timeline(&missed[..3], ms(3000), ms(10_000), &set);
+    assert_eq!((none.misses_after_burst, none.recovery), (0, Nanos::ZERO));
 }

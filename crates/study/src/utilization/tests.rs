@@ -86,6 +86,7 @@ impl StudyRunner for Scripted {
                 deadline_misses: u64::from(load >= miss_from),
                 preemptions: pr,
             }],
+            missed_deadlines: None,
         })
     }
 }

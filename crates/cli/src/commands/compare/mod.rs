@@ -134,6 +134,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.protocol = protocol;
+    // The same phases and modes, those that started before the real run
+    // ended.
+    let mut phases = cfg.phases.clone();
+    let modes = rtlab_model::file::load(&args.flags.taskset)?.modes;
+    crate::flags::add_modes(&mut phases, &modes, set.tasks.len(), cfg.duration)?;
+    sim_cfg.phases = phases
+        .into_iter()
+        .filter(|p| p.start.as_ns() < real.ended_ns)
+        .collect();
     sim_cfg.on_miss = match cfg.on_miss {
         Overrun::Skip => OnMiss::Skip,
         Overrun::Continue => OnMiss::Continue,
