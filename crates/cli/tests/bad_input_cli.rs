@@ -601,7 +601,7 @@ fn scheduler_and_policy_errors_name_their_flag() {
         (
             &["run", s4, "--policy", "fifo", "-d", "10ms"],
             2,
-            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf\n",
+            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf, or on --cpus gedf, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]\n",
         ),
         (
             &["run", s4, "--policy", "given", "-d", "10ms"],

@@ -184,6 +184,9 @@ fn a_deadline_budget_without_margin_is_exhausted_and_named_throttled() {
     let set = TaskSet::new("tight", vec![Task::new("tight", ms(20), ms(5))]);
     let mut cfg = RunConfig::new(ms(600), RunPolicy::Edf);
     cfg.edf_margin = Some(Nanos::ZERO);
+    // Hard budgets: with SCHED_FLAG_RECLAIM (the default) the overrun would
+    // be absorbed by the bandwidth the set leaves unused.
+    cfg.edf_reclaim = false;
     let Some((report, a)) = traced_run(&set, &cfg, |_| Hog::none()) else {
         return;
     };
