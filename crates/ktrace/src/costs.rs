@@ -108,11 +108,11 @@ pub fn measure(events: &[Event], cpu: u32, windows: &[(u64, u64)], stall_gap: u6
     // Every long gap: (start, length, counted).
     let mut gaps: Vec<(u64, u64, bool)> = Vec::new();
     let mut last_ts: Option<u64> = None;
-    let mut add = |out: &mut KernelCosts,
-                   gaps: &mut Vec<(u64, u64, bool)>,
-                   which: fn(&mut CostSamples) -> &mut Vec<u64>,
-                   start: u64,
-                   end: u64| {
+    let add = |out: &mut KernelCosts,
+               gaps: &mut Vec<(u64, u64, bool)>,
+               which: fn(&mut CostSamples) -> &mut Vec<u64>,
+               start: u64,
+               end: u64| {
         let first = gaps.partition_point(|g| g.0 < start);
         let mut stalled = false;
         for g in gaps[first..].iter_mut().filter(|g| g.0 + g.1 <= end) {
