@@ -7,8 +7,8 @@
 //!
 //! | cost      | starts at                                                     | ends at                                             |
 //! | --------- | ------------------------------------------------------------- | --------------------------------------------------- |
-//! | release   | the `hrtimer_expire_entry` just before the thread's `sched_wakeup` (the wake-up itself when no expiry precedes it) | its `sched_switch` in, when that is the next switch on the CPU |
-//! | exit      | the thread's last `sys_enter`                                  | its `sched_switch` out asleep (`prev_state` not runnable) |
+//! | release   | the `hrtimer_expire_entry` just before the thread's `sched_wakeup` (the wake-up itself when no expiry precedes it) | its `sched_switch` in, when that is the next switch on the CPU and takes the CPU from a running thread or idle |
+//! | exit      | the thread's `sys_enter` of `futex` or `clock_nanosleep`       | its `sched_switch` out asleep (`prev_state` not runnable, not exiting) |
 //! | switch    | the last `sys_enter` of the thread that blocks                | the `sys_exit` of the measuring thread switched in right after it |
 //!
 //! The switch is the whole hand-over as the user-space ping-pong sees it
@@ -22,10 +22,9 @@
 //! the issue-23 note), then charges the gap to whatever runs next. A gap
 //! of more than `stall_gap` between two consecutive events of the CPU is
 //! a stall when the CPU is busy on the measuring threads' behalf: a
-//! measuring thread woken and waiting for the CPU, inside a system call,
-//! or handed the CPU and not yet back in user space; and any such gap
-//! inside a cost's span is one too, and that sample is left out (counted
-//! in [`KernelCosts::excluded`]). A gap while a thread runs its own user
+//! measuring thread inside a system call, or handed the CPU and not yet
+//! back in user space; and any such gap inside a cost's span is one too,
+//! and that sample is left out (counted in [`KernelCosts::excluded`]). A gap while a thread runs its own user
 //! code is not a stall by this rule (no event is expected there).
 
 use serde::Serialize;
@@ -35,6 +34,13 @@ use crate::schedule::runnable;
 
 /// The thread names that measure (`rtlab characterize`'s threads).
 pub const MEASURING_PREFIX: &[u8] = b"rtlab-char-";
+
+/// The calls a measuring thread blocks in (its end of a job, a hand-over).
+pub const BLOCKING_CALLS: [i64; 2] = [libc::SYS_futex, libc::SYS_clock_nanosleep];
+
+/// `prev_state` bits of a thread that exits (`TASK_DEAD`, `EXIT_ZOMBIE`,
+/// `EXIT_DEAD`): its last switch is not a job's exit.
+const DEAD: i64 = 0x80 | 0x20 | 0x10;
 
 /// The default event-less gap taken as a host stall, ns: 100 us, far
 /// above any of the costs timed here (a few us) and the smallest stall the
@@ -100,8 +106,11 @@ pub fn measure(events: &[Event], cpu: u32, windows: &[(u64, u64)], stall_gap: u6
         ..KernelCosts::default()
     };
     let mut measured: std::collections::BTreeSet<i32> = Default::default();
+    // Measuring threads that left the CPU asleep (in a system call).
+    let mut asleep: std::collections::BTreeSet<i32> = Default::default();
     let mut current: i32 = -1;
-    let mut in_call: Option<u64> = None;
+    // The current thread's system call: (entry, number).
+    let mut in_call: Option<(u64, i64)> = None;
     let mut last_expiry: Option<u64> = None;
     let mut waking: Option<Open> = None;
     let mut handed: Option<Open> = None;
@@ -129,9 +138,10 @@ pub fn measure(events: &[Event], cpu: u32, windows: &[(u64, u64)], stall_gap: u6
         if let Some(prev) = last_ts {
             let gap = e.ts.saturating_sub(prev);
             if gap > stall_gap {
-                let busy = waking.is_some()
-                    || handed.is_some()
-                    || (in_call.is_some() && measured.contains(&current));
+                // A woken thread waiting is not enough: a lower priority
+                // one waits for the running thread's user code. A wait
+                // that ends in a release is a span (below).
+                let busy = handed.is_some() || (in_call.is_some() && measured.contains(&current));
                 gaps.push((prev, gap, busy));
             }
         }
@@ -150,9 +160,9 @@ pub fn measure(events: &[Event], cpu: u32, windows: &[(u64, u64)], stall_gap: u6
                 }
                 last_expiry = None;
             }
-            Kind::SysEnter { .. } => {
+            Kind::SysEnter { id } => {
                 out.saw_syscalls = true;
-                in_call = Some(e.ts);
+                in_call = Some((e.ts, id));
             }
             Kind::SysExit { .. } => {
                 out.saw_syscalls = true;
@@ -177,15 +187,23 @@ pub fn measure(events: &[Event], cpu: u32, windows: &[(u64, u64)], stall_gap: u6
                     }
                 }
                 if let Some(w) = waking.take() {
-                    if w.pid == next_pid {
+                    // A release takes the CPU from a running thread or idle,
+                    // not after the running one blocks.
+                    if w.pid == next_pid && (runnable(prev_state) || prev_pid == 0) {
                         add(&mut out, &mut gaps, |s| &mut s.release, w.start, e.ts);
                     }
                 }
                 handed = None;
+                let woke_asleep = asleep.remove(&next_pid);
                 if measured.contains(&prev_pid) && !runnable(prev_state) {
-                    if let Some(entered) = in_call {
+                    asleep.insert(prev_pid);
+                    if let Some(entered) = in_call
+                        .filter(|&(_, id)| BLOCKING_CALLS.contains(&id) && prev_state & DEAD == 0)
+                        .map(|(ts, _)| ts)
+                    {
                         add(&mut out, &mut gaps, |s| &mut s.exit, entered, e.ts);
-                        if measured.contains(&next_pid) {
+                        // Only a thread that blocked in a call returns by sys_exit.
+                        if measured.contains(&next_pid) && woke_asleep {
                             handed = Some(Open {
                                 pid: next_pid,
                                 start: entered,
@@ -235,16 +253,17 @@ mod tests {
 
     const HIGH: (i32, &str) = (10, "rtlab-char-high");
     const LOW: (i32, &str) = (11, "rtlab-char-low");
+    const MID: (i32, &str) = (12, "rtlab-char-mid");
 
     /// A hand-made sequence on CPU 1 (times in ns; S = 1, asleep; R = 0):
     ///
     /// ```text
-    ///   1000 switch  idle -> low, 1000 switch low S -> high (both named)
+    ///   500 switch idle -> mid, 800 mid S -> low, 1000 low S -> high (all named)
     ///   2000 sys_enter (high: clock_nanosleep)   2600 switch high S -> low     exit 600
     ///   5000 hrtimer_expire  5300 wakeup high    5800 switch low R -> high     release 800
     ///   5900 sys_exit (high)                                                   (no hand-over)
-    ///   7000 sys_enter (high: futex)  7400 switch high S -> low               exit 400, hand-over opens
-    ///   8100 sys_exit (low)                                                    switch 1100
+    ///   7000 sys_enter (high: futex)  7400 switch high S -> mid (asleep)      exit 400, hand-over opens
+    ///   8100 sys_exit (mid)  8200 sys_enter  8300 switch mid S -> low         switch 1100, exit 100
     ///   9000 hrtimer_expire  9100 wakeup high  [no event for 300 us]  309100 switch low R -> high
     ///                                                                          release left out: stall
     ///   320000 sys_exit  -  gap while high runs user code  -  900000 sys_enter: not a stall
@@ -252,9 +271,15 @@ mod tests {
     #[test]
     fn hand_made_sequence_gives_the_exact_costs_and_leaves_the_stall_out() {
         let events = vec![
-            switch(1000, (0, "swapper/1", 0), LOW),
+            switch(500, (0, "swapper/1", 0), MID),
+            switch(800, (MID.0, MID.1, 1), LOW),
             switch(1000, (LOW.0, LOW.1, 1), HIGH),
-            ev(2000, Kind::SysEnter { id: 230 }),
+            ev(
+                2000,
+                Kind::SysEnter {
+                    id: libc::SYS_clock_nanosleep,
+                },
+            ),
             switch(2600, (HIGH.0, HIGH.1, 1), LOW),
             ev(5000, Kind::HrtimerExpire { hrtimer: 7 }),
             ev(
@@ -265,10 +290,32 @@ mod tests {
                 },
             ),
             switch(5800, (LOW.0, LOW.1, 0), HIGH),
-            ev(5900, Kind::SysExit { id: 230 }),
-            ev(7000, Kind::SysEnter { id: 202 }),
-            switch(7400, (HIGH.0, HIGH.1, 1), LOW),
-            ev(8100, Kind::SysExit { id: 202 }),
+            ev(
+                5900,
+                Kind::SysExit {
+                    id: libc::SYS_clock_nanosleep,
+                },
+            ),
+            ev(
+                7000,
+                Kind::SysEnter {
+                    id: libc::SYS_futex,
+                },
+            ),
+            switch(7400, (HIGH.0, HIGH.1, 1), MID),
+            ev(
+                8100,
+                Kind::SysExit {
+                    id: libc::SYS_futex,
+                },
+            ),
+            ev(
+                8200,
+                Kind::SysEnter {
+                    id: libc::SYS_futex,
+                },
+            ),
+            switch(8300, (MID.0, MID.1, 1), LOW),
             ev(9000, Kind::HrtimerExpire { hrtimer: 7 }),
             ev(
                 9100,
@@ -278,8 +325,18 @@ mod tests {
                 },
             ),
             switch(309_100, (LOW.0, LOW.1, 0), HIGH),
-            ev(320_000, Kind::SysExit { id: 230 }),
-            ev(900_000, Kind::SysEnter { id: 230 }),
+            ev(
+                320_000,
+                Kind::SysExit {
+                    id: libc::SYS_clock_nanosleep,
+                },
+            ),
+            ev(
+                900_000,
+                Kind::SysEnter {
+                    id: libc::SYS_clock_nanosleep,
+                },
+            ),
         ];
         let costs = measure(&events, 1, &[(0, 6000), (6000, 1_000_000)], STALL_GAP_NS);
         assert_eq!(
@@ -293,7 +350,7 @@ mod tests {
                 CostSamples {
                     release: vec![],
                     switch: vec![1100],
-                    exit: vec![400],
+                    exit: vec![400, 100],
                 },
             ]
         );
@@ -322,10 +379,26 @@ mod tests {
                 },
             ),
             switch(1250, (LOW.0, LOW.1, 0), HIGH),
+            ev(
+                1300,
+                Kind::SysEnter {
+                    id: libc::SYS_futex,
+                },
+            ),
+            // LOW was preempted, not asleep: its next sys_exit ends no switch.
+            switch(1400, (HIGH.0, HIGH.1, 1), LOW),
+            ev(
+                1900,
+                Kind::SysExit {
+                    id: libc::SYS_futex,
+                },
+            ),
         ];
         let costs = measure(&events, 1, &[(0, 2000)], STALL_GAP_NS);
         assert_eq!(costs.windows[0].release, vec![250]);
-        assert!(!costs.saw_timers && !costs.saw_syscalls);
+        assert_eq!(costs.windows[0].exit, vec![100]);
+        assert!(costs.windows[0].switch.is_empty());
+        assert!(!costs.saw_timers);
         assert_eq!(costs.stalls, Stalls::default());
     }
 }
