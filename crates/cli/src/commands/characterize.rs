@@ -389,7 +389,7 @@ fn describe_kernel(k: &KernelCharacterization, stat: Statistic) -> String {
             r2(k.exit_fit.as_ref()),
         ),
         format!(
-            "host stalls (no event for more than {} us while a measuring thread was in the kernel or waiting): {}, total {} us, longest {} us; {} kernel samples left out for a stall inside; steal over the run (/proc/stat): {} us",
+            "host stalls (no event for more than {} us while a measuring thread was in a system call or being switched in, or inside a sample): {}, total {} us, longest {} us; {} kernel samples left out for a stall inside; steal over the run (/proc/stat): {} us",
             us(k.stall_gap_ns),
             k.stalls.count,
             us(k.stalls.total_ns),

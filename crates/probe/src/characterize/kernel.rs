@@ -45,8 +45,8 @@ pub struct KernelCharacterization {
     pub lost_events: u64,
     /// The event-less gap taken as a host stall, ns.
     pub stall_gap_ns: u64,
-    /// Host stalls while the measuring threads were in the kernel or
-    /// waiting for the CPU.
+    /// Host stalls while a measuring thread was in a system call or being
+    /// switched in, or inside a sample ([`rtlab_ktrace::costs`]).
     pub stalls: Stalls,
     /// Kernel samples left out because a stall lay inside them.
     pub excluded_samples: u64,
@@ -188,4 +188,90 @@ pub fn from_recording(
         recorded.steal_ns,
         gap,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::characterize::TimerResult;
+    use rtlab_ktrace::costs::KernelCosts;
+
+    fn point(n: usize, window: (u64, u64)) -> ScenarioPoint {
+        ScenarioPoint {
+            n,
+            stats: CostStats::of(&mut vec![10, 20]).unwrap(),
+            invalid: 0,
+            lost_batches: 0,
+            window,
+        }
+    }
+
+    fn measured() -> Characterization {
+        Characterization {
+            cpu: 1,
+            samples: 2,
+            gap_threshold_ns: 1000,
+            loop_iteration_ns: 100.0,
+            timer: TimerResult {
+                stats: None,
+                tick: None,
+                coarse_resolution_ns: None,
+                stalls: 0,
+                stall_max_ns: 0,
+                other_gaps: 0,
+                other_gap_max_ns: 0,
+                spun_ns: 0,
+                dropped_gaps: 0,
+                loc_per_second: None,
+            },
+            pingpong: None,
+            preempt: vec![point(2, (0, 10)), point(4, (10, 20))],
+            exit: vec![point(2, (20, 30))],
+            nonpreempt: vec![],
+            interrupted: false,
+            elapsed_ns: 30,
+        }
+    }
+
+    /// Windows in order preempt n=2, n=4, exit n=2; the kernel's release
+    /// p99.9 is 5 ns at n=2 and 7 ns at n=4: the line 1 ns*n + 3 ns.
+    #[test]
+    fn kernel_samples_pair_with_their_scenario_and_n_and_are_fitted() {
+        let m = measured();
+        assert_eq!(windows(&m), vec![(0, 10), (10, 20), (20, 30)]);
+        let samples = |release: Vec<u64>, exit: Vec<u64>| CostSamples {
+            release,
+            switch: vec![],
+            exit,
+        };
+        let costs = KernelCosts {
+            windows: vec![
+                samples(vec![3, 5], vec![99]),
+                samples(vec![7], vec![]),
+                samples(vec![1], vec![4]),
+            ],
+            excluded: 1,
+            saw_timers: true,
+            saw_syscalls: true,
+            ..KernelCosts::default()
+        };
+        let k = compare(&m, costs, Statistic::P999, 9, 0, 0, 100_000);
+        let rows: Vec<(&str, usize, Option<u64>)> = k
+            .costs
+            .iter()
+            .map(|c| (c.cost, c.n, c.kernel.map(|s| s.p999_ns)))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("release", 2, Some(5)),
+                ("release", 4, Some(7)),
+                ("exit", 2, Some(4))
+            ]
+        );
+        let fit = k.release_fit.unwrap();
+        assert_eq!((fit.per_thread_ps, fit.base_ps), (1000, 3000));
+        assert_eq!(k.excluded_samples, 1);
+        assert_eq!(k.not_measured.len(), 1, "only nonpreempt and the tick");
+    }
 }
