@@ -199,7 +199,7 @@ mod tests {
     fn point(n: usize, window: (u64, u64)) -> ScenarioPoint {
         ScenarioPoint {
             n,
-            stats: CostStats::of(&mut vec![10, 20]).unwrap(),
+            stats: CostStats::of(&mut [10, 20]).unwrap(),
             invalid: 0,
             lost_batches: 0,
             window,
