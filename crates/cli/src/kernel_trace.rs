@@ -49,6 +49,16 @@ impl KernelTraceFlags {
     /// Starts recording `cpus` (`None`: every CPU this process may use),
     /// the reader on the other CPUs.
     pub fn start(&self, cpus: Option<&[usize]>) -> anyhow::Result<Option<Recording>> {
+        self.start_with(cpus, &[])
+    }
+
+    /// [`Self::start`] with `extra` events besides the scheduling ones
+    /// ([`Recording::start_with`]).
+    pub fn start_with(
+        &self,
+        cpus: Option<&[usize]>,
+        extra: &[&str],
+    ) -> anyhow::Result<Option<Recording>> {
         if !self.wanted() {
             return Ok(None);
         }
@@ -58,10 +68,11 @@ impl KernelTraceFlags {
             .into_iter()
             .filter(|c| !traced.contains(c))
             .collect();
-        Ok(Some(Recording::start(
+        Ok(Some(Recording::start_with(
             &traced,
             &reader,
             self.keep().as_deref(),
+            extra,
         )?))
     }
 }

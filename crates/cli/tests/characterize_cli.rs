@@ -117,6 +117,10 @@ fn a_characterised_file_is_read_by_analyze() {
         );
     }
     assert_eq!(doc["config"]["stat"], "p999");
+    assert!(
+        doc.get("kernel_trace").is_none(),
+        "only with --kernel-trace"
+    );
     assert!(doc["host"]["kernel_release"].is_string());
     assert!(
         doc["measured"]["timer"]["tick"]["tick_ns"]
@@ -153,4 +157,93 @@ fn a_characterised_file_is_read_by_analyze() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("here"), "{stdout}");
+}
+
+#[test]
+fn with_kernel_trace_each_cost_is_given_both_ways_and_the_stalls_apart() {
+    if !is_root() || !std::path::Path::new("/sys/kernel/tracing").exists() {
+        eprintln!("skipped: needs root and tracefs");
+        return;
+    }
+    let (code, stdout, stderr) = outcome(&[
+        "characterize",
+        "--threads",
+        "2,4",
+        "--samples",
+        "50",
+        "--kernel-trace",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let k = &doc["kernel_trace"];
+    assert!(k["events"].as_u64().unwrap() > 0, "{k}");
+    let excluded = k["excluded_samples"].as_u64().unwrap();
+    let rows = k["costs"].as_array().unwrap();
+    let which: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["cost"].as_str().unwrap().to_string(),
+                r["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = [
+        ("release", 2),
+        ("release", 4),
+        ("exit", 2),
+        ("exit", 4),
+        ("switch", 2),
+    ]
+    .iter()
+    .map(|(c, n)| (c.to_string(), *n))
+    .collect();
+    assert_eq!(which, expected);
+    for r in rows {
+        // Every user-space sample is one event the kernel saw: its sample
+        // is there unless a stall inside left it out.
+        let user = r["user"]["count"].as_u64().unwrap();
+        let kernel = r["kernel"]["count"].as_u64().unwrap_or(0);
+        assert!(kernel + excluded >= user, "{r}");
+        assert!(r["kernel"]["min_ns"].as_u64().unwrap() > 0, "{r}");
+    }
+    let stalls = &k["stalls"];
+    assert!(stalls["longest_ns"].as_u64().unwrap() <= stalls["total_ns"].as_u64().unwrap());
+    assert!(k["steal_ns"].is_u64());
+    assert!(k["release_fit"]["r_squared"].as_f64().is_some(), "{k}");
+}
+
+#[test]
+fn kernel_trace_without_root_is_refused_in_one_line_before_measuring() {
+    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root (to drop it) and setpriv");
+        return;
+    }
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args([
+            "characterize",
+            "--threads",
+            "2",
+            "--samples",
+            "10",
+            "--kernel-trace",
+        ])
+        .env(
+            "RTLAB_STATE_DIR",
+            std::env::temp_dir().join("rtlab-charz-nobody"),
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("Permission denied") {
+        eprintln!("skipped: nobody cannot execute the test binary here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--kernel-trace needs root"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing measured");
 }

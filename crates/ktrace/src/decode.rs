@@ -124,6 +124,32 @@ pub enum Kind {
         /// CPU time charged, ns.
         runtime: u64,
     },
+    /// `hrtimer_expire_entry`: a high-resolution timer's handler starts
+    /// (the kernel's instant of a timed release). Only in recordings that
+    /// ask for it ([`TIMER_EVENTS`]).
+    HrtimerExpire {
+        /// The timer (its address).
+        hrtimer: u64,
+    },
+    /// `hrtimer_start`: a timer was armed for `expires` (the timer's clock, ns).
+    HrtimerStart {
+        /// The timer (its address).
+        hrtimer: u64,
+        /// When it is due.
+        expires: u64,
+    },
+    /// `raw_syscalls/sys_enter`: the current thread entered the kernel by
+    /// system call `id` ([`SYSCALL_EVENTS`]).
+    SysEnter {
+        /// The system call's number.
+        id: i64,
+    },
+    /// `raw_syscalls/sys_exit`: the current thread returns to user space
+    /// from system call `id`.
+    SysExit {
+        /// The system call's number.
+        id: i64,
+    },
 }
 
 /// One decoded event.
@@ -159,6 +185,15 @@ pub const EVENTS: [&str; 8] = [
     "irq/softirq_exit",
 ];
 
+/// The timer events a recording may add to [`EVENTS`] (`characterize
+/// --kernel-trace`): the expiry is where a timed release starts.
+pub const TIMER_EVENTS: [&str; 2] = ["timer/hrtimer_expire_entry", "timer/hrtimer_start"];
+
+/// The system-call events a recording may add to [`EVENTS`]: where a
+/// thread leaves user space and returns to it, the ends of the costs that
+/// `characterize --kernel-trace` times.
+pub const SYSCALL_EVENTS: [&str; 2] = ["raw_syscalls/sys_enter", "raw_syscalls/sys_exit"];
+
 /// What a page said besides its events.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PageInfo {
@@ -191,6 +226,10 @@ enum Which {
     SoftirqEntry,
     SoftirqExit,
     Runtime,
+    HrtimerExpire,
+    HrtimerStart,
+    SysEnter,
+    SysExit,
 }
 
 const COMMIT_MISSED_EVENTS: u64 = 1 << 31;
@@ -216,6 +255,10 @@ impl Decoder {
                 "softirq_entry" => Which::SoftirqEntry,
                 "softirq_exit" => Which::SoftirqExit,
                 "sched_stat_runtime" => Which::Runtime,
+                "hrtimer_expire_entry" => Which::HrtimerExpire,
+                "hrtimer_start" => Which::HrtimerStart,
+                "sys_enter" => Which::SysEnter,
+                "sys_exit" => Which::SysExit,
                 _ => continue,
             };
             by_id.insert(f.id, (which, f));
@@ -344,6 +387,15 @@ impl Decoder {
                 pid: int("pid")? as i32,
                 runtime: uint("runtime")?,
             },
+            Which::HrtimerExpire => Kind::HrtimerExpire {
+                hrtimer: uint("hrtimer")?,
+            },
+            Which::HrtimerStart => Kind::HrtimerStart {
+                hrtimer: uint("hrtimer")?,
+                expires: uint("expires")?,
+            },
+            Which::SysEnter => Kind::SysEnter { id: int("id")? },
+            Which::SysExit => Kind::SysExit { id: int("id")? },
         })
     }
 }

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod causes;
+pub mod costs;
 pub mod decode;
 pub mod error;
 pub mod format;

@@ -163,6 +163,19 @@ impl Recording {
         reader_cpus: &[usize],
         keep: Option<&Path>,
     ) -> Result<Recording, TraceError> {
+        Recording::start_with(cpus, reader_cpus, keep, &[])
+    }
+
+    /// [`Recording::start`] with `extra` events enabled besides
+    /// [`EVENTS`] (`SYSTEM/NAME`, e.g. [`crate::decode::TIMER_EVENTS`]);
+    /// an extra event the kernel does not have is left out, as the
+    /// optional ones of [`EVENTS`] are.
+    pub fn start_with(
+        cpus: &[usize],
+        reader_cpus: &[usize],
+        keep: Option<&Path>,
+        extra: &[&str],
+    ) -> Result<Recording, TraceError> {
         let root = check_available()?;
         static RECORDINGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = RECORDINGS.fetch_add(1, Ordering::SeqCst);
@@ -185,7 +198,7 @@ impl Recording {
         set("buffer_size_kb", &BUFFER_KB.to_string())?;
         set("tracing_cpumask", &cpu_mask(cpus))?;
         let mut formats = Vec::new();
-        for (i, event) in EVENTS.iter().enumerate() {
+        for (i, event) in EVENTS.iter().chain(extra).enumerate() {
             let dir = instance.join("events").join(event);
             let enabled = fs::write(dir.join("enable"), "1");
             match (enabled, i < 2) {

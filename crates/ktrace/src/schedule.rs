@@ -264,7 +264,11 @@ impl Schedule {
                         });
                     }
                 }
-                Kind::Runtime { .. } => {}
+                Kind::Runtime { .. }
+                | Kind::HrtimerExpire { .. }
+                | Kind::HrtimerStart { .. }
+                | Kind::SysEnter { .. }
+                | Kind::SysExit { .. } => {}
             }
         }
         for (cpu, (pid, since)) in holder {

@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rtlab_host::interrupt;
 use rtlab_model::overheads::{LinearCost, Overheads};
 use rtlab_probe::characterize::document::{self, CharacterizeDocument, ConfigDocument};
-use rtlab_probe::characterize::fit::{LineFit, Statistic};
+use rtlab_probe::characterize::fit::{CostStats, LineFit, Statistic};
+use rtlab_probe::characterize::kernel::KernelCharacterization;
 use rtlab_probe::characterize::{self, Characterization, CharacterizeConfig, ScenarioPoint};
 use rtlab_report::table;
 
@@ -22,7 +23,8 @@ use crate::usage::{naming_the_flag, usage};
 const EXAMPLES: &str = "Examples:\n  \
     rtlab characterize --out my.toml\n  \
     rtlab characterize --threads 2,4,8 --samples 500 --stat max --json\n  \
-    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my.toml --name my-vm\n\n\
+    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my.toml --name my-vm\n  \
+    rtlab characterize --threads 2,4 --samples 50 --kernel-trace\n\n\
     Needs root (SCHED_FIFO). The defaults take about half a minute. Then:\n  \
     rtlab analyze builtin:avionics --policy rm --overheads my.toml --breakdown\n\
     Ctrl-C stops early and still prints (and writes) what was measured.";
@@ -56,6 +58,8 @@ pub struct CharacterizeArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
@@ -77,6 +81,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     };
     // Every check of the configuration is about its flags.
     cfg.validate().map_err(|e| usage(naming_the_flag(&e)))?;
+    args.kernel.check()?;
     characterize::check_privilege(&cfg).context("rtlab characterize")?;
     let saver = args.save.begin(rtlab_store::RunKind::Characterize, None)?;
     let stop = interrupt::install_interrupt_flag();
@@ -93,6 +98,8 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         bar.set_message("timer (finding the tick)");
         bar
     });
+    let extra = characterize::kernel::extra_events();
+    let recording = args.kernel.start_with(Some(&[cfg.cpu]), &extra)?;
     let measured = characterize::characterize(&cfg, stop, &mut |done, _, what| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
@@ -103,6 +110,18 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let kernel_trace = match recording {
+        Some(r) => {
+            let (recorded, _temporary) = r.finish();
+            if let Some(k) = args.kernel.keep() {
+                crate::wrote::wrote(&k, "raw kernel trace: rtlab-ktrace pages");
+            }
+            Some(characterize::kernel::from_recording(
+                &measured, &recorded, args.stat,
+            )?)
+        }
+        None => None,
+    };
     drop(guards);
 
     let host = rtlab_host::platform::host_metadata();
@@ -139,6 +158,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         fits,
         overheads_toml: profile.as_ref().map(Overheads::to_toml_string),
         notes,
+        kernel_trace,
     };
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
@@ -314,8 +334,72 @@ fn describe(doc: &CharacterizeDocument) -> String {
         "gap threshold {} ns (10 iterations of the stamping loop, {:.0} ns each)",
         m.gap_threshold_ns, m.loop_iteration_ns
     ));
+    if let Some(k) = &doc.kernel_trace {
+        out.push(String::new());
+        out.push(describe_kernel(k, stat));
+    }
     for note in &doc.notes {
         out.push(format!("note: {note}"));
+    }
+    out.join("\n")
+}
+
+/// `--kernel-trace`: each cost from user-space stamps beside the same cost
+/// from kernel timestamps, the kernel's fitted lines, the host's stalls.
+fn describe_kernel(k: &KernelCharacterization, stat: Statistic) -> String {
+    let header = [
+        "cost",
+        "n",
+        "user samples",
+        "user p50 us",
+        "user p99 us",
+        "user p99.9 us",
+        "kernel samples",
+        "kernel p50 us",
+        "kernel p99 us",
+        "kernel p99.9 us",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for c in &k.costs {
+        let kernel = |f: fn(&CostStats) -> u64| c.kernel.as_ref().map_or("-".into(), |s| us(f(s)));
+        t.add_row(vec![
+            format!("{} ({})", c.cost, c.scenario),
+            c.n.to_string(),
+            c.user.count.to_string(),
+            us(c.user.median_ns),
+            us(c.user.p99_ns),
+            us(c.user.p999_ns),
+            c.kernel.as_ref().map_or(0, |s| s.count).to_string(),
+            kernel(|s| s.median_ns),
+            kernel(|s| s.p99_ns),
+            kernel(|s| s.p999_ns),
+        ]);
+    }
+    let mut out = vec![
+        format!(
+            "# from the kernel trace ({} events, {} lost): release = timer expiry to switch-in, exit = the blocking call's entry to the switch out, switch = that entry to the next thread's return to user space",
+            k.events, k.lost_events
+        ),
+        table::render(&t),
+        format!(
+            "kernel fit ({stat}): C_preempt (release) {} (R^2 {}), C_exit {} (R^2 {})",
+            line(k.release_fit.as_ref()),
+            r2(k.release_fit.as_ref()),
+            line(k.exit_fit.as_ref()),
+            r2(k.exit_fit.as_ref()),
+        ),
+        format!(
+            "host stalls (no event for more than {} us while a measuring thread was in a system call or being switched in, or inside a sample): {}, total {} us, longest {} us; {} kernel samples left out for a stall inside; steal over the run (/proc/stat): {} us",
+            us(k.stall_gap_ns),
+            k.stalls.count,
+            us(k.stalls.total_ns),
+            us(k.stalls.longest_ns),
+            k.excluded_samples,
+            us(k.steal_ns),
+        ),
+    ];
+    for n in &k.not_measured {
+        out.push(format!("not from the trace: {n}"));
     }
     out.join("\n")
 }

@@ -24,6 +24,9 @@ pub struct CharacterizeDocument {
     pub overheads_toml: Option<String>,
     /// Notes on the fit (clamped slopes or intercepts) and the run.
     pub notes: Vec<String>,
+    /// The costs from kernel timestamps (`--kernel-trace` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<super::kernel::KernelCharacterization>,
 }
 
 /// The settings of the run.

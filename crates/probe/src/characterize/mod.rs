@@ -29,6 +29,7 @@
 pub mod batch;
 pub mod document;
 pub mod fit;
+pub mod kernel;
 pub mod scenarios;
 pub mod tick;
 
@@ -148,6 +149,10 @@ pub struct ScenarioPoint {
     /// Batches in which a thread did not report in time (their samples are
     /// left out).
     pub lost_batches: u64,
+    /// When its batches ran (`CLOCK_MONOTONIC` ns, first start to last
+    /// end): where `--kernel-trace` looks for its kernel samples.
+    #[serde(skip)]
+    pub window: (u64, u64),
 }
 
 /// The `timer` scenario.
@@ -186,6 +191,9 @@ pub struct PingPongResult {
     pub futex_call_median_ns: Option<u64>,
     /// The median per switch less that call, ns.
     pub switch_median_ns: Option<u64>,
+    /// When the ping-pong ran (`CLOCK_MONOTONIC` ns).
+    #[serde(skip)]
+    pub window: (u64, u64),
 }
 
 /// Everything [`characterize`] measured.
@@ -371,6 +379,7 @@ fn measure_scenario(
     let max_batches = 4 * cfg.samples.div_ceil(per_batch) + 2;
     let mut samples: Vec<u64> = Vec::with_capacity(cfg.samples);
     let (mut invalid, mut lost) = (0, 0);
+    let began = monotonic_now().as_ns();
     for _ in 0..max_batches {
         if samples.len() >= cfg.samples || stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -388,11 +397,13 @@ fn measure_scenario(
         }
         rest(length.min(STRETCH));
     }
+    let window = (began, monotonic_now().as_ns());
     Ok(CostStats::of(&mut samples).map(|stats| ScenarioPoint {
         n,
         stats,
         invalid,
         lost_batches: lost,
+        window,
     }))
 }
 
@@ -477,6 +488,7 @@ fn measure_ping_pong(
 ) -> Result<Option<PingPongResult>, RtError> {
     let plan = scenarios::ping_pong(cfg.samples, stop);
     let length = plan.length;
+    let began = monotonic_now().as_ns();
     let mut batch = run_batch(cfg.cpu, plan.threads, length, &mut |_| {})?;
     let mut samples: Vec<u64> = batch
         .recorders
@@ -485,6 +497,7 @@ fn measure_ping_pong(
         .flat_map(|r| std::mem::take(&mut r.samples))
         .collect();
     samples.truncate(cfg.samples);
+    let window = (began, monotonic_now().as_ns());
     rest(Nanos::from_ms(20));
     let call = run_plan(
         cfg.cpu,
@@ -498,6 +511,7 @@ fn measure_ping_pong(
         stats,
         futex_call_median_ns: call_median,
         switch_median_ns: call_median.map(|c| stats.median_ns.saturating_sub(c)),
+        window,
     }))
 }
 
