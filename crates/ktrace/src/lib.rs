@@ -18,6 +18,7 @@ pub mod causes;
 pub mod decode;
 pub mod error;
 pub mod format;
+pub mod gantt;
 pub mod jobs;
 pub mod perfetto;
 pub mod recorder;
