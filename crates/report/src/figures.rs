@@ -118,6 +118,11 @@ fn lag_study(run: &RunView) -> Vec<Figure> {
 /// `--kernel-trace`), before the job Gantt chart.
 fn real_and_simulated(run: &RunView) -> Option<Figure> {
     let chart = series::schedule_chart(run)?;
+    let simulated = if chart.lanes.iter().any(|l| l.starts_with("sim ")) {
+        "below, the simulator's schedule of the same set under the matching scheduler for the same window"
+    } else {
+        "no simulated schedule (the simulator has no model of this policy)"
+    };
     let misses = chart
         .spans
         .iter()
@@ -127,7 +132,7 @@ fn real_and_simulated(run: &RunView) -> Option<Figure> {
         "Real and simulated schedule",
         plot::real_and_simulated(&chart),
         format!(
-            "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; below, the simulator's schedule of the same set under the matching scheduler for the same window. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
+            "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; {simulated}. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
             chart.from_ns as f64 / 1e6,
             chart.to_ns as f64 / 1e6,
             if misses == 1 { "" } else { "es" },

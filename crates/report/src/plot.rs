@@ -709,7 +709,7 @@ pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(170)
-            .build_cartesian_2d(from..to + (to - from) * 0.25, -0.6f64..(lanes as f64 - 0.4))?;
+            .build_cartesian_2d(from..to + (to - from) * 0.45, -0.6f64..(lanes as f64 - 0.4))?;
         chart
             .configure_mesh()
             .disable_y_mesh()

@@ -223,7 +223,8 @@ fn analyze_without_overheads_draws_no_breakdown_against_the_tick() {
 
 /// A run saved with `--kernel-trace`: the kernel's lanes above the
 /// simulator's, the same task in the same colour on both, and the real
-/// miss labelled with its cause; with one side missing, no such figure.
+/// miss labelled with its cause; without a simulated side, the real one
+/// alone; without a real side, no such figure.
 #[test]
 fn a_traced_run_draws_the_real_schedule_above_the_simulated_one() {
     let run = fixtures::traced_run();
@@ -267,5 +268,16 @@ fn a_traced_run_draws_the_real_schedule_above_the_simulated_one() {
     real_only
         .schedule
         .retain(|s| s.source == rtlab_model::results::SpanSource::Real);
-    assert_eq!(figures(&real_only)[0].title, "Gantt chart");
+    let lanes = rtlab_report::series::schedule_chart(&real_only)
+        .unwrap()
+        .lanes;
+    assert!(lanes.iter().all(|l| l.starts_with("real ")), "{lanes:?}");
+    assert!(figures(&real_only)[0]
+        .caption
+        .contains("no simulated schedule"));
+    let mut sim_only = run;
+    sim_only
+        .schedule
+        .retain(|s| s.source == rtlab_model::results::SpanSource::Sim);
+    assert_eq!(figures(&sim_only)[0].title, "Gantt chart");
 }

@@ -9,7 +9,7 @@ use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
 
-use crate::real_run::{execute, lost_threads, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, Executed, JobFile, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
 use rtlab_report::table;
@@ -85,7 +85,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
-    let (set, origin, report, written) = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
+    let Executed {
+        set,
+        origin,
+        report,
+        written,
+        schedule,
+    } = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
     // The store first: a stdout that fails (a closed pipe, a full disk)
     // does not lose the run. A store that fails does not lose the output.
     let saved = saver.map_or(Ok(()), |s| {
@@ -101,6 +107,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);
             run.jobs = gantt.rows(&set);
+            // With --kernel-trace: the real schedule above the simulated one.
+            run.schedule = schedule;
             crate::plot_file::write(path, &run)
         }
         None => Ok(()),
