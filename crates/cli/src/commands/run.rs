@@ -50,7 +50,8 @@ pub struct RunArgs {
     /// Print the JSON report instead of the tables.
     #[arg(long)]
     pub json: bool,
-    /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG.
+    /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG;
+    /// with --kernel-trace, the kernel's schedule of one window above the simulated one.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
     #[command(flatten)]
