@@ -7,9 +7,14 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_ktrace::gantt::{real_spans, MissMark};
 use rtlab_ktrace::{analyse, jobs, Analysis, Recording, SetThreads, ThreadClass};
+use rtlab_model::results::schedule::schedule_window;
+use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobsCsv, RunPolicy, RunReport};
+use rtlab_sim::schedule_spans::simulated_spans;
+use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
 
 use crate::setup::say;
 
@@ -212,4 +217,69 @@ pub fn describe(report: &RunReport) -> String {
         ));
     }
     out
+}
+
+/// The run's schedule window for the report and `--plot`: the kernel's
+/// spans of [`schedule_window`] (the first 100 ms, or 100 ms ending after
+/// the first miss) with each missed job marked by its main cause, then
+/// the simulator's spans of the same set under the run's model scheduler
+/// (`report.scheduler`; none for `--policy other`) for the same window.
+/// A simulation the model refuses leaves the real side alone (said on
+/// stderr).
+pub fn schedule_spans(
+    analysis: &Analysis,
+    set: &TaskSet,
+    jobs_seen: &[JobRecord],
+    report: &RunReport,
+    on_miss: OnMiss,
+    phases: &[rtlab_model::phase::Phase],
+) -> Vec<ScheduleSpan> {
+    let window = schedule_window(report.ended_ns, report.first_miss_ns);
+    let origin = report.start_monotonic_ns;
+    let explained = jobs::windows(jobs_seen, origin, Nanos::from_ns(report.ended_ns));
+    let misses: Vec<MissMark> = explained
+        .iter()
+        .zip(&analysis.jobs)
+        .filter(|(j, _)| j.missed)
+        .map(|(j, k)| MissMark {
+            task: j.window.task,
+            deadline: j.window.deadline,
+            cause: k.main_cause(),
+        })
+        .collect();
+    let mut spans = real_spans(
+        &analysis.schedule,
+        &analysis.set,
+        &analysis.irq_names,
+        &misses,
+        origin,
+        window,
+    );
+    let Some(spec) = report.scheduler.as_deref() else {
+        return spans;
+    };
+    let cpus = report
+        .cpus
+        .clone()
+        .unwrap_or_else(|| report.cpu.into_iter().collect());
+    let mut config = SimConfig::new(Nanos::from_ns(window.1.max(1)));
+    config.on_miss = on_miss;
+    config.phases = phases
+        .iter()
+        .filter(|p| p.start.as_ns() < window.1)
+        .cloned()
+        .collect();
+    let simulated = spec
+        .parse::<SchedulerSpec>()
+        .map_err(|e| e.to_string())
+        .and_then(|spec| {
+            simulated_spans(set, &spec, &config, window, &cpus).map_err(|e| e.to_string())
+        });
+    match simulated {
+        Ok(sim) => spans.extend(sim),
+        Err(e) => say(&format!(
+            "note: the saved schedule has no simulated side: the simulator refuses {spec}: {e}"
+        )),
+    }
+    spans
 }

@@ -365,6 +365,21 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
     text.parse()
 }
 
+/// What [`execute`] leaves for the command's output.
+pub struct Executed {
+    /// The set as run (placed).
+    pub set: TaskSet,
+    /// Where it came from (file or built-in).
+    pub origin: String,
+    /// The report.
+    pub report: RunReport,
+    /// Per job file (then for the saver), how writing it went.
+    pub written: Vec<anyhow::Result<()>>,
+    /// With `--kernel-trace`: the drawn window of the kernel's schedule and
+    /// the simulator's (also saved with the run); empty otherwise.
+    pub schedule: Vec<rtlab_model::results::ScheduleSpan>,
+}
+
 /// Loads the set, warns about RT throttling, creates the job files, runs
 /// the set (streaming every job into the files), and says so on stderr
 /// when a stop signal cut the run short or job records were dropped (a
@@ -376,7 +391,7 @@ pub fn execute(
     files: &[JobFile<'_>],
     more_sinks: Vec<Box<dyn JobSink>>,
     saver: Option<&Saver>,
-) -> anyhow::Result<(TaskSet, String, RunReport, Vec<anyhow::Result<()>>)> {
+) -> anyhow::Result<Executed> {
     let mut cfg = flags.config()?;
     let mut loaded = file::load(&flags.taskset)?;
     crate::flags::add_modes(
@@ -463,6 +478,7 @@ pub fn execute(
             None => result.context("--save: cannot spool the jobs"),
         })
         .collect();
+    let mut schedule = Vec::new();
     if let Some(recording) = recording {
         let jobs = all_jobs.take();
         // A trace that cannot be read does not lose the run: its results
@@ -481,6 +497,17 @@ pub fn execute(
             ))
         })
         .ok();
+        if let Some(a) = &analysis {
+            let on_miss = match cfg.on_miss {
+                Overrun::Skip => rtlab_sim::OnMiss::Skip,
+                Overrun::Continue => rtlab_sim::OnMiss::Continue,
+            };
+            schedule =
+                kernel_trace::schedule_spans(a, &loaded.set, &jobs, &report, on_miss, &cfg.phases);
+            if let Some(saver) = saver {
+                saver.schedule(schedule.clone());
+            }
+        }
         for (i, f) in files.iter().enumerate() {
             match (f.flag, &analysis) {
                 ("jobs", _) => {
@@ -531,7 +558,13 @@ pub fn execute(
             Nanos::from_ns(report.ended_ns)
         ));
     }
-    Ok((loaded.set, loaded.origin, report, written))
+    Ok(Executed {
+        set: loaded.set,
+        origin: loaded.origin,
+        report,
+        written,
+        schedule,
+    })
 }
 
 /// A run whose threads did not all report back is a failed run (exit 1),

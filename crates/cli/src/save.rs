@@ -119,6 +119,12 @@ impl Saver {
         }
     }
 
+    /// Saves the run's drawn schedule window with it (real and simulated
+    /// spans; bounded by the store).
+    pub fn schedule(&self, spans: Vec<rtlab_model::results::ScheduleSpan>) {
+        self.lock().schedule(spans);
+    }
+
     /// Job rows added so far.
     pub fn jobs_saved(&self) -> u64 {
         self.lock().job_count()

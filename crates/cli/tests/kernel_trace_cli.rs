@@ -16,6 +16,7 @@ fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = dir.path().join("j.csv");
     let trace = dir.path().join("t.json");
+    let store = dir.path().join("s.sqlite");
     let out = rtlab()
         .args([
             "run",
@@ -28,6 +29,7 @@ fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
         ])
         .args(["--kernel-trace", "--jobs", jobs.to_str().unwrap()])
         .args(["--trace", trace.to_str().unwrap()])
+        .args(["--store", store.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
@@ -36,6 +38,7 @@ fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    saved_schedule_is_drawn(&store, &report);
     let k = &report["kernel_trace"];
     assert!(k["events"].as_u64().unwrap() > 0, "{k}");
     assert!(k["misses_by_cause"].is_array());
@@ -74,6 +77,48 @@ fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
                 .starts_with(&format!("rtlab-{}", std::process::id()))
         });
     assert!(!left);
+}
+
+/// The saved run keeps one window (at most 100 ms) of the kernel's
+/// schedule, the set's jobs on the run's CPU, and the simulator's of the
+/// same window; `rtlab report` draws them one above the other.
+fn saved_schedule_is_drawn(store: &std::path::Path, report: &Value) {
+    use rtlab_model::results::{SpanKind, SpanSource};
+    let db = rtlab_store::Store::open(store).unwrap();
+    let id = db.last(1).unwrap()[0];
+    let spans = db.schedule(id).unwrap();
+    let tasks: Vec<&str> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for source in [SpanSource::Real, SpanSource::Sim] {
+        let jobs: Vec<_> = spans
+            .iter()
+            .filter(|s| s.source == source && s.kind == SpanKind::Job)
+            .collect();
+        assert!(!jobs.is_empty(), "no {source:?} jobs in {spans:?}");
+        assert!(jobs.iter().all(|s| tasks.contains(&s.label.as_str())
+            && s.row == format!("CPU {}", report["cpu"])
+            && s.start_ns < s.end_ns));
+    }
+    let from = spans.iter().map(|s| s.start_ns).min().unwrap();
+    let to = spans.iter().map(|s| s.end_ns).max().unwrap();
+    assert!(to - from <= 100_000_000, "{from}..{to}");
+    let html = store.with_extension("html");
+    let out = rtlab()
+        .args(["report", "--last", "1", "--store", store.to_str().unwrap()])
+        .args(["--out", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("Real and simulated schedule") && page.contains("sim CPU"));
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub mod costs;
 pub mod decode;
 pub mod error;
 pub mod format;
+pub mod gantt;
 pub mod jobs;
 pub mod perfetto;
 pub mod recorder;

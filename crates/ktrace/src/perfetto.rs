@@ -10,9 +10,7 @@ use std::io::{self, Write};
 use rtlab_chrome_trace::{Event, TraceWriter};
 use rtlab_model::Nanos;
 
-use crate::causes::policy_of_prio;
-use crate::decode::SOFTIRQ_NAMES;
-use crate::schedule::{Interruption, ThreadState};
+use crate::gantt::{holder_name, interruption_name, throttled};
 use crate::Analysis;
 
 /// Row ids: CPU c's schedule is row `CPU_ROW + c`, its interrupts
@@ -35,18 +33,8 @@ pub fn write<W: Write>(out: W, analysis: &Analysis, origin: u64) -> io::Result<u
         let irq_row = format!("CPU {cpu} interrupts");
         w.event(&Event::thread_name(IRQ_ROW + cpu as usize, &irq_row))?;
         for o in c.occupancy.iter().filter(|o| o.pid != 0 && o.end > origin) {
-            let name = match analysis.set.tasks.iter().find(|(_, t)| *t == Some(o.pid)) {
-                Some((task, _)) => task.clone(),
-                None => s.threads.get(&o.pid).map_or_else(
-                    || format!("pid {}", o.pid),
-                    |i| format!("{} ({})", i.comm.as_string(), policy_of_prio(i.prio)),
-                ),
-            };
-            let cat = if analysis.set.tasks.iter().any(|(_, t)| *t == Some(o.pid)) {
-                "set"
-            } else {
-                "other"
-            };
+            let (name, of_set) = holder_name(s, &analysis.set, o.pid);
+            let cat = if of_set { "set" } else { "other" };
             w.event(
                 &Event::complete(
                     &name,
@@ -58,15 +46,7 @@ pub fn write<W: Write>(out: W, analysis: &Analysis, origin: u64) -> io::Result<u
             )?;
         }
         for i in c.interrupts.iter().filter(|i| i.end > origin) {
-            let name = match i.what {
-                Interruption::Irq(n) => format!(
-                    "irq {n} {}",
-                    analysis.irq_names.get(&n).map_or("", String::as_str)
-                ),
-                Interruption::Softirq(v) => {
-                    format!("softirq {}", SOFTIRQ_NAMES.get(v as usize).unwrap_or(&"?"))
-                }
-            };
+            let name = interruption_name(i.what, &analysis.irq_names);
             w.event(
                 &Event::complete(
                     &name,
@@ -79,31 +59,23 @@ pub fn write<W: Write>(out: W, analysis: &Analysis, origin: u64) -> io::Result<u
         }
     }
     for (i, (task, tid)) in analysis.set.tasks.iter().enumerate() {
-        let Some(spans) = tid.and_then(|t| s.spans.get(&t)) else {
-            continue;
-        };
-        let row = format!("{task} throttled");
-        w.event(&Event::thread_name(THROTTLE_ROW + i, &row))?;
-        for sp in spans
-            .iter()
-            .filter(|sp| sp.end > origin && sp.state == (ThreadState::Ready { switched_out: true }))
-        {
-            let idle_or_lower = s
-                .occupants(sp.cpu, sp.start, sp.end)
-                .map(|(o, _)| o)
-                .all(|o| o.pid == 0 || s.threads.get(&o.pid).is_some_and(|t| t.prio >= 100));
-            if idle_or_lower {
-                w.event(
-                    &Event::complete(
-                        "throttled",
-                        THROTTLE_ROW + i,
-                        rel(sp.start.max(origin)),
-                        rel(sp.end),
-                    )
-                    .in_category("throttled"),
-                )?;
-            }
+        if tid.and_then(|t| s.spans.get(&t)).is_some() {
+            w.event(&Event::thread_name(
+                THROTTLE_ROW + i,
+                &format!("{task} throttled"),
+            ))?;
         }
+    }
+    for (i, sp) in throttled(s, &analysis.set).filter(|(_, sp)| sp.end > origin) {
+        w.event(
+            &Event::complete(
+                "throttled",
+                THROTTLE_ROW + i,
+                rel(sp.start.max(origin)),
+                rel(sp.end),
+            )
+            .in_category("throttled"),
+        )?;
     }
     w.finish()?;
     Ok(w.events())

@@ -114,7 +114,40 @@ fn lag_study(run: &RunView) -> Vec<Figure> {
         .collect()
 }
 
+/// A real run's kernel schedule above the simulated one (runs saved with
+/// `--kernel-trace`), before the job Gantt chart.
+fn real_and_simulated(run: &RunView) -> Option<Figure> {
+    let chart = series::schedule_chart(run)?;
+    let simulated = if chart.lanes.iter().any(|l| l.starts_with("sim ")) {
+        "below, the simulator's schedule of the same set under the matching scheduler for the same window"
+    } else {
+        "no simulated schedule (the simulator has no model of this policy)"
+    };
+    let misses = chart
+        .spans
+        .iter()
+        .filter(|(_, _, s)| s.kind == rtlab_model::results::SpanKind::Miss)
+        .count();
+    Some(Figure::drawn(
+        "Real and simulated schedule",
+        plot::real_and_simulated(&chart),
+        format!(
+            "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; {simulated}. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
+            chart.from_ns as f64 / 1e6,
+            chart.to_ns as f64 / 1e6,
+            if misses == 1 { "" } else { "es" },
+        ),
+    ))
+}
+
 fn schedule(run: &RunView) -> Vec<Figure> {
+    let traced = real_and_simulated(run);
+    let mut out: Vec<Figure> = traced.into_iter().collect();
+    out.extend(job_schedule(run));
+    out
+}
+
+fn job_schedule(run: &RunView) -> Vec<Figure> {
     if run.jobs.is_empty() {
         return vec![Figure::missing(
             "Gantt chart",

@@ -12,7 +12,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use rtlab_model::printable;
 
-use crate::series::{Breakdown, Gantt, Histogram, LagBar, Line, RealVsSim, ResponseBound};
+use rtlab_model::results::SpanKind;
+
+use crate::series::{
+    Breakdown, Gantt, Histogram, LagBar, Line, RealVsSim, ResponseBound, ScheduleChart,
+};
 
 /// Width and height of every plot, in SVG pixels.
 pub const SIZE: (u32, u32) = (900, 420);
@@ -670,6 +674,127 @@ pub fn gantt(g: &Gantt) -> PlotResult {
         for (lane, name) in g.lanes.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(0.0, y(lane)));
             root.draw(&Text::new(label(name), (px - 8, py), style.clone()))?;
+        }
+        Ok(())
+    })
+}
+
+/// Another thread on the CPU (greys and a pale red: no series colour).
+pub const OTHER_THREAD: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
+/// An interrupt handler or softirq.
+pub const INTERRUPT: RGBColor = RGBColor(0x30, 0x30, 0x30);
+/// A task of the set throttled (runnable, switched out, its CPU idle or
+/// running a lower class).
+pub const THROTTLED: RGBColor = RGBColor(0xff, 0x98, 0x96);
+/// Scheduling overheads in the simulator.
+pub const OVERHEAD: RGBColor = RGBColor(0x60, 0x60, 0x60);
+
+/// Misses labelled with their cause at most; past that, the crosses alone
+/// (the caption and the legend say what they mean).
+const MAX_MISS_LABELS: usize = 12;
+
+/// A run's real (kernel) schedule above its simulated one for the same
+/// window: a lane per row (`real CPU 1`, its interrupts, a task's
+/// throttled spans, `sim CPU 1`), the set's jobs in their task's colour,
+/// other threads grey, interrupts near black, throttling pale red,
+/// simulated overheads dark grey, and each deadline miss a red cross at
+/// the deadline labelled with the largest cause of its lateness.
+pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let lanes = c.lanes.len().max(1);
+    let y = |lane: usize| (lanes - 1 - lane) as f64;
+    let (from, to) = (ms(c.from_ns), ms(c.to_ns.max(c.from_ns + 1000)));
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(170)
+            .build_cartesian_2d(from..to + (to - from) * 0.45, -0.6f64..(lanes as f64 - 0.4))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .y_label_formatter(&|_| String::new())
+            .x_desc("time since the run's start (ms)")
+            .label_style(font())
+            .light_line_style(WHITE)
+            .draw()?;
+        let bar = |lane: usize, start: u64, end: u64, colour: RGBColor| {
+            let yy = y(lane);
+            Rectangle::new(
+                [(ms(start), yy - 0.3), (ms(end), yy + 0.3)],
+                colour.filled(),
+            )
+        };
+        let sample = |colour: RGBColor| {
+            move |(x, y): (i32, i32)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 14, y + 5)],
+                    colour.mix(LEGEND_OPACITY).filled(),
+                )
+            }
+        };
+        for (t, name) in c.tasks.iter().enumerate() {
+            let jobs = c
+                .spans
+                .iter()
+                .filter(|(_, task, _)| *task == Some(t))
+                .map(|(lane, _, s)| bar(*lane, s.start_ns, s.end_ns, color(t)));
+            chart
+                .draw_series(jobs)?
+                .label(label(name))
+                .legend(sample(color(t)));
+        }
+        for (kind, colour, name) in [
+            (SpanKind::Other, OTHER_THREAD, "other thread"),
+            (SpanKind::Irq, INTERRUPT, "interrupt"),
+            (SpanKind::Throttled, THROTTLED, "throttled"),
+            (SpanKind::Overhead, OVERHEAD, "sim overheads"),
+        ] {
+            let mut of_kind = c.spans.iter().filter(|(_, _, s)| s.kind == kind).peekable();
+            if of_kind.peek().is_none() {
+                continue;
+            }
+            let bars = of_kind.map(|(lane, _, s)| bar(*lane, s.start_ns, s.end_ns, colour));
+            chart.draw_series(bars)?.label(name).legend(sample(colour));
+        }
+        let misses: Vec<_> = c
+            .spans
+            .iter()
+            .filter(|(_, _, s)| s.kind == SpanKind::Miss)
+            .collect();
+        if !misses.is_empty() {
+            chart
+                .draw_series(misses.iter().map(|(lane, _, s)| {
+                    Cross::new((ms(s.start_ns), y(*lane) + 0.38), 6, MISSED.stroke_width(3))
+                }))?
+                .label("deadline miss")
+                .legend(|(x, y)| {
+                    Cross::new((x + 7, y), 5, MISSED.mix(LEGEND_OPACITY).stroke_width(3))
+                });
+            if misses.len() <= MAX_MISS_LABELS {
+                let style = ("sans-serif", 11)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Left, VPos::Bottom));
+                chart.draw_series(misses.iter().map(|(lane, _, s)| {
+                    Text::new(
+                        label(&shortened(&s.label, 40)),
+                        (ms(s.start_ns), y(*lane) + 0.45),
+                        style.clone(),
+                    )
+                }))?;
+            }
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        let style = font().pos(Pos::new(HPos::Right, VPos::Center));
+        for (lane, name) in c.lanes.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(from, y(lane)));
+            root.draw(&Text::new(
+                label(&shortened(name, 24)),
+                (px - 8, py),
+                style.clone(),
+            ))?;
         }
         Ok(())
     })

@@ -8,6 +8,7 @@
 //! [`MAX_LINE_POINTS`] points (the maximum of each bin, so spikes stay
 //! visible) and a Gantt chart at most [`MAX_GANTT_JOBS`] jobs.
 
+use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
 use serde_json::Value;
 
 use crate::view::{JobRow, RunView, SampleRow};
@@ -623,4 +624,61 @@ fn array<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
     doc.get(key)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
+}
+
+/// A run's stored schedule window drawn as lanes: the real (kernel)
+/// schedule's rows first, then the simulated ones, each in the order they
+/// were saved; jobs coloured by task, the same task the same colour in
+/// both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleChart<'a> {
+    /// Lane names: `real CPU 1`, `real CPU 1 interrupts`, `real t1
+    /// throttled`, `sim CPU 1`, ...
+    pub lanes: Vec<String>,
+    /// Task names by colour index (the order their jobs first appear).
+    pub tasks: Vec<String>,
+    /// The window: from the first span's start to the last span's end (ns).
+    pub from_ns: u64,
+    /// See `from_ns`.
+    pub to_ns: u64,
+    /// Each span with its lane and, for a job, its task's colour index.
+    pub spans: Vec<(usize, Option<usize>, &'a ScheduleSpan)>,
+}
+
+/// The schedule window of `run`, or `None` when it has no real side (a
+/// run with `--policy other` has no simulated side: the simulator has no
+/// model of CFS/EEVDF).
+pub fn schedule_chart(run: &RunView) -> Option<ScheduleChart<'_>> {
+    if !run.schedule.iter().any(|s| s.source == SpanSource::Real) {
+        return None;
+    }
+    let mut lanes: Vec<String> = Vec::new();
+    let mut tasks: Vec<String> = Vec::new();
+    let mut spans = Vec::with_capacity(run.schedule.len());
+    for src in [SpanSource::Real, SpanSource::Sim] {
+        for s in run.schedule.iter().filter(|s| s.source == src) {
+            let lane = format!("{} {}", src.as_str(), s.row);
+            let lane = match lanes.iter().position(|l| *l == lane) {
+                Some(i) => i,
+                None => {
+                    lanes.push(lane);
+                    lanes.len() - 1
+                }
+            };
+            let task = (s.kind == SpanKind::Job).then(|| {
+                tasks.iter().position(|t| *t == s.label).unwrap_or_else(|| {
+                    tasks.push(s.label.clone());
+                    tasks.len() - 1
+                })
+            });
+            spans.push((lane, task, s));
+        }
+    }
+    Some(ScheduleChart {
+        lanes,
+        tasks,
+        from_ns: run.schedule.iter().map(|s| s.start_ns).min().unwrap_or(0),
+        to_ns: run.schedule.iter().map(|s| s.end_ns).max().unwrap_or(0),
+        spans,
+    })
 }

@@ -2,6 +2,7 @@
 //! store hands the report these values; `rtlab report --from-json` reads
 //! them from files in the same shape.
 
+use rtlab_model::results::ScheduleSpan;
 use serde::{Deserialize, Serialize};
 
 /// Job rows of one run the report reads at most: about 270 MB in memory
@@ -47,6 +48,10 @@ pub struct RunView {
     /// Per-sample records (latency).
     #[serde(default)]
     pub samples: Vec<SampleRow>,
+    /// A drawn window of the schedule: the kernel's (a real run with
+    /// `--kernel-trace`) and the simulator's of the same window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<ScheduleSpan>,
 }
 
 impl RunView {
@@ -65,6 +70,7 @@ impl RunView {
             status: "complete".to_string(),
             jobs: Vec::new(),
             samples: Vec::new(),
+            schedule: Vec::new(),
         }
     }
 
@@ -86,6 +92,7 @@ impl RunView {
             status: run.status,
             jobs,
             samples,
+            schedule: Vec::new(),
         }
     }
 

@@ -46,6 +46,14 @@ fn every_run_kind_gets_its_plots_with_marks() {
                 "Breakdown utilization vs tick",
             ],
         ),
+        (
+            "run",
+            vec![
+                "Real and simulated schedule",
+                "Gantt chart",
+                "Response times",
+            ],
+        ),
     ];
     for (run, (kind, titles)) in fixtures::all().iter().zip(expected) {
         assert_eq!(run.kind, kind);
@@ -211,4 +219,65 @@ fn analyze_without_overheads_draws_no_breakdown_against_the_tick() {
     ]);
     let titles: Vec<String> = figures(&run).into_iter().map(|f| f.title).collect();
     assert_eq!(titles, ["Response times vs deadlines"]);
+}
+
+/// A run saved with `--kernel-trace`: the kernel's lanes above the
+/// simulator's, the same task in the same colour on both, and the real
+/// miss labelled with its cause; without a simulated side, the real one
+/// alone; without a real side, no such figure.
+#[test]
+fn a_traced_run_draws_the_real_schedule_above_the_simulated_one() {
+    let run = fixtures::traced_run();
+    let chart = rtlab_report::series::schedule_chart(&run).unwrap();
+    assert_eq!(
+        chart.lanes,
+        [
+            "real CPU 1",
+            "real CPU 1 interrupts",
+            "real <b>t1</b>& throttled",
+            "sim CPU 1"
+        ]
+    );
+    assert_eq!(chart.tasks, ["<b>t1</b>&", "t2"]);
+    assert_eq!((chart.from_ns, chart.to_ns), (0, 12_000_000));
+    let t1_colours: Vec<_> = chart
+        .spans
+        .iter()
+        .filter(|(_, _, s)| {
+            s.label == "<b>t1</b>&" && s.kind == rtlab_model::results::SpanKind::Job
+        })
+        .map(|(lane, task, _)| (*lane, *task))
+        .collect();
+    assert_eq!(t1_colours, [(0, Some(0)), (3, Some(0)), (3, Some(0))]);
+    let fig = figures(&run).remove(0);
+    assert_eq!(fig.title, "Real and simulated schedule");
+    assert!(fig.caption.contains("1 deadline miss "), "{}", fig.caption);
+    let svg = fig.svg.unwrap();
+    assert!(svg.contains("t2 missed: other kworker/1:1"));
+    assert!(svg.contains("&lt;b&gt;t1&lt;/b&gt;&amp;") && !svg.contains("<b>t1"));
+    for legend in ["other thread", "interrupt", "throttled", "deadline miss"] {
+        assert!(svg.contains(legend), "{legend}");
+    }
+    // The set's 6 job spans (3 real, 3 simulated), opaque in their task
+    // colours; nothing else is.
+    assert_eq!(marks(&svg), 6);
+    let html = render_html(std::slice::from_ref(&run));
+    assert!(html.find("Real and simulated schedule").unwrap() < html.find("Gantt chart").unwrap());
+
+    let mut real_only = run.clone();
+    real_only
+        .schedule
+        .retain(|s| s.source == rtlab_model::results::SpanSource::Real);
+    let lanes = rtlab_report::series::schedule_chart(&real_only)
+        .unwrap()
+        .lanes;
+    assert!(lanes.iter().all(|l| l.starts_with("real ")), "{lanes:?}");
+    assert!(figures(&real_only)[0]
+        .caption
+        .contains("no simulated schedule"));
+    let mut sim_only = run;
+    sim_only
+        .schedule
+        .retain(|s| s.source == rtlab_model::results::SpanSource::Sim);
+    assert_eq!(figures(&sim_only)[0].title, "Gantt chart");
 }

@@ -38,6 +38,7 @@ pub mod kernel_servers;
 pub mod metrics;
 pub mod multi;
 pub mod queue;
+pub mod schedule_spans;
 pub mod scheduler;
 pub mod trace;
 

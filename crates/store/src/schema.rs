@@ -8,15 +8,23 @@
 //!      preemptions INTEGER, voluntary_switches INTEGER, cpu INTEGER NULL)
 //! samples(run_id -> runs ON DELETE CASCADE, thread INTEGER, seq INTEGER,
 //!         t_ns INTEGER, latency_ns INTEGER)
+//! schedule_spans(run_id -> runs ON DELETE CASCADE, source TEXT, lane TEXT,
+//!         kind TEXT, label TEXT, start_ns INTEGER, end_ns INTEGER)      -- version 2
 //! ```
+//!
+//! `schedule_spans` holds a drawn window of a run's schedule
+//! ([`rtlab_model::results::ScheduleSpan`]): the kernel's (`source` `real`,
+//! from `run --kernel-trace`) and the simulator's (`sim`), at most
+//! [`rtlab_model::results::schedule::MAX_SCHEDULE_SPANS`] of each.
 //!
 //! Times are nanoseconds from the start of the run, stored as SQLite's
 //! 64-bit signed integers (enough for 292 years). `created` is RFC 3339
 //! UTC. A database with no `user_version` is created at [`VERSION`]; one
-//! from a newer rtlab is refused.
+//! at an older version is migrated in place (version 1 gains
+//! `schedule_spans`); one from a newer rtlab is refused.
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Creates every table and index of version 1.
 pub(crate) const CREATE_V1: &str = "
@@ -52,4 +60,18 @@ CREATE TABLE samples (
     latency_ns INTEGER NOT NULL
 );
 CREATE INDEX samples_by_run ON samples(run_id, thread, seq);
+";
+
+/// What version 2 adds to version 1.
+pub(crate) const CREATE_V2: &str = "
+CREATE TABLE schedule_spans (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    label TEXT NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL
+);
+CREATE INDEX schedule_spans_by_run ON schedule_spans(run_id);
 ";

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
 use crate::error::StoreError;
@@ -176,6 +177,44 @@ impl Store {
         Ok(out)
     }
 
+    /// The drawn schedule window of run `id` (real then simulated spans, in
+    /// the order saved); empty for a run saved without one.
+    pub fn schedule(&self, id: i64) -> Result<Vec<ScheduleSpan>, StoreError> {
+        self.require(id)?;
+        let sql = "SELECT source, lane, kind, label, start_ns, end_ns FROM schedule_spans
+            WHERE run_id = ?1 ORDER BY rowid";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| {
+                let named = |i: usize, text: String, ok: bool| {
+                    if ok {
+                        Ok(())
+                    } else {
+                        Err(rusqlite::Error::FromSqlConversionFailure(
+                            i,
+                            rusqlite::types::Type::Text,
+                            format!("unknown schedule span name `{text}`").into(),
+                        ))
+                    }
+                };
+                let source: String = r.get(0)?;
+                let kind: String = r.get(2)?;
+                let (s, k) = (SpanSource::parse(&source), SpanKind::parse(&kind));
+                named(0, source, s.is_some())?;
+                named(2, kind, k.is_some())?;
+                Ok(ScheduleSpan {
+                    source: s.unwrap_or(SpanSource::Real),
+                    row: r.get(1)?,
+                    kind: k.unwrap_or(SpanKind::Job),
+                    label: r.get(3)?,
+                    start_ns: r.get::<_, i64>(4)? as u64,
+                    end_ns: r.get::<_, i64>(5)? as u64,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
     /// The ids of the `n` most recent runs, oldest first.
     pub fn last(&self, n: usize) -> Result<Vec<i64>, StoreError> {
         let mut stmt = self
@@ -345,6 +384,11 @@ fn migrate(conn: &mut Connection) -> Result<(), Migration> {
     }
     if version == 0 {
         tx.execute_batch(schema::CREATE_V1)?;
+    }
+    if version < 2 {
+        tx.execute_batch(schema::CREATE_V2)?;
+    }
+    if version < schema::VERSION {
         tx.pragma_update(None, "user_version", schema::VERSION)?;
     }
     tx.commit()?;

@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use rtlab_model::results::schedule::MAX_SCHEDULE_SPANS;
+use rtlab_model::results::ScheduleSpan;
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +34,7 @@ pub struct RunWriter {
     spool: BufWriter<File>,
     jobs: u64,
     samples: u64,
+    schedule: Vec<ScheduleSpan>,
 }
 
 impl RunWriter {
@@ -61,6 +64,7 @@ impl RunWriter {
             spool: BufWriter::new(spool),
             jobs: 0,
             samples: 0,
+            schedule: Vec::new(),
         })
     }
 
@@ -74,6 +78,21 @@ impl RunWriter {
     pub fn sample(&mut self, row: &SampleRow) -> Result<(), StoreError> {
         self.samples += 1;
         self.spool_row(&Spooled::S(*row))
+    }
+
+    /// Sets the run's drawn schedule window (real and simulated spans; at
+    /// most [`MAX_SCHEDULE_SPANS`] of each source are kept, in memory until
+    /// [`RunWriter::finish`]).
+    pub fn schedule(&mut self, spans: Vec<ScheduleSpan>) {
+        let mut kept = [0usize; 2];
+        self.schedule = spans
+            .into_iter()
+            .filter(|s| {
+                let n = &mut kept[s.source as usize];
+                *n += 1;
+                *n <= MAX_SCHEDULE_SPANS
+            })
+            .collect();
     }
 
     /// Job rows added so far.
@@ -172,6 +191,26 @@ impl RunWriter {
                         sql_int(s.latency_ns),
                     ]),
                 }
+                .map_err(sql_err)?;
+            }
+        }
+        {
+            let mut span = tx
+                .prepare(
+                    "INSERT INTO schedule_spans (run_id, source, lane, kind, label, start_ns,
+                        end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(sql_err)?;
+            for s in &self.schedule {
+                span.execute(params![
+                    id,
+                    s.source.as_str(),
+                    s.row,
+                    s.kind.as_str(),
+                    s.label,
+                    sql_int(s.start_ns),
+                    sql_int(s.end_ns),
+                ])
                 .map_err(sql_err)?;
             }
         }

@@ -1,5 +1,7 @@
 //! The store against a real SQLite file in a temporary directory.
 
+use rtlab_model::results::schedule::MAX_SCHEDULE_SPANS;
+use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
 use rtlab_store::{JobRow, NewRun, RunKind, RunStatus, SampleRow, Store, StoreError};
 use serde_json::json;
 
@@ -294,4 +296,106 @@ fn exports_hold_the_run_and_every_row() {
         String::from_utf8(csv).unwrap(),
         format!("{}\n0,0,1000,42\n", rtlab_store::SAMPLES_CSV_HEADER)
     );
+}
+
+fn span(source: SpanSource, row: &str, kind: SpanKind, label: &str, start: u64) -> ScheduleSpan {
+    ScheduleSpan {
+        source,
+        row: row.into(),
+        kind,
+        label: label.into(),
+        start_ns: start,
+        end_ns: start + 1000,
+    }
+}
+
+#[test]
+fn a_schedule_window_round_trips_and_each_source_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let spans = vec![
+        span(SpanSource::Real, "CPU 1", SpanKind::Job, "t1", 0),
+        span(
+            SpanSource::Real,
+            "CPU 1 interrupts",
+            SpanKind::Irq,
+            "irq 19 virtio0",
+            500,
+        ),
+        span(
+            SpanSource::Real,
+            "t1 throttled",
+            SpanKind::Throttled,
+            "t1",
+            2000,
+        ),
+        span(
+            SpanSource::Real,
+            "CPU 1",
+            SpanKind::Miss,
+            "t1 missed: throttled",
+            5000,
+        ),
+        span(SpanSource::Sim, "CPU 1", SpanKind::Job, "t1", 0),
+        span(SpanSource::Sim, "CPU 1", SpanKind::Overhead, "kernel", 1000),
+    ];
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    w.schedule(spans.clone());
+    let id = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    assert_eq!(store.schedule(id).unwrap(), spans);
+
+    // At most MAX_SCHEDULE_SPANS of each source, the first ones.
+    let many: Vec<ScheduleSpan> = (0..MAX_SCHEDULE_SPANS as u64 + 5)
+        .map(|i| span(SpanSource::Sim, "CPU 0", SpanKind::Job, "a", i))
+        .chain([span(SpanSource::Real, "CPU 0", SpanKind::Job, "a", 0)])
+        .collect();
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    w.schedule(many);
+    let id = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    let back = store.schedule(id).unwrap();
+    assert_eq!(back.len(), MAX_SCHEDULE_SPANS + 1);
+    assert_eq!(
+        back[MAX_SCHEDULE_SPANS - 1].start_ns,
+        MAX_SCHEDULE_SPANS as u64 - 1
+    );
+    assert_eq!(back[MAX_SCHEDULE_SPANS].source, SpanSource::Real);
+    // Removing the run removes its spans.
+    store.remove(id).unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("r.sqlite")).unwrap();
+    let left: i64 = conn
+        .query_row("SELECT COUNT(*) FROM schedule_spans", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, spans.len() as i64);
+}
+
+#[test]
+fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    let id = {
+        let store = Store::open(&path).unwrap();
+        let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+        w.job(&job("a", 0)).unwrap();
+        w.finish(&json!({"policy": "rm"}), RunStatus::Complete)
+            .unwrap()
+    };
+    // Made a version-1 store: no schedule table, user_version 1.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE schedule_spans; PRAGMA user_version = 1;")
+            .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.get(id).unwrap().document, json!({"policy": "rm"}));
+    assert_eq!(store.jobs(id).unwrap(), vec![job("a", 0)]);
+    assert!(store.schedule(id).unwrap().is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, rtlab_store::schema::VERSION);
+    let mut w = store.begin(new_run(RunKind::Run)).unwrap();
+    w.schedule(vec![span(SpanSource::Real, "CPU 1", SpanKind::Job, "a", 0)]);
+    let new = w.finish(&json!({}), RunStatus::Complete).unwrap();
+    assert_eq!(store.schedule(new).unwrap().len(), 1);
 }

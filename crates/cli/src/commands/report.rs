@@ -63,6 +63,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             Some(store) if index <= stored => Ok(Cow::Owned(RunView {
                 jobs: store.jobs(run.id)?,
                 samples: store.samples(run.id)?,
+                schedule: store.schedule(run.id)?,
                 ..run.clone()
             })),
             _ => Ok::<_, anyhow::Error>(Cow::Borrowed(run)),

@@ -9,7 +9,7 @@ use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
 
-use crate::real_run::{execute, lost_threads, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, Executed, JobFile, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
 use rtlab_report::table;
@@ -50,7 +50,8 @@ pub struct RunArgs {
     /// Print the JSON report instead of the tables.
     #[arg(long)]
     pub json: bool,
-    /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG.
+    /// Draw the Gantt chart of the first 400 jobs (job windows, start..finish, preemption counts) as SVG;
+    /// with --kernel-trace, the kernel's schedule of one window above the simulated one.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -85,7 +86,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Run, Some(&args.flags.taskset))?;
-    let (set, origin, report, written) = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
+    let Executed {
+        set,
+        origin,
+        report,
+        written,
+        schedule,
+    } = execute(&args.flags, &files, more_sinks, saver.as_ref())?;
     // The store first: a stdout that fails (a closed pipe, a full disk)
     // does not lose the run. A store that fails does not lose the output.
     let saved = saver.map_or(Ok(()), |s| {
@@ -101,6 +108,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let mut run = RunView::unsaved("run", serde_json::to_value(&report)?);
             run.jobs = gantt.rows(&set);
+            // With --kernel-trace: the real schedule above the simulated one.
+            run.schedule = schedule;
             crate::plot_file::write(path, &run)
         }
         None => Ok(()),

@@ -131,7 +131,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
-    let (set, origin, real, _) = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
+    let crate::real_run::Executed {
+        set,
+        origin,
+        report: real,
+        ..
+    } = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.protocol = protocol;
     // The same phases and modes, those that started before the real run

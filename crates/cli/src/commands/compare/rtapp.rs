@@ -52,7 +52,12 @@ pub fn run(flags: &RunFlags, calibration: Option<&str>, json: bool) -> anyhow::R
         say("rt-app was stopped before its end: what it logged until then follows");
     }
     say("running it under rtlab run");
-    let (set, origin, ours, _) = execute(flags, &[], Vec::new(), None)?;
+    let crate::real_run::Executed {
+        set,
+        origin,
+        report: ours,
+        ..
+    } = execute(flags, &[], Vec::new(), None)?;
     let comparison = RtAppComparison::new(&set, ours, theirs);
     if json {
         outln!("{}", serde_json::to_string_pretty(&comparison)?);
