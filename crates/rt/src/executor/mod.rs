@@ -374,6 +374,10 @@ pub struct KernelAccount {
     pub traced: Result<Traced, rtlab_ktrace::TraceError>,
 }
 
+/// A run's report, one result per sink, and the kernel's account when
+/// traced.
+pub type TracedRun = (RunReport, Vec<std::io::Result<()>>, Option<KernelAccount>);
+
 /// [`run_recording`], and with [`RunConfig::kernel_trace`] the kernel's
 /// schedule of the run's CPUs recorded over it (started before the threads
 /// are made, the reader on the other CPUs), every job explained, and the
@@ -384,7 +388,7 @@ pub fn run_traced(
     cfg: &RunConfig,
     interrupt: &AtomicBool,
     mut sinks: Vec<Box<dyn JobSink>>,
-) -> Result<(RunReport, Vec<std::io::Result<()>>, Option<KernelAccount>), RtError> {
+) -> Result<TracedRun, RtError> {
     let Some(request) = &cfg.kernel_trace else {
         return run_untraced(set, cfg, interrupt, sinks).map(|(r, w)| (r, w, None));
     };
