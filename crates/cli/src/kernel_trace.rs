@@ -48,7 +48,24 @@ impl KernelTraceFlags {
 
     /// The request the executor (and `latency`) take; `None` without the flag.
     pub fn request(&self) -> Option<KernelTrace> {
-        self.wanted().then(|| KernelTrace { keep: self.keep() })
+        self.wanted().then(|| KernelTrace::new(self.keep()))
+    }
+
+    /// The request of a command that records several runs (`=FILE` keeps
+    /// `FILE.1`, `FILE.2`, ... in run order).
+    pub fn request_per_run(&self) -> Option<KernelTrace> {
+        self.request().map(KernelTrace::numbered)
+    }
+
+    /// Refuses the flag on a command line that makes no real run (a usage
+    /// error: `what` names the flag the real runs need).
+    pub fn needs(&self, real: bool, what: &str) -> anyhow::Result<()> {
+        if self.wanted() && !real {
+            return Err(crate::usage::usage(format!(
+                "--kernel-trace traces real runs: add {what}"
+            )));
+        }
+        self.check()
     }
 }
 

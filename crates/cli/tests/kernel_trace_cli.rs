@@ -154,3 +154,118 @@ fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
     );
     assert!(!instance.exists(), "doctor --restore removed it");
 }
+
+/// Root with tracefs, else the test is skipped (said on stderr).
+fn can_trace() -> bool {
+    let ok = is_root() && std::path::Path::new("/sys/kernel/tracing").exists();
+    if !ok {
+        eprintln!("skipped: needs root and tracefs");
+    }
+    ok
+}
+
+/// Runs rtlab with `args`, expecting success, and parses its JSON.
+fn json_of(args: &[&str]) -> Value {
+    let out = rtlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A `kernel_trace` summary of a real run: events decoded, the losses
+/// counted, misses by cause listed.
+fn assert_summary(k: &Value) {
+    assert!(k["events"].as_u64().unwrap() > 0, "{k}");
+    assert!(
+        k["lost_overrun"].is_u64() && k["lost_dropped"].is_u64(),
+        "{k}"
+    );
+    assert!(k["misses_by_cause"].is_array(), "{k}");
+}
+
+#[test]
+fn hartstone_traces_each_real_iteration() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "hartstone",
+        "--test",
+        "1",
+        "--policy",
+        "rm",
+        "--iteration-duration",
+        "500ms",
+        "--max-iterations",
+        "2",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let real = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["world"] == "real")
+        .unwrap();
+    let iterations = real["tests"][0]["iterations"].as_array().unwrap();
+    assert!(!iterations.is_empty());
+    for i in iterations {
+        assert_summary(&i["kernel_trace"]);
+    }
+    // The simulator's iterations have no trace.
+    let sim = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["world"] == "sim")
+        .unwrap();
+    assert!(sim["tests"][0]["iterations"][0]
+        .get("kernel_trace")
+        .is_none());
+}
+
+#[test]
+fn hartstone_without_root_refuses_the_trace_before_calibrating() {
+    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root (to drop it) and setpriv");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin)
+        .args(["hartstone", "--test", "1", "--policy", "rm", "--calibrate"])
+        .arg("--kernel-trace")
+        .env(
+            "RTLAB_STATE_DIR",
+            std::env::temp_dir().join("rtlab-kt-nobody-h"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kernel-trace needs root"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn the_trace_without_a_real_run_is_a_usage_error() {
+    let out = rtlab()
+        .args([
+            "hartstone",
+            "--test",
+            "1",
+            "--scheduler",
+            "edf",
+            "--kernel-trace",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kernel-trace traces real runs"), "{err}");
+}

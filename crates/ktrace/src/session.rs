@@ -4,7 +4,9 @@
 //! `breakdown`, the studies' real runs through the executor; `latency`
 //! without jobs).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rtlab_model::results::JobRecord;
 use rtlab_model::Nanos;
@@ -13,25 +15,41 @@ use crate::causes::{SetThreads, ThreadClass};
 use crate::{analyse, Analysis, Recording, TraceError, TraceSummary};
 
 /// A kernel trace asked for (`--kernel-trace[=FILE]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct KernelTrace {
-    /// Where to keep the raw trace (`None`: a temporary file). A command
-    /// that records several runs numbers them (`FILE.1`, `FILE.2`, ...)
-    /// with [`KernelTrace::numbered`].
+    /// Where to keep the raw trace (`None`: a temporary file).
     pub keep: Option<PathBuf>,
+    /// For a command that records several runs: the runs so far, shared by
+    /// the clones of this request; the kept files are `FILE.1`, `FILE.2`,
+    /// ... in the order the runs started.
+    runs: Option<Arc<AtomicUsize>>,
 }
 
 impl KernelTrace {
-    /// The same request for the `n`th of several runs: the kept file gets
-    /// `.n` appended (nothing to number without a file).
-    pub fn numbered(&self, n: usize) -> KernelTrace {
+    /// One run's trace, kept in `keep` when given.
+    pub fn new(keep: Option<PathBuf>) -> KernelTrace {
+        KernelTrace { keep, runs: None }
+    }
+
+    /// The same request for a command that records several runs: each
+    /// run's kept file gets its number appended (`FILE.1`, `FILE.2`, ...).
+    pub fn numbered(self) -> KernelTrace {
         KernelTrace {
-            keep: self.keep.as_ref().map(|p| {
-                let mut name = p.clone().into_os_string();
-                name.push(format!(".{n}"));
-                PathBuf::from(name)
-            }),
+            runs: Some(Arc::new(AtomicUsize::new(0))),
+            ..self
         }
+    }
+
+    /// The file the next run keeps its trace in.
+    fn next_file(&self) -> Option<PathBuf> {
+        let keep = self.keep.as_ref()?;
+        let Some(runs) = &self.runs else {
+            return Some(keep.clone());
+        };
+        let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut name = keep.clone().into_os_string();
+        name.push(format!(".{n}"));
+        Some(PathBuf::from(name))
     }
 
     /// Starts recording `cpus` (`None`: every CPU this process may use),
@@ -43,7 +61,7 @@ impl KernelTrace {
             .into_iter()
             .filter(|c| !traced.contains(c))
             .collect();
-        Recording::start(&traced, &reader, self.keep.as_deref())
+        Recording::start(&traced, &reader, self.next_file().as_deref())
     }
 
     /// Ends `recording` and explains `jobs` (times relative to the run's
@@ -60,9 +78,13 @@ impl KernelTrace {
         jobs: &[JobRecord],
     ) -> Result<Traced, TraceError> {
         let (recorded, _temporary) = recording.finish();
+        let kept = self
+            .keep
+            .is_some()
+            .then(|| recorded.file.display().to_string());
         let windows = crate::jobs::windows(jobs, start_ns, ended);
         let analysis = analyse(recorded, SetThreads { tasks, class }, &windows)?;
-        let summary = analysis.summary(self.kept().as_deref());
+        let summary = analysis.summary(kept.as_deref());
         Ok(Traced { analysis, summary })
     }
 
@@ -77,13 +99,6 @@ impl KernelTrace {
             Nanos::ZERO,
             &[],
         )
-    }
-
-    fn kept(&self) -> Option<String> {
-        self.keep
-            .as_deref()
-            .map(Path::display)
-            .map(|p| p.to_string())
     }
 }
 
