@@ -269,3 +269,33 @@ fn the_trace_without_a_real_run_is_a_usage_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--kernel-trace traces real runs"), "{err}");
 }
+
+#[test]
+fn breakdown_traces_each_real_step() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "breakdown",
+        "builtin:ins",
+        "--policy",
+        "rm",
+        "--overheads",
+        "builtin:rtmach",
+        "--time-scale",
+        "0.1",
+        "--duration-per-step",
+        "200ms",
+        "--resolution",
+        "0.5",
+        "--cooldown",
+        "10ms",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let steps = doc["scales"][0]["measured"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps.iter().filter(|s| s["refused"].is_null()) {
+        assert_summary(&s["kernel_trace"]);
+    }
+}
