@@ -299,3 +299,77 @@ fn breakdown_traces_each_real_step() {
         assert_summary(&s["kernel_trace"]);
     }
 }
+
+#[test]
+fn edf_vs_fps_real_traces_each_real_run() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "study",
+        "edf-vs-fps",
+        "--types",
+        "implicit/mid",
+        "--sets",
+        "1",
+        "--real-sets",
+        "1",
+        "--from",
+        "90",
+        "--to",
+        "90",
+        "--real-from",
+        "80",
+        "--real-to",
+        "80",
+        "--real-duration",
+        "300ms",
+        "--cooldown",
+        "10ms",
+        "--sections",
+        "utilization",
+        "--real",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let runs = doc["utilization"]["real"]["kernel_traces"]
+        .as_array()
+        .unwrap();
+    // One set at one load, under EDF and FPS.
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for r in runs {
+        assert_summary(&r["kernel_trace"]);
+    }
+}
+
+#[test]
+fn global_vs_partitioned_real_traces_each_real_run() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "study",
+        "global-vs-partitioned",
+        "--cpus",
+        "0,1",
+        "--sets",
+        "1",
+        "--tasks",
+        "3",
+        "--from",
+        "0.6",
+        "--to",
+        "0.6",
+        "--duration",
+        "200ms",
+        "--real",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let runs = doc["kernel_traces"].as_array().unwrap();
+    // Four methods on the one set, then Dhall's example under gedf and pedf.
+    assert_eq!(runs.len(), 6, "{runs:?}");
+    for r in runs {
+        assert_summary(&r["kernel_trace"]);
+    }
+}

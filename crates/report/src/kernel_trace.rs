@@ -52,7 +52,8 @@ pub fn describe(summary: Option<&Value>) -> String {
 }
 
 /// One line for a run among many: `misses by cause: throttled:deadline 2,
-/// set:T1 1` (`none` without misses), and the events lost when any were.
+/// set:T1 1` (the causes that were the largest share of a miss's
+/// lateness; `none` without misses), and the events lost when any were.
 pub fn misses_line(k: &Value) -> String {
     if let Some(e) = k["error"].as_str() {
         return format!("kernel trace could not be read: {e}");
@@ -62,6 +63,7 @@ pub fn misses_line(k: &Value) -> String {
         .map(|lines| {
             lines
                 .iter()
+                .filter(|l| l["misses"].as_u64().unwrap_or(0) > 0)
                 .map(|l| {
                     format!(
                         "{} {}",
@@ -84,6 +86,24 @@ pub fn misses_line(k: &Value) -> String {
         line.push_str(&format!(" ({} kernel events lost)", lost(k)));
     }
     line
+}
+
+/// A study's traced real runs, one line each: `kernel trace, SET (U
+/// 0.600) under gedf, 0 misses: misses by cause: none` (nothing without
+/// runs).
+pub fn runs_text(runs: &[rtlab_study::real::KernelTraceOfRun]) -> String {
+    runs.iter()
+        .map(|r| {
+            format!(
+                "kernel trace, {} (U {:.3}) under {}, {} misses: {}\n",
+                rtlab_model::printable(&r.set),
+                r.utilization,
+                r.scheduler,
+                r.misses,
+                misses_line(&r.kernel_trace)
+            )
+        })
+        .collect()
 }
 
 /// One line for a trace without jobs (`latency`): events recorded and lost.
@@ -114,7 +134,8 @@ mod tests {
             "events": 10, "lost_overrun": 0, "lost_dropped": 0,
             "misses_by_cause": [
                 {"cause": "throttled:deadline", "misses": 2, "lateness_ns": 5},
-                {"cause": "set:T1", "misses": 1, "lateness_ns": 1}
+                {"cause": "set:T1", "misses": 1, "lateness_ns": 1},
+                {"cause": "irq", "misses": 0, "lateness_ns": 1}
             ]
         });
         assert_eq!(
