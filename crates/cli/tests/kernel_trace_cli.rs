@@ -373,3 +373,25 @@ fn global_vs_partitioned_real_traces_each_real_run() {
         assert_summary(&r["kernel_trace"]);
     }
 }
+
+#[test]
+fn latency_traces_the_measured_cpu_and_counts_what_it_lost() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "latency",
+        "--loops",
+        "300",
+        "-i",
+        "1ms",
+        "-a",
+        "1",
+        "--kernel-trace",
+        "--json",
+    ]);
+    assert_summary(&doc["kernel_trace"]);
+    // Without the flag the document has no such field.
+    let plain = json_of(&["latency", "--loops", "50", "-i", "1ms", "--json"]);
+    assert!(plain.get("kernel_trace").is_none());
+}
