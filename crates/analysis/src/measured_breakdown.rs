@@ -58,7 +58,7 @@ pub const DEFAULT_REPEAT: u32 = 3;
 pub const MAX_CONFIRMATIONS: u32 = 3;
 
 /// What one run of the scaled set gave.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StepOutcome {
     /// Jobs that missed their deadline (late, or unfinished past it).
     pub misses: u64,
@@ -69,6 +69,10 @@ pub struct StepOutcome {
     /// The platform refused to run the set at this α (e.g. SCHED_DEADLINE
     /// admission); counts as a failure.
     pub refused: Option<String>,
+    /// The kernel's account of a real run (`--kernel-trace`: events,
+    /// losses, misses by cause); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<serde_json::Value>,
 }
 
 impl StepOutcome {
@@ -235,6 +239,10 @@ pub struct Step {
     pub interrupted: bool,
     /// Why the platform refused to run it, if it did.
     pub refused: Option<String>,
+    /// The kernel's account of a real run (`--kernel-trace`: events,
+    /// losses, misses by cause); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<serde_json::Value>,
 }
 
 /// The result of a search.
@@ -300,6 +308,7 @@ impl<R: StepRunner> Searcher<'_, R> {
                 pass: outcome.passed(),
                 interrupted: outcome.interrupted,
                 refused: outcome.refused,
+                kernel_trace: outcome.kernel_trace,
             };
             self.runner.observe(&step);
             let (pass, interrupted) = (step.pass, step.interrupted);

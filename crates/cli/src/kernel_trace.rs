@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use rtlab_ktrace::gantt::{real_spans, MissMark};
-use rtlab_ktrace::{analyse, jobs, Analysis, Recording, SetThreads, ThreadClass};
+use rtlab_ktrace::{jobs, Analysis, KernelTrace, Recording, Traced};
 use rtlab_model::results::schedule::schedule_window;
 use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{JobRecord, JobsCsv, RunPolicy, RunReport};
+use rtlab_rt::executor::{JobRecord, JobsCsv, RunReport};
 use rtlab_sim::schedule_spans::simulated_spans;
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
 
@@ -51,14 +51,21 @@ impl KernelTraceFlags {
         Ok(())
     }
 
-    /// Starts recording `cpus` (`None`: every CPU this process may use),
-    /// the reader on the other CPUs.
-    pub fn start(&self, cpus: Option<&[usize]>) -> anyhow::Result<Option<Recording>> {
-        self.start_with(cpus, &[])
+    /// The request the executor (and `latency`) take; `None` without the flag.
+    pub fn request(&self) -> Option<KernelTrace> {
+        self.wanted().then(|| KernelTrace::new(self.keep()))
     }
 
-    /// [`Self::start`] with `extra` events besides the scheduling ones
-    /// ([`Recording::start_with`]).
+    /// The request of a command that records several runs (`=FILE` keeps
+    /// `FILE.1`, `FILE.2`, ... in run order).
+    pub fn request_per_run(&self) -> Option<KernelTrace> {
+        self.request().map(KernelTrace::numbered)
+    }
+
+    /// Starts recording `cpus` (`None`: every CPU this process may use)
+    /// with `extra` events besides the scheduling ones, the reader on the
+    /// other CPUs ([`Recording::start_with`]): for `characterize`, which
+    /// reads the trace itself rather than through the executor.
     pub fn start_with(
         &self,
         cpus: Option<&[usize]>,
@@ -80,62 +87,28 @@ impl KernelTraceFlags {
             extra,
         )?))
     }
+
+    /// Refuses the flag on a command line that makes no real run (a usage
+    /// error: `what` names the flag the real runs need).
+    pub fn needs(&self, real: bool, what: &str) -> anyhow::Result<()> {
+        if self.wanted() && !real {
+            return Err(crate::usage::usage(format!(
+                "--kernel-trace traces real runs: add {what}"
+            )));
+        }
+        self.check()
+    }
 }
 
-/// The class of the run's threads.
-pub fn class_of(policy: RunPolicy) -> ThreadClass {
-    if policy.is_deadline() {
-        ThreadClass::Deadline
-    } else if policy == RunPolicy::Other {
-        ThreadClass::Other
-    } else {
-        ThreadClass::RealTime
+/// Says on stderr what a finished trace lost, and where its raw file is
+/// when kept.
+pub fn said(traced: &Traced, flags: &KernelTraceFlags) {
+    if let Some(warning) = traced.incomplete() {
+        say(&warning);
     }
-}
-
-/// Ends the recording, attributes every job of `report`, puts the summary
-/// in `report.kernel_trace`, and says on stderr what the trace lost.
-pub fn finish(
-    recording: Recording,
-    flags: &KernelTraceFlags,
-    set: &TaskSet,
-    policy: RunPolicy,
-    report: &mut RunReport,
-    jobs_seen: &[JobRecord],
-) -> anyhow::Result<Analysis> {
-    let (recorded, _temporary) = recording.finish();
-    let threads = SetThreads {
-        tasks: set
-            .tasks
-            .iter()
-            .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
-            .map(|(t, id)| (t.name.clone(), *id))
-            .collect(),
-        class: class_of(policy),
-    };
-    let ended = Nanos::from_ns(report.ended_ns);
-    let windows = jobs::windows(jobs_seen, report.start_monotonic_ns, ended);
-    let analysis = analyse(recorded, threads, &windows)?;
-    let kept = flags.keep().map(|p| p.display().to_string());
-    let summary = analysis.summary(kept.as_deref());
-    let lost = summary.lost_overrun + summary.lost_dropped;
-    if lost > 0 || summary.pages_after_loss > 0 || summary.pages_unwritten > 0 || summary.truncated
-    {
-        say(&format!(
-            "warning: the kernel trace is incomplete: {lost} events lost in the kernel (overrun {}, dropped {}), {} pages after a loss, {} pages not written{}{}; causes in those spans are unknown, the run's own results are complete",
-            summary.lost_overrun,
-            summary.lost_dropped,
-            summary.pages_after_loss,
-            summary.pages_unwritten,
-            analysis.recorded.write_error.as_deref().map_or(String::new(), |e| format!(" ({e})")),
-            if summary.truncated { ", decoding stopped at the event limit" } else { "" },
-        ));
+    if let Some(k) = flags.keep() {
+        crate::wrote::wrote(&k, "raw kernel trace: rtlab-ktrace pages");
     }
-    if let Some(k) = &kept {
-        crate::wrote::wrote(k, "raw kernel trace: rtlab-ktrace pages");
-    }
-    report.kernel_trace = Some(serde_json::to_value(&summary)?);
-    Ok(analysis)
 }
 
 /// Writes `--jobs FILE.csv` with the kernel's columns appended.
@@ -185,38 +158,6 @@ pub fn write_schedule(
         "the kernel's schedule of the run's CPUs, open in Perfetto",
     );
     Ok(())
-}
-
-/// The "misses by cause" lines of a run's text output (nothing without a
-/// trace).
-pub fn describe(report: &RunReport) -> String {
-    let Some(k) = &report.kernel_trace else {
-        return String::new();
-    };
-    let mut out = format!(
-        "\nkernel trace: {} events, {} lost, {} preemptions and {} switches of the set's threads within jobs, host steal {}\n",
-        k["events"],
-        k["lost_overrun"].as_u64().unwrap_or(0) + k["lost_dropped"].as_u64().unwrap_or(0),
-        k["kernel_preemptions"],
-        k["kernel_switches"],
-        Nanos::from_ns(k["steal_ns"].as_u64().unwrap_or(0)),
-    );
-    let lines = k["misses_by_cause"].as_array().cloned().unwrap_or_default();
-    if lines.is_empty() {
-        return out;
-    }
-    out.push_str(
-        "misses by cause (lateness charged; misses = jobs where it is the largest share):\n",
-    );
-    for l in lines {
-        out.push_str(&format!(
-            "  {:<32} {:>6} misses  {:>12}\n",
-            l["cause"].as_str().unwrap_or("?"),
-            l["misses"],
-            Nanos::from_ns(l["lateness_ns"].as_u64().unwrap_or(0)).to_string(),
-        ));
-    }
-    out
 }
 
 /// The run's schedule window for the report and `--plot`: the kernel's

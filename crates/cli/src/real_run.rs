@@ -11,7 +11,7 @@ use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
 use rtlab_rt::executor::{
-    self, JobList, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
+    self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
     OVERRUN_RULES, RUN_POLICIES,
 };
 use rtlab_rt::lag::ControllerKind;
@@ -295,6 +295,7 @@ impl RunFlags {
             ))
         })?;
         cfg.lag_controller = self.lag_controller;
+        cfg.kernel_trace = self.kernel.request();
         if let Some((_, scope, cpus)) = &multi {
             // The name needs the scope: a placement with no domains yet.
             cfg.placement = Some(Placement {
@@ -365,6 +366,12 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
     text.parse()
 }
 
+/// Loads the set, warns about RT throttling, creates the job files, runs
+/// the set (streaming every job into the files), and says so on stderr
+/// when a stop signal cut the run short or job records were dropped (a
+/// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
+/// `more_sinks`. Returns the report and, per job file (then for the
+/// saver), how writing it went.
 /// What [`execute`] leaves for the command's output.
 pub struct Executed {
     /// The set as run (placed).
@@ -380,12 +387,6 @@ pub struct Executed {
     pub schedule: Vec<rtlab_model::results::ScheduleSpan>,
 }
 
-/// Loads the set, warns about RT throttling, creates the job files, runs
-/// the set (streaming every job into the files), and says so on stderr
-/// when a stop signal cut the run short or job records were dropped (a
-/// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
-/// `more_sinks`. Returns the report and, per job file (then for the
-/// saver), how writing it went.
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
@@ -422,16 +423,12 @@ pub fn execute(
         None => cfg.cpu.map(|c| vec![c]),
     };
     let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
-    let traced = flags.kernel.wanted();
-    // With a kernel trace every job is kept for the attribution, and the
-    // job rows, which gain its columns, are written after the run.
-    let all_jobs = JobList::new();
-    let mut collecting = false;
+    let traced = cfg.kernel_trace.is_some();
+    // With a kernel trace the executor keeps every job for the attribution,
+    // and the job rows, which gain its columns, are written after the run.
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
-        if traced && f.flag == "jobs" && !collecting {
-            sinks.push(Box::new(all_jobs.clone()) as Box<dyn JobSink>);
-            collecting = true;
+        if traced && f.flag == "jobs" {
             continue;
         }
         let created = File::create(f.path)
@@ -445,22 +442,18 @@ pub fn execute(
     // In-memory sinks (the --plot Gantt rows) cannot fail: their results
     // are not reported.
     sinks.extend(more_sinks);
-    if traced && !collecting {
-        sinks.push(Box::new(all_jobs.clone()));
-    }
     restore_left_state_first();
-    let recording = flags.kernel.start(run_cpus.as_deref())?;
     // On a terminal, a progress line fed by one more sink (its result is
     // not reported: counting cannot fail).
     let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
         sinks.push(Box::new(sink));
         line.follow(cfg.duration)
     });
-    let ran = executor::run_recording(&loaded.set, &cfg, flag, sinks);
+    let ran = executor::run_traced(&loaded.set, &cfg, flag, sinks);
     if let Some(line) = progress {
         line.finish();
     }
-    let (mut report, written) = match ran {
+    let (report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
@@ -470,52 +463,60 @@ pub fn execute(
             return Err(refused(e));
         }
     };
-    let mut written: Vec<anyhow::Result<()>> = written
-        .into_iter()
-        .enumerate()
-        .map(|(i, result)| match files.get(i) {
-            Some(f) => result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)),
-            None => result.context("--save: cannot spool the jobs"),
-        })
-        .collect();
+    // The sinks' results in the order of `files` (the jobs file, written
+    // below when traced, takes its place).
+    let mut results = written.into_iter();
+    let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
+    for f in files {
+        if traced && f.flag == "jobs" {
+            written.push(Ok(()));
+            continue;
+        }
+        let result = results.next().unwrap_or(Ok(()));
+        written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
+    }
+    written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));
     let mut schedule = Vec::new();
-    if let Some(recording) = recording {
-        let jobs = all_jobs.take();
+    if let Some(account) = account {
         // A trace that cannot be read does not lose the run: its results
         // and job rows are kept without the kernel's columns.
-        let analysis = kernel_trace::finish(
-            recording,
-            &flags.kernel,
-            &loaded.set,
-            cfg.policy,
-            &mut report,
-            &jobs,
-        )
-        .map_err(|e| {
-            say(&format!(
-                "warning: the kernel trace could not be analysed: {e:#}"
-            ))
-        })
-        .ok();
-        if let Some(a) = &analysis {
+        let analysis = match &account.traced {
+            Ok(t) => {
+                kernel_trace::said(t, &flags.kernel);
+                Some(&t.analysis)
+            }
+            Err(e) => {
+                say(&format!(
+                    "warning: the kernel trace could not be analysed: {e:#}"
+                ));
+                None
+            }
+        };
+        if let Some(a) = analysis {
             let on_miss = match cfg.on_miss {
                 Overrun::Skip => rtlab_sim::OnMiss::Skip,
                 Overrun::Continue => rtlab_sim::OnMiss::Continue,
             };
-            schedule =
-                kernel_trace::schedule_spans(a, &loaded.set, &jobs, &report, on_miss, &cfg.phases);
+            schedule = kernel_trace::schedule_spans(
+                a,
+                &loaded.set,
+                &account.jobs,
+                &report,
+                on_miss,
+                &cfg.phases,
+            );
             if let Some(saver) = saver {
                 saver.schedule(schedule.clone());
             }
         }
         for (i, f) in files.iter().enumerate() {
-            match (f.flag, &analysis) {
+            match (f.flag, analysis) {
                 ("jobs", _) => {
                     written[i] = kernel_trace::write_jobs_csv(
                         f.path,
                         &loaded.set,
-                        &jobs,
-                        analysis.as_ref(),
+                        &account.jobs,
+                        analysis,
                         &report,
                     );
                 }

@@ -199,3 +199,244 @@ fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
     );
     assert!(!instance.exists(), "doctor --restore removed it");
 }
+
+/// Root with tracefs, else the test is skipped (said on stderr).
+fn can_trace() -> bool {
+    let ok = is_root() && std::path::Path::new("/sys/kernel/tracing").exists();
+    if !ok {
+        eprintln!("skipped: needs root and tracefs");
+    }
+    ok
+}
+
+/// Runs rtlab with `args`, expecting success, and parses its JSON.
+fn json_of(args: &[&str]) -> Value {
+    let out = rtlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A `kernel_trace` summary of a real run: events decoded, the losses
+/// counted, misses by cause listed.
+fn assert_summary(k: &Value) {
+    assert!(k["events"].as_u64().unwrap() > 0, "{k}");
+    assert!(
+        k["lost_overrun"].is_u64() && k["lost_dropped"].is_u64(),
+        "{k}"
+    );
+    assert!(k["misses_by_cause"].is_array(), "{k}");
+}
+
+#[test]
+fn hartstone_traces_each_real_iteration() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "hartstone",
+        "--test",
+        "1",
+        "--policy",
+        "rm",
+        "--iteration-duration",
+        "500ms",
+        "--max-iterations",
+        "2",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let real = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["world"] == "real")
+        .unwrap();
+    let iterations = real["tests"][0]["iterations"].as_array().unwrap();
+    assert!(!iterations.is_empty());
+    for i in iterations {
+        assert_summary(&i["kernel_trace"]);
+    }
+    // The simulator's iterations have no trace.
+    let sim = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["world"] == "sim")
+        .unwrap();
+    assert!(sim["tests"][0]["iterations"][0]
+        .get("kernel_trace")
+        .is_none());
+}
+
+#[test]
+fn hartstone_without_root_refuses_the_trace_before_calibrating() {
+    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root (to drop it) and setpriv");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin)
+        .args(["hartstone", "--test", "1", "--policy", "rm", "--calibrate"])
+        .arg("--kernel-trace")
+        .env(
+            "RTLAB_STATE_DIR",
+            std::env::temp_dir().join("rtlab-kt-nobody-h"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kernel-trace needs root"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn the_trace_without_a_real_run_is_a_usage_error() {
+    let out = rtlab()
+        .args([
+            "hartstone",
+            "--test",
+            "1",
+            "--scheduler",
+            "edf",
+            "--kernel-trace",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kernel-trace traces real runs"), "{err}");
+}
+
+#[test]
+fn breakdown_traces_each_real_step() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "breakdown",
+        "builtin:ins",
+        "--policy",
+        "rm",
+        "--overheads",
+        "builtin:rtmach",
+        "--time-scale",
+        "0.1",
+        "--duration-per-step",
+        "200ms",
+        "--resolution",
+        "0.5",
+        "--cooldown",
+        "10ms",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let steps = doc["scales"][0]["measured"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps.iter().filter(|s| s["refused"].is_null()) {
+        assert_summary(&s["kernel_trace"]);
+    }
+}
+
+#[test]
+fn edf_vs_fps_real_traces_each_real_run() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "study",
+        "edf-vs-fps",
+        "--types",
+        "implicit/mid",
+        "--sets",
+        "1",
+        "--real-sets",
+        "1",
+        "--from",
+        "90",
+        "--to",
+        "90",
+        "--real-from",
+        "80",
+        "--real-to",
+        "80",
+        "--real-duration",
+        "300ms",
+        "--cooldown",
+        "10ms",
+        "--sections",
+        "utilization",
+        "--real",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let runs = doc["utilization"]["real"]["kernel_traces"]
+        .as_array()
+        .unwrap();
+    // One set at one load, under EDF and FPS.
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for r in runs {
+        assert_summary(&r["kernel_trace"]);
+    }
+}
+
+#[test]
+fn global_vs_partitioned_real_traces_each_real_run() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "study",
+        "global-vs-partitioned",
+        "--cpus",
+        "0,1",
+        "--sets",
+        "1",
+        "--tasks",
+        "3",
+        "--from",
+        "0.6",
+        "--to",
+        "0.6",
+        "--duration",
+        "200ms",
+        "--real",
+        "--kernel-trace",
+        "--json",
+    ]);
+    let runs = doc["kernel_traces"].as_array().unwrap();
+    // Four methods on the one set, then Dhall's example under gedf and pedf.
+    assert_eq!(runs.len(), 6, "{runs:?}");
+    for r in runs {
+        assert_summary(&r["kernel_trace"]);
+    }
+}
+
+#[test]
+fn latency_traces_the_measured_cpu_and_counts_what_it_lost() {
+    if !can_trace() {
+        return;
+    }
+    let doc = json_of(&[
+        "latency",
+        "--loops",
+        "300",
+        "-i",
+        "1ms",
+        "-a",
+        "1",
+        "--kernel-trace",
+        "--json",
+    ]);
+    assert_summary(&doc["kernel_trace"]);
+    // Without the flag the document has no such field.
+    let plain = json_of(&["latency", "--loops", "50", "-i", "1ms", "--json"]);
+    assert!(plain.get("kernel_trace").is_none());
+}

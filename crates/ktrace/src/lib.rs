@@ -24,6 +24,7 @@ pub mod jobs;
 pub mod perfetto;
 pub mod recorder;
 pub mod schedule;
+pub mod session;
 pub mod trace;
 
 pub use causes::{
@@ -32,6 +33,7 @@ pub use causes::{
 pub use error::TraceError;
 pub use recorder::{check_available, Losses, Recorded, Recording};
 pub use schedule::Schedule;
+pub use session::{KernelTrace, Traced};
 pub use trace::Trace;
 
 use serde::Serialize;

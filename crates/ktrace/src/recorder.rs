@@ -142,7 +142,7 @@ struct ReaderEnd {
 #[derive(Debug, Clone)]
 pub struct Recorded {
     /// The trace file (temporary unless kept: read it before dropping the
-    /// [`Recording`]'s result holder, see [`crate::TraceSession`]).
+    /// [`Recording`]'s result holder, see [`crate::session`]).
     pub file: PathBuf,
     /// Pages written.
     pub pages: u64,

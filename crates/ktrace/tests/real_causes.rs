@@ -10,9 +10,9 @@ use rtlab_host::cpu_lock::{lock_cpus, WhenBusy};
 use rtlab_host::kernel_state::StateDir;
 use rtlab_host::policy::{allowed_cpus, set_current_thread_affinity, set_current_thread_policy};
 use rtlab_host::{Policy, RtThrottling};
-use rtlab_ktrace::{analyse, jobs, Analysis, Recording, SetThreads, ThreadClass};
+use rtlab_ktrace::{Analysis, KernelTrace};
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::executor::{run_recording, JobList, Overrun, RunConfig, RunPolicy, RunReport};
+use rtlab_rt::executor::{run_traced, Overrun, RunConfig, RunPolicy, RunReport};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -40,42 +40,23 @@ fn traced_run(
             return None;
         }
     };
+    // One run at a time in this process too (the tests run on threads of
+    // one process, which the per-CPU lock does not keep apart).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let _lock = lock_cpus(&StateDir::from_env(), &[cpu], WhenBusy::Wait, |_| {}).unwrap();
     let mut cfg = cfg.clone();
     cfg.cpu = Some(cpu);
-    let recording = Recording::start(&[cpu], &others, None).unwrap();
+    // The path every traced command takes: the executor records the run's
+    // CPU (the reader on the others) and explains its jobs.
+    cfg.kernel_trace = Some(KernelTrace::new(None));
     let hog = during(cpu);
-    let all = JobList::new();
-    let (report, _) = run_recording(
-        set,
-        &cfg,
-        &AtomicBool::new(false),
-        vec![Box::new(all.clone())],
-    )
-    .unwrap();
+    let (report, _, account) = run_traced(set, &cfg, &AtomicBool::new(false), Vec::new()).unwrap();
     hog.stop();
-    let (recorded, _temp) = recording.finish();
-    let done = all.take();
-    let windows = jobs::windows(
-        &done,
-        report.start_monotonic_ns,
-        Nanos::from_ns(report.ended_ns),
-    );
-    let class = if cfg.policy.is_deadline() {
-        ThreadClass::Deadline
-    } else {
-        ThreadClass::RealTime
-    };
-    let threads = SetThreads {
-        tasks: set
-            .tasks
-            .iter()
-            .zip(&report.thread_ids)
-            .map(|(t, id)| (t.name.clone(), *id))
-            .collect(),
-        class,
-    };
-    let analysis = analyse(recorded, threads, &windows).unwrap();
+    let analysis = account.unwrap().traced.unwrap().analysis;
+    assert_eq!(others.is_empty(), allowed_cpus().unwrap().len() == 1);
     assert!(
         !analysis.jobs.iter().any(|j| j.untraced),
         "every job lies inside the trace"
@@ -184,8 +165,8 @@ fn a_deadline_budget_without_margin_is_exhausted_and_named_throttled() {
     let set = TaskSet::new("tight", vec![Task::new("tight", ms(20), ms(5))]);
     let mut cfg = RunConfig::new(ms(600), RunPolicy::Edf);
     cfg.edf_margin = Some(Nanos::ZERO);
-    // Hard budgets: with SCHED_FLAG_RECLAIM (the default) the overrun would
-    // be absorbed by the bandwidth the set leaves unused.
+    // Hard CBS budgets: with reclaiming (the default) the job would take
+    // the idle bandwidth instead of being throttled.
     cfg.edf_reclaim = false;
     let Some((report, a)) = traced_run(&set, &cfg, |_| Hog::none()) else {
         return;

@@ -306,6 +306,10 @@ pub struct IterationResult {
     pub jobs: u64,
     /// How long the window lasted (ns).
     pub duration_ns: u64,
+    /// The kernel's account of a real run (`--kernel-trace`: events,
+    /// losses, misses by cause); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<serde_json::Value>,
 }
 
 impl IterationResult {
@@ -324,6 +328,7 @@ impl IterationResult {
             preemptions: totals.preemptions,
             jobs: totals.released,
             duration_ns,
+            kernel_trace: None,
         }
     }
 }
@@ -676,6 +681,10 @@ pub struct ExtendedResult {
     pub preemptions: u64,
     /// Jobs released.
     pub jobs: u64,
+    /// The kernel's account of a real run (`--kernel-trace`: events,
+    /// losses, misses by cause); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_trace: Option<serde_json::Value>,
 }
 
 /// `round(num / den)` for `den > 0`, half up.
@@ -975,6 +984,7 @@ mod tests {
                 preemptions: 10,
                 jobs: 50,
                 duration_ns: 1_000_000_000,
+                kernel_trace: None,
             })
         }
     }
@@ -1136,6 +1146,7 @@ mod tests {
             context_switches_per_s: cs,
             preemptions: 0,
             jobs: 0,
+            kernel_trace: None,
         };
         assert_eq!(
             rank_extended(&[&ext(9, 1.0), &ext(3, 5.0), &ext(3, 4.0)]),

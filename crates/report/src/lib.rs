@@ -10,6 +10,7 @@ pub mod global_partitioned;
 pub mod headline;
 pub mod html;
 pub mod human;
+pub mod kernel_trace;
 pub mod plot;
 pub mod series;
 pub mod sources;

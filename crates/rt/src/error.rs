@@ -14,6 +14,9 @@ pub enum RtError {
     /// cpuset, a kernel setting.
     #[error(transparent)]
     Host(#[from] HostError),
+    /// The kernel trace asked for could not be started.
+    #[error(transparent)]
+    KernelTrace(#[from] rtlab_ktrace::TraceError),
     /// The WCETs of a SCHED_DEADLINE run alone exceed what admission control
     /// allows on the CPUs it uses, so some thread would be refused.
     #[error(

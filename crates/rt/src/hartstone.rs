@@ -113,16 +113,20 @@ pub fn run_extended(
         context_switches_per_s: report.context_switches_per_s,
         preemptions: report.preemptions,
         jobs: report.released,
+        kernel_trace: report.kernel_trace,
     })
 }
 
 /// A run's report as one Hartstone iteration: the first miss is the task
 /// with the earliest missed deadline.
 pub fn iteration_result(report: &RunReport) -> IterationResult {
-    IterationResult::of_run(
-        report.tasks.iter().map(|t| &t.metrics),
-        &report.totals,
-        report.context_switches,
-        report.ended_ns,
-    )
+    IterationResult {
+        kernel_trace: report.kernel_trace.clone(),
+        ..IterationResult::of_run(
+            report.tasks.iter().map(|t| &t.metrics),
+            &report.totals,
+            report.context_switches,
+            report.ended_ns,
+        )
+    }
 }

@@ -74,6 +74,7 @@ pub fn run_extended(
         context_switches_per_s: report.context_switches_per_s,
         preemptions: report.preemptions,
         jobs: report.released,
+        kernel_trace: None,
     })
 }
 

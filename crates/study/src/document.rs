@@ -51,6 +51,10 @@ pub struct RealOverload {
     pub simulated: Option<OverloadSection>,
     /// The real runs.
     pub measured: Option<OverloadSection>,
+    /// The kernel's account of each real run, in run order
+    /// (`--kernel-trace`; absent without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_traces: Vec<crate::real::KernelTraceOfRun>,
 }
 
 /// The utilization section in the simulator and, with `--real`, on real
@@ -80,4 +84,8 @@ pub struct RealPart {
     pub simulated: UtilizationSection,
     /// The real runs.
     pub measured: UtilizationSection,
+    /// The kernel's account of each real run, in run order
+    /// (`--kernel-trace`; absent without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_traces: Vec<crate::real::KernelTraceOfRun>,
 }

@@ -36,10 +36,12 @@ use rtlab_analysis::partition::{partition, Heuristic};
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::generate::{generate_set, GeneratorConfig, PeriodDistribution, UtilizationMethod};
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{self, Placement, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, KernelTrace, Placement, RunConfig, RunPolicy, RunReport};
 use rtlab_rt::RtError;
 use rtlab_sim::{SchedulerSpec, SimConfig};
 use serde::Serialize;
+
+use crate::real::KernelTraceOfRun;
 
 /// The four schedulers of the study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,6 +128,8 @@ pub struct GvpConfig {
     pub real: bool,
     /// Lift RT throttling and SCHED_DEADLINE admission for the real runs.
     pub no_rt_throttling: bool,
+    /// Record the kernel's schedule of each real run (`--kernel-trace`).
+    pub kernel_trace: Option<KernelTrace>,
 }
 
 /// One method at one level: how many of the sets each way proved or met.
@@ -197,6 +201,10 @@ pub struct GvpDocument {
     pub highest: Vec<Highest>,
     /// `builtin:dhall-linux` under gedf and pedf (with real runs only).
     pub dhall: Vec<DhallRun>,
+    /// The kernel's account of each real run, in run order
+    /// (`--kernel-trace`; absent without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_traces: Vec<KernelTraceOfRun>,
     /// A stop signal cut the real runs short: the levels end where it came.
     pub interrupted: bool,
 }
@@ -311,22 +319,28 @@ pub fn real_config(
     cfg
 }
 
-/// Real misses, or `None` when the kernel refused the set (admission).
+/// Real misses, or `None` when the kernel refused the set (admission);
+/// a traced run's summary joins `traced`.
 fn real_misses(
     set: &TaskSet,
     method: Method,
     config: &GvpConfig,
     interrupt: &AtomicBool,
+    traced: &mut Vec<KernelTraceOfRun>,
 ) -> Result<Option<u64>, GvpError> {
-    let cfg = real_config(
+    let mut cfg = real_config(
         set,
         method,
         &config.cpus,
         config.duration,
         config.no_rt_throttling,
     );
+    cfg.kernel_trace = config.kernel_trace.clone();
     match executor::run(set, &cfg, interrupt) {
-        Ok(report) => Ok(Some(report.deadline_misses)),
+        Ok(report) => {
+            traced.extend(trace_of(set, method, &report));
+            Ok(Some(report.deadline_misses))
+        }
         Err(
             RtError::DomainOverLimit { .. }
             | RtError::DeadlineOverLimit { .. }
@@ -334,6 +348,17 @@ fn real_misses(
         ) => Ok(None),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A traced run's record (none untraced).
+fn trace_of(set: &TaskSet, method: Method, report: &RunReport) -> Option<KernelTraceOfRun> {
+    Some(KernelTraceOfRun {
+        set: set.name.clone(),
+        utilization: set.utilization(),
+        scheduler: method.name().to_string(),
+        misses: report.deadline_misses,
+        kernel_trace: report.kernel_trace.clone()?,
+    })
 }
 
 /// Runs the study; `progress` hears one line per level.
@@ -354,6 +379,7 @@ pub fn run(
     }
     let m = config.cpus.len();
     let mut levels_out = Vec::new();
+    let mut traced = Vec::new();
     let stopped = || interrupt.load(std::sync::atomic::Ordering::Relaxed);
     for (l, u) in levels(config).into_iter().enumerate() {
         if u > m as f64 || stopped() {
@@ -389,7 +415,7 @@ pub fn run(
                 let sim = simulated_misses(&placed, *method, config.duration)?;
                 counts.simulated += u64::from(sim == 0);
                 if config.real {
-                    match real_misses(&placed, *method, config, interrupt)? {
+                    match real_misses(&placed, *method, config, interrupt, &mut traced)? {
                         Some(real) => {
                             *counts.real.get_or_insert(0) += u64::from(real == 0);
                             *counts.agree.get_or_insert(0) += u64::from((real == 0) == (sim == 0));
@@ -445,8 +471,10 @@ pub fn run(
             };
             let duration = config.duration.max(Nanos::from_secs(1));
             let simulated_misses = simulated_misses(&placed, method, duration)?;
-            let cfg = real_config(&placed, method, &config.cpus, duration, false);
+            let mut cfg = real_config(&placed, method, &config.cpus, duration, false);
+            cfg.kernel_trace = config.kernel_trace.clone();
             let real = executor::run(&placed, &cfg, interrupt)?;
+            traced.extend(trace_of(&placed, method, &real));
             dhall.push(DhallRun {
                 method,
                 real_misses: real.deadline_misses,
@@ -464,6 +492,7 @@ pub fn run(
         levels: levels_out,
         highest,
         dhall,
+        kernel_traces: traced,
         interrupted: stopped(),
     })
 }
@@ -484,6 +513,7 @@ mod tests {
             duration: Nanos::from_ms(300),
             real: false,
             no_rt_throttling: false,
+            kernel_trace: None,
         }
     }
 

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rtlab_host::interrupt::pause;
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{self, JobRecord, JobSink, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, JobRecord, JobSink, KernelTrace, RunConfig, RunPolicy};
+use serde::Serialize;
 
 use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
 use crate::utilization::RunRefusal;
@@ -26,6 +27,8 @@ pub struct RealRunner {
     flag: &'static AtomicBool,
     progress: fn(&str),
     first: bool,
+    kernel_trace: Option<KernelTrace>,
+    traced: Vec<KernelTraceOfRun>,
 }
 
 impl RealRunner {
@@ -47,8 +50,40 @@ impl RealRunner {
             flag,
             progress,
             first: true,
+            kernel_trace: None,
+            traced: Vec::new(),
         }
     }
+
+    /// Records the kernel's schedule of each run (`--kernel-trace`).
+    pub fn with_kernel_trace(self, request: Option<KernelTrace>) -> RealRunner {
+        RealRunner {
+            kernel_trace: request,
+            ..self
+        }
+    }
+
+    /// The traced runs so far, in run order (empty without a trace).
+    pub fn take_traced(&mut self) -> Vec<KernelTraceOfRun> {
+        std::mem::take(&mut self.traced)
+    }
+}
+
+/// One traced real run of a study (`--real --kernel-trace`): which set,
+/// under what, and the kernel's account of it (events, losses, misses by
+/// cause: [`rtlab_ktrace::TraceSummary`] as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelTraceOfRun {
+    /// The set's name.
+    pub set: String,
+    /// Its total utilization.
+    pub utilization: f64,
+    /// The scheduler or method it ran under.
+    pub scheduler: String,
+    /// Its deadline misses on real threads.
+    pub misses: u64,
+    /// The summary.
+    pub kernel_trace: serde_json::Value,
 }
 
 /// Why a real run was not made.
@@ -141,6 +176,7 @@ impl StudyRunner for RealRunner {
         cfg.cpu = Some(self.cpu);
         cfg.no_rt_throttling = self.no_rt_throttling;
         cfg.phases = spec.phases.clone();
+        cfg.kernel_trace = self.kernel_trace.clone();
         let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
         let missed = Arc::new(Mutex::new(Vec::new()));
         let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime {
@@ -175,6 +211,13 @@ impl StudyRunner for RealRunner {
                 report.jobs_dropped
             )));
         }
+        let traced = report.kernel_trace.as_ref().map(|k| KernelTraceOfRun {
+            set: set.name.clone(),
+            utilization: set.utilization(),
+            scheduler: scheduler.name().to_string(),
+            misses: report.deadline_misses,
+            kernel_trace: k.clone(),
+        });
         (self.progress)(&format!(
             "{} at U {:.1}% under {}: {} misses of {} jobs",
             set.name,
@@ -183,6 +226,7 @@ impl StudyRunner for RealRunner {
             report.deadline_misses,
             report.released
         ));
+        self.traced.extend(traced);
         let on_time = on_time.lock().unwrap_or_else(PoisonError::into_inner);
         let tasks = report
             .tasks

@@ -74,7 +74,7 @@ impl StepRunner for Scripted {
             misses,
             jobs: 100,
             interrupted: self.interrupt_at == Some(n),
-            refused: None,
+            ..StepOutcome::default()
         })
     }
 

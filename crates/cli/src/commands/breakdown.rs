@@ -90,6 +90,8 @@ pub struct BreakdownArgs {
     pub save: SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
 /// A positive decimal factor, held exactly in parts per billion.
@@ -172,6 +174,9 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     if loaded.set.tasks.is_empty() {
         return Err(anyhow::anyhow!("{}: the set has no task", args.taskset));
     }
+    // Refused before any real-time work (the characterisation included).
+    args.kernel.check()?;
+    let trace = args.kernel.request_per_run();
     let scaled: Vec<(u64, TaskSet, Nanos)> = args
         .time_scale
         .iter()
@@ -266,6 +271,7 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         let mut run_cfg = RunConfig::new(*duration, run_policy);
         run_cfg.cpu = Some(cpu);
         run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
+        run_cfg.kernel_trace = trace.clone();
         let mut first = true;
         let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
             if !std::mem::take(&mut first) {
@@ -338,6 +344,7 @@ fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Re
                 jobs: r.released,
                 interrupted: r.interrupted,
                 refused: None,
+                kernel_trace: r.kernel_trace,
             })
         }
         Err(e) if e.is_admission_refusal() => Ok(StepOutcome {
@@ -367,14 +374,18 @@ fn step_duration(set: &TaskSet, asked: Option<Nanos>) -> anyhow::Result<Nanos> {
 
 fn progress_line(scale: f64, s: &Step) -> String {
     format!(
-        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}",
+        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}{}",
         s.phase,
         s.alpha,
         s.utilization * 100.0,
         s.repeat,
         s.misses,
         s.jobs,
-        if s.pass { "" } else { ": fail" }
+        if s.pass { "" } else { ": fail" },
+        s.kernel_trace.as_ref().map_or(String::new(), |k| format!(
+            "; {}",
+            rtlab_report::kernel_trace::misses_line(k)
+        ))
     )
 }
 
@@ -497,12 +508,24 @@ fn steps_table(s: &ScaleResult) -> String {
             verdict,
         ]);
     }
-    format!(
+    let mut out = format!(
         "\nmeasured steps at time scale {} ({} each):\n{}\n",
         s.time_scale,
         Nanos::from_ns(s.duration_per_step_ns),
         table::render(&t)
-    )
+    );
+    for step in &s.measured.steps {
+        if let Some(k) = &step.kernel_trace {
+            out.push_str(&format!(
+                "kernel trace, {:?} alpha {:.4} run {}: {}\n",
+                step.phase,
+                step.alpha,
+                step.repeat,
+                rtlab_report::kernel_trace::misses_line(k)
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

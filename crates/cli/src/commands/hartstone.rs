@@ -45,6 +45,7 @@ use rtlab_model::hartstone::{
     IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
 };
 use rtlab_model::{printable, Nanos};
+use rtlab_report::kernel_trace;
 use rtlab_report::table;
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig, RunPolicy, RUN_POLICIES};
 use rtlab_rt::hartstone::RealIterations;
@@ -125,6 +126,8 @@ pub struct HartstoneArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
 /// One scheduler's or policy's PH series.
@@ -260,6 +263,8 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             ))
         }
     };
+    // Refused before any real-time work (the calibration included).
+    args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
         (Some(kw), _) if kw.is_zero() => return Err(usage("--kilo-whet must be longer than 0")),
         (Some(kw), _) => (kw, "flag"),
@@ -447,6 +452,7 @@ fn run_real(
     base.on_miss = on_miss;
     base.cpu = Some(cpu);
     base.edf_reclaim = !args.no_edf_reclaim;
+    base.kernel_trace = args.kernel.request_per_run();
     let timeslice = rr_timeslice();
     let started = Instant::now();
     for &policy in policies {
@@ -463,12 +469,13 @@ fn run_real(
             };
             let mut progress = |r: &IterationRecord| {
                 say(&format!(
-                    "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches",
+                    "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
                     started.elapsed().as_secs_f64(),
                     r.iteration,
                     r.utilization,
                     r.result.misses,
-                    r.result.context_switches
+                    r.result.context_switches,
+                    traced_line(r.result.kernel_trace.as_ref()),
                 ));
                 let _ = std::io::stderr().flush();
             };
@@ -548,11 +555,13 @@ fn run_real_extended(
     restore_left_state_first();
     let timeslice = rr_timeslice();
     let started = Instant::now();
+    let trace = args.kernel.request_per_run();
     for &policy in policies {
         let mut config = RunConfig::new(length, policy);
         config.on_miss = on_miss;
         config.cpu = Some(cpu);
         config.no_rt_throttling = true;
+        config.kernel_trace = trace.clone();
         let mut results = Vec::new();
         let mut cut = false;
         for &test in tests {
@@ -560,11 +569,12 @@ fn run_real_extended(
             match rtlab_rt::hartstone::run_extended(&profile, &config, length, interrupt) {
                 Ok(r) => {
                     say(&format!(
-                        "[{:>5.0}s] real {policy} {test}: {} misses of {} jobs, {:.1} context switches/s",
+                        "[{:>5.0}s] real {policy} {test}: {} misses of {} jobs, {:.1} context switches/s{}",
                         started.elapsed().as_secs_f64(),
                         r.misses,
                         r.jobs,
-                        r.context_switches_per_s
+                        r.context_switches_per_s,
+                        traced_line(r.kernel_trace.as_ref()),
                     ));
                     results.push(r);
                 }
@@ -728,6 +738,13 @@ fn ending(outcome: &TestOutcome) -> String {
     }
 }
 
+/// `; misses by cause: ...` after a traced run's progress line.
+fn traced_line(summary: Option<&serde_json::Value>) -> String {
+    summary.map_or(String::new(), |k| {
+        format!("; {}", kernel_trace::misses_line(k))
+    })
+}
+
 fn human(doc: &Document) -> String {
     let mut out = String::new();
     if doc.interrupted {
@@ -773,6 +790,18 @@ fn human(doc: &Document) -> String {
         }
         out.push_str(&table::render(&t));
         out.push('\n');
+        for run in &doc.extended_runs {
+            for r in &run.results {
+                if let Some(k) = &r.kernel_trace {
+                    out.push_str(&format!(
+                        "kernel trace, {} test {}: {}\n",
+                        run.label,
+                        r.test.number(),
+                        kernel_trace::misses_line(k)
+                    ));
+                }
+            }
+        }
     } else {
         out.push_str(&format!(
             "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
@@ -808,6 +837,22 @@ fn human(doc: &Document) -> String {
         }
         out.push_str(&table::render(&t));
         out.push('\n');
+        // The iteration that ended each traced series (its misses).
+        for run in &doc.runs {
+            for o in &run.tests {
+                let last = o.iterations.last();
+                if let Some((r, k)) = last.and_then(|r| Some((r, r.result.kernel_trace.as_ref()?)))
+                {
+                    out.push_str(&format!(
+                        "kernel trace, {} test {} iteration {}: {}\n",
+                        run.label,
+                        o.test.number(),
+                        r.iteration,
+                        kernel_trace::misses_line(k)
+                    ));
+                }
+            }
+        }
     }
     out.push_str("\nranking (best first; PH: most iterations, then fewest cs/s; extended: fewest misses, then fewest cs/s)\n");
     let mut t = table::new(&["test", "simulated", "real threads"], &[]);

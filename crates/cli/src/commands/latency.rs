@@ -105,6 +105,8 @@ pub struct LatencyArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
 /// Runs `rtlab latency`.
@@ -197,6 +199,8 @@ pub fn measure_with_tap(
     tap: Option<latency::SeriesTap>,
 ) -> anyhow::Result<(ExitCode, Value)> {
     let cfg = probe_config(args)?;
+    // Refused before any real-time work.
+    args.kernel.check()?;
     if let Some(warning) = distance_warning(args.distance) {
         crate::setup::say(&warning);
     }
@@ -248,9 +252,26 @@ pub fn measure_with_tap(
     let progress = total
         .filter(|_| !args.stdout_is_json() && !args.quiet)
         .and_then(|total| Some(crate::progress::RunProgress::timed(total)?.follow(total)));
+    // The measured CPUs' schedule, the reader on the others: no per-sample
+    // attribution, the events and what was lost (and the file when kept).
+    let request = args.kernel.request();
+    let recording = match &request {
+        Some(r) => Some(r.start(pinned)?),
+        None => None,
+    };
     let started = std::time::SystemTime::now();
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
     let ended = std::time::SystemTime::now();
+    let kernel_trace = match (request, recording) {
+        (Some(request), Some(recording)) => Some(match request.finish_without_jobs(recording) {
+            Ok(traced) => {
+                crate::kernel_trace::said(&traced, &args.kernel);
+                serde_json::to_value(&traced.summary)?
+            }
+            Err(e) => serde_json::json!({ "error": e.to_string() }),
+        }),
+        _ => None,
+    };
     if let Some(progress) = progress {
         progress.finish();
     }
@@ -278,19 +299,38 @@ pub fn measure_with_tap(
         notes: &guards.notes,
     };
     let doc = report_json(measured);
+    // The trace's summary joins the document (only with the flag: the
+    // untraced document keeps its field order).
+    let traced_doc = match &kernel_trace {
+        Some(k) => {
+            let mut d = serde_json::to_value(&doc)?;
+            d["kernel_trace"] = k.clone();
+            Some(d)
+        }
+        None => None,
+    };
     if args.json_stdout() {
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        match &traced_doc {
+            Some(d) => outln!("{}", serde_json::to_string_pretty(d)?),
+            None => outln!("{}", serde_json::to_string_pretty(&doc)?),
+        }
     } else if args.quiet {
         for t in &report.threads {
             outln!("{}", latency::cyclictest_line(t));
         }
     } else if !args.stdout_is_json() {
         out!("{}", describe(measured));
+        if let Some(k) = &kernel_trace {
+            outln!("{}", rtlab_report::kernel_trace::events_line(k));
+        }
     }
     if args.histogram_stdout.is_some() {
         out!("{}", latency::cyclictest_histogram(&report.threads));
     }
-    let doc = serde_json::to_value(&doc)?;
+    let doc = match traced_doc {
+        Some(d) => d,
+        None => serde_json::to_value(&doc)?,
+    };
     if let Some(mut saver) = saver.take() {
         let measured: u64 = report.threads.iter().map(|t| t.loops).sum();
         saver.left_out(measured.saturating_sub(crate::save::MAX_SAVED_SAMPLES));

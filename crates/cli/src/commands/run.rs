@@ -102,7 +102,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
-        out!("{}", crate::kernel_trace::describe(&report));
+        out!(
+            "{}",
+            rtlab_report::kernel_trace::describe(report.kernel_trace.as_ref())
+        );
     }
     let plotted = match &args.plot {
         Some(path) => {

@@ -14,6 +14,7 @@ use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::study_text;
 use rtlab_report::view::RunView;
+use rtlab_rt::executor::KernelTrace;
 use rtlab_study::document::{OverloadPart, RealOverload, RealPart, StudyDocument, UtilizationPart};
 use rtlab_study::locking::{self, LockingConfig};
 use rtlab_study::overload::{self, OverloadConfig, Profile};
@@ -82,6 +83,8 @@ pub struct GvpArgs {
     pub no_rt_throttling: bool,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
     pub json: bool,
@@ -181,6 +184,8 @@ pub struct EdfVsFpsArgs {
     pub save: SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
 /// A section of the study (paper 001's questions).
@@ -244,6 +249,7 @@ pub fn run(command: &StudyCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn global_vs_partitioned(args: &GvpArgs) -> anyhow::Result<ExitCode> {
+    args.kernel.needs(args.real, "--real")?;
     use rtlab_study::global_partitioned::{self as gvp, GvpConfig};
     let cpus: Vec<usize> = match args.cpus.trim().parse::<usize>() {
         Ok(m) if !args.cpus.contains(',') => (0..m).collect(),
@@ -312,6 +318,7 @@ fn global_vs_partitioned(args: &GvpArgs) -> anyhow::Result<ExitCode> {
         duration: args.duration,
         real: args.real,
         no_rt_throttling: args.no_rt_throttling,
+        kernel_trace: args.kernel.request_per_run(),
     };
     let flag = interrupt::install_interrupt_flag();
     let doc = gvp::run(&config, flag, &|line| say(line)).map_err(|e| match e {
@@ -322,6 +329,10 @@ fn global_vs_partitioned(args: &GvpArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         out!("{}", rtlab_report::global_partitioned::describe(&doc));
+        out!(
+            "{}",
+            rtlab_report::kernel_trace::runs_text(&doc.kernel_traces)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -345,6 +356,8 @@ fn loads(from: u64, step: u64, to: u64, names: [&str; 2]) -> anyhow::Result<Load
 }
 
 fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
+    args.kernel.needs(args.real, "--real")?;
+    let trace = args.kernel.request_per_run();
     // Both real parts (the utilization sweep and the overload) measure on
     // one CPU: held from the first to the last.
     let _measuring = if args.real {
@@ -404,7 +417,7 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         // A real run that fails loses nothing simulated: the document is
         // printed without it, then the error.
         let real = if args.real {
-            match real_part(args, &types, real_loads) {
+            match real_part(args, &types, real_loads, trace.clone()) {
                 Ok(real) => Some(real),
                 Err(e) => {
                     failure = Some(e);
@@ -421,7 +434,9 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     let overload = if sections.contains(&Section::Overload) {
         let simulated =
             overload::run(&mut SimRunner, &overload_config).map_err(|e| overload_error(e, args))?;
-        let real = args.real.then(|| real_overload(args, &overload_config));
+        let real = args
+            .real
+            .then(|| real_overload(args, &overload_config, trace.clone()));
         Some(OverloadPart { simulated, real })
     } else {
         None
@@ -443,6 +458,18 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         out!("{}", study_text::describe(&doc));
+        for part in doc.utilization.iter().flat_map(|u| &u.real) {
+            out!(
+                "{}",
+                rtlab_report::kernel_trace::runs_text(&part.kernel_traces)
+            );
+        }
+        for part in doc.overload.iter().flat_map(|o| &o.real) {
+            out!(
+                "{}",
+                rtlab_report::kernel_trace::runs_text(&part.kernel_traces)
+            );
+        }
     }
     let document = serde_json::to_value(&doc)?;
     if let Some(path) = &args.csv {
@@ -484,7 +511,11 @@ fn overload_config(args: &EdfVsFpsArgs) -> OverloadConfig {
 /// admission control (0.90 here) and RT throttling (0.95) off, so each real
 /// run switches them off (restored after it) and the note says so. A
 /// failure is kept as the note: nothing simulated is lost.
-fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
+fn real_overload(
+    args: &EdfVsFpsArgs,
+    base: &OverloadConfig,
+    trace: Option<KernelTrace>,
+) -> RealOverload {
     let why = format!(
         "RT throttling and SCHED_DEADLINE admission switched off for each run (sched_rt_runtime_us = -1, restored after): loads of 100 % and more need more of the CPU than SCHED_DEADLINE admission (0.90) or SCHED_FIFO throttling (0.95) leave{}",
         if args.real_series.no_rt_throttling { "" } else { " (as --no-rt-throttling would)" }
@@ -504,23 +535,29 @@ fn real_overload(args: &EdfVsFpsArgs, base: &OverloadConfig) -> RealOverload {
                 note: Some(e.to_string()),
                 simulated: None,
                 measured: None,
+                kernel_traces: Vec::new(),
             }
         }
     };
     let flag = interrupt::install_interrupt_flag();
     let cpu = args.real_series.cpu();
     restore_left_state_first();
-    let mut runner = RealRunner::new(cpu, true, args.real_series.cooldown, flag, say);
-    match overload::run(&mut runner, &config) {
+    let mut runner =
+        RealRunner::new(cpu, true, args.real_series.cooldown, flag, say).with_kernel_trace(trace);
+    let ran = overload::run(&mut runner, &config);
+    let kernel_traces = runner.take_traced();
+    match ran {
         Ok(measured) => RealOverload {
             note: Some(why),
             simulated: Some(simulated),
             measured: Some(measured),
+            kernel_traces,
         },
         Err(e) => RealOverload {
             note: Some(format!("{e} ({why})")),
             simulated: Some(simulated),
             measured: None,
+            kernel_traces,
         },
     }
 }
@@ -554,7 +591,12 @@ fn section_error(e: utilization::UtilizationError) -> anyhow::Error {
 
 /// The search on real threads, and the simulation of the same sets with the
 /// same loads and run length.
-fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow::Result<RealPart> {
+fn real_part(
+    args: &EdfVsFpsArgs,
+    types: &[SetType],
+    loads: LoadSteps,
+    trace: Option<KernelTrace>,
+) -> anyhow::Result<RealPart> {
     let mut skipped_types = Vec::new();
     let runnable: Vec<SetType> = types
         .iter()
@@ -592,7 +634,8 @@ fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow
         args.real_series.cooldown,
         flag,
         say,
-    );
+    )
+    .with_kernel_trace(trace);
     let measured = utilization::run(&config, &mut runner).map_err(section_error)?;
     let interrupted = flag.load(Ordering::Relaxed);
     if interrupted {
@@ -606,6 +649,7 @@ fn real_part(args: &EdfVsFpsArgs, types: &[SetType], loads: LoadSteps) -> anyhow
         interrupted,
         simulated,
         measured,
+        kernel_traces: runner.take_traced(),
     })
 }
 

@@ -91,6 +91,8 @@ pub use placement::{Placement, Scope};
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
+use rtlab_ktrace::ThreadClass;
+pub use rtlab_ktrace::{KernelTrace, Traced};
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
@@ -181,6 +183,9 @@ pub struct RunConfig {
     /// suspended or added in windows of the run, read as the simulator
     /// reads them ([`PhasePlan`]; see [`phases`]).
     pub phases: Vec<Phase>,
+    /// Record the kernel's schedule of the run's CPUs and explain every
+    /// job by it (`--kernel-trace`; see [`run_traced`]).
+    pub kernel_trace: Option<KernelTrace>,
 }
 
 impl RunConfig {
@@ -200,6 +205,7 @@ impl RunConfig {
             protocol: LockProtocol::None,
             placement: None,
             phases: Vec::new(),
+            kernel_trace: None,
         }
     }
 
@@ -350,6 +356,86 @@ fn check_placement(set: &TaskSet, cfg: &RunConfig, placement: &Placement) -> Res
 /// Returns the report and one result per sink: a sink that failed stopped
 /// receiving jobs at its first error, without disturbing the run.
 pub fn run_recording(
+    set: &TaskSet,
+    cfg: &RunConfig,
+    interrupt: &AtomicBool,
+    sinks: Vec<Box<dyn JobSink>>,
+) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
+    run_traced(set, cfg, interrupt, sinks).map(|(report, written, _)| (report, written))
+}
+
+/// What a run with [`RunConfig::kernel_trace`] adds: every job (in the
+/// order the sinks saw them) and the kernel's account of them, or why the
+/// trace could not be read (the run's own results stand either way).
+pub struct KernelAccount {
+    /// Every job of the run.
+    pub jobs: Vec<JobRecord>,
+    /// The decoded trace, its per-job causes and summary.
+    pub traced: Result<Traced, rtlab_ktrace::TraceError>,
+}
+
+/// A run's report, one result per sink, and the kernel's account when
+/// traced.
+pub type TracedRun = (RunReport, Vec<std::io::Result<()>>, Option<KernelAccount>);
+
+/// [`run_recording`], and with [`RunConfig::kernel_trace`] the kernel's
+/// schedule of the run's CPUs recorded over it (started before the threads
+/// are made, the reader on the other CPUs), every job explained, and the
+/// summary in [`RunReport::kernel_trace`] (or `{"error": ...}` when the
+/// trace could not be read). The one path of every traced command.
+pub fn run_traced(
+    set: &TaskSet,
+    cfg: &RunConfig,
+    interrupt: &AtomicBool,
+    mut sinks: Vec<Box<dyn JobSink>>,
+) -> Result<TracedRun, RtError> {
+    let Some(request) = &cfg.kernel_trace else {
+        return run_untraced(set, cfg, interrupt, sinks).map(|(r, w)| (r, w, None));
+    };
+    let all_jobs = JobList::new();
+    sinks.push(Box::new(all_jobs.clone()));
+    let cpus = match &cfg.placement {
+        Some(p) => Some(p.cpus.clone()),
+        None => cfg.cpu.map(|c| vec![c]),
+    };
+    let recording = request.start(cpus.as_deref())?;
+    let (mut report, mut written) = run_untraced(set, cfg, interrupt, sinks)?;
+    // The job list's (in memory: it cannot fail).
+    written.pop();
+    let jobs = all_jobs.take();
+    let tasks = report
+        .tasks
+        .iter()
+        .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
+        .map(|(t, id)| (t.metrics.name.clone(), *id))
+        .collect();
+    let traced = request.finish(
+        recording,
+        tasks,
+        thread_class(cfg.policy),
+        report.start_monotonic_ns,
+        Nanos::from_ns(report.ended_ns),
+        &jobs,
+    );
+    report.kernel_trace = Some(match &traced {
+        Ok(t) => serde_json::to_value(&t.summary).unwrap_or_default(),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    });
+    Ok((report, written, Some(KernelAccount { jobs, traced })))
+}
+
+/// The kernel's class of the run's threads under `policy`.
+pub fn thread_class(policy: RunPolicy) -> ThreadClass {
+    if policy.is_deadline() {
+        ThreadClass::Deadline
+    } else if policy == RunPolicy::Other {
+        ThreadClass::Other
+    } else {
+        ThreadClass::RealTime
+    }
+}
+
+fn run_untraced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,

@@ -184,7 +184,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         out!("{}", describe(&comparison, &origin, args.tolerance, color));
-        out!("{}", crate::kernel_trace::describe(&comparison.real));
+        out!(
+            "{}",
+            rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
+        );
     }
     crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
     Ok(ExitCode::SUCCESS)
