@@ -167,22 +167,7 @@ impl Ledger {
     /// that no live rtlab records is removed first). Dropping the guard
     /// moves any thread still in it to the parent and removes it.
     pub fn create_cgroup(self: &Arc<Self>, path: &Path) -> Result<SettingGuard, StateError> {
-        let make = |id| {
-            Ok(Change::Cpuset {
-                id,
-                path: path.to_path_buf(),
-            })
-        };
-        self.begin(make, |change| {
-            if path.exists() {
-                // No live owner records it (checked under the lock): stale.
-                let _ = change.restore();
-            }
-            std::fs::create_dir(path).map_err(|source| StateError::Apply {
-                action: format!("mkdir {}", path.display()),
-                source,
-            })
-        })
+        self.create_recorded_dir(path, |id, path| Change::Cpuset { id, path })
     }
 
     /// Creates the tracefs instance directory `path` (a stale one of the
@@ -192,12 +177,18 @@ impl Ledger {
         self: &Arc<Self>,
         path: &Path,
     ) -> Result<SettingGuard, StateError> {
-        let make = |id| {
-            Ok(Change::TraceInstance {
-                id,
-                path: path.to_path_buf(),
-            })
-        };
+        self.create_recorded_dir(path, |id, path| Change::TraceInstance { id, path })
+    }
+
+    /// `mkdir path`, recorded first as the change `change(id, path)`; a
+    /// stale directory of that name, which no live rtlab records (checked
+    /// under the lock), is removed by restoring the change first.
+    fn create_recorded_dir(
+        self: &Arc<Self>,
+        path: &Path,
+        change: fn(u64, PathBuf) -> Change,
+    ) -> Result<SettingGuard, StateError> {
+        let make = |id| Ok(change(id, path.to_path_buf()));
         self.begin(make, |change| {
             if path.exists() {
                 let _ = change.restore();
