@@ -1,5 +1,7 @@
 //! Counts the events of a kept trace file by kind and CPU:
-//! `cargo run -p rtlab-ktrace --example ktrace_stats -- FILE`.
+//! `cargo run -p rtlab-ktrace --example ktrace_stats -- FILE [--dump]`;
+//! `--dump` also prints every event (time in s, CPU, what), to compare
+//! with a text trace of the same events.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,17 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if std::env::args().any(|a| a == "--dump") {
+        for e in &trace.events {
+            println!(
+                "{}.{:09} {} {:?}",
+                e.ts / 1_000_000_000,
+                e.ts % 1_000_000_000,
+                e.cpu,
+                e.kind
+            );
+        }
+    }
     let mut counts: BTreeMap<(u32, String), u64> = BTreeMap::new();
     for e in &trace.events {
         let kind = format!("{:?}", e.kind);

@@ -233,7 +233,13 @@ mod tests {
     use super::*;
 
     fn ev(ts: u64, kind: Kind) -> Event {
-        Event { ts, cpu: 1, kind }
+        // The recording thread is not used by the costs.
+        Event {
+            ts,
+            cpu: 1,
+            pid: -1,
+            kind,
+        }
     }
 
     fn switch(ts: u64, prev: (i32, &str, i64), next: (i32, &str)) -> Event {

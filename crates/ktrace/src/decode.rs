@@ -131,6 +131,9 @@ pub enum Kind {
         /// The timer (its address).
         hrtimer: u64,
     },
+    /// `irq_vectors/reschedule_entry` (x86): another CPU asked this one to
+    /// reschedule, e.g. to run a thread it woke or unthrottled.
+    Reschedule,
     /// `hrtimer_start`: a timer was armed for `expires` (the timer's clock, ns).
     HrtimerStart {
         /// The timer (its address).
@@ -159,6 +162,11 @@ pub struct Event {
     pub ts: u64,
     /// The CPU whose buffer held it.
     pub cpu: u32,
+    /// The thread current on that CPU when it was recorded (`common_pid`;
+    /// 0: idle), the interrupted one for an event of an interrupt. The
+    /// kernel does not always record a switch away from idle (see
+    /// [`crate::schedule`]); this is how the schedule still knows who ran.
+    pub pid: i32,
     /// What happened.
     pub kind: Kind,
 }
@@ -174,7 +182,13 @@ pub const SOFTIRQ_NAMES: [&str; 10] = [
 /// time, which a job burning its WCET by reading its CPU-time clock does
 /// hundreds of thousands of times a second (1.7 million events in a 3 s
 /// Hartstone run, 220 MiB), drowning the rest and perturbing the run.
-pub const EVENTS: [&str; 8] = [
+/// `hrtimer_expire_entry` (one per timed release, tick, and budget
+/// replenishment) and `reschedule_entry` (x86's rescheduling interrupt,
+/// sent e.g. when the RT period timer on another CPU unthrottles this one)
+/// mark when an idle CPU woke for a thread whose switch-in the kernel did
+/// not record, e.g. a SCHED_DEADLINE thread resumed by its replenishment
+/// timer ([`crate::schedule`]).
+pub const EVENTS: [&str; 10] = [
     "sched/sched_switch",
     "sched/sched_wakeup",
     "sched/sched_waking",
@@ -183,6 +197,8 @@ pub const EVENTS: [&str; 8] = [
     "irq/irq_handler_exit",
     "irq/softirq_entry",
     "irq/softirq_exit",
+    "timer/hrtimer_expire_entry",
+    "irq_vectors/reschedule_entry",
 ];
 
 /// The timer events a recording may add to [`EVENTS`] (`characterize
@@ -227,6 +243,7 @@ enum Which {
     SoftirqExit,
     Runtime,
     HrtimerExpire,
+    Reschedule,
     HrtimerStart,
     SysEnter,
     SysExit,
@@ -256,6 +273,7 @@ impl Decoder {
                 "softirq_exit" => Which::SoftirqExit,
                 "sched_stat_runtime" => Which::Runtime,
                 "hrtimer_expire_entry" => Which::HrtimerExpire,
+                "reschedule_entry" => Which::Reschedule,
                 "hrtimer_start" => Which::HrtimerStart,
                 "sys_enter" => Which::SysEnter,
                 "sys_exit" => Which::SysExit,
@@ -323,8 +341,8 @@ impl Decoder {
                     };
                     i += size;
                     match self.record(record) {
-                        Some(kind) => {
-                            out.push(Event { ts, cpu, kind });
+                        Some((pid, kind)) => {
+                            out.push(Event { ts, cpu, pid, kind });
                             info.events += 1;
                         }
                         None => info.skipped += 1,
@@ -335,14 +353,18 @@ impl Decoder {
         info
     }
 
-    fn record(&mut self, r: &[u8]) -> Option<Kind> {
+    fn record(&mut self, r: &[u8]) -> Option<(i32, Kind)> {
         let id = u16::from_le_bytes(r.get(0..2)?.try_into().ok()?);
         let (which, f) = self.by_id.get(&id)?;
+        let pid = f
+            .field("common_pid")
+            .and_then(|c| read_int(r, c, true))
+            .unwrap_or(-1) as i32;
         let int = |name: &str| -> Option<i64> { read_int(r, f.field(name)?, true) };
         let uint =
             |name: &str| -> Option<u64> { read_int(r, f.field(name)?, false).map(|v| v as u64) };
         let comm = |name: &str| -> Option<Comm> { Some(Comm::new(read_str(r, f.field(name)?)?)) };
-        Some(match which {
+        let kind = match which {
             Which::Switch => Kind::Switch {
                 prev_pid: int("prev_pid")? as i32,
                 prev_prio: int("prev_prio")? as i32,
@@ -390,13 +412,15 @@ impl Decoder {
             Which::HrtimerExpire => Kind::HrtimerExpire {
                 hrtimer: uint("hrtimer")?,
             },
+            Which::Reschedule => Kind::Reschedule,
             Which::HrtimerStart => Kind::HrtimerStart {
                 hrtimer: uint("hrtimer")?,
                 expires: uint("expires")?,
             },
             Which::SysEnter => Kind::SysEnter { id: int("id")? },
             Which::SysExit => Kind::SysExit { id: int("id")? },
-        })
+        };
+        Some((pid, kind))
     }
 }
 
@@ -462,11 +486,13 @@ mod tests {
                 Event {
                     ts: 1005,
                     cpu: 3,
+                    pid: 0,
                     kind: Kind::SoftirqEntry { vec: 1 }
                 },
                 Event {
                     ts: extended,
                     cpu: 3,
+                    pid: 0,
                     kind: Kind::SoftirqExit { vec: 1 }
                 },
             ]

@@ -169,6 +169,7 @@ mod tests {
         Event {
             ts,
             cpu: 1,
+            pid: prev.0,
             kind: Kind::Switch {
                 prev_pid: prev.0,
                 prev_comm: Comm::new(prev.1.as_bytes()),
@@ -196,6 +197,7 @@ mod tests {
             Event {
                 ts: ms(2.5),
                 cpu: 1,
+                pid: 99,
                 kind: Kind::Waking {
                     pid: 10,
                     target_cpu: 1,
@@ -207,11 +209,13 @@ mod tests {
             Event {
                 ts: ms(5.5),
                 cpu: 1,
+                pid: 10,
                 kind: Kind::IrqEntry { irq: 19 },
             },
             Event {
                 ts: ms(5.6),
                 cpu: 1,
+                pid: 10,
                 kind: Kind::IrqExit { irq: 19 },
             },
             switch(ms(6.0), (10, "t1", -1, 1), (0, "swapper/1", 120)),

@@ -128,6 +128,10 @@ pub struct TraceSummary {
     pub kernel_preemptions: u64,
     /// Switches out of the set's threads within jobs.
     pub kernel_switches: u64,
+    /// Switches the kernel did not record (away from idle, on the
+    /// Firecracker guest), put back from the thread each event was
+    /// recorded in ([`schedule`]).
+    pub inferred_switches: u64,
     /// Misses by cause, most lateness first.
     pub misses_by_cause: Vec<causes::MissCause>,
     /// The kept trace file (`--kernel-trace FILE`).
@@ -151,6 +155,7 @@ impl Analysis {
             jobs_untraced: self.jobs.iter().filter(|j| j.untraced).count() as u64,
             kernel_preemptions: self.jobs.iter().map(|j| u64::from(j.preemptions)).sum(),
             kernel_switches: self.jobs.iter().map(|j| u64::from(j.switches)).sum(),
+            inferred_switches: self.schedule.inferred_switches,
             misses_by_cause: self.misses.lines(),
             file: kept.map(str::to_string),
         }

@@ -198,6 +198,7 @@ impl Recording {
         set("buffer_size_kb", &BUFFER_KB.to_string())?;
         set("tracing_cpumask", &cpu_mask(cpus))?;
         let mut formats = Vec::new();
+        let extra = extra.iter().filter(|e| !EVENTS.contains(e));
         for (i, event) in EVENTS.iter().chain(extra).enumerate() {
             let dir = instance.join("events").join(event);
             let enabled = fs::write(dir.join("enable"), "1");

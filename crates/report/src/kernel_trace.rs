@@ -33,6 +33,12 @@ pub fn describe(summary: Option<&Value>) -> String {
         k["kernel_switches"],
         Nanos::from_ns(count(k, "steal_ns")),
     );
+    let inferred = count(k, "inferred_switches");
+    if inferred > 0 {
+        out.push_str(&format!(
+            "  ({inferred} switches the kernel did not record, away from idle, were put back from the thread each event was recorded in)\n"
+        ));
+    }
     let lines = k["misses_by_cause"].as_array().cloned().unwrap_or_default();
     if lines.is_empty() {
         return out;
