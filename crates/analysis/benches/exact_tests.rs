@@ -14,9 +14,10 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rtlab_analysis::blocking::EdfBlocking;
 use rtlab_analysis::edf_demand;
-use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::priority::assign;
 use rtlab_analysis::rta;
 use rtlab_model::generate::{generate_sets, DeadlineModel, GeneratorConfig};
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::TaskSet;
 
 fn workload() -> Vec<TaskSet> {
@@ -41,7 +42,7 @@ fn exact_tests(c: &mut Criterion) {
     group.bench_function("rta (dm priorities)", |b| {
         b.iter(|| {
             for set in &sets {
-                let priorities = assign(set, PriorityPolicy::DeadlineMonotonic).expect("dm");
+                let priorities = assign(set, PriorityAssignment::DeadlineMonotonic).expect("dm");
                 black_box(rta::is_schedulable(black_box(set), &priorities));
             }
         })

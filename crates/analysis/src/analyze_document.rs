@@ -5,24 +5,24 @@
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::overhead_rta::TimerModel;
-use crate::priority::PriorityPolicy;
 use crate::schema::{
     linux_timer_fields, AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict,
 };
 use crate::suite::{BreakdownRun, Options, Policy, PolicyReport};
 use crate::Response;
+use rtlab_model::policy::PriorityAssignment;
 
 /// The policies `--policy all` analyses, in report order: rm, dm, given
 /// (only when every task has a priority), opa, edf.
 pub fn all_policies(set: &TaskSet) -> Vec<Policy> {
     let mut all = vec![
-        Policy::Fixed(PriorityPolicy::RateMonotonic),
-        Policy::Fixed(PriorityPolicy::DeadlineMonotonic),
+        Policy::Fixed(PriorityAssignment::RateMonotonic),
+        Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
     ];
     if set.tasks.iter().all(|t| t.priority.is_some()) {
-        all.push(Policy::Fixed(PriorityPolicy::Given));
+        all.push(Policy::Fixed(PriorityAssignment::Given));
     }
-    all.push(Policy::Fixed(PriorityPolicy::Audsley));
+    all.push(Policy::Fixed(PriorityAssignment::Audsley));
     all.push(Policy::Edf);
     all
 }

@@ -210,7 +210,8 @@ impl EdfBlocking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::priority::{assign, PriorityPolicy};
+    use crate::priority::assign;
+    use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::{CriticalSection, Task};
 
     fn ms(v: u64) -> Nanos {
@@ -244,7 +245,7 @@ mod tests {
     #[test]
     fn pcp_takes_the_longest_single_section() {
         let set = example();
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
         // H: lower sections on a (2, 3) and b (4) all have ceiling H → 4.
         // M: L's a (3) has ceiling H >= M, L's b (4) has ceiling H >= M → 4.
         // L: nothing below.
@@ -257,7 +258,7 @@ mod tests {
     #[test]
     fn pip_sums_per_resource_or_per_task_whichever_is_less() {
         let set = example();
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
         // H: per resource a: max(2, 3) + b: 4 = 7; per task M: 2 + L: max(3, 4) = 6 → 6.
         // M: per resource a: 3 + b: 4 = 7; per task L: 4 → 4.
         assert_eq!(

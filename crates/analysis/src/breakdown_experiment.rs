@@ -333,7 +333,7 @@ mod tests {
         // costs is the ideal one.
         let set = rtlab_model::catalog::build("avionics").unwrap();
         let cfg = ExperimentConfig {
-            policy: Policy::Fixed(crate::priority::PriorityPolicy::RateMonotonic),
+            policy: Policy::Fixed(rtlab_model::policy::PriorityAssignment::RateMonotonic),
             overheads: Overheads::zero(),
             resolution_ppb: 1_000_000,
             repeat: 2,

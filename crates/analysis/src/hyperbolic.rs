@@ -48,7 +48,8 @@ fn verdict(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Verdic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::priority::{assign, PriorityPolicy};
+    use crate::priority::assign;
+    use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::Task;
 
     #[test]
@@ -62,7 +63,7 @@ mod tests {
                 Task::new("b", Nanos::from_ms(20), Nanos::from_ms(5)),
             ],
         );
-        let p = assign(&s, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(&s, PriorityAssignment::RateMonotonic).unwrap();
         let zero = [Nanos::ZERO; 2];
         assert_eq!(verdict(&s, &p, &zero), Some(true));
         assert_eq!(crate::liu_layland::analyse(&s, &p, &zero).schedulable, None);

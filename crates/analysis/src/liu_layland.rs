@@ -91,7 +91,8 @@ pub(crate) fn applies(set: &TaskSet, priorities: &Priorities) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::priority::{assign, PriorityPolicy};
+    use crate::priority::assign;
+    use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::Task;
 
     fn set(tasks: &[(u64, u64)]) -> TaskSet {
@@ -108,7 +109,7 @@ mod tests {
     }
 
     fn ll(s: &TaskSet) -> Verdict {
-        let p = assign(s, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(s, PriorityAssignment::RateMonotonic).unwrap();
         verdict(s, &p, &vec![Nanos::ZERO; s.tasks.len()])
     }
 

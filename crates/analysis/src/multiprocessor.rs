@@ -22,7 +22,6 @@ use rtlab_model::TaskSet;
 use crate::global::priority::GlobalPriority;
 use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc};
 use crate::partition::{self, Heuristic, Partition};
-use crate::priority::PriorityPolicy;
 use crate::schema::{
     MultiprocessorAnalyzeDocument, MultiprocessorTaskDocument, MultiprocessorTestDocument,
     ProcessorDocument,
@@ -30,6 +29,7 @@ use crate::schema::{
 use crate::suite::{Options, Policy};
 use crate::sweep::{run_test, SweepTest};
 use crate::verdict::{Response, Test, Verdict};
+use rtlab_model::policy::PriorityAssignment;
 
 /// A global EDF test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,7 +59,7 @@ pub enum Partitioned {
     /// EDF, admitted by the exact demand test.
     Edf,
     /// Fixed priorities (RM, DM or given), admitted by exact RTA.
-    Fixed(PriorityPolicy),
+    Fixed(PriorityAssignment),
 }
 
 impl Partitioned {
@@ -102,7 +102,7 @@ impl MultiprocessorTest {
         MultiprocessorTest::Gfp(GlobalPriority::Dkc, GfpTest::RtaLc),
         MultiprocessorTest::Partitioned(Partitioned::Edf, Heuristic::FIRST_FIT_DECREASING),
         MultiprocessorTest::Partitioned(
-            Partitioned::Fixed(PriorityPolicy::DeadlineMonotonic),
+            Partitioned::Fixed(PriorityAssignment::DeadlineMonotonic),
             Heuristic::FIRST_FIT_DECREASING,
         ),
     ];
@@ -146,9 +146,9 @@ impl MultiprocessorTest {
         };
         let (scheduler, test) = text.split_once(':').ok_or_else(usage)?;
         let fixed = |order: &str| match order {
-            "" | "-dm" => Some(PriorityPolicy::DeadlineMonotonic),
-            "-rm" => Some(PriorityPolicy::RateMonotonic),
-            "-given" => Some(PriorityPolicy::Given),
+            "" | "-dm" => Some(PriorityAssignment::DeadlineMonotonic),
+            "-rm" => Some(PriorityAssignment::RateMonotonic),
+            "-given" => Some(PriorityAssignment::Given),
             _ => None,
         };
         if scheduler == "gedf" {
@@ -292,7 +292,7 @@ pub fn decide(set: &TaskSet, m: u32, test: MultiprocessorTest) -> Verdict {
 pub fn assignment_tests() -> [SweepTest; 2] {
     [
         Partitioned::Edf.uniprocessor_test(),
-        Partitioned::Fixed(PriorityPolicy::DeadlineMonotonic).uniprocessor_test(),
+        Partitioned::Fixed(PriorityAssignment::DeadlineMonotonic).uniprocessor_test(),
     ]
 }
 
@@ -410,7 +410,7 @@ mod tests {
         for h in Heuristic::all() {
             for kind in [
                 Partitioned::Edf,
-                Partitioned::Fixed(PriorityPolicy::RateMonotonic),
+                Partitioned::Fixed(PriorityAssignment::RateMonotonic),
             ] {
                 let test = MultiprocessorTest::Partitioned(kind, h);
                 assert_eq!(MultiprocessorTest::from_name(&test.name()), Ok(test));

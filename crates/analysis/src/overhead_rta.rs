@@ -257,8 +257,9 @@ fn responses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::priority::{assign, PriorityPolicy};
+    use crate::priority::assign;
     use rtlab_model::overheads::LinearCost;
+    use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::Task;
 
     /// τ1 (C = 1 ms, T = 10 ms) and τ2 (C = 2 ms, T = 20 ms) under RM.
@@ -268,7 +269,7 @@ mod tests {
             "two",
             vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(2))],
         );
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
         (set, p)
     }
 

@@ -12,14 +12,10 @@
 //! pessimistically: each counts the others as higher-priority interference,
 //! which bounds FIFO-within-priority dispatching.
 
-use rtlab_model::policy::levels_from_order;
+use rtlab_model::policy::{levels_from_order, PriorityAssignment};
 use rtlab_model::TaskSet;
 
 use crate::error::AnalysisError;
-
-/// How priorities are chosen: the model's one vocabulary (`rm`, `dm`,
-/// `given`, `opa`), shared with the simulator and the real-thread executor.
-pub use rtlab_model::policy::PriorityAssignment as PriorityPolicy;
 
 /// One priority level per task, in task-set order; larger is more urgent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -76,9 +72,9 @@ impl Priorities {
 }
 
 /// Rate-monotonic or deadline-monotonic order, or the given priorities
-/// ([`PriorityPolicy::levels`]). For [`PriorityPolicy::Audsley`] use
+/// ([`PriorityAssignment::levels`]). For [`PriorityAssignment::Audsley`] use
 /// [`crate::audsley::assign`]; here it falls back to deadline monotonic.
-pub fn assign(set: &TaskSet, policy: PriorityPolicy) -> Result<Priorities, AnalysisError> {
+pub fn assign(set: &TaskSet, policy: PriorityAssignment) -> Result<Priorities, AnalysisError> {
     if set.tasks.is_empty() {
         return Err(AnalysisError::EmptySet);
     }
@@ -137,10 +133,10 @@ mod tests {
                 Task::new("fast2", ms(10), ms(1)),
             ],
         );
-        let rm = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let rm = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
         assert_eq!(rm.0, vec![1, 3, 2]);
         assert!(rm.is_rate_monotonic(&set));
-        let dm = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let dm = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
         assert_eq!(dm.0, vec![3, 2, 1]);
         assert!(!dm.is_rate_monotonic(&set));
         assert_eq!(dm.order(), vec![0, 1, 2]);
@@ -156,11 +152,14 @@ mod tests {
             ],
         );
         assert_eq!(
-            assign(&set, PriorityPolicy::Given),
+            assign(&set, PriorityAssignment::Given),
             Err(AnalysisError::MissingPriority("b".into()))
         );
         assert_eq!(
-            assign(&TaskSet::new("e", vec![]), PriorityPolicy::RateMonotonic),
+            assign(
+                &TaskSet::new("e", vec![]),
+                PriorityAssignment::RateMonotonic
+            ),
             Err(AnalysisError::EmptySet)
         );
     }

@@ -332,9 +332,11 @@ mod tests {
             }
             // Levels with ties (1..=3) as well as distinct ones.
             let tied = Priorities((0..7).map(|k| ((index + k) % 3 + 1) as u32).collect());
-            let distinct =
-                crate::priority::assign(&set, crate::priority::PriorityPolicy::DeadlineMonotonic)
-                    .unwrap();
+            let distinct = crate::priority::assign(
+                &set,
+                rtlab_model::policy::PriorityAssignment::DeadlineMonotonic,
+            )
+            .unwrap();
             for priorities in [tied, distinct] {
                 let full = analyse(&set, &priorities, &[Nanos::ZERO; 7]).schedulable;
                 assert_eq!(is_schedulable(&set, &priorities), full, "set {index}");

@@ -9,15 +9,16 @@ use crate::blocking::{self, EdfBlocking, LockingProtocol};
 use crate::breakdown::{self, Breakdown};
 use crate::error::AnalysisError;
 use crate::overhead_rta::{self, Platform, TimerModel};
-use crate::priority::{self, Priorities, PriorityPolicy};
+use crate::priority::{self, Priorities};
 use crate::verdict::{Outcome, Verdict};
 use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
+use rtlab_model::policy::PriorityAssignment;
 
 /// A uniprocessor scheduling policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Policy {
     /// Preemptive fixed priorities, assigned by the given rule.
-    Fixed(PriorityPolicy),
+    Fixed(PriorityAssignment),
     /// Preemptive earliest deadline first.
     Edf,
 }
@@ -36,10 +37,10 @@ impl From<Policy> for rtlab_model::policy::ModelScheduler {
 impl Policy {
     /// Every policy, in report order.
     pub const ALL: [Policy; 5] = [
-        Policy::Fixed(PriorityPolicy::RateMonotonic),
-        Policy::Fixed(PriorityPolicy::DeadlineMonotonic),
-        Policy::Fixed(PriorityPolicy::Given),
-        Policy::Fixed(PriorityPolicy::Audsley),
+        Policy::Fixed(PriorityAssignment::RateMonotonic),
+        Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
+        Policy::Fixed(PriorityAssignment::Given),
+        Policy::Fixed(PriorityAssignment::Audsley),
         Policy::Edf,
     ];
 
@@ -149,16 +150,16 @@ impl PolicyReport {
 /// note) when no order passes RTA.
 fn priorities_for(
     set: &TaskSet,
-    policy: PriorityPolicy,
+    policy: PriorityAssignment,
 ) -> Result<(Priorities, Option<String>), AnalysisError> {
-    if policy == PriorityPolicy::Audsley {
+    if policy == PriorityAssignment::Audsley {
         if set.tasks.is_empty() {
             return Err(AnalysisError::EmptySet);
         }
         return Ok(match audsley::assign(set) {
             Some(p) => (p, None),
             None => (
-                priority::assign(set, PriorityPolicy::DeadlineMonotonic)?,
+                priority::assign(set, PriorityAssignment::DeadlineMonotonic)?,
                 Some(
                     "OPA found no priority order that passes RTA; showing deadline-monotonic order"
                         .into(),

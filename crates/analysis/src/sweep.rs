@@ -44,10 +44,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::blocking::EdfBlocking;
 use crate::multiprocessor::{self, MultiprocessorTest};
 use crate::overhead_rta;
-use crate::priority::{self, PriorityPolicy};
+use crate::priority;
 use crate::suite::{Options, Policy};
 use crate::verdict::{Test, Verdict};
 use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
+use rtlab_model::policy::PriorityAssignment;
 
 /// Most tasks per generated set a sweep accepts. Memory is not the limit
 /// (a sweep holds one set per worker thread) but time: the exact tests take
@@ -190,14 +191,14 @@ pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
     let none = EdfBlocking::none();
     let priorities = match test.policy {
         Policy::Edf => None,
-        Policy::Fixed(PriorityPolicy::Audsley) => {
+        Policy::Fixed(PriorityAssignment::Audsley) => {
             let found = audsley::assign(set);
             if test.test == Test::Rta {
                 return Some(found.is_some());
             }
             Some(match found {
                 Some(p) => p,
-                None => priority::assign(set, PriorityPolicy::DeadlineMonotonic).ok()?,
+                None => priority::assign(set, PriorityAssignment::DeadlineMonotonic).ok()?,
             })
         }
         Policy::Fixed(rule) => Some(priority::assign(set, rule).ok()?),

@@ -50,7 +50,7 @@ pub use error::SimError;
 pub use job::{Job, JobId, JobState};
 pub use metrics::{Deadlock, DeadlockLink, ProcessorMetrics, SimReport, TaskMetrics};
 pub use scheduler::{
-    FpPolicy, GlobalPolicy, PartitionedPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec,
-    System, SCHEDULERS,
+    GlobalPolicy, PartitionedPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System,
+    SCHEDULERS,
 };
 pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};

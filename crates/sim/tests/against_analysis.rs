@@ -22,9 +22,10 @@ use proptest::prelude::*;
 use rtlab_analysis::blocking::EdfBlocking;
 use rtlab_analysis::breakdown::{breakdown, scale_wcets};
 use rtlab_analysis::overhead_rta::{Platform, TimerModel};
-use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::priority::assign;
 use rtlab_analysis::{edf_demand, edf_overheads, overhead_rta, rta, Response};
 use rtlab_model::overheads::{LinearCost, Overheads, Timing};
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{Nanos, Task, TaskSet};
 use rtlab_sim::{simulate, JitterModel, SchedulerSpec, SimConfig};
 
@@ -157,7 +158,7 @@ proptest! {
 
     #[test]
     fn fixed_priority_misses_iff_rta_says_unschedulable(set in task_sets()) {
-        let priorities = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let priorities = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
         let verdict = rta::is_schedulable(&set, &priorities);
         prop_assume!(verdict.is_some());
         // Run the simulator with exactly the analysis's priority levels.
@@ -250,7 +251,7 @@ proptest! {
         };
         let accepts = |s: &TaskSet| {
             if fixed {
-                let p = assign(s, PriorityPolicy::DeadlineMonotonic).unwrap();
+                let p = assign(s, PriorityAssignment::DeadlineMonotonic).unwrap();
                 let zeros = vec![Nanos::ZERO; s.tasks.len()];
                 overhead_rta::analyse(s, &p, &zeros, &platform).schedulable == Some(true)
             } else {
@@ -263,7 +264,7 @@ proptest! {
         let alpha_ppb = (found.unwrap().scale * 1e9).round() as u64;
         let mut edge = scale_wcets(&set, alpha_ppb);
         prop_assert!(accepts(&edge));
-        let priorities = assign(&edge, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let priorities = assign(&edge, PriorityAssignment::DeadlineMonotonic).unwrap();
         for (task, level) in edge.tasks.iter_mut().zip(&priorities.0) {
             task.priority = Some(*level);
         }
@@ -283,7 +284,7 @@ proptest! {
         set in jittered_task_sets(),
         seed in 0u64..1000,
     ) {
-        let priorities = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let priorities = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
         let blocking = vec![Nanos::ZERO; set.tasks.len()];
         let outcome = rta::analyse(&set, &priorities, &blocking);
         let bounds: Vec<Nanos> = outcome
@@ -352,7 +353,7 @@ proptest! {
             threads: None,
         };
         let accepts = |s: &TaskSet| {
-            let p = assign(s, PriorityPolicy::DeadlineMonotonic).unwrap();
+            let p = assign(s, PriorityAssignment::DeadlineMonotonic).unwrap();
             let zeros = vec![Nanos::ZERO; s.tasks.len()];
             overhead_rta::analyse(s, &p, &zeros, &platform).schedulable == Some(true)
         };
@@ -361,7 +362,7 @@ proptest! {
         let alpha_ppb = (found.unwrap().scale * 1e9).round() as u64;
         let mut edge = scale_wcets(&set, alpha_ppb);
         prop_assert!(accepts(&edge));
-        let priorities = assign(&edge, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let priorities = assign(&edge, PriorityAssignment::DeadlineMonotonic).unwrap();
         for (task, level) in edge.tasks.iter_mut().zip(&priorities.0) {
             task.priority = Some(*level);
         }

@@ -16,8 +16,8 @@ use std::rc::Rc;
 use proptest::prelude::*;
 use rtlab_analysis::global::priority::order;
 use rtlab_analysis::multiprocessor::{analyse, MultiprocessorTest, Partitioned};
-use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_model::catalog::build;
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Platform, Task, TaskSet};
 use rtlab_sim::multi;
@@ -74,8 +74,8 @@ fn simulated(set: &TaskSet, m: u32, test: MultiprocessorTest) -> (TaskSet, &'sta
             let placed = outcome.partition.unwrap().apply(set);
             let spec = match kind {
                 Partitioned::Edf => "pedf",
-                Partitioned::Fixed(PriorityPolicy::RateMonotonic) => "pfp:rm",
-                Partitioned::Fixed(PriorityPolicy::Given) => "pfp:given",
+                Partitioned::Fixed(PriorityAssignment::RateMonotonic) => "pfp:rm",
+                Partitioned::Fixed(PriorityAssignment::Given) => "pfp:given",
                 Partitioned::Fixed(_) => "pfp:dm",
             };
             (placed, spec)

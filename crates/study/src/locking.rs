@@ -50,7 +50,8 @@
 pub mod inversion;
 
 use rtlab_analysis::blocking::{fixed_priority, EdfBlocking, LockingProtocol};
-use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::priority::assign;
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
 use rtlab_sim::{Protocol, SchedulerSpec, SimConfig, SimError, Simulator, TraceWindow};
 use serde::Serialize;
@@ -185,7 +186,7 @@ impl LockProtocol {
     /// The simulator scheduler it runs under.
     pub fn scheduler(self) -> SchedulerSpec {
         match self {
-            LockProtocol::Ipcp => SchedulerSpec::Fp(rtlab_sim::FpPolicy::DeadlineMonotonic),
+            LockProtocol::Ipcp => SchedulerSpec::Fp(PriorityAssignment::DeadlineMonotonic),
             LockProtocol::Dfp => SchedulerSpec::Edf,
         }
     }
@@ -458,7 +459,7 @@ fn run_protocol(
     sim.run();
     let report = sim.report();
     let priorities =
-        assign(set, PriorityPolicy::DeadlineMonotonic).map_err(|e| LockingError::Config {
+        assign(set, PriorityAssignment::DeadlineMonotonic).map_err(|e| LockingError::Config {
             setting: "tasks",
             message: e.to_string(),
         })?;

@@ -69,8 +69,9 @@ pub mod fit;
 pub mod profile;
 
 use rtlab_analysis::breakdown::scale_wcets;
-use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::priority::assign;
 use rtlab_model::generate::{generate_set, GenerateError, GeneratorConfig, PeriodDistribution};
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{Nanos, TaskSet};
 use serde::Serialize;
 
@@ -553,7 +554,7 @@ fn base_set(config: &OverloadConfig) -> Result<TaskSet, OverloadError> {
 /// Deadline-monotonic rank of each task (1 = most urgent).
 fn dm_ranks(set: &TaskSet) -> Result<Vec<usize>, OverloadError> {
     let priorities =
-        assign(set, PriorityPolicy::DeadlineMonotonic).map_err(|e| OverloadError::Config {
+        assign(set, PriorityAssignment::DeadlineMonotonic).map_err(|e| OverloadError::Config {
             setting: "taskset",
             message: e.to_string(),
         })?;

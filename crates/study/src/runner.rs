@@ -5,11 +5,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_sim::{
-    ExecModel, FpPolicy, OnMiss, Phase, SchedulerSpec, SimConfig, SimError, Simulator,
-};
+use rtlab_sim::{ExecModel, OnMiss, Phase, SchedulerSpec, SimConfig, SimError, Simulator};
 use serde::Serialize;
 
 /// The schedulers paper 001 compares. FPS uses deadline-monotonic
@@ -136,8 +135,8 @@ impl TaskCounts {
 pub fn sim_scheduler(scheduler: StudyScheduler) -> SchedulerSpec {
     match scheduler {
         StudyScheduler::Edf => SchedulerSpec::Edf,
-        StudyScheduler::Fps => SchedulerSpec::Fp(FpPolicy::DeadlineMonotonic),
-        StudyScheduler::Hybrid => SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic),
+        StudyScheduler::Fps => SchedulerSpec::Fp(PriorityAssignment::DeadlineMonotonic),
+        StudyScheduler::Hybrid => SchedulerSpec::Hybrid(PriorityAssignment::DeadlineMonotonic),
     }
 }
 

@@ -18,7 +18,8 @@
 use rtlab_model::TaskSet;
 
 use crate::error::AnalysisError;
-use crate::priority::{self, PriorityPolicy};
+use crate::priority;
+use rtlab_model::policy::PriorityAssignment;
 
 /// A priority order for global fixed priorities.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,9 +68,9 @@ pub fn dkc_factor(m: u32) -> f64 {
 /// Task indices from most to least urgent.
 pub fn order(set: &TaskSet, rule: GlobalPriority, m: u32) -> Result<Vec<usize>, AnalysisError> {
     let uniprocessor = match rule {
-        GlobalPriority::Rm => PriorityPolicy::RateMonotonic,
-        GlobalPriority::Dm => PriorityPolicy::DeadlineMonotonic,
-        GlobalPriority::Given => PriorityPolicy::Given,
+        GlobalPriority::Rm => PriorityAssignment::RateMonotonic,
+        GlobalPriority::Dm => PriorityAssignment::DeadlineMonotonic,
+        GlobalPriority::Given => PriorityAssignment::Given,
         GlobalPriority::Dkc => {
             let k = dkc_factor(m);
             let key = |i: usize| {

@@ -6,11 +6,12 @@ use rtlab_analysis::blocking::EdfBlocking;
 use rtlab_analysis::global::{edf_rta, fp_rta, gfb, priority::GlobalPriority};
 use rtlab_analysis::multiprocessor::{decide, MultiprocessorTest, Partitioned};
 use rtlab_analysis::partition::{partition, Heuristic};
-use rtlab_analysis::priority::{assign, PriorityPolicy};
+use rtlab_analysis::priority::assign;
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_analysis::{edf_demand, rta};
 use rtlab_model::catalog::build;
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 /// Dhall's effect: global EDF and RM/DM miss (the heavy task ends at
@@ -123,8 +124,8 @@ proptest! {
     #[test]
     fn on_one_processor_the_global_tests_are_sufficient_uniprocessor_tests(set in constrained_sets()) {
         let edf = edf_demand::verdict(&set, &EdfBlocking::none());
-        let dm = rta::is_schedulable(&set, &assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap());
-        let rm = rta::is_schedulable(&set, &assign(&set, PriorityPolicy::RateMonotonic).unwrap());
+        let dm = rta::is_schedulable(&set, &assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap());
+        let rm = rta::is_schedulable(&set, &assign(&set, PriorityAssignment::RateMonotonic).unwrap());
         for test in every_test() {
             if decide(&set, 1, test) != Some(true) {
                 continue;
@@ -132,7 +133,7 @@ proptest! {
             let exact = match test {
                 MultiprocessorTest::Gedf(_) | MultiprocessorTest::Partitioned(Partitioned::Edf, _) => edf,
                 MultiprocessorTest::Gfp(GlobalPriority::Rm, _)
-                | MultiprocessorTest::Partitioned(Partitioned::Fixed(PriorityPolicy::RateMonotonic), _) => rm,
+                | MultiprocessorTest::Partitioned(Partitioned::Fixed(PriorityAssignment::RateMonotonic), _) => rm,
                 MultiprocessorTest::Gfp(GlobalPriority::Dm, _)
                 | MultiprocessorTest::Partitioned(Partitioned::Fixed(_), _) => dm,
                 _ => continue,

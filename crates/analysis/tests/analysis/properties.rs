@@ -3,10 +3,11 @@
 
 use proptest::prelude::*;
 use rtlab_analysis::blocking::EdfBlocking;
-use rtlab_analysis::priority::{assign, Priorities, PriorityPolicy};
+use rtlab_analysis::priority::{assign, Priorities};
 use rtlab_analysis::{
     audsley, edf_demand, edf_utilization, hyperbolic, liu_layland, rta, Response,
 };
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
 
 /// `(C, T, D)` triples in ns with small periods (short hyperperiods).
@@ -170,7 +171,7 @@ proptest! {
     /// dominates LL.
     #[test]
     fn bounds_imply_rta(set in task_set(6, Deadlines::Implicit)) {
-        let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+        let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
         let z = zeros(&set);
         let ll = liu_layland::analyse(&set, &p, &z).schedulable;
         let hb = hyperbolic::analyse(&set, &p, &z).schedulable;
@@ -185,7 +186,7 @@ proptest! {
     /// EDF demand accepts whenever a fixed-priority test accepts.
     #[test]
     fn edf_dominates_fixed_priorities(set in task_set(5, Deadlines::Arbitrary)) {
-        let fp_ok = [PriorityPolicy::RateMonotonic, PriorityPolicy::DeadlineMonotonic]
+        let fp_ok = [PriorityAssignment::RateMonotonic, PriorityAssignment::DeadlineMonotonic]
             .into_iter()
             .any(|rule| rta_verdict(&set, &assign(&set, rule).unwrap()) == Some(true))
             || audsley::assign(&set).is_some();
@@ -198,7 +199,7 @@ proptest! {
     /// RTA (brute force over all orders).
     #[test]
     fn opa_is_optimal(set in task_set(4, Deadlines::Arbitrary)) {
-        let dm = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let dm = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
         let opa = audsley::assign(&set);
         if rta_verdict(&set, &dm) == Some(true) {
             prop_assert!(opa.is_some());
@@ -218,7 +219,7 @@ proptest! {
     /// jitter (Leung & Whitehead 1982): DM passes RTA iff OPA finds an order.
     #[test]
     fn dm_is_optimal_for_constrained_deadlines(set in task_set(5, Deadlines::Constrained)) {
-        let dm = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+        let dm = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
         prop_assert_eq!(rta_verdict(&set, &dm) == Some(true), audsley::assign(&set).is_some());
     }
 
@@ -236,7 +237,7 @@ proptest! {
     /// release is the critical instant), for any fixed-priority order.
     #[test]
     fn rta_matches_simulation(set in task_set(4, Deadlines::Arbitrary), rule in 0usize..2) {
-        let p = assign(&set, [PriorityPolicy::RateMonotonic, PriorityPolicy::DeadlineMonotonic][rule]).unwrap();
+        let p = assign(&set, [PriorityAssignment::RateMonotonic, PriorityAssignment::DeadlineMonotonic][rule]).unwrap();
         prop_assume!(set.utilization() <= 1.0);
         let simulated = simulate(&set, Some(&p));
         let analysed = rta::analyse(&set, &p, &zeros(&set)).responses;

@@ -1,9 +1,10 @@
 //! Textbook examples with published or hand-derived response times.
 
 use rtlab_analysis::blocking::{self, LockingProtocol};
-use rtlab_analysis::priority::{assign, Priorities, PriorityPolicy};
+use rtlab_analysis::priority::{assign, Priorities};
 use rtlab_analysis::suite::{analyse, Options, Policy};
 use rtlab_analysis::{audsley, edf_demand, rta, Response};
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
 
 fn ms(v: u64) -> Nanos {
@@ -34,7 +35,7 @@ fn within(v: &[u64]) -> Vec<Response> {
 #[test]
 fn burns_wellings_three_tasks() {
     let set = set_ms(&[("a", 3, 7, 7), ("b", 3, 12, 12), ("c", 5, 20, 20)]);
-    let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+    let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
     assert_eq!(wcrts(&set, &p), within(&[3, 6, 20]));
     // One nanosecond more for c and it misses.
     let mut worse = set.clone();
@@ -48,13 +49,13 @@ fn burns_wellings_three_tasks() {
 #[test]
 fn buttazzo_response_time_example() {
     let set = set_ms(&[("t1", 1, 4, 4), ("t2", 2, 6, 6), ("t3", 3, 10, 10)]);
-    let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+    let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
     assert_eq!(wcrts(&set, &p), within(&[1, 3, 10]));
     // U = 0.8833 is above the LL bound (0.7798) and the hyperbolic product
     // (1.25 * 1.333 * 1.3 = 2.1667): both inconclusive, RTA exact.
     let report = analyse(
         &set,
-        Policy::Fixed(PriorityPolicy::RateMonotonic),
+        Policy::Fixed(PriorityAssignment::RateMonotonic),
         &Options::default(),
     )
     .unwrap();
@@ -80,7 +81,7 @@ fn buttazzo_response_time_example() {
 #[test]
 fn tindell_arbitrary_deadline_example() {
     let set = set_ms(&[("t1", 26, 70, 70), ("t2", 62, 100, 200)]);
-    let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+    let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
     assert_eq!(wcrts(&set, &p), within(&[26, 118]));
     // A deadline of 117 is missed by the fifth job (q = 4) only.
     let mut tight = set.clone();
@@ -113,7 +114,7 @@ fn tindell_arbitrary_deadline_example() {
 fn jitter_adds_to_response_and_interference() {
     let mut set = set_ms(&[("t1", 1, 4, 4), ("t2", 3, 12, 12)]);
     set.tasks[0].jitter = ms(2);
-    let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+    let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
     assert_eq!(wcrts(&set, &p), within(&[3, 5]));
 }
 
@@ -123,7 +124,7 @@ fn jitter_adds_to_response_and_interference() {
 #[test]
 fn audsley_finds_an_order_dm_misses() {
     let set = set_ms(&[("a", 1, 2, 4), ("b", 3, 6, 5)]);
-    let dm = assign(&set, PriorityPolicy::DeadlineMonotonic).unwrap();
+    let dm = assign(&set, PriorityAssignment::DeadlineMonotonic).unwrap();
     assert_eq!(
         wcrts(&set, &dm),
         vec![Response::Within(ms(1)), Response::Exceeds]
@@ -150,7 +151,7 @@ fn ceiling_blocking_extends_response_times() {
     };
     set.tasks[0].critical_sections = vec![cs(0, 500)];
     set.tasks[2].critical_sections = vec![cs(500, 3000)];
-    let p = assign(&set, PriorityPolicy::RateMonotonic).unwrap();
+    let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
     let b = blocking::fixed_priority(&set, &p, LockingProtocol::Pcp);
     assert_eq!(b, vec![ms(3), ms(3), ms(0)]);
     assert_eq!(rta::analyse(&set, &p, &b).responses, within(&[4, 6, 7]));
@@ -204,8 +205,8 @@ fn analyses_do_not_modify_their_input() {
     let set = set_ms(&[("a", 1, 2, 4), ("b", 3, 6, 5)]);
     let copy = set.clone();
     for policy in [
-        Policy::Fixed(PriorityPolicy::RateMonotonic),
-        Policy::Fixed(PriorityPolicy::Audsley),
+        Policy::Fixed(PriorityAssignment::RateMonotonic),
+        Policy::Fixed(PriorityAssignment::Audsley),
         Policy::Edf,
     ] {
         let _ = analyse(&set, policy, &Options::default());

@@ -45,12 +45,12 @@ use rtlab_analysis::analyze_document::{all_policies, analyze_document};
 use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::file::LoadedTaskSet;
 use rtlab_model::overheads::Overheads;
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{printable, Nanos, TaskSet};
 
 use crate::usage::usage;
@@ -409,10 +409,10 @@ fn policies(args: &[PolicyArg], set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
 fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<Policy> {
     let fixed = |p| Policy::Fixed(p);
     match arg {
-        PolicyArg::Rm => vec![fixed(PriorityPolicy::RateMonotonic)],
-        PolicyArg::Dm => vec![fixed(PriorityPolicy::DeadlineMonotonic)],
-        PolicyArg::Given => vec![fixed(PriorityPolicy::Given)],
-        PolicyArg::Opa => vec![fixed(PriorityPolicy::Audsley)],
+        PolicyArg::Rm => vec![fixed(PriorityAssignment::RateMonotonic)],
+        PolicyArg::Dm => vec![fixed(PriorityAssignment::DeadlineMonotonic)],
+        PolicyArg::Given => vec![fixed(PriorityAssignment::Given)],
+        PolicyArg::Opa => vec![fixed(PriorityAssignment::Audsley)],
         PolicyArg::Edf => vec![Policy::Edf],
         PolicyArg::All => all_policies(set),
     }

@@ -17,11 +17,11 @@ use rtlab_analysis::measured_breakdown::{
     MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
 };
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::ModelScheduler;
+use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
@@ -147,11 +147,11 @@ fn parse_resolution(text: &str) -> Result<u64, String> {
 fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
     let (policy, run) = match name {
         "rm" => (
-            Policy::Fixed(PriorityPolicy::RateMonotonic),
+            Policy::Fixed(PriorityAssignment::RateMonotonic),
             RunPolicy::RateMonotonic,
         ),
         "dm" => (
-            Policy::Fixed(PriorityPolicy::DeadlineMonotonic),
+            Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
             RunPolicy::DeadlineMonotonic,
         ),
         "edf" => (Policy::Edf, RunPolicy::Edf),

@@ -45,9 +45,10 @@ use crate::config::{Protocol, SimConfig};
 use crate::engine::{BacklogStop, Simulator};
 use crate::error::SimError;
 use crate::metrics::{ProcessorMetrics, SimReport};
-use crate::scheduler::{fixed_levels, FpPolicy, SchedulerSpec};
+use crate::scheduler::{fixed_levels, SchedulerSpec};
 use crate::trace::Trace;
 use global::{GlobalRule, GlobalSim};
+use rtlab_model::policy::PriorityAssignment;
 
 pub use rtlab_model::MAX_PROCESSORS;
 
@@ -57,7 +58,7 @@ pub enum GlobalPolicy {
     /// `gedf`.
     Edf,
     /// `gfp:rm|dm|given`.
-    Fp(FpPolicy),
+    Fp(PriorityAssignment),
     /// `edzl`.
     Edzl,
     /// `linux-dl`.
@@ -70,7 +71,7 @@ pub enum PartitionedPolicy {
     /// `pedf`.
     Edf,
     /// `pfp:rm|dm|given`.
-    Fp(FpPolicy),
+    Fp(PriorityAssignment),
 }
 
 /// A finished multiprocessor run.

@@ -9,20 +9,21 @@
 
 use rtlab_model::Task;
 
-use super::{pick_highest, FpPolicy, PolicyKind, Priority, Scheduler, System};
+use super::{pick_highest, PolicyKind, Priority, Scheduler, System};
 use crate::error::SimError;
 use crate::job::{Job, JobId};
+use rtlab_model::policy::PriorityAssignment;
 
 /// Preemptive fixed priority.
 #[derive(Debug, Clone)]
 pub struct FixedPriority {
-    policy: FpPolicy,
+    policy: PriorityAssignment,
     levels: Vec<u64>,
 }
 
 impl FixedPriority {
     /// Assigns the levels for `tasks`.
-    pub fn new(policy: FpPolicy, tasks: &[Task]) -> Result<FixedPriority, SimError> {
+    pub fn new(policy: PriorityAssignment, tasks: &[Task]) -> Result<FixedPriority, SimError> {
         Ok(FixedPriority {
             policy,
             levels: super::fixed_levels(policy, tasks, &format!("fp:{policy}"))?,

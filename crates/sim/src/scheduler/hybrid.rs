@@ -16,14 +16,15 @@
 use rtlab_model::{Nanos, Task};
 use serde::Serialize;
 
-use super::{pick_highest, FpPolicy, Priority, Scheduler, System};
+use super::{pick_highest, Priority, Scheduler, System};
 use crate::error::SimError;
 use crate::job::JobId;
+use rtlab_model::policy::PriorityAssignment;
 
 /// The EDF/FPS hybrid.
 #[derive(Debug, Clone)]
 pub struct Hybrid {
-    policy: FpPolicy,
+    policy: PriorityAssignment,
     levels: Vec<u64>,
     fixed_mode: bool,
     switches: u64,
@@ -34,7 +35,7 @@ pub struct Hybrid {
 
 impl Hybrid {
     /// EDF with `policy` (rm or dm) as the fallback.
-    pub fn new(policy: FpPolicy, tasks: &[Task]) -> Result<Hybrid, SimError> {
+    pub fn new(policy: PriorityAssignment, tasks: &[Task]) -> Result<Hybrid, SimError> {
         Ok(Hybrid {
             policy,
             levels: super::fixed_levels(policy, tasks, &format!("hybrid:{policy}"))?,

@@ -27,7 +27,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rtlab_model::policy::ModelScheduler;
+use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::error::SimError;
@@ -235,20 +235,16 @@ pub fn pick_highest(
     best.map(|(id, _)| id)
 }
 
-/// How fixed priorities are assigned: the model's one vocabulary. The
-/// simulator runs `rm`, `dm` and `given` (`opa` needs the analysis).
-pub use rtlab_model::policy::PriorityAssignment as FpPolicy;
-
 /// One level per task (larger is more urgent) under `policy`, from the
-/// model's [`FpPolicy::levels`] (the orders and tie rules of
+/// model's [`PriorityAssignment::levels`] (the orders and tie rules of
 /// `rtlab-analysis` and the real-thread executor). `scheduler` names the
 /// scheduler in the error of a `given` task without a priority.
 pub fn fixed_levels(
-    policy: FpPolicy,
+    policy: PriorityAssignment,
     tasks: &[Task],
     scheduler: &str,
 ) -> Result<Vec<u64>, SimError> {
-    if policy == FpPolicy::Audsley {
+    if policy == PriorityAssignment::Audsley {
         return Err(SimError::Setup {
             scheduler: scheduler.into(),
             why: "opa needs a schedulability test: write the priorities the analysis assigns as `priority` and use fp:given"
@@ -280,7 +276,7 @@ impl From<ModelScheduler> for SchedulerSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SchedulerSpec {
     /// `fp:rm`, `fp:dm`, `fp:given`.
-    Fp(FpPolicy),
+    Fp(PriorityAssignment),
     /// `edf`.
     Edf,
     /// `fifo`.
@@ -296,7 +292,7 @@ pub enum SchedulerSpec {
     /// `multiburst[:key=value,...]`.
     Multiburst(multiburst::MultiburstParams),
     /// `hybrid[:rm|dm]`.
-    Hybrid(FpPolicy),
+    Hybrid(PriorityAssignment),
     /// `gedf`, `gfp:rm|dm|given`, `edzl`, `linux-dl`: global on m processors.
     Global(GlobalPolicy),
     /// `pedf`, `pfp:rm|dm|given`: partitioned on m processors.
@@ -439,8 +435,8 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         ties: "as edf / fp",
         paper: "paper 001",
         parse: |a| match a {
-            None | Some("rm") => Ok(SchedulerSpec::Hybrid(FpPolicy::RateMonotonic)),
-            Some("dm") => Ok(SchedulerSpec::Hybrid(FpPolicy::DeadlineMonotonic)),
+            None | Some("rm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::RateMonotonic)),
+            Some("dm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::DeadlineMonotonic)),
             Some(_) => Err("write hybrid, hybrid:rm or hybrid:dm".into()),
         },
     },
@@ -527,11 +523,11 @@ fn no_arg(name: &str, arg: Option<&str>, spec: SchedulerSpec) -> Result<Schedule
 }
 
 /// `rm`, `dm` or `given` after `name:`.
-fn fp_policy(name: &str, arg: Option<&str>) -> Result<FpPolicy, String> {
+fn fp_policy(name: &str, arg: Option<&str>) -> Result<PriorityAssignment, String> {
     match arg {
-        Some("rm") => Ok(FpPolicy::RateMonotonic),
-        Some("dm") => Ok(FpPolicy::DeadlineMonotonic),
-        Some("given") => Ok(FpPolicy::Given),
+        Some("rm") => Ok(PriorityAssignment::RateMonotonic),
+        Some("dm") => Ok(PriorityAssignment::DeadlineMonotonic),
+        Some("given") => Ok(PriorityAssignment::Given),
         _ => Err(format!("write {name}:rm, {name}:dm or {name}:given")),
     }
 }
