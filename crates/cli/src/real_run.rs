@@ -8,11 +8,11 @@ use std::io::BufWriter;
 use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
 use rtlab_rt::executor::{
-    self, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport, LOCK_PROTOCOLS,
-    OVERRUN_RULES, RUN_POLICIES,
+    self, JobSink, LockProtocol, Overrun, RunConfig, RunReport, LOCK_PROTOCOLS, OVERRUN_RULES,
 };
 use rtlab_rt::lag::ControllerKind;
 use rtlab_rt::RtError;

@@ -11,8 +11,9 @@ use rtlab_host::kernel_state::StateDir;
 use rtlab_host::policy::{allowed_cpus, set_current_thread_affinity, set_current_thread_policy};
 use rtlab_host::{Policy, RtThrottling};
 use rtlab_ktrace::{Analysis, KernelTrace};
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::executor::{run_traced, Overrun, RunConfig, RunPolicy, RunReport};
+use rtlab_rt::executor::{run_traced, Overrun, RunConfig, RunReport};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)

@@ -139,6 +139,101 @@ impl fmt::Display for ModelScheduler {
     }
 }
 
+/// The run policies' names, for messages.
+pub const RUN_POLICIES: &str = "other, fifo-order, rm, dm, given, rr or edf";
+
+/// How the task threads of a run are scheduled (`rtlab run --policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPolicy {
+    /// SCHED_OTHER (CFS/EEVDF).
+    Other,
+    /// SCHED_FIFO at one priority: non-preemptive, release order.
+    FifoOrder,
+    /// SCHED_FIFO, rate-monotonic priorities.
+    RateMonotonic,
+    /// SCHED_FIFO, deadline-monotonic priorities.
+    DeadlineMonotonic,
+    /// SCHED_FIFO in the order of the file's `priority` (larger is more urgent).
+    Given,
+    /// SCHED_RR, all at one priority.
+    RoundRobin,
+    /// SCHED_DEADLINE: EDF with a constant-bandwidth server per task.
+    Edf,
+}
+
+impl RunPolicy {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunPolicy::Other => "other",
+            RunPolicy::FifoOrder => "fifo-order",
+            RunPolicy::RateMonotonic => "rm",
+            RunPolicy::DeadlineMonotonic => "dm",
+            RunPolicy::Given => "given",
+            RunPolicy::RoundRobin => "rr",
+            RunPolicy::Edf => "edf",
+        }
+    }
+
+    /// The fixed-priority assignment behind `rm`, `dm` and `given` (the
+    /// model's vocabulary, shared with the analysis and the simulator).
+    pub fn priority_assignment(self) -> Option<PriorityAssignment> {
+        match self {
+            RunPolicy::RateMonotonic => Some(PriorityAssignment::RateMonotonic),
+            RunPolicy::DeadlineMonotonic => Some(PriorityAssignment::DeadlineMonotonic),
+            RunPolicy::Given => Some(PriorityAssignment::Given),
+            _ => None,
+        }
+    }
+
+    /// The simulator scheduler that models this policy, or `None` for
+    /// `other` (CFS has no model in the simulator). `rr_timeslice` is the
+    /// kernel's SCHED_RR quantum (`rtlab_rt::executor::rr_timeslice` reads it).
+    pub fn model_scheduler(self, rr_timeslice: Nanos) -> Option<ModelScheduler> {
+        match self {
+            RunPolicy::Other => None,
+            RunPolicy::FifoOrder => Some(ModelScheduler::Fifo),
+            RunPolicy::RoundRobin => Some(ModelScheduler::RoundRobin(rr_timeslice)),
+            RunPolicy::Edf => Some(ModelScheduler::Edf),
+            fixed => fixed
+                .priority_assignment()
+                .map(ModelScheduler::FixedPriority),
+        }
+    }
+
+    /// True for SCHED_DEADLINE.
+    pub fn is_deadline(self) -> bool {
+        self == RunPolicy::Edf
+    }
+
+    /// True for the policies RT throttling applies to (FIFO and RR).
+    pub fn is_fifo_or_rr(self) -> bool {
+        !matches!(self, RunPolicy::Other | RunPolicy::Edf)
+    }
+}
+
+impl fmt::Display for RunPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RunPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RunPolicy, String> {
+        Ok(match s {
+            "other" => RunPolicy::Other,
+            "fifo-order" => RunPolicy::FifoOrder,
+            "rm" => RunPolicy::RateMonotonic,
+            "dm" => RunPolicy::DeadlineMonotonic,
+            "given" => RunPolicy::Given,
+            "rr" => RunPolicy::RoundRobin,
+            "edf" => RunPolicy::Edf,
+            _ => return Err(format!("unknown policy `{s}` (use {RUN_POLICIES})")),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +298,20 @@ mod tests {
         .map(ToString::to_string)
         .collect();
         assert_eq!(shown, ["fp:dm", "edf", "fifo", "rr:100ms:linux"]);
+    }
+
+    #[test]
+    fn policy_names_round_trip_and_bad_names_are_explained() {
+        for name in ["other", "fifo-order", "rm", "dm", "given", "rr", "edf"] {
+            assert_eq!(name.parse::<RunPolicy>().unwrap().name(), name);
+        }
+        let e = "fifo".parse::<RunPolicy>().unwrap_err();
+        assert!(e.contains("use other, fifo-order"), "{e}");
+        assert!(!e.contains("--policy"), "{e}");
+        let model = |p: RunPolicy| p.model_scheduler(ms(100)).map(|m| m.to_string());
+        assert_eq!(model(RunPolicy::RoundRobin).unwrap(), "rr:100ms:linux");
+        assert_eq!(model(RunPolicy::Given).unwrap(), "fp:given");
+        assert_eq!(model(RunPolicy::FifoOrder).unwrap(), "fifo");
+        assert_eq!(model(RunPolicy::Other), None);
     }
 }

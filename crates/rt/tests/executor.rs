@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rtlab_host::policy::has_cap_sys_nice;
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::executor::{
-    run, run_recording, JobRecord, JobSink, LockProtocol, Overrun, RunConfig, RunPolicy, RunReport,
+    run, run_recording, JobRecord, JobSink, LockProtocol, Overrun, RunConfig, RunReport,
 };
 use rtlab_rt::RtError;
 

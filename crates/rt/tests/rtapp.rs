@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 use rtlab_model::file::{parse_str, Format};
 use rtlab_model::generate::{generate_set, DeadlineModel, GeneratorConfig};
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
-use rtlab_rt::executor::{RunConfig, RunPolicy};
+use rtlab_rt::executor::RunConfig;
 use rtlab_rt::rtapp::{self, log, summarize, Calibration, ExportOptions};
 
 fn ms(v: u64) -> Nanos {

@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rtlab_host::interrupt::pause;
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{self, JobRecord, JobSink, KernelTrace, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, JobRecord, JobSink, KernelTrace, RunConfig};
 use serde::Serialize;
 
 use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};

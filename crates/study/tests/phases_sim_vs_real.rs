@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex};
 use rtlab_host::cpu_lock::{lock_cpus, WhenBusy};
 use rtlab_host::kernel_state::StateDir;
 use rtlab_model::phase::Phase;
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, JobSink, RunConfig};
 use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, Simulator};
 
 fn ms(v: u64) -> Nanos {

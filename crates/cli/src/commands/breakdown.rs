@@ -20,12 +20,11 @@ use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::suite::Policy;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
-use rtlab_model::policy::ModelScheduler;
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{ModelScheduler, PriorityAssignment, RunPolicy};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{self, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, RunConfig};
 use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::flags::parse_nanos;

@@ -10,11 +10,12 @@ use clap::Args;
 use rtlab_model::generate::{generate_sets, GeneratorConfig};
 use rtlab_model::{file, Nanos};
 
+use rtlab_model::policy::RunPolicy;
 use rtlab_probe::latency::SeriesTap;
 use rtlab_report::html::render_html;
 use rtlab_report::sources::{sample_row, GanttRows};
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{self, JobSink, RunConfig, RunPolicy};
+use rtlab_rt::executor::{self, JobSink, RunConfig};
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig, Simulator};
 
 use rtlab_report::table;

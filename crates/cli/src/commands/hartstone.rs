@@ -44,10 +44,11 @@ use rtlab_model::hartstone::{
     self, extended_profile, overload_iteration, run_test, EndReason, ExtendedResult, HartstoneTest,
     IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
 };
+use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::kernel_trace;
 use rtlab_report::table;
-use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig, RunPolicy, RUN_POLICIES};
+use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
 use rtlab_rt::hartstone::RealIterations;
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::hartstone::{run_extended, SimIterations};

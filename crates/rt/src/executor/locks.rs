@@ -37,7 +37,7 @@ use rtlab_host::policy::Policy;
 use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 use rtlab_sys::mutex::{MutexProtocol, PthreadMutex};
 
-use super::policy_map::RunPolicy;
+use rtlab_model::policy::RunPolicy;
 
 /// The protocols a real run offers, for messages.
 pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp";

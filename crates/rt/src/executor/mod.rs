@@ -70,6 +70,7 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
 use rtlab_model::phase::{Phase, PhasePlan};
+use rtlab_model::policy::RunPolicy;
 use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
@@ -88,7 +89,7 @@ pub use job_log::job_ring_capacities;
 pub use locks::{LockProtocol, LOCK_PROTOCOLS};
 pub use phases::{BudgetChanges, DeadlineBudgets};
 pub use placement::{Placement, Scope};
-pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies, RunPolicy, RUN_POLICIES};
+pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
 use rtlab_ktrace::ThreadClass;

@@ -29,7 +29,7 @@ use rtlab_model::TaskSet;
 
 use crate::error::RtError;
 
-use super::policy_map::RunPolicy;
+use rtlab_model::policy::RunPolicy;
 
 /// How the kernel schedules across the run's CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

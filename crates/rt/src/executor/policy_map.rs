@@ -1,5 +1,11 @@
 //! From a run policy (`--policy`) to one Linux policy per task thread.
 //!
+//! The run policy itself ([`RunPolicy`]: its names, parsing, priority
+//! assignment and simulator counterpart) is the model's vocabulary
+//! (`rtlab_model::policy`); this module holds what needs the host: the
+//! kernel attributes of each thread, its SCHED_FIFO priority, its
+//! SCHED_DEADLINE budget and the kernel's SCHED_RR quantum.
+//!
 //! | run policy   | threads                                   | simulator counterpart |
 //! | ------------ | ----------------------------------------- | --------------------- |
 //! | `other`      | SCHED_OTHER, nice 0                       | none                  |
@@ -20,10 +26,7 @@
 //! SCHED_FIFO priorities [`BASE_PRIORITY`].. upwards;
 //! the run's watchdog sits above them at 99.
 
-use std::fmt;
-use std::str::FromStr;
-
-use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
+use rtlab_model::policy::{PriorityAssignment, RunPolicy};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::error::RtError;
@@ -33,101 +36,6 @@ use rtlab_host::policy::Policy;
 pub const BASE_PRIORITY: u8 = 10;
 /// The highest priority a task thread may get (the watchdog has 99).
 pub const TOP_TASK_PRIORITY: u8 = 97;
-
-/// The run policies' names, for messages.
-pub const RUN_POLICIES: &str = "other, fifo-order, rm, dm, given, rr or edf";
-
-/// How the task threads of a run are scheduled (`rtlab run --policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunPolicy {
-    /// SCHED_OTHER (CFS/EEVDF).
-    Other,
-    /// SCHED_FIFO at one priority: non-preemptive, release order.
-    FifoOrder,
-    /// SCHED_FIFO, rate-monotonic priorities.
-    RateMonotonic,
-    /// SCHED_FIFO, deadline-monotonic priorities.
-    DeadlineMonotonic,
-    /// SCHED_FIFO in the order of the file's `priority` (larger is more urgent).
-    Given,
-    /// SCHED_RR, all at one priority.
-    RoundRobin,
-    /// SCHED_DEADLINE: EDF with a constant-bandwidth server per task.
-    Edf,
-}
-
-impl RunPolicy {
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunPolicy::Other => "other",
-            RunPolicy::FifoOrder => "fifo-order",
-            RunPolicy::RateMonotonic => "rm",
-            RunPolicy::DeadlineMonotonic => "dm",
-            RunPolicy::Given => "given",
-            RunPolicy::RoundRobin => "rr",
-            RunPolicy::Edf => "edf",
-        }
-    }
-
-    /// The fixed-priority assignment behind `rm`, `dm` and `given` (the
-    /// model's vocabulary, shared with the analysis and the simulator).
-    pub fn priority_assignment(self) -> Option<PriorityAssignment> {
-        match self {
-            RunPolicy::RateMonotonic => Some(PriorityAssignment::RateMonotonic),
-            RunPolicy::DeadlineMonotonic => Some(PriorityAssignment::DeadlineMonotonic),
-            RunPolicy::Given => Some(PriorityAssignment::Given),
-            _ => None,
-        }
-    }
-
-    /// The simulator scheduler that models this policy, or `None` for
-    /// `other` (CFS has no model in the simulator). `rr_timeslice` is the
-    /// kernel's SCHED_RR quantum ([`rr_timeslice`]).
-    pub fn model_scheduler(self, rr_timeslice: Nanos) -> Option<ModelScheduler> {
-        match self {
-            RunPolicy::Other => None,
-            RunPolicy::FifoOrder => Some(ModelScheduler::Fifo),
-            RunPolicy::RoundRobin => Some(ModelScheduler::RoundRobin(rr_timeslice)),
-            RunPolicy::Edf => Some(ModelScheduler::Edf),
-            fixed => fixed
-                .priority_assignment()
-                .map(ModelScheduler::FixedPriority),
-        }
-    }
-
-    /// True for SCHED_DEADLINE.
-    pub fn is_deadline(self) -> bool {
-        self == RunPolicy::Edf
-    }
-
-    /// True for the policies RT throttling applies to (FIFO and RR).
-    pub fn is_fifo_or_rr(self) -> bool {
-        !matches!(self, RunPolicy::Other | RunPolicy::Edf)
-    }
-}
-
-impl fmt::Display for RunPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for RunPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RunPolicy, String> {
-        Ok(match s {
-            "other" => RunPolicy::Other,
-            "fifo-order" => RunPolicy::FifoOrder,
-            "rm" => RunPolicy::RateMonotonic,
-            "dm" => RunPolicy::DeadlineMonotonic,
-            "given" => RunPolicy::Given,
-            "rr" => RunPolicy::RoundRobin,
-            "edf" => RunPolicy::Edf,
-            _ => return Err(format!("unknown policy `{s}` (use {RUN_POLICIES})")),
-        })
-    }
-}
 
 /// The SCHED_DEADLINE budget of a task: its WCET plus a margin for what the
 /// kernel charges to the thread besides the job's own work (wake-up, clock
@@ -316,20 +224,5 @@ mod tests {
                 period: ms(100)
             }
         );
-    }
-
-    #[test]
-    fn policy_names_round_trip_and_bad_names_are_explained() {
-        for name in ["other", "fifo-order", "rm", "dm", "given", "rr", "edf"] {
-            assert_eq!(name.parse::<RunPolicy>().unwrap().name(), name);
-        }
-        let e = "fifo".parse::<RunPolicy>().unwrap_err();
-        assert!(e.contains("use other, fifo-order"), "{e}");
-        assert!(!e.contains("--policy"), "{e}");
-        let model = |p: RunPolicy| p.model_scheduler(ms(100)).map(|m| m.to_string());
-        assert_eq!(model(RunPolicy::RoundRobin).unwrap(), "rr:100ms:linux");
-        assert_eq!(model(RunPolicy::Given).unwrap(), "fp:given");
-        assert_eq!(model(RunPolicy::FifoOrder).unwrap(), "fifo");
-        assert_eq!(model(RunPolicy::Other), None);
     }
 }

@@ -39,8 +39,9 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
 use crate::error::RtError;
-use crate::executor::{thread_policies, RunPolicy};
+use crate::executor::thread_policies;
 use rtlab_host::policy::Policy;
+use rtlab_model::policy::RunPolicy;
 
 /// How rt-app turns `run` microseconds into loops of its busy function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,9 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::simso::{self, SimsoScheduler};
 use rtlab_model::{file, printable, Nanos, TaskSet};
-use rtlab_rt::executor::{self, RunPolicy, RUN_POLICIES};
+use rtlab_rt::executor;
 use rtlab_rt::rtapp::{self, ExportOptions};
 use rtlab_sim::SchedulerSpec;
 
