@@ -14,9 +14,9 @@
 use std::time::Instant;
 
 use rtlab_analysis::analyze_document::analyze_document;
-use rtlab_analysis::suite::{analyse, Options, Policy};
+use rtlab_analysis::suite::{analyse, Options};
 use rtlab_model::generate::{generate_sets, GeneratorConfig};
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 
 fn main() {
     let calls: u32 = std::env::args()
@@ -32,7 +32,7 @@ fn main() {
         .expect("a valid generator config")
         .remove(0);
     let options = Options::default();
-    let policy = Policy::Fixed(PriorityAssignment::RateMonotonic);
+    let policy = AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic);
     let call = || {
         let report = analyse(&set, policy, &options).expect("an analysable set");
         let doc = analyze_document("generated", &set, &options, &[report], None);

@@ -8,22 +8,22 @@ use crate::overhead_rta::TimerModel;
 use crate::schema::{
     linux_timer_fields, AnalyzeDocument, AnalyzedTask, BreakdownEntry, TestVerdict,
 };
-use crate::suite::{BreakdownRun, Options, Policy, PolicyReport};
+use crate::suite::{BreakdownRun, Options, PolicyReport};
 use crate::Response;
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 
 /// The policies `--policy all` analyses, in report order: rm, dm, given
 /// (only when every task has a priority), opa, edf.
-pub fn all_policies(set: &TaskSet) -> Vec<Policy> {
+pub fn all_policies(set: &TaskSet) -> Vec<AnalysedPolicy> {
     let mut all = vec![
-        Policy::Fixed(PriorityAssignment::RateMonotonic),
-        Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::DeadlineMonotonic),
     ];
     if set.tasks.iter().all(|t| t.priority.is_some()) {
-        all.push(Policy::Fixed(PriorityAssignment::Given));
+        all.push(AnalysedPolicy::Fixed(PriorityAssignment::Given));
     }
-    all.push(Policy::Fixed(PriorityAssignment::Audsley));
-    all.push(Policy::Edf);
+    all.push(AnalysedPolicy::Fixed(PriorityAssignment::Audsley));
+    all.push(AnalysedPolicy::Edf);
     all
 }
 
@@ -59,7 +59,7 @@ pub fn analyze_document(
             set.tasks.iter().enumerate().map(move |(i, task)| {
                 let response = exact.responses.get(i).copied().unwrap_or(Response::Unknown);
                 let schedulable = match (response, report.policy) {
-                    (Response::Unknown, Policy::Edf) => exact.schedulable,
+                    (Response::Unknown, AnalysedPolicy::Edf) => exact.schedulable,
                     (r, _) => r.verdict(),
                 };
                 AnalyzedTask {

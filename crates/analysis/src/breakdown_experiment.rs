@@ -33,7 +33,8 @@ use crate::measured_breakdown::{
     self, MeasuredBreakdown, PassRule, ScaledSetRunner, SearchConfig, Step,
 };
 use crate::overhead_rta::TimerModel;
-use crate::suite::{self, Options, Policy};
+use crate::suite::{self, Options};
+use rtlab_model::policy::AnalysedPolicy;
 
 /// The simulated search bisects this many times finer than the measured
 /// one: runs are cheap and deterministic, so the prediction is sharper than
@@ -95,7 +96,7 @@ pub struct PredictionError {
 #[derive(Debug, Clone)]
 pub struct ExperimentConfig {
     /// The policy analysed, simulated and run.
-    pub policy: Policy,
+    pub policy: AnalysedPolicy,
     /// The costs for the overhead-aware analysis and the simulation.
     pub overheads: Overheads,
     /// Bisection resolution in α (ppb).
@@ -333,7 +334,7 @@ mod tests {
         // costs is the ideal one.
         let set = rtlab_model::catalog::build("avionics").unwrap();
         let cfg = ExperimentConfig {
-            policy: Policy::Fixed(rtlab_model::policy::PriorityAssignment::RateMonotonic),
+            policy: AnalysedPolicy::Fixed(rtlab_model::policy::PriorityAssignment::RateMonotonic),
             overheads: Overheads::zero(),
             resolution_ppb: 1_000_000,
             repeat: 2,

@@ -30,8 +30,8 @@
 //! | [`schema`] | the `analyze` and `sweep` JSON documents |
 //!
 //! ```
-//! use rtlab_analysis::suite::{analyse, Options, Policy};
-//! use rtlab_model::policy::PriorityAssignment;
+//! use rtlab_analysis::suite::{analyse, Options};
+//! use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 //! use rtlab_model::{Nanos, Task, TaskSet};
 //!
 //! let ms = Nanos::from_ms;
@@ -39,7 +39,7 @@
 //!     Task::new("a", ms(4), ms(1)),
 //!     Task::new("b", ms(5), ms(2)),
 //! ]);
-//! let report = analyse(&set, Policy::Fixed(PriorityAssignment::RateMonotonic), &Options::default()).unwrap();
+//! let report = analyse(&set, AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic), &Options::default()).unwrap();
 //! assert_eq!(report.exact_outcome().schedulable, Some(true));
 //! assert_eq!(report.exact_outcome().responses[1].wcrt(), Some(ms(3)));
 //! ```

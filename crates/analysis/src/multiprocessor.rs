@@ -26,10 +26,10 @@ use crate::schema::{
     MultiprocessorAnalyzeDocument, MultiprocessorTaskDocument, MultiprocessorTestDocument,
     ProcessorDocument,
 };
-use crate::suite::{Options, Policy};
+use crate::suite::Options;
 use crate::sweep::{run_test, SweepTest};
 use crate::verdict::{Response, Test, Verdict};
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 
 /// A global EDF test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,11 +67,11 @@ impl Partitioned {
     pub fn uniprocessor_test(self) -> SweepTest {
         match self {
             Partitioned::Edf => SweepTest {
-                policy: Policy::Edf,
+                policy: AnalysedPolicy::Edf,
                 test: Test::EdfDemand,
             },
             Partitioned::Fixed(p) => SweepTest {
-                policy: Policy::Fixed(p),
+                policy: AnalysedPolicy::Fixed(p),
                 test: Test::Rta,
             },
         }

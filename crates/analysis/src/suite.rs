@@ -12,51 +12,7 @@ use crate::overhead_rta::{self, Platform, TimerModel};
 use crate::priority::{self, Priorities};
 use crate::verdict::{Outcome, Verdict};
 use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
-use rtlab_model::policy::PriorityAssignment;
-
-/// A uniprocessor scheduling policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Policy {
-    /// Preemptive fixed priorities, assigned by the given rule.
-    Fixed(PriorityAssignment),
-    /// Preemptive earliest deadline first.
-    Edf,
-}
-
-impl From<Policy> for rtlab_model::policy::ModelScheduler {
-    /// The simulator scheduler an analysed policy is checked against:
-    /// fixed priorities under the same assignment, or EDF.
-    fn from(policy: Policy) -> Self {
-        match policy {
-            Policy::Fixed(assignment) => Self::FixedPriority(assignment),
-            Policy::Edf => Self::Edf,
-        }
-    }
-}
-
-impl Policy {
-    /// Every policy, in report order.
-    pub const ALL: [Policy; 5] = [
-        Policy::Fixed(PriorityAssignment::RateMonotonic),
-        Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
-        Policy::Fixed(PriorityAssignment::Given),
-        Policy::Fixed(PriorityAssignment::Audsley),
-        Policy::Edf,
-    ];
-
-    /// The stable short name (`rm`, `dm`, `given`, `opa`, `edf`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Policy::Fixed(p) => p.name(),
-            Policy::Edf => "edf",
-        }
-    }
-
-    /// The policy with this short name.
-    pub fn from_name(name: &str) -> Option<Policy> {
-        Policy::ALL.into_iter().find(|p| p.name() == name)
-    }
-}
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 
 /// What the suite assumes beyond the task set.
 #[derive(Debug, Clone)]
@@ -125,7 +81,7 @@ pub struct TestRun {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyReport {
     /// The policy.
-    pub policy: Policy,
+    pub policy: AnalysedPolicy,
     /// The priorities used (fixed-priority policies only).
     pub priorities: Option<Priorities>,
     /// Per-task blocking from critical sections (fixed priorities), or
@@ -173,7 +129,7 @@ fn priorities_for(
 /// Runs every applicable test of `policy` on `set` (never modifies it).
 pub fn analyse(
     set: &TaskSet,
-    policy: Policy,
+    policy: AnalysedPolicy,
     options: &Options,
 ) -> Result<PolicyReport, AnalysisError> {
     if set.tasks.is_empty() {
@@ -187,7 +143,7 @@ pub fn analyse(
         return Err(AnalysisError::ZeroParameter(t.name.clone()));
     }
     match policy {
-        Policy::Edf => {
+        AnalysedPolicy::Edf => {
             let b = edf_blocking(set, options);
             let runs = test_runs(
                 [
@@ -207,7 +163,7 @@ pub fn analyse(
                 note: None,
             })
         }
-        Policy::Fixed(rule) => {
+        AnalysedPolicy::Fixed(rule) => {
             let (priorities, note) = priorities_for(set, rule)?;
             let b = blocking::fixed_priority(set, &priorities, options.fixed_protocol);
             let runs = test_runs(
@@ -259,16 +215,16 @@ fn edf_blocking(set: &TaskSet, _options: &Options) -> EdfBlocking {
 /// (paper 004's Theorem 1 for fixed priorities, [`edf_overheads`] for EDF).
 pub fn exact_verdict(
     set: &TaskSet,
-    policy: Policy,
+    policy: AnalysedPolicy,
     options: &Options,
     platform: Option<&Platform>,
 ) -> Verdict {
     match policy {
-        Policy::Edf => match platform {
+        AnalysedPolicy::Edf => match platform {
             Some(p) => edf_overheads::verdict(set, &edf_blocking(set, options), p),
             None => edf_demand::verdict(set, &edf_blocking(set, options)),
         },
-        Policy::Fixed(rule) => {
+        AnalysedPolicy::Fixed(rule) => {
             let (priorities, _) = priorities_for(set, rule).ok()?;
             let b = blocking::fixed_priority(set, &priorities, options.fixed_protocol);
             match platform {
@@ -284,7 +240,7 @@ pub fn exact_verdict(
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakdownRun {
     /// The policy.
-    pub policy: Policy,
+    pub policy: AnalysedPolicy,
     /// The overheads profile name, or `None` for the ideal analysis.
     pub overheads: Option<String>,
     /// The tick for the timer-driven model (`None`: ideal, tickless or
@@ -298,7 +254,7 @@ pub struct BreakdownRun {
 
 /// The ideal breakdown utilization of `policy`, then (when
 /// `options.overheads` is set) one per timer model with overheads.
-pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<BreakdownRun> {
+pub fn breakdowns(set: &TaskSet, policy: AnalysedPolicy, options: &Options) -> Vec<BreakdownRun> {
     let mut out = vec![BreakdownRun {
         policy,
         overheads: None,
@@ -320,19 +276,4 @@ pub fn breakdowns(set: &TaskSet, policy: Policy, options: &Options) -> Vec<Break
         });
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rtlab_model::policy::ModelScheduler;
-
-    #[test]
-    fn each_policy_is_modelled_by_the_simulator_scheduler_of_its_name() {
-        let names: Vec<String> = Policy::ALL
-            .iter()
-            .map(|&p| ModelScheduler::from(p).to_string())
-            .collect();
-        assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
-    }
 }

@@ -45,10 +45,10 @@ use crate::blocking::EdfBlocking;
 use crate::multiprocessor::{self, MultiprocessorTest};
 use crate::overhead_rta;
 use crate::priority;
-use crate::suite::{Options, Policy};
+use crate::suite::Options;
 use crate::verdict::{Test, Verdict};
 use crate::{audsley, edf_demand, edf_overheads, edf_utilization, hyperbolic, liu_layland, rta};
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 
 /// Most tasks per generated set a sweep accepts. Memory is not the limit
 /// (a sweep holds one set per worker thread) but time: the exact tests take
@@ -60,7 +60,7 @@ pub const MAX_SWEEP_TASKS: usize = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SweepTest {
     /// The policy (priorities for fixed-priority tests).
-    pub policy: Policy,
+    pub policy: AnalysedPolicy,
     /// The test.
     pub test: Test,
 }
@@ -96,13 +96,13 @@ impl SweepTest {
             )
         };
         let (p, t) = text.split_once(':').ok_or_else(usage)?;
-        let policy = Policy::from_name(p).ok_or_else(usage)?;
+        let policy = AnalysedPolicy::from_name(p).ok_or_else(usage)?;
         let test = Test::from_name(t).ok_or_else(usage)?;
         let edf_test = matches!(
             test,
             Test::EdfUtilization | Test::EdfDensity | Test::EdfDemand | Test::EdfDemandOverheads
         );
-        if edf_test != (policy == Policy::Edf) {
+        if edf_test != (policy == AnalysedPolicy::Edf) {
             return Err(format!(
                 "invalid test `{text}`: EDF tests go with policy edf, fixed-priority tests with rm, dm, given or opa"
             ));
@@ -190,8 +190,8 @@ impl<'de> Deserialize<'de> for SweepColumn {
 pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
     let none = EdfBlocking::none();
     let priorities = match test.policy {
-        Policy::Edf => None,
-        Policy::Fixed(PriorityAssignment::Audsley) => {
+        AnalysedPolicy::Edf => None,
+        AnalysedPolicy::Fixed(PriorityAssignment::Audsley) => {
             let found = audsley::assign(set);
             if test.test == Test::Rta {
                 return Some(found.is_some());
@@ -201,7 +201,7 @@ pub fn run_test(set: &TaskSet, test: SweepTest, options: &Options) -> Verdict {
                 None => priority::assign(set, PriorityAssignment::DeadlineMonotonic).ok()?,
             })
         }
-        Policy::Fixed(rule) => Some(priority::assign(set, rule).ok()?),
+        AnalysedPolicy::Fixed(rule) => Some(priority::assign(set, rule).ok()?),
     };
     let zeros = || vec![rtlab_model::Nanos::ZERO; set.tasks.len()];
     match (test.test, priorities) {

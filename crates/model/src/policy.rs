@@ -139,6 +139,52 @@ impl fmt::Display for ModelScheduler {
     }
 }
 
+/// A uniprocessor scheduling policy as the analysis tests it (`rtlab
+/// analyze --policy`, `rtlab sweep`): preemptive fixed priorities under an
+/// assignment, or preemptive EDF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnalysedPolicy {
+    /// Preemptive fixed priorities, assigned by the given rule.
+    Fixed(PriorityAssignment),
+    /// Preemptive earliest deadline first.
+    Edf,
+}
+
+impl From<AnalysedPolicy> for ModelScheduler {
+    /// The simulator scheduler an analysed policy is checked against:
+    /// fixed priorities under the same assignment, or EDF.
+    fn from(policy: AnalysedPolicy) -> Self {
+        match policy {
+            AnalysedPolicy::Fixed(assignment) => Self::FixedPriority(assignment),
+            AnalysedPolicy::Edf => Self::Edf,
+        }
+    }
+}
+
+impl AnalysedPolicy {
+    /// Every policy, in report order.
+    pub const ALL: [AnalysedPolicy; 5] = [
+        AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::DeadlineMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::Given),
+        AnalysedPolicy::Fixed(PriorityAssignment::Audsley),
+        AnalysedPolicy::Edf,
+    ];
+
+    /// The stable short name (`rm`, `dm`, `given`, `opa`, `edf`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AnalysedPolicy::Fixed(p) => p.name(),
+            AnalysedPolicy::Edf => "edf",
+        }
+    }
+
+    /// The policy with this short name.
+    pub fn from_name(name: &str) -> Option<AnalysedPolicy> {
+        AnalysedPolicy::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
 /// The run policies' names, for messages.
 pub const RUN_POLICIES: &str = "other, fifo-order, rm, dm, given, rr or edf";
 
@@ -313,5 +359,14 @@ mod tests {
         assert_eq!(model(RunPolicy::Given).unwrap(), "fp:given");
         assert_eq!(model(RunPolicy::FifoOrder).unwrap(), "fifo");
         assert_eq!(model(RunPolicy::Other), None);
+    }
+
+    #[test]
+    fn each_policy_is_modelled_by_the_simulator_scheduler_of_its_name() {
+        let names: Vec<String> = AnalysedPolicy::ALL
+            .iter()
+            .map(|&p| ModelScheduler::from(p).to_string())
+            .collect();
+        assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
     }
 }

@@ -8,9 +8,10 @@ use rtlab_analysis::analyze_document::{all_policies, analyze_document};
 use rtlab_analysis::blocking::LockingProtocol;
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::schema::AnalyzeDocument;
-use rtlab_analysis::suite::{self, Options, Policy};
+use rtlab_analysis::suite::{self, Options};
 use rtlab_analysis::verdict::combine;
 use rtlab_model::overheads::Overheads;
+use rtlab_model::policy::AnalysedPolicy;
 use serde_json::Value;
 
 use crate::convert::{json_to_py, nanos};
@@ -257,16 +258,18 @@ impl PyAnalysis {
     }
 }
 
-fn policies(name: &str, set: &rtlab_model::TaskSet) -> PyResult<Vec<Policy>> {
+fn policies(name: &str, set: &rtlab_model::TaskSet) -> PyResult<Vec<AnalysedPolicy>> {
     if name == "all" {
         return Ok(all_policies(set));
     }
-    Policy::from_name(name).map(|p| vec![p]).ok_or_else(|| {
-        error(
-            Kind::Usage,
-            format!("policy=`{name}`: use rm, dm, given, opa, edf or all"),
-        )
-    })
+    AnalysedPolicy::from_name(name)
+        .map(|p| vec![p])
+        .ok_or_else(|| {
+            error(
+                Kind::Usage,
+                format!("policy=`{name}`: use rm, dm, given, opa, edf or all"),
+            )
+        })
 }
 
 fn locking(name: Option<&str>, options: &mut Options) -> PyResult<()> {

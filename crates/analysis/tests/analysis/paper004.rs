@@ -3,14 +3,14 @@
 //! ideal and with the RT Mach overheads.
 
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::suite::{breakdowns, Options, Policy};
+use rtlab_analysis::suite::{breakdowns, Options};
 use rtlab_model::overheads::Overheads;
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 use rtlab_model::Nanos;
 
 use crate::common;
 
-const RM: Policy = Policy::Fixed(PriorityAssignment::RateMonotonic);
+const RM: AnalysedPolicy = AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic);
 
 fn ticks_ms(ticks: &[u64]) -> Options {
     Options {

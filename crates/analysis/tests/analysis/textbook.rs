@@ -2,9 +2,9 @@
 
 use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::priority::{assign, Priorities};
-use rtlab_analysis::suite::{analyse, Options, Policy};
+use rtlab_analysis::suite::{analyse, Options};
 use rtlab_analysis::{audsley, edf_demand, rta, Response};
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
 
 fn ms(v: u64) -> Nanos {
@@ -55,7 +55,7 @@ fn buttazzo_response_time_example() {
     // (1.25 * 1.333 * 1.3 = 2.1667): both inconclusive, RTA exact.
     let report = analyse(
         &set,
-        Policy::Fixed(PriorityAssignment::RateMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
         &Options::default(),
     )
     .unwrap();
@@ -164,7 +164,7 @@ fn ceiling_blocking_extends_response_times() {
 #[test]
 fn edf_processor_demand() {
     let set = set_ms(&[("t1", 2, 6, 4), ("t2", 2, 8, 5), ("t3", 3, 9, 7)]);
-    let report = analyse(&set, Policy::Edf, &Options::default()).unwrap();
+    let report = analyse(&set, AnalysedPolicy::Edf, &Options::default()).unwrap();
     let verdicts: Vec<_> = report.runs.iter().map(|r| r.outcome.schedulable).collect();
     assert_eq!(verdicts, vec![None, None, Some(true)]);
     assert_eq!(
@@ -205,9 +205,9 @@ fn analyses_do_not_modify_their_input() {
     let set = set_ms(&[("a", 1, 2, 4), ("b", 3, 6, 5)]);
     let copy = set.clone();
     for policy in [
-        Policy::Fixed(PriorityAssignment::RateMonotonic),
-        Policy::Fixed(PriorityAssignment::Audsley),
-        Policy::Edf,
+        AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
+        AnalysedPolicy::Fixed(PriorityAssignment::Audsley),
+        AnalysedPolicy::Edf,
     ] {
         let _ = analyse(&set, policy, &Options::default());
         let _ = rtlab_analysis::suite::breakdowns(&set, policy, &Options::default());

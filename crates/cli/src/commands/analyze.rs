@@ -46,11 +46,11 @@ use rtlab_analysis::blocking::{self, LockingProtocol};
 use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
-use rtlab_analysis::suite::{self, BreakdownRun, Options, Policy, PolicyReport};
+use rtlab_analysis::suite::{self, BreakdownRun, Options, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::file::LoadedTaskSet;
 use rtlab_model::overheads::Overheads;
-use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 use rtlab_model::{printable, Nanos, TaskSet};
 
 use crate::usage::usage;
@@ -394,8 +394,8 @@ fn multiprocessor_human(set: &TaskSet, doc: &MultiprocessorAnalyzeDocument) -> S
 }
 
 /// The policies of `--policy A,B,...`, each once, in the order given.
-fn policies(args: &[PolicyArg], set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
-    let mut out: Vec<Policy> = Vec::new();
+fn policies(args: &[PolicyArg], set: &TaskSet) -> anyhow::Result<Vec<AnalysedPolicy>> {
+    let mut out: Vec<AnalysedPolicy> = Vec::new();
     for &arg in args {
         for p in policies_of(arg, set) {
             if !out.contains(&p) {
@@ -406,14 +406,14 @@ fn policies(args: &[PolicyArg], set: &TaskSet) -> anyhow::Result<Vec<Policy>> {
     Ok(out)
 }
 
-fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<Policy> {
-    let fixed = |p| Policy::Fixed(p);
+fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<AnalysedPolicy> {
+    let fixed = |p| AnalysedPolicy::Fixed(p);
     match arg {
         PolicyArg::Rm => vec![fixed(PriorityAssignment::RateMonotonic)],
         PolicyArg::Dm => vec![fixed(PriorityAssignment::DeadlineMonotonic)],
         PolicyArg::Given => vec![fixed(PriorityAssignment::Given)],
         PolicyArg::Opa => vec![fixed(PriorityAssignment::Audsley)],
-        PolicyArg::Edf => vec![Policy::Edf],
+        PolicyArg::Edf => vec![AnalysedPolicy::Edf],
         PolicyArg::All => all_policies(set),
     }
 }
@@ -510,7 +510,7 @@ fn human(
                 Response::Unknown => ("-".to_string(), "-".to_string()),
             };
             let verdict = match (response, report.policy) {
-                (Response::Unknown, Policy::Edf) => match exact.schedulable {
+                (Response::Unknown, AnalysedPolicy::Edf) => match exact.schedulable {
                     Some(true) => "ok",
                     Some(false) => "set misses",
                     None => "?",

@@ -17,10 +17,9 @@ use rtlab_analysis::measured_breakdown::{
     MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
 };
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::suite::Policy;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
-use rtlab_model::policy::{ModelScheduler, PriorityAssignment, RunPolicy};
+use rtlab_model::policy::{AnalysedPolicy, ModelScheduler, PriorityAssignment, RunPolicy};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
@@ -143,17 +142,17 @@ fn parse_resolution(text: &str) -> Result<u64, String> {
 }
 
 /// The analysis policy and the run policy `--policy` names.
-fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
+fn policies(name: &str) -> anyhow::Result<(AnalysedPolicy, RunPolicy, SchedulerSpec)> {
     let (policy, run) = match name {
         "rm" => (
-            Policy::Fixed(PriorityAssignment::RateMonotonic),
+            AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
             RunPolicy::RateMonotonic,
         ),
         "dm" => (
-            Policy::Fixed(PriorityAssignment::DeadlineMonotonic),
+            AnalysedPolicy::Fixed(PriorityAssignment::DeadlineMonotonic),
             RunPolicy::DeadlineMonotonic,
         ),
-        "edf" => (Policy::Edf, RunPolicy::Edf),
+        "edf" => (AnalysedPolicy::Edf, RunPolicy::Edf),
         other => {
             return Err(usage(format!(
                 "--policy `{}`: use rm, dm or edf",
