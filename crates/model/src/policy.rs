@@ -1,12 +1,34 @@
-//! One vocabulary for how tasks are scheduled, shared by the analysis, the
-//! simulator and the real-thread executor:
+//! One vocabulary for "which scheduler", shared by the analysis, the
+//! simulator and the real-thread executor. Each idea has one type here:
 //!
-//! * [`PriorityAssignment`]: rate monotonic (Liu & Layland 1973), deadline
-//!   monotonic (Leung & Whitehead 1982), the file's own priorities, and
-//!   Audsley's optimal assignment (OPA); [`PriorityAssignment::levels`] is
-//!   the one place the RM/DM orders and their tie rules are written;
-//! * [`ModelScheduler`]: the simulator scheduler that models a real-thread
-//!   policy (`rtlab compare`), as a type rather than a `--scheduler` string.
+//! | type | what it names | who chooses it |
+//! | --- | --- | --- |
+//! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment (OPA) | every fixed-priority scheduler below |
+//! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests: fixed priorities under an assignment, or EDF | `analyze --policy`, `sweep` |
+//! | [`RunPolicy`] | how the task threads of a real run are scheduled: `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | `run --policy`, `hartstone`, `breakdown` |
+//! | [`ModelScheduler`] | the simulator scheduler that models one of the above, as a type rather than a `--scheduler` string | `compare`, `hartstone`, `breakdown` |
+//!
+//! [`PriorityAssignment::levels`] is the one place the RM/DM orders and
+//! their tie rules are written.
+//!
+//! Conversions, each written once: `AnalysedPolicy -> ModelScheduler`
+//! (`From`), `RunPolicy -> ModelScheduler` ([`RunPolicy::model_scheduler`],
+//! which needs the kernel's SCHED_RR quantum), `RunPolicy ->
+//! PriorityAssignment` ([`RunPolicy::priority_assignment`]), and in the
+//! simulator `ModelScheduler -> SchedulerSpec` (`From`). None goes through
+//! a string.
+//!
+//! Two other types are not a choice of scheduler and live elsewhere on
+//! purpose:
+//!
+//! * `rtlab_sim::SchedulerSpec` is the simulator's parameterised registry
+//!   (every `--scheduler`, multiprocessor ones included, with their
+//!   parameters and parsing) and builds the engine's schedulers
+//!   (`SchedulerSpec::build`), so it stays in `sim`;
+//! * `rtlab_host::policy::Policy` is one thread's kernel attributes for
+//!   `sched_setattr` (SCHED_FIFO priority, SCHED_DEADLINE runtime, ...);
+//!   `rtlab_rt::executor::thread_policies` computes one per task from a
+//!   [`RunPolicy`], since it needs the host.
 //!
 //! Levels follow the SCHED_FIFO convention: a **larger number is more
 //! urgent**. RM and DM give distinct levels `n` (most urgent) down to `1`;
