@@ -6,17 +6,18 @@
 //! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment (OPA) | every fixed-priority scheduler below |
 //! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests: fixed priorities under an assignment, or EDF | `analyze --policy`, `sweep` |
 //! | [`RunPolicy`] | how the task threads of a real run are scheduled: `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | `run --policy`, `hartstone`, `breakdown` |
-//! | [`ModelScheduler`] | the simulator scheduler that models one of the above, as a type rather than a `--scheduler` string | `compare`, `hartstone`, `breakdown` |
+//! | [`ModelScheduler`] | the simulator scheduler that models one of the above, on one CPU or several (`linux-dl`, `pedf`, `gfp:dm`, ...), as a type rather than a `--scheduler` string | `compare`, `run --json`'s `scheduler`, `hartstone`, `breakdown`, the global-vs-partitioned study |
 //!
 //! [`PriorityAssignment::levels`] is the one place the RM/DM orders and
 //! their tie rules are written.
 //!
 //! Conversions, each written once: `AnalysedPolicy -> ModelScheduler`
 //! (`From`), `RunPolicy -> ModelScheduler` ([`RunPolicy::model_scheduler`],
-//! which needs the kernel's SCHED_RR quantum), `RunPolicy ->
-//! PriorityAssignment` ([`RunPolicy::priority_assignment`]), and in the
-//! simulator `ModelScheduler -> SchedulerSpec` (`From`). None goes through
-//! a string.
+//! which needs the kernel's SCHED_RR quantum; on several CPUs
+//! `rtlab_rt::executor::Placement::model_scheduler`, which needs how the
+//! CPUs are shared), `RunPolicy -> PriorityAssignment`
+//! ([`RunPolicy::priority_assignment`]), and in the simulator
+//! `ModelScheduler -> SchedulerSpec` (`From`). None goes through a string.
 //!
 //! Two other types are not a choice of scheduler and live elsewhere on
 //! purpose:
@@ -133,9 +134,10 @@ impl FromStr for PriorityAssignment {
     }
 }
 
-/// A scheduler of the simulator that models a real-thread policy. Its
-/// display is the simulator's scheduler spec (`fp:rm`, `edf`, `fifo`,
-/// `rr:100ms:linux`), which the reports print.
+/// A scheduler of the simulator that models a real-thread policy, on one
+/// CPU or (the last five) on several. Its display is the simulator's
+/// scheduler spec (`fp:rm`, `edf`, `fifo`, `rr:100ms:linux`, `linux-dl`,
+/// `pfp:dm`, ...), which the reports print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelScheduler {
     /// Preemptive fixed priority under an assignment.
@@ -148,6 +150,19 @@ pub enum ModelScheduler {
     /// slice is refilled only when it runs out, not when the thread sleeps
     /// (the simulator's `rr:Q:linux`).
     RoundRobin(Nanos),
+    /// Global EDF as SCHED_DEADLINE runs it on one root domain: a running
+    /// job keeps its CPU on a deadline tie (`linux-dl`).
+    LinuxDl,
+    /// Partitioned EDF: one root domain per CPU (`pedf`).
+    PartitionedEdf,
+    /// Clustered EDF: global inside each cluster (`cedf`).
+    ClusteredEdf,
+    /// Global fixed priority under an assignment: SCHED_FIFO floating over
+    /// the CPUs (`gfp:ORDER`).
+    GlobalFixedPriority(PriorityAssignment),
+    /// Partitioned fixed priority under an assignment: SCHED_FIFO pinned per
+    /// CPU (`pfp:ORDER`).
+    PartitionedFixedPriority(PriorityAssignment),
 }
 
 impl fmt::Display for ModelScheduler {
@@ -157,6 +172,11 @@ impl fmt::Display for ModelScheduler {
             ModelScheduler::Edf => f.write_str("edf"),
             ModelScheduler::Fifo => f.write_str("fifo"),
             ModelScheduler::RoundRobin(q) => write!(f, "rr:{q}:linux"),
+            ModelScheduler::LinuxDl => f.write_str("linux-dl"),
+            ModelScheduler::PartitionedEdf => f.write_str("pedf"),
+            ModelScheduler::ClusteredEdf => f.write_str("cedf"),
+            ModelScheduler::GlobalFixedPriority(a) => write!(f, "gfp:{a}"),
+            ModelScheduler::PartitionedFixedPriority(a) => write!(f, "pfp:{a}"),
         }
     }
 }
@@ -390,5 +410,20 @@ mod tests {
             .map(|&p| ModelScheduler::from(p).to_string())
             .collect();
         assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
+    }
+
+    #[test]
+    fn multiprocessor_model_schedulers_print_as_simulator_specs() {
+        let shown: Vec<String> = [
+            ModelScheduler::LinuxDl,
+            ModelScheduler::PartitionedEdf,
+            ModelScheduler::ClusteredEdf,
+            ModelScheduler::GlobalFixedPriority(PriorityAssignment::RateMonotonic),
+            ModelScheduler::PartitionedFixedPriority(PriorityAssignment::Given),
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(shown, ["linux-dl", "pedf", "cedf", "gfp:rm", "pfp:given"]);
     }
 }

@@ -35,7 +35,7 @@ use rtlab_analysis::multiprocessor::{decide, MultiprocessorTest};
 use rtlab_analysis::partition::{partition, Heuristic};
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::generate::{generate_set, GeneratorConfig, PeriodDistribution, UtilizationMethod};
-use rtlab_model::policy::RunPolicy;
+use rtlab_model::policy::{ModelScheduler, PriorityAssignment, RunPolicy};
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{self, KernelTrace, Placement, RunConfig, RunReport};
 use rtlab_rt::RtError;
@@ -73,10 +73,13 @@ impl Method {
     }
 
     /// The simulator's scheduler that models the real run.
-    pub fn simulated(self) -> &'static str {
+    pub fn simulated(self) -> ModelScheduler {
+        let dm = PriorityAssignment::DeadlineMonotonic;
         match self {
-            Method::Gedf => "linux-dl",
-            other => other.name(),
+            Method::Gedf => ModelScheduler::LinuxDl,
+            Method::Pedf => ModelScheduler::PartitionedEdf,
+            Method::Gfp => ModelScheduler::GlobalFixedPriority(dm),
+            Method::Pfp => ModelScheduler::PartitionedFixedPriority(dm),
         }
     }
 
@@ -292,10 +295,7 @@ fn proven(set: &TaskSet, method: Method) -> bool {
 
 /// Simulated misses of `set` (already placed) under `method`.
 pub fn simulated_misses(set: &TaskSet, method: Method, duration: Nanos) -> Result<u64, GvpError> {
-    let spec: SchedulerSpec = method
-        .simulated()
-        .parse()
-        .map_err(|e: rtlab_sim::SimError| GvpError::Sim(e.to_string()))?;
+    let spec = SchedulerSpec::from(method.simulated());
     let report = rtlab_sim::simulate(set, &spec, &SimConfig::new(duration))
         .map_err(|e| GvpError::Sim(e.to_string()))?;
     Ok(report.deadline_misses)

@@ -1240,11 +1240,9 @@ fn summarise(
         policy: cfg.policy_name(),
         scheduler: match &cfg.placement {
             Some(p) => p.model_scheduler(cfg.policy),
-            None => cfg
-                .policy
-                .model_scheduler(rr_timeslice())
-                .map(|m| m.to_string()),
-        },
+            None => cfg.policy.model_scheduler(rr_timeslice()),
+        }
+        .map(|m| m.to_string()),
         cpus: cfg.placement.as_ref().map(|p| p.cpus.clone()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),

@@ -29,7 +29,7 @@ use rtlab_model::TaskSet;
 
 use crate::error::RtError;
 
-use rtlab_model::policy::RunPolicy;
+use rtlab_model::policy::{ModelScheduler, RunPolicy};
 
 /// How the kernel schedules across the run's CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,14 +134,18 @@ impl Placement {
     /// CPU on a deadline tie), partitioned and clustered EDF `pedf` and
     /// `cedf`, SCHED_FIFO `gfp:ORDER` and `pfp:ORDER`. `None` for policies
     /// the simulator has no multiprocessor model of.
-    pub fn model_scheduler(&self, policy: RunPolicy) -> Option<String> {
+    pub fn model_scheduler(&self, policy: RunPolicy) -> Option<ModelScheduler> {
         match (self.scope, policy) {
-            (Scope::Global, RunPolicy::Edf) => Some("linux-dl".into()),
-            (_, RunPolicy::Edf)
-            | (_, RunPolicy::RateMonotonic)
-            | (_, RunPolicy::DeadlineMonotonic)
-            | (_, RunPolicy::Given) => Some(self.policy_name(policy)),
-            _ => None,
+            (Scope::Global, RunPolicy::Edf) => Some(ModelScheduler::LinuxDl),
+            (Scope::Partitioned, RunPolicy::Edf) => Some(ModelScheduler::PartitionedEdf),
+            (Scope::Clustered, RunPolicy::Edf) => Some(ModelScheduler::ClusteredEdf),
+            (Scope::Global, p) => p
+                .priority_assignment()
+                .map(ModelScheduler::GlobalFixedPriority),
+            (Scope::Partitioned, p) => p
+                .priority_assignment()
+                .map(ModelScheduler::PartitionedFixedPriority),
+            (Scope::Clustered, _) => None,
         }
     }
 

@@ -268,6 +268,15 @@ impl From<ModelScheduler> for SchedulerSpec {
             ModelScheduler::Edf => SchedulerSpec::Edf,
             ModelScheduler::Fifo => SchedulerSpec::Fifo,
             ModelScheduler::RoundRobin(quantum) => SchedulerSpec::RrLinux(quantum),
+            ModelScheduler::LinuxDl => SchedulerSpec::Global(GlobalPolicy::LinuxDl),
+            ModelScheduler::PartitionedEdf => SchedulerSpec::Partitioned(PartitionedPolicy::Edf),
+            ModelScheduler::ClusteredEdf => SchedulerSpec::Cedf,
+            ModelScheduler::GlobalFixedPriority(order) => {
+                SchedulerSpec::Global(GlobalPolicy::Fp(order))
+            }
+            ModelScheduler::PartitionedFixedPriority(order) => {
+                SchedulerSpec::Partitioned(PartitionedPolicy::Fp(order))
+            }
         }
     }
 }
@@ -716,4 +725,32 @@ pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
         }
     }
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every model scheduler converts to the spec its printed name parses
+    /// to, so a report that prints the model names the scheduler that ran.
+    #[test]
+    fn a_model_scheduler_converts_to_the_spec_of_its_name() {
+        let dm = PriorityAssignment::DeadlineMonotonic;
+        for model in [
+            ModelScheduler::FixedPriority(dm),
+            ModelScheduler::Edf,
+            ModelScheduler::Fifo,
+            ModelScheduler::RoundRobin(Nanos::from_ms(100)),
+            ModelScheduler::LinuxDl,
+            ModelScheduler::PartitionedEdf,
+            ModelScheduler::ClusteredEdf,
+            ModelScheduler::GlobalFixedPriority(dm),
+            ModelScheduler::PartitionedFixedPriority(PriorityAssignment::Given),
+        ] {
+            let spec = SchedulerSpec::from(model);
+            let parsed: SchedulerSpec = model.to_string().parse().expect("a spec");
+            assert_eq!(parsed, spec, "{model}");
+            assert_eq!(spec.to_string(), model.to_string());
+        }
+    }
 }

@@ -92,16 +92,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .place(rtlab_model::file::load(&args.flags.taskset)?.set, &mut cfg)?;
     let spec = match &cfg.placement {
         // gedf -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, ...
-        Some(p) => p
-            .model_scheduler(cfg.policy)
-            .ok_or_else(|| {
-                usage(format!(
-                    "--policy {}: the simulator has no model of it",
-                    cfg.policy_name()
-                ))
-            })?
-            .parse::<SchedulerSpec>()
-            .map_err(|e| usage(e.to_string()))?,
+        Some(p) => SchedulerSpec::from(p.model_scheduler(cfg.policy).ok_or_else(|| {
+            usage(format!(
+                "--policy {}: the simulator has no model of it",
+                cfg.policy_name()
+            ))
+        })?),
         None => {
             let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
                 return Err(usage(
