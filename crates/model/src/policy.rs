@@ -19,8 +19,7 @@
 //! ([`RunPolicy::priority_assignment`]), and in the simulator
 //! `ModelScheduler -> SchedulerSpec` (`From`). None goes through a string.
 //!
-//! Two other types are not a choice of scheduler and live elsewhere on
-//! purpose:
+//! Two other types live elsewhere on purpose:
 //!
 //! * `rtlab_sim::SchedulerSpec` is the simulator's parameterised registry
 //!   (every `--scheduler`, multiprocessor ones included, with their
@@ -30,6 +29,10 @@
 //!   `sched_setattr` (SCHED_FIFO priority, SCHED_DEADLINE runtime, ...);
 //!   `rtlab_rt::executor::thread_policies` computes one per task from a
 //!   [`RunPolicy`], since it needs the host.
+//!
+//! [`crate::simso::SimsoScheduler`] names a scheduler both rtlab and SimSo
+//! have, in the SimSo file format's terms (its class names); the simulator
+//! converts it `From` into `SchedulerSpec` as well.
 //!
 //! Levels follow the SCHED_FIFO convention: a **larger number is more
 //! urgent**. RM and DM give distinct levels `n` (most urgent) down to `1`;

@@ -28,6 +28,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
+use rtlab_model::simso::SimsoScheduler;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::error::SimError;
@@ -276,6 +277,26 @@ impl From<ModelScheduler> for SchedulerSpec {
             }
             ModelScheduler::PartitionedFixedPriority(order) => {
                 SchedulerSpec::Partitioned(PartitionedPolicy::Fp(order))
+            }
+        }
+    }
+}
+
+/// The simulator scheduler a SimSo scheduler is compared with (the one
+/// [`SimsoScheduler::rtlab_spec`] names).
+impl From<SimsoScheduler> for SchedulerSpec {
+    fn from(scheduler: SimsoScheduler) -> SchedulerSpec {
+        match scheduler {
+            SimsoScheduler::Edf => SchedulerSpec::Edf,
+            SimsoScheduler::FixedPriority(order) => SchedulerSpec::Fp(order),
+            SimsoScheduler::GlobalEdf => SchedulerSpec::Global(GlobalPolicy::Edf),
+            SimsoScheduler::GlobalFixedPriority(order) => {
+                SchedulerSpec::Global(GlobalPolicy::Fp(order))
+            }
+            SimsoScheduler::Edzl => SchedulerSpec::Global(GlobalPolicy::Edzl),
+            SimsoScheduler::PartitionedEdf => SchedulerSpec::Partitioned(PartitionedPolicy::Edf),
+            SimsoScheduler::PartitionedRm => {
+                SchedulerSpec::Partitioned(PartitionedPolicy::Fp(PriorityAssignment::RateMonotonic))
             }
         }
     }
@@ -751,6 +772,26 @@ mod tests {
             let parsed: SchedulerSpec = model.to_string().parse().expect("a spec");
             assert_eq!(parsed, spec, "{model}");
             assert_eq!(spec.to_string(), model.to_string());
+        }
+    }
+
+    /// Every SimSo scheduler converts to the spec its rtlab name parses to.
+    #[test]
+    fn a_simso_scheduler_converts_to_the_spec_of_its_rtlab_name() {
+        let dm = PriorityAssignment::DeadlineMonotonic;
+        for scheduler in [
+            SimsoScheduler::Edf,
+            SimsoScheduler::FixedPriority(dm),
+            SimsoScheduler::GlobalEdf,
+            SimsoScheduler::GlobalFixedPriority(PriorityAssignment::Given),
+            SimsoScheduler::Edzl,
+            SimsoScheduler::PartitionedEdf,
+            SimsoScheduler::PartitionedRm,
+        ] {
+            let spec = SchedulerSpec::from(scheduler);
+            let parsed: SchedulerSpec = scheduler.rtlab_spec().parse().expect("a spec");
+            assert_eq!(parsed, spec, "{scheduler:?}");
+            assert_eq!(spec.to_string(), scheduler.rtlab_spec());
         }
     }
 }

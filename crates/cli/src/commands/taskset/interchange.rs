@@ -127,7 +127,7 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
                     scheduler.rtlab_spec()
                 )));
             }
-            let spec: SchedulerSpec = scheduler.rtlab_spec().parse()?;
+            let spec = SchedulerSpec::from(scheduler);
             placed = crate::placement::for_scheduler(set, &spec, heuristic, "nothing was done")?;
             &placed
         }
