@@ -1,5 +1,7 @@
 //! The JSON documents of `rtlab taskset show|list|validate|gen --json`
-//! (README, "JSON outputs"), as plain structs that serialize with serde.
+//! (README, "JSON outputs"), as plain structs that serialize with serde, and
+//! the fragments of the real-run documents that describe the host
+//! ([`RtThrottlingDocument`]; `rtlab_host` converts its readings into them).
 //!
 //! Fields are declared in **alphabetical order**: these documents used to
 //! be `serde_json::Value` objects, which sort their keys (the workspace does
@@ -15,6 +17,17 @@ pub fn keys_in_sorted_order<T: Serialize>(doc: &T) -> bool {
     let direct = serde_json::to_string(doc);
     let sorted = serde_json::to_value(doc).and_then(|v| serde_json::to_string(&v));
     matches!((direct, sorted), (Ok(a), Ok(b)) if a == b)
+}
+
+/// The RT throttling limits read at the start (`sched_rt_runtime_us`,
+/// `sched_rt_period_us`), in `rtlab latency --json` and `rtlab lag-study
+/// --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RtThrottlingDocument {
+    /// The period.
+    pub period_us: u64,
+    /// RT threads' runtime per period (`-1`: unlimited).
+    pub runtime_us: i64,
 }
 
 /// `rtlab taskset show --json`.

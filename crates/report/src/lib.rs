@@ -11,6 +11,7 @@ pub mod headline;
 pub mod html;
 pub mod human;
 pub mod kernel_trace;
+pub mod lag_study_text;
 pub mod plot;
 pub mod series;
 pub mod sources;

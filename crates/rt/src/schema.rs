@@ -1,5 +1,5 @@
-//! The JSON documents of `rtlab latency --json`, `rtlab load --json` and
-//! `rtlab lag-study --json` (README, "JSON outputs"), as plain structs that
+//! The JSON documents of `rtlab latency --json` and `rtlab load --json`
+//! (README, "JSON outputs"), as plain structs that
 //! serialize with serde.
 //!
 //! Fields are declared in **alphabetical order**: these documents used to
@@ -10,26 +10,7 @@
 
 use serde::Serialize;
 
-use rtlab_host::policy::RtThrottling;
-
-/// The RT throttling limits read at the start (`sched_rt_runtime_us`,
-/// `sched_rt_period_us`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RtThrottlingDocument {
-    /// The period.
-    pub period_us: u64,
-    /// RT threads' runtime per period (`-1`: unlimited).
-    pub runtime_us: i64,
-}
-
-impl From<RtThrottling> for RtThrottlingDocument {
-    fn from(t: RtThrottling) -> Self {
-        Self {
-            period_us: t.period_us,
-            runtime_us: t.runtime_us,
-        }
-    }
-}
+pub use rtlab_model::schema::RtThrottlingDocument;
 
 /// `rtlab latency --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -196,91 +177,6 @@ impl LoadDocument {
     }
 }
 
-/// `rtlab lag-study --json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagStudyDocument {
-    /// One entry per measured cell.
-    pub cells: Vec<LagCellDocument>,
-    /// The study's settings.
-    pub config: LagStudyConfigDocument,
-    /// Whether it ended before every cell was measured in full.
-    pub interrupted: bool,
-    /// The RT throttling limits, when readable.
-    pub rt_throttling: Option<RtThrottlingDocument>,
-    /// Warnings printed at the start.
-    pub warnings: Vec<String>,
-}
-
-/// The `config` of a [`LagStudyDocument`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagStudyConfigDocument {
-    /// The controllers compared.
-    pub controllers: Vec<&'static str>,
-    /// The pause between cells.
-    pub cooldown_ns: u64,
-    /// The CPU it is pinned to, if any.
-    pub cpu: Option<usize>,
-    /// The controller's integral gain.
-    pub ki: f64,
-    /// The measuring thread's policy.
-    pub policy: &'static str,
-    /// Its priority.
-    pub priority: u8,
-    /// Rounds over the grid.
-    pub rounds: u32,
-    /// Samples per cell.
-    pub samples: u64,
-    /// The robust controller's spin budget, a share of the period.
-    pub spin_share: f64,
-    /// The outlier threshold given (`None`: each cell's period).
-    pub threshold_ns: Option<u64>,
-}
-
-/// One cell of a [`LagStudyDocument`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagCellDocument {
-    /// Share of lags below 10 µs.
-    pub below_10us: f64,
-    /// Share of lags below 20 µs.
-    pub below_20us: f64,
-    /// Time spent busy-waiting.
-    pub busy_wait_ns: u64,
-    /// Busy-waiting as a share of the cell's wall time.
-    pub busy_wait_share: f64,
-    /// Whether a controller was on.
-    pub controller: bool,
-    /// Which controller.
-    pub controller_kind: &'static str,
-    /// The controller's final control value.
-    pub final_control_ns: u64,
-    /// The controller's final outlier threshold.
-    pub final_threshold_ns: u64,
-    /// The largest lag.
-    pub max_lag_ns: u64,
-    /// Whether the largest lag is worse than with the controller off.
-    pub max_worse_than_off: Option<bool>,
-    /// The mean lag.
-    pub mean_lag_ns: u64,
-    /// The median lag.
-    pub p50_lag_ns: u64,
-    /// The 99.9th percentile lag.
-    pub p999_lag_ns: u64,
-    /// The 99th percentile lag.
-    pub p99_lag_ns: u64,
-    /// Whether the 99th percentile is worse than with the controller off.
-    pub p99_worse_than_off: Option<bool>,
-    /// The cell's period.
-    pub period_ns: u64,
-    /// Samples measured.
-    pub samples: u64,
-    /// Whether the cell can hit RT throttling.
-    pub throttle_risk: bool,
-    /// The cell's utilization, a share.
-    pub utilization: f64,
-    /// The cell's wall time.
-    pub wall_ns: u64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,49 +256,5 @@ mod tests {
         assert!(keys_in_sorted_order(&doc));
         let text = serde_json::to_string(&doc).unwrap();
         assert!(text.contains(r#""loop":3"#), "{text}");
-    }
-
-    #[test]
-    fn lag_study_document_keeps_sorted_keys() {
-        let cell = LagCellDocument {
-            below_10us: 0.5,
-            below_20us: 0.9,
-            busy_wait_ns: 1,
-            busy_wait_share: 0.1,
-            controller: true,
-            controller_kind: "paper",
-            final_control_ns: 1,
-            final_threshold_ns: 2,
-            max_lag_ns: 3,
-            max_worse_than_off: Some(false),
-            mean_lag_ns: 1,
-            p50_lag_ns: 1,
-            p999_lag_ns: 3,
-            p99_lag_ns: 2,
-            p99_worse_than_off: None,
-            period_ns: 1_000_000,
-            samples: 10,
-            throttle_risk: false,
-            utilization: 0.5,
-            wall_ns: 1,
-        };
-        assert!(keys_in_sorted_order(&LagStudyDocument {
-            cells: vec![cell],
-            config: LagStudyConfigDocument {
-                controllers: vec!["off", "paper"],
-                cooldown_ns: 1,
-                cpu: None,
-                ki: 0.1,
-                policy: "fifo",
-                priority: 90,
-                rounds: 1,
-                samples: 10,
-                spin_share: 0.2,
-                threshold_ns: None,
-            },
-            interrupted: false,
-            rt_throttling: None,
-            warnings: vec!["w".into()],
-        }));
     }
 }
