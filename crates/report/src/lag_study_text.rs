@@ -265,9 +265,21 @@ mod tests {
     use super::*;
     use rtlab_model::schema::keys_in_sorted_order;
 
+    /// The table shows the percent the cell was asked with, read back from
+    /// the document's share (`percent / 100` as f64) for every percent.
     #[test]
-    fn lag_study_document_keeps_sorted_keys() {
-        let cell = LagCellDocument {
+    fn the_table_reads_back_every_whole_percent() {
+        for percent in 0..=100u32 {
+            let cell = LagCellDocument {
+                utilization: f64::from(percent) / 100.0,
+                ..cell_document()
+            };
+            assert_eq!(cell.percent(), percent);
+        }
+    }
+
+    fn cell_document() -> LagCellDocument {
+        LagCellDocument {
             below_10us: 0.5,
             below_20us: 0.9,
             busy_wait_ns: 1,
@@ -288,7 +300,12 @@ mod tests {
             throttle_risk: false,
             utilization: 0.5,
             wall_ns: 1,
-        };
+        }
+    }
+
+    #[test]
+    fn lag_study_document_keeps_sorted_keys() {
+        let cell = cell_document();
         assert!(keys_in_sorted_order(&LagStudyDocument {
             cells: vec![cell],
             config: LagStudyConfigDocument {
