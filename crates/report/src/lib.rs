@@ -4,6 +4,7 @@
 //! ([`html`]).
 #![forbid(unsafe_code)]
 
+pub mod breakdown_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
