@@ -8,6 +8,7 @@ pub mod breakdown_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
+pub mod hartstone_text;
 pub mod headline;
 pub mod html;
 pub mod human;
