@@ -205,14 +205,8 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         done += 1;
         if progress {
             eprintln!(
-                "# [{done}/{steps}] round {}/{}: {} {}% {}: mean lag {}, p99 {}",
-                round + 1,
-                cfg.rounds,
-                c.cell.period,
-                c.cell.utilization,
-                c.cell.waiter.name(),
-                c.lag.mean(),
-                c.lag.p99
+                "# [{done}/{steps}] {}",
+                lag_study_text::progress(round, cfg.rounds, &cell_json(c))
             );
         }
     })?;
