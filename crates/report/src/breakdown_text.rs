@@ -166,3 +166,140 @@ fn steps_table(s: &ScaleResult) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_analysis::breakdown_experiment::{Predicted, PredictionError};
+    use rtlab_analysis::measured_breakdown::{PassRule, Phase};
+
+    fn step(phase: Phase, pass: bool, interrupted: bool, refused: Option<&str>) -> Step {
+        Step {
+            phase,
+            alpha: 1.25,
+            alpha_ppb: 1_250_000_000,
+            utilization: 0.625,
+            repeat: 1,
+            misses: u64::from(!pass),
+            jobs: 40,
+            pass,
+            interrupted,
+            refused: refused.map(str::to_string),
+            kernel_trace: None,
+        }
+    }
+
+    fn breakdown(utilization: Option<f64>, capped: bool, confirmed: bool) -> MeasuredBreakdown {
+        MeasuredBreakdown {
+            alpha: utilization.map(|u| u * 2.0),
+            alpha_ppb: None,
+            utilization,
+            failing_alpha: None,
+            confirmed,
+            capped,
+            interrupted: false,
+            steps: Vec::new(),
+        }
+    }
+
+    /// A refusal longer than the 60 characters the table keeps.
+    const REFUSAL: &str = "sched_setattr: SCHED_DEADLINE admission refused the set: the total bandwidth is above the limit";
+
+    fn document() -> BreakdownDocument {
+        let mut measured = breakdown(Some(0.5), true, false);
+        measured.steps = vec![
+            step(Phase::Bracket, true, false, None),
+            step(Phase::Bracket, false, false, None),
+            step(Phase::Bisect, false, false, Some(REFUSAL)),
+            step(Phase::Confirm, false, true, None),
+        ];
+        BreakdownDocument {
+            taskset: "ins".into(),
+            origin: "builtin:ins".into(),
+            policy: "edf".into(),
+            overheads: "rtmach".into(),
+            timer: "periodic tick".into(),
+            throttling_model: None,
+            repeat: 1,
+            pass_rule: PassRule::All,
+            resolution: 0.01,
+            cpu: Some(1),
+            rt_throttling: "unlimited".into(),
+            no_rt_throttling: false,
+            interrupted: true,
+            scales: vec![ScaleResult {
+                time_scale: 0.1,
+                time_scale_ppb: 100_000_000,
+                utilization: 0.25,
+                duration_per_step_ns: 500_000_000,
+                ideal: Some(Predicted {
+                    alpha: 4.0,
+                    utilization: 1.0,
+                }),
+                overhead_aware: None,
+                simulated: breakdown(Some(0.875), false, true),
+                measured,
+                prediction_error: PredictionError {
+                    ideal_pp: Some(-50.0),
+                    overhead_aware_pp: None,
+                    simulated_pp: Some(-37.5),
+                },
+                throttling_may_cap: false,
+            }],
+        }
+    }
+
+    /// The breakdowns row and the steps table say what the document holds:
+    /// a capped, unconfirmed measurement, a missing prediction, each step's
+    /// verdict (a refusal cut to 60 characters).
+    #[test]
+    fn the_text_marks_capped_unconfirmed_and_refused() {
+        let text = describe(&document());
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("0.1 "))
+            .unwrap_or_else(|| panic!("{text}"));
+        let cells: Vec<&str> = row
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "0.1",
+                "25.00%",
+                "500ms",
+                "100.00%",
+                "-",
+                "87.50%",
+                ">= 50.00% (unconfirmed)",
+                "-50.00",
+                "-",
+                "-37.50",
+                "4"
+            ],
+            "{text}"
+        );
+        assert!(
+            text.contains("measured steps at time scale 0.1 (500ms each):"),
+            "{text}"
+        );
+        let verdicts: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("measured steps"))
+            .skip(3)
+            .take(4)
+            .map(|l| l.trim_end().rsplit("  ").next().unwrap())
+            .collect();
+        let refused = format!("refused: {}", &REFUSAL[..60]);
+        assert_eq!(
+            verdicts,
+            ["pass", "fail", refused.as_str(), "interrupted"],
+            "{text}"
+        );
+        assert!(text.ends_with(
+            "\nnote: interrupted: the last time scale is partial, later ones were not run\n"
+        ));
+    }
+}

@@ -1,5 +1,5 @@
 //! `rtlab lag-study` (paper 000 section 4.1) as a document, a text table and
-//! CSV: [`LagStudyDocument`] is `--json`, [`human`] the text, [`csv`] the
+//! CSV: [`LagStudyDocument`] is `--json`, [`human`] the text, [`csv()`] the
 //! `--csv` file; the table and the CSV read the document's cells.
 //!
 //! Fields are declared in **alphabetical order**: these documents used to

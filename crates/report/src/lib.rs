@@ -1,7 +1,9 @@
 //! rtlab's results as pictures and pages: the data of each plot extracted
 //! from a stored run ([`series`]), drawn as SVG ([`plot`]), chosen per kind
 //! of run ([`figures`]) and put into one self-contained HTML file
-//! ([`html`]).
+//! ([`html`]); and each command's text, CSV and documents, one module per
+//! command ([`study_text`], [`hartstone_text`], [`breakdown_text`],
+//! [`latency_text`], [`lag_study_text`], ...).
 #![forbid(unsafe_code)]
 
 pub mod breakdown_text;
