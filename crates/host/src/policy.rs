@@ -511,6 +511,15 @@ pub struct RtThrottling {
     pub period_us: u64,
 }
 
+impl From<RtThrottling> for rtlab_model::schema::RtThrottlingDocument {
+    fn from(t: RtThrottling) -> Self {
+        Self {
+            period_us: t.period_us,
+            runtime_us: t.runtime_us,
+        }
+    }
+}
+
 impl RtThrottling {
     /// Reads the settings from /proc.
     pub fn read() -> Result<RtThrottling, HostError> {

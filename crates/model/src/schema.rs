@@ -1,5 +1,8 @@
 //! The JSON documents of `rtlab taskset show|list|validate|gen --json`
-//! (README, "JSON outputs"), as plain structs that serialize with serde.
+//! (README, "JSON outputs"), as plain structs that serialize with serde, and
+//! the fragments of the real-run documents that describe the host
+//! ([`RtThrottlingDocument`], [`LoadDocument`]; `rtlab_host` and `rtlab_rt`
+//! convert their readings into them).
 //!
 //! Fields are declared in **alphabetical order**: these documents used to
 //! be `serde_json::Value` objects, which sort their keys (the workspace does
@@ -15,6 +18,32 @@ pub fn keys_in_sorted_order<T: Serialize>(doc: &T) -> bool {
     let direct = serde_json::to_string(doc);
     let sorted = serde_json::to_value(doc).and_then(|v| serde_json::to_string(&v));
     matches!((direct, sorted), (Ok(a), Ok(b)) if a == b)
+}
+
+/// The RT throttling limits read at the start (`sched_rt_runtime_us`,
+/// `sched_rt_period_us`), in `rtlab latency --json` and `rtlab lag-study
+/// --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RtThrottlingDocument {
+    /// The period.
+    pub period_us: u64,
+    /// RT threads' runtime per period (`-1`: unlimited).
+    pub runtime_us: i64,
+}
+
+/// `rtlab load --json`, and the `load` of `rtlab latency --json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadDocument {
+    /// How long it ran.
+    pub elapsed_ns: u64,
+    /// Messages passed.
+    pub messages: u64,
+    /// The load as given (`hackbench:2:pipe`, ...).
+    pub spec: String,
+    /// Spin rounds done.
+    pub spin_rounds: u64,
+    /// Load threads.
+    pub threads: usize,
 }
 
 /// `rtlab taskset show --json`.

@@ -1,16 +1,22 @@
 //! rtlab's results as pictures and pages: the data of each plot extracted
 //! from a stored run ([`series`]), drawn as SVG ([`plot`]), chosen per kind
 //! of run ([`figures`]) and put into one self-contained HTML file
-//! ([`html`]).
+//! ([`html`]); and each command's text, CSV and documents, one module per
+//! command ([`study_text`], [`hartstone_text`], [`breakdown_text`],
+//! [`latency_text`], [`lag_study_text`], ...).
 #![forbid(unsafe_code)]
 
+pub mod breakdown_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
+pub mod hartstone_text;
 pub mod headline;
 pub mod html;
 pub mod human;
 pub mod kernel_trace;
+pub mod lag_study_text;
+pub mod latency_text;
 pub mod plot;
 pub mod series;
 pub mod sources;

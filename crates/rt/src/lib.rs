@@ -28,7 +28,6 @@ pub mod lag;
 pub mod lag_study;
 pub mod load;
 pub mod rtapp;
-pub mod schema;
 pub mod stats;
 pub mod stream;
 pub mod work;

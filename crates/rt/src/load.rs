@@ -112,6 +112,20 @@ pub struct LoadStats {
     pub elapsed: Duration,
 }
 
+impl LoadStats {
+    /// The document of these statistics of `spec` (`rtlab load --json`, the
+    /// `load` of `rtlab latency --json`).
+    pub fn document(&self, spec: LoadSpec) -> rtlab_model::schema::LoadDocument {
+        rtlab_model::schema::LoadDocument {
+            spec: spec.to_string(),
+            threads: self.threads,
+            messages: self.messages,
+            spin_rounds: self.spin_rounds,
+            elapsed_ns: u64::try_from(self.elapsed.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
 /// A running load; stops when [`Load::stop`] is called or when dropped.
 #[derive(Debug)]
 pub struct Load {

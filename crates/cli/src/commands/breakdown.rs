@@ -11,17 +11,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::Args;
 use rtlab_analysis::breakdown::ONE_PPB;
 use rtlab_analysis::breakdown_experiment::{
-    run_scale, scale_times, BreakdownDocument, ExperimentConfig, ScaleResult,
+    run_scale, scale_times, BreakdownDocument, ExperimentConfig,
 };
-use rtlab_analysis::measured_breakdown::{
-    MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
-};
+use rtlab_analysis::measured_breakdown::{PassRule, Step, StepOutcome, DEFAULT_REPEAT};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::{AnalysedPolicy, ModelScheduler, PriorityAssignment, RunPolicy};
 use rtlab_model::{file, printable, Nanos, TaskSet};
-use rtlab_report::table;
+use rtlab_report::breakdown_text::{describe, progress_line};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{self, RunConfig};
 use rtlab_sim::{SchedulerSpec, SimConfig};
@@ -368,162 +366,6 @@ fn step_duration(set: &TaskSet, asked: Option<Nanos>) -> anyhow::Result<Nanos> {
             Ok(h.min(DEFAULT_STEP_CAP).max(first_deadlines))
         }
     }
-}
-
-fn progress_line(scale: f64, s: &Step) -> String {
-    format!(
-        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}{}",
-        s.phase,
-        s.alpha,
-        s.utilization * 100.0,
-        s.repeat,
-        s.misses,
-        s.jobs,
-        if s.pass { "" } else { ": fail" },
-        s.kernel_trace.as_ref().map_or(String::new(), |k| format!(
-            "; {}",
-            rtlab_report::kernel_trace::misses_line(k)
-        ))
-    )
-}
-
-fn percent(u: Option<f64>) -> String {
-    u.map_or("-".into(), |u| format!("{:.2}%", u * 100.0))
-}
-
-fn points(e: Option<f64>) -> String {
-    e.map_or("-".into(), |e| format!("{e:+.2}"))
-}
-
-fn measured_cell(m: &MeasuredBreakdown) -> String {
-    let mut cell = percent(m.utilization);
-    if m.capped {
-        cell.insert_str(0, ">= ");
-    }
-    if m.utilization.is_some() && !m.confirmed {
-        cell.push_str(" (unconfirmed)");
-    }
-    cell
-}
-
-/// The human summary: the breakdowns per time scale, then every step.
-pub fn describe(doc: &BreakdownDocument) -> String {
-    let mut out = format!(
-        "{} ({}) under {}: breakdown utilization U* (every C scaled by alpha), overheads {} ({}{}), {} runs per alpha (pass: {}), resolution {}, CPU {}, RT throttling {}{}\n\n",
-        printable(&doc.taskset),
-        printable(&doc.origin),
-        doc.policy,
-        printable(&doc.overheads),
-        doc.timer,
-        doc.throttling_model
-            .as_ref()
-            .map_or(String::new(), |m| format!("; throttling modelled: {m}")),
-        doc.repeat,
-        doc.pass_rule.name(),
-        doc.resolution,
-        doc.cpu.map_or("-".into(), |c| c.to_string()),
-        doc.rt_throttling,
-        if doc.no_rt_throttling { " (switched off for each run)" } else { "" },
-    );
-    let header = [
-        "time scale",
-        "U",
-        "step",
-        "ideal",
-        "overhead-aware",
-        "simulated",
-        "measured",
-        "err ideal",
-        "err overhead",
-        "err sim",
-        "runs",
-    ];
-    let mut t = table::new(&header, &header[1..]);
-    for s in &doc.scales {
-        t.add_row(vec![
-            s.time_scale.to_string(),
-            percent(Some(s.utilization)),
-            Nanos::from_ns(s.duration_per_step_ns).to_string(),
-            percent(s.ideal.map(|p| p.utilization)),
-            percent(s.overhead_aware.map(|p| p.utilization)),
-            measured_cell(&s.simulated),
-            measured_cell(&s.measured),
-            points(s.prediction_error.ideal_pp),
-            points(s.prediction_error.overhead_aware_pp),
-            points(s.prediction_error.simulated_pp),
-            s.measured.steps.len().to_string(),
-        ]);
-    }
-    out.push_str(&table::render(&t));
-    out.push_str("\n(err: measured minus predicted U*, percentage points; positive = the platform did better than predicted)\n");
-    for s in &doc.scales {
-        out.push_str(&steps_table(s));
-    }
-    let capped: Vec<String> = doc
-        .scales
-        .iter()
-        .filter(|s| s.throttling_may_cap)
-        .map(|s| s.time_scale.to_string())
-        .collect();
-    if !capped.is_empty() {
-        out.push_str(&format!(
-            "\nnote: RT throttling ({}{}) or the fair server (Linux 6.12+: 50 ms per second for starved SCHED_OTHER tasks, not lifted by --no-rt-throttling) may have capped the measured breakdown at time scale {}: its first failing alpha came within 0.05 of the limit{}\n",
-            doc.rt_throttling,
-            if doc.no_rt_throttling { ", switched off" } else { "" },
-            capped.join(", "),
-            if doc.no_rt_throttling {
-                "; keep other work off the CPU to avoid the fair server"
-            } else {
-                "; rerun with --no-rt-throttling, and keep other work off the CPU"
-            }
-        ));
-    }
-    if doc.interrupted {
-        out.push_str(
-            "\nnote: interrupted: the last time scale is partial, later ones were not run\n",
-        );
-    }
-    out
-}
-
-fn steps_table(s: &ScaleResult) -> String {
-    let header = ["phase", "alpha", "U", "run", "misses", "jobs", "verdict"];
-    let mut t = table::new(&header, &header[1..6]);
-    for step in &s.measured.steps {
-        let verdict = match (&step.refused, step.interrupted, step.pass) {
-            (Some(why), _, _) => format!("refused: {}", why.chars().take(60).collect::<String>()),
-            (None, true, _) => "interrupted".into(),
-            (None, false, true) => "pass".into(),
-            (None, false, false) => "fail".into(),
-        };
-        t.add_row(vec![
-            format!("{:?}", step.phase).to_lowercase(),
-            format!("{:.4}", step.alpha),
-            format!("{:.2}%", step.utilization * 100.0),
-            step.repeat.to_string(),
-            step.misses.to_string(),
-            step.jobs.to_string(),
-            verdict,
-        ]);
-    }
-    let mut out = format!(
-        "\nmeasured steps at time scale {} ({} each):\n{}\n",
-        s.time_scale,
-        Nanos::from_ns(s.duration_per_step_ns),
-        table::render(&t)
-    );
-    for step in &s.measured.steps {
-        if let Some(k) = &step.kernel_trace {
-            out.push_str(&format!(
-                "kernel trace, {:?} alpha {:.4} run {}: {}\n",
-                step.phase,
-                step.alpha,
-                step.repeat,
-                rtlab_report::kernel_trace::misses_line(k)
-            ));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

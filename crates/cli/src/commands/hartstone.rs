@@ -4,35 +4,9 @@
 //! (`rtlab_model::hartstone`, `rtlab_sim::hartstone`, `rtlab_rt::hartstone`);
 //! this is flags and printing.
 //!
-//! # JSON schema (`--json`)
-//!
-//! ```text
-//! {
-//!   "extended": false, "tests": [1, 2, 3, 4],
-//!   "kilo_whet_ns": 1250000, "kilo_whet_from": "default",   // or "flag", "calibrated"
-//!   "iteration_duration_ns": 10000000000, "max_iterations": 200, "on_miss": "skip",
-//!   "runs": [                                   // PH series, one per scheduler / policy
-//!     { "world": "sim", "scheduler": "edf", "label": "sim edf",
-//!       "tests": [ { "test": 1, "iterations_completed": 30, "utilization_reached": 0.995,
-//!                    "context_switches_per_s": 120.5, "preemptions": 12,
-//!                    "ending_miss": { "iteration": 30, "task": "t5-272hz", "at_ns": 3676470 },
-//!                    "end": "miss",
-//!                    "iterations": [ { "iteration": 0, "utilization": 0.4, "tasks": 5,
-//!                                      "misses": 0, "first_miss": null, "context_switches": 620,
-//!                                      "preemptions": 0, "jobs": 620, "duration_ns": ... } ] } ] } ],
-//!   "extended_runs": [                          // --extended: one per scheduler
-//!     { "world": "sim", "scheduler": "edf", "label": "sim edf",
-//!       "results": [ { "test": 1, "normal": "task 5 at 64 Hz", "overload": "task 5 at 352 Hz",
-//!                      "misses": 812, "context_switches": 19800,
-//!                      "context_switches_per_s": 165.0, "preemptions": 10, "jobs": 15601 } ] } ],
-//!   "rankings": [ { "test": 1, "world": "sim", "order": ["sim edf", "sim multiburst"] } ],
-//!   "extended_length_ns": 120000000000,         // --extended only
-//!   "notes": ["real threads: RT throttling ... switched off ..."]   // when set
-//! }
-//! ```
-//!
-//! `--csv FILE`: `world,scheduler,test,iterations,utilization_reached,cs_per_s,preemptions,ending_task,ending_at_ns`
-//! (extended: `world,scheduler,test,misses,cs_per_s,preemptions,jobs`).
+//! The document (`--json`, its schema) is
+//! [`rtlab_model::hartstone::document::HartstoneDocument`]; the text and CSV
+//! are `rtlab_report::hartstone_text`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,20 +14,21 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_model::hartstone::document::{
+    ExtendedRun, HartstoneDocument as Document, Ranking, SeriesRun,
+};
 use rtlab_model::hartstone::{
-    self, extended_profile, overload_iteration, run_test, EndReason, ExtendedResult, HartstoneTest,
-    IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
+    self, extended_profile, overload_iteration, run_test, ExtendedResult, HartstoneTest,
+    IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS,
 };
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
-use rtlab_report::kernel_trace;
-use rtlab_report::table;
+use rtlab_report::hartstone_text::{csv, human, traced_line};
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
 use rtlab_rt::hartstone::RealIterations;
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::hartstone::{run_extended, SimIterations};
 use rtlab_sim::{OnMiss, SchedulerSpec};
-use serde::Serialize;
 
 use crate::flags::parse_nanos;
 use crate::setup::{restore_left_state_first, say};
@@ -129,55 +104,6 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
-}
-
-/// One scheduler's or policy's PH series.
-#[derive(Debug, Serialize)]
-struct SeriesRun {
-    world: &'static str,
-    scheduler: String,
-    label: String,
-    tests: Vec<TestOutcome>,
-}
-
-/// One scheduler's extended Hartstone.
-#[derive(Debug, Serialize)]
-struct ExtendedRun {
-    world: &'static str,
-    scheduler: String,
-    label: String,
-    results: Vec<ExtendedResult>,
-}
-
-#[derive(Debug, Serialize)]
-struct Ranking {
-    test: HartstoneTest,
-    world: &'static str,
-    order: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Document {
-    extended: bool,
-    tests: Vec<HartstoneTest>,
-    kilo_whet_ns: u64,
-    kilo_whet_from: &'static str,
-    iteration_duration_ns: u64,
-    max_iterations: u32,
-    on_miss: String,
-    runs: Vec<SeriesRun>,
-    extended_runs: Vec<ExtendedRun>,
-    rankings: Vec<Ranking>,
-    /// Length of the extended run (only with `extended`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extended_length_ns: Option<u64>,
-    /// What was changed on the machine for the real runs, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    notes: Vec<String>,
-    /// A stop signal cut the real-thread series short (README: "Kernel
-    /// settings and interrupted runs"); absent when it did not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    interrupted: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -722,217 +648,4 @@ fn rankings(doc: &Document, tests: &[HartstoneTest]) -> Vec<Ranking> {
         }
     }
     out
-}
-
-fn ending(outcome: &TestOutcome) -> String {
-    match (&outcome.end, &outcome.ending_miss) {
-        (EndReason::Miss, Some(m)) => format!(
-            "k={}: {} at {}",
-            m.iteration,
-            printable(&m.task),
-            Nanos::from_ns(m.at_ns)
-        ),
-        (EndReason::Cap, _) => "no miss (cap)".into(),
-        (EndReason::InvalidPool(why), _) => format!("invalid pool: {why}"),
-        (EndReason::Refused(why), _) => format!("refused: {why}"),
-        _ => "-".into(),
-    }
-}
-
-/// `; misses by cause: ...` after a traced run's progress line.
-fn traced_line(summary: Option<&serde_json::Value>) -> String {
-    summary.map_or(String::new(), |k| {
-        format!("; {}", kernel_trace::misses_line(k))
-    })
-}
-
-fn human(doc: &Document) -> String {
-    let mut out = String::new();
-    if doc.interrupted {
-        out.push_str("interrupted: a stop signal cut the real-thread series short; the tests finished until then follow\n");
-    }
-    let kw = Nanos::from_ns(doc.kilo_whet_ns);
-    if doc.extended {
-        let length = doc
-            .extended_length_ns
-            .map_or(EXTENDED_LENGTH, Nanos::from_ns);
-        let (from, to) = hartstone::ExtendedProfile::overload_window(length);
-        out.push_str(&format!(
-            "extended Hartstone (paper 002 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
-            doc.kilo_whet_from, doc.on_miss
-        ));
-        for note in &doc.notes {
-            out.push_str(&format!("note: {note}\n"));
-        }
-        let header = [
-            "test",
-            "load along",
-            "scheduler",
-            "misses",
-            "cs/s",
-            "preemptions",
-            "jobs",
-        ];
-        let mut t = table::new(&header, &["misses", "cs/s", "preemptions", "jobs"]);
-        for &test in &doc.tests {
-            for run in &doc.extended_runs {
-                if let Some(r) = run.results.iter().find(|r| r.test == test) {
-                    t.add_row(vec![
-                        test.number().to_string(),
-                        format!("{} / {}", r.normal, r.overload),
-                        run.label.clone(),
-                        r.misses.to_string(),
-                        format!("{:.1}", r.context_switches_per_s),
-                        r.preemptions.to_string(),
-                        r.jobs.to_string(),
-                    ]);
-                }
-            }
-        }
-        out.push_str(&table::render(&t));
-        out.push('\n');
-        for run in &doc.extended_runs {
-            for r in &run.results {
-                if let Some(k) = &r.kernel_trace {
-                    out.push_str(&format!(
-                        "kernel trace, {} test {}: {}\n",
-                        run.label,
-                        r.test.number(),
-                        kernel_trace::misses_line(k)
-                    ));
-                }
-            }
-        }
-    } else {
-        out.push_str(&format!(
-            "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
-            Nanos::from_ns(doc.iteration_duration_ns),
-            doc.kilo_whet_from,
-            doc.on_miss
-        ));
-        let header = [
-            "test",
-            "scheduler",
-            "iterations",
-            "U reached",
-            "cs/s",
-            "preemptions",
-            "ended by",
-        ];
-        let mut t = table::new(&header, &["iterations", "U reached", "cs/s", "preemptions"]);
-        for &test in &doc.tests {
-            for run in &doc.runs {
-                if let Some(o) = run.tests.iter().find(|o| o.test == test) {
-                    t.add_row(vec![
-                        test.number().to_string(),
-                        run.label.clone(),
-                        o.iterations_completed.to_string(),
-                        o.utilization_reached
-                            .map_or("-".into(), |u| format!("{u:.3}")),
-                        format!("{:.1}", o.context_switches_per_s),
-                        o.preemptions.to_string(),
-                        ending(o),
-                    ]);
-                }
-            }
-        }
-        out.push_str(&table::render(&t));
-        out.push('\n');
-        // The iteration that ended each traced series (its misses).
-        for run in &doc.runs {
-            for o in &run.tests {
-                let last = o.iterations.last();
-                if let Some((r, k)) = last.and_then(|r| Some((r, r.result.kernel_trace.as_ref()?)))
-                {
-                    out.push_str(&format!(
-                        "kernel trace, {} test {} iteration {}: {}\n",
-                        run.label,
-                        o.test.number(),
-                        r.iteration,
-                        kernel_trace::misses_line(k)
-                    ));
-                }
-            }
-        }
-    }
-    out.push_str("\nranking (best first; PH: most iterations, then fewest cs/s; extended: fewest misses, then fewest cs/s)\n");
-    let mut t = table::new(&["test", "simulated", "real threads"], &[]);
-    for &test in &doc.tests {
-        let order = |world| {
-            doc.rankings
-                .iter()
-                .find(|r| r.test == test && r.world == world)
-                .map_or("-".to_string(), |r| r.order.join(" > "))
-        };
-        t.add_row(vec![test.number().to_string(), order("sim"), order("real")]);
-    }
-    out.push_str(&table::render(&t));
-    out.push('\n');
-    if doc.extended {
-        out.push_str(&format!(
-            "paper 002 (Golchin 2017, figures 4.7-4.8): {}\n",
-            hartstone::PAPER_EXTENDED_RANKING
-        ));
-    }
-    out
-}
-
-fn csv(doc: &Document) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if doc.extended {
-        let _ = w.write_record([
-            "world",
-            "scheduler",
-            "test",
-            "misses",
-            "cs_per_s",
-            "preemptions",
-            "jobs",
-        ]);
-        for run in &doc.extended_runs {
-            for r in &run.results {
-                let _ = w.write_record([
-                    run.world.to_string(),
-                    run.scheduler.clone(),
-                    r.test.number().to_string(),
-                    r.misses.to_string(),
-                    r.context_switches_per_s.to_string(),
-                    r.preemptions.to_string(),
-                    r.jobs.to_string(),
-                ]);
-            }
-        }
-    } else {
-        let _ = w.write_record([
-            "world",
-            "scheduler",
-            "test",
-            "iterations",
-            "utilization_reached",
-            "cs_per_s",
-            "preemptions",
-            "ending_task",
-            "ending_at_ns",
-        ]);
-        for run in &doc.runs {
-            for o in &run.tests {
-                let miss = o.ending_miss.as_ref();
-                let _ = w.write_record([
-                    run.world.to_string(),
-                    run.scheduler.clone(),
-                    o.test.number().to_string(),
-                    o.iterations_completed.to_string(),
-                    o.utilization_reached
-                        .map_or(String::new(), |u| u.to_string()),
-                    o.context_switches_per_s.to_string(),
-                    o.preemptions.to_string(),
-                    miss.map_or(String::new(), |m| {
-                        rtlab_model::csv_cell(&m.task).into_owned()
-                    }),
-                    miss.map_or(String::new(), |m| m.at_ns.to_string()),
-                ]);
-            }
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

@@ -10,16 +10,16 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_host::policy::allowed_cpus;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
-use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
-use rtlab_rt::schema::{
-    LagCellDocument, LagStudyConfigDocument, LagStudyDocument, RtThrottlingDocument,
+use rtlab_report::lag_study_text::{
+    self, LagCellDocument, LagStudyConfigDocument, LagStudyDocument,
 };
+use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;
 use crate::usage::{naming_the_flag, usage};
-use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab lag-study\n  \
@@ -205,22 +205,12 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         done += 1;
         if progress {
             eprintln!(
-                "# [{done}/{steps}] round {}/{}: {} {}% {}: mean lag {}, p99 {}",
-                round + 1,
-                cfg.rounds,
-                c.cell.period,
-                c.cell.utilization,
-                c.cell.waiter.name(),
-                c.lag.mean(),
-                c.lag.p99
+                "# [{done}/{steps}] {}",
+                lag_study_text::progress(round, cfg.rounds, &cell_json(c))
             );
         }
     })?;
     let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
-    if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&cells)).with_context(|| format!("writing {}", path.display()))?;
-        crate::wrote::wrote(path, "one row per cell, CSV");
-    }
     let doc = LagStudyDocument {
         config: LagStudyConfigDocument {
             samples: cfg.samples,
@@ -239,28 +229,18 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         warnings: warnings.clone(),
         cells: cells.iter().map(cell_json).collect(),
     };
+    if let Some(path) = &args.csv {
+        std::fs::write(path, lag_study_text::csv(&doc.cells))
+            .with_context(|| format!("writing {}", path.display()))?;
+        crate::wrote::wrote(path, "one row per cell, CSV");
+    }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        if !progress {
-            for w in &warnings {
-                outln!("# {w}");
-            }
-        }
-        outln!(
-            "# lag study: {} samples per cell in {} round(s), {}, {}, Ki {}, robust spin budget {}% of the period",
-            cfg.samples,
-            cfg.rounds,
-            cfg.policy,
-            cfg.cpu
-                .map_or("unpinned".into(), |c| format!("pinned to CPU {c}")),
-            cfg.ki,
-            100.0 * cfg.spin_share
+        out!(
+            "{}",
+            lag_study_text::human(&doc, cfg.policy, total, progress)
         );
-        if interrupted {
-            outln!("# interrupted: {} of {total} cells", cells.len());
-        }
-        outln!("{}", describe(&cells));
     }
     if let Some(saver) = saver {
         saver.finish(&serde_json::to_value(&doc)?, interrupted)?;
@@ -268,87 +248,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn pct(f: f64) -> String {
-    format!("{:.1}", 100.0 * f)
-}
-
-fn us(n: Nanos) -> String {
-    format!("{:.1}", n.as_ns() as f64 / 1000.0)
-}
-
-/// `p99`, `max`, `p99,max` where a controlled cell's tail is above its
-/// plain cell's; empty otherwise.
-fn worse(c: &CellResult) -> String {
-    let Some(t) = c.tail_vs_off else {
-        return String::new();
-    };
-    let parts: Vec<&str> = [(t.p99_worse, "p99"), (t.max_worse, "max")]
-        .iter()
-        .filter(|(w, _)| *w)
-        .map(|(_, name)| *name)
-        .collect();
-    parts.join(",")
-}
-
-/// The table: one row per cell; `worse than off` names the tail figures a
-/// controller made worse than the plain sleep of the same run; `!` marks
-/// cells that can hit RT throttling.
-pub fn describe(cells: &[CellResult]) -> String {
-    let header = [
-        "period",
-        "U%",
-        "controller",
-        "samples",
-        "<10us %",
-        "<20us %",
-        "mean lag us",
-        "p99 us",
-        "p99.9 us",
-        "max lag us",
-        "busy-wait %",
-        "control us",
-        "threshold us",
-        "worse than off",
-        "",
-    ];
-    let mut t = table::new(&header, &header[1..13]);
-    for c in cells {
-        let controlled = c.cell.waiter.is_controlled();
-        t.add_row(vec![
-            c.cell.period.to_string(),
-            c.cell.utilization.to_string(),
-            c.cell.waiter.name().to_string(),
-            c.samples.to_string(),
-            pct(c.below_10us),
-            pct(c.below_20us),
-            us(c.lag.mean()),
-            us(c.lag.p99),
-            us(c.lag.p999),
-            us(c.lag.max),
-            pct(c.busy_wait_share),
-            us(c.final_control),
-            if controlled {
-                us(c.final_threshold)
-            } else {
-                "-".into()
-            },
-            worse(c),
-            if c.throttle_risk { "!" } else { "" }.to_string(),
-        ]);
-    }
-    let mut out = table::render(&t);
-    if cells
-        .iter()
-        .any(|c| c.tail_vs_off.is_some_and(|t| t.any_worse()))
-    {
-        out += "\nworse than off: p99 or max lag above the plain sleep's in this run";
-    }
-    if cells.iter().any(|c| c.throttle_risk) {
-        out += "\n! can hit RT throttling";
-    }
-    out
-}
-
+/// A measured cell as its document.
 fn cell_json(c: &CellResult) -> LagCellDocument {
     LagCellDocument {
         period_ns: c.cell.period.as_ns(),
@@ -372,40 +272,6 @@ fn cell_json(c: &CellResult) -> LagCellDocument {
         throttle_risk: c.throttle_risk,
         wall_ns: c.wall.as_ns(),
     }
-}
-
-/// The columns of `--csv`.
-const CSV_HEADER: &str = "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off";
-
-/// CSV with the JSON cell fields (the columns added later at the end; an
-/// empty `*_worse_than_off` where there is nothing to compare).
-pub fn csv(cells: &[CellResult]) -> String {
-    let mut out = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail.
-    let _ = out.write_record(CSV_HEADER.split(','));
-    let flag = |f: Option<bool>| f.map_or(String::new(), |b| b.to_string());
-    for c in cells {
-        let _ = out.write_record([
-            c.cell.period.as_ns().to_string(),
-            (f64::from(c.cell.utilization) / 100.0).to_string(),
-            c.cell.waiter.is_controlled().to_string(),
-            c.samples.to_string(),
-            format!("{:.6}", c.below_10us),
-            format!("{:.6}", c.below_20us),
-            c.lag.mean().as_ns().to_string(),
-            c.lag.p99.as_ns().to_string(),
-            c.lag.max.as_ns().to_string(),
-            format!("{:.6}", c.busy_wait_share),
-            c.final_control.as_ns().to_string(),
-            c.throttle_risk.to_string(),
-            c.cell.waiter.name().to_string(),
-            c.lag.p999.as_ns().to_string(),
-            c.final_threshold.as_ns().to_string(),
-            flag(c.tail_vs_off.map(|t| t.p99_worse)),
-            flag(c.tail_vs_off.map(|t| t.max_worse)),
-        ]);
-    }
-    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -517,10 +383,11 @@ mod tests {
         assert_eq!(j["controller"], true);
         assert_eq!(j["controller_kind"], "robust");
         assert!(cell_json(&cells[0]).p99_worse_than_off.is_none());
-        let table = describe(&cells);
+        let docs: Vec<LagCellDocument> = cells.iter().map(cell_json).collect();
+        let table = lag_study_text::describe(&docs);
         assert!(table.contains("<10us %") && table.contains("worse than off"));
         assert!(table.contains("robust") && table.contains("p99.9 us"));
-        let csv = csv(&cells);
+        let csv = lag_study_text::csv(&docs);
         assert_eq!(csv.lines().count(), 5);
         let columns = csv.lines().next().unwrap().split(',').count();
         assert!(csv.lines().all(|l| l.split(',').count() == columns));
@@ -559,9 +426,9 @@ mod tests {
             p99_worse: true,
             max_worse: false,
         };
-        let text = csv(&[
-            cell(WaiterKind::Off, None),
-            cell(WaiterKind::Robust, Some(tail)),
+        let text = lag_study_text::csv(&[
+            cell_json(&cell(WaiterKind::Off, None)),
+            cell_json(&cell(WaiterKind::Robust, Some(tail))),
         ]);
         assert_eq!(
             text,

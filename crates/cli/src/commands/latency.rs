@@ -8,14 +8,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
 use rtlab_probe::cyclictest_json::{self, CyclictestRun, SysInfo};
 use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport, TimerMode};
-use rtlab_rt::load::{LoadSpec, LoadStats};
-use rtlab_rt::schema::{
-    JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument, LoadDocument,
-    OutlierDocument, RtThrottlingDocument,
+use rtlab_report::latency_text::{
+    self, JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument,
+    OutlierDocument, TextContext,
 };
+use rtlab_rt::load::{LoadSpec, LoadStats};
 use serde_json::Value;
 
 use crate::flags::{
@@ -23,7 +24,6 @@ use crate::flags::{
 };
 use crate::setup::{set_up, start_load};
 use crate::usage::{naming_the_flag, usage};
-use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab latency --threads 2 --priority 99 --interval 1ms --mlock --affinity --duration 30s\n  \
@@ -371,14 +371,6 @@ pub fn measure_with_tap(
     Ok((code, doc))
 }
 
-fn us(n: Nanos) -> String {
-    format!("{:.1}", n.as_ns() as f64 / 1000.0)
-}
-
-fn signed_us(ns: i64) -> String {
-    format!("{:.1}", ns as f64 / 1000.0)
-}
-
 /// One finished measurement and what surrounded it: what [`describe`] and
 /// [`report_json`] both render.
 #[derive(Clone, Copy)]
@@ -393,150 +385,29 @@ struct Measured<'a> {
     notes: &'a [String],
 }
 
-/// The human output: cyclictest lines, then percentile tables and outliers.
+/// The human output: cyclictest lines, then percentile tables and outliers
+/// ([`latency_text::describe`] of the measurement's document).
 fn describe(measured: Measured<'_>) -> String {
-    let Measured {
-        args,
-        cfg,
-        report,
-        load,
-        throttling,
-        notes,
-    } = measured;
-    let mut out = String::new();
-    out += &format!(
-        "# rtlab latency: {} thread(s), {}, interval {} (+{} per thread), {}{}, load {}\n",
-        cfg.threads,
-        cfg.policy_of(0),
-        cfg.interval,
-        cfg.distance,
-        match (cfg.duration, cfg.loops) {
-            (Some(d), Some(l)) => format!("{d} or {l} loops"),
-            (Some(d), None) => d.to_string(),
-            (None, Some(l)) => format!("{l} loops"),
-            (None, None) => String::new(),
+    let policy = measured.cfg.policy_of(0).to_string();
+    let throttling_limit = measured.throttling.map(|t| t.describe_limit());
+    let cyclictest_lines: Vec<String> = measured
+        .report
+        .threads
+        .iter()
+        .map(latency::cyclictest_line)
+        .collect();
+    latency_text::describe(
+        &report_json(measured),
+        TextContext {
+            policy: &policy,
+            throttling_limit: throttling_limit.as_deref(),
+            cyclictest_lines: &cyclictest_lines,
+            outliers_asked: measured.args.outliers > 0,
         },
-        if args.mlock { ", mlock" } else { "" },
-        args.load,
-    );
-    if let Some(t) = throttling {
-        out += &format!("# RT throttling: {}\n", t.describe_limit());
-    }
-    for note in notes {
-        out += &format!("# {note}\n");
-    }
-    if report.interrupted {
-        out += "# interrupted: results so far\n";
-    }
-    if cfg.timer == TimerMode::Relative {
-        out += "# relative timers (cyclictest -r): latency = wake-up - (clock read before the sleep + interval), each sleep's own overshoot\n";
-    }
-    for t in &report.threads {
-        out += &latency::cyclictest_line(t);
-        out.push('\n');
-    }
-    for t in &report.threads {
-        if let Some(drift) = t.drift {
-            out += &format!(
-                "# T:{} fell behind the absolute grid by {} in {} loops ({}/loop): the lateness relative timers accumulate\n",
-                t.index,
-                drift,
-                t.loops,
-                Nanos::from_ns(drift.as_ns() / t.loops.max(1)),
-            );
-        }
-    }
-    out.push('\n');
-    let mut lat = table::new(
-        &[
-            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
-        ],
-        &[
-            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
-        ],
-    );
-    for t in &report.threads {
-        let l = &t.latency;
-        lat.add_row(vec![
-            t.index.to_string(),
-            t.tid.to_string(),
-            t.cpu.map_or("-".into(), |c| c.to_string()),
-            t.loops.to_string(),
-            us(l.min),
-            us(l.mean()),
-            us(l.p50),
-            us(l.p90),
-            us(l.p99),
-            us(l.p999),
-            us(l.max),
-            t.missed_periods.to_string(),
-        ]);
-    }
-    out += "wake-up latency (us)\n";
-    out += &table::render(&lat);
-    out += "\n\n";
-    let mut jit = table::new(
-        &[
-            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
-        ],
-        &[
-            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
-        ],
-    );
-    for t in &report.threads {
-        let j = &t.jitter;
-        jit.add_row(vec![
-            t.index.to_string(),
-            signed_us(t.jitter_min_ns),
-            signed_us(t.jitter_max_ns),
-            us(j.mean()),
-            us(j.p50),
-            us(j.p90),
-            us(j.p99),
-            us(j.p999),
-            us(j.max),
-        ]);
-    }
-    out += "period jitter: actual period - interval (us)\n";
-    out += &table::render(&jit);
-    out += "\n";
-    if args.outliers > 0 {
-        let mut worst = table::new(
-            &["T", "loop", "at", "latency (us)"],
-            &["T", "loop", "at", "latency (us)"],
-        );
-        for t in &report.threads {
-            for o in &t.outliers {
-                worst.add_row(vec![
-                    t.index.to_string(),
-                    o.loop_index.to_string(),
-                    o.at.to_string(),
-                    us(o.latency),
-                ]);
-            }
-        }
-        out += "\nworst wake-ups (at: from the start of the run)\n";
-        out += &table::render(&worst);
-        out += "\n";
-    }
-    if load.threads > 0 {
-        out += &format!(
-            "\nload {}: {} threads, {} messages, {} spin rounds in {:.1} s\n",
-            args.load,
-            load.threads,
-            load.messages,
-            load.spin_rounds,
-            load.elapsed.as_secs_f64()
-        );
-    }
-    for i in &report.lost_threads {
-        out += &format!(
-            "error: thread {i} did not finish within the grace period after the run; its samples are lost\n"
-        );
-    }
-    out
+    )
 }
 
+/// A measuring thread's report as its document.
 fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
     let ns = |n: Nanos| n.as_ns();
     let l = &t.latency;
@@ -591,6 +462,7 @@ fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
     }
 }
 
+/// The measurement as its document (`--json`).
 fn report_json(m: Measured<'_>) -> LatencyDocument {
     let cfg = m.cfg;
     LatencyDocument {
@@ -610,7 +482,7 @@ fn report_json(m: Measured<'_>) -> LatencyDocument {
             },
         },
         rt_throttling: m.throttling.map(RtThrottlingDocument::from),
-        load: LoadDocument::new(m.args.load, m.load),
+        load: m.load.document(m.args.load),
         interrupted: m.report.interrupted,
         lost_threads: m.report.lost_threads.clone(),
         wall_ns: m.report.wall.as_ns(),

@@ -11,7 +11,7 @@ use rtlab_sys::clock::monotonic_now;
 
 use crate::flags::{parse_load, parse_nanos};
 use crate::setup::start_load;
-use rtlab_rt::schema::LoadDocument;
+use rtlab_model::schema::LoadDocument;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab load hackbench --duration 30s\n  \
@@ -60,7 +60,7 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<ExitCode> {
             interrupted: bool,
         }
         let doc = Output {
-            load: LoadDocument::new(args.load, &stats),
+            load: stats.document(args.load),
             interrupted,
         };
         outln!("{}", serde_json::to_string_pretty(&doc)?);

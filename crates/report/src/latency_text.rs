@@ -1,6 +1,7 @@
-//! The JSON documents of `rtlab latency --json`, `rtlab load --json` and
-//! `rtlab lag-study --json` (README, "JSON outputs"), as plain structs that
-//! serialize with serde.
+//! `rtlab latency` (the cyclictest measurement) as a document and text:
+//! [`LatencyDocument`] is `--json`, [`describe`] the human output, which
+//! reads the document and the few things about the run it does not hold
+//! ([`TextContext`]).
 //!
 //! Fields are declared in **alphabetical order**: these documents used to
 //! be `serde_json::Value` objects, which sort their keys (the workspace does
@@ -8,28 +9,11 @@
 //! not change by a byte (`rtlab_model::schema::keys_in_sorted_order` checks
 //! it in the tests below, `crates/cli/tests/json_pins.rs` against the binary).
 
+use rtlab_model::schema::{LoadDocument, RtThrottlingDocument};
+use rtlab_model::Nanos;
 use serde::Serialize;
 
-use rtlab_host::policy::RtThrottling;
-
-/// The RT throttling limits read at the start (`sched_rt_runtime_us`,
-/// `sched_rt_period_us`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RtThrottlingDocument {
-    /// The period.
-    pub period_us: u64,
-    /// RT threads' runtime per period (`-1`: unlimited).
-    pub runtime_us: i64,
-}
-
-impl From<RtThrottling> for RtThrottlingDocument {
-    fn from(t: RtThrottling) -> Self {
-        Self {
-            period_us: t.period_us,
-            runtime_us: t.runtime_us,
-        }
-    }
-}
+use crate::table;
 
 /// `rtlab latency --json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,117 +152,164 @@ pub struct OutlierDocument {
     pub time_ns: u64,
 }
 
-/// `rtlab load --json`, and the `load` of a [`LatencyDocument`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LoadDocument {
-    /// How long it ran.
-    pub elapsed_ns: u64,
-    /// Messages passed.
-    pub messages: u64,
-    /// The load as given (`hackbench:2:pipe`, ...).
-    pub spec: String,
-    /// Spin rounds done.
-    pub spin_rounds: u64,
-    /// Load threads.
-    pub threads: usize,
+/// What the text of a measurement shows that its [`LatencyDocument`] does
+/// not hold.
+#[derive(Debug, Clone, Copy)]
+pub struct TextContext<'a> {
+    /// Thread 0's policy as the run set it (`SCHED_FIFO 99`, ...).
+    pub policy: &'a str,
+    /// The RT throttling limit in words, when readable.
+    pub throttling_limit: Option<&'a str>,
+    /// cyclictest's summary line of each thread, in order.
+    pub cyclictest_lines: &'a [String],
+    /// Whether the worst wake-ups were asked for (`--outliers` above 0).
+    pub outliers_asked: bool,
 }
 
-impl LoadDocument {
-    /// The document of `spec`'s statistics.
-    pub fn new(spec: crate::load::LoadSpec, stats: &crate::load::LoadStats) -> LoadDocument {
-        LoadDocument {
-            spec: spec.to_string(),
-            threads: stats.threads,
-            messages: stats.messages,
-            spin_rounds: stats.spin_rounds,
-            elapsed_ns: u64::try_from(stats.elapsed.as_nanos()).unwrap_or(u64::MAX),
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+fn signed_us(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// The human output: cyclictest lines, then percentile tables and outliers.
+pub fn describe(doc: &LatencyDocument, context: TextContext<'_>) -> String {
+    let cfg = &doc.config;
+    let ns = Nanos::from_ns;
+    let mut out = String::new();
+    out += &format!(
+        "# rtlab latency: {} thread(s), {}, interval {} (+{} per thread), {}{}, load {}\n",
+        cfg.threads,
+        context.policy,
+        ns(cfg.interval_ns),
+        ns(cfg.distance_ns),
+        match (cfg.duration_ns.map(ns), cfg.loops) {
+            (Some(d), Some(l)) => format!("{d} or {l} loops"),
+            (Some(d), None) => d.to_string(),
+            (None, Some(l)) => format!("{l} loops"),
+            (None, None) => String::new(),
+        },
+        if cfg.mlock { ", mlock" } else { "" },
+        doc.load.spec,
+    );
+    if let Some(limit) = context.throttling_limit {
+        out += &format!("# RT throttling: {limit}\n");
+    }
+    for note in &doc.notes {
+        out += &format!("# {note}\n");
+    }
+    if doc.interrupted {
+        out += "# interrupted: results so far\n";
+    }
+    if cfg.timer == Some("relative") {
+        out += "# relative timers (cyclictest -r): latency = wake-up - (clock read before the sleep + interval), each sleep's own overshoot\n";
+    }
+    for line in context.cyclictest_lines {
+        out += line;
+        out.push('\n');
+    }
+    for t in &doc.threads {
+        if let Some(drift) = t.drift_ns {
+            out += &format!(
+                "# T:{} fell behind the absolute grid by {} in {} loops ({}/loop): the lateness relative timers accumulate\n",
+                t.thread,
+                ns(drift),
+                t.loops,
+                ns(drift / t.loops.max(1)),
+            );
         }
     }
-}
-
-/// `rtlab lag-study --json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagStudyDocument {
-    /// One entry per measured cell.
-    pub cells: Vec<LagCellDocument>,
-    /// The study's settings.
-    pub config: LagStudyConfigDocument,
-    /// Whether it ended before every cell was measured in full.
-    pub interrupted: bool,
-    /// The RT throttling limits, when readable.
-    pub rt_throttling: Option<RtThrottlingDocument>,
-    /// Warnings printed at the start.
-    pub warnings: Vec<String>,
-}
-
-/// The `config` of a [`LagStudyDocument`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagStudyConfigDocument {
-    /// The controllers compared.
-    pub controllers: Vec<&'static str>,
-    /// The pause between cells.
-    pub cooldown_ns: u64,
-    /// The CPU it is pinned to, if any.
-    pub cpu: Option<usize>,
-    /// The controller's integral gain.
-    pub ki: f64,
-    /// The measuring thread's policy.
-    pub policy: &'static str,
-    /// Its priority.
-    pub priority: u8,
-    /// Rounds over the grid.
-    pub rounds: u32,
-    /// Samples per cell.
-    pub samples: u64,
-    /// The robust controller's spin budget, a share of the period.
-    pub spin_share: f64,
-    /// The outlier threshold given (`None`: each cell's period).
-    pub threshold_ns: Option<u64>,
-}
-
-/// One cell of a [`LagStudyDocument`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LagCellDocument {
-    /// Share of lags below 10 µs.
-    pub below_10us: f64,
-    /// Share of lags below 20 µs.
-    pub below_20us: f64,
-    /// Time spent busy-waiting.
-    pub busy_wait_ns: u64,
-    /// Busy-waiting as a share of the cell's wall time.
-    pub busy_wait_share: f64,
-    /// Whether a controller was on.
-    pub controller: bool,
-    /// Which controller.
-    pub controller_kind: &'static str,
-    /// The controller's final control value.
-    pub final_control_ns: u64,
-    /// The controller's final outlier threshold.
-    pub final_threshold_ns: u64,
-    /// The largest lag.
-    pub max_lag_ns: u64,
-    /// Whether the largest lag is worse than with the controller off.
-    pub max_worse_than_off: Option<bool>,
-    /// The mean lag.
-    pub mean_lag_ns: u64,
-    /// The median lag.
-    pub p50_lag_ns: u64,
-    /// The 99.9th percentile lag.
-    pub p999_lag_ns: u64,
-    /// The 99th percentile lag.
-    pub p99_lag_ns: u64,
-    /// Whether the 99th percentile is worse than with the controller off.
-    pub p99_worse_than_off: Option<bool>,
-    /// The cell's period.
-    pub period_ns: u64,
-    /// Samples measured.
-    pub samples: u64,
-    /// Whether the cell can hit RT throttling.
-    pub throttle_risk: bool,
-    /// The cell's utilization, a share.
-    pub utilization: f64,
-    /// The cell's wall time.
-    pub wall_ns: u64,
+    out.push('\n');
+    let mut lat = table::new(
+        &[
+            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
+        ],
+        &[
+            "T", "tid", "cpu", "loops", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "missed",
+        ],
+    );
+    for t in &doc.threads {
+        lat.add_row(vec![
+            t.thread.to_string(),
+            t.tid.to_string(),
+            t.cpu.map_or("-".into(), |c| c.to_string()),
+            t.loops.to_string(),
+            us(t.min_ns),
+            us(t.avg_ns),
+            us(t.p50_ns),
+            us(t.p90_ns),
+            us(t.p99_ns),
+            us(t.p999_ns),
+            us(t.max_ns),
+            t.missed_periods.to_string(),
+        ]);
+    }
+    out += "wake-up latency (us)\n";
+    out += &table::render(&lat);
+    out += "\n\n";
+    let mut jit = table::new(
+        &[
+            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
+        ],
+        &[
+            "T", "min", "max", "|avg|", "|p50|", "|p90|", "|p99|", "|p99.9|", "|max|",
+        ],
+    );
+    for t in &doc.threads {
+        let j = &t.jitter;
+        jit.add_row(vec![
+            t.thread.to_string(),
+            signed_us(j.min_ns),
+            signed_us(j.max_ns),
+            us(j.avg_abs_ns),
+            us(j.p50_abs_ns),
+            us(j.p90_abs_ns),
+            us(j.p99_abs_ns),
+            us(j.p999_abs_ns),
+            us(j.max_abs_ns),
+        ]);
+    }
+    out += "period jitter: actual period - interval (us)\n";
+    out += &table::render(&jit);
+    out += "\n";
+    if context.outliers_asked {
+        let mut worst = table::new(
+            &["T", "loop", "at", "latency (us)"],
+            &["T", "loop", "at", "latency (us)"],
+        );
+        for t in &doc.threads {
+            for o in &t.outliers {
+                worst.add_row(vec![
+                    t.thread.to_string(),
+                    o.loop_index.to_string(),
+                    ns(o.time_ns).to_string(),
+                    us(o.latency_ns),
+                ]);
+            }
+        }
+        out += "\nworst wake-ups (at: from the start of the run)\n";
+        out += &table::render(&worst);
+        out += "\n";
+    }
+    let load = &doc.load;
+    if load.threads > 0 {
+        out += &format!(
+            "\nload {}: {} threads, {} messages, {} spin rounds in {:.1} s\n",
+            load.spec,
+            load.threads,
+            load.messages,
+            load.spin_rounds,
+            std::time::Duration::from_nanos(load.elapsed_ns).as_secs_f64()
+        );
+    }
+    for i in &doc.lost_threads {
+        out += &format!(
+            "error: thread {i} did not finish within the grace period after the run; its samples are lost\n"
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -360,49 +391,5 @@ mod tests {
         assert!(keys_in_sorted_order(&doc));
         let text = serde_json::to_string(&doc).unwrap();
         assert!(text.contains(r#""loop":3"#), "{text}");
-    }
-
-    #[test]
-    fn lag_study_document_keeps_sorted_keys() {
-        let cell = LagCellDocument {
-            below_10us: 0.5,
-            below_20us: 0.9,
-            busy_wait_ns: 1,
-            busy_wait_share: 0.1,
-            controller: true,
-            controller_kind: "paper",
-            final_control_ns: 1,
-            final_threshold_ns: 2,
-            max_lag_ns: 3,
-            max_worse_than_off: Some(false),
-            mean_lag_ns: 1,
-            p50_lag_ns: 1,
-            p999_lag_ns: 3,
-            p99_lag_ns: 2,
-            p99_worse_than_off: None,
-            period_ns: 1_000_000,
-            samples: 10,
-            throttle_risk: false,
-            utilization: 0.5,
-            wall_ns: 1,
-        };
-        assert!(keys_in_sorted_order(&LagStudyDocument {
-            cells: vec![cell],
-            config: LagStudyConfigDocument {
-                controllers: vec!["off", "paper"],
-                cooldown_ns: 1,
-                cpu: None,
-                ki: 0.1,
-                policy: "fifo",
-                priority: 90,
-                rounds: 1,
-                samples: 10,
-                spin_share: 0.2,
-                threshold_ns: None,
-            },
-            interrupted: false,
-            rt_throttling: None,
-            warnings: vec!["w".into()],
-        }));
     }
 }
