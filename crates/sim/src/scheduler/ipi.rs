@@ -233,12 +233,22 @@ pub(crate) trait BurstRounds {
     fn task_at(&self, k: usize) -> usize;
     /// The position the round has reached.
     fn cursor(&mut self) -> &mut usize;
-    /// Task `i`'s current job, if it has one.
-    fn job_of(&self, i: usize) -> Option<JobId>;
-    /// What is left of task `i`'s burst in this round, ns (burst - used).
-    fn burst_left(&self, i: usize) -> i64;
+    /// Per task: its current job, its burst in this round and what it has
+    /// used of it, ns.
+    fn bursts(&self) -> (&[Option<JobId>], &[i64], &[i64]);
     /// Closes the round at `now`: the controller sets the next bursts.
     fn regulate(&mut self, now: Nanos);
+
+    /// Task `i`'s current job, if it has one.
+    fn job_of(&self, i: usize) -> Option<JobId> {
+        self.bursts().0[i]
+    }
+
+    /// What is left of task `i`'s burst in this round, ns (burst - used).
+    fn burst_left(&self, i: usize) -> i64 {
+        let (_, burst, used) = self.bursts();
+        burst[i] - used[i]
+    }
 }
 
 /// The next job of a burst round-robin and when its burst ends: from the
@@ -401,12 +411,8 @@ impl BurstRounds for Ipi {
         &mut self.cursor
     }
 
-    fn job_of(&self, i: usize) -> Option<JobId> {
-        self.job_of[i]
-    }
-
-    fn burst_left(&self, i: usize) -> i64 {
-        self.burst[i] - self.used[i]
+    fn bursts(&self) -> (&[Option<JobId>], &[i64], &[i64]) {
+        (&self.job_of, &self.burst, &self.used)
     }
 
     fn regulate(&mut self, now: Nanos) {

@@ -453,12 +453,8 @@ impl BurstRounds for Multiburst {
         &mut self.cursor
     }
 
-    fn job_of(&self, i: usize) -> Option<JobId> {
-        self.job_of[i]
-    }
-
-    fn burst_left(&self, i: usize) -> i64 {
-        self.burst[i] - self.used[i]
+    fn bursts(&self) -> (&[Option<JobId>], &[i64], &[i64]) {
+        (&self.job_of, &self.burst, &self.used)
     }
 
     fn regulate(&mut self, now: Nanos) {
