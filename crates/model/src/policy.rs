@@ -126,6 +126,10 @@ pub enum ModelScheduler {
     /// slice is refilled only when it runs out, not when the thread sleeps
     /// (the simulator's `rr:Q:linux`).
     RoundRobin(Nanos),
+    /// Paper 001's hybrid: EDF below 100 % load, fixed priorities under
+    /// this assignment above (the simulator's `hybrid:dm`; no Linux policy
+    /// does this).
+    Hybrid(PriorityAssignment),
 }
 
 impl fmt::Display for ModelScheduler {
@@ -135,6 +139,7 @@ impl fmt::Display for ModelScheduler {
             ModelScheduler::Edf => f.write_str("edf"),
             ModelScheduler::Fifo => f.write_str("fifo"),
             ModelScheduler::RoundRobin(q) => write!(f, "rr:{q}:linux"),
+            ModelScheduler::Hybrid(a) => write!(f, "hybrid:{a}"),
         }
     }
 }
@@ -198,10 +203,14 @@ mod tests {
             ModelScheduler::Edf,
             ModelScheduler::Fifo,
             ModelScheduler::RoundRobin(ms(100)),
+            ModelScheduler::Hybrid(PriorityAssignment::DeadlineMonotonic),
         ]
         .iter()
         .map(ToString::to_string)
         .collect();
-        assert_eq!(shown, ["fp:dm", "edf", "fifo", "rr:100ms:linux"]);
+        assert_eq!(
+            shown,
+            ["fp:dm", "edf", "fifo", "rr:100ms:linux", "hybrid:dm"]
+        );
     }
 }

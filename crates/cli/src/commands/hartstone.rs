@@ -41,18 +41,21 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::hartstone::{
-    self, extended_profile, overload_iteration, run_test, EndReason, ExtendedResult, HartstoneTest,
-    IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
+    self, extended_profile, overload_iteration, EndReason, ExtendedProfile, HartstoneTest,
+    TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
 };
+use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{printable, Nanos};
 use rtlab_report::kernel_trace;
 use rtlab_report::table;
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig, RunPolicy, RUN_POLICIES};
-use rtlab_rt::hartstone::RealIterations;
+use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::hartstone::{run_extended, SimIterations};
 use rtlab_sim::{OnMiss, SchedulerSpec};
-use serde::Serialize;
+use rtlab_study::hartstone::{
+    add_counterpart, extended_series, rankings, series, simulated_extended, simulated_series,
+    Document, ExtendedRun, SeriesRun,
+};
 
 use crate::flags::parse_nanos;
 use crate::setup::{restore_left_state_first, say};
@@ -128,55 +131,6 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
-}
-
-/// One scheduler's or policy's PH series.
-#[derive(Debug, Serialize)]
-struct SeriesRun {
-    world: &'static str,
-    scheduler: String,
-    label: String,
-    tests: Vec<TestOutcome>,
-}
-
-/// One scheduler's extended Hartstone.
-#[derive(Debug, Serialize)]
-struct ExtendedRun {
-    world: &'static str,
-    scheduler: String,
-    label: String,
-    results: Vec<ExtendedResult>,
-}
-
-#[derive(Debug, Serialize)]
-struct Ranking {
-    test: HartstoneTest,
-    world: &'static str,
-    order: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Document {
-    extended: bool,
-    tests: Vec<HartstoneTest>,
-    kilo_whet_ns: u64,
-    kilo_whet_from: &'static str,
-    iteration_duration_ns: u64,
-    max_iterations: u32,
-    on_miss: String,
-    runs: Vec<SeriesRun>,
-    extended_runs: Vec<ExtendedRun>,
-    rankings: Vec<Ranking>,
-    /// Length of the extended run (only with `extended`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extended_length_ns: Option<u64>,
-    /// What was changed on the machine for the real runs, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    notes: Vec<String>,
-    /// A stop signal cut the real-thread series short (README: "Kernel
-    /// settings and interrupted runs"); absent when it did not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    interrupted: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -304,84 +258,63 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
         notes: Vec::new(),
         interrupted: false,
     };
-    let mut interrupted = false;
-    if args.extended {
-        for (spec, name) in specs.iter().zip(&args.scheduler) {
-            let mut results = Vec::new();
-            for &test in &tests {
-                let profile = extended_profile(test, kilo_whet)?;
-                results.push(
-                    run_extended(&profile, spec, sim_on_miss, args.extended_length).map_err(
-                        |e| {
-                            usage(format!(
-                                "--scheduler {}: {}",
-                                printable(name),
-                                printable(&e.to_string())
-                            ))
-                        },
-                    )?,
-                );
-            }
-            doc.extended_runs.push(ExtendedRun {
-                world: "sim",
-                scheduler: name.clone(),
-                label: format!("sim {name}"),
-                results,
-            });
-        }
-        if !policies.is_empty() {
-            interrupted = run_real_extended(
-                args,
-                &tests,
-                &policies,
-                real_on_miss,
-                sim_on_miss,
-                kilo_whet,
-                &mut doc,
-            )?;
-        }
-    } else {
-        let config = |test| TestConfig {
+    let configs: Vec<TestConfig> = tests
+        .iter()
+        .map(|&test| TestConfig {
             test,
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
-        };
-        for (spec, name) in specs.iter().zip(&args.scheduler) {
-            let mut runner = SimIterations {
-                spec: spec.clone(),
-                on_miss: sim_on_miss,
-            };
-            let mut outcomes = Vec::new();
-            for &test in &tests {
-                outcomes.push(
-                    run_test(&mut runner, &config(test), &mut |_| {}).map_err(|e| {
-                        usage(format!(
-                            "--scheduler {}: {}",
-                            printable(name),
-                            printable(&e.to_string())
-                        ))
-                    })?,
-                );
-            }
-            doc.runs.push(SeriesRun {
-                world: "sim",
-                scheduler: name.clone(),
-                label: format!("sim {name}"),
-                tests: outcomes,
-            });
+        })
+        .collect();
+    let profiles: Vec<ExtendedProfile> = if args.extended {
+        tests
+            .iter()
+            .map(|&test| extended_profile(test, kilo_whet))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    let sim_error = |name: &String, e: rtlab_sim::SimError| {
+        usage(format!(
+            "--scheduler {}: {}",
+            printable(name),
+            printable(&e.to_string())
+        ))
+    };
+    for (spec, name) in specs.iter().zip(&args.scheduler) {
+        if args.extended {
+            let run = simulated_extended(name, spec, sim_on_miss, &profiles, args.extended_length)
+                .map_err(|e| sim_error(name, e))?;
+            doc.extended_runs.push(run);
+        } else {
+            let run = simulated_series(name, spec, sim_on_miss, &configs)
+                .map_err(|e| sim_error(name, e))?;
+            doc.runs.push(run);
         }
-        if !policies.is_empty() {
-            interrupted = run_real(
+    }
+    let mut interrupted = false;
+    if !policies.is_empty() {
+        interrupted = if args.extended {
+            run_real_extended(
                 args,
-                &tests,
+                &profiles,
+                &policies,
+                real_on_miss,
+                sim_on_miss,
+                &mut doc,
+            )?
+        } else {
+            run_real(
+                args,
+                &configs,
                 &policies,
                 real_on_miss,
                 sim_on_miss,
                 kilo_whet,
                 &mut doc,
-            )?;
-        }
+            )?
+        };
     }
     doc.rankings = rankings(&doc, &tests);
     doc.interrupted = interrupted;
@@ -414,21 +347,20 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
 /// its simulator counterpart. Says up front how long it can take (each test
 /// stops at the latest at the first pool above U = 1) and prints one line
 /// per iteration on stderr. Returns true when Ctrl-C cut it short.
-#[allow(clippy::too_many_arguments)]
 fn run_real(
     args: &HartstoneArgs,
-    tests: &[HartstoneTest],
+    configs: &[TestConfig],
     policies: &[RunPolicy],
     on_miss: Overrun,
     sim_on_miss: OnMiss,
     kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
-    let bound: u64 = tests
+    let bound: u64 = configs
         .iter()
-        .map(|&t| {
+        .map(|c| {
             u64::from(
-                overload_iteration(t, kilo_whet, args.max_iterations)
+                overload_iteration(c.test, kilo_whet, args.max_iterations)
                     .map_or(args.max_iterations, |k| k + 1),
             )
         })
@@ -453,72 +385,62 @@ fn run_real(
     base.cpu = Some(cpu);
     base.edf_reclaim = !args.no_edf_reclaim;
     base.kernel_trace = args.kernel.request_per_run();
+    let mut runner = RealRunner::new(base, interrupt);
     let timeslice = rr_timeslice();
     let started = Instant::now();
     for &policy in policies {
-        let mut config = base.clone();
-        config.policy = policy;
-        let mut runner = RealIterations { config, interrupt };
+        runner.policy = Some(policy);
+        let model = policy.model_scheduler(timeslice);
         let mut outcomes = Vec::new();
-        for &test in tests {
-            let cfg = TestConfig {
-                test,
-                kilo_whet,
-                window: args.iteration_duration,
-                max_iterations: args.max_iterations,
-            };
-            let mut progress = |r: &IterationRecord| {
-                say(&format!(
-                    "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
-                    started.elapsed().as_secs_f64(),
-                    r.iteration,
-                    r.utilization,
-                    r.result.misses,
-                    r.result.context_switches,
-                    traced_line(r.result.kernel_trace.as_ref()),
-                ));
-                let _ = std::io::stderr().flush();
-            };
-            match run_test(&mut runner, &cfg, &mut progress) {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
-                    say("interrupted: the tests finished so far follow");
-                    push_real(
-                        doc,
-                        policy,
-                        timeslice,
-                        outcomes,
-                        tests,
-                        args,
-                        kilo_whet,
-                        sim_on_miss,
-                    )?;
-                    return Ok(true);
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
-                    let message = match &e {
-                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
-                        other => other.to_string(),
-                    };
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --policy {policy}: {message}"
-                    ));
-                }
-                Err(e) => return Err(anyhow::anyhow!("rtlab hartstone --policy {policy}: {e}")),
-            }
+        let mut progress = |test: HartstoneTest, r: &rtlab_model::hartstone::IterationRecord| {
+            say(&format!(
+                "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+                started.elapsed().as_secs_f64(),
+                r.iteration,
+                r.utilization,
+                r.result.misses,
+                r.result.context_switches,
+                traced_line(r.result.kernel_trace.as_ref()),
+            ));
+            let _ = std::io::stderr().flush();
+        };
+        // The pinned policy runs whatever the spec's scheduler (SCHED_OTHER has none).
+        let scheduler = model.unwrap_or(ModelScheduler::Edf);
+        let finished = series(
+            &mut runner,
+            scheduler,
+            configs,
+            &mut outcomes,
+            &mut progress,
+        )
+        .map_err(|e| real_error("rtlab hartstone --policy", policy, e))?;
+        if !finished {
+            say("interrupted: the tests finished so far follow");
         }
-        push_real(
-            doc,
-            policy,
-            timeslice,
-            outcomes,
-            tests,
-            args,
-            kilo_whet,
-            sim_on_miss,
-        )?;
+        doc.runs.push(SeriesRun {
+            world: "real",
+            scheduler: policy.name().to_string(),
+            label: format!("real {policy}"),
+            tests: outcomes,
+        });
+        if let Some(model) = model {
+            add_counterpart(doc, model, sim_on_miss, configs, None)?;
+        }
+        if !finished {
+            return Ok(true);
+        }
     }
     Ok(false)
+}
+
+/// A real run's error as the command reports it, naming the flag of a
+/// setting the kernel refused.
+fn real_error(command: &str, policy: RunPolicy, e: RealRunError) -> anyhow::Error {
+    let message = match &e {
+        RealRunError::Rt(rt @ rtlab_rt::RtError::Setting { .. }) => naming_the_flag(rt),
+        other => other.to_string(),
+    };
+    anyhow::anyhow!("{command} {policy}: {message}")
 }
 
 /// The extended Hartstone on real threads, one policy after the other, each
@@ -526,14 +448,12 @@ fn run_real(
 /// throttling and SCHED_DEADLINE admission are switched off for each run
 /// (the 120 % needs more than either leaves; the note in the output says
 /// so). Returns true when Ctrl-C cut it short.
-#[allow(clippy::too_many_arguments)]
 fn run_real_extended(
     args: &HartstoneArgs,
-    tests: &[HartstoneTest],
+    profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
     on_miss: Overrun,
     sim_on_miss: OnMiss,
-    kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let length = args.extended_length;
@@ -545,8 +465,8 @@ fn run_real_extended(
     doc.notes.push(note);
     say(&format!(
         "real threads: {} runs of {length} ({} tests x {} policies)",
-        tests.len() * policies.len(),
-        tests.len(),
+        profiles.len() * policies.len(),
+        profiles.len(),
         policies.len()
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
@@ -555,49 +475,39 @@ fn run_real_extended(
     restore_left_state_first();
     let timeslice = rr_timeslice();
     let started = Instant::now();
-    let trace = args.kernel.request_per_run();
+    let mut config = RunConfig::new(length, policies[0]);
+    config.on_miss = on_miss;
+    config.cpu = Some(cpu);
+    config.no_rt_throttling = true;
+    config.kernel_trace = args.kernel.request_per_run();
+    let mut runner = RealRunner::new(config, interrupt);
     for &policy in policies {
-        let mut config = RunConfig::new(length, policy);
-        config.on_miss = on_miss;
-        config.cpu = Some(cpu);
-        config.no_rt_throttling = true;
-        config.kernel_trace = trace.clone();
+        runner.policy = Some(policy);
+        let model = policy.model_scheduler(timeslice);
         let mut results = Vec::new();
-        let mut cut = false;
-        for &test in tests {
-            let profile = extended_profile(test, kilo_whet)?;
-            match rtlab_rt::hartstone::run_extended(&profile, &config, length, interrupt) {
-                Ok(r) => {
-                    say(&format!(
-                        "[{:>5.0}s] real {policy} {test}: {} misses of {} jobs, {:.1} context switches/s{}",
-                        started.elapsed().as_secs_f64(),
-                        r.misses,
-                        r.jobs,
-                        r.context_switches_per_s,
-                        traced_line(r.kernel_trace.as_ref()),
-                    ));
-                    results.push(r);
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
-                    say("interrupted: the tests finished so far follow");
-                    cut = true;
-                    break;
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
-                    let message = match &e {
-                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
-                        other => other.to_string(),
-                    };
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --extended --policy {policy}: {message}"
-                    ));
-                }
-                Err(e) => {
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --extended --policy {policy}: {e}"
-                    ))
-                }
-            }
+        let mut progress = |r: &rtlab_model::hartstone::ExtendedResult| {
+            say(&format!(
+                "[{:>5.0}s] real {policy} {}: {} misses of {} jobs, {:.1} context switches/s{}",
+                started.elapsed().as_secs_f64(),
+                r.test,
+                r.misses,
+                r.jobs,
+                r.context_switches_per_s,
+                traced_line(r.kernel_trace.as_ref()),
+            ));
+        };
+        let scheduler = model.unwrap_or(ModelScheduler::Edf);
+        let finished = extended_series(
+            &mut runner,
+            scheduler,
+            profiles,
+            length,
+            &mut results,
+            &mut progress,
+        )
+        .map_err(|e| real_error("rtlab hartstone --extended --policy", policy, e))?;
+        if !finished {
+            say("interrupted: the tests finished so far follow");
         }
         doc.extended_runs.push(ExtendedRun {
             world: "real",
@@ -605,122 +515,14 @@ fn run_real_extended(
             label: format!("real {policy}"),
             results,
         });
-        if let Some(model) = policy.model_scheduler(timeslice) {
-            let name = model.to_string();
-            let known = doc
-                .extended_runs
-                .iter()
-                .any(|r| r.world == "sim" && r.scheduler == name);
-            if !known {
-                let spec = SchedulerSpec::from(model);
-                let mut sim = Vec::new();
-                for &test in tests {
-                    let profile = extended_profile(test, kilo_whet)?;
-                    sim.push(run_extended(&profile, &spec, sim_on_miss, length)?);
-                }
-                doc.extended_runs.push(ExtendedRun {
-                    world: "sim",
-                    scheduler: name.clone(),
-                    label: format!("sim {name}"),
-                    results: sim,
-                });
-            }
+        if let Some(model) = model {
+            add_counterpart(doc, model, sim_on_miss, &[], Some((profiles, length)))?;
         }
-        if cut {
+        if !finished {
             return Ok(true);
         }
     }
     Ok(false)
-}
-
-/// Adds a policy's real series and, unless it is already among
-/// `--scheduler`, its simulator counterpart's.
-#[allow(clippy::too_many_arguments)]
-fn push_real(
-    doc: &mut Document,
-    policy: RunPolicy,
-    timeslice: Nanos,
-    outcomes: Vec<TestOutcome>,
-    tests: &[HartstoneTest],
-    args: &HartstoneArgs,
-    kilo_whet: Nanos,
-    on_miss: OnMiss,
-) -> anyhow::Result<()> {
-    doc.runs.push(SeriesRun {
-        world: "real",
-        scheduler: policy.name().to_string(),
-        label: format!("real {policy}"),
-        tests: outcomes,
-    });
-    let Some(model) = policy.model_scheduler(timeslice) else {
-        return Ok(());
-    };
-    let name = model.to_string();
-    if doc
-        .runs
-        .iter()
-        .any(|r| r.world == "sim" && r.scheduler == name)
-    {
-        return Ok(());
-    }
-    let spec = SchedulerSpec::from(model);
-    let mut runner = SimIterations { spec, on_miss };
-    let mut sim = Vec::new();
-    for &test in tests {
-        let cfg = TestConfig {
-            test,
-            kilo_whet,
-            window: args.iteration_duration,
-            max_iterations: args.max_iterations,
-        };
-        sim.push(run_test(&mut runner, &cfg, &mut |_| {})?);
-    }
-    doc.runs.push(SeriesRun {
-        world: "sim",
-        scheduler: name.clone(),
-        label: format!("sim {name}"),
-        tests: sim,
-    });
-    Ok(())
-}
-
-/// Per test and world, the labels best first ([`hartstone::rank`],
-/// [`hartstone::rank_extended`]).
-fn rankings(doc: &Document, tests: &[HartstoneTest]) -> Vec<Ranking> {
-    let mut out = Vec::new();
-    for &test in tests {
-        for world in ["sim", "real"] {
-            let order: Vec<String> = if doc.extended {
-                let runs: Vec<(&ExtendedRun, &ExtendedResult)> = doc
-                    .extended_runs
-                    .iter()
-                    .filter(|r| r.world == world)
-                    .filter_map(|r| Some((r, r.results.iter().find(|e| e.test == test)?)))
-                    .collect();
-                let results: Vec<&ExtendedResult> = runs.iter().map(|r| r.1).collect();
-                hartstone::rank_extended(&results)
-                    .into_iter()
-                    .map(|i| runs[i].0.label.clone())
-                    .collect()
-            } else {
-                let runs: Vec<(&SeriesRun, &TestOutcome)> = doc
-                    .runs
-                    .iter()
-                    .filter(|r| r.world == world)
-                    .filter_map(|r| Some((r, r.tests.iter().find(|o| o.test == test)?)))
-                    .collect();
-                let outcomes: Vec<&TestOutcome> = runs.iter().map(|r| r.1).collect();
-                hartstone::rank(&outcomes)
-                    .into_iter()
-                    .map(|i| runs[i].0.label.clone())
-                    .collect()
-            };
-            if !order.is_empty() {
-                out.push(Ranking { test, world, order });
-            }
-        }
-    }
-    out
 }
 
 fn ending(outcome: &TestOutcome) -> String {

@@ -272,6 +272,7 @@ impl From<ModelScheduler> for SchedulerSpec {
             ModelScheduler::Edf => SchedulerSpec::Edf,
             ModelScheduler::Fifo => SchedulerSpec::Fifo,
             ModelScheduler::RoundRobin(quantum) => SchedulerSpec::RrLinux(quantum),
+            ModelScheduler::Hybrid(policy) => SchedulerSpec::Hybrid(policy),
         }
     }
 }
