@@ -36,7 +36,7 @@ pub enum RealRunError {
     #[error("the threads of {0} did not report back in time")]
     LostThreads(String),
     /// The job records were not all written, so the regular completions
-    /// cannot be counted (only with [`RealRunner::every_record`]).
+    /// cannot be counted (only with [`RealRunner::job_counts`]).
     #[error("{0} job records were dropped, so the regular completions cannot be counted")]
     DroppedRecords(u64),
     /// The scheduler has no Linux policy (the hybrid).
@@ -62,9 +62,12 @@ pub struct RealRunner<'a> {
     pub cooldown: Nanos,
     /// Set by a stop signal: ends the current run, and the experiment.
     pub interrupt: &'a AtomicBool,
-    /// Refuse a run whose job records were not all written (the study
-    /// counts regular completions from them).
-    pub every_record: bool,
+    /// Count regular completions and keep the missed deadlines from the
+    /// job records (the study reads them), refusing a run whose records
+    /// were not all written. Off (Hartstone, the breakdown search): no job
+    /// sink at all, as those experiments ran before; the counts then have
+    /// no regular completions and no missed deadlines.
+    pub job_counts: bool,
     /// Told of every run made (progress lines, kernel traces).
     pub observer: Option<RunObserver<'a>>,
     ran: bool,
@@ -80,7 +83,7 @@ impl<'a> RealRunner<'a> {
             policy: None,
             cooldown: Nanos::ZERO,
             interrupt,
-            every_record: false,
+            job_counts: false,
             observer: None,
             ran: false,
         }
@@ -107,18 +110,19 @@ impl<'a> RealRunner<'a> {
         config.policy = policy;
         let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
         let missed = Arc::new(Mutex::new(Vec::new()));
-        let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime {
-            on_time: Arc::clone(&on_time),
-            missed: Arc::clone(&missed),
-        })];
+        let sinks: Vec<Box<dyn JobSink>> = if self.job_counts {
+            vec![Box::new(OnTime {
+                on_time: Arc::clone(&on_time),
+                missed: Arc::clone(&missed),
+            })]
+        } else {
+            Vec::new()
+        };
         let (report, _) = executor::run_recording(set, &config, self.interrupt, sinks)?;
-        if report.interrupted {
-            return Ok(RunCounts::interrupted());
-        }
-        if !report.lost_tasks.is_empty() {
+        if !report.interrupted && !report.lost_tasks.is_empty() {
             return Err(RealRunError::LostThreads(report.lost_tasks.join(", ")));
         }
-        if self.every_record && report.jobs_dropped > 0 {
+        if !report.interrupted && self.job_counts && report.jobs_dropped > 0 {
             return Err(RealRunError::DroppedRecords(report.jobs_dropped));
         }
         let on_time = on_time.lock().unwrap_or_else(PoisonError::into_inner);
@@ -127,12 +131,12 @@ impl<'a> RealRunner<'a> {
         missed.sort();
         Ok(RunCounts {
             tasks: RunCounts::tasks_of(report.tasks.iter().map(|t| &t.metrics), &on_time),
-            missed_deadlines: Some(missed),
+            missed_deadlines: self.job_counts.then_some(missed),
             first_miss: earliest_miss(report.tasks.iter().map(|t| &t.metrics)),
             context_switches: report.context_switches,
             context_switches_per_s: report.context_switches_per_s,
             duration_ns: report.ended_ns,
-            interrupted: false,
+            interrupted: report.interrupted,
             kernel_trace: report.kernel_trace,
         })
     }

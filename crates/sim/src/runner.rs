@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use rtlab_model::overheads::Overheads;
 use rtlab_model::results::JobRecord;
 use rtlab_model::runner::{earliest_miss, RunCounts, RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
@@ -16,7 +17,8 @@ use crate::scheduler::SchedulerSpec;
 
 /// Runs sets in rtlab's simulator: no overheads, tickless, every job
 /// executes exactly its WCET (`SimConfig::new`'s defaults), overload
-/// phases as the spec gives them, a late job handled by `on_miss`.
+/// phases as the spec gives them, a late job handled by `on_miss`, the
+/// costs of `overheads` when given.
 ///
 /// Counts per task (phase tasks after the set's own): `released`, `PR` and
 /// `DM` as the simulator's report gives them (a miss is a late completion,
@@ -33,6 +35,9 @@ pub struct SimRunner {
     /// ([`RunSpec::scheduler`]): for experiments that compare schedulers
     /// with no Linux counterpart (`ipi`, `multiburst`, `rr:2ms`).
     pub scheduler: Option<SchedulerSpec>,
+    /// The platform's costs charged to every run (the simulated breakdown:
+    /// the overheads file the analysis uses); `None`: no overheads.
+    pub overheads: Option<Overheads>,
 }
 
 impl SimRunner {
@@ -41,6 +46,7 @@ impl SimRunner {
         SimRunner {
             on_miss: OnMiss::Continue,
             scheduler: None,
+            overheads: None,
         }
     }
 
@@ -49,6 +55,7 @@ impl SimRunner {
         SimRunner {
             on_miss,
             scheduler: Some(scheduler),
+            overheads: None,
         }
     }
 }
@@ -70,6 +77,7 @@ impl Runner for SimRunner {
         let mut config = SimConfig::new(spec.duration);
         config.on_miss = self.on_miss;
         config.phases = spec.phases.clone();
+        config.overheads = self.overheads.clone();
         let on_time: Rc<RefCell<Vec<u64>>> = Rc::default();
         let missed: Rc<RefCell<Vec<Nanos>>> = Rc::default();
         let sink = {

@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod breakdown;
 pub mod document;
 pub mod global_partitioned;
 pub mod hartstone;

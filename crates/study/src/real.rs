@@ -52,7 +52,7 @@ pub fn runner(
     let traced = Traced::default();
     let mut runner = RealRunner::new(config, flag);
     runner.cooldown = cooldown;
-    runner.every_record = true;
+    runner.job_counts = true;
     let sink = Rc::clone(&traced.0);
     runner.observer = Some(Box::new(move |set, spec, outcome| {
         let under = name(spec.scheduler);

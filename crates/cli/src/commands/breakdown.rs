@@ -6,16 +6,14 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use clap::Args;
 use rtlab_analysis::breakdown::ONE_PPB;
 use rtlab_analysis::breakdown_experiment::{
-    run_scale, scale_times, BreakdownDocument, ExperimentConfig, ScaleResult,
+    scale_times, BreakdownDocument, ExperimentConfig, ScaleResult,
 };
-use rtlab_analysis::measured_breakdown::{
-    MeasuredBreakdown, PassRule, Step, StepOutcome, DEFAULT_REPEAT,
-};
+use rtlab_analysis::measured_breakdown::{MeasuredBreakdown, PassRule, Step, DEFAULT_REPEAT};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::priority::PriorityPolicy;
 use rtlab_analysis::suite::Policy;
@@ -25,12 +23,14 @@ use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{self, RunConfig, RunPolicy};
-use rtlab_sim::{SchedulerSpec, SimConfig};
+use rtlab_rt::executor::{RunConfig, RunPolicy};
+use rtlab_rt::runner::RealRunner;
+use rtlab_sim::runner::SimRunner;
+use rtlab_study::breakdown::run_scale;
 
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
-use crate::setup::{pause, restore_left_state_first, say};
+use crate::setup::{restore_left_state_first, say};
 use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -144,7 +144,7 @@ fn parse_resolution(text: &str) -> Result<u64, String> {
 }
 
 /// The analysis policy and the run policy `--policy` names.
-fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
+fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, ModelScheduler)> {
     let (policy, run) = match name {
         "rm" => (
             Policy::Fixed(PriorityPolicy::RateMonotonic),
@@ -162,13 +162,12 @@ fn policies(name: &str) -> anyhow::Result<(Policy, RunPolicy, SchedulerSpec)> {
             )))
         }
     };
-    let spec = SchedulerSpec::from(ModelScheduler::from(policy));
-    Ok((policy, run, spec))
+    Ok((policy, run, ModelScheduler::from(policy)))
 }
 
 /// Runs `rtlab breakdown`.
 pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
-    let (policy, run_policy, spec) = policies(&args.policy)?;
+    let (policy, run_policy, scheduler) = policies(&args.policy)?;
     let cpu = args.real_series.cpu();
     let loaded = file::load(&args.taskset)?;
     if loaded.set.tasks.is_empty() {
@@ -257,35 +256,31 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
             doc.interrupted = true;
             break;
         }
-        let mut sim_cfg = SimConfig::new(*duration);
         // No --tick: the simulator takes the timer model from the file.
-        sim_cfg.overheads = Some(overheads.clone());
-        let simulate = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
-            let r = rtlab_sim::simulate(s, &spec, &sim_cfg)?;
-            Ok(StepOutcome {
-                misses: r.deadline_misses,
-                jobs: r.released,
-                ..StepOutcome::default()
-            })
-        };
+        let mut simulate = SimRunner::new();
+        simulate.overheads = Some(overheads.clone());
         let mut run_cfg = RunConfig::new(*duration, run_policy);
         run_cfg.cpu = Some(cpu);
         run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
         run_cfg.kernel_trace = trace.clone();
-        let mut first = true;
-        let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
-            if !std::mem::take(&mut first) {
-                pause(args.real_series.cooldown, flag);
-            }
-            measure_once(s, &run_cfg, flag)
-        };
+        let mut measure = RealRunner::new(run_cfg, flag);
+        measure.cooldown = args.real_series.cooldown;
         let scale = *x as f64 / ONE_PPB as f64;
         let observe = |step: &Step| {
             if progress {
                 say(&progress_line(scale, step));
             }
         };
-        let (result, error) = run_scale(set, *x, *duration, &cfg, simulate, measure, observe);
+        let (result, error): (_, Option<anyhow::Error>) = run_scale(
+            set,
+            *x,
+            *duration,
+            &cfg,
+            scheduler,
+            &mut simulate,
+            &mut measure,
+            observe,
+        );
         let stopped = result.measured.interrupted;
         doc.scales.push(result);
         if let Some(e) = error {
@@ -319,39 +314,6 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     match failure {
         Some(e) => Err(e.context(format!("rtlab breakdown --policy {}", args.policy))),
         None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// One real run of `set`; a refusal by SCHED_DEADLINE admission is a
-/// refused (failing) step, not an error.
-fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Result<StepOutcome> {
-    if flag.load(Ordering::Relaxed) {
-        return Ok(StepOutcome {
-            interrupted: true,
-            ..StepOutcome::default()
-        });
-    }
-    match executor::run(set, cfg, flag) {
-        Ok(r) => {
-            if !r.lost_tasks.is_empty() {
-                anyhow::bail!(
-                    "the threads of {} did not report back in time",
-                    r.lost_tasks.join(", ")
-                );
-            }
-            Ok(StepOutcome {
-                misses: r.deadline_misses,
-                jobs: r.released,
-                interrupted: r.interrupted,
-                refused: None,
-                kernel_trace: r.kernel_trace,
-            })
-        }
-        Err(e) if e.is_admission_refusal() => Ok(StepOutcome {
-            refused: Some(e.to_string()),
-            ..StepOutcome::default()
-        }),
-        Err(e) => Err(e.into()),
     }
 }
 
