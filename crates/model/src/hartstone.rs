@@ -25,6 +25,8 @@
 //! | 3 | every workload + k kilo-whets |
 //! | 4 | the baseline plus k copies of task 3 (8 Hz, 8 kilo-whets) |
 
+pub mod document;
+
 use std::fmt;
 use std::str::FromStr;
 

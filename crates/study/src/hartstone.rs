@@ -2,10 +2,11 @@
 //! (grow a pool one iteration at a time until the first deadline miss) and
 //! the extended Hartstone (48 %, 120 %, 48 %), driven through a
 //! [`Runner`] so the same series runs in the simulator, on real threads or
-//! as a script; the schedulers' runs side by side, ranked, as one
-//! [`Document`]. The pools, profiles and rankings are
+//! as a script; the schedulers' runs side by side, ranked, into one
+//! [`HartstoneDocument`]. The pools, profiles and rankings are
 //! [`rtlab_model::hartstone`]'s.
 
+use rtlab_model::hartstone::document::{ExtendedRun, HartstoneDocument, Ranking, SeriesRun};
 use rtlab_model::hartstone::{
     self, pool, EndReason, EndingMiss, ExtendedProfile, ExtendedResult, HartstoneTest,
     IterationRecord, IterationResult, TestConfig, TestOutcome,
@@ -15,79 +16,6 @@ use rtlab_model::runner::{RunCounts, RunSpec, Runner};
 use rtlab_model::Nanos;
 use rtlab_sim::runner::SimRunner;
 use rtlab_sim::{OnMiss, SchedulerSpec, SimError};
-use serde::Serialize;
-
-/// One scheduler's or policy's PH series.
-#[derive(Debug, Serialize)]
-pub struct SeriesRun {
-    /// `sim` or `real`.
-    pub world: &'static str,
-    /// The scheduler or policy as named on the command line.
-    pub scheduler: String,
-    /// `world scheduler`.
-    pub label: String,
-    /// One series per test.
-    pub tests: Vec<TestOutcome>,
-}
-
-/// One scheduler's extended Hartstone.
-#[derive(Debug, Serialize)]
-pub struct ExtendedRun {
-    /// `sim` or `real`.
-    pub world: &'static str,
-    /// The scheduler or policy as named on the command line.
-    pub scheduler: String,
-    /// `world scheduler`.
-    pub label: String,
-    /// One result per test.
-    pub results: Vec<ExtendedResult>,
-}
-
-/// Per test and world, the labels best first.
-#[derive(Debug, Serialize)]
-pub struct Ranking {
-    /// The test.
-    pub test: HartstoneTest,
-    /// `sim` or `real`.
-    pub world: &'static str,
-    /// Labels, best first.
-    pub order: Vec<String>,
-}
-
-/// What `rtlab hartstone` reports (its `--json`).
-#[derive(Debug, Serialize)]
-pub struct Document {
-    /// The extended Hartstone rather than the PH series.
-    pub extended: bool,
-    /// The tests run.
-    pub tests: Vec<HartstoneTest>,
-    /// One kilo-whet's execution time.
-    pub kilo_whet_ns: u64,
-    /// `default`, `flag` or `calibrated`.
-    pub kilo_whet_from: &'static str,
-    /// Length of one PH iteration.
-    pub iteration_duration_ns: u64,
-    /// Iterations per test at most.
-    pub max_iterations: u32,
-    /// The deadline-miss rule.
-    pub on_miss: String,
-    /// PH series, one per scheduler or policy.
-    pub runs: Vec<SeriesRun>,
-    /// Extended runs, one per scheduler or policy.
-    pub extended_runs: Vec<ExtendedRun>,
-    /// Per test and world, best first.
-    pub rankings: Vec<Ranking>,
-    /// Length of the extended run (only with `extended`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extended_length_ns: Option<u64>,
-    /// What was changed on the machine for the real runs, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// A stop signal cut the real-thread series short (README: "Kernel
-    /// settings and interrupted runs"); absent when it did not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-}
 
 /// A run's counts as one Hartstone iteration: misses, the earliest missed
 /// deadline, context switches, preemptions and jobs over every task.
@@ -321,7 +249,7 @@ pub fn simulated_extended(
 /// the document has it already (from `--scheduler`): PH series over
 /// `configs`, or with `profiles` the extended Hartstone of `length`.
 pub fn add_counterpart(
-    doc: &mut Document,
+    doc: &mut HartstoneDocument,
     model: ModelScheduler,
     on_miss: OnMiss,
     configs: &[TestConfig],
@@ -356,7 +284,7 @@ pub fn add_counterpart(
 
 /// Per test and world, the labels best first ([`hartstone::rank`],
 /// [`hartstone::rank_extended`]).
-pub fn rankings(doc: &Document, tests: &[HartstoneTest]) -> Vec<Ranking> {
+pub fn rankings(doc: &HartstoneDocument, tests: &[HartstoneTest]) -> Vec<Ranking> {
     let mut out = Vec::new();
     for &test in tests {
         for world in ["sim", "real"] {

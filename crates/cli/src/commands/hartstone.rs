@@ -40,6 +40,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
+use rtlab_model::hartstone::document::{ExtendedRun, HartstoneDocument as Document, SeriesRun};
 use rtlab_model::hartstone::{
     self, extended_profile, overload_iteration, EndReason, ExtendedProfile, HartstoneTest,
     TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
@@ -54,7 +55,6 @@ use rtlab_rt::work::FixedWork;
 use rtlab_sim::{OnMiss, SchedulerSpec};
 use rtlab_study::hartstone::{
     add_counterpart, extended_series, rankings, series, simulated_extended, simulated_series,
-    Document, ExtendedRun, SeriesRun,
 };
 
 use crate::flags::parse_nanos;
