@@ -145,7 +145,7 @@ impl<'a> RealRunner<'a> {
 /// The Linux policy of a simulated scheduler: EDF is SCHED_DEADLINE, fixed
 /// priorities SCHED_FIFO at rate- or deadline-monotonic or given
 /// priorities, FIFO one SCHED_FIFO level, round robin SCHED_RR (the kernel's
-/// timeslice). `None` for the hybrid and Audsley's assignment.
+/// timeslice). `None` for the rest (the hybrid, Audsley's assignment).
 pub fn linux_policy(scheduler: ModelScheduler) -> Option<RunPolicy> {
     match scheduler {
         ModelScheduler::Edf => Some(RunPolicy::Edf),
@@ -158,9 +158,7 @@ pub fn linux_policy(scheduler: ModelScheduler) -> Option<RunPolicy> {
         ModelScheduler::FixedPriority(PriorityAssignment::Given) => Some(RunPolicy::Given),
         ModelScheduler::Fifo => Some(RunPolicy::FifoOrder),
         ModelScheduler::RoundRobin(_) => Some(RunPolicy::RoundRobin),
-        ModelScheduler::FixedPriority(PriorityAssignment::Audsley) | ModelScheduler::Hybrid(_) => {
-            None
-        }
+        _ => None,
     }
 }
 

@@ -24,6 +24,7 @@ pub mod breakdown;
 pub mod document;
 pub mod global_partitioned;
 pub mod hartstone;
+pub mod lag_study;
 pub mod locking;
 pub mod overload;
 pub mod real;

@@ -20,14 +20,14 @@ pub const FPS: ModelScheduler =
 pub const HYBRID: ModelScheduler = ModelScheduler::Hybrid(PriorityAssignment::DeadlineMonotonic);
 
 /// The study's name of a scheduler, as its documents and text print it:
-/// `edf`, `fps` or `hybrid` (any other: the simulator's spec).
+/// `edf`, `fps` or `hybrid` (paper 001's names; the study runs no other,
+/// which would print as `other`).
 pub fn name(scheduler: ModelScheduler) -> &'static str {
     match scheduler {
         ModelScheduler::Edf => "edf",
         ModelScheduler::FixedPriority(_) => "fps",
         ModelScheduler::Hybrid(_) => "hybrid",
-        ModelScheduler::Fifo => "fifo",
-        ModelScheduler::RoundRobin(_) => "rr",
+        _ => "other",
     }
 }
 
