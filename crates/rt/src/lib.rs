@@ -11,7 +11,8 @@
 //!   writer thread (`--jobs`, `--trace`, `--series` files).
 //! * [`stats`]: summaries of latency samples (HDR histograms).
 //! * [`schema`]: the `latency`, `load` and `lag-study` JSON documents.
-//! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
+//! * [`lag_study`]: one cell of paper 000 section 4.1's timer-utilization
+//!   study measured on a real-time thread (the study itself: `rtlab_study`).
 //! * [`runner`]: real threads as the experiments' `Runner`.
 //! * [`error`]: [`RtError`], why a run failed.
 //!
