@@ -14,6 +14,8 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::ModelScheduler;
 use rtlab_model::runner::{RunCounts, RunSpec, Runner};
 use rtlab_model::Nanos;
+use rtlab_rt::executor::RunPolicy;
+use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_sim::runner::SimRunner;
 use rtlab_sim::{OnMiss, SchedulerSpec, SimError};
 
@@ -280,6 +282,102 @@ pub fn add_counterpart(
         }
     }
     Ok(())
+}
+
+/// Why a series of real runs stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RealSeriesError {
+    /// A real run under this policy failed.
+    #[error("{1}")]
+    Run(RunPolicy, RealRunError),
+    /// The simulated counterpart failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+/// The PH series on real threads, one policy after the other (each pinned
+/// on `runner`), each followed by its simulated counterpart unless the
+/// document has it (`timeslice`: the kernel's SCHED_RR quantum, which the
+/// counterpart of `rr` uses). `progress` sees every iteration. Returns
+/// true when a stop signal cut it short (the tests finished until then
+/// are in the document).
+pub fn real_series(
+    doc: &mut HartstoneDocument,
+    runner: &mut RealRunner<'_>,
+    policies: &[RunPolicy],
+    configs: &[TestConfig],
+    sim_on_miss: OnMiss,
+    timeslice: Nanos,
+    progress: &mut dyn FnMut(RunPolicy, HartstoneTest, &IterationRecord),
+) -> Result<bool, RealSeriesError> {
+    for &policy in policies {
+        runner.policy = Some(policy);
+        let model = policy.model_scheduler(timeslice);
+        let mut outcomes = Vec::new();
+        // The pinned policy runs whatever the spec's scheduler (SCHED_OTHER has none).
+        let scheduler = model.unwrap_or(ModelScheduler::Edf);
+        let finished = series(runner, scheduler, configs, &mut outcomes, &mut |test, r| {
+            progress(policy, test, r)
+        })
+        .map_err(|e| RealSeriesError::Run(policy, e))?;
+        doc.runs.push(SeriesRun {
+            world: "real",
+            scheduler: policy.name().to_string(),
+            label: format!("real {policy}"),
+            tests: outcomes,
+        });
+        if let Some(model) = model {
+            add_counterpart(doc, model, sim_on_miss, configs, None)?;
+        }
+        if !finished {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The extended Hartstone on real threads, one policy after the other,
+/// each beside its simulated counterpart (the same phase, the same
+/// length), as [`real_series`] does the PH series.
+#[allow(clippy::too_many_arguments)]
+pub fn real_extended(
+    doc: &mut HartstoneDocument,
+    runner: &mut RealRunner<'_>,
+    policies: &[RunPolicy],
+    profiles: &[ExtendedProfile],
+    length: Nanos,
+    sim_on_miss: OnMiss,
+    timeslice: Nanos,
+    progress: &mut dyn FnMut(RunPolicy, &ExtendedResult),
+) -> Result<bool, RealSeriesError> {
+    for &policy in policies {
+        runner.policy = Some(policy);
+        let model = policy.model_scheduler(timeslice);
+        let mut results = Vec::new();
+        let scheduler = model.unwrap_or(ModelScheduler::Edf);
+        let finished = extended_series(
+            runner,
+            scheduler,
+            profiles,
+            length,
+            &mut results,
+            &mut |r| progress(policy, r),
+        )
+        .map_err(|e| RealSeriesError::Run(policy, e))?;
+        doc.extended_runs.push(ExtendedRun {
+            world: "real",
+            scheduler: policy.name().to_string(),
+            label: format!("real {policy}"),
+            results,
+        });
+        if let Some(model) = model {
+            add_counterpart(doc, model, sim_on_miss, &[], Some((profiles, length)))?;
+        }
+        if !finished {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Per test and world, the labels best first ([`hartstone::rank`],

@@ -40,12 +40,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use rtlab_model::hartstone::document::{ExtendedRun, HartstoneDocument as Document, SeriesRun};
+use rtlab_model::hartstone::document::HartstoneDocument as Document;
 use rtlab_model::hartstone::{
     self, extended_profile, overload_iteration, EndReason, ExtendedProfile, HartstoneTest,
     TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS, EXTENDED_LENGTH,
 };
-use rtlab_model::policy::ModelScheduler;
 use rtlab_model::{printable, Nanos};
 use rtlab_report::kernel_trace;
 use rtlab_report::table;
@@ -54,7 +53,7 @@ use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::{OnMiss, SchedulerSpec};
 use rtlab_study::hartstone::{
-    add_counterpart, extended_series, rankings, series, simulated_extended, simulated_series,
+    rankings, real_extended, real_series, simulated_extended, simulated_series, RealSeriesError,
 };
 
 use crate::flags::parse_nanos;
@@ -388,54 +387,41 @@ fn run_real(
     let mut runner = RealRunner::new(base, interrupt);
     let timeslice = rr_timeslice();
     let started = Instant::now();
-    for &policy in policies {
-        runner.policy = Some(policy);
-        let model = policy.model_scheduler(timeslice);
-        let mut outcomes = Vec::new();
-        let mut progress = |test: HartstoneTest, r: &rtlab_model::hartstone::IterationRecord| {
-            say(&format!(
-                "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
-                started.elapsed().as_secs_f64(),
-                r.iteration,
-                r.utilization,
-                r.result.misses,
-                r.result.context_switches,
-                traced_line(r.result.kernel_trace.as_ref()),
-            ));
-            let _ = std::io::stderr().flush();
-        };
-        // The pinned policy runs whatever the spec's scheduler (SCHED_OTHER has none).
-        let scheduler = model.unwrap_or(ModelScheduler::Edf);
-        let finished = series(
-            &mut runner,
-            scheduler,
-            configs,
-            &mut outcomes,
-            &mut progress,
-        )
-        .map_err(|e| real_error("rtlab hartstone --policy", policy, e))?;
-        if !finished {
-            say("interrupted: the tests finished so far follow");
-        }
-        doc.runs.push(SeriesRun {
-            world: "real",
-            scheduler: policy.name().to_string(),
-            label: format!("real {policy}"),
-            tests: outcomes,
-        });
-        if let Some(model) = model {
-            add_counterpart(doc, model, sim_on_miss, configs, None)?;
-        }
-        if !finished {
-            return Ok(true);
-        }
+    let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
+        say(&format!(
+            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+            started.elapsed().as_secs_f64(),
+            r.iteration,
+            r.utilization,
+            r.result.misses,
+            r.result.context_switches,
+            traced_line(r.result.kernel_trace.as_ref()),
+        ));
+        let _ = std::io::stderr().flush();
+    };
+    let cut = real_series(
+        doc,
+        &mut runner,
+        policies,
+        configs,
+        sim_on_miss,
+        timeslice,
+        &mut progress,
+    )
+    .map_err(|e| real_error("rtlab hartstone --policy", e))?;
+    if cut {
+        say("interrupted: the tests finished so far follow");
     }
-    Ok(false)
+    Ok(cut)
 }
 
-/// A real run's error as the command reports it, naming the flag of a
+/// A real series' error as the command reports it, naming the flag of a
 /// setting the kernel refused.
-fn real_error(command: &str, policy: RunPolicy, e: RealRunError) -> anyhow::Error {
+fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
+    let (policy, e) = match e {
+        RealSeriesError::Run(policy, e) => (policy, e),
+        RealSeriesError::Sim(e) => return e.into(),
+    };
     let message = match &e {
         RealRunError::Rt(rt @ rtlab_rt::RtError::Setting { .. }) => naming_the_flag(rt),
         other => other.to_string(),
@@ -481,48 +467,32 @@ fn run_real_extended(
     config.no_rt_throttling = true;
     config.kernel_trace = args.kernel.request_per_run();
     let mut runner = RealRunner::new(config, interrupt);
-    for &policy in policies {
-        runner.policy = Some(policy);
-        let model = policy.model_scheduler(timeslice);
-        let mut results = Vec::new();
-        let mut progress = |r: &rtlab_model::hartstone::ExtendedResult| {
-            say(&format!(
-                "[{:>5.0}s] real {policy} {}: {} misses of {} jobs, {:.1} context switches/s{}",
-                started.elapsed().as_secs_f64(),
-                r.test,
-                r.misses,
-                r.jobs,
-                r.context_switches_per_s,
-                traced_line(r.kernel_trace.as_ref()),
-            ));
-        };
-        let scheduler = model.unwrap_or(ModelScheduler::Edf);
-        let finished = extended_series(
-            &mut runner,
-            scheduler,
-            profiles,
-            length,
-            &mut results,
-            &mut progress,
-        )
-        .map_err(|e| real_error("rtlab hartstone --extended --policy", policy, e))?;
-        if !finished {
-            say("interrupted: the tests finished so far follow");
-        }
-        doc.extended_runs.push(ExtendedRun {
-            world: "real",
-            scheduler: policy.name().to_string(),
-            label: format!("real {policy}"),
-            results,
-        });
-        if let Some(model) = model {
-            add_counterpart(doc, model, sim_on_miss, &[], Some((profiles, length)))?;
-        }
-        if !finished {
-            return Ok(true);
-        }
+    let mut progress = |policy, r: &rtlab_model::hartstone::ExtendedResult| {
+        say(&format!(
+            "[{:>5.0}s] real {policy} {}: {} misses of {} jobs, {:.1} context switches/s{}",
+            started.elapsed().as_secs_f64(),
+            r.test,
+            r.misses,
+            r.jobs,
+            r.context_switches_per_s,
+            traced_line(r.kernel_trace.as_ref()),
+        ));
+    };
+    let cut = real_extended(
+        doc,
+        &mut runner,
+        policies,
+        profiles,
+        length,
+        sim_on_miss,
+        timeslice,
+        &mut progress,
+    )
+    .map_err(|e| real_error("rtlab hartstone --extended --policy", e))?;
+    if cut {
+        say("interrupted: the tests finished so far follow");
     }
-    Ok(false)
+    Ok(cut)
 }
 
 fn ending(outcome: &TestOutcome) -> String {
