@@ -13,9 +13,17 @@ use rtlab_analysis::breakdown_experiment::{
     predictions, ExperimentConfig, Predicted, PredictionError, ScaleResult, SIM_RESOLUTION_DIVISOR,
 };
 use rtlab_analysis::measured_breakdown::{search, SearchConfig, Step, StepOutcome};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rtlab_analysis::breakdown_experiment::BreakdownDocument;
+use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::ModelScheduler;
 use rtlab_model::runner::{RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
+use rtlab_rt::executor::RunConfig;
+use rtlab_rt::runner::{RealRunError, RealRunner};
+use rtlab_sim::runner::SimRunner;
+use rtlab_sim::SimError;
 
 /// One run of `set` scaled by `alpha_ppb` as a step's outcome: its misses
 /// and jobs, or the platform's refusal.
@@ -142,12 +150,81 @@ where
     (result, error)
 }
 
+/// How the real runs of a breakdown are made: the executor's
+/// configuration (CPU, RT throttling, kernel trace; each run sets its
+/// duration and policy), the rest between two runs of a time scale, and
+/// the stop flag.
+pub struct RealSetup<'a> {
+    /// The executor's configuration.
+    pub config: RunConfig,
+    /// Rest between two runs of one time scale (none before its first).
+    pub cooldown: Nanos,
+    /// Set by a stop signal.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// The experiment at every time scale in order (`scaled`: the time scale
+/// in ppb, the time-scaled set, its run length), into `doc.scales`: the
+/// simulator with `overheads`, real threads as `real` says. A stop signal
+/// or a failed run ends it (`doc.interrupted`, the last scale partial);
+/// the error of a failed run is returned. `observe(time scale, step)` sees
+/// every measured step.
+#[allow(clippy::too_many_arguments)]
+pub fn run_scales<E>(
+    doc: &mut BreakdownDocument,
+    scaled: &[(u64, TaskSet, Nanos)],
+    cfg: &ExperimentConfig,
+    scheduler: ModelScheduler,
+    overheads: &Overheads,
+    real: &RealSetup<'_>,
+    mut observe: impl FnMut(f64, &Step),
+) -> Option<E>
+where
+    SimError: Into<E>,
+    RealRunError: Into<E>,
+{
+    let mut failure = None;
+    for (x, set, duration) in scaled {
+        if real.interrupt.load(Ordering::Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        // No --tick: the simulator takes the timer model from the file.
+        let mut simulate = SimRunner::new();
+        simulate.overheads = Some(overheads.clone());
+        let mut config = real.config.clone();
+        config.duration = *duration;
+        let mut measure = RealRunner::new(config, real.interrupt);
+        measure.cooldown = real.cooldown;
+        let scale = *x as f64 / ONE_PPB as f64;
+        let (result, error) = run_scale(
+            set,
+            *x,
+            *duration,
+            cfg,
+            scheduler,
+            &mut simulate,
+            &mut measure,
+            |step: &Step| observe(scale, step),
+        );
+        let stopped = result.measured.interrupted;
+        doc.scales.push(result);
+        if let Some(e) = error {
+            failure = Some(e);
+        }
+        if stopped {
+            doc.interrupted = true;
+            break;
+        }
+    }
+    failure
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rtlab_analysis::measured_breakdown::{PassRule, Phase};
     use rtlab_analysis::suite::{self, Options, Policy};
-    use rtlab_model::overheads::Overheads;
     use rtlab_model::runner::{RunCounts, TaskCounts};
 
     /// Passes exactly the sets the exact test accepts.

@@ -6,7 +6,6 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 use clap::Args;
 use rtlab_analysis::breakdown::ONE_PPB;
@@ -24,9 +23,7 @@ use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::table;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::{RunConfig, RunPolicy};
-use rtlab_rt::runner::RealRunner;
-use rtlab_sim::runner::SimRunner;
-use rtlab_study::breakdown::run_scale;
+use rtlab_study::breakdown::{run_scales, RealSetup};
 
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
@@ -250,47 +247,28 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         interrupted: false,
         scales: Vec::new(),
     };
-    let mut failure = None;
-    for (x, set, duration) in &scaled {
-        if flag.load(Ordering::Relaxed) {
-            doc.interrupted = true;
-            break;
-        }
-        // No --tick: the simulator takes the timer model from the file.
-        let mut simulate = SimRunner::new();
-        simulate.overheads = Some(overheads.clone());
-        let mut run_cfg = RunConfig::new(*duration, run_policy);
-        run_cfg.cpu = Some(cpu);
-        run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
-        run_cfg.kernel_trace = trace.clone();
-        let mut measure = RealRunner::new(run_cfg, flag);
-        measure.cooldown = args.real_series.cooldown;
-        let scale = *x as f64 / ONE_PPB as f64;
-        let observe = |step: &Step| {
+    let mut run_cfg = RunConfig::new(Nanos::ZERO, run_policy);
+    run_cfg.cpu = Some(cpu);
+    run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
+    run_cfg.kernel_trace = trace;
+    let real = RealSetup {
+        config: run_cfg,
+        cooldown: args.real_series.cooldown,
+        interrupt: flag,
+    };
+    let failure: Option<anyhow::Error> = run_scales(
+        &mut doc,
+        &scaled,
+        &cfg,
+        scheduler,
+        &overheads,
+        &real,
+        |scale, step: &Step| {
             if progress {
                 say(&progress_line(scale, step));
             }
-        };
-        let (result, error): (_, Option<anyhow::Error>) = run_scale(
-            set,
-            *x,
-            *duration,
-            &cfg,
-            scheduler,
-            &mut simulate,
-            &mut measure,
-            observe,
-        );
-        let stopped = result.measured.interrupted;
-        doc.scales.push(result);
-        if let Some(e) = error {
-            failure = Some(e);
-        }
-        if stopped {
-            doc.interrupted = true;
-            break;
-        }
-    }
+        },
+    );
     if doc.interrupted && failure.is_none() {
         say(&format!(
             "interrupted{}: what was measured until then follows",
