@@ -6,8 +6,11 @@
 //! | --- | --- |
 //! | ideal | [`crate::breakdown`] on the exact test (RTA for fixed priorities, EDF demand) |
 //! | overhead-aware | the same on paper 004's Theorem 1 / [`crate::edf_overheads`] with the overheads file |
-//! | simulated | [`measured_breakdown::search`] with the simulator, the same overheads, as runner (one repeat: it is deterministic; resolution / [`SIM_RESOLUTION_DIVISOR`]) |
-//! | measured | [`measured_breakdown::search`] with real threads as runner |
+//! | simulated | [`crate::measured_breakdown::search`] with the simulator, the same overheads, as runner (one repeat: it is deterministic; resolution / [`SIM_RESOLUTION_DIVISOR`]) |
+//! | measured | [`crate::measured_breakdown::search`] with real threads as runner |
+//!
+//! The runs are driven by `rtlab_study::breakdown::run_scale` through a `Runner`; this
+//! module holds the predictions, the time scaling and the document.
 //!
 //! The measured search starts from the bracket `(min(overhead-aware,
 //! simulated) − resolution, ideal + resolution)`: the overhead-aware test is
@@ -29,9 +32,7 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::breakdown::ONE_PPB;
-use crate::measured_breakdown::{
-    self, MeasuredBreakdown, PassRule, ScaledSetRunner, SearchConfig, Step,
-};
+use crate::measured_breakdown::{MeasuredBreakdown, PassRule};
 use crate::overhead_rta::TimerModel;
 use crate::suite::{self, Options};
 use rtlab_model::policy::AnalysedPolicy;
@@ -178,84 +179,6 @@ pub struct BreakdownDocument {
     pub scales: Vec<ScaleResult>,
 }
 
-/// A scale's result and the error that stopped its measurement, if any.
-pub type ScaleOutcome<E> = (ScaleResult, Option<E>);
-
-/// The experiment on `set` (already time-scaled by `time_scale_ppb`):
-/// predictions, then the simulated search through `simulate`, then the
-/// measured one through `measure` (each gets the α-scaled set and runs it
-/// once for `duration`). `observe` sees every measured step as it is made.
-pub fn run_scale<E>(
-    set: &TaskSet,
-    time_scale_ppb: u64,
-    duration: Nanos,
-    cfg: &ExperimentConfig,
-    simulate: impl FnMut(&TaskSet) -> Result<measured_breakdown::StepOutcome, E>,
-    measure: impl FnMut(&TaskSet) -> Result<measured_breakdown::StepOutcome, E>,
-    observe: impl FnMut(&Step),
-) -> ScaleOutcome<E> {
-    let (ideal, overhead_aware) = predictions(set, cfg);
-    let res = cfg.resolution_ppb.max(1);
-    let ppb = |p: Option<Predicted>| p.map(|p| (p.alpha * ONE_PPB as f64).round() as u64);
-    let u = set.utilization();
-    let top = if u > 0.0 {
-        ((ONE_PPB as f64 / u).ceil() as u64).saturating_add(res)
-    } else {
-        4 * ONE_PPB
-    };
-    let hi = ppb(ideal).map_or(ONE_PPB, |a| a.saturating_add(res));
-    let search_cfg = |lo: u64, repeat: u32, resolution_ppb: u64| SearchConfig {
-        bracket: (lo, hi),
-        resolution_ppb,
-        repeat,
-        rule: cfg.pass_rule,
-        min_alpha_ppb: res,
-        max_alpha_ppb: top.max(hi),
-    };
-    let lo = ppb(overhead_aware).or(ppb(ideal)).unwrap_or(ONE_PPB / 2);
-    let sim_cfg = search_cfg(
-        lo.saturating_sub(res),
-        1,
-        (res / SIM_RESOLUTION_DIVISOR).max(1),
-    );
-    let sim = measured_breakdown::search(&mut ScaledSetRunner::new(set, simulate), &sim_cfg);
-    let lo = lo.min(sim.result.alpha_ppb.unwrap_or(u64::MAX));
-    let mut runner = ScaledSetRunner::new(set, measure).observed(observe);
-    let measured = measured_breakdown::search(
-        &mut runner,
-        &search_cfg(lo.saturating_sub(res), cfg.repeat, res),
-    );
-    let error = sim.error.or(measured.error);
-    let (simulated, measured) = (sim.result, measured.result);
-    let pp = |p: Option<f64>| measured.utilization.zip(p).map(|(m, p)| 100.0 * (m - p));
-    let prediction_error = PredictionError {
-        ideal_pp: pp(ideal.map(|p| p.utilization)),
-        overhead_aware_pp: pp(overhead_aware.map(|p| p.utilization)),
-        simulated_pp: pp(simulated.utilization),
-    };
-    let first_failing_u = measured
-        .failing_alpha
-        .map(|a| crate::breakdown::scale_wcets(set, (a * ONE_PPB as f64).round() as u64))
-        .map(|s| s.utilization());
-    let throttling_may_cap = cfg
-        .utilization_limit
-        .zip(first_failing_u.or(measured.utilization))
-        .is_some_and(|(limit, u)| u + 0.05 >= limit);
-    let result = ScaleResult {
-        time_scale: time_scale_ppb as f64 / ONE_PPB as f64,
-        time_scale_ppb,
-        utilization: u,
-        duration_per_step_ns: duration.as_ns(),
-        ideal,
-        overhead_aware,
-        simulated,
-        measured,
-        prediction_error,
-        throttling_may_cap,
-    };
-    (result, error)
-}
-
 /// The ideal and the overhead-aware analytic breakdowns of `set`.
 pub fn predictions(
     set: &TaskSet,
@@ -324,66 +247,5 @@ mod tests {
         assert!(big.errors().is_empty() && s.errors().is_empty());
         assert_eq!(set.tasks[0].period, ms(25), "the input is not modified");
         assert_eq!(scale_times(&set, ONE_PPB), set);
-    }
-
-    #[test]
-    fn a_runner_at_the_ideal_breakdown_has_no_error_against_it() {
-        // Avionics under RM with no costs: a runner that passes exactly the
-        // sets RTA accepts measures the ideal breakdown (92.23 %, paper 004)
-        // to the resolution, and the overhead-aware prediction with zero
-        // costs is the ideal one.
-        let set = rtlab_model::catalog::build("avionics").unwrap();
-        let cfg = ExperimentConfig {
-            policy: AnalysedPolicy::Fixed(rtlab_model::policy::PriorityAssignment::RateMonotonic),
-            overheads: Overheads::zero(),
-            resolution_ppb: 1_000_000,
-            repeat: 2,
-            pass_rule: PassRule::All,
-            utilization_limit: Some(0.95),
-        };
-        let exact = |s: &TaskSet| {
-            let ok = suite::exact_verdict(s, cfg.policy, &Options::default(), None) == Some(true);
-            Ok::<_, ()>(measured_breakdown::StepOutcome {
-                misses: u64::from(!ok),
-                jobs: 10,
-                ..Default::default()
-            })
-        };
-        let mut seen = 0;
-        let (r, e) = run_scale(
-            &set,
-            ONE_PPB,
-            Nanos::from_secs(1),
-            &cfg,
-            exact,
-            exact,
-            |_| seen += 1,
-        );
-        assert!(e.is_none());
-        let ideal = r.ideal.unwrap();
-        assert!((ideal.utilization - 0.9223).abs() < 5e-5, "{ideal:?}");
-        assert_eq!(r.overhead_aware, Some(ideal));
-        let m = r.measured.utilization.unwrap();
-        assert!(
-            m <= ideal.utilization && ideal.utilization - m < 0.001 * 1.2,
-            "{m}"
-        );
-        // The simulated search is ten times finer, at or above the measured one.
-        let (sim, measured) = (r.simulated.alpha.unwrap(), r.measured.alpha.unwrap());
-        assert!(
-            sim >= measured && sim - measured <= 0.001 + 1e-12,
-            "{sim} {measured}"
-        );
-        assert_eq!(seen, r.measured.steps.len());
-        let err = r.prediction_error.ideal_pp.unwrap();
-        assert!((-0.12..=0.0).contains(&err), "{err}");
-        assert!(r.prediction_error.simulated_pp.unwrap() <= 0.0);
-        // The first failure, near U = 0.923, is within 0.05 of 0.95.
-        assert!(r.throttling_may_cap);
-        assert!(r
-            .measured
-            .steps
-            .iter()
-            .all(|s| s.phase != measured_breakdown::Phase::Widen));
     }
 }

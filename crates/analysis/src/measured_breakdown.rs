@@ -4,9 +4,10 @@
 //! Paper 004 scales every execution time by α (periods fixed), runs the set
 //! "for a sufficient amount of time at each scaling level", and records
 //! `U* = Σ α Ci / Ti` at the largest α with no missed deadline. Here the
-//! runner is anything that runs the scaled set once and counts misses: real
-//! threads (`rtlab breakdown`), the simulator (the simulated breakdown), or
-//! a scripted runner (the tests). α is an integer in parts per billion, as
+//! search is a bisection over an oracle that runs the scaled set once and
+//! counts misses: real threads (`rtlab breakdown`), the simulator (the
+//! simulated breakdown), both as `rtlab_study::breakdown` drives them
+//! through a `Runner`, or a script (the tests). α is an integer in parts per billion, as
 //! in [`crate::breakdown`], so every step is an exact task set.
 //!
 //! # The search
@@ -44,8 +45,7 @@
 
 use serde::Serialize;
 
-use crate::breakdown::{scale_wcets, ONE_PPB};
-use rtlab_model::TaskSet;
+use crate::breakdown::ONE_PPB;
 
 /// The default bisection resolution in α: 0.005.
 pub const DEFAULT_RESOLUTION_PPB: u64 = 5_000_000;
@@ -79,73 +79,6 @@ impl StepOutcome {
     /// A run that passed: no miss, not refused, not interrupted.
     pub fn passed(&self) -> bool {
         self.misses == 0 && self.refused.is_none() && !self.interrupted
-    }
-}
-
-/// Runs a task set scaled by α once.
-pub trait StepRunner {
-    /// Why a run could not be made at all (ends the search).
-    type Error;
-
-    /// Runs the set with every C scaled by `alpha_ppb / 10^9`.
-    fn run(&mut self, alpha_ppb: u64) -> Result<StepOutcome, Self::Error>;
-
-    /// The utilization of the set scaled by `alpha_ppb / 10^9`.
-    fn utilization(&self, alpha_ppb: u64) -> f64;
-
-    /// Called after every run, with its record (progress output).
-    fn observe(&mut self, _step: &Step) {}
-}
-
-/// A callback that sees every step as it is made.
-type Observer<'a> = Box<dyn FnMut(&Step) + 'a>;
-
-/// A [`StepRunner`] for a task set: each α is [`scale_wcets`] of `set`,
-/// handed to `run_set`.
-pub struct ScaledSetRunner<'a, F> {
-    set: &'a TaskSet,
-    run_set: F,
-    observe: Option<Observer<'a>>,
-}
-
-impl<'a, F, E> ScaledSetRunner<'a, F>
-where
-    F: FnMut(&TaskSet) -> Result<StepOutcome, E>,
-{
-    /// Runs `set` scaled by each α through `run_set`.
-    pub fn new(set: &'a TaskSet, run_set: F) -> Self {
-        ScaledSetRunner {
-            set,
-            run_set,
-            observe: None,
-        }
-    }
-
-    /// Calls `observe` after every run.
-    pub fn observed(mut self, observe: impl FnMut(&Step) + 'a) -> Self {
-        self.observe = Some(Box::new(observe));
-        self
-    }
-}
-
-impl<F, E> StepRunner for ScaledSetRunner<'_, F>
-where
-    F: FnMut(&TaskSet) -> Result<StepOutcome, E>,
-{
-    type Error = E;
-
-    fn run(&mut self, alpha_ppb: u64) -> Result<StepOutcome, E> {
-        (self.run_set)(&scale_wcets(self.set, alpha_ppb))
-    }
-
-    fn utilization(&self, alpha_ppb: u64) -> f64 {
-        scale_wcets(self.set, alpha_ppb).utilization()
-    }
-
-    fn observe(&mut self, step: &Step) {
-        if let Some(f) = &mut self.observe {
-            f(step);
-        }
     }
 }
 
@@ -282,21 +215,26 @@ enum Stop<E> {
     Failed(E),
 }
 
-/// The search's state: the runner, the configuration and the steps.
-struct Searcher<'r, R: StepRunner> {
-    runner: &'r mut R,
+/// The search's state: the oracle, the configuration and the steps.
+struct Searcher<'r, E> {
+    /// Runs the set scaled by α once.
+    run: &'r mut dyn FnMut(u64) -> Result<StepOutcome, E>,
+    /// U of the set scaled by α.
+    utilization: &'r dyn Fn(u64) -> f64,
+    /// Sees every step as it is made.
+    observe: &'r mut dyn FnMut(&Step),
     cfg: SearchConfig,
     steps: Vec<Step>,
 }
 
-impl<R: StepRunner> Searcher<'_, R> {
+impl<E> Searcher<'_, E> {
     /// Runs α up to `repeat` times, stopping as soon as the rule has its
     /// verdict: at the first failing run under `All`, at the first passing
     /// run under `Any`.
-    fn trial(&mut self, alpha_ppb: u64, phase: Phase) -> Result<bool, Stop<R::Error>> {
-        let utilization = self.runner.utilization(alpha_ppb);
+    fn trial(&mut self, alpha_ppb: u64, phase: Phase) -> Result<bool, Stop<E>> {
+        let utilization = (self.utilization)(alpha_ppb);
         for repeat in 1..=self.cfg.repeat.max(1) {
-            let outcome = self.runner.run(alpha_ppb).map_err(Stop::Failed)?;
+            let outcome = (self.run)(alpha_ppb).map_err(Stop::Failed)?;
             let step = Step {
                 phase,
                 alpha: alpha_ppb as f64 / ONE_PPB as f64,
@@ -310,7 +248,7 @@ impl<R: StepRunner> Searcher<'_, R> {
                 refused: outcome.refused,
                 kernel_trace: outcome.kernel_trace,
             };
-            self.runner.observe(&step);
+            (self.observe)(&step);
             let (pass, interrupted) = (step.pass, step.interrupted);
             self.steps.push(step);
             if interrupted {
@@ -343,9 +281,17 @@ struct Bracket {
     found: bool,
 }
 
-/// Searches for the largest α at which `runner` misses nothing (module
-/// documentation).
-pub fn search<R: StepRunner>(runner: &mut R, cfg: &SearchConfig) -> Search<R::Error> {
+/// Searches for the largest α at which `run` misses nothing (module
+/// documentation): `run(α)` runs the set scaled by α once (the simulator,
+/// real threads or a script: `rtlab_study::breakdown` hands it a
+/// `Runner`), `utilization(α)` is the scaled set's U, and `observe` sees
+/// every step as it is made.
+pub fn search<E>(
+    cfg: &SearchConfig,
+    utilization: impl Fn(u64) -> f64,
+    mut run: impl FnMut(u64) -> Result<StepOutcome, E>,
+    mut observe: impl FnMut(&Step),
+) -> Search<E> {
     let cfg = normalised(cfg);
     let (lo, hi) = cfg.bracket;
     let mut b = Bracket {
@@ -359,7 +305,9 @@ pub fn search<R: StepRunner>(runner: &mut R, cfg: &SearchConfig) -> Search<R::Er
         found: true,
     };
     let mut s = Searcher {
-        runner,
+        run: &mut run,
+        utilization: &utilization,
+        observe: &mut observe,
         cfg,
         steps: Vec::new(),
     };
@@ -374,7 +322,7 @@ pub fn search<R: StepRunner>(runner: &mut R, cfg: &SearchConfig) -> Search<R::Er
         result: MeasuredBreakdown {
             alpha: alpha_ppb.map(|a| a as f64 / ONE_PPB as f64),
             alpha_ppb,
-            utilization: alpha_ppb.map(|a| s.runner.utilization(a)),
+            utilization: alpha_ppb.map(|a| (s.utilization)(a)),
             failing_alpha: b.hi_known.then(|| b.hi as f64 / ONE_PPB as f64),
             confirmed: b.confirmed,
             capped: b.capped && alpha_ppb.is_some(),
@@ -405,10 +353,7 @@ fn normalised(cfg: &SearchConfig) -> SearchConfig {
     }
 }
 
-fn run_search<R: StepRunner>(
-    s: &mut Searcher<'_, R>,
-    b: &mut Bracket,
-) -> Result<(), Stop<R::Error>> {
+fn run_search<E>(s: &mut Searcher<'_, E>, b: &mut Bracket) -> Result<(), Stop<E>> {
     let (min, max, resolution) = (
         s.cfg.min_alpha_ppb,
         s.cfg.max_alpha_ppb,

@@ -124,5 +124,3 @@ impl CpuLockFlags {
 pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
-
-pub use rtlab_host::interrupt::pause;

@@ -4,8 +4,9 @@
 //! deadline miss, and the extended Hartstone (§4.3) that holds 48 %, 120 %
 //! and 48 % utilization over 120 s.
 //!
-//! Pure: pools are [`TaskSet`]s, an iteration is run by whatever implements
-//! [`IterationRunner`] (the simulator, real threads, or a script in tests).
+//! Pure: pools are [`TaskSet`]s; the series are driven through a
+//! [`crate::runner::Runner`] (the simulator, real threads, or a script in
+//! tests) by `rtlab_study::hartstone`.
 //!
 //! # The pools
 //!
@@ -32,7 +33,6 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::phase::{Phase, Scale};
-use crate::results::{TaskMetrics, Totals};
 use crate::task::{Task, TaskSet};
 use crate::time::Nanos;
 
@@ -314,54 +314,6 @@ pub struct IterationResult {
     pub kernel_trace: Option<serde_json::Value>,
 }
 
-impl IterationResult {
-    /// What a run (simulated or real) reports, as one iteration: its
-    /// per-task metrics and totals, context switches and length.
-    pub fn of_run<'a>(
-        tasks: impl IntoIterator<Item = &'a TaskMetrics>,
-        totals: &Totals,
-        context_switches: u64,
-        duration_ns: u64,
-    ) -> IterationResult {
-        IterationResult {
-            misses: totals.deadline_misses,
-            first_miss: earliest_miss(tasks),
-            context_switches,
-            preemptions: totals.preemptions,
-            jobs: totals.released,
-            duration_ns,
-            kernel_trace: None,
-        }
-    }
-}
-
-/// The earliest missed deadline over a run's tasks: (task, time in ns);
-/// the first declared wins a tie.
-pub fn earliest_miss<'a>(
-    tasks: impl IntoIterator<Item = &'a TaskMetrics>,
-) -> Option<(String, u64)> {
-    tasks
-        .into_iter()
-        .filter_map(|t| Some((t.first_miss_ns?, t.name.as_str())))
-        .min_by_key(|&(at, _)| at)
-        .map(|(at, name)| (name.to_string(), at))
-}
-
-/// Runs one pool for a window: the simulator, real threads, or a script.
-pub trait IterationRunner {
-    /// Why a run failed (not a deadline miss: a refused set, a lost thread).
-    type Error;
-    /// Runs `set` for `window` and reports what happened.
-    fn run(&mut self, set: &TaskSet, window: Nanos) -> Result<IterationResult, Self::Error>;
-    /// When `error` means the platform refuses a pool this large (e.g.
-    /// SCHED_DEADLINE admission), why: the series ends there, as it would
-    /// at a miss, instead of failing. `None` (the default): a real error.
-    fn refusal(&self, error: &Self::Error) -> Option<String> {
-        let _ = error;
-        None
-    }
-}
-
 /// How a test series is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TestConfig {
@@ -410,7 +362,7 @@ pub enum EndReason {
     Cap,
     /// The next pool is not a valid task set (its message).
     InvalidPool(String),
-    /// The runner refused the next pool ([`IterationRunner::refusal`]).
+    /// The runner refused the next pool ([`crate::runner::Runner::refusal`]).
     Refused(String),
 }
 
@@ -435,85 +387,6 @@ pub struct TestOutcome {
     pub end: EndReason,
     /// Every iteration run, in order.
     pub iterations: Vec<IterationRecord>,
-}
-
-/// Runs `config.test` from the baseline, one pool per iteration for
-/// `config.window`, and stops at the first iteration with a deadline miss
-/// (Hartstone's rule), after `config.max_iterations` iterations, or when
-/// the next pool is not a valid task set. `progress` sees every iteration
-/// as it ends. A runner error ends the series with that error.
-pub fn run_test<R: IterationRunner>(
-    runner: &mut R,
-    config: &TestConfig,
-    progress: &mut dyn FnMut(&IterationRecord),
-) -> Result<TestOutcome, R::Error> {
-    let mut outcome = TestOutcome {
-        test: config.test,
-        iterations_completed: 0,
-        utilization_reached: None,
-        context_switches_per_s: 0.0,
-        preemptions: 0,
-        ending_miss: None,
-        end: EndReason::Cap,
-        iterations: Vec::new(),
-    };
-    let (mut switches, mut ns) = (0u64, 0u64);
-    for k in 0..config.max_iterations {
-        let set = match pool(config.test, k, config.kilo_whet) {
-            Ok(set) => set,
-            Err(e) => {
-                outcome.end = EndReason::InvalidPool(e.to_string());
-                break;
-            }
-        };
-        let result = match runner.run(&set, config.window) {
-            Ok(result) => result,
-            Err(e) => match runner.refusal(&e) {
-                Some(why) => {
-                    outcome.end = EndReason::Refused(format!("iteration {k}: {why}"));
-                    break;
-                }
-                None => return Err(e),
-            },
-        };
-        switches = switches.saturating_add(result.context_switches);
-        ns = ns.saturating_add(result.duration_ns);
-        outcome.preemptions = outcome.preemptions.saturating_add(result.preemptions);
-        let record = IterationRecord {
-            iteration: k,
-            utilization: set.utilization(),
-            tasks: set.tasks.len(),
-            result,
-        };
-        progress(&record);
-        let missed = record.result.misses > 0;
-        if missed {
-            outcome.end = EndReason::Miss;
-            outcome.ending_miss = Some(match &record.result.first_miss {
-                Some((task, at_ns)) => EndingMiss {
-                    iteration: k,
-                    task: task.clone(),
-                    at_ns: *at_ns,
-                },
-                None => EndingMiss {
-                    iteration: k,
-                    task: String::new(),
-                    at_ns: 0,
-                },
-            });
-        } else {
-            outcome.iterations_completed += 1;
-            outcome.utilization_reached = Some(record.utilization);
-        }
-        outcome.iterations.push(record);
-        if missed {
-            break;
-        }
-    }
-    if ns > 0 {
-        outcome.context_switches_per_s = switches as f64 * 1e9 / ns as f64;
-    }
-    Ok(outcome)
 }
 
 /// The first iteration of `test` whose pool's utilization is above 1 (no
@@ -964,160 +837,6 @@ mod tests {
         );
     }
 
-    /// A runner that misses from iteration `miss_at` on and counts calls.
-    struct Scripted {
-        miss_at: u32,
-        calls: Vec<(String, Nanos)>,
-    }
-
-    impl IterationRunner for Scripted {
-        type Error = String;
-        fn run(&mut self, set: &TaskSet, window: Nanos) -> Result<IterationResult, String> {
-            let k = self.calls.len() as u32;
-            self.calls.push((set.name.clone(), window));
-            if set.name.contains("fail") {
-                return Err("refused".into());
-            }
-            let missed = k >= self.miss_at;
-            Ok(IterationResult {
-                misses: if missed { 3 } else { 0 },
-                first_miss: missed.then(|| ("t5".to_string(), 7_000 + u64::from(k))),
-                context_switches: 100 * (u64::from(k) + 1),
-                preemptions: 10,
-                jobs: 50,
-                duration_ns: 1_000_000_000,
-                kernel_trace: None,
-            })
-        }
-    }
-
-    fn config(test: HartstoneTest, max_iterations: u32) -> TestConfig {
-        TestConfig {
-            test,
-            kilo_whet: KW,
-            window: Nanos::from_secs(1),
-            max_iterations,
-        }
-    }
-
-    #[test]
-    fn the_driver_stops_at_the_first_miss() {
-        let mut runner = Scripted {
-            miss_at: 3,
-            calls: Vec::new(),
-        };
-        let mut seen = Vec::new();
-        let out = run_test(&mut runner, &config(HartstoneTest::Tasks, 100), &mut |r| {
-            seen.push(r.iteration)
-        })
-        .unwrap();
-        assert_eq!(seen, vec![0, 1, 2, 3]);
-        assert_eq!(runner.calls.len(), 4, "nothing runs after the miss");
-        assert_eq!(runner.calls[3].0, "hartstone-ph-test4-k3");
-        assert!(runner.calls.iter().all(|c| c.1 == Nanos::from_secs(1)));
-        assert_eq!(out.iterations_completed, 3);
-        assert_eq!(out.end, EndReason::Miss);
-        assert_eq!(
-            out.ending_miss,
-            Some(EndingMiss {
-                iteration: 3,
-                task: "t5".into(),
-                at_ns: 7_003
-            })
-        );
-        // Reached: the k = 2 pool, 0.40 + 2 x 0.08.
-        assert!((out.utilization_reached.unwrap() - 0.56).abs() < 1e-12);
-        // (100 + 200 + 300 + 400) switches over 4 s.
-        assert_eq!(out.context_switches_per_s, 250.0);
-        assert_eq!(out.preemptions, 40);
-        assert_eq!(out.iterations.len(), 4);
-        assert_eq!(out.iterations[3].result.misses, 3);
-        assert_eq!(out.iterations[3].tasks, 8);
-    }
-
-    #[test]
-    fn a_baseline_miss_completes_no_iteration_and_the_cap_ends_a_clean_series() {
-        let mut runner = Scripted {
-            miss_at: 0,
-            calls: Vec::new(),
-        };
-        let out = run_test(
-            &mut runner,
-            &config(HartstoneTest::Frequency5, 100),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(
-            (out.iterations_completed, out.utilization_reached),
-            (0, None)
-        );
-        assert_eq!(out.ending_miss.unwrap().iteration, 0);
-
-        let mut runner = Scripted {
-            miss_at: u32::MAX,
-            calls: Vec::new(),
-        };
-        let out = run_test(
-            &mut runner,
-            &config(HartstoneTest::Workloads, 5),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(runner.calls.len(), 5);
-        assert_eq!(out.iterations_completed, 5);
-        assert_eq!(out.end, EndReason::Cap);
-        assert_eq!(out.ending_miss, None);
-    }
-
-    #[test]
-    fn an_invalid_next_pool_ends_the_series_with_its_reason() {
-        // 2 kilo-whets of 100 ms in task 5's period: 1/(32 + 8k) s < 200 ms
-        // from k = 0 on, but the rest is invalid first: task 1 needs 3.2 s.
-        let mut runner = Scripted {
-            miss_at: u32::MAX,
-            calls: Vec::new(),
-        };
-        let mut cfg = config(HartstoneTest::Frequency5, 10);
-        cfg.kilo_whet = Nanos::from_ms(100);
-        let out = run_test(&mut runner, &cfg, &mut |_| {}).unwrap();
-        assert!(runner.calls.is_empty());
-        assert!(
-            matches!(&out.end, EndReason::InvalidPool(m) if m.starts_with("test 1, iteration 0")),
-            "{:?}",
-            out.end
-        );
-    }
-
-    #[test]
-    fn a_refused_pool_ends_the_series_without_an_error() {
-        struct Admission;
-        impl IterationRunner for Admission {
-            type Error = u32;
-            fn run(&mut self, set: &TaskSet, _: Nanos) -> Result<IterationResult, u32> {
-                if set.utilization() > 0.5 {
-                    Err(7)
-                } else {
-                    Ok(IterationResult::default())
-                }
-            }
-            fn refusal(&self, e: &u32) -> Option<String> {
-                (*e == 7).then(|| "admission refused".to_string())
-            }
-        }
-        let out = run_test(
-            &mut Admission,
-            &config(HartstoneTest::Tasks, 9),
-            &mut |_| {},
-        )
-        .unwrap();
-        // k = 0 (0.40) and k = 1 (0.48) run; k = 2 (0.56) is refused.
-        assert_eq!(out.iterations_completed, 2);
-        assert_eq!(
-            out.end,
-            EndReason::Refused("iteration 2: admission refused".into())
-        );
-    }
-
     #[test]
     fn overload_iterations_and_rankings() {
         // U > 1: test 1 at f5 = 272 Hz (k = 30; U = 1 exactly in Hz, but
@@ -1154,19 +873,6 @@ mod tests {
             rank_extended(&[&ext(9, 1.0), &ext(3, 5.0), &ext(3, 4.0)]),
             vec![2, 1, 0]
         );
-    }
-
-    #[test]
-    fn a_runner_error_ends_the_series_with_it() {
-        struct Failing;
-        impl IterationRunner for Failing {
-            type Error = &'static str;
-            fn run(&mut self, _: &TaskSet, _: Nanos) -> Result<IterationResult, &'static str> {
-                Err("no permission")
-            }
-        }
-        let e = run_test(&mut Failing, &config(HartstoneTest::Tasks, 3), &mut |_| {});
-        assert_eq!(e.unwrap_err(), "no permission");
     }
 
     /// Utilization in parts per billion, rounded. The expected values were

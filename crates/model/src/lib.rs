@@ -31,6 +31,7 @@ pub mod platform;
 pub mod policy;
 pub mod random;
 pub mod results;
+pub mod runner;
 pub mod schema;
 pub mod simso;
 pub mod task;

@@ -166,6 +166,10 @@ pub enum ModelScheduler {
     /// Partitioned fixed priority under an assignment: SCHED_FIFO pinned per
     /// CPU (`pfp:ORDER`).
     PartitionedFixedPriority(PriorityAssignment),
+    /// Paper 001's hybrid: EDF below 100 % load, fixed priorities under
+    /// this assignment above (the simulator's `hybrid:dm`; no Linux policy
+    /// does this).
+    Hybrid(PriorityAssignment),
 }
 
 impl fmt::Display for ModelScheduler {
@@ -180,6 +184,7 @@ impl fmt::Display for ModelScheduler {
             ModelScheduler::ClusteredEdf => f.write_str("cedf"),
             ModelScheduler::GlobalFixedPriority(a) => write!(f, "gfp:{a}"),
             ModelScheduler::PartitionedFixedPriority(a) => write!(f, "pfp:{a}"),
+            ModelScheduler::Hybrid(a) => write!(f, "hybrid:{a}"),
         }
     }
 }
@@ -384,11 +389,15 @@ mod tests {
             ModelScheduler::Edf,
             ModelScheduler::Fifo,
             ModelScheduler::RoundRobin(ms(100)),
+            ModelScheduler::Hybrid(PriorityAssignment::DeadlineMonotonic),
         ]
         .iter()
         .map(ToString::to_string)
         .collect();
-        assert_eq!(shown, ["fp:dm", "edf", "fifo", "rr:100ms:linux"]);
+        assert_eq!(
+            shown,
+            ["fp:dm", "edf", "fifo", "rr:100ms:linux", "hybrid:dm"]
+        );
     }
 
     #[test]

@@ -234,10 +234,9 @@ mod tests {
     use crate::series::hartstone_bars;
     use crate::view::RunView;
     use rtlab_model::catalog::DEFAULT_KILO_WHET;
-    use rtlab_model::hartstone::document::{ExtendedRun, SeriesRun};
-    use rtlab_model::hartstone::{extended_profile, run_test, HartstoneTest, TestConfig};
-    use rtlab_sim::hartstone::{run_extended, SimIterations};
+    use rtlab_model::hartstone::{extended_profile, HartstoneTest, TestConfig};
     use rtlab_sim::{OnMiss, SchedulerSpec};
+    use rtlab_study::hartstone::{simulated_extended, simulated_series};
 
     const SCHEDULERS: [&str; 2] = ["edf", "fp:rm"];
     const TESTS: [HartstoneTest; 2] = [HartstoneTest::Frequency5, HartstoneTest::Workloads];
@@ -262,42 +261,25 @@ mod tests {
         for name in SCHEDULERS {
             let spec: SchedulerSpec = name.parse().unwrap();
             if extended {
-                let results = TESTS
+                let profiles: Vec<_> = TESTS
                     .iter()
-                    .map(|&t| {
-                        let profile = extended_profile(t, DEFAULT_KILO_WHET).unwrap();
-                        run_extended(&profile, &spec, OnMiss::Skip, length).unwrap()
-                    })
+                    .map(|&t| extended_profile(t, DEFAULT_KILO_WHET).unwrap())
                     .collect();
-                doc.extended_runs.push(ExtendedRun {
-                    world: "sim",
-                    scheduler: name.into(),
-                    label: format!("sim {name}"),
-                    results,
-                });
+                doc.extended_runs.push(
+                    simulated_extended(name, &spec, OnMiss::Skip, &profiles, length).unwrap(),
+                );
             } else {
-                let mut runner = SimIterations {
-                    spec,
-                    on_miss: OnMiss::Skip,
-                };
-                let tests = TESTS
+                let configs: Vec<TestConfig> = TESTS
                     .iter()
-                    .map(|&test| {
-                        let config = TestConfig {
-                            test,
-                            kilo_whet: DEFAULT_KILO_WHET,
-                            window: hartstone::MIN_WINDOW,
-                            max_iterations: 4,
-                        };
-                        run_test(&mut runner, &config, &mut |_| {}).unwrap()
+                    .map(|&test| TestConfig {
+                        test,
+                        kilo_whet: DEFAULT_KILO_WHET,
+                        window: hartstone::MIN_WINDOW,
+                        max_iterations: 4,
                     })
                     .collect();
-                doc.runs.push(SeriesRun {
-                    world: "sim",
-                    scheduler: name.into(),
-                    label: format!("sim {name}"),
-                    tests,
-                });
+                doc.runs
+                    .push(simulated_series(name, &spec, OnMiss::Skip, &configs).unwrap());
             }
         }
         doc.extended_length_ns = extended.then_some(length.as_ns());

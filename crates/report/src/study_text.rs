@@ -112,7 +112,7 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
         .map(|b| {
             format!(
                 "{} {} misses of {}",
-                b.scheduler.name(),
+                rtlab_study::runner::name(b.scheduler),
                 b.misses,
                 b.released
             )
@@ -138,7 +138,7 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
         t.add_row(vec![
             r.profile.name().to_string(),
             format!("{:.0}%", r.load_pct),
-            r.scheduler.name().to_string(),
+            rtlab_study::runner::name(r.scheduler).to_string(),
             r.released.to_string(),
             r.misses.to_string(),
             format!("{:.1}%", r.miss_ratio * 100.0),
@@ -159,7 +159,7 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
         out.push_str(&format!(
             "fit {} {}: {:.2} misses per load point, R² {}\n",
             f.profile.name(),
-            f.scheduler.name(),
+            rtlab_study::runner::name(f.scheduler),
             f.slope_misses_per_pct,
             opt_f(f.r_squared, 3)
         ));
@@ -272,7 +272,7 @@ pub fn overload_csv(sections: &[(&str, &OverloadSection)]) -> String {
                     rtlab_model::csv_cell(&s.taskset).into_owned(),
                     r.profile.name().to_string(),
                     r.load_pct.to_string(),
-                    r.scheduler.name().to_string(),
+                    rtlab_study::runner::name(r.scheduler).to_string(),
                     r.released.to_string(),
                     r.misses.to_string(),
                     r.miss_ratio.to_string(),

@@ -15,6 +15,10 @@
 //! plain cell of the same period and utilization in the same run is marked
 //! ([`mark_tails`]): the controller made the tail worse there.
 //!
+//! This module measures a cell on real threads ([`run_cell`]); the
+//! experiment that runs the grid in rounds with a cooldown between cells
+//! is `rtlab_study::lag_study::run_study`.
+//!
 //! Each cell is an application with one timer, so its smallest period is
 //! `P`: the paper controller's outlier threshold (unless given) and the
 //! robust controller's `min_period`. The robust controller guards the
@@ -285,7 +289,7 @@ pub struct CellResult {
 
 /// The counts of a cell's measurement, which rounds add up.
 #[derive(Debug)]
-struct Tally {
+pub struct Tally {
     hist: Histogram<u64>,
     ext: Extremes,
     below_10: u64,
@@ -314,8 +318,13 @@ impl Default for Tally {
 }
 
 impl Tally {
+    /// Whether no lag was measured yet.
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+
     /// Adds a later round of the same cell (its final values replace ours).
-    fn add(&mut self, later: &Tally) {
+    pub fn add(&mut self, later: &Tally) {
         self.hist
             .add(&later.hist)
             .expect("lag histograms share their bounds");
@@ -331,7 +340,8 @@ impl Tally {
         self.final_threshold = later.final_threshold;
     }
 
-    fn result(&self, cell: Cell, throttle_risk: bool) -> CellResult {
+    /// What the rounds so far measured of `cell`.
+    pub fn result(&self, cell: Cell, throttle_risk: bool) -> CellResult {
         let lag = self.ext.summary(&self.hist);
         let n = lag.count.max(1) as f64;
         CellResult {
@@ -358,7 +368,7 @@ impl Tally {
 
 /// Runs `samples` periods of one cell on a fresh thread with the configured
 /// policy and pinning, continuing `waiter` (returned with what it learnt).
-fn run_cell(
+pub fn run_cell(
     cfg: &StudyConfig,
     cell: Cell,
     samples: u64,
@@ -377,7 +387,7 @@ fn run_cell(
 /// The waiter of `cell`: the paper controller with threshold
 /// `cfg.threshold` or the period, the robust one for the period under
 /// `throttling`.
-fn waiter_for(cfg: &StudyConfig, cell: Cell, throttling: Option<RtThrottling>) -> Waiter {
+pub fn waiter_for(cfg: &StudyConfig, cell: Cell, throttling: Option<RtThrottling>) -> Waiter {
     match cell.waiter {
         WaiterKind::Off => Waiter::Plain,
         WaiterKind::Paper => Waiter::Controlled(LagController::Paper(PaperController::new(
@@ -439,68 +449,8 @@ fn measure_cell(
     Ok((t, waiter))
 }
 
-/// Runs the grid `cfg.rounds` times in order, each cell of a round on a
-/// fresh thread for its share of the samples
-/// ([`StudyConfig::round_samples`]), and adds each cell's rounds up. A
-/// cell's waiter goes on from round to round (resumed after the pause, see
-/// [`Waiter::resume`]), as a controller in a long-running program would:
-/// a fresh one per round would pay its warm-up once per round. After
-/// every cell of every round it calls `on_cell(round, cell so far)` (for
-/// progress). Stops early when `stop` is set, returning the cells measured
-/// so far (those with samples), marked `cut_short` when short of samples.
-pub fn run_study(
-    cfg: &StudyConfig,
-    stop: &AtomicBool,
-    mut on_cell: impl FnMut(u32, &CellResult),
-) -> Result<Vec<CellResult>, RtError> {
-    cfg.validate()?;
-    let cells = cfg.cells();
-    let mut tallies: Vec<Tally> = cells.iter().map(|_| Tally::default()).collect();
-    let mut risks = vec![false; cells.len()];
-    let mut waiters: Vec<Option<Waiter>> = cells.iter().map(|_| None).collect();
-    let mut first = true;
-    'rounds: for round in 0..cfg.rounds {
-        let samples = cfg.round_samples(round);
-        for (i, &cell) in cells.iter().enumerate() {
-            if !first {
-                cool_down(cfg.cooldown, stop);
-            }
-            first = false;
-            if stop.load(Ordering::Relaxed) {
-                break 'rounds;
-            }
-            let throttling = RtThrottling::read().ok();
-            risks[i] = throttling.is_some_and(|t| cell.can_throttle(&t));
-            let waiter = match waiters[i].take() {
-                Some(mut w) => {
-                    w.resume();
-                    w
-                }
-                None => waiter_for(cfg, cell, throttling),
-            };
-            let (tally, waiter) = run_cell(cfg, cell, samples, waiter, stop)?;
-            waiters[i] = Some(waiter);
-            tallies[i].add(&tally);
-            on_cell(round, &tallies[i].result(cell, risks[i]));
-        }
-    }
-    let mut results: Vec<CellResult> = cells
-        .iter()
-        .zip(&tallies)
-        .zip(&risks)
-        .filter(|((_, t), _)| !t.hist.is_empty())
-        .map(|((&cell, t), &risk)| {
-            let mut r = t.result(cell, risk);
-            r.cut_short |= r.samples < cfg.samples;
-            r
-        })
-        .collect();
-    mark_tails(&mut results);
-    Ok(results)
-}
-
 /// Sleeps for `cooldown`, in steps of at most 50 ms so that `stop` ends it.
-fn cool_down(cooldown: Nanos, stop: &AtomicBool) {
+pub fn cool_down(cooldown: Nanos, stop: &AtomicBool) {
     let end = monotonic_now().saturating_add(cooldown);
     while !stop.load(Ordering::Relaxed) {
         let now = monotonic_now();
@@ -681,94 +631,5 @@ mod tests {
                 None,
             ]
         );
-    }
-
-    #[test]
-    fn rounds_share_the_samples_and_add_up() {
-        let cfg = StudyConfig {
-            samples: 10,
-            rounds: 4,
-            ..StudyConfig::default()
-        };
-        let split: Vec<u64> = (0..4).map(|r| cfg.round_samples(r)).collect();
-        assert_eq!(split, vec![3, 3, 2, 2]);
-        assert!(StudyConfig {
-            rounds: 11,
-            ..cfg.clone()
-        }
-        .validate()
-        .is_err());
-        assert!(StudyConfig { rounds: 0, ..cfg }.validate().is_err());
-
-        static STOP: AtomicBool = AtomicBool::new(false);
-        let cfg = StudyConfig {
-            periods: vec![Nanos::from_us(500)],
-            utilizations: vec![30],
-            waiters: vec![WaiterKind::Off, WaiterKind::Paper, WaiterKind::Robust],
-            samples: 101,
-            rounds: 3,
-            cooldown: Nanos::from_ms(50),
-            policy: Policy::Other { nice: 0 },
-            cpu: None,
-            ..StudyConfig::default()
-        };
-        let mut calls = Vec::new();
-        let t0 = monotonic_now();
-        let cells = run_study(&cfg, &STOP, |round, c| {
-            calls.push((round, c.cell.waiter, c.samples))
-        })
-        .unwrap();
-        // 3 x 101 periods of 500 us, and 8 pauses of 50 ms between the 9 runs.
-        let took = monotonic_now() - t0;
-        assert!(took >= Nanos::from_us(3 * 101 * 500 + 8 * 50_000), "{took}");
-        use WaiterKind::{Off, Paper, Robust};
-        assert_eq!(
-            calls,
-            vec![
-                (0, Off, 34),
-                (0, Paper, 34),
-                (0, Robust, 34),
-                (1, Off, 68),
-                (1, Paper, 68),
-                (1, Robust, 68),
-                (2, Off, 101),
-                (2, Paper, 101),
-                (2, Robust, 101),
-            ]
-        );
-        for c in &cells {
-            assert_eq!(c.samples, 101);
-            assert!(!c.cut_short);
-            assert!(c.wall >= Nanos::from_us(500 * 98), "{}", c.wall);
-            assert_eq!(c.tail_vs_off.is_some(), c.cell.waiter.is_controlled());
-        }
-    }
-
-    #[test]
-    fn a_small_sched_other_study_measures_every_sample() {
-        static STOP: AtomicBool = AtomicBool::new(false);
-        let cfg = StudyConfig {
-            periods: vec![Nanos::from_ms(1)],
-            utilizations: vec![0, 50],
-            samples: 100,
-            cooldown: Nanos::ZERO,
-            policy: Policy::Other { nice: 0 },
-            ..StudyConfig::default()
-        };
-        let mut seen = 0;
-        let cells = run_study(&cfg, &STOP, |_, _| seen += 1).unwrap();
-        assert_eq!((cells.len(), seen), (4, 4));
-        for c in &cells {
-            assert_eq!(c.samples, 100);
-            assert!(c.below_10us <= c.below_20us && c.below_20us <= 1.0);
-            assert!(c.lag.mean_ns <= c.lag.max.as_ns() as f64);
-            assert!((0.0..=1.0).contains(&c.busy_wait_share));
-            if !c.cell.waiter.is_controlled() {
-                assert_eq!(c.busy_wait, Nanos::ZERO);
-                assert_eq!(c.tail_vs_off, None);
-            } else {
-                assert!(c.tail_vs_off.is_some());
-            }
-        }
     }
 }

@@ -11,8 +11,9 @@
 //!   writer thread (`--jobs`, `--trace`, `--series` files).
 //! * [`stats`]: summaries of latency samples (HDR histograms).
 //! * [`schema`]: the `latency`, `load` and `lag-study` JSON documents.
-//! * [`lag_study`]: paper 000 section 4.1, the timer-utilization study.
-//! * [`hartstone`]: the Hartstone benchmark's real-thread iteration runner.
+//! * [`lag_study`]: one cell of paper 000 section 4.1's timer-utilization
+//!   study measured on a real-time thread (the study itself: `rtlab_study`).
+//! * [`runner`]: real threads as the experiments' `Runner`.
 //! * [`error`]: [`RtError`], why a run failed.
 //!
 //! The host it runs on (policies, kernel settings, signals) is `rtlab_host`;
@@ -23,11 +24,11 @@
 pub mod drift;
 pub mod error;
 pub mod executor;
-pub mod hartstone;
 pub mod lag;
 pub mod lag_study;
 pub mod load;
 pub mod rtapp;
+pub mod runner;
 pub mod stats;
 pub mod stream;
 pub mod work;

@@ -25,19 +25,19 @@
 //! Modules: [`engine`] (the event loop and its model), [`scheduler`] (the
 //! trait and one module per policy), [`config`] (what else a run needs),
 //! [`metrics`] (the report), [`trace`] (Chrome trace and SVG Gantt),
-//! [`hartstone`] (the Hartstone benchmark's simulated runner).
+//! [`runner`] (the simulator as the experiments' `Runner`).
 
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod engine;
 pub mod error;
-pub mod hartstone;
 pub mod job;
 pub mod kernel_servers;
 pub mod metrics;
 pub mod multi;
 pub mod queue;
+pub mod runner;
 pub mod schedule_spans;
 pub mod scheduler;
 pub mod trace;

@@ -11,16 +11,20 @@
 //!   EDF, with a protected procedure of growing length and an explicit
 //!   per-operation lock cost.
 //!
-//! Every section drives its runs through a [`runner::StudyRunner`], so the
-//! same experiment runs in the simulator ([`runner::SimRunner`]) and, where
-//! Linux can run it, on real threads ([`real::RealRunner`], through the
-//! real-thread executor), and is testable with a scripted runner. The
+//! Every section drives its runs through one [`rtlab_model::runner::Runner`],
+//! so the same experiment runs in the simulator
+//! ([`rtlab_sim::runner::SimRunner`]) and, where Linux can run it, on real
+//! threads ([`rtlab_rt::runner::RealRunner`], set up by [`real::runner`]),
+//! and is testable with a scripted runner. The
 //! sections' results together are a [`document::StudyDocument`].
 
 #![forbid(unsafe_code)]
 
+pub mod breakdown;
 pub mod document;
 pub mod global_partitioned;
+pub mod hartstone;
+pub mod lag_study;
 pub mod locking;
 pub mod overload;
 pub mod real;

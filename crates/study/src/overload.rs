@@ -61,7 +61,7 @@
 //!   `recovered_before_end` means the longest period passed without a miss
 //!   before the end.
 //!
-//! Schedulers or profiles the runner cannot run ([`StudyRunner::supports`];
+//! Schedulers or profiles the runner cannot run ([`Runner::supports`];
 //! real threads have no hybrid) are skipped and named in
 //! [`OverloadSection::skipped`].
 
@@ -77,7 +77,8 @@ use serde::Serialize;
 
 pub use profile::Profile;
 
-use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler};
+use crate::runner::{counted, name, plain, RunCounts, RunSpec, Runner, EDF, FPS, HYBRID};
+use rtlab_model::policy::ModelScheduler;
 
 /// Parts per million of one processor in 100 %.
 const FULL_PPM: u64 = 1_000_000;
@@ -111,7 +112,7 @@ pub struct OverloadConfig {
     /// Profiles to run.
     pub profiles: Vec<Profile>,
     /// Schedulers to compare.
-    pub schedulers: Vec<StudyScheduler>,
+    pub schedulers: Vec<ModelScheduler>,
     /// Resolution of the transient recovery time; `None` skips it (it costs
     /// about `log2((duration - burst end) / resolution) + 1` extra runs per
     /// transient row with misses).
@@ -143,11 +144,7 @@ impl Default for OverloadConfig {
             burst_start: Nanos::from_secs(2),
             burst_length: Nanos::from_secs(1),
             profiles: Profile::ALL.to_vec(),
-            schedulers: vec![
-                StudyScheduler::Edf,
-                StudyScheduler::Fps,
-                StudyScheduler::Hybrid,
-            ],
+            schedulers: vec![EDF, FPS, HYBRID],
             recovery_resolution: Some(Nanos::from_ms(10)),
         }
     }
@@ -201,7 +198,8 @@ pub struct BaseTask {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BaselineRow {
     /// Scheduler.
-    pub scheduler: StudyScheduler,
+    #[serde(serialize_with = "crate::runner::serialize_name")]
+    pub scheduler: ModelScheduler,
     /// Jobs released.
     pub released: u64,
     /// Deadline misses.
@@ -216,7 +214,8 @@ pub struct OverloadRow {
     /// Load level in percent.
     pub load_pct: f64,
     /// Scheduler.
-    pub scheduler: StudyScheduler,
+    #[serde(serialize_with = "crate::runner::serialize_name")]
+    pub scheduler: ModelScheduler,
     /// Jobs released (all tasks).
     pub released: u64,
     /// Deadline misses (all tasks).
@@ -256,7 +255,8 @@ pub struct TaskMissRow {
     /// Load level in percent.
     pub load_pct: f64,
     /// Scheduler.
-    pub scheduler: StudyScheduler,
+    #[serde(serialize_with = "crate::runner::serialize_name")]
+    pub scheduler: ModelScheduler,
     /// Task name.
     pub task: String,
     /// Its deadline-monotonic rank (1 = most urgent).
@@ -274,7 +274,8 @@ pub struct MissFit {
     /// Profile.
     pub profile: Profile,
     /// Scheduler.
-    pub scheduler: StudyScheduler,
+    #[serde(serialize_with = "crate::runner::serialize_name")]
+    pub scheduler: ModelScheduler,
     /// Levels fitted.
     pub points: usize,
     /// Misses per percentage point of load.
@@ -316,7 +317,7 @@ pub struct OverloadSection {
 }
 
 /// Runs the overload section with `runner`.
-pub fn run<R: StudyRunner>(
+pub fn run<R: Runner>(
     runner: &mut R,
     config: &OverloadConfig,
 ) -> Result<OverloadSection, OverloadError> {
@@ -352,20 +353,16 @@ pub fn run<R: StudyRunner>(
         fits: Vec::new(),
         skipped: Vec::new(),
     };
-    let base_spec = RunSpec {
-        duration: config.duration,
-        phases: Vec::new(),
-    };
+    let base_spec = |scheduler| plain(scheduler, config.duration);
     for &scheduler in &config.schedulers {
-        if !runner.supports(scheduler, &base_spec) {
+        if !runner.supports(&base_spec(scheduler)) {
             section.skipped.push(format!(
                 "{}: the runner cannot run it (no baseline, no overload rows)",
-                scheduler.name()
+                name(scheduler)
             ));
             continue;
         }
-        let counts = runner
-            .run(&set, scheduler, &base_spec)
+        let counts = counted(runner.run(&set, &base_spec(scheduler)))
             .map_err(|e| run_error("baseline", scheduler, config.base_load_ppm, e))?;
         section.baseline.push(BaselineRow {
             scheduler,
@@ -377,25 +374,25 @@ pub fn run<R: StudyRunner>(
         for &level in &config.levels_ppm {
             for &scheduler in &config.schedulers {
                 let spec = RunSpec {
+                    scheduler,
                     duration: config.duration,
                     phases: profile::phases(profile, level, burst, config.duration),
                 };
-                if !runner.supports(scheduler, &base_spec) {
+                if !runner.supports(&base_spec(scheduler)) {
                     continue;
                 }
-                if !runner.supports(scheduler, &spec) {
+                if !runner.supports(&spec) {
                     let note = format!(
                         "{} {}: the runner cannot run overload phases with this scheduler",
                         profile.name(),
-                        scheduler.name()
+                        name(scheduler)
                     );
                     if !section.skipped.contains(&note) {
                         section.skipped.push(note);
                     }
                     continue;
                 }
-                let counts = runner
-                    .run(&set, scheduler, &spec)
+                let counts = counted(runner.run(&set, &spec))
                     .map_err(|e| run_error(profile.name(), scheduler, level, e))?;
                 if counts.tasks.len() != set.tasks.len() {
                     return Err(run_error(
@@ -575,13 +572,13 @@ fn total_misses(counts: &RunCounts) -> u64 {
 
 fn run_error(
     profile: &'static str,
-    scheduler: StudyScheduler,
+    scheduler: ModelScheduler,
     level: u64,
     message: impl std::fmt::Display,
 ) -> OverloadError {
     OverloadError::Run {
         profile,
-        scheduler: scheduler.name(),
+        scheduler: name(scheduler),
         level_pct: pct(level),
         message: message.to_string(),
     }
@@ -591,7 +588,7 @@ fn run_error(
 fn row_of(
     profile: Profile,
     level: u64,
-    scheduler: StudyScheduler,
+    scheduler: ModelScheduler,
     counts: &RunCounts,
     ranks: &[usize],
 ) -> OverloadRow {
@@ -672,22 +669,23 @@ fn recovery_from_timeline(
 /// Bisects the least `t` in `[burst end, duration]` (to `resolution`) at
 /// which a run cut at `t` has already missed all `total` deadlines.
 #[allow(clippy::too_many_arguments)]
-fn recovery<R: StudyRunner>(
+fn recovery<R: Runner>(
     runner: &mut R,
     set: &TaskSet,
-    scheduler: StudyScheduler,
+    scheduler: ModelScheduler,
     level: u64,
     burst: (Nanos, Nanos),
     duration: Nanos,
     resolution: Nanos,
     total: u64,
-) -> Result<Recovery, R::Error> {
-    let mut misses_until = |t: Nanos| -> Result<u64, R::Error> {
+) -> Result<Recovery, String> {
+    let mut misses_until = |t: Nanos| -> Result<u64, String> {
         let spec = RunSpec {
+            scheduler,
             duration: t,
             phases: profile::phases(Profile::Transient, level, burst, t),
         };
-        runner.run(set, scheduler, &spec).map(|c| total_misses(&c))
+        counted(runner.run(set, &spec)).map(|c| total_misses(&c))
     };
     let at_burst_end = if total == 0 {
         0
@@ -719,7 +717,7 @@ fn recovery<R: StudyRunner>(
 }
 
 /// One least-squares line per profile and scheduler with two levels or more.
-fn fits(rows: &[OverloadRow], profiles: &[Profile], schedulers: &[StudyScheduler]) -> Vec<MissFit> {
+fn fits(rows: &[OverloadRow], profiles: &[Profile], schedulers: &[ModelScheduler]) -> Vec<MissFit> {
     let mut out = Vec::new();
     for &profile in profiles {
         for &scheduler in schedulers {

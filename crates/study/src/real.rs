@@ -1,73 +1,89 @@
-//! A [`StudyRunner`] on real threads: the study's runs through
-//! `rtlab-rt`'s executor, pinned to one CPU. EDF is SCHED_DEADLINE (runtime
-//! C plus the executor's margin, deadline D, period T), FPS is SCHED_FIFO
-//! at deadline-monotonic priorities. Linux has no hybrid. Overload phases,
+//! The study on real threads: rtlab-rt's [`RealRunner`] set up as the
+//! study runs it (pinned to one CPU, a late job runs on, every job record
+//! required for the regular completions), with the study's progress lines
+//! and the kernel traces of its runs. EDF is SCHED_DEADLINE (runtime C
+//! plus the executor's margin, deadline D, period T), FPS is SCHED_FIFO at
+//! deadline-monotonic priorities. Linux has no hybrid. Overload phases,
 //! transient or permanent, are the executor's phases, read as the
 //! simulator reads them (`rtlab_model::phase::PhasePlan`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
 
-use rtlab_host::interrupt::pause;
 use rtlab_model::policy::RunPolicy;
-use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{self, JobRecord, JobSink, KernelTrace, RunConfig};
+use rtlab_model::Nanos;
+use rtlab_rt::executor::{KernelTrace, RunConfig};
+use rtlab_rt::runner::{RealRunError, RealRunner};
 use serde::Serialize;
 
-use crate::runner::{RunCounts, RunSpec, StudyRunner, StudyScheduler, TaskCounts};
-use crate::utilization::RunRefusal;
+use crate::runner::name;
 
-/// Runs sets on real threads through the executor: EDF as SCHED_DEADLINE
-/// (runtime C plus the executor's margin, deadline D, period T), FPS as
-/// SCHED_FIFO at deadline-monotonic priorities; pinned to one CPU; a late
-/// job runs on (continue). No hybrid; phases as the executor runs them.
-pub struct RealRunner {
+/// The kernel traces of a study's real runs, in run order, filled while
+/// its [`RealRunner`] runs.
+#[derive(Clone, Debug, Default)]
+pub struct Traced(Rc<RefCell<Vec<KernelTraceOfRun>>>);
+
+impl Traced {
+    /// The traced runs so far (empty without a trace).
+    pub fn take(&self) -> Vec<KernelTraceOfRun> {
+        self.0.take()
+    }
+}
+
+/// Real threads as the study runs them: pinned to `cpu`, lifting RT
+/// throttling and SCHED_DEADLINE admission for each run when
+/// `no_rt_throttling`, resting `cooldown` between runs, stopping when
+/// `flag` is raised (the interrupt flag), recording the kernel's schedule
+/// of each run when `kernel_trace` asks; `progress` is told each run's
+/// outcome in one line. The traced runs are read from the returned
+/// [`Traced`].
+pub fn runner(
     cpu: usize,
     no_rt_throttling: bool,
     cooldown: Nanos,
     flag: &'static AtomicBool,
     progress: fn(&str),
-    first: bool,
     kernel_trace: Option<KernelTrace>,
-    traced: Vec<KernelTraceOfRun>,
-}
-
-impl RealRunner {
-    /// Runs pinned to `cpu`, lifting RT throttling and SCHED_DEADLINE
-    /// admission for each run when `no_rt_throttling`, resting `cooldown`
-    /// between runs, stopping when `flag` is raised (the interrupt flag);
-    /// `progress` is told each run's outcome in one line.
-    pub fn new(
-        cpu: usize,
-        no_rt_throttling: bool,
-        cooldown: Nanos,
-        flag: &'static AtomicBool,
-        progress: fn(&str),
-    ) -> RealRunner {
-        RealRunner {
-            cpu,
-            no_rt_throttling,
-            cooldown,
-            flag,
-            progress,
-            first: true,
-            kernel_trace: None,
-            traced: Vec::new(),
+) -> (RealRunner<'static>, Traced) {
+    let mut config = RunConfig::new(Nanos::ZERO, RunPolicy::Edf);
+    config.cpu = Some(cpu);
+    config.no_rt_throttling = no_rt_throttling;
+    config.kernel_trace = kernel_trace;
+    let traced = Traced::default();
+    let mut runner = RealRunner::new(config, flag);
+    runner.cooldown = cooldown;
+    runner.job_counts = true;
+    let sink = Rc::clone(&traced.0);
+    runner.observer = Some(Box::new(move |set, spec, outcome| {
+        let under = name(spec.scheduler);
+        let at = set.utilization() * 100.0;
+        match outcome {
+            Ok(counts) if !counts.interrupted => {
+                let misses = counts.deadline_misses();
+                progress(&format!(
+                    "{} at U {at:.1}% under {under}: {misses} misses of {} jobs",
+                    set.name,
+                    counts.released()
+                ));
+                if let Some(k) = &counts.kernel_trace {
+                    sink.borrow_mut().push(KernelTraceOfRun {
+                        set: set.name.clone(),
+                        utilization: set.utilization(),
+                        scheduler: under.to_string(),
+                        misses,
+                        kernel_trace: k.clone(),
+                    });
+                }
+            }
+            Err(RealRunError::Rt(e)) if e.is_admission_refusal() => progress(&format!(
+                "{} at U {at:.1}% under {under}: refused by SCHED_DEADLINE admission",
+                set.name
+            )),
+            _ => {}
         }
-    }
-
-    /// Records the kernel's schedule of each run (`--kernel-trace`).
-    pub fn with_kernel_trace(self, request: Option<KernelTrace>) -> RealRunner {
-        RealRunner {
-            kernel_trace: request,
-            ..self
-        }
-    }
-
-    /// The traced runs so far, in run order (empty without a trace).
-    pub fn take_traced(&mut self) -> Vec<KernelTraceOfRun> {
-        std::mem::take(&mut self.traced)
-    }
+    }));
+    (runner, traced)
 }
 
 /// One traced real run of a study (`--real --kernel-trace`): which set,
@@ -87,173 +103,10 @@ pub struct KernelTraceOfRun {
     pub kernel_trace: serde_json::Value,
 }
 
-/// Why a real run was not made.
-#[derive(Debug)]
-pub enum RealError {
-    /// SCHED_DEADLINE admission refused the set (its bandwidth is above
-    /// what the kernel admits: 0.90 of a CPU on Linux 6.12+).
-    Refused(String),
-    /// Ctrl-C.
-    Interrupted,
-    /// Anything else: fatal.
-    Failed(String),
-}
-
-impl std::fmt::Display for RealError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RealError::Refused(why) => write!(f, "refused: {why}"),
-            RealError::Interrupted => f.write_str("interrupted"),
-            RealError::Failed(why) => f.write_str(why),
-        }
-    }
-}
-
-impl RunRefusal for RealError {
-    fn refusal(&self) -> Option<String> {
-        match self {
-            RealError::Refused(_) | RealError::Interrupted => Some(self.to_string()),
-            RealError::Failed(_) => None,
-        }
-    }
-}
-
-/// Counts, per task, the jobs that completed by their deadline, and keeps
-/// the deadlines of the missed ones (the executor's writer thread calls
-/// it, off the real-time path).
-struct OnTime {
-    on_time: Arc<Mutex<Vec<u64>>>,
-    missed: Arc<Mutex<Vec<Nanos>>>,
-}
-
-impl JobSink for OnTime {
-    fn job(&mut self, job: &JobRecord, ended: Nanos) -> std::io::Result<()> {
-        if job.finish.is_some_and(|f| f <= job.deadline) {
-            let mut counts = self.on_time.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(c) = counts.get_mut(job.task) {
-                *c += 1;
-            }
-        } else if RunCounts::is_miss(job, ended) {
-            self.missed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(job.deadline);
-        }
-        Ok(())
-    }
-}
-
-impl StudyRunner for RealRunner {
-    type Error = RealError;
-
-    /// No hybrid; phases of any kind.
-    fn supports(&self, scheduler: StudyScheduler, _spec: &RunSpec) -> bool {
-        scheduler != StudyScheduler::Hybrid
-    }
-
-    fn run(
-        &mut self,
-        set: &TaskSet,
-        scheduler: StudyScheduler,
-        spec: &RunSpec,
-    ) -> Result<RunCounts, RealError> {
-        if !self.supports(scheduler, spec) {
-            return Err(RealError::Failed(format!(
-                "real threads cannot run {}: Linux has no hybrid",
-                scheduler.name()
-            )));
-        }
-        if !std::mem::take(&mut self.first) {
-            pause(self.cooldown, self.flag);
-        }
-        if self.flag.load(Ordering::Relaxed) {
-            return Err(RealError::Interrupted);
-        }
-        let policy = match scheduler {
-            StudyScheduler::Edf => RunPolicy::Edf,
-            _ => RunPolicy::DeadlineMonotonic,
-        };
-        let mut cfg = RunConfig::new(spec.duration, policy);
-        cfg.cpu = Some(self.cpu);
-        cfg.no_rt_throttling = self.no_rt_throttling;
-        cfg.phases = spec.phases.clone();
-        cfg.kernel_trace = self.kernel_trace.clone();
-        let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
-        let missed = Arc::new(Mutex::new(Vec::new()));
-        let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(OnTime {
-            on_time: Arc::clone(&on_time),
-            missed: Arc::clone(&missed),
-        })];
-        let report = match executor::run_recording(set, &cfg, self.flag, sinks) {
-            Ok((report, _)) => report,
-            Err(e) if e.is_admission_refusal() => {
-                (self.progress)(&format!(
-                    "{} at U {:.1}% under {}: refused by SCHED_DEADLINE admission",
-                    set.name,
-                    set.utilization() * 100.0,
-                    scheduler.name()
-                ));
-                return Err(RealError::Refused(e.to_string()));
-            }
-            Err(e) => return Err(RealError::Failed(e.to_string())),
-        };
-        if report.interrupted {
-            return Err(RealError::Interrupted);
-        }
-        if !report.lost_tasks.is_empty() {
-            return Err(RealError::Failed(format!(
-                "the threads of {} did not report back in time",
-                report.lost_tasks.join(", ")
-            )));
-        }
-        if report.jobs_dropped > 0 {
-            return Err(RealError::Failed(format!(
-                "{} job records were dropped, so the regular completions cannot be counted",
-                report.jobs_dropped
-            )));
-        }
-        let traced = report.kernel_trace.as_ref().map(|k| KernelTraceOfRun {
-            set: set.name.clone(),
-            utilization: set.utilization(),
-            scheduler: scheduler.name().to_string(),
-            misses: report.deadline_misses,
-            kernel_trace: k.clone(),
-        });
-        (self.progress)(&format!(
-            "{} at U {:.1}% under {}: {} misses of {} jobs",
-            set.name,
-            set.utilization() * 100.0,
-            scheduler.name(),
-            report.deadline_misses,
-            report.released
-        ));
-        self.traced.extend(traced);
-        let on_time = on_time.lock().unwrap_or_else(PoisonError::into_inner);
-        let tasks = report
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| TaskCounts {
-                name: t.metrics.name.clone(),
-                released: t.metrics.released,
-                regular_completions: on_time.get(i).copied().unwrap_or(0),
-                deadline_misses: t.metrics.misses,
-                preemptions: t.metrics.preemptions,
-            })
-            .collect();
-        let mut missed =
-            std::mem::take(&mut *missed.lock().unwrap_or_else(PoisonError::into_inner));
-        missed.sort();
-        Ok(RunCounts {
-            tasks,
-            missed_deadlines: Some(missed),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::{RunSpec, Runner, EDF, FPS, HYBRID};
     use std::sync::atomic::AtomicBool;
 
     static NEVER: AtomicBool = AtomicBool::new(false);
@@ -262,10 +115,11 @@ mod tests {
     /// only the hybrid has no Linux counterpart.
     #[test]
     fn real_threads_run_every_profile_but_not_the_hybrid() {
-        let runner = RealRunner::new(1, true, Nanos::ZERO, &NEVER, |_| {});
+        let (runner, _) = runner(1, true, Nanos::ZERO, &NEVER, |_| {}, None);
         let ms = Nanos::from_ms;
         for profile in crate::overload::Profile::ALL {
-            let spec = RunSpec {
+            let spec = |scheduler| RunSpec {
+                scheduler,
                 duration: ms(300),
                 phases: crate::overload::profile::phases(
                     profile,
@@ -274,9 +128,9 @@ mod tests {
                     ms(300),
                 ),
             };
-            assert!(runner.supports(StudyScheduler::Edf, &spec));
-            assert!(runner.supports(StudyScheduler::Fps, &spec));
-            assert!(!runner.supports(StudyScheduler::Hybrid, &spec));
+            assert!(runner.supports(&spec(EDF)));
+            assert!(runner.supports(&spec(FPS)));
+            assert!(!runner.supports(&spec(HYBRID)));
         }
     }
 }

@@ -47,8 +47,8 @@
 //!   left out), and the **max CPU load** = the highest HSU of either
 //!   scheduler over the type's sets.
 //!
-//! A run the runner refuses ([`RunRefusal`], e.g. SCHED_DEADLINE admission
-//! on real threads) ends that scheduler's search for that set: its HSU is
+//! A run the runner refuses ([`Runner::refusal`], e.g. SCHED_DEADLINE admission
+//! on real threads) or a stop signal cuts short ends that scheduler's search for that set: its HSU is
 //! the last load that ran without a miss, and the reason is kept.
 //!
 //! Simulated misses are those within the run: a load just above 100 % may
@@ -63,7 +63,8 @@ use rtlab_model::generate::{
 use rtlab_model::{Nanos, TaskSet};
 use serde::Serialize;
 
-use crate::runner::{RunSpec, SimRunner, StudyRunner, StudyScheduler, TaskCounts};
+use crate::runner::{name, plain, Runner, TaskCounts, EDF};
+use rtlab_sim::runner::SimRunner;
 
 /// Parts per million: a load of 100 % is `ONE_PPM`.
 pub const ONE_PPM: u64 = 1_000_000;
@@ -284,21 +285,6 @@ pub enum UtilizationError {
     },
 }
 
-/// A runner error that ends one scheduler's search for one set, rather than
-/// the whole section: SCHED_DEADLINE admission refusing a load, Ctrl-C.
-pub trait RunRefusal {
-    /// `Some(why)` when the error only refuses this run.
-    fn refusal(&self) -> Option<String>;
-}
-
-impl RunRefusal for rtlab_sim::SimError {
-    /// Every simulator error is fatal (the search never hands it a set it
-    /// should refuse).
-    fn refusal(&self) -> Option<String> {
-        None
-    }
-}
-
 /// One scheduler's search on one set.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SchedulerSearch {
@@ -382,13 +368,8 @@ pub fn search_set<R>(
     duration: Nanos,
 ) -> Result<SetResult, UtilizationError>
 where
-    R: StudyRunner,
-    R::Error: RunRefusal,
+    R: Runner,
 {
-    let spec = RunSpec {
-        duration,
-        phases: Vec::new(),
-    };
     let mut result = SetResult {
         name: set.name.clone(),
         duration_ns: duration.as_ns(),
@@ -405,12 +386,9 @@ where
         }
         let scaled = scale_to_load(set, load);
         let mut at_load = [None, None];
-        for (slot, scheduler) in [StudyScheduler::Edf, StudyScheduler::Fps]
-            .into_iter()
-            .enumerate()
-        {
+        for (slot, scheduler) in [EDF, crate::runner::FPS].into_iter().enumerate() {
             let search = match scheduler {
-                StudyScheduler::Edf => &mut result.edf,
+                EDF => &mut result.edf,
                 _ => &mut result.fps,
             };
             if !search.searching() {
@@ -421,7 +399,8 @@ where
                 continue;
             };
             search.runs += 1;
-            match runner.run(scaled, scheduler, &spec) {
+            match runner.run(scaled, &plain(scheduler, duration)) {
+                Ok(counts) if counts.interrupted => search.refused = Some("interrupted".into()),
                 Ok(counts) => {
                     let totals = counts.totals();
                     if totals.deadline_misses == 0 {
@@ -431,13 +410,13 @@ where
                     }
                     at_load[slot] = Some(totals);
                 }
-                Err(e) => match e.refusal() {
+                Err(e) => match runner.refusal(&e) {
                     Some(why) => search.refused = Some(why),
                     None => {
                         return Err(UtilizationError::Run {
                             set: set.name.clone(),
                             load: load as f64 / 1e4,
-                            scheduler: scheduler.name(),
+                            scheduler: name(scheduler),
                             message: e.to_string(),
                         })
                     }
@@ -575,8 +554,7 @@ pub fn run<R>(
     runner: &mut R,
 ) -> Result<UtilizationSection, UtilizationError>
 where
-    R: StudyRunner,
-    R::Error: RunRefusal,
+    R: Runner,
 {
     check(config)?;
     let mut types = Vec::new();
@@ -601,7 +579,7 @@ pub fn simulate(config: &UtilizationConfig) -> Result<UtilizationSection, Utiliz
             .par_iter()
             .map(|set| {
                 let duration = run_length(set, config.duration)?;
-                search_set(&mut SimRunner, set, &config.loads, duration)
+                search_set(&mut SimRunner::new(), set, &config.loads, duration)
             })
             .collect::<Result<Vec<_>, _>>()?;
         types.push(summarize(set_type, &config.loads, sets));

@@ -1,4 +1,24 @@
 use super::*;
+use rtlab_model::TaskSet;
+use std::cell::RefCell;
+
+/// What the scripts below are: a run of the set scaled by α, and its U.
+trait Script {
+    type Error;
+    fn run(&mut self, alpha_ppb: u64) -> Result<StepOutcome, Self::Error>;
+    fn utilization(&self, alpha_ppb: u64) -> f64;
+}
+
+/// [`super::search`] with `script` as its oracle.
+fn search<S: Script>(script: &mut S, cfg: &SearchConfig) -> Search<S::Error> {
+    let script = RefCell::new(script);
+    super::search(
+        cfg,
+        |a| script.borrow().utilization(a),
+        |a| script.borrow_mut().run(a),
+        |_| {},
+    )
+}
 
 /// α in ppb from thousandths, for readable expectations.
 fn milli(a: u64) -> u64 {
@@ -51,7 +71,7 @@ impl Scripted {
     }
 }
 
-impl StepRunner for Scripted {
+impl Script for Scripted {
     type Error = String;
 
     fn run(&mut self, alpha_ppb: u64) -> Result<StepOutcome, String> {
@@ -304,7 +324,7 @@ fn ctrl_c_keeps_what_was_measured() {
 #[test]
 fn a_runner_error_ends_the_search_and_is_returned() {
     struct Failing(u32);
-    impl StepRunner for Failing {
+    impl Script for Failing {
         type Error = String;
         fn run(&mut self, _: u64) -> Result<StepOutcome, String> {
             self.0 += 1;
@@ -337,7 +357,8 @@ fn a_refused_run_fails_its_alpha() {
 }
 
 #[test]
-fn the_scaled_set_runner_scales_every_wcet() {
+fn a_scaled_set_oracle_scales_every_wcet() {
+    use crate::breakdown::scale_wcets;
     use rtlab_model::{Nanos, Task};
     let ms = Nanos::from_ms;
     let set = TaskSet::new(
@@ -345,17 +366,23 @@ fn the_scaled_set_runner_scales_every_wcet() {
         vec![Task::new("a", ms(10), ms(2)), Task::new("b", ms(20), ms(4))],
     );
     let mut seen = Vec::new();
-    let mut runner = ScaledSetRunner::new(&set, |s: &TaskSet| {
-        seen.push(s.tasks[1].wcet);
-        Ok::<_, ()>(StepOutcome {
-            misses: u64::from(s.utilization() > 0.5),
-            jobs: 3,
-            ..StepOutcome::default()
-        })
-    });
-    assert!((runner.utilization(2_500_000_000) - 1.0).abs() < 1e-12);
-    let r = search(&mut runner, &config((milli(1000), milli(2000)))).result;
-    drop(runner);
+    let utilization = |a| scale_wcets(&set, a).utilization();
+    assert!((utilization(2_500_000_000) - 1.0).abs() < 1e-12);
+    let r = super::search(
+        &config((milli(1000), milli(2000))),
+        utilization,
+        |a| {
+            let s = scale_wcets(&set, a);
+            seen.push(s.tasks[1].wcet);
+            Ok::<_, ()>(StepOutcome {
+                misses: u64::from(s.utilization() > 0.5),
+                jobs: 3,
+                ..StepOutcome::default()
+            })
+        },
+        |_| {},
+    )
+    .result;
     // U = 0.4 α: the breakdown is α = 1.25.
     assert_eq!(r.alpha_ppb, Some(1_250_000_000));
     assert_eq!(seen[0], ms(4));

@@ -6,14 +6,11 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use rtlab_analysis::breakdown::ONE_PPB;
-use rtlab_analysis::breakdown_experiment::{
-    run_scale, scale_times, BreakdownDocument, ExperimentConfig,
-};
-use rtlab_analysis::measured_breakdown::{PassRule, Step, StepOutcome, DEFAULT_REPEAT};
+use rtlab_analysis::breakdown_experiment::{scale_times, BreakdownDocument, ExperimentConfig};
+use rtlab_analysis::measured_breakdown::{PassRule, Step, DEFAULT_REPEAT};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::overheads::Overheads;
@@ -21,12 +18,12 @@ use rtlab_model::policy::{AnalysedPolicy, ModelScheduler, PriorityAssignment, Ru
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::breakdown_text::{describe, progress_line};
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{self, RunConfig};
-use rtlab_sim::{SchedulerSpec, SimConfig};
+use rtlab_rt::executor::RunConfig;
+use rtlab_study::breakdown::{run_scales, RealSetup};
 
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
-use crate::setup::{pause, restore_left_state_first, say};
+use crate::setup::{restore_left_state_first, say};
 use crate::usage::usage;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -140,7 +137,7 @@ fn parse_resolution(text: &str) -> Result<u64, String> {
 }
 
 /// The analysis policy and the run policy `--policy` names.
-fn policies(name: &str) -> anyhow::Result<(AnalysedPolicy, RunPolicy, SchedulerSpec)> {
+fn policies(name: &str) -> anyhow::Result<(AnalysedPolicy, RunPolicy, ModelScheduler)> {
     let (policy, run) = match name {
         "rm" => (
             AnalysedPolicy::Fixed(PriorityAssignment::RateMonotonic),
@@ -158,13 +155,12 @@ fn policies(name: &str) -> anyhow::Result<(AnalysedPolicy, RunPolicy, SchedulerS
             )))
         }
     };
-    let spec = SchedulerSpec::from(ModelScheduler::from(policy));
-    Ok((policy, run, spec))
+    Ok((policy, run, ModelScheduler::from(policy)))
 }
 
 /// Runs `rtlab breakdown`.
 pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
-    let (policy, run_policy, spec) = policies(&args.policy)?;
+    let (policy, run_policy, scheduler) = policies(&args.policy)?;
     let cpu = args.real_series.cpu();
     let loaded = file::load(&args.taskset)?;
     if loaded.set.tasks.is_empty() {
@@ -247,51 +243,28 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         interrupted: false,
         scales: Vec::new(),
     };
-    let mut failure = None;
-    for (x, set, duration) in &scaled {
-        if flag.load(Ordering::Relaxed) {
-            doc.interrupted = true;
-            break;
-        }
-        let mut sim_cfg = SimConfig::new(*duration);
-        // No --tick: the simulator takes the timer model from the file.
-        sim_cfg.overheads = Some(overheads.clone());
-        let simulate = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
-            let r = rtlab_sim::simulate(s, &spec, &sim_cfg)?;
-            Ok(StepOutcome {
-                misses: r.deadline_misses,
-                jobs: r.released,
-                ..StepOutcome::default()
-            })
-        };
-        let mut run_cfg = RunConfig::new(*duration, run_policy);
-        run_cfg.cpu = Some(cpu);
-        run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
-        run_cfg.kernel_trace = trace.clone();
-        let mut first = true;
-        let measure = |s: &TaskSet| -> anyhow::Result<StepOutcome> {
-            if !std::mem::take(&mut first) {
-                pause(args.real_series.cooldown, flag);
-            }
-            measure_once(s, &run_cfg, flag)
-        };
-        let scale = *x as f64 / ONE_PPB as f64;
-        let observe = |step: &Step| {
+    let mut run_cfg = RunConfig::new(Nanos::ZERO, run_policy);
+    run_cfg.cpu = Some(cpu);
+    run_cfg.no_rt_throttling = args.real_series.no_rt_throttling;
+    run_cfg.kernel_trace = trace;
+    let real = RealSetup {
+        config: run_cfg,
+        cooldown: args.real_series.cooldown,
+        interrupt: flag,
+    };
+    let failure: Option<anyhow::Error> = run_scales(
+        &mut doc,
+        &scaled,
+        &cfg,
+        scheduler,
+        &overheads,
+        &real,
+        |scale, step: &Step| {
             if progress {
                 say(&progress_line(scale, step));
             }
-        };
-        let (result, error) = run_scale(set, *x, *duration, &cfg, simulate, measure, observe);
-        let stopped = result.measured.interrupted;
-        doc.scales.push(result);
-        if let Some(e) = error {
-            failure = Some(e);
-        }
-        if stopped {
-            doc.interrupted = true;
-            break;
-        }
-    }
+        },
+    );
     if doc.interrupted && failure.is_none() {
         say(&format!(
             "interrupted{}: what was measured until then follows",
@@ -315,39 +288,6 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
     match failure {
         Some(e) => Err(e.context(format!("rtlab breakdown --policy {}", args.policy))),
         None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// One real run of `set`; a refusal by SCHED_DEADLINE admission is a
-/// refused (failing) step, not an error.
-fn measure_once(set: &TaskSet, cfg: &RunConfig, flag: &AtomicBool) -> anyhow::Result<StepOutcome> {
-    if flag.load(Ordering::Relaxed) {
-        return Ok(StepOutcome {
-            interrupted: true,
-            ..StepOutcome::default()
-        });
-    }
-    match executor::run(set, cfg, flag) {
-        Ok(r) => {
-            if !r.lost_tasks.is_empty() {
-                anyhow::bail!(
-                    "the threads of {} did not report back in time",
-                    r.lost_tasks.join(", ")
-                );
-            }
-            Ok(StepOutcome {
-                misses: r.deadline_misses,
-                jobs: r.released,
-                interrupted: r.interrupted,
-                refused: None,
-                kernel_trace: r.kernel_trace,
-            })
-        }
-        Err(e) if e.is_admission_refusal() => Ok(StepOutcome {
-            refused: Some(e.to_string()),
-            ..StepOutcome::default()
-        }),
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -14,21 +14,21 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use rtlab_model::hartstone::document::{
-    ExtendedRun, HartstoneDocument as Document, Ranking, SeriesRun,
-};
+use rtlab_model::hartstone::document::HartstoneDocument as Document;
 use rtlab_model::hartstone::{
-    self, extended_profile, overload_iteration, run_test, ExtendedResult, HartstoneTest,
-    IterationRecord, TestConfig, TestOutcome, DEFAULT_MAX_ITERATIONS,
+    self, extended_profile, overload_iteration, ExtendedProfile, HartstoneTest, TestConfig,
+    DEFAULT_MAX_ITERATIONS,
 };
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::hartstone_text::{csv, human, traced_line};
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
-use rtlab_rt::hartstone::RealIterations;
+use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::hartstone::{run_extended, SimIterations};
 use rtlab_sim::{OnMiss, SchedulerSpec};
+use rtlab_study::hartstone::{
+    rankings, real_extended, real_series, simulated_extended, simulated_series, RealSeriesError,
+};
 
 use crate::flags::parse_nanos;
 use crate::setup::{restore_left_state_first, say};
@@ -231,84 +231,63 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
         notes: Vec::new(),
         interrupted: false,
     };
-    let mut interrupted = false;
-    if args.extended {
-        for (spec, name) in specs.iter().zip(&args.scheduler) {
-            let mut results = Vec::new();
-            for &test in &tests {
-                let profile = extended_profile(test, kilo_whet)?;
-                results.push(
-                    run_extended(&profile, spec, sim_on_miss, args.extended_length).map_err(
-                        |e| {
-                            usage(format!(
-                                "--scheduler {}: {}",
-                                printable(name),
-                                printable(&e.to_string())
-                            ))
-                        },
-                    )?,
-                );
-            }
-            doc.extended_runs.push(ExtendedRun {
-                world: "sim",
-                scheduler: name.clone(),
-                label: format!("sim {name}"),
-                results,
-            });
-        }
-        if !policies.is_empty() {
-            interrupted = run_real_extended(
-                args,
-                &tests,
-                &policies,
-                real_on_miss,
-                sim_on_miss,
-                kilo_whet,
-                &mut doc,
-            )?;
-        }
-    } else {
-        let config = |test| TestConfig {
+    let configs: Vec<TestConfig> = tests
+        .iter()
+        .map(|&test| TestConfig {
             test,
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
-        };
-        for (spec, name) in specs.iter().zip(&args.scheduler) {
-            let mut runner = SimIterations {
-                spec: spec.clone(),
-                on_miss: sim_on_miss,
-            };
-            let mut outcomes = Vec::new();
-            for &test in &tests {
-                outcomes.push(
-                    run_test(&mut runner, &config(test), &mut |_| {}).map_err(|e| {
-                        usage(format!(
-                            "--scheduler {}: {}",
-                            printable(name),
-                            printable(&e.to_string())
-                        ))
-                    })?,
-                );
-            }
-            doc.runs.push(SeriesRun {
-                world: "sim",
-                scheduler: name.clone(),
-                label: format!("sim {name}"),
-                tests: outcomes,
-            });
+        })
+        .collect();
+    let profiles: Vec<ExtendedProfile> = if args.extended {
+        tests
+            .iter()
+            .map(|&test| extended_profile(test, kilo_whet))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    let sim_error = |name: &String, e: rtlab_sim::SimError| {
+        usage(format!(
+            "--scheduler {}: {}",
+            printable(name),
+            printable(&e.to_string())
+        ))
+    };
+    for (spec, name) in specs.iter().zip(&args.scheduler) {
+        if args.extended {
+            let run = simulated_extended(name, spec, sim_on_miss, &profiles, args.extended_length)
+                .map_err(|e| sim_error(name, e))?;
+            doc.extended_runs.push(run);
+        } else {
+            let run = simulated_series(name, spec, sim_on_miss, &configs)
+                .map_err(|e| sim_error(name, e))?;
+            doc.runs.push(run);
         }
-        if !policies.is_empty() {
-            interrupted = run_real(
+    }
+    let mut interrupted = false;
+    if !policies.is_empty() {
+        interrupted = if args.extended {
+            run_real_extended(
                 args,
-                &tests,
+                &profiles,
+                &policies,
+                real_on_miss,
+                sim_on_miss,
+                &mut doc,
+            )?
+        } else {
+            run_real(
+                args,
+                &configs,
                 &policies,
                 real_on_miss,
                 sim_on_miss,
                 kilo_whet,
                 &mut doc,
-            )?;
-        }
+            )?
+        };
     }
     doc.rankings = rankings(&doc, &tests);
     doc.interrupted = interrupted;
@@ -341,21 +320,20 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
 /// its simulator counterpart. Says up front how long it can take (each test
 /// stops at the latest at the first pool above U = 1) and prints one line
 /// per iteration on stderr. Returns true when Ctrl-C cut it short.
-#[allow(clippy::too_many_arguments)]
 fn run_real(
     args: &HartstoneArgs,
-    tests: &[HartstoneTest],
+    configs: &[TestConfig],
     policies: &[RunPolicy],
     on_miss: Overrun,
     sim_on_miss: OnMiss,
     kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
-    let bound: u64 = tests
+    let bound: u64 = configs
         .iter()
-        .map(|&t| {
+        .map(|c| {
             u64::from(
-                overload_iteration(t, kilo_whet, args.max_iterations)
+                overload_iteration(c.test, kilo_whet, args.max_iterations)
                     .map_or(args.max_iterations, |k| k + 1),
             )
         })
@@ -380,72 +358,49 @@ fn run_real(
     base.cpu = Some(cpu);
     base.edf_reclaim = !args.no_edf_reclaim;
     base.kernel_trace = args.kernel.request_per_run();
+    let mut runner = RealRunner::new(base, interrupt);
     let timeslice = rr_timeslice();
     let started = Instant::now();
-    for &policy in policies {
-        let mut config = base.clone();
-        config.policy = policy;
-        let mut runner = RealIterations { config, interrupt };
-        let mut outcomes = Vec::new();
-        for &test in tests {
-            let cfg = TestConfig {
-                test,
-                kilo_whet,
-                window: args.iteration_duration,
-                max_iterations: args.max_iterations,
-            };
-            let mut progress = |r: &IterationRecord| {
-                say(&format!(
-                    "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
-                    started.elapsed().as_secs_f64(),
-                    r.iteration,
-                    r.utilization,
-                    r.result.misses,
-                    r.result.context_switches,
-                    traced_line(r.result.kernel_trace.as_ref()),
-                ));
-                let _ = std::io::stderr().flush();
-            };
-            match run_test(&mut runner, &cfg, &mut progress) {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
-                    say("interrupted: the tests finished so far follow");
-                    push_real(
-                        doc,
-                        policy,
-                        timeslice,
-                        outcomes,
-                        tests,
-                        args,
-                        kilo_whet,
-                        sim_on_miss,
-                    )?;
-                    return Ok(true);
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
-                    let message = match &e {
-                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
-                        other => other.to_string(),
-                    };
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --policy {policy}: {message}"
-                    ));
-                }
-                Err(e) => return Err(anyhow::anyhow!("rtlab hartstone --policy {policy}: {e}")),
-            }
-        }
-        push_real(
-            doc,
-            policy,
-            timeslice,
-            outcomes,
-            tests,
-            args,
-            kilo_whet,
-            sim_on_miss,
-        )?;
+    let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
+        say(&format!(
+            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+            started.elapsed().as_secs_f64(),
+            r.iteration,
+            r.utilization,
+            r.result.misses,
+            r.result.context_switches,
+            traced_line(r.result.kernel_trace.as_ref()),
+        ));
+        let _ = std::io::stderr().flush();
+    };
+    let cut = real_series(
+        doc,
+        &mut runner,
+        policies,
+        configs,
+        sim_on_miss,
+        timeslice,
+        &mut progress,
+    )
+    .map_err(|e| real_error("rtlab hartstone --policy", e))?;
+    if cut {
+        say("interrupted: the tests finished so far follow");
     }
-    Ok(false)
+    Ok(cut)
+}
+
+/// A real series' error as the command reports it, naming the flag of a
+/// setting the kernel refused.
+fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
+    let (policy, e) = match e {
+        RealSeriesError::Run(policy, e) => (policy, e),
+        RealSeriesError::Sim(e) => return e.into(),
+    };
+    let message = match &e {
+        RealRunError::Rt(rt @ rtlab_rt::RtError::Setting { .. }) => naming_the_flag(rt),
+        other => other.to_string(),
+    };
+    anyhow::anyhow!("{command} {policy}: {message}")
 }
 
 /// The extended Hartstone on real threads, one policy after the other, each
@@ -453,14 +408,12 @@ fn run_real(
 /// throttling and SCHED_DEADLINE admission are switched off for each run
 /// (the 120 % needs more than either leaves; the note in the output says
 /// so). Returns true when Ctrl-C cut it short.
-#[allow(clippy::too_many_arguments)]
 fn run_real_extended(
     args: &HartstoneArgs,
-    tests: &[HartstoneTest],
+    profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
     on_miss: Overrun,
     sim_on_miss: OnMiss,
-    kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let length = args.extended_length;
@@ -472,8 +425,8 @@ fn run_real_extended(
     doc.notes.push(note);
     say(&format!(
         "real threads: {} runs of {length} ({} tests x {} policies)",
-        tests.len() * policies.len(),
-        tests.len(),
+        profiles.len() * policies.len(),
+        profiles.len(),
         policies.len()
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
@@ -482,170 +435,36 @@ fn run_real_extended(
     restore_left_state_first();
     let timeslice = rr_timeslice();
     let started = Instant::now();
-    let trace = args.kernel.request_per_run();
-    for &policy in policies {
-        let mut config = RunConfig::new(length, policy);
-        config.on_miss = on_miss;
-        config.cpu = Some(cpu);
-        config.no_rt_throttling = true;
-        config.kernel_trace = trace.clone();
-        let mut results = Vec::new();
-        let mut cut = false;
-        for &test in tests {
-            let profile = extended_profile(test, kilo_whet)?;
-            match rtlab_rt::hartstone::run_extended(&profile, &config, length, interrupt) {
-                Ok(r) => {
-                    say(&format!(
-                        "[{:>5.0}s] real {policy} {test}: {} misses of {} jobs, {:.1} context switches/s{}",
-                        started.elapsed().as_secs_f64(),
-                        r.misses,
-                        r.jobs,
-                        r.context_switches_per_s,
-                        traced_line(r.kernel_trace.as_ref()),
-                    ));
-                    results.push(r);
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Interrupted) => {
-                    say("interrupted: the tests finished so far follow");
-                    cut = true;
-                    break;
-                }
-                Err(rtlab_rt::hartstone::RealIterationError::Rt(e)) => {
-                    let message = match &e {
-                        rtlab_rt::RtError::Setting { .. } => naming_the_flag(&e),
-                        other => other.to_string(),
-                    };
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --extended --policy {policy}: {message}"
-                    ));
-                }
-                Err(e) => {
-                    return Err(anyhow::anyhow!(
-                        "rtlab hartstone --extended --policy {policy}: {e}"
-                    ))
-                }
-            }
-        }
-        doc.extended_runs.push(ExtendedRun {
-            world: "real",
-            scheduler: policy.name().to_string(),
-            label: format!("real {policy}"),
-            results,
-        });
-        if let Some(model) = policy.model_scheduler(timeslice) {
-            let name = model.to_string();
-            let known = doc
-                .extended_runs
-                .iter()
-                .any(|r| r.world == "sim" && r.scheduler == name);
-            if !known {
-                let spec = SchedulerSpec::from(model);
-                let mut sim = Vec::new();
-                for &test in tests {
-                    let profile = extended_profile(test, kilo_whet)?;
-                    sim.push(run_extended(&profile, &spec, sim_on_miss, length)?);
-                }
-                doc.extended_runs.push(ExtendedRun {
-                    world: "sim",
-                    scheduler: name.clone(),
-                    label: format!("sim {name}"),
-                    results: sim,
-                });
-            }
-        }
-        if cut {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Adds a policy's real series and, unless it is already among
-/// `--scheduler`, its simulator counterpart's.
-#[allow(clippy::too_many_arguments)]
-fn push_real(
-    doc: &mut Document,
-    policy: RunPolicy,
-    timeslice: Nanos,
-    outcomes: Vec<TestOutcome>,
-    tests: &[HartstoneTest],
-    args: &HartstoneArgs,
-    kilo_whet: Nanos,
-    on_miss: OnMiss,
-) -> anyhow::Result<()> {
-    doc.runs.push(SeriesRun {
-        world: "real",
-        scheduler: policy.name().to_string(),
-        label: format!("real {policy}"),
-        tests: outcomes,
-    });
-    let Some(model) = policy.model_scheduler(timeslice) else {
-        return Ok(());
+    let mut config = RunConfig::new(length, policies[0]);
+    config.on_miss = on_miss;
+    config.cpu = Some(cpu);
+    config.no_rt_throttling = true;
+    config.kernel_trace = args.kernel.request_per_run();
+    let mut runner = RealRunner::new(config, interrupt);
+    let mut progress = |policy, r: &rtlab_model::hartstone::ExtendedResult| {
+        say(&format!(
+            "[{:>5.0}s] real {policy} {}: {} misses of {} jobs, {:.1} context switches/s{}",
+            started.elapsed().as_secs_f64(),
+            r.test,
+            r.misses,
+            r.jobs,
+            r.context_switches_per_s,
+            traced_line(r.kernel_trace.as_ref()),
+        ));
     };
-    let name = model.to_string();
-    if doc
-        .runs
-        .iter()
-        .any(|r| r.world == "sim" && r.scheduler == name)
-    {
-        return Ok(());
+    let cut = real_extended(
+        doc,
+        &mut runner,
+        policies,
+        profiles,
+        length,
+        sim_on_miss,
+        timeslice,
+        &mut progress,
+    )
+    .map_err(|e| real_error("rtlab hartstone --extended --policy", e))?;
+    if cut {
+        say("interrupted: the tests finished so far follow");
     }
-    let spec = SchedulerSpec::from(model);
-    let mut runner = SimIterations { spec, on_miss };
-    let mut sim = Vec::new();
-    for &test in tests {
-        let cfg = TestConfig {
-            test,
-            kilo_whet,
-            window: args.iteration_duration,
-            max_iterations: args.max_iterations,
-        };
-        sim.push(run_test(&mut runner, &cfg, &mut |_| {})?);
-    }
-    doc.runs.push(SeriesRun {
-        world: "sim",
-        scheduler: name.clone(),
-        label: format!("sim {name}"),
-        tests: sim,
-    });
-    Ok(())
-}
-
-/// Per test and world, the labels best first ([`hartstone::rank`],
-/// [`hartstone::rank_extended`]).
-fn rankings(doc: &Document, tests: &[HartstoneTest]) -> Vec<Ranking> {
-    let mut out = Vec::new();
-    for &test in tests {
-        for world in ["sim", "real"] {
-            let order: Vec<String> = if doc.extended {
-                let runs: Vec<(&ExtendedRun, &ExtendedResult)> = doc
-                    .extended_runs
-                    .iter()
-                    .filter(|r| r.world == world)
-                    .filter_map(|r| Some((r, r.results.iter().find(|e| e.test == test)?)))
-                    .collect();
-                let results: Vec<&ExtendedResult> = runs.iter().map(|r| r.1).collect();
-                hartstone::rank_extended(&results)
-                    .into_iter()
-                    .map(|i| runs[i].0.label.clone())
-                    .collect()
-            } else {
-                let runs: Vec<(&SeriesRun, &TestOutcome)> = doc
-                    .runs
-                    .iter()
-                    .filter(|r| r.world == world)
-                    .filter_map(|r| Some((r, r.tests.iter().find(|o| o.test == test)?)))
-                    .collect();
-                let outcomes: Vec<&TestOutcome> = runs.iter().map(|r| r.1).collect();
-                hartstone::rank(&outcomes)
-                    .into_iter()
-                    .map(|i| runs[i].0.label.clone())
-                    .collect()
-            };
-            if !order.is_empty() {
-                out.push(Ranking { test, world, order });
-            }
-        }
-    }
-    out
+    Ok(cut)
 }

@@ -15,7 +15,7 @@ use rtlab_model::Nanos;
 use rtlab_report::lag_study_text::{
     self, LagCellDocument, LagStudyConfigDocument, LagStudyDocument,
 };
-use rtlab_rt::lag_study::{self, CellResult, StudyConfig, WaiterKind};
+use rtlab_rt::lag_study::{CellResult, StudyConfig, WaiterKind};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;
@@ -201,7 +201,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let total = cfg.cells().len();
     let steps = total * cfg.rounds as usize;
     let mut done = 0;
-    let cells = lag_study::run_study(&cfg, stop, |round, c| {
+    let cells = rtlab_study::lag_study::run_study(&cfg, stop, |round, c| {
         done += 1;
         if progress {
             eprintln!(
@@ -357,7 +357,7 @@ mod tests {
         .unwrap();
         let cfg = a.config().unwrap();
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let cells = lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
+        let cells = rtlab_study::lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
         assert_eq!(cells.len(), 4);
         let j = serde_json::to_value(cell_json(&cells[1])).unwrap();
         for key in [

@@ -15,11 +15,11 @@ use rtlab_model::{printable, Nanos};
 use rtlab_report::study_text;
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::KernelTrace;
+use rtlab_sim::runner::SimRunner;
 use rtlab_study::document::{OverloadPart, RealOverload, RealPart, StudyDocument, UtilizationPart};
 use rtlab_study::locking::{self, LockingConfig};
 use rtlab_study::overload::{self, OverloadConfig, Profile};
-use rtlab_study::real::RealRunner;
-use rtlab_study::runner::{SimRunner, StudyScheduler};
+use rtlab_study::runner::{EDF, FPS};
 use rtlab_study::utilization::{self, LoadSteps, SetType, UtilizationConfig, SET_TYPES};
 
 use crate::flags::parse_nanos;
@@ -432,8 +432,8 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let overload = if sections.contains(&Section::Overload) {
-        let simulated =
-            overload::run(&mut SimRunner, &overload_config).map_err(|e| overload_error(e, args))?;
+        let simulated = overload::run(&mut SimRunner::new(), &overload_config)
+            .map_err(|e| overload_error(e, args))?;
         let real = args
             .real
             .then(|| real_overload(args, &overload_config, trace.clone()));
@@ -524,11 +524,11 @@ fn real_overload(
     let config = OverloadConfig {
         duration: args.real_overload_duration,
         profiles: Profile::ALL.to_vec(),
-        schedulers: vec![StudyScheduler::Edf, StudyScheduler::Fps],
+        schedulers: vec![EDF, FPS],
         recovery_resolution: None,
         ..base.clone()
     };
-    let simulated = match overload::run(&mut SimRunner, &config) {
+    let simulated = match overload::run(&mut SimRunner::new(), &config) {
         Ok(s) => s,
         Err(e) => {
             return RealOverload {
@@ -542,10 +542,10 @@ fn real_overload(
     let flag = interrupt::install_interrupt_flag();
     let cpu = args.real_series.cpu();
     restore_left_state_first();
-    let mut runner =
-        RealRunner::new(cpu, true, args.real_series.cooldown, flag, say).with_kernel_trace(trace);
+    let (mut runner, traced) =
+        rtlab_study::real::runner(cpu, true, args.real_series.cooldown, flag, say, trace);
     let ran = overload::run(&mut runner, &config);
-    let kernel_traces = runner.take_traced();
+    let kernel_traces = traced.take();
     match ran {
         Ok(measured) => RealOverload {
             note: Some(why),
@@ -628,14 +628,14 @@ fn real_part(
     let throttling = RtThrottling::read().ok();
     let flag = interrupt::install_interrupt_flag();
     restore_left_state_first();
-    let mut runner = RealRunner::new(
+    let (mut runner, traced) = rtlab_study::real::runner(
         cpu,
         args.real_series.no_rt_throttling,
         args.real_series.cooldown,
         flag,
         say,
-    )
-    .with_kernel_trace(trace);
+        trace,
+    );
     let measured = utilization::run(&config, &mut runner).map_err(section_error)?;
     let interrupted = flag.load(Ordering::Relaxed);
     if interrupted {
@@ -649,7 +649,7 @@ fn real_part(
         interrupted,
         simulated,
         measured,
-        kernel_traces: runner.take_traced(),
+        kernel_traces: traced.take(),
     })
 }
 

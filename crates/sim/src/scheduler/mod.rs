@@ -278,6 +278,7 @@ impl From<ModelScheduler> for SchedulerSpec {
             ModelScheduler::PartitionedFixedPriority(order) => {
                 SchedulerSpec::Partitioned(PartitionedPolicy::Fp(order))
             }
+            ModelScheduler::Hybrid(policy) => SchedulerSpec::Hybrid(policy),
         }
     }
 }

@@ -12,21 +12,17 @@ fn ms(v: u64) -> Nanos {
 struct Scripted {
     released: Vec<u64>,
     hybrid: bool,
-    script: fn(StudyScheduler, &RunSpec) -> Vec<u64>,
-    calls: Vec<(StudyScheduler, RunSpec)>,
+    script: fn(ModelScheduler, &RunSpec) -> Vec<u64>,
+    calls: Vec<(ModelScheduler, RunSpec)>,
 }
 
-impl StudyRunner for Scripted {
+impl Runner for Scripted {
     type Error = String;
-    fn supports(&self, scheduler: StudyScheduler, _: &RunSpec) -> bool {
-        self.hybrid || scheduler != StudyScheduler::Hybrid
+    fn supports(&self, spec: &RunSpec) -> bool {
+        self.hybrid || spec.scheduler != HYBRID
     }
-    fn run(
-        &mut self,
-        set: &TaskSet,
-        scheduler: StudyScheduler,
-        spec: &RunSpec,
-    ) -> Result<RunCounts, String> {
+    fn run(&mut self, set: &TaskSet, spec: &RunSpec) -> Result<RunCounts, String> {
+        let scheduler = spec.scheduler;
         self.calls.push((scheduler, spec.clone()));
         let misses = (self.script)(scheduler, spec);
         Ok(RunCounts {
@@ -43,7 +39,7 @@ impl StudyRunner for Scripted {
                     preemptions: 0,
                 })
                 .collect(),
-            missed_deadlines: None,
+            ..RunCounts::default()
         })
     }
 }
@@ -78,7 +74,7 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
         hybrid: false,
         script: |scheduler, spec| match (scheduler, tenths_above_full(spec)) {
             (_, None) => vec![0, 0, 0],
-            (StudyScheduler::Fps, Some(x)) => vec![10 + 5 * x, 0, 0],
+            (FPS, Some(x)) => vec![10 + 5 * x, 0, 0],
             (_, Some(x)) => vec![x + 1, x, x],
         },
         calls: Vec::new(),
@@ -113,12 +109,12 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
         section.baseline,
         vec![
             BaselineRow {
-                scheduler: StudyScheduler::Edf,
+                scheduler: EDF,
                 released: 550,
                 misses: 0
             },
             BaselineRow {
-                scheduler: StudyScheduler::Fps,
+                scheduler: FPS,
                 released: 550,
                 misses: 0
             },
@@ -144,10 +140,10 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
     assert_eq!(
         section.rows,
         vec![
-            row(100.0, StudyScheduler::Edf, 1, 1, 3),
-            row(100.0, StudyScheduler::Fps, 10, 1, 3),
-            row(120.0, StudyScheduler::Edf, 7, 3, 1),
-            row(120.0, StudyScheduler::Fps, 20, 1, 3),
+            row(100.0, EDF, 1, 1, 3),
+            row(100.0, FPS, 10, 1, 3),
+            row(120.0, EDF, 7, 3, 1),
+            row(120.0, FPS, 20, 1, 3),
         ]
     );
     assert_eq!(section.task_rows.len(), 12);
@@ -156,7 +152,7 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
         TaskMissRow {
             profile: Profile::Permanent,
             load_pct: 120.0,
-            scheduler: StudyScheduler::Fps,
+            scheduler: FPS,
             task: "slow".into(),
             dm_rank: 3,
             released: 100,
@@ -169,10 +165,7 @@ fn permanent_rows_fits_and_skips_on_a_scripted_runner() {
     assert_eq!(section.fits.len(), 2);
     let edf = &section.fits[0];
     let fps = &section.fits[1];
-    assert_eq!(
-        (edf.scheduler, fps.scheduler),
-        (StudyScheduler::Edf, StudyScheduler::Fps)
-    );
+    assert_eq!((edf.scheduler, fps.scheduler), (EDF, FPS));
     assert!((fps.slope_misses_per_pct - 0.5).abs() < 1e-12);
     assert!((fps.intercept + 40.0).abs() < 1e-9);
     assert!((fps.r_squared.unwrap() - 1.0).abs() < 1e-12);
@@ -190,13 +183,13 @@ fn misses_off_the_lowest_ranks_are_flagged() {
                 ..TaskCounts::default()
             })
             .collect(),
-        missed_deadlines: None,
+        ..RunCounts::default()
     };
     let ranks = [3, 1, 2];
     let r = row_of(
         Profile::Permanent,
         1_100_000,
-        StudyScheduler::Edf,
+        EDF,
         &counts([0, 0, 4]),
         &ranks,
     );
@@ -206,7 +199,7 @@ fn misses_off_the_lowest_ranks_are_flagged() {
     let r = row_of(
         Profile::Permanent,
         1_100_000,
-        StudyScheduler::Fps,
+        FPS,
         &counts([1, 0, 4]),
         &ranks,
     );
@@ -214,7 +207,7 @@ fn misses_off_the_lowest_ranks_are_flagged() {
     let r = row_of(
         Profile::Permanent,
         1_100_000,
-        StudyScheduler::Fps,
+        FPS,
         &counts([0, 0, 0]),
         &ranks,
     );
@@ -250,7 +243,7 @@ fn transient_recovery_is_bisected_from_cut_short_runs() {
         base: BaseSet::Given(three_tasks()),
         levels_ppm: vec![1_300_000],
         profiles: vec![Profile::Transient],
-        schedulers: vec![StudyScheduler::Edf],
+        schedulers: vec![EDF],
         duration: ms(3024),
         burst_start: ms(1000),
         burst_length: ms(1000),
@@ -289,7 +282,7 @@ fn misses_to_the_end_mean_no_recovery_and_none_after_mean_zero() {
             base: BaseSet::Given(three_tasks()),
             levels_ppm: vec![1_300_000],
             profiles: vec![Profile::Transient],
-            schedulers: vec![StudyScheduler::Fps],
+            schedulers: vec![FPS],
             duration: ms(3000),
             burst_start: ms(1000),
             burst_length: ms(1000),
@@ -375,21 +368,13 @@ fn settings_that_cannot_mean_anything_are_refused() {
 /// `edf`, `fp:dm`, `hybrid:dm`, WCET execution, late jobs run on.
 struct Sim;
 
-impl StudyRunner for Sim {
+impl Runner for Sim {
     type Error = rtlab_sim::SimError;
-    fn supports(&self, _: StudyScheduler, _: &RunSpec) -> bool {
-        true
-    }
-    fn run(
-        &mut self,
-        set: &TaskSet,
-        scheduler: StudyScheduler,
-        spec: &RunSpec,
-    ) -> Result<RunCounts, rtlab_sim::SimError> {
-        let sim_spec: SchedulerSpec = match scheduler {
-            StudyScheduler::Edf => "edf",
-            StudyScheduler::Fps => "fp:dm",
-            StudyScheduler::Hybrid => "hybrid:dm",
+    fn run(&mut self, set: &TaskSet, spec: &RunSpec) -> Result<RunCounts, rtlab_sim::SimError> {
+        let sim_spec: SchedulerSpec = match spec.scheduler {
+            EDF => "edf",
+            FPS => "fp:dm",
+            _ => "hybrid:dm",
         }
         .parse()?;
         let mut config = SimConfig::new(spec.duration);
@@ -407,7 +392,7 @@ impl StudyRunner for Sim {
                     preemptions: t.preemptions,
                 })
                 .collect(),
-            missed_deadlines: None,
+            ..RunCounts::default()
         })
     }
 }
@@ -434,12 +419,12 @@ fn permanent_overload_in_the_simulator_matches_the_hand_schedule() {
         base_load_ppm: 800_000,
         levels_ppm: vec![1_200_000],
         profiles: vec![Profile::Permanent],
-        schedulers: vec![StudyScheduler::Edf, StudyScheduler::Fps],
+        schedulers: vec![EDF, FPS],
         duration: ms(30),
         ..OverloadConfig::default()
     };
     let section = run(&mut Sim, &config).unwrap();
-    let misses: Vec<(StudyScheduler, &str, u64, u64)> = section
+    let misses: Vec<(ModelScheduler, &str, u64, u64)> = section
         .task_rows
         .iter()
         .map(|r| (r.scheduler, r.task.as_str(), r.released, r.misses))
@@ -447,10 +432,10 @@ fn permanent_overload_in_the_simulator_matches_the_hand_schedule() {
     assert_eq!(
         misses,
         vec![
-            (StudyScheduler::Edf, "a", 3, 2),
-            (StudyScheduler::Edf, "b", 2, 0),
-            (StudyScheduler::Fps, "a", 3, 0),
-            (StudyScheduler::Fps, "b", 2, 2),
+            (EDF, "a", 3, 2),
+            (EDF, "b", 2, 0),
+            (FPS, "a", 3, 0),
+            (FPS, "b", 2, 2),
         ]
     );
     let edf = &section.rows[0];
@@ -500,7 +485,7 @@ fn overload_defaults_in_the_simulator() {
             "{:<10} {:>4} {:<7} {:>8} {:>6} {:.4} {:>2} ({:.2}) {:?} {:?} {:?} {:?} {:?}",
             r.profile.name(),
             r.load_pct,
-            r.scheduler.name(),
+            name(r.scheduler),
             r.released,
             r.misses,
             r.miss_ratio,
@@ -517,7 +502,7 @@ fn overload_defaults_in_the_simulator() {
         println!(
             "fit {} {}: slope {:.2} misses/pct, R2 {:?}",
             f.profile.name(),
-            f.scheduler.name(),
+            name(f.scheduler),
             f.slope_misses_per_pct,
             f.r_squared
         );

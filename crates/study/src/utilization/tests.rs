@@ -1,5 +1,6 @@
 use super::*;
-use crate::runner::RunCounts;
+use crate::runner::{RunCounts, RunSpec, FPS};
+use rtlab_model::policy::ModelScheduler;
 use rtlab_model::Task;
 
 /// One task of C = 1 ms, so that at load L (ppm) the scaled C is L ns:
@@ -23,15 +24,6 @@ impl std::fmt::Display for ScriptError {
     }
 }
 
-impl RunRefusal for ScriptError {
-    fn refusal(&self) -> Option<String> {
-        match self {
-            ScriptError::Refused(why) => Some((*why).into()),
-            ScriptError::Broken => None,
-        }
-    }
-}
-
 /// Misses from `miss_from` (ppm) on, per scheduler; RC = load in percent,
 /// DM = 1 on a miss, PR = 1 for EDF and 2 for FPS; every run logged.
 struct Scripted {
@@ -39,7 +31,7 @@ struct Scripted {
     fps_miss_from: u64,
     refuse_edf_from: u64,
     broken_at: u64,
-    log: Vec<(StudyScheduler, u64)>,
+    log: Vec<(ModelScheduler, u64)>,
 }
 
 impl Scripted {
@@ -54,17 +46,16 @@ impl Scripted {
     }
 }
 
-impl StudyRunner for Scripted {
+impl Runner for Scripted {
     type Error = ScriptError;
-    fn supports(&self, _: StudyScheduler, _: &RunSpec) -> bool {
-        true
+    fn refusal(&self, error: &ScriptError) -> Option<String> {
+        match error {
+            ScriptError::Refused(why) => Some((*why).into()),
+            ScriptError::Broken => None,
+        }
     }
-    fn run(
-        &mut self,
-        set: &TaskSet,
-        scheduler: StudyScheduler,
-        spec: &RunSpec,
-    ) -> Result<RunCounts, ScriptError> {
+    fn run(&mut self, set: &TaskSet, spec: &RunSpec) -> Result<RunCounts, ScriptError> {
+        let scheduler = spec.scheduler;
         assert_eq!(spec.duration, Nanos::from_ms(50));
         let load = set.tasks[0].wcet.as_ns();
         self.log.push((scheduler, load));
@@ -72,10 +63,8 @@ impl StudyRunner for Scripted {
             return Err(ScriptError::Broken);
         }
         let (miss_from, pr) = match scheduler {
-            StudyScheduler::Edf if load >= self.refuse_edf_from => {
-                return Err(ScriptError::Refused("admission"))
-            }
-            StudyScheduler::Edf => (self.edf_miss_from, 1),
+            EDF if load >= self.refuse_edf_from => return Err(ScriptError::Refused("admission")),
+            EDF => (self.edf_miss_from, 1),
             _ => (self.fps_miss_from, 2),
         };
         Ok(RunCounts {
@@ -86,7 +75,7 @@ impl StudyRunner for Scripted {
                 deadline_misses: u64::from(load >= miss_from),
                 preemptions: pr,
             }],
-            missed_deadlines: None,
+            ..RunCounts::default()
         })
     }
 }
@@ -137,10 +126,7 @@ fn each_scheduler_is_raised_until_its_own_first_miss() {
     assert_eq!(s.fps_counts, total("total", 98, 1, 2));
     // No run after both missed; FPS not run after its miss.
     assert_eq!(r.log.len(), 24);
-    assert!(!r
-        .log
-        .iter()
-        .any(|&(s, l)| s == StudyScheduler::Fps && l > 98 * PCT));
+    assert!(!r.log.iter().any(|&(s, l)| s == FPS && l > 98 * PCT));
 }
 
 #[test]
@@ -391,7 +377,7 @@ fn the_simulated_section_agrees_with_theory_and_is_deterministic() {
         assert!(row.edf.released > 0 && row.fps.released > 0);
     }
     // The sequential path gives the same document.
-    let c = run(&config, &mut SimRunner).unwrap();
+    let c = run(&config, &mut SimRunner::new()).unwrap();
     assert_eq!(
         serde_json::to_value(&a).unwrap(),
         serde_json::to_value(&c).unwrap()
