@@ -212,12 +212,10 @@ impl Runner for RealRunner<'_> {
     /// distinct rate-monotonic priorities than SCHED_FIFO has).
     fn refusal(&self, error: &RealRunError) -> Option<String> {
         match error {
-            RealRunError::Rt(e) if e.is_admission_refusal() => {
-                Some(format!("SCHED_DEADLINE refused the pool: {e}"))
-            }
+            RealRunError::Rt(e) if e.is_admission_refusal() => Some(e.to_string()),
             RealRunError::Rt(
                 e @ (RtError::Invalid { .. } | RtError::Host(HostError::Invalid { .. })),
-            ) => Some(format!("the pool was refused: {e}")),
+            ) => Some(e.to_string()),
             _ => None,
         }
     }
