@@ -119,14 +119,18 @@ impl From<rtlab_host::kernel_state::StateError> for RtError {
 
 impl RtError {
     /// SCHED_DEADLINE refused the set: its WCETs alone exceed the admission
-    /// limit (checked before asking, [`RtError::DeadlineOverLimit`]) or the
-    /// kernel's admission control said EBUSY
-    /// ([`HostError::DeadlineAdmission`]). Experiments (the demo, breakdown,
-    /// Hartstone, the study) record such a set as refused instead of failing.
+    /// limit of its CPUs or of one root domain of a multiprocessor run
+    /// (checked before asking, [`RtError::DeadlineOverLimit`],
+    /// [`RtError::DomainOverLimit`]) or the kernel's admission control said
+    /// EBUSY ([`HostError::DeadlineAdmission`]). Experiments (the demo,
+    /// breakdown, Hartstone, the studies) record such a set as refused
+    /// instead of failing.
     pub fn is_admission_refusal(&self) -> bool {
         matches!(
             self,
-            RtError::DeadlineOverLimit { .. } | RtError::Host(HostError::DeadlineAdmission { .. })
+            RtError::DeadlineOverLimit { .. }
+                | RtError::DomainOverLimit { .. }
+                | RtError::Host(HostError::DeadlineAdmission { .. })
         )
     }
 

@@ -36,10 +36,11 @@ use rtlab_analysis::partition::{partition, Heuristic};
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::generate::{generate_set, GeneratorConfig, PeriodDistribution, UtilizationMethod};
 use rtlab_model::policy::{ModelScheduler, PriorityAssignment, RunPolicy};
+use rtlab_model::runner::{RunCounts, RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
-use rtlab_rt::executor::{self, KernelTrace, Placement, RunConfig, RunReport};
-use rtlab_rt::RtError;
-use rtlab_sim::{SchedulerSpec, SimConfig};
+use rtlab_rt::executor::{KernelTrace, Placement, RunConfig};
+use rtlab_rt::runner::{RealRunError, RealRunner};
+use rtlab_sim::runner::SimRunner;
 use serde::Serialize;
 
 use crate::real::KernelTraceOfRun;
@@ -221,7 +222,7 @@ pub enum GvpError {
     Setting(String),
     /// A real run failed for another reason than admission.
     #[error(transparent)]
-    Real(#[from] RtError),
+    Real(#[from] RealRunError),
     /// The simulator refused a set (a bug if it happens).
     #[error("simulation: {0}")]
     Sim(String),
@@ -293,12 +294,22 @@ fn proven(set: &TaskSet, method: Method) -> bool {
     })
 }
 
-/// Simulated misses of `set` (already placed) under `method`.
+/// Simulated misses of `set` (already placed) under `method`, through the
+/// experiments' one [`Runner`] (the simulator's, a late job running on).
 pub fn simulated_misses(set: &TaskSet, method: Method, duration: Nanos) -> Result<u64, GvpError> {
-    let spec = SchedulerSpec::from(method.simulated());
-    let report = rtlab_sim::simulate(set, &spec, &SimConfig::new(duration))
+    let counts = SimRunner::new()
+        .run(set, &run_spec(method, duration))
         .map_err(|e| GvpError::Sim(e.to_string()))?;
-    Ok(report.deadline_misses)
+    Ok(counts.deadline_misses())
+}
+
+/// What a run of `method` is asked: its model scheduler, no phases.
+fn run_spec(method: Method, duration: Nanos) -> RunSpec {
+    RunSpec {
+        scheduler: method.simulated(),
+        duration,
+        phases: Vec::new(),
+    }
 }
 
 /// The real run's configuration of `set` (placed) under `method` on `cpus`.
@@ -329,36 +340,44 @@ fn real_misses(
     interrupt: &AtomicBool,
     traced: &mut Vec<KernelTraceOfRun>,
 ) -> Result<Option<u64>, GvpError> {
-    let mut cfg = real_config(
-        set,
-        method,
-        &config.cpus,
-        config.duration,
-        config.no_rt_throttling,
-    );
-    cfg.kernel_trace = config.kernel_trace.clone();
-    match executor::run(set, &cfg, interrupt) {
-        Ok(report) => {
-            traced.extend(trace_of(set, method, &report));
-            Ok(Some(report.deadline_misses))
+    let (duration, no_rt_throttling) = (config.duration, config.no_rt_throttling);
+    let mut runner = real_runner(set, method, config, duration, no_rt_throttling, interrupt);
+    match runner.run(set, &run_spec(method, duration)) {
+        Ok(counts) => {
+            traced.extend(trace_of(set, method, &counts));
+            Ok(Some(counts.deadline_misses()))
         }
-        Err(
-            RtError::DomainOverLimit { .. }
-            | RtError::DeadlineOverLimit { .. }
-            | RtError::Host(rtlab_host::HostError::DeadlineAdmission { .. }),
-        ) => Ok(None),
+        Err(e) if runner.refusal(&e).is_some() => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
 
+/// The experiments' real [`Runner`] for `set` (placed) under `method` on
+/// the study's CPUs, its Linux policy pinned (the multiprocessor model
+/// schedulers have no uniprocessor policy of their own).
+fn real_runner<'a>(
+    set: &TaskSet,
+    method: Method,
+    config: &GvpConfig,
+    duration: Nanos,
+    no_rt_throttling: bool,
+    interrupt: &'a AtomicBool,
+) -> RealRunner<'a> {
+    let mut cfg = real_config(set, method, &config.cpus, duration, no_rt_throttling);
+    cfg.kernel_trace = config.kernel_trace.clone();
+    let mut runner = RealRunner::new(cfg, interrupt);
+    runner.policy = Some(method.run_policy());
+    runner
+}
+
 /// A traced run's record (none untraced).
-fn trace_of(set: &TaskSet, method: Method, report: &RunReport) -> Option<KernelTraceOfRun> {
+fn trace_of(set: &TaskSet, method: Method, counts: &RunCounts) -> Option<KernelTraceOfRun> {
     Some(KernelTraceOfRun {
         set: set.name.clone(),
         utilization: set.utilization(),
         scheduler: method.name().to_string(),
-        misses: report.deadline_misses,
-        kernel_trace: report.kernel_trace.clone()?,
+        misses: counts.deadline_misses(),
+        kernel_trace: counts.kernel_trace.clone()?,
     })
 }
 
@@ -472,13 +491,12 @@ pub fn run(
             };
             let duration = config.duration.max(Nanos::from_secs(1));
             let simulated_misses = simulated_misses(&placed, method, duration)?;
-            let mut cfg = real_config(&placed, method, &config.cpus, duration, false);
-            cfg.kernel_trace = config.kernel_trace.clone();
-            let real = executor::run(&placed, &cfg, interrupt)?;
+            let real = real_runner(&placed, method, config, duration, false, interrupt)
+                .run(&placed, &run_spec(method, duration))?;
             traced.extend(trace_of(&placed, method, &real));
             dhall.push(DhallRun {
                 method,
-                real_misses: real.deadline_misses,
+                real_misses: real.deadline_misses(),
                 simulated_misses,
             });
         }
