@@ -13,9 +13,14 @@
 //!   Every event carries the thread current when it was recorded
 //!   (`common_pid`; for a `sched_switch`, `prev_pid`), so an event whose
 //!   thread is not the CPU's occupant proves a switch was missed: it is
-//!   put back at the occupant's last event on that CPU (for idle, the
-//!   wake-up's interrupt: the idle loop schedules as soon as it returns),
-//!   and counted ([`Schedule::inferred_switches`]).
+//!   put back at the occupant's last event on that CPU, never before the
+//!   thread became ready, and counted ([`Schedule::inferred_switches`]).
+//!   For idle that last event is what ended the idle period (the idle
+//!   loop schedules as soon as the interrupt returns): the wake-up, or,
+//!   for a thread that is not woken (a SCHED_DEADLINE thread replenished,
+//!   a SCHED_FIFO thread unthrottled), the timer expiry or the
+//!   rescheduling interrupt recorded for that reason
+//!   ([`crate::decode::EVENTS`]).
 //! * A watched thread is **ready** from its `sched_waking` (or
 //!   `sched_wakeup`, whichever comes first) or from a `sched_switch` that
 //!   took it off the CPU while runnable (`prev_state` 0, or only the
