@@ -1,7 +1,7 @@
 //! rtlab's record of the kernel's schedule during a real run
 //! (`--kernel-trace`): a private tracefs instance on the run's CPUs
 //! ([`recorder`]), the binary ring-buffer pages decoded with the kernel's
-//! own `format` files ([`decode`], [`format`], [`trace`]), the schedule
+//! own `format` files ([`decode`], [`format`](mod@format), [`trace`]), the schedule
 //! rebuilt from them ([`schedule`]), and each job's waits attributed to a
 //! cause ([`causes`]): another task of the set, another thread, an
 //! interrupt, throttling, or nothing visible (idle in the guest: the host).
