@@ -37,6 +37,13 @@ const DURATION: Nanos = Nanos::from_secs(2);
 
 /// The Python of a virtual environment that has SimSo, or why there is none.
 fn simso_python() -> Result<PathBuf, String> {
+    // The tests of this file run on threads of one process: the first
+    // makes the virtual environment while the others wait for it (two
+    // `python3 -m venv` of one directory at once fail with "File exists").
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _setting_up = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simso-venv");
     let python = venv.join("bin/python");
     let has_simso = |python: &Path| {
