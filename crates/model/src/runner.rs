@@ -5,7 +5,9 @@
 //! The simulator implements it (`rtlab_sim::runner::SimRunner`), so do
 //! real threads (`rtlab_rt::runner::RealRunner`), and tests implement it
 //! with scripts. The experiments (`rtlab_study`: the Hartstone series, the
-//! EDF-versus-FPS study) are written once against [`Runner`].
+//! measured breakdown, the EDF-versus-FPS study, global versus partitioned)
+//! are written once against [`Runner`]; the lag study, which runs one
+//! thread per cell rather than a task set, drives `rtlab_rt` directly.
 
 use serde::Serialize;
 
