@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, rtlab};
+use common::{is_root, json_of, rtlab};
 use serde_json::Value;
 
 #[test]
@@ -127,11 +127,8 @@ fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
         eprintln!("skipped: needs root (to drop it) and setpriv");
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("rtlab");
-    let out = std::process::Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(bin)
-        .args([
+    refused_without_root(
+        &[
             "run",
             "builtin:lf-scenario-4",
             "--policy",
@@ -139,18 +136,9 @@ fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
             "-d",
             "10s",
             "--kernel-trace",
-        ])
-        .env(
-            "RTLAB_STATE_DIR",
-            std::env::temp_dir().join("rtlab-kt-nobody"),
-        )
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--kernel-trace needs root"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(out.stdout.is_empty(), "nothing ran");
+        ],
+        "rtlab-kt-nobody",
+    );
 }
 
 #[test]
@@ -207,17 +195,6 @@ fn can_trace() -> bool {
         eprintln!("skipped: needs root and tracefs");
     }
     ok
-}
-
-/// Runs rtlab with `args`, expecting success, and parses its JSON.
-fn json_of(args: &[&str]) -> Value {
-    let out = rtlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// A `kernel_trace` summary of a real run: events decoded, the losses
@@ -278,16 +255,29 @@ fn hartstone_without_root_refuses_the_trace_before_calibrating() {
         eprintln!("skipped: needs root (to drop it) and setpriv");
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("rtlab");
+    refused_without_root(
+        &[
+            "hartstone",
+            "--test",
+            "1",
+            "--policy",
+            "rm",
+            "--calibrate",
+            "--kernel-trace",
+        ],
+        "rtlab-kt-nobody-h",
+    );
+}
+
+/// Runs `rtlab ARGS` as nobody (uid 65534, its own state directory
+/// `state` under the temporary directory) and checks the refusal: exit 1,
+/// one line saying `--kernel-trace` needs root, nothing on stdout.
+fn refused_without_root(args: &[&str], state: &str) {
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(bin)
-        .args(["hartstone", "--test", "1", "--policy", "rm", "--calibrate"])
-        .arg("--kernel-trace")
-        .env(
-            "RTLAB_STATE_DIR",
-            std::env::temp_dir().join("rtlab-kt-nobody-h"),
-        )
+        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args(args)
+        .env("RTLAB_STATE_DIR", std::env::temp_dir().join(state))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

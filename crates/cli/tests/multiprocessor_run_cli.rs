@@ -121,6 +121,24 @@ fn dhall_misses_under_gedf_and_meets_under_pedf_on_real_threads() {
 /// SIGKILL during a pedf run leaves its two cpusets and the root's load
 /// balancing off; `rtlab doctor --restore` removes them, and after a
 /// second kill the next run does.
+/// `rtlab run` of Dhall's set partitioned by worst fit on CPUs 0 and 1
+/// under pedf (a cpuset per CPU) for `duration`, with JSON output.
+fn pedf_run(duration: &str) -> [&str; 11] {
+    [
+        "run",
+        "builtin:dhall-linux",
+        "--cpus",
+        "0,1",
+        "--policy",
+        "pedf",
+        "--partition",
+        "wf-decreasing",
+        "-d",
+        duration,
+        "--json",
+    ]
+}
+
 #[test]
 fn sigkill_during_pedf_is_undone_by_doctor_restore_or_the_next_run() {
     if let Some(why) = cannot_run() {
@@ -131,19 +149,7 @@ fn sigkill_during_pedf_is_undone_by_doctor_restore_or_the_next_run() {
     let before = balance();
     for round in ["doctor --restore", "the next run"] {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
-            .args([
-                "run",
-                "builtin:dhall-linux",
-                "--cpus",
-                "0,1",
-                "--policy",
-                "pedf",
-                "--partition",
-                "wf-decreasing",
-                "-d",
-                "30s",
-                "--json",
-            ])
+            .args(pedf_run("30s"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -171,22 +177,7 @@ fn sigkill_during_pedf_is_undone_by_doctor_restore_or_the_next_run() {
                 "{text}"
             );
         } else {
-            let out = rtlab()
-                .args([
-                    "run",
-                    "builtin:dhall-linux",
-                    "--cpus",
-                    "0,1",
-                    "--policy",
-                    "pedf",
-                    "--partition",
-                    "wf-decreasing",
-                    "-d",
-                    "300ms",
-                    "--json",
-                ])
-                .assert()
-                .success();
+            let out = rtlab().args(pedf_run("300ms")).assert().success();
             let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
             assert!(
                 err.contains(&format!("restored what rtlab pid {pid}")),
