@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod file;
 pub mod generate;
 pub mod hartstone;
+pub mod mp_locking;
 pub mod overheads;
 pub mod phase;
 pub mod platform;

@@ -637,7 +637,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    fn error(path: FieldPath, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn error(path: FieldPath, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             path,
