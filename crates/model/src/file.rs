@@ -912,7 +912,9 @@ length = "500us"
         let placed = loaded.place(found);
         assert_eq!(placed.len(), 1);
         assert!(
-            placed[0].to_string().starts_with("set.toml:13:35: task `b`: resource `bus` is also used on cpu 0"),
+            placed[0]
+                .to_string()
+                .starts_with("set.toml:13:35: task `b`: resource `bus` is also used on cpu 0"),
             "{}",
             placed[0]
         );

@@ -330,7 +330,12 @@ pub fn enclosing_sections(set: &TaskSet) -> Vec<Vec<Option<usize>>> {
 /// `groups[i]` (processors, or clusters for the OMLP): nested sections it
 /// cannot handle and, under the OMLP, a resource used from two clusters.
 /// Each finding is an error at the critical section it comes from.
-pub fn check(set: &TaskSet, groups: &[u32], protocol: MpProtocol, places: Places) -> Vec<Diagnostic> {
+pub fn check(
+    set: &TaskSet,
+    groups: &[u32],
+    protocol: MpProtocol,
+    places: Places,
+) -> Vec<Diagnostic> {
     let sharing = Sharing::of(set, groups);
     let mut out = Vec::new();
     let name = protocol.name();
@@ -498,7 +503,10 @@ mod tests {
         // a on cpu 0, c on cpu 1: l is global now.
         let found = check(&set(), &[0, 0, 1], MpProtocol::Mpcp, Places::Processors);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].path.to_string(), "task[2].critical_sections[1].resource");
+        assert_eq!(
+            found[0].path.to_string(),
+            "task[2].critical_sections[1].resource"
+        );
         assert_eq!(
             found[0].message,
             "task `c`: the critical section on `m` is nested in the one on `l`, and `l` is a global resource (used on cpus 0, 1): mpcp does not nest sections on global resources; write them one after the other, or keep both resources on one processor"
@@ -515,7 +523,10 @@ mod tests {
         s.tasks[2].critical_sections.pop();
         let found = check(&s, &[0, 1, 0], MpProtocol::Omlp, Places::Clusters);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].path.to_string(), "task[1].critical_sections[0].resource");
+        assert_eq!(
+            found[0].path.to_string(),
+            "task[1].critical_sections[0].resource"
+        );
         assert!(found[0]
             .message
             .starts_with("task `b`: resource `g` is also used on cluster #1 (by task `a`), and this task runs on cluster #2: omlp shares"));
