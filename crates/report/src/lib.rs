@@ -17,6 +17,7 @@ pub mod human;
 pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
+pub mod mp_locking_text;
 pub mod plot;
 pub mod series;
 pub mod sources;

@@ -393,12 +393,20 @@ pub fn analyse(
 }
 
 /// The whole-system fixed point of the partitioned analysis (module docs).
+///
+/// A task's bound is valid only while every higher-priority task of its
+/// processor has one (their jitter enters it): below a task found beyond
+/// its deadline, or unknown, the tasks of that processor are unknown. The
+/// other processors' tasks keep their bounds (the blocking terms read no
+/// other task's response).
 fn partitioned(
     model: &Model,
     protocol: MpProtocol,
     terms: impl Fn(&Model, &[u64]) -> Vec<Terms>,
 ) -> LockingOutcome {
     let n = model.n();
+    let mut by_rank: Vec<usize> = (0..n).collect();
+    by_rank.sort_by(|&a, &b| model.rank[b].cmp(&model.rank[a]));
     let mut responses: Vec<u64> = (0..n).map(|k| model.wcet(k)).collect();
     let mut found: Vec<Response> = vec![Response::Unknown; n];
     let mut last = vec![Terms::default(); n];
@@ -406,33 +414,29 @@ fn partitioned(
     for _ in 0..ROUND_CAP {
         last = terms(model, &responses);
         let mut next = responses.clone();
-        let mut exceeded = false;
-        for i in 0..n {
-            found[i] = response(model, i, &last, &responses);
-            match found[i] {
-                Response::Within(r) => next[i] = r.as_ns(),
-                Response::Exceeds => exceeded = true,
-                Response::Unknown => {}
+        let mut round = vec![Response::Unknown; n];
+        for &i in &by_rank {
+            let above_unbounded = model
+                .higher_local(i)
+                .any(|h| !matches!(round[h], Response::Within(_)));
+            round[i] = if above_unbounded {
+                Response::Unknown
+            } else {
+                response(model, i, &last, &responses)
+            };
+            if let Response::Within(r) = round[i] {
+                next[i] = r.as_ns();
             }
         }
-        if exceeded || found.contains(&Response::Unknown) {
-            // Beyond a deadline the windows and jitters are no longer
-            // bounds: report the tasks found beyond and leave the rest
-            // unknown.
-            for r in &mut found {
-                if *r != Response::Exceeds {
-                    *r = Response::Unknown;
-                }
-            }
-            break;
-        }
-        if next == responses {
+        let same = next == responses && round == found;
+        found = round;
+        if same {
             settled = true;
             break;
         }
         responses = next;
     }
-    if !settled && found.iter().all(|r| matches!(r, Response::Within(_))) {
+    if !settled {
         found = vec![Response::Unknown; n];
     }
     LockingOutcome {
@@ -584,7 +588,11 @@ pub fn document(
             .enumerate()
             .map(|(q, r)| ResourceDocument {
                 name: r.name.clone(),
-                scope: if r.is_global() { "global" } else { "local" },
+                scope: if r.is_global() || (!partitioned && r.users.len() > 1) {
+                    "global"
+                } else {
+                    "local"
+                },
                 cpus: if partitioned {
                     r.groups.clone()
                 } else {
@@ -639,5 +647,130 @@ pub(crate) mod testing {
     /// The tasks on `m` processors.
     pub fn set(m: u32, tasks: Vec<Task>) -> TaskSet {
         TaskSet::new("locking", tasks).on_platform(rtlab_model::Platform::new(m))
+    }
+}
+
+/// How the tasks of a partitioned protocol were placed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placed {
+    /// Every task has its `cpu` in the file.
+    Given(TaskSet),
+    /// Placed by a heuristic, each processor admitted by uniprocessor RTA
+    /// under the priorities (blocking not counted: the protocols' bounds
+    /// are applied to the result).
+    Partitioned(TaskSet, crate::partition::Heuristic),
+    /// The heuristic placed every task but this one.
+    Unplaced(String, crate::partition::Heuristic),
+}
+
+impl Placed {
+    /// The placed set, when every task has a processor.
+    pub fn set(&self) -> Option<&TaskSet> {
+        match self {
+            Placed::Given(s) | Placed::Partitioned(s, _) => Some(s),
+            Placed::Unplaced(..) => None,
+        }
+    }
+
+    /// In words, for documents: `the file's cpu fields`, `ff-decreasing by
+    /// rm:rta`.
+    pub fn describe(&self, assignment: PriorityAssignment) -> String {
+        match self {
+            Placed::Given(_) => "the file's cpu fields".into(),
+            Placed::Partitioned(_, h) => format!("{} by {}:rta", h.name(), assignment.name()),
+            Placed::Unplaced(task, h) => format!(
+                "{} by {}:rta placed every task but `{}`",
+                h.name(),
+                assignment.name(),
+                rtlab_model::printable(task)
+            ),
+        }
+    }
+}
+
+/// `set` on `m` processors as a partitioned protocol sees it: its own
+/// `cpu` fields when every task has one, else placed by `heuristic`.
+pub fn place(
+    set: &TaskSet,
+    m: u32,
+    assignment: PriorityAssignment,
+    heuristic: crate::partition::Heuristic,
+) -> Result<Placed, AnalysisError> {
+    if set.assignment().is_some() {
+        return Ok(Placed::Given(set.clone()));
+    }
+    let test = crate::sweep::SweepTest {
+        policy: rtlab_model::policy::AnalysedPolicy::Fixed(assignment),
+        test: crate::verdict::Test::Rta,
+    };
+    let found =
+        crate::partition::partition(set, m, heuristic, test, &crate::suite::Options::default())?;
+    Ok(match found.unplaced {
+        Some(i) => Placed::Unplaced(set.tasks[i].name.clone(), heuristic),
+        None => {
+            let mut placed = found.apply(set);
+            placed.platform = set.platform.clone();
+            Placed::Partitioned(placed, heuristic)
+        }
+    })
+}
+
+/// `rtlab analyze --cpus M --locking ...`: one [`LockingDocument`] per
+/// protocol.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MpLockingAnalyzeDocument {
+    /// The set's name.
+    pub taskset: String,
+    /// Path or `builtin:NAME`.
+    pub origin: String,
+    /// Processors.
+    pub processors: u32,
+    /// `Σ C/T`.
+    pub utilization: f64,
+    /// The fixed-priority order of the partitioned protocols.
+    pub priorities: String,
+    /// One per protocol, in the order asked.
+    pub protocols: Vec<LockingDocument>,
+}
+
+/// The document of `outcome`, or of a set a heuristic could not place.
+pub fn placed_document(
+    set: &TaskSet,
+    protocol: MpProtocol,
+    placed: &Placed,
+    assignment: PriorityAssignment,
+    m: u32,
+) -> Result<LockingDocument, AnalysisError> {
+    let placement = placed.describe(assignment);
+    match placed.set() {
+        Some(on) => {
+            let outcome = analyse(on, protocol, assignment, m)?;
+            Ok(document(on, &outcome, assignment, &placement))
+        }
+        None => Ok(LockingDocument {
+            protocol: protocol.name().to_string(),
+            paper: protocol.paper(),
+            processors: m,
+            note: Some(format!("not analysed: {placement}")),
+            placement,
+            schedulable: None,
+            resources: Vec::new(),
+            tasks: set
+                .tasks
+                .iter()
+                .map(|t| LockingTaskDocument {
+                    name: t.name.clone(),
+                    cpu: None,
+                    priority: None,
+                    wcet_ns: t.wcet.as_ns(),
+                    period_ns: t.period.as_ns(),
+                    deadline_ns: t.deadline.as_ns(),
+                    local_blocking_ns: 0,
+                    remote_blocking_ns: 0,
+                    response_ns: None,
+                    schedulable: None,
+                })
+                .collect(),
+        }),
     }
 }

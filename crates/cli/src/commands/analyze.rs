@@ -43,12 +43,15 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_analysis::analyze_document::{all_policies, analyze_document};
 use rtlab_analysis::blocking::{self, LockingProtocol};
-use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
+use rtlab_analysis::mp_locking;
+use rtlab_analysis::multiprocessor::{self, MultiprocessorTest, Partitioned};
 use rtlab_analysis::overhead_rta::TimerModel;
+use rtlab_analysis::partition::Heuristic;
 use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
 use rtlab_analysis::suite::{self, BreakdownRun, Options, PolicyReport};
 use rtlab_analysis::{Response, Test};
 use rtlab_model::file::LoadedTaskSet;
+use rtlab_model::mp_locking::{MpProtocol, MpScheduling};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 use rtlab_model::{printable, Nanos, TaskSet};
@@ -103,10 +106,13 @@ pub struct AnalyzeArgs {
     #[arg(long, requires = "overheads")]
     pub threads: Option<usize>,
 
-    /// Locking protocol for critical sections: pip or pcp under fixed
-    /// priorities (default pcp); srp or dfp under EDF (same bound).
-    #[arg(long, value_enum)]
-    pub locking: Option<LockingArg>,
+    /// Locking protocol for critical sections: on one processor pip or pcp under fixed
+    /// priorities (default pcp), srp or dfp under EDF (same bound); on --cpus M one or more
+    /// of mpcp, dpcp, fmlp+, mrsp, msrp (partitioned fixed priorities, --test
+    /// pfp[-rm|-dm|-given]:HEURISTIC, default pfp-rm:ff-decreasing) and omlp (global EDF), or
+    /// all of them: each protocol's blocking bounds and response times per task.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub locking: Vec<LockingArg>,
 
     /// Also search the breakdown utilization (scale all C until a miss),
     /// ideal and, with --overheads, for each tick.
@@ -164,6 +170,44 @@ pub enum LockingArg {
     Srp,
     /// Deadline floor protocol (EDF).
     Dfp,
+    /// Multiprocessor priority ceiling protocol (Rajkumar 1990), partitioned FP.
+    Mpcp,
+    /// Distributed priority ceiling protocol (Rajkumar, Sha & Lehoczky 1988), partitioned FP.
+    Dpcp,
+    /// Partitioned FMLP+ (Brandenburg 2014).
+    #[value(name = "fmlp+", alias = "fmlpp")]
+    FmlpPlus,
+    /// Multiprocessor resource sharing protocol (Burns & Wellings 2013), partitioned FP.
+    Mrsp,
+    /// Multiprocessor stack resource policy (Gai, Lipari & Di Natale 2001), partitioned FP.
+    Msrp,
+    /// Global OMLP (Brandenburg & Anderson 2010), global EDF.
+    Omlp,
+    /// Every multiprocessor protocol above.
+    All,
+}
+
+impl LockingArg {
+    /// The multiprocessor protocols this value names (none for the
+    /// uniprocessor ones).
+    fn multiprocessor(self) -> Vec<MpProtocol> {
+        match self {
+            LockingArg::Mpcp => vec![MpProtocol::Mpcp],
+            LockingArg::Dpcp => vec![MpProtocol::Dpcp],
+            LockingArg::FmlpPlus => vec![MpProtocol::FmlpPlus],
+            LockingArg::Mrsp => vec![MpProtocol::Mrsp],
+            LockingArg::Msrp => vec![MpProtocol::Msrp],
+            LockingArg::Omlp => vec![MpProtocol::Omlp],
+            LockingArg::All => MpProtocol::ALL.to_vec(),
+            LockingArg::Pip | LockingArg::Pcp | LockingArg::Srp | LockingArg::Dfp => Vec::new(),
+        }
+    }
+
+    /// The flag's spelling.
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string())
+    }
 }
 
 fn parse_tick(text: &str) -> Result<Nanos, String> {
@@ -186,6 +230,27 @@ pub fn load_overheads(arg: Option<&str>) -> anyhow::Result<Option<Overheads>> {
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
     let loaded = rtlab_model::file::load(&args.file)?;
     let m = args.cpus.unwrap_or(loaded.set.processors());
+    let mut protocols: Vec<MpProtocol> = Vec::new();
+    for p in args.locking.iter().flat_map(|l| l.multiprocessor()) {
+        if !protocols.contains(&p) {
+            protocols.push(p);
+        }
+    }
+    if !protocols.is_empty() {
+        if let Some(uni) = args.locking.iter().find(|l| l.multiprocessor().is_empty()) {
+            return Err(usage(format!(
+                "--locking {}: a uniprocessor protocol does not go with the multiprocessor ones ({}); analyse them separately",
+                uni.name(),
+                MpProtocol::names()
+            )));
+        }
+        return run_locking(args, &loaded, m, &protocols);
+    }
+    if args.locking.len() > 1 {
+        return Err(usage(
+            "--locking: give one of pip, pcp, srp, dfp on one processor (several multiprocessor protocols can be compared on --cpus M)",
+        ));
+    }
     if m > 1 || !args.test.is_empty() {
         return run_multiprocessor(args, &loaded, m);
     }
@@ -197,11 +262,11 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         threads: args.threads,
         ..Options::default()
     };
-    match args.locking {
+    match args.locking.first() {
         Some(LockingArg::Pip) => options.fixed_protocol = LockingProtocol::Pip,
-        Some(LockingArg::Pcp) | None => options.fixed_protocol = LockingProtocol::Pcp,
         Some(LockingArg::Srp) => options.edf_protocol = LockingProtocol::Srp,
         Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
+        _ => options.fixed_protocol = LockingProtocol::Pcp,
     }
 
     let policies = policies(&args.policy, set)?;
@@ -250,13 +315,20 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
 /// `rtlab analyze` on `m` processors (or with `--test`).
 fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> anyhow::Result<Value> {
     for (given, flag) in [
-        (args.overheads.is_some(), "--overheads"),
-        (args.breakdown, "--breakdown"),
-        (args.locking.is_some(), "--locking"),
+        (args.overheads.is_some(), "--overheads".to_string()),
+        (args.breakdown, "--breakdown".to_string()),
+        (
+            !args.locking.is_empty(),
+            format!(
+                "--locking {}",
+                args.locking.first().map_or_else(String::new, |l| l.name())
+            ),
+        ),
     ] {
         if given {
             return Err(usage(format!(
-                "{flag} is for one processor; the multiprocessor tests (--cpus {m}) model neither overheads, breakdown nor locking"
+                "{flag} is for one processor; the multiprocessor tests (--cpus {m}) model neither overheads nor breakdown, and locking on m processors is --locking {}",
+                MpProtocol::names()
             )));
         }
     }
@@ -281,6 +353,104 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
             eprintln!("{note}");
         }
         out!("{}", multiprocessor_human(&set, &doc));
+    }
+    let doc = serde_json::to_value(&doc)?;
+    crate::save::save_document(
+        &args.save,
+        rtlab_store::RunKind::Analyze,
+        Some(&args.file),
+        &doc,
+        false,
+    )?;
+    Ok(doc)
+}
+
+/// `rtlab analyze --locking PROTOCOL,...` with multiprocessor protocols:
+/// each protocol's bounds on the file's placement (or the heuristic's of
+/// `--test pfp-X:HEURISTIC`, default `pfp-rm:ff-decreasing`).
+fn run_locking(
+    args: &AnalyzeArgs,
+    loaded: &LoadedTaskSet,
+    m: u32,
+    protocols: &[MpProtocol],
+) -> anyhow::Result<Value> {
+    for (given, flag) in [
+        (args.overheads.is_some(), "--overheads"),
+        (args.breakdown, "--breakdown"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} does not go with --locking {}: the locking bounds model no overheads",
+                protocols[0]
+            )));
+        }
+    }
+    let set = crate::flags::on_cpus(loaded.set.clone(), args.cpus)?;
+    let mut order = (
+        PriorityAssignment::RateMonotonic,
+        Heuristic::FIRST_FIT_DECREASING,
+    );
+    let mut named = None;
+    for &test in &args.test {
+        match test {
+            MultiprocessorTest::Partitioned(Partitioned::Fixed(p), h) if named.is_none() => {
+                order = (p, h);
+                named = Some(test);
+            }
+            MultiprocessorTest::Partitioned(Partitioned::Fixed(_), _) => {
+                return Err(usage(format!(
+                    "--test {test}: with --locking give one partitioned fixed-priority test (the priorities and the heuristic of the partitioned protocols), not {} and {test}",
+                    named.map_or_else(String::new, |t: MultiprocessorTest| t.name())
+                )))
+            }
+            other => {
+                return Err(usage(format!(
+                    "--test {other}: with --locking the partitioned protocols are analysed under pfp[-rm|-dm|-given]:HEURISTIC and the OMLP under global EDF (its tests are all run)"
+                )))
+            }
+        }
+    }
+    let (assignment, heuristic) = order;
+    let mut documents = Vec::with_capacity(protocols.len());
+    for &protocol in protocols {
+        let doc = match protocol.scheduling() {
+            MpScheduling::PartitionedFixedPriority => {
+                let placed = mp_locking::place(&set, m, assignment, heuristic)?;
+                if let Some(on) = placed.set() {
+                    let cpus = on.assignment().unwrap_or_default();
+                    crate::locking::check_protocol(loaded, on, protocol, &cpus)?;
+                }
+                mp_locking::placed_document(&set, protocol, &placed, assignment, m)?
+            }
+            MpScheduling::GlobalEdf => {
+                let groups = vec![0; set.tasks.len()];
+                crate::locking::check_protocol(loaded, &set, protocol, &groups)?;
+                let outcome = mp_locking::analyse(&set, protocol, assignment, m)?;
+                let placement = if set.has_cpu_fields() {
+                    "global EDF (the cpu fields are not read)"
+                } else {
+                    "global EDF"
+                };
+                mp_locking::document(&set, &outcome, assignment, placement)
+            }
+        };
+        documents.push(doc);
+    }
+    let doc = mp_locking::MpLockingAnalyzeDocument {
+        taskset: set.name.clone(),
+        origin: loaded.origin.clone(),
+        processors: m,
+        utilization: set.utilization(),
+        priorities: assignment.name().to_string(),
+        protocols: documents,
+    };
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for note in &loaded.notes {
+            eprintln!("{note}");
+        }
+        out!("{}", rtlab_report::mp_locking_text::analyze_text(&doc));
     }
     let doc = serde_json::to_value(&doc)?;
     crate::save::save_document(
