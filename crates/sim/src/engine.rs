@@ -765,6 +765,8 @@ impl Simulator {
             start_cpu: None,
             migrations: 0,
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
+            remote_blocked: None,
+            local_blocked: None,
             demand: Some(j.demand),
         };
         self.summaries[j.task].record(&record, self.config.duration);

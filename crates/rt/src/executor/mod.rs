@@ -1029,6 +1029,8 @@ impl TaskThread {
                     _ => 0,
                 },
                 blocked: work.blocked,
+                remote_blocked: None,
+                local_blocked: None,
                 demand: Some(c),
             };
             if !done {

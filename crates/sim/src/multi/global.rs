@@ -512,6 +512,8 @@ impl GlobalSim {
             start_cpu: j.start_cpu,
             migrations: j.migrations,
             blocked: None,
+            remote_blocked: None,
+            local_blocked: None,
             demand: Some(j.demand),
         };
         self.summaries[j.task].record(&record, self.config.duration);
