@@ -145,6 +145,10 @@ pub enum Protocol {
     /// paper 001): a holder's absolute deadline drops to now plus the
     /// floor of the lock, the shortest relative deadline of its users.
     Dfp,
+    /// A multiprocessor locking protocol (MPCP, DPCP, FMLP+, MrsP, MSRP
+    /// under `pfp:*`; the OMLP under `gedf`, `cedf`): see
+    /// [`crate::mp_locking`].
+    Multiprocessor(rtlab_model::mp_locking::MpProtocol),
 }
 
 impl Protocol {
@@ -157,6 +161,7 @@ impl Protocol {
             Protocol::Ipcp => "ipcp",
             Protocol::Srp => "srp",
             Protocol::Dfp => "dfp",
+            Protocol::Multiprocessor(p) => p.name(),
         }
     }
 }
@@ -171,11 +176,14 @@ impl FromStr for Protocol {
             "ipcp" => Ok(Protocol::Ipcp),
             "srp" => Ok(Protocol::Srp),
             "dfp" => Ok(Protocol::Dfp),
-            _ => Err(SimError::Choice {
-                setting: "protocol",
-                value: s.to_string(),
-                accepted: "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)",
-            }),
+            _ => match rtlab_model::mp_locking::MpProtocol::from_name(s) {
+                Some(p) => Ok(Protocol::Multiprocessor(p)),
+                None => Err(SimError::Choice {
+                    setting: "protocol",
+                    value: s.to_string(),
+                    accepted: "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF); on m processors mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf)",
+                }),
+            },
         }
     }
 }

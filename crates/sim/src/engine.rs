@@ -1193,6 +1193,15 @@ fn build_locks(
         })
     };
     match (protocol, kind) {
+        (Protocol::Multiprocessor(p), _) => {
+            return Err(SimError::Setting {
+                setting: "protocol",
+                message: format!(
+                    "{p} is a multiprocessor protocol: it runs under {} (--cpus M, --partition HEURISTIC for pfp)",
+                    p.schedulers()
+                ),
+            })
+        }
         (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {
             return refuse("a fixed-priority or EDF scheduler (fp:*, edf, np-edf)")
         }

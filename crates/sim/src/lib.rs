@@ -35,6 +35,7 @@ pub mod error;
 pub mod job;
 pub mod kernel_servers;
 pub mod metrics;
+pub mod mp_locking;
 pub mod multi;
 pub mod queue;
 pub mod runner;

@@ -87,6 +87,59 @@ pub struct Migration {
 /// The processor of a record that belongs to no processor.
 pub const NO_CPU: u32 = u32::MAX;
 
+/// What a [`LockMark`] shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMarkKind {
+    /// The job ran a critical section on a global resource on its own
+    /// processor (MPCP, FMLP+, MSRP, MrsP, OMLP).
+    Section,
+    /// The job's agent ran its critical section on the resource's
+    /// synchronization processor (DPCP).
+    Agent,
+    /// The job ran its critical section on another processor, in the place
+    /// of a job spinning there (MrsP's helping).
+    Help,
+    /// The job spun on its processor waiting for a resource (MSRP, MrsP).
+    Spin,
+    /// The job was remotely blocked (waiting for a global resource).
+    RemoteBlocked,
+    /// The job was locally blocked (ready while its processor served
+    /// lower-priority work or an agent).
+    LocalBlocked,
+}
+
+impl LockMarkKind {
+    /// The label in charts and traces.
+    pub fn label(self) -> &'static str {
+        match self {
+            LockMarkKind::Section => "critical section",
+            LockMarkKind::Agent => "agent",
+            LockMarkKind::Help => "helping",
+            LockMarkKind::Spin => "spin",
+            LockMarkKind::RemoteBlocked => "remote blocking",
+            LockMarkKind::LocalBlocked => "local blocking",
+        }
+    }
+}
+
+/// A locking fact of a multiprocessor locking run over `[start, end)`, on
+/// processor `cpu` ([`NO_CPU`] for blocking, which belongs to the job).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockMark {
+    /// What it shows.
+    pub kind: LockMarkKind,
+    /// Task index.
+    pub task: usize,
+    /// Job index.
+    pub job: u64,
+    /// The processor, or [`NO_CPU`].
+    pub cpu: u32,
+    /// Start.
+    pub start: Nanos,
+    /// End.
+    pub end: Nanos,
+}
+
 /// Records a [`Trace`] keeps in memory at most (about 40 bytes each, and a
 /// Gantt chart of them about 150 bytes each): beyond it they are counted in
 /// [`Trace::dropped`], and a streamed Chrome trace still gets every one.
@@ -115,6 +168,10 @@ pub struct Trace {
     /// With `per_processor`, the migrations in the window (kept like
     /// `records`).
     pub migrations: Vec<Migration>,
+    /// Under a multiprocessor locking protocol, its sections, spins and
+    /// each job's blocking in the window (kept like `records`; adjacent
+    /// marks of one job merged).
+    pub lock_marks: Vec<LockMark>,
     keep: bool,
     chrome: Option<ChromeStream>,
 }
@@ -174,6 +231,7 @@ impl Trace {
             per_processor: false,
             record_cpus: Vec::new(),
             migrations: Vec::new(),
+            lock_marks: Vec::new(),
             keep: true,
             chrome: None,
         }
@@ -277,6 +335,32 @@ impl Trace {
                 to,
                 at,
             });
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// A locking fact ([`LockMark`]), cut to the window; joined to the last
+    /// mark of the same kind, job and processor when it continues it.
+    pub(crate) fn lock_mark(&mut self, mut mark: LockMark) {
+        mark.start = mark.start.max(self.window.from);
+        mark.end = mark.end.min(self.window.to);
+        if mark.start >= mark.end {
+            return;
+        }
+        let same = |m: &LockMark| {
+            m.kind == mark.kind
+                && m.task == mark.task
+                && m.job == mark.job
+                && m.cpu == mark.cpu
+                && m.end == mark.start
+        };
+        if let Some(last) = self.lock_marks.iter_mut().rev().take(16).find(|m| same(m)) {
+            last.end = mark.end;
+            return;
+        }
+        if self.records.len() + self.lock_marks.len() < MAX_KEPT_RECORDS {
+            self.lock_marks.push(mark);
         } else {
             self.dropped += 1;
         }
@@ -515,6 +599,20 @@ impl Trace {
             let instant = Event::instant(name, m + task, at).in_category("job");
             out.write(&instant.with_args(JobArgs { job }));
         }
+        for mark in &self.lock_marks {
+            let name = format!(
+                "{} {}#{}",
+                mark.kind.label(),
+                self.tasks[mark.task],
+                mark.job
+            );
+            let (tid, category) = match mark.cpu {
+                NO_CPU => (m + mark.task, "blocking"),
+                cpu => (cpu as usize, "lock"),
+            };
+            let event = Event::complete(&name, tid, mark.start, mark.end);
+            out.write(&event.in_category(category));
+        }
         for mig in &self.migrations {
             let name = format!("migrate {}#{}", self.tasks[mig.task], mig.job);
             let instant = Event::instant(&name, mig.to as usize, mig.at).in_category("migration");
@@ -536,7 +634,13 @@ impl Trace {
         let m = self.processors as usize;
         let (left, width, row_h, top) = (110.0, 1000.0, 28.0, 20.0);
         let legend_rows = self.tasks.len().div_ceil(6);
-        let height = top + row_h * m as f64 + 40.0 + 18.0 * legend_rows as f64;
+        let blocking = self.lock_marks.iter().any(|k| k.cpu == NO_CPU);
+        // Under a locking protocol, one thin row per task below the
+        // processors shows its jobs' remote and local blocking.
+        let block_h = 14.0;
+        let block_rows = if blocking { self.tasks.len() } else { 0 };
+        let height =
+            top + row_h * m as f64 + block_h * block_rows as f64 + 40.0 + 18.0 * legend_rows as f64;
         let span = (self.window.to - self.window.from).as_ns().max(1) as f64;
         let x =
             |t: Nanos| left + (t.saturating_sub(self.window.from).as_ns() as f64 / span) * width;
@@ -582,6 +686,68 @@ impl Trace {
                 row_h - 10.0,
             );
         }
+        if !self.lock_marks.is_empty() {
+            let _ = writeln!(
+                s,
+                r##"<defs><pattern id="spin" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="black" stroke-width="1.5"/></pattern></defs>"##
+            );
+        }
+        let block_y = |task: usize| row_y(m) + block_h * task as f64;
+        for (task, name) in self.tasks.iter().enumerate().take(block_rows) {
+            let _ = writeln!(
+                s,
+                r#"<text x="5" y="{:.1}" font-size="10">{} blocked</text>"#,
+                block_y(task) + block_h * 0.75,
+                escape(name)
+            );
+        }
+        for mark in &self.lock_marks {
+            let w = (x(mark.end) - x(mark.start)).max(0.5);
+            let title = format!(
+                "{}#{} {} {}..{}",
+                escape(&self.tasks[mark.task]),
+                mark.job,
+                mark.kind.label(),
+                mark.start,
+                mark.end
+            );
+            let xs = x(mark.start);
+            if mark.cpu == NO_CPU {
+                let fill = match mark.kind {
+                    LockMarkKind::LocalBlocked => "#d62728",
+                    _ => "#ff7f0e",
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{xs:.2}" y="{:.1}" width="{w:.2}" height="{:.1}" fill="{fill}"><title>{title}</title></rect>"#,
+                    block_y(mark.task) + 3.0,
+                    block_h - 6.0
+                );
+                continue;
+            }
+            let y = row_y(mark.cpu as usize) + 6.0;
+            let h = row_h - 10.0;
+            match mark.kind {
+                LockMarkKind::Spin => {
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{xs:.2}" y="{y:.1}" width="{w:.2}" height="{h:.1}" fill="{}" fill-opacity="0.35"/><rect x="{xs:.2}" y="{y:.1}" width="{w:.2}" height="{h:.1}" fill="url(#spin)"><title>{title}</title></rect>"#,
+                        PALETTE[mark.task % PALETTE.len()]
+                    );
+                }
+                kind => {
+                    let style = match kind {
+                        LockMarkKind::Agent => r#"stroke="black" stroke-dasharray="3,2""#,
+                        LockMarkKind::Help => r#"stroke="purple" stroke-width="2""#,
+                        _ => r#"stroke="black" stroke-width="1.5""#,
+                    };
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{xs:.2}" y="{y:.1}" width="{w:.2}" height="{h:.1}" fill="none" {style}><title>{title}</title></rect>"#
+                    );
+                }
+            }
+        }
         for mig in &self.migrations {
             let xx = x(mig.at);
             let (y1, y2) = (
@@ -598,7 +764,7 @@ impl Trace {
                 mig.at
             );
         }
-        let axis_y = row_y(m) + 5.0;
+        let axis_y = row_y(m) + block_h * block_rows as f64 + 5.0;
         for r in &self.records {
             if let TraceRecord::Miss { task, job, at } = *r {
                 let xx = x(at);

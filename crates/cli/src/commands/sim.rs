@@ -68,8 +68,11 @@ pub struct SimArgs {
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
     #[arg(long)]
     pub overheads: Option<String>,
-    /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp (EDF).
-    #[arg(long, default_value = "none")]
+    /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp
+    /// (EDF), on one processor or per processor of pedf/pfp:*; resources shared across processors:
+    /// mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf). Each job's remote and local
+    /// blocking is recorded.
+    #[arg(long, alias = "locking", default_value = "none")]
     pub protocol: String,
     /// Extra CPU time per lock or unlock operation.
     #[arg(long, default_value = "0", value_parser = parse_nanos)]
@@ -238,6 +241,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     let mut config = config(args, &loaded.set)?;
+    check_locking(&loaded, &spec, config.protocol)?;
     crate::flags::add_modes(
         &mut config.phases,
         &loaded.modes,
@@ -308,6 +312,51 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{stop}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The locking protocol's refusals about the file (nesting it cannot
+/// handle, a resource shared where it cannot be), at file:line:col.
+fn check_locking(
+    loaded: &file::LoadedTaskSet,
+    spec: &SchedulerSpec,
+    protocol: Protocol,
+) -> anyhow::Result<()> {
+    let set = &loaded.set;
+    if !set.tasks.iter().any(|t| !t.critical_sections.is_empty()) {
+        return Ok(());
+    }
+    match (protocol, spec) {
+        (Protocol::Multiprocessor(p), SchedulerSpec::Cedf) => {
+            let Ok(clusters) = rtlab_sim::multi::clusters(set) else {
+                return Ok(());
+            };
+            let mut groups = vec![0u32; set.tasks.len()];
+            for (k, (_, tasks)) in clusters.iter().enumerate() {
+                for &i in tasks {
+                    groups[i] = k as u32;
+                }
+            }
+            crate::locking::check_protocol(loaded, set, p, &groups)
+        }
+        (Protocol::Multiprocessor(p), SchedulerSpec::Global(_)) => {
+            crate::locking::check_protocol(loaded, set, p, &vec![0; set.tasks.len()])
+        }
+        (Protocol::Multiprocessor(p), SchedulerSpec::Partitioned(_)) => match set.assignment() {
+            Some(cpus) => crate::locking::check_protocol(loaded, set, p, &cpus),
+            None => Ok(()),
+        },
+        (p, SchedulerSpec::Partitioned(_)) if set.processors() > 1 => match set.assignment() {
+            Some(cpus) => {
+                let name = match p {
+                    Protocol::None => "plain locking (no --locking)",
+                    p => p.name(),
+                };
+                crate::locking::check_uniprocessor(loaded, set, name, &cpus)
+            }
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// What a run leaves for the output.
