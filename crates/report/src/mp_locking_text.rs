@@ -121,3 +121,27 @@ pub fn protocol_text(doc: &LockingDocument) -> String {
     }
     out
 }
+
+/// `rtlab sim --locking PROTOCOL`: each task's longest remote and local
+/// blocking of a job, or nothing for a run without a multiprocessor
+/// protocol.
+pub fn sim_blocking_text(tasks: &[rtlab_model::results::TaskMetrics]) -> String {
+    if tasks.iter().all(|t| t.max_remote_blocked_ns.is_none()) {
+        return String::new();
+    }
+    let mut t = table::new(
+        &["task", "max remote B", "max local B"],
+        &["max remote B", "max local B"],
+    );
+    for task in tasks {
+        t.add_row(vec![
+            printable(&task.name).into_owned(),
+            table::opt_ns(task.max_remote_blocked_ns),
+            table::opt_ns(task.max_local_blocked_ns),
+        ]);
+    }
+    format!(
+        "\nblocking per job (remote: waiting for global resources, suspended or spinning; local: ready while its processor served lower-priority work or an agent):\n{}\n",
+        table::render(&t)
+    )
+}

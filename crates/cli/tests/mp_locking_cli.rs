@@ -1,0 +1,246 @@
+//! Shared resources on m processors from the command line: `rtlab sim
+//! --locking` under each protocol with per-job blocking, `rtlab analyze
+//! --locking` with each protocol's bounds, and the refusals (one line, the
+//! file's place, exit 1; a protocol under the wrong scheduler, exit 2).
+
+mod common;
+
+use common::{json_of, rtlab, stdout_of};
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Every partitioned protocol runs the demo set placed by ff-decreasing,
+/// reports each task's longest blocking, and agrees with its analysis:
+/// what it proves misses nothing, and no task's worst job exceeds its
+/// bounds.
+#[test]
+fn each_partitioned_protocol_runs_with_per_job_blocking_within_its_bounds() {
+    let analysis = json_of(&[
+        "analyze",
+        "builtin:mp-locking",
+        "--cpus",
+        "4",
+        "--locking",
+        "all",
+        "--json",
+    ]);
+    let protocols = analysis["protocols"].as_array().unwrap();
+    assert_eq!(protocols.len(), 6);
+    for (name, bounds) in ["mpcp", "dpcp", "fmlp+", "mrsp", "msrp"]
+        .iter()
+        .zip(protocols)
+    {
+        assert_eq!(bounds["protocol"], *name);
+        let run = json_of(&[
+            "sim",
+            "builtin:mp-locking",
+            "--cpus",
+            "4",
+            "--partition",
+            "ff-decreasing",
+            "-s",
+            "pfp:rm",
+            "--locking",
+            name,
+            "-d",
+            "300ms",
+            "--json",
+        ]);
+        assert_eq!(run["protocol"], *name);
+        let tasks = run["tasks"].as_array().unwrap();
+        assert!(
+            tasks.iter().any(|t| t["max_remote_blocked_ns"].as_u64() > Some(0)),
+            "{name}: some job waits for a global resource"
+        );
+        if bounds["schedulable"] == true {
+            assert_eq!(run["deadline_misses"], 0, "{name}");
+            for (t, b) in tasks.iter().zip(bounds["tasks"].as_array().unwrap()) {
+                assert!(t["max_remote_blocked_ns"].as_u64() <= b["remote_blocking_ns"].as_u64());
+                assert!(t["max_local_blocked_ns"].as_u64() <= b["local_blocking_ns"].as_u64());
+                assert!(t["max_response_ns"].as_u64() <= b["response_ns"].as_u64());
+            }
+        }
+    }
+    assert_eq!(protocols[0]["schedulable"], true, "MPCP proves the demo");
+}
+
+#[test]
+fn omlp_runs_under_global_edf_and_the_human_report_shows_blocking() {
+    let text = stdout_of(&[
+        "sim",
+        "builtin:mp-locking",
+        "-s",
+        "gedf",
+        "--locking",
+        "omlp",
+        "-d",
+        "200ms",
+    ]);
+    assert!(text.contains("protocol omlp"), "{text}");
+    assert!(text.contains("max remote B"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let gantt = dir.path().join("omlp.svg");
+    rtlab()
+        .args([
+            "sim",
+            "builtin:mp-locking",
+            "-s",
+            "gedf",
+            "--locking",
+            "omlp",
+            "-d",
+            "60ms",
+            "--gantt",
+            gantt.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(&gantt).unwrap();
+    assert!(svg.contains("remote blocking"), "the blocking rows are drawn");
+}
+
+#[test]
+fn the_gantt_outlines_sections_and_hatches_spins() {
+    let dir = tempfile::tempdir().unwrap();
+    let gantt = dir.path().join("mrsp.svg");
+    rtlab()
+        .args([
+            "sim",
+            "builtin:mp-locking",
+            "--partition",
+            "ff-decreasing",
+            "-s",
+            "pfp:rm",
+            "--locking",
+            "msrp",
+            "-d",
+            "100ms",
+            "--gantt",
+            gantt.to_str().unwrap(),
+            "--window",
+            "0ms..100ms",
+        ])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(&gantt).unwrap();
+    assert!(svg.contains("critical section"), "sections are outlined");
+    assert!(svg.contains("url(#spin)"), "spins are hatched");
+}
+
+#[test]
+fn analyze_gives_each_protocols_bounds() {
+    let text = stdout_of(&[
+        "analyze",
+        "builtin:mp-locking",
+        "--locking",
+        "mpcp,omlp",
+        "--test",
+        "pfp-dm:wf-decreasing",
+    ]);
+    assert!(text.contains("mpcp (Rajkumar 1990)"), "{text}");
+    assert!(text.contains("placed by wf-decreasing by dm:rta"), "{text}");
+    assert!(text.contains("omlp (Brandenburg & Anderson 2010)"), "{text}");
+    assert!(text.contains("local B"), "{text}");
+}
+
+const NESTED: &str = r#"processors = 2
+[[task]]
+name = "a"
+period = "10ms"
+wcet = "4ms"
+cpu = 0
+critical_sections = [
+  { resource = "bus", start = "1ms", length = "2ms" },
+  { resource = "log", start = "1500us", length = "500us" },
+]
+[[task]]
+name = "b"
+period = "20ms"
+wcet = "4ms"
+cpu = 1
+critical_sections = [{ resource = "bus", start = "0ms", length = "1ms" }]
+"#;
+
+/// One line, exit 1, naming where in the file.
+fn refused(args: &[&str]) -> String {
+    let out = rtlab().args(args).assert().code(1).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    text
+}
+
+#[test]
+fn nesting_on_a_global_resource_is_refused_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "nested.toml", NESTED);
+    for args in [
+        vec!["sim", &file, "-s", "pfp:rm", "--locking", "mpcp"],
+        vec!["analyze", &file, "--locking", "dpcp"],
+    ] {
+        let text = refused(&args);
+        assert!(
+            text.contains("nested.toml:9:16: task `a`: the critical section on `log` is nested in the one on `bus`, and `bus` is a global resource"),
+            "{text}"
+        );
+    }
+    // The same resources on one processor nest under the ceiling protocol.
+    let local = write(&dir, "local.toml", &NESTED.replace("cpu = 1", "cpu = 0"));
+    stdout_of(&["sim", &local, "-s", "pfp:rm", "--locking", "mpcp", "-d", "40ms"]);
+}
+
+#[test]
+fn a_resource_where_the_protocol_cannot_share_it_is_refused_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = NESTED.replace(
+        "  { resource = \"log\", start = \"1500us\", length = \"500us\" },\n",
+        "",
+    );
+    let file = write(&dir, "shared.toml", &shared);
+    let text = refused(&["sim", &file, "-s", "pfp:rm", "--locking", "ipcp"]);
+    assert!(
+        text.contains("shared.toml:15:35: task `b`: resource `bus` is also used on cpu 0 (by task `a`), and this task runs on cpu 1: ipcp is a uniprocessor protocol"),
+        "{text}"
+    );
+    let clustered = write(
+        &dir,
+        "clusters.toml",
+        &shared
+            .replace("processors = 2", "processors = 4\nclusters = [[0, 1], [2, 3]]")
+            .replace("cpu = 1", "cpu = 2"),
+    );
+    let text = refused(&["sim", &clustered, "-s", "cedf", "--locking", "omlp"]);
+    assert!(text.contains("clusters.toml:16:35"), "{text}");
+    assert!(text.contains("omlp shares a resource within one cluster"), "{text}");
+}
+
+#[test]
+fn a_protocol_under_the_wrong_scheduler_is_a_usage_error() {
+    let out = rtlab()
+        .args(["sim", "builtin:mp-locking", "-s", "gedf", "--locking", "mpcp"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert_eq!(
+        String::from_utf8(out).unwrap().trim(),
+        "error: --locking mpcp (Rajkumar 1990) runs under partitioned fixed priorities (pfp:rm, pfp:dm, pfp:given); gedf is not one"
+    );
+}
+
+#[test]
+fn a_section_longer_than_c_is_refused_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        "long.toml",
+        &NESTED.replace("start = \"0ms\", length = \"1ms\"", "start = \"0ms\", length = \"5ms\""),
+    );
+    let text = refused(&["sim", &file, "-s", "pfp:rm", "--locking", "mpcp"]);
+    assert!(text.contains("long.toml:16:"), "{text}");
+    assert!(text.contains("after the job's wcet 4ms"), "{text}");
+}
