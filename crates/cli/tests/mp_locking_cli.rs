@@ -53,7 +53,9 @@ fn each_partitioned_protocol_runs_with_per_job_blocking_within_its_bounds() {
         assert_eq!(run["protocol"], *name);
         let tasks = run["tasks"].as_array().unwrap();
         assert!(
-            tasks.iter().any(|t| t["max_remote_blocked_ns"].as_u64() > Some(0)),
+            tasks
+                .iter()
+                .any(|t| t["max_remote_blocked_ns"].as_u64() > Some(0)),
             "{name}: some job waits for a global resource"
         );
         if bounds["schedulable"] == true {
@@ -100,7 +102,10 @@ fn omlp_runs_under_global_edf_and_the_human_report_shows_blocking() {
         .assert()
         .success();
     let svg = std::fs::read_to_string(&gantt).unwrap();
-    assert!(svg.contains("remote blocking"), "the blocking rows are drawn");
+    assert!(
+        svg.contains("remote blocking"),
+        "the blocking rows are drawn"
+    );
 }
 
 #[test]
@@ -143,7 +148,10 @@ fn analyze_gives_each_protocols_bounds() {
     ]);
     assert!(text.contains("mpcp (Rajkumar 1990)"), "{text}");
     assert!(text.contains("placed by wf-decreasing by dm:rta"), "{text}");
-    assert!(text.contains("omlp (Brandenburg & Anderson 2010)"), "{text}");
+    assert!(
+        text.contains("omlp (Brandenburg & Anderson 2010)"),
+        "{text}"
+    );
     assert!(text.contains("local B"), "{text}");
 }
 
@@ -167,7 +175,13 @@ critical_sections = [{ resource = "bus", start = "0ms", length = "1ms" }]
 
 /// One line, exit 1, naming where in the file.
 fn refused(args: &[&str]) -> String {
-    let out = rtlab().args(args).assert().code(1).get_output().stderr.clone();
+    let out = rtlab()
+        .args(args)
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     text
@@ -189,7 +203,16 @@ fn nesting_on_a_global_resource_is_refused_at_its_place() {
     }
     // The same resources on one processor nest under the ceiling protocol.
     let local = write(&dir, "local.toml", &NESTED.replace("cpu = 1", "cpu = 0"));
-    stdout_of(&["sim", &local, "-s", "pfp:rm", "--locking", "mpcp", "-d", "40ms"]);
+    stdout_of(&[
+        "sim",
+        &local,
+        "-s",
+        "pfp:rm",
+        "--locking",
+        "mpcp",
+        "-d",
+        "40ms",
+    ]);
 }
 
 #[test]
@@ -209,18 +232,31 @@ fn a_resource_where_the_protocol_cannot_share_it_is_refused_at_its_place() {
         &dir,
         "clusters.toml",
         &shared
-            .replace("processors = 2", "processors = 4\nclusters = [[0, 1], [2, 3]]")
+            .replace(
+                "processors = 2",
+                "processors = 4\nclusters = [[0, 1], [2, 3]]",
+            )
             .replace("cpu = 1", "cpu = 2"),
     );
     let text = refused(&["sim", &clustered, "-s", "cedf", "--locking", "omlp"]);
     assert!(text.contains("clusters.toml:16:35"), "{text}");
-    assert!(text.contains("omlp shares a resource within one cluster"), "{text}");
+    assert!(
+        text.contains("omlp shares a resource within one cluster"),
+        "{text}"
+    );
 }
 
 #[test]
 fn a_protocol_under_the_wrong_scheduler_is_a_usage_error() {
     let out = rtlab()
-        .args(["sim", "builtin:mp-locking", "-s", "gedf", "--locking", "mpcp"])
+        .args([
+            "sim",
+            "builtin:mp-locking",
+            "-s",
+            "gedf",
+            "--locking",
+            "mpcp",
+        ])
         .assert()
         .code(2)
         .get_output()
@@ -238,9 +274,54 @@ fn a_section_longer_than_c_is_refused_at_its_place() {
     let file = write(
         &dir,
         "long.toml",
-        &NESTED.replace("start = \"0ms\", length = \"1ms\"", "start = \"0ms\", length = \"5ms\""),
+        &NESTED.replace(
+            "start = \"0ms\", length = \"1ms\"",
+            "start = \"0ms\", length = \"5ms\"",
+        ),
     );
     let text = refused(&["sim", &file, "-s", "pfp:rm", "--locking", "mpcp"]);
     assert!(text.contains("long.toml:16:"), "{text}");
     assert!(text.contains("after the job's wcet 4ms"), "{text}");
+}
+
+/// `sweep --locking`: one column per protocol, the sharing in the
+/// document's spec, the same numbers on a second run.
+#[test]
+fn sweep_counts_each_protocol_with_sections_drawn_by_the_flags() {
+    let args = [
+        "sweep",
+        "--cpus",
+        "2",
+        "--tasks",
+        "4",
+        "--from",
+        "0.5",
+        "--to",
+        "1.5",
+        "--step",
+        "0.5",
+        "--sets",
+        "10",
+        "--locking",
+        "mpcp,omlp",
+        "--resources",
+        "2",
+        "--sharing",
+        "0.5",
+        "--cs-length",
+        "100us..1ms",
+        "--json",
+    ];
+    let doc = json_of(&args);
+    assert_eq!(doc["tests"], serde_json::json!(["mpcp", "omlp"]));
+    assert_eq!(doc["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(json_of(&args), doc, "deterministic");
+    let out = rtlab()
+        .args(["sweep", "--sharing", "0.5"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("--locking"));
 }

@@ -145,3 +145,19 @@ pub fn sim_blocking_text(tasks: &[rtlab_model::results::TaskMetrics]) -> String 
         table::render(&t)
     )
 }
+
+/// The line under a locking sweep's or study's title: how its sets share
+/// resources.
+pub fn sharing_line(s: &rtlab_analysis::sweep::SharingSpec) -> String {
+    format!(
+        "critical sections: {} resource{}, each used by a task with probability {}, {} section{} per job of {}..{}; partitioned protocols placed by {} under RM\n",
+        s.resources,
+        if s.resources == 1 { "" } else { "s" },
+        s.sharing,
+        s.requests,
+        if s.requests == 1 { "" } else { "s" },
+        s.cs_min,
+        s.cs_max,
+        printable(&s.heuristic)
+    )
+}

@@ -774,3 +774,25 @@ pub fn placed_document(
         }),
     }
 }
+
+/// The verdict of `protocol` on `set` on `m` processors, as a sweep counts
+/// it: a partitioned protocol's set placed by `heuristic` under RM
+/// priorities (a set the heuristic cannot place is not proven), the OMLP's
+/// under global EDF.
+pub fn decide(
+    set: &TaskSet,
+    protocol: MpProtocol,
+    m: u32,
+    heuristic: crate::partition::Heuristic,
+) -> Verdict {
+    let rm = PriorityAssignment::RateMonotonic;
+    let placed;
+    let on = match protocol.scheduling() {
+        rtlab_model::mp_locking::MpScheduling::GlobalEdf => set,
+        rtlab_model::mp_locking::MpScheduling::PartitionedFixedPriority => {
+            placed = place(set, m, rm, heuristic).ok()?;
+            placed.set()?
+        }
+    };
+    analyse(on, protocol, rm, m).ok()?.schedulable
+}

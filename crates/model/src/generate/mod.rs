@@ -26,6 +26,7 @@
 mod deadlines;
 mod error;
 mod periods;
+pub mod sections;
 mod utilization;
 
 pub use deadlines::DeadlineModel;
