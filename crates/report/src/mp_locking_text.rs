@@ -161,3 +161,232 @@ pub fn sharing_line(s: &rtlab_analysis::sweep::SharingSpec) -> String {
         printable(&s.heuristic)
     )
 }
+
+/// What the literature ranks, for the study's closing lines: the summary
+/// of Brandenburg's survey of multiprocessor real-time locking protocols
+/// (2019; the evaluations it reviews: Brandenburg, Calandrino, Block,
+/// Leontyev & Anderson 2008 for spin against suspension, Brandenburg 2013
+/// for the P-FP semaphore protocols, Zhao, Garrido, Burns & Wellings 2017
+/// for MrsP), in rtlab's words.
+pub const PUBLISHED_RANKING: &str = "published ranking (Brandenburg's survey, 2019, and the evaluations it reviews): no protocol dominates; \
+non-preemptive FIFO spinning (MSRP) is preferable for short critical sections, suspension-based protocols \
+only pay off when sections are long; among the P-FP semaphore protocols the DPCP tends to beat the MPCP \
+under the newer (LP-based) analysis, the FMLP+ is the one with O(n) blocking per request; MrsP's helping \
+makes it at least as good as non-preemptive FIFO spinning under its newer analysis (Zhao et al. 2017). \
+The bounds here are the classic ones (no LP), which favours the protocols whose classic bound is tight.";
+
+/// `rtlab study mp-locking`: the two series as tables (sets proven by the
+/// analysis / met in simulation, per protocol), the winners of each
+/// point, where each protocol wins, and the published ranking.
+pub fn study_text(doc: &rtlab_study::mp_locking::MpLockingDocument) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "multiprocessor locking: {} sets of {} tasks at U = {:.2} on {} processors; each resource used by a task with probability {}, {} section{} per job; partitioned protocols under RM placed by {}; simulated for {}",
+        doc.sets,
+        doc.tasks,
+        doc.utilization,
+        doc.cpus,
+        doc.sharing,
+        doc.requests,
+        if doc.requests == 1 { "" } else { "s" },
+        printable(&doc.heuristic),
+        Nanos::from_ns(doc.duration_ns)
+    );
+    let _ = writeln!(
+        out,
+        "cells: sets proven by the analysis / met in simulation (of {}); no blocking P/G: proven with the sections blocking nobody, partitioned RM / global EDF (the most the protocols can reach)\n",
+        doc.sets
+    );
+    let series = [
+        (
+            format!(
+                "by critical-section length ({} resources)",
+                doc.fixed_resources
+            ),
+            "length",
+            &doc.by_length,
+            true,
+        ),
+        (
+            format!(
+                "by number of shared resources (sections of {})",
+                Nanos::from_ns(doc.fixed_length_ns)
+            ),
+            "resources",
+            &doc.by_resources,
+            false,
+        ),
+    ];
+    for (title, axis, points, is_length) in series {
+        let _ = writeln!(out, "{title}");
+        let names: Vec<&str> = points
+            .first()
+            .map(|p| p.protocols.iter().map(|c| c.protocol).collect())
+            .unwrap_or_default();
+        let mut header = vec![axis];
+        header.extend(names.iter().copied());
+        header.extend(["no blocking P/G", "analysis wins", "simulation wins"]);
+        let right: Vec<&str> = header
+            .iter()
+            .copied()
+            .filter(|h| !h.ends_with("wins") && !h.starts_with("no blocking"))
+            .collect();
+        let mut t = table::new(&header, &right);
+        for p in points {
+            let mut row = vec![x_label(p.x, is_length)];
+            row.extend(
+                p.protocols
+                    .iter()
+                    .map(|c| format!("{}/{}", c.analysed, c.simulated)),
+            );
+            row.push(format!(
+                "{}/{}",
+                p.without_blocking.partitioned, p.without_blocking.global
+            ));
+            row.push(winners(&p.analysis_winners));
+            row.push(winners(&p.simulation_winners));
+            t.add_row(row);
+        }
+        let _ = writeln!(out, "{}", table::render(&t));
+        let _ = writeln!(out, "{}\n", where_each_wins(points, is_length));
+    }
+    out.push_str(PUBLISHED_RANKING);
+    out.push('\n');
+    out
+}
+
+fn x_label(x: u64, is_length: bool) -> String {
+    if is_length {
+        Nanos::from_ns(x).to_string()
+    } else {
+        x.to_string()
+    }
+}
+
+fn winners(w: &[&str]) -> String {
+    if w.is_empty() {
+        "-".into()
+    } else {
+        w.join(" ")
+    }
+}
+
+/// `analysis: mpcp wins (or ties) at 10us..100us; msrp at 200us..1.6ms`.
+fn where_each_wins(points: &[rtlab_study::mp_locking::Point], is_length: bool) -> String {
+    let mut parts = Vec::new();
+    for (what, pick) in [
+        (
+            "analysis",
+            (|p: &rtlab_study::mp_locking::Point| p.analysis_winners.clone())
+                as fn(&rtlab_study::mp_locking::Point) -> Vec<&'static str>,
+        ),
+        ("simulation", |p: &rtlab_study::mp_locking::Point| {
+            p.simulation_winners.clone()
+        }),
+    ] {
+        let names: Vec<&str> = points
+            .first()
+            .map(|p| p.protocols.iter().map(|c| c.protocol).collect())
+            .unwrap_or_default();
+        let mut spans = Vec::new();
+        for name in names {
+            let at: Vec<String> = points
+                .iter()
+                .filter(|p| pick(p).contains(&name))
+                .map(|p| x_label(p.x, is_length))
+                .collect();
+            if !at.is_empty() {
+                spans.push(format!("{name} at {}", at.join(", ")));
+            }
+        }
+        let text = if spans.is_empty() {
+            "no protocol proves any set".to_string()
+        } else {
+            spans.join("; ")
+        };
+        parts.push(format!("{what} wins (or ties): {text}"));
+    }
+    parts.join("\n")
+}
+
+/// The study's CSV: one row per series, point and protocol.
+pub fn study_csv(doc: &rtlab_study::mp_locking::MpLockingDocument) -> String {
+    let mut out = String::from("series,x,protocol,sets,analysed,simulated\n");
+    for (series, points) in [
+        ("length_ns", &doc.by_length),
+        ("resources", &doc.by_resources),
+    ] {
+        for p in points {
+            for c in &p.protocols {
+                let _ = writeln!(
+                    out,
+                    "{series},{},{},{},{},{}",
+                    p.x, c.protocol, p.sets, c.analysed, c.simulated
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The study's plots: for each series, the fraction proven by the analysis
+/// and met in simulation against the series' variable (lengths on a log10
+/// axis), one line per protocol: `(file name, SVG)`.
+pub fn study_plots(
+    doc: &rtlab_study::mp_locking::MpLockingDocument,
+) -> Result<Vec<(String, String)>, crate::plot::PlotError> {
+    let mut out = Vec::new();
+    for (series, points, x_desc, is_length) in [
+        (
+            "length",
+            &doc.by_length,
+            "log10 critical-section length (us)",
+            true,
+        ),
+        ("resources", &doc.by_resources, "shared resources", false),
+    ] {
+        for (world, pick) in [
+            (
+                "analysis",
+                (|c: &rtlab_study::mp_locking::ProtocolCount| c.analysed)
+                    as fn(&rtlab_study::mp_locking::ProtocolCount) -> u64,
+            ),
+            (
+                "simulation",
+                |c: &rtlab_study::mp_locking::ProtocolCount| c.simulated,
+            ),
+        ] {
+            let names: Vec<&str> = points
+                .first()
+                .map(|p| p.protocols.iter().map(|c| c.protocol).collect())
+                .unwrap_or_default();
+            let lines: Vec<crate::series::Line> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| crate::series::Line {
+                    label: (*name).to_string(),
+                    points: points
+                        .iter()
+                        .map(|p| {
+                            let x = if is_length {
+                                (p.x as f64 / 1_000.0).log10()
+                            } else {
+                                p.x as f64
+                            };
+                            (x, pick(&p.protocols[i]) as f64 / p.sets.max(1) as f64)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let svg = crate::plot::lines(
+                &lines,
+                x_desc,
+                &format!("fraction schedulable ({world})"),
+                Some(1.05),
+            )?;
+            out.push((format!("mp-locking-{series}-{world}.svg"), svg));
+        }
+    }
+    Ok(out)
+}
