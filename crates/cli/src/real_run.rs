@@ -304,11 +304,29 @@ impl RunFlags {
                 domains: Vec::new(),
                 task_domain: Vec::new(),
             });
-            if self.protocol != "none" {
+            let parsed = self.protocol.parse::<LockProtocol>();
+            if let Err(why) = &parsed {
+                if !why.starts_with("unknown") {
+                    return Err(usage(format!(
+                        "--protocol {}: {why}",
+                        printable(&self.protocol)
+                    )));
+                }
+            }
+            let multiprocessor = parsed.is_ok_and(LockProtocol::is_multiprocessor);
+            if self.protocol != "none" && !multiprocessor {
                 return Err(usage(format!(
-                    "--protocol {} on --cpus: locking across CPUs (MrsP, FMLP) is not implemented; \
-                     run critical sections on one CPU",
+                    "--protocol {} on --cpus: a uniprocessor protocol does not lock across CPUs; \
+                     use mpcp, fmlp+ or msrp with pfp (dpcp, mrsp and omlp need the user-space \
+                     dispatcher: rtlab sim runs them), or run critical sections on one CPU",
                     printable(&self.protocol)
+                )));
+            }
+            if multiprocessor && *scope != Scope::Partitioned {
+                return Err(usage(format!(
+                    "--protocol {} runs under partitioned fixed priorities on real threads (pfp, pfp:rm, pfp:dm, pfp:given), not {}",
+                    printable(&self.protocol),
+                    cfg.policy_name()
                 )));
             }
         }
@@ -402,6 +420,15 @@ pub fn execute(
         cfg.duration,
     )?;
     loaded.set = flags.place(loaded.set, &mut cfg)?;
+    let mp_protocol = match cfg.protocol {
+        LockProtocol::Mpcp => Some(rtlab_model::mp_locking::MpProtocol::Mpcp),
+        LockProtocol::FmlpPlus => Some(rtlab_model::mp_locking::MpProtocol::FmlpPlus),
+        LockProtocol::Msrp => Some(rtlab_model::mp_locking::MpProtocol::Msrp),
+        _ => None,
+    };
+    if let (Some(p), Some(cpus)) = (mp_protocol, loaded.set.assignment()) {
+        crate::locking::check_protocol(&loaded, &loaded.set, p, &cpus)?;
+    }
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }

@@ -325,3 +325,96 @@ fn sweep_counts_each_protocol_with_sections_drawn_by_the_flags() {
         .clone();
     assert!(String::from_utf8(out).unwrap().contains("--locking"));
 }
+
+/// Two tasks on CPU 0 and one on CPU 1 share `bus` (the file's cpu
+/// fields).
+const REAL: &str = r#"processors = 2
+[[task]]
+name = "a"
+period = "10ms"
+wcet = "2ms"
+cpu = 0
+critical_sections = [{ resource = "bus", start = "500us", length = "1ms" }]
+[[task]]
+name = "b"
+period = "15ms"
+wcet = "3ms"
+cpu = 1
+critical_sections = [{ resource = "bus", start = "0ms", length = "2ms" }]
+[[task]]
+name = "c"
+period = "20ms"
+wcet = "4ms"
+cpu = 0
+critical_sections = [{ resource = "bus", start = "1ms", length = "1ms" }]
+"#;
+
+/// On real threads (root, 2 CPUs): partitioned RM with FIFO futex locks
+/// and boosting (fmlp+), non-preemptive FIFO spinning (msrp) and a
+/// priority-ordered PI queue with boosting (mpcp) run every job, with no
+/// failed lock call and each locker's wait recorded as remote blocking;
+/// the protocols that need a dispatcher are refused naming it. Counts
+/// only: timing on this machine is noisy.
+#[test]
+fn partitioned_protocols_run_on_real_threads_and_the_others_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "real.toml", REAL);
+    for (protocol, why) in [
+        ("dpcp", "agents"),
+        ("mrsp", "migrates"),
+        ("omlp", "dispatcher"),
+    ] {
+        let out = rtlab()
+            .args([
+                "run",
+                &file,
+                "--cpus",
+                "0,1",
+                "--policy",
+                "pfp:rm",
+                "--protocol",
+                protocol,
+            ])
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(why) && text.contains("issue 34"), "{text}");
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if !common::is_root() || online.trim() == "0" {
+        println!("skipping the real runs: they need root and 2 online CPUs");
+        return;
+    }
+    for protocol in ["fmlp+", "msrp", "mpcp"] {
+        let run = json_of(&[
+            "run",
+            &file,
+            "--cpus",
+            "0,1",
+            "--policy",
+            "pfp:rm",
+            "--protocol",
+            protocol,
+            "-d",
+            "300ms",
+            "--json",
+        ]);
+        assert_eq!(run["protocol"], protocol);
+        // Absent when none failed.
+        assert_eq!(run["lock_errors"].as_u64().unwrap_or(0), 0, "{protocol}");
+        // 30 + 20 + 15 releases in 300 ms, every one recorded.
+        let released: u64 = run["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["released"].as_u64().unwrap())
+            .sum();
+        assert_eq!(released, 65, "{protocol}: {run}");
+        for t in run["tasks"].as_array().unwrap() {
+            assert!(t["max_remote_blocked_ns"].is_u64(), "{protocol}: {t}");
+        }
+    }
+}

@@ -304,9 +304,13 @@ pub fn run(config: &MpLockingConfig) -> Result<MpLockingDocument, MpLockingError
     })
 }
 
+/// One set's (analysed, simulated) per protocol, and its no-blocking
+/// (partitioned, global) verdicts.
+type SetVerdicts = (Vec<(bool, bool)>, (bool, bool));
+
 /// Every protocol on every base set with sections drawn by `model`.
 fn point(config: &MpLockingConfig, sets: &[TaskSet], model: SharingModel, x: u64) -> Point {
-    let verdicts: Vec<(Vec<(bool, bool)>, (bool, bool))> = sets
+    let verdicts: Vec<SetVerdicts> = sets
         .par_iter()
         .enumerate()
         .map(|(k, base)| {

@@ -24,23 +24,53 @@
 //! threads have no priority to raise, so it is refused for them. The
 //! simulator's `npp`, `srp` and `dfp` have no Linux counterpart and are
 //! refused for real runs.
+//!
+//! # Multiprocessor protocols (partitioned FP on `--cpus`, `pfp:*`)
+//!
+//! Where Linux allows it without a scheduler of rtlab's own, three of the
+//! simulator's multiprocessor protocols run on real threads, each task
+//! thread pinned to its CPU; every resource of the set follows the
+//! protocol. "Boosted" is SCHED_FIFO priority [`BOOST_PRIORITY`] (98:
+//! above every task thread, 10..97, below the watchdog's 99), set by the
+//! thread itself with one `sched_setattr` before it asks for the lock and
+//! restored after it releases the last one:
+//!
+//! | `--protocol` | waiting | the lock | holder |
+//! | --- | --- | --- | --- |
+//! | `fmlp+` | suspended in FIFO order | a ticket lock whose waiters sleep on a futex (`FUTEX_WAIT` on the "now serving" word, woken all at each release): strict FIFO, no barging | boosted (98): boosted holders of a CPU run in the order they became runnable at 98, which approximates the FMLP+'s request order |
+//! | `msrp` | spinning in FIFO order, non-preemptive | the same ticket lock, its waiters busy-waiting | non-preemptive: at 98 from the request to the release |
+//! | `mpcp` | suspended in priority order | a `PTHREAD_PRIO_INHERIT` mutex: the kernel's rt-mutex queues waiters by priority | MPCP-like boosting: above every task, at 10 + levels + (the task's own level), set before the request so the kernel's queue orders the waiters by the tasks' priorities; the MPCP boosts by the resource's remote ceiling instead |
+//!
+//! Not on real threads: `dpcp` (agents that run a job's section on another
+//! CPU), `mrsp` (a preempted holder migrating to a spinning waiter's CPU)
+//! and `omlp` (a FIFO and a priority queue with inheritance under global
+//! EDF) need a dispatcher that decides per CPU what runs: rtlab's
+//! user-space dispatcher (issue 34) is where they belong; they are
+//! refused with that reason. Each job's lock wait (`blocked`, the time in
+//! the lock call) is also its remote blocking (`remote_blocked`); local
+//! blocking is not measured on real threads.
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rtlab_model::{lock_steps, Nanos, TaskSet};
 
 use crate::error::RtError;
 use crate::work::burn_cpu_until_unless_stopped;
-use rtlab_host::policy::Policy;
+use rtlab_host::policy::{self, Policy};
 use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 use rtlab_sys::mutex::{MutexProtocol, PthreadMutex};
 
 use rtlab_model::policy::RunPolicy;
 
 /// The protocols a real run offers, for messages.
-pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp";
+pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp; on --cpus with pfp: mpcp, fmlp+ or msrp";
+
+/// The SCHED_FIFO priority of a boosted or non-preemptive holder under the
+/// multiprocessor protocols: above every task thread
+/// ([`super::policy_map::TOP_TASK_PRIORITY`]), below the watchdog.
+pub const BOOST_PRIORITY: u8 = 98;
 
 /// The locking protocol of a real run's mutexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +82,12 @@ pub enum LockProtocol {
     Pip,
     /// Immediate priority ceiling (`PTHREAD_PRIO_PROTECT`).
     Ipcp,
+    /// MPCP-like: a priority-ordered (PI) queue, boosted above every task.
+    Mpcp,
+    /// FMLP+-like: a FIFO futex queue, holders boosted.
+    FmlpPlus,
+    /// MSRP: non-preemptive FIFO spinning.
+    Msrp,
 }
 
 impl LockProtocol {
@@ -61,7 +97,18 @@ impl LockProtocol {
             LockProtocol::None => "none",
             LockProtocol::Pip => "pip",
             LockProtocol::Ipcp => "ipcp",
+            LockProtocol::Mpcp => "mpcp",
+            LockProtocol::FmlpPlus => "fmlp+",
+            LockProtocol::Msrp => "msrp",
         }
+    }
+
+    /// True for the multiprocessor protocols (partitioned FP on `--cpus`).
+    pub fn is_multiprocessor(self) -> bool {
+        matches!(
+            self,
+            LockProtocol::Mpcp | LockProtocol::FmlpPlus | LockProtocol::Msrp
+        )
     }
 
     /// Refuses `ipcp` where threads have no SCHED_FIFO/RR priority to raise.
@@ -75,6 +122,9 @@ impl LockProtocol {
                 "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
                     .into(),
             ),
+            (p, RunPolicy::Edf | RunPolicy::Other) if p.is_multiprocessor() => Err(format!(
+                "{p} boosts a holder's SCHED_FIFO priority: it runs under partitioned fixed priorities (--cpus with pfp, pfp:rm, pfp:dm, pfp:given)"
+            )),
             _ => Ok(()),
         }
     }
@@ -93,6 +143,12 @@ impl FromStr for LockProtocol {
             "none" => Ok(LockProtocol::None),
             "pip" => Ok(LockProtocol::Pip),
             "ipcp" => Ok(LockProtocol::Ipcp),
+            "mpcp" => Ok(LockProtocol::Mpcp),
+            "fmlp+" | "fmlpp" | "fmlp-plus" => Ok(LockProtocol::FmlpPlus),
+            "msrp" => Ok(LockProtocol::Msrp),
+            "dpcp" => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
+            "mrsp" => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
+            "omlp" => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
             "dfp" => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
             "srp" => Err("Linux has no stack resource policy; rtlab simulates it (`rtlab sim --protocol srp`)".into()),
             "npp" => Err("Linux has no non-preemptive critical sections for user threads; rtlab simulates them (`rtlab sim --protocol npp`)".into()),
@@ -109,14 +165,57 @@ struct Step {
     lock: bool,
 }
 
-/// The set's mutexes, one per resource name (first named, first numbered),
+/// A FIFO ticket lock: a request takes the next ticket and waits until
+/// "now serving" reaches it, sleeping on a futex (or spinning); a release
+/// serves the next ticket and wakes every sleeper (each re-checks). Strict
+/// FIFO: nobody barges past a waiter.
+#[derive(Debug, Default)]
+pub struct TicketLock {
+    next: AtomicU32,
+    serving: AtomicU32,
+}
+
+impl TicketLock {
+    /// Waits for the lock, on a futex or spinning.
+    pub fn lock(&self, spin: bool) {
+        let mine = self.next.fetch_add(1, Ordering::AcqRel);
+        loop {
+            let now = self.serving.load(Ordering::Acquire);
+            if now == mine {
+                return;
+            }
+            if spin {
+                std::hint::spin_loop();
+            } else {
+                // EAGAIN (served meanwhile), a timeout or a signal: look again.
+                let _ = rtlab_sys::futex::futex_wait(&self.serving, now, Nanos::from_ms(100));
+            }
+        }
+    }
+
+    /// Serves the next ticket; wakes the sleepers unless they spin.
+    pub fn unlock(&self, spin: bool) {
+        self.serving.fetch_add(1, Ordering::AcqRel);
+        if !spin {
+            let _ = rtlab_sys::futex::futex_wake(&self.serving, i32::MAX);
+        }
+    }
+}
+
+/// One resource's lock.
+enum Lock {
+    /// A pthread mutex (none, pip, ipcp, mpcp).
+    Mutex(Box<PthreadMutex>),
+    /// A FIFO ticket lock (fmlp+, msrp).
+    Ticket(Box<TicketLock>),
+}
+
+/// The set's locks, one per resource name (first named, first numbered),
 /// each boxed in place and never moved.
 pub struct Resources {
     names: Vec<String>,
-    // Boxed on purpose: an initialised pthread mutex must not move, and a
-    // Vec of mutexes would move them when it grows.
-    #[allow(clippy::vec_box)]
-    mutexes: Vec<Box<PthreadMutex>>,
+    locks: Vec<Lock>,
+    protocol: LockProtocol,
 }
 
 impl Resources {
@@ -129,11 +228,15 @@ impl Resources {
         protocol: LockProtocol,
     ) -> Result<Resources, RtError> {
         let names = resource_names(set);
-        let mut mutexes = Vec::with_capacity(names.len());
+        let mut locks = Vec::with_capacity(names.len());
         for name in &names {
             let kind = match protocol {
+                LockProtocol::FmlpPlus | LockProtocol::Msrp => {
+                    locks.push(Lock::Ticket(Box::default()));
+                    continue;
+                }
                 LockProtocol::None => MutexProtocol::None,
-                LockProtocol::Pip => MutexProtocol::Inherit,
+                LockProtocol::Pip | LockProtocol::Mpcp => MutexProtocol::Inherit,
                 LockProtocol::Ipcp => MutexProtocol::Protect {
                     ceiling: ceiling(set, policies, name).ok_or_else(|| RtError::Invalid {
                         what: format!("resource `{name}` under --protocol ipcp"),
@@ -146,9 +249,18 @@ impl Resources {
                 what: format!("a {protocol} mutex for resource `{name}`"),
                 why: format!("pthread_mutex_init refused it: {e}"),
             })?;
-            mutexes.push(mutex);
+            locks.push(Lock::Mutex(mutex));
         }
-        Ok(Resources { names, mutexes })
+        Ok(Resources {
+            names,
+            locks,
+            protocol,
+        })
+    }
+
+    /// The protocol of the locks.
+    pub fn protocol(&self) -> LockProtocol {
+        self.protocol
     }
 
     /// The resources' names, in number order.
@@ -190,6 +302,9 @@ pub fn ceiling(set: &TaskSet, policies: &[Policy], resource: &str) -> Option<u8>
 pub struct SectionPlan {
     steps: Vec<Step>,
     held: Vec<usize>,
+    /// Under a multiprocessor protocol: the thread's own policy and the
+    /// one it holds (or waits) at.
+    boost: Option<(Policy, Policy)>,
 }
 
 /// How a job's work went.
@@ -220,7 +335,51 @@ impl SectionPlan {
         SectionPlan {
             held: Vec::with_capacity(sections.len()),
             steps,
+            boost: None,
         }
+    }
+
+    /// The plan of task `task`, which runs at `policies[task]` (the
+    /// threads' policies in task order), for `protocol`: under `fmlp+` and
+    /// `msrp` the holder runs at [`BOOST_PRIORITY`], under `mpcp` at
+    /// `10 + L + own level`, L the number of distinct task priorities (an
+    /// error beyond 98).
+    pub fn for_protocol(
+        set: &TaskSet,
+        task: usize,
+        policies: &[Policy],
+        protocol: LockProtocol,
+    ) -> Result<SectionPlan, RtError> {
+        let mut plan = SectionPlan::new(set, task);
+        if !protocol.is_multiprocessor() || !plan.locks() {
+            return Ok(plan);
+        }
+        let own = policies[task];
+        let raised = match protocol {
+            LockProtocol::Mpcp => {
+                let mut levels: Vec<u8> = policies.iter().map(Policy::priority).collect();
+                levels.sort_unstable();
+                levels.dedup();
+                let rank = levels
+                    .iter()
+                    .position(|&p| p == own.priority())
+                    .unwrap_or(0);
+                let top = usize::from(super::policy_map::BASE_PRIORITY) + levels.len() + rank;
+                u8::try_from(top)
+                    .ok()
+                    .filter(|&p| p <= BOOST_PRIORITY)
+                    .ok_or_else(|| RtError::Invalid {
+                        what: "--protocol mpcp".into(),
+                        why: format!(
+                            "{} distinct task priorities leave no room above them for boosting (at most 44)",
+                            levels.len()
+                        ),
+                    })?
+            }
+            _ => BOOST_PRIORITY,
+        };
+        plan.boost = Some((own, Policy::Fifo { priority: raised }));
+        Ok(plan)
     }
 
     /// True when the task has critical sections.
@@ -246,10 +405,21 @@ impl SectionPlan {
                 done = false;
                 break;
             }
-            let mutex = &resources.mutexes[step.resource];
+            let lock = &resources.locks[step.resource];
             if step.lock {
+                if let (Some((_, raised)), true) = (&self.boost, self.held.is_empty()) {
+                    if !policy::change_current_thread_policy(raised) {
+                        lock_errors += 1;
+                    }
+                }
                 let asked = monotonic_now();
-                let locked = mutex.lock();
+                let locked = match lock {
+                    Lock::Mutex(m) => m.lock(),
+                    Lock::Ticket(t) => {
+                        t.lock(resources.protocol == LockProtocol::Msrp);
+                        Ok(())
+                    }
+                };
                 blocked = blocked.saturating_add(monotonic_now().saturating_sub(asked));
                 match locked {
                     Ok(()) => self.held.push(step.resource),
@@ -257,24 +427,34 @@ impl SectionPlan {
                 }
             } else if self.held.last() == Some(&step.resource) {
                 self.held.pop();
-                if mutex.unlock().is_err() {
-                    lock_errors += 1;
-                }
+                lock_errors += self.release(resources, step.resource);
             }
         }
         if done {
             done = burn_cpu_until_unless_stopped(began, wcet, stop);
         }
         while let Some(r) = self.held.pop() {
-            if resources.mutexes[r].unlock().is_err() {
-                lock_errors += 1;
-            }
+            lock_errors += self.release(resources, r);
         }
         JobWork {
             done,
             blocked: self.locks().then_some(blocked),
             lock_errors,
         }
+    }
+
+    /// Releases resource `r` (its last holder drops its boost); the
+    /// number of failed calls.
+    fn release(&self, resources: &Resources, r: usize) -> u64 {
+        let mut errors = 0;
+        match &resources.locks[r] {
+            Lock::Mutex(m) => errors += u64::from(m.unlock().is_err()),
+            Lock::Ticket(t) => t.unlock(resources.protocol == LockProtocol::Msrp),
+        }
+        if let (Some((own, _)), true) = (&self.boost, self.held.is_empty()) {
+            errors += u64::from(!policy::change_current_thread_policy(own));
+        }
+        errors
     }
 }
 
@@ -364,7 +544,10 @@ mod tests {
         assert!(work.blocked.is_some());
         // Every lock is free again: an inheriting mutex refuses an unlock by
         // a thread that does not hold it, and this thread can take each.
-        for m in &r.mutexes {
+        for lock in &r.locks {
+            let Lock::Mutex(m) = lock else {
+                panic!("pip resources are mutexes")
+            };
             m.lock().unwrap();
             m.unlock().unwrap();
         }
@@ -407,7 +590,51 @@ mod tests {
         assert!(blocked >= Nanos::from_ms(20), "{blocked}");
         assert!(held.blocked.unwrap() < blocked);
         // Nothing is held any more.
-        r.mutexes[0].lock().unwrap();
-        r.mutexes[0].unlock().unwrap();
+        let Lock::Mutex(m) = &r.locks[0] else {
+            panic!("a pip resource is a mutex")
+        };
+        m.lock().unwrap();
+        m.unlock().unwrap();
+    }
+
+    /// The ticket lock serves requests in the order they took tickets:
+    /// three threads queue behind a held lock, one after the other, and get
+    /// it in that order, sleeping (futex) or spinning.
+    #[test]
+    fn the_ticket_lock_is_strictly_fifo() {
+        use std::sync::{Arc, Mutex};
+        for spin in [false, true] {
+            let lock = Arc::new(TicketLock::default());
+            let order = Arc::new(Mutex::new(Vec::new()));
+            lock.lock(spin);
+            let mut waiters = Vec::new();
+            for k in 0..3u32 {
+                let (mine, order) = (lock.clone(), order.clone());
+                waiters.push(std::thread::spawn(move || {
+                    mine.lock(spin);
+                    order.lock().unwrap().push(k);
+                    mine.unlock(spin);
+                }));
+                // Each takes its ticket before the next starts.
+                while lock.next.load(Ordering::SeqCst) < k + 2 {
+                    std::thread::yield_now();
+                }
+            }
+            lock.unlock(spin);
+            for w in waiters {
+                w.join().unwrap();
+            }
+            assert_eq!(*order.lock().unwrap(), [0, 1, 2], "spin {spin}");
+        }
+    }
+
+    #[test]
+    fn dispatcher_protocols_are_refused_naming_why() {
+        for (name, why) in [("dpcp", "agents"), ("mrsp", "migrates"), ("omlp", "queues")] {
+            let e = name.parse::<LockProtocol>().unwrap_err();
+            assert!(e.contains(why) && e.contains("issue 34"), "{e}");
+        }
+        assert_eq!("fmlp+".parse(), Ok(LockProtocol::FmlpPlus));
+        assert!(LockProtocol::Msrp.check_policy(RunPolicy::Edf).is_err());
     }
 }

@@ -542,7 +542,7 @@ fn run_untraced(
             phases: plan.clone(),
             budgets: budgets.of(i),
         };
-        let plan = SectionPlan::new(set, i);
+        let plan = SectionPlan::for_protocol(set, i, &policies, cfg.protocol)?;
         let shared = Shared {
             stop: stop.clone(),
             end: run_end.clone(),
@@ -1029,7 +1029,9 @@ impl TaskThread {
                     _ => 0,
                 },
                 blocked: work.blocked,
-                remote_blocked: None,
+                remote_blocked: work
+                    .blocked
+                    .filter(|_| self.resources.protocol().is_multiprocessor()),
                 local_blocked: None,
                 demand: Some(c),
             };

@@ -721,28 +721,21 @@ impl LockingSim {
             if self.jobs[j].wait != Wait::No || self.jobs[j].done {
                 continue;
             }
-            loop {
-                let job = &self.jobs[j];
-                let Some(&step) = self.steps[job.task].get(job.step) else {
-                    break;
-                };
-                if step.at > job.executed || (step.at >= job.demand && step.lock) {
-                    break;
-                }
-                self.jobs[j].step += 1;
-                self.events += 1;
-                any = true;
-                if step.lock {
-                    self.lock(j, step.resource);
-                    if self.jobs[j].wait != Wait::No || self.jobs[j].agent.is_some() {
-                        break;
+            // One operation per job and pick: it may move the job (a
+            // suspension, an agent, the end of a boost).
+            let job = &self.jobs[j];
+            if let Some(&step) = self.steps[job.task].get(job.step) {
+                if step.at <= job.executed && !(step.at >= job.demand && step.lock) {
+                    self.jobs[j].step += 1;
+                    self.events += 1;
+                    any = true;
+                    if step.lock {
+                        self.lock(j, step.resource);
+                    } else {
+                        self.unlock(j, step.resource);
                     }
-                } else {
-                    self.unlock(j, step.resource);
+                    continue;
                 }
-                // The job may have moved (an agent ended, boosting ended):
-                // let the domains pick again before it goes on.
-                break;
             }
             let job = &self.jobs[j];
             if !job.done

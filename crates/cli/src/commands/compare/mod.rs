@@ -12,6 +12,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
+use rtlab_model::mp_locking::MpProtocol;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
@@ -111,6 +112,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         LockProtocol::None => Protocol::None,
         LockProtocol::Pip => Protocol::Pip,
         LockProtocol::Ipcp => Protocol::Ipcp,
+        LockProtocol::Mpcp => Protocol::Multiprocessor(MpProtocol::Mpcp),
+        LockProtocol::FmlpPlus => Protocol::Multiprocessor(MpProtocol::FmlpPlus),
+        LockProtocol::Msrp => Protocol::Multiprocessor(MpProtocol::Msrp),
     };
     // The simulator's refusals (a protocol its scheduler cannot take) come
     // before the real run, not after it.
