@@ -78,7 +78,7 @@ pub struct RunFlags {
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
-    /// Wait for releases with a lag controller: robust (the default) or paper (paper 000's
+    /// Wait for releases with a lag controller: robust (the default) or paper (Soyer 2024's
     /// Algorithm 2, for reproduction); README: "The lag controllers".
     #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true,
           default_missing_value = "robust", value_parser = parse_controller)]

@@ -427,6 +427,11 @@ const ROWS: &[Row] = &[
         prints: false,
         ..row("results rm", &["results", "rm", "1", "--store", "{fresh}"])
     },
+    row("completions", &["completions", "bash"]),
+    Row {
+        prints: false,
+        ..row("man", &["man", "--out", "{dir}/man"])
+    },
 ];
 
 fn rtlab_path() -> PathBuf {

@@ -36,7 +36,7 @@ const EXAMPLES: &str = "Examples:\n  \
 pub enum ControllerChoice {
     /// Plain absolute sleep, no controller.
     Off,
-    /// Paper 000's Algorithm 2 as written (threshold = period, no bounds).
+    /// Soyer 2024's Algorithm 2 as written (threshold = period, no bounds).
     Paper,
     /// The robust controller: learnt threshold, bounded control, RT spin budget.
     Robust,

@@ -60,7 +60,7 @@ pub struct SimArgs {
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
-    /// Paper 004's timer-driven model: releases and quanta are noticed only at ticks of this
+    /// Arakawa et al. 1993's timer-driven model: releases and quanta are noticed only at ticks of this
     /// period. Overrides the overheads file's `releases`/`tick` (default: the file's model,
     /// tickless when it states none).
     #[arg(long, value_parser = parse_nanos)]

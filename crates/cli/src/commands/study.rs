@@ -30,7 +30,7 @@ use crate::usage::usage;
 /// `rtlab study ...`
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {
-    /// Paper 001: EDF against fixed priorities (DM), changing only the scheduler.
+    /// Carletto & Vardanega 2017: EDF against fixed priorities (DM), changing only the scheduler.
     #[command(after_help = EXAMPLES)]
     EdfVsFps(Box<EdfVsFpsArgs>),
     /// Global against partitioned EDF and FP on m CPUs: analysis, simulator and real threads.
@@ -188,7 +188,7 @@ pub struct EdfVsFpsArgs {
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
-/// A section of the study (paper 001's questions).
+/// A section of the study (Carletto & Vardanega 2017's questions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     /// Highest schedulable utilization per task-set type.
