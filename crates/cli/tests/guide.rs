@@ -375,6 +375,14 @@ fn fixtures(dir: &Path) {
          [[mode]]\nname = \"startup\"\nstart = \"0ms\"\ntasks = [\"sensor\", \"logger\"]\n\
          [[mode]]\nname = \"degraded\"\nstart = \"300ms\"\ntasks = [\"sensor\", \"safe-stop\"]\n",
     );
+    // `report --from-json`'s layout: runs as the results store keeps them.
+    write(
+        "runs.json",
+        r#"[{"id": 1, "created": "2026-11-23T06:00:00Z", "rtlab_version": "0.1.0",
+             "command": "rtlab sweep --json", "kind": "sweep", "host": {"kernel": "6.18"},
+             "status": "complete", "document": {"tests": ["rm:rta"], "rows": [
+               {"utilization": 0.5, "sets": 2, "ratio": {"rm:rta": 1.0}}]}}]"#,
+    );
     write(
         "sweep.spec.json",
         r#"{"tasks": 5, "from": 0.5, "to": 1.0, "step": 0.25, "sets": 20, "seed": 1}"#,

@@ -91,7 +91,7 @@ impl DomainCapacity {
     }
 
     /// How [`DomainCapacity::for_tasks`] is made up, for messages:
-    /// `943719 (0.900000) = 1 x (996147 for sched_rt_runtime_us /
+    /// `943719 (0.900001) = 1 x (996147 for sched_rt_runtime_us /
     /// sched_rt_period_us - 52428 for the fair server since Linux 6.12)`.
     pub fn describe(&self) -> String {
         let fair = if self.fair_server > 0 {
@@ -152,7 +152,7 @@ mod tests {
         let one = DomainCapacity { cpus: 1, ..two };
         assert_eq!(
             one.describe(),
-            "943719 (0.900000) = 1 x (996147 for sched_rt_runtime_us / sched_rt_period_us - 52428 for the fair server since Linux 6.12)"
+            "943719 (0.900001) = 1 x (996147 for sched_rt_runtime_us / sched_rt_period_us - 52428 for the fair server since Linux 6.12)"
         );
         // C/T = 0.9 exactly fits one CPU: the kernel admits it.
         assert!(to_ratio(Nanos::from_ms(10), Nanos::from_ms(9)) <= one.for_tasks());

@@ -120,7 +120,7 @@ pub struct AnalyzeArgs {
     #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
     pub test: Vec<MultiprocessorTest>,
 
-    /// Print the JSON document described in the README instead of tables.
+    /// Print the JSON document described in the guide instead of tables.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -86,7 +86,7 @@ pub struct HartstoneArgs {
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Hard SCHED_DEADLINE budgets for --policy edf: no SCHED_FLAG_RECLAIM (GRUB), a job past
-    /// C + margin is throttled (README: "Budgets and reclaiming").
+    /// C + margin is throttled (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Print the JSON document instead of tables.

@@ -92,7 +92,7 @@ pub struct LatencyArgs {
     /// Print only cyclictest's summary lines (cyclictest -q).
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Print JSON (schema in README, "rtlab latency --json"); `--json=FILE` writes cyclictest's JSON layout to FILE instead (`--json=-`: on standard output).
+    /// Print JSON (schema in the guide, "rtlab latency --json"); `--json=FILE` writes cyclictest's JSON layout to FILE instead (`--json=-`: on standard output).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "FILE")]
     pub json: Option<Option<PathBuf>>,
     /// Print help (`-h` is cyclictest's histogram here).

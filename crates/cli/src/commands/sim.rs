@@ -32,7 +32,7 @@ pub fn examples() -> String {
     rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n  \
     rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n\n\
     Schedulers:\n{}\n\
-    The --json schema is in README (\"rtlab sim --json\").",
+    The --json schema is in the guide (\"rtlab sim --json\").",
         rtlab_sim::scheduler::scheduler_help()
     )
 }

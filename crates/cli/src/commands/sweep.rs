@@ -116,7 +116,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
-    /// Read the sweep from a JSON spec instead of the flags above (README
+    /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
     /// deadlines, tests, overheads, tick, cpus, all optional).
     #[arg(

@@ -64,6 +64,7 @@ pub fn shortened(command: &str, example: &str) -> String {
             if words.contains(&"--real") {
                 add("--real-sets", "1");
                 add("--real-duration", "300ms");
+                add("--cooldown", "0s");
             }
         }
         "hartstone" if words.contains(&"--policy") => {
