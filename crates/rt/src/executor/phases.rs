@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(b.of(1), vec![(Nanos::ZERO, dl(us(4100), ms(20)))]);
         // 2.1/10 + 4.1/20 = 0.415; x2 in the phase: 4.1/10 + 4.1/20 = 0.615.
         let sums: Vec<u64> = b.sums().iter().map(|s| s.1).collect();
-        assert_eq!(sums[1], 430_309 + 214_958);
+        assert_eq!(sums[1], 429_916 + 214_958);
         assert_eq!(sums[2], 220_200 + 214_958);
         let limit = |cpus: usize, rt: u64| AdmittedLimit {
             capacity: DomainCapacity {
@@ -299,7 +299,7 @@ mod tests {
         assert!(b.check(&[phase.clone()], limit(1, sums[1])).is_ok());
         assert_eq!(
             b.check(&[phase], limit(1, sums[1] - 1)).unwrap_err().to_string(),
-            "phase 100ms..200ms:x2 makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = 645267 (0.615374) in the kernel's units of 2^-20 of a CPU, 1 (0.000001) more than 645266 (0.615373) = 1 x (645266 for sched_rt_runtime_us / sched_rt_period_us) admits on 1 CPU; add --no-rt-throttling to switch admission control off for the run"
+            "phase 100ms..200ms:x2 makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = 644874 (0.615000) in the kernel's units of 2^-20 of a CPU, 1 (0.000001) more than 644873 (0.614999) = 1 x (644873 for sched_rt_runtime_us / sched_rt_period_us) admits on 1 CPU; add --no-rt-throttling to switch admission control off for the run"
         );
     }
 }

@@ -362,7 +362,7 @@ impl Platforms {
 }
 
 /// One scheduler of the registry: everything parsing, `--help`, error
-/// messages and README's list need. Adding a scheduler is its module plus
+/// messages and the guide's list need. Adding a scheduler is its module plus
 /// one entry here (and its variant of [`SchedulerSpec`]).
 pub struct SchedulerEntry {
     /// The name before any `:` argument.
@@ -621,8 +621,8 @@ pub fn scheduler_help() -> String {
         .collect()
 }
 
-/// README's table of the multiprocessor schedulers (a test keeps README's
-/// copy equal to it): name, scope, preemptive, tie rule, paper.
+/// The guide's table of the multiprocessor schedulers
+/// (docs/src/reference/schedulers.md; a test keeps the page equal to it): name, scope, preemptive, tie rule, paper.
 pub fn multiprocessor_table() -> String {
     let mut out = String::from(
         "| scheduler | scope | preemptive | ties go to | paper |\n| --- | --- | --- | --- | --- |\n",
