@@ -16,15 +16,14 @@
 //! - README stays short and sends readers into the guide.
 
 mod common;
-mod shorten;
+mod example_runs;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use common::is_root;
-use shorten::shortened;
+use example_runs::{run_line, shortened};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -417,22 +416,14 @@ fn every_command_in_the_guide_runs() {
                 } else {
                     line.to_string()
                 };
-                let mut child = Command::new("sh");
-                child
-                    .args(["-c", &line])
-                    .current_dir(dir.path())
-                    .env("RTLAB_STORE", &store)
-                    .env("COLUMNS", "100")
-                    .env("PATH", &path);
-                let out = assert_cmd::Command::from_std(child)
-                    .timeout(Duration::from_secs(180))
-                    .output()
-                    .unwrap();
+                let started = std::time::Instant::now();
+                let out = run_line(&line, dir.path(), &store, &path);
+                let took = started.elapsed().as_secs_f64();
                 ran += 1;
                 let err = String::from_utf8_lossy(&out.stderr);
                 let first = err.lines().next().unwrap_or_default();
                 match out.status.code() {
-                    Some(0) => println!("ok ({page}): {line}"),
+                    Some(0) => println!("ok ({page}, {took:.1} s): {line}"),
                     Some(1) if !root_user && line.starts_with("rtlab ") => {
                         println!("skipped (not root) ({page}): {line}: {first}")
                     }

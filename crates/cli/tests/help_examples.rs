@@ -8,14 +8,12 @@
 //! of privilege is skipped with its reason; as root (CI) it must succeed.
 
 mod common;
-mod shorten;
+mod example_runs;
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
 
 use common::is_root;
-use shorten::shortened;
+use example_runs::{run_line, shortened};
 
 /// The help text of `rtlab ARGS --help`.
 fn help(args: &[&str]) -> String {
@@ -175,16 +173,7 @@ fn every_example_in_every_help_runs() {
                 continue;
             }
             let line = shortened(command, &example);
-            let mut child = Command::new("sh");
-            child
-                .args(["-c", &line])
-                .current_dir(dir.path())
-                .env("RTLAB_STORE", &store)
-                .env("PATH", &path);
-            let out = assert_cmd::Command::from_std(child)
-                .timeout(Duration::from_secs(180))
-                .output()
-                .unwrap();
+            let out = run_line(&line, dir.path(), &store, &path);
             ran += 1;
             let err = String::from_utf8_lossy(&out.stderr);
             let first = err.lines().next().unwrap_or_default();

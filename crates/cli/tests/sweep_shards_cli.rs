@@ -270,32 +270,3 @@ fn a_multiprocessor_sweep_merges_and_plots_against_u_over_m() {
     assert!(table.contains("U/m"), "{table}");
     assert!(std::fs::read_to_string(&plot).unwrap().contains("(U/m)"));
 }
-
-/// At U = 1 exactly EDF accepts every implicit-deadline set (Liu &
-/// Layland 1973): the generators never put a set above its target (issue
-/// 36; before, C rounded to whole nanoseconds left about half the sets a
-/// few ns above 1 and EDF accepted 47-52 %).
-#[test]
-fn edf_accepts_every_implicit_deadline_set_at_a_utilization_of_one() {
-    let doc = stdout_of(&[
-        "sweep",
-        "--tasks",
-        "10",
-        "--from",
-        "1.0",
-        "--to",
-        "1.0",
-        "--sets",
-        "300",
-        "--seed",
-        "0",
-        "--test",
-        "edf:edf-demand,edf:edf-utilization",
-        "--json",
-    ]);
-    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
-    let row = &doc["rows"][0];
-    assert_eq!(row["utilization"], 1.0);
-    assert_eq!(row["accepted"]["edf:edf-demand"], 300, "{row}");
-    assert_eq!(row["accepted"]["edf:edf-utilization"], 300, "{row}");
-}

@@ -1,6 +1,26 @@
-//! Example command lines made short enough to run in the tests: the
-//! `--help` examples (`help_examples.rs`) and the guide's commands
-//! (`guide.rs`) run through the same rules.
+//! Example command lines run in the tests, made short enough: the `--help`
+//! examples (`help_examples.rs`) and the guide's commands (`guide.rs`) run
+//! through the same rules and the same runner.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+/// Runs `line` with `sh -c` in `dir`, with `RTLAB_STORE` = `store`, `PATH`
+/// = `path` and a 100-column terminal width, for at most 180 s.
+pub fn run_line(line: &str, dir: &Path, store: &Path, path: &str) -> Output {
+    let mut child = std::process::Command::new("sh");
+    child
+        .args(["-c", line])
+        .current_dir(dir)
+        .env("RTLAB_STORE", store)
+        .env("COLUMNS", "100")
+        .env("PATH", path);
+    assert_cmd::Command::from_std(child)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap()
+}
 
 /// Commands that run real threads or a load: their run lengths are cut.
 const TIMED: [&str; 6] = ["run", "compare", "latency", "load", "lag-study", "drift"];
@@ -8,8 +28,8 @@ const TIMED: [&str; 6] = ["run", "compare", "latency", "load", "lag-study", "dri
 /// The example with its long runs made short: durations 300 ms, Hartstone
 /// iterations 500 ms (their shortest) and at most 2 of them, loops 300,
 /// samples 20, sets 20 (a study: 2, on real threads 1), one lag-study
-/// round with a short grid and no cooldown (added where the default is
-/// long).
+/// round of one cell, characterize at n = 2, no cooldowns (added where the
+/// default is long).
 pub fn shortened(command: &str, example: &str) -> String {
     let words: Vec<&str> = example.split_whitespace().collect();
     let mut out: Vec<String> = Vec::new();
@@ -51,14 +71,20 @@ pub fn shortened(command: &str, example: &str) -> String {
         "lag-study" => {
             add("--samples", "20");
             add("--cooldown", "0s");
+            add("--periods", "1ms");
+            add("--utilizations", "50");
         }
         "breakdown" => {
             add("--duration-per-step", "300ms");
             add("--repeat", "1");
             add("--resolution", "0.05");
+            add("--cooldown", "0s");
         }
         "sweep" if !words.contains(&"merge") => add("--sets", "20"),
-        "characterize" => add("--samples", "20"),
+        "characterize" => {
+            add("--samples", "20");
+            add("--threads", "2");
+        }
         "study" => {
             add("--sets", "2");
             if words.contains(&"--real") {
