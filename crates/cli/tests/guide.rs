@@ -3,7 +3,7 @@
 //! - every link between pages resolves, to a page and to a heading
 //!   (anchors computed as mdBook computes them), and SUMMARY.md lists
 //!   every page;
-//! - every command in the guide runs: each page's `sh` blocks are run in
+//! - every command in the guide (and README) runs: each page's `sh` blocks are run in
 //!   order in a directory of their own, line by line (a heredoc is one
 //!   command), `sudo` dropped, long runs shortened as the `--help`
 //!   examples are (`shorten`); a block preceded by
@@ -399,7 +399,11 @@ fn every_command_in_the_guide_runs() {
     let root_user = is_root();
     let mut failures = Vec::new();
     let mut ran = 0;
-    for (page, text) in pages() {
+    // README's quick start runs too.
+    let mut pages = pages();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    pages.insert("../README.md".to_string(), readme);
+    for (page, text) in pages {
         let blocks = runnable_blocks(&text);
         if blocks.is_empty() {
             continue;
