@@ -103,7 +103,7 @@ pub fn shortened(command: &str, example: &str) -> String {
         }
         "study" => {
             add("--sets", "2");
-            if words.contains(&"--real") {
+            if words.contains(&"edf-vs-fps") && words.contains(&"--real") {
                 add("--real-sets", "1");
                 add("--real-duration", "300ms");
                 add("--cooldown", "0s");
