@@ -110,7 +110,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Tick for paper 004's timer-driven model in rta-overheads and
+    /// Tick for Arakawa et al. 1993's timer-driven model in rta-overheads and
     /// edf-demand-overheads; overrides the overheads file's
     /// `releases`/`tick` (without either: tickless).
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
@@ -154,7 +154,7 @@ pub struct SweepArgs {
     )]
     pub partition: String,
 
-    /// Read the sweep from a JSON spec instead of the flags above (README
+    /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
     /// deadlines, tests, overheads, tick, cpus, sharing, all optional).
     #[arg(
