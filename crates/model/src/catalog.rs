@@ -264,11 +264,7 @@ fn mp_locking(name: &str) -> TaskSet {
         let mut task = Task::new(n, us(t), us(c)).with_offset(us(o));
         task.critical_sections = sections
             .iter()
-            .map(|&(r, s, l)| CriticalSection {
-                resource: r.into(),
-                start: us(s),
-                length: us(l),
-            })
+            .map(|&(r, s, l)| CriticalSection::new(r, us(s), us(l)))
             .collect();
         task
     };

@@ -36,6 +36,16 @@ pub struct CriticalSection {
 }
 
 impl CriticalSection {
+    /// A section on `resource` from `start` of the job's execution for
+    /// `length`.
+    pub fn new(resource: impl Into<String>, start: Nanos, length: Nanos) -> CriticalSection {
+        CriticalSection {
+            resource: resource.into(),
+            start,
+            length,
+        }
+    }
+
     /// Execution time at which the lock is released: `start + length`.
     pub fn end(&self) -> Option<Nanos> {
         self.start.checked_add(self.length)

@@ -14,6 +14,11 @@ fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
 }
 
+/// A section on `q` from `start` for `length` ms.
+fn section(start: u64, length: u64) -> CriticalSection {
+    CriticalSection::new("q", ms(start), ms(length))
+}
+
 /// `(name, T, C, offset, cpu, section on q (start, length))`.
 type Spec<'a> = (&'a str, u64, u64, u64, Option<u32>, Option<(u64, u64)>);
 
@@ -23,14 +28,7 @@ fn set(m: u32, tasks: &[Spec]) -> TaskSet {
         .map(|&(name, t, c, o, cpu, cs)| {
             let mut task = Task::new(name, ms(t), ms(c)).with_offset(ms(o));
             task.cpu = cpu;
-            task.critical_sections = cs
-                .map(|(s, l)| CriticalSection {
-                    resource: "q".into(),
-                    start: ms(s),
-                    length: ms(l),
-                })
-                .into_iter()
-                .collect();
+            task.critical_sections = cs.map(|(s, l)| section(s, l)).into_iter().collect();
             task
         })
         .collect();
@@ -174,14 +172,7 @@ fn omlp_fifo_then_priority_queue_and_pi_blocking() {
             let mut t = Task::new(name, ms(20), ms(c))
                 .with_deadline(ms(d))
                 .with_offset(ms(o));
-            t.critical_sections = cs
-                .map(|(s, l)| CriticalSection {
-                    resource: "q".into(),
-                    start: ms(s),
-                    length: ms(l),
-                })
-                .into_iter()
-                .collect();
+            t.critical_sections = cs.map(|(s, l)| section(s, l)).into_iter().collect();
             t
         })
         .collect(),

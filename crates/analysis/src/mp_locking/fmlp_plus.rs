@@ -74,7 +74,7 @@ pub(crate) fn terms(model: &Model) -> Vec<Terms> {
 #[cfg(test)]
 mod tests {
     use super::super::analyse;
-    use super::super::testing::{set, task};
+    use super::super::testing::example;
     use rtlab_model::mp_locking::MpProtocol;
     use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::Nanos;
@@ -88,15 +88,7 @@ mod tests {
     /// Ra = 2 + 5 + 4 = 11 > 10: a misses its deadline here.
     #[test]
     fn bounds_by_hand() {
-        let s = set(
-            2,
-            vec![
-                task("a", 2, 10, 0, &[("q", 0, 1)]),
-                task("b", 4, 20, 0, &[("q", 1, 2)]),
-                task("c", 3, 30, 1, &[("q", 0, 3)]),
-                task("d", 5, 50, 1, &[("r", 0, 2)]),
-            ],
-        );
+        let s = example(30, true);
         let out = analyse(
             &s,
             MpProtocol::FmlpPlus,

@@ -635,13 +635,25 @@ pub(crate) mod testing {
         let mut task = Task::new(name, us(t), us(c)).with_cpu(cpu);
         task.critical_sections = sections
             .iter()
-            .map(|&(r, s, l)| CriticalSection {
-                resource: r.into(),
-                start: us(s),
-                length: us(l),
-            })
+            .map(|&(r, s, l)| CriticalSection::new(r, us(s), us(l)))
             .collect();
         task
+    }
+
+    /// cpu 0: a (C 2, T 10, q at 0 for 1), b (C 4, T 20, q at 1 for 2);
+    /// cpu 1: c (C 3, T `c_period`, q at 0 for 3) and, with `d`, d (C 5,
+    /// T 50, a local r at 0 for 2) (µs): the examples of the protocols'
+    /// tests.
+    pub fn example(c_period: u64, d: bool) -> TaskSet {
+        let mut tasks = vec![
+            task("a", 2, 10, 0, &[("q", 0, 1)]),
+            task("b", 4, 20, 0, &[("q", 1, 2)]),
+            task("c", 3, c_period, 1, &[("q", 0, 3)]),
+        ];
+        if d {
+            tasks.push(task("d", 5, 50, 1, &[("r", 0, 2)]));
+        }
+        set(2, tasks)
     }
 
     /// The tasks on `m` processors.

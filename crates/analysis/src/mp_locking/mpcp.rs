@@ -147,7 +147,7 @@ pub(crate) fn terms(model: &Model) -> Vec<Terms> {
 #[cfg(test)]
 mod tests {
     use super::super::analyse;
-    use super::super::testing::{set, task};
+    use super::super::testing::example;
     use rtlab_model::mp_locking::MpProtocol;
     use rtlab_model::policy::PriorityAssignment;
     use rtlab_model::Nanos;
@@ -167,15 +167,7 @@ mod tests {
     /// Rc = 3 + 15 = 18. Rd = 5 + ⌈(R + 15)/30⌉·3: 8 → 8.
     #[test]
     fn bounds_by_hand() {
-        let s = set(
-            2,
-            vec![
-                task("a", 2, 10, 0, &[("q", 0, 1)]),
-                task("b", 4, 20, 0, &[("q", 1, 2)]),
-                task("c", 3, 30, 1, &[("q", 0, 3)]),
-                task("d", 5, 50, 1, &[("r", 0, 2)]),
-            ],
-        );
+        let s = example(30, true);
         let out = analyse(&s, MpProtocol::Mpcp, PriorityAssignment::RateMonotonic, 2).unwrap();
         let us = Nanos::from_us;
         let got: Vec<(Nanos, Nanos, Response)> = out

@@ -82,7 +82,7 @@ pub(crate) fn terms(model: &Model) -> Vec<Terms> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{set, task};
+    use super::super::testing::example;
     use super::super::{analyse, TaskBound};
     use rtlab_model::mp_locking::MpProtocol;
     use rtlab_model::policy::PriorityAssignment;
@@ -98,14 +98,7 @@ mod tests {
     /// c: Bʳ 2, alone on cpu 1: R = 3 + 2 = 5.
     #[test]
     fn bounds_by_hand() {
-        let s = set(
-            2,
-            vec![
-                task("a", 2, 10, 0, &[("q", 0, 1)]),
-                task("b", 4, 20, 0, &[("q", 1, 2)]),
-                task("c", 3, 15, 1, &[("q", 0, 3)]),
-            ],
-        );
+        let s = example(15, false);
         let out = analyse(&s, MpProtocol::Msrp, PriorityAssignment::RateMonotonic, 2).unwrap();
         let us = Nanos::from_us;
         let bound = |l, r, resp| TaskBound {

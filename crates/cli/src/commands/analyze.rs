@@ -291,26 +291,9 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         &reports,
         args.breakdown.then_some(&breakdowns),
     );
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        for note in &loaded.notes {
-            eprintln!("{note}");
-        }
-        out!(
-            "{}",
-            human(&loaded.origin, set, &options, &reports, &breakdowns)
-        );
-    }
-    let doc = serde_json::to_value(&doc)?;
-    crate::save::save_document(
-        &args.save,
-        rtlab_store::RunKind::Analyze,
-        Some(&args.file),
-        &doc,
-        false,
-    )?;
-    Ok(doc)
+    print_and_save(args, loaded.notes.as_slice(), &doc, || {
+        human(&loaded.origin, set, &options, &reports, &breakdowns)
+    })
 }
 
 /// `rtlab analyze` on `m` processors (or with `--test`).
@@ -362,23 +345,9 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
         args.test.clone()
     };
     let doc = multiprocessor::analyze_document(&set, &loaded.origin, m, &tests);
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        for note in &loaded.notes {
-            eprintln!("{note}");
-        }
-        out!("{}", multiprocessor_human(&set, &doc));
-    }
-    let doc = serde_json::to_value(&doc)?;
-    crate::save::save_document(
-        &args.save,
-        rtlab_store::RunKind::Analyze,
-        Some(&args.file),
-        &doc,
-        false,
-    )?;
-    Ok(doc)
+    print_and_save(args, &loaded.notes, &doc, || {
+        multiprocessor_human(&set, &doc)
+    })
 }
 
 /// `rtlab analyze --locking PROTOCOL,...` with multiprocessor protocols:
@@ -460,15 +429,28 @@ fn run_locking(
         priorities: assignment.name().to_string(),
         protocols: documents,
     };
+    print_and_save(args, &loaded.notes, &doc, || {
+        rtlab_report::mp_locking_text::analyze_text(&doc)
+    })
+}
+
+/// Prints `doc` as JSON (`--json`) or, with the file's notes on standard
+/// error, as `human` says it; saves it (`--save`); returns it as JSON.
+fn print_and_save<D: serde::Serialize>(
+    args: &AnalyzeArgs,
+    notes: &[rtlab_model::file::LocatedDiagnostic],
+    doc: &D,
+    human: impl FnOnce() -> String,
+) -> anyhow::Result<Value> {
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        for note in &loaded.notes {
+        for note in notes {
             eprintln!("{note}");
         }
-        out!("{}", rtlab_report::mp_locking_text::analyze_text(&doc));
+        out!("{}", human());
     }
-    let doc = serde_json::to_value(&doc)?;
+    let doc = serde_json::to_value(doc)?;
     crate::save::save_document(
         &args.save,
         rtlab_store::RunKind::Analyze,

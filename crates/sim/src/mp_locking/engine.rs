@@ -791,6 +791,28 @@ impl LockingSim {
         }
     }
 
+    /// A request in FIFO order (FMLP+, MSRP, MrsP): `j` takes `q` if it is
+    /// free, else joins its queue waiting as `wait` says.
+    pub(crate) fn fifo_request(&mut self, j: usize, q: usize, wait: fn(usize) -> Wait) {
+        let seq = self.next_seq();
+        self.jobs[j].seq = seq;
+        if self.resources[q].owner.is_none() {
+            self.grant(j, q);
+        } else {
+            self.jobs[j].wait = wait(q);
+            self.resources[q].fifo.push_back(j);
+        }
+    }
+
+    /// `j` releases `q`, the head of its FIFO queue takes it.
+    pub(crate) fn fifo_release(&mut self, j: usize, q: usize) {
+        self.jobs[j].global = None;
+        self.resources[q].owner = None;
+        if let Some(w) = self.resources[q].fifo.pop_front() {
+            self.grant(w, q);
+        }
+    }
+
     /// Grants `q` to waiting job `w`: it stops waiting and holds `q`.
     pub(crate) fn grant(&mut self, w: usize, q: usize) {
         self.resources[q].owner = Some(w);

@@ -10,25 +10,14 @@
 
 use super::engine::{Key, LockingSim, Wait};
 
-/// `j` requests global resource `q`.
+/// `j` requests global resource `q`: FIFO, suspended.
 pub(crate) fn request(sim: &mut LockingSim, j: usize, q: usize) {
-    let seq = sim.next_seq();
-    sim.jobs[j].seq = seq;
-    if sim.resources[q].owner.is_none() {
-        sim.grant(j, q);
-    } else {
-        sim.jobs[j].wait = Wait::Suspended(q);
-        sim.resources[q].fifo.push_back(j);
-    }
+    sim.fifo_request(j, q, Wait::Suspended);
 }
 
 /// `j` releases `q`: the head of the queue takes it.
 pub(crate) fn release(sim: &mut LockingSim, j: usize, q: usize) {
-    sim.jobs[j].global = None;
-    sim.resources[q].owner = None;
-    if let Some(w) = sim.resources[q].fifo.pop_front() {
-        sim.grant(w, q);
-    }
+    sim.fifo_release(j, q);
 }
 
 /// A holder is boosted (class 2) in request order; others by rank and

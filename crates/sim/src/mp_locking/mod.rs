@@ -69,6 +69,16 @@ pub fn check(
     config: &SimConfig,
     protocol: MpProtocol,
 ) -> Result<Vec<u32>, SimError> {
+    let m = set.processors();
+    if m == 0 || m > rtlab_model::MAX_PROCESSORS {
+        return Err(SimError::Setting {
+            setting: "cpus",
+            message: format!(
+                "{m}: the number of processors must be 1 to {}",
+                rtlab_model::MAX_PROCESSORS
+            ),
+        });
+    }
     let setting = |message: String| SimError::Setting {
         setting: "locking",
         message,
@@ -162,36 +172,16 @@ pub fn check(
 }
 
 /// Runs `set` under `spec` with `protocol` managing its resources (see the
-/// module docs), sending every job record to `sink`.
-pub fn run(
+/// module docs), sending every job record to `sink`; [`crate::multi::run`]
+/// calls it for a [`Protocol::Multiprocessor`](crate::config::Protocol)
+/// once the set and the duration passed its checks.
+pub(crate) fn run(
     set: &TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
     protocol: MpProtocol,
     sink: Option<JobSink>,
 ) -> Result<MultiRun, SimError> {
-    if let Some(e) = set.errors().first() {
-        return Err(SimError::TaskSet {
-            name: set.name.clone(),
-            message: e.message.clone(),
-        });
-    }
-    if config.duration.is_zero() {
-        return Err(SimError::Setting {
-            setting: "duration",
-            message: "must be greater than 0".into(),
-        });
-    }
-    let m = set.processors();
-    if m == 0 || m > rtlab_model::MAX_PROCESSORS {
-        return Err(SimError::Setting {
-            setting: "cpus",
-            message: format!(
-                "{m}: the number of processors must be 1 to {}",
-                rtlab_model::MAX_PROCESSORS
-            ),
-        });
-    }
     let groups = check(set, spec, config, protocol)?;
     let mut sim = engine::LockingSim::new(set, spec, config.clone(), protocol, &groups)?;
     if let Some(sink) = sink {

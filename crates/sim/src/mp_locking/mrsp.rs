@@ -14,32 +14,19 @@
 
 use super::engine::{Key, LockingSim, Wait};
 
-/// `j` requests global resource `q`.
+/// `j` requests global resource `q`: at its local ceiling from now, FIFO,
+/// spinning.
 pub(crate) fn request(sim: &mut LockingSim, j: usize, q: usize) {
-    let seq = sim.next_seq();
     let cpu = sim.home_cpu(sim.jobs[j].task) as usize;
-    let ceiling = sim.resources[q].ceiling_on[cpu];
-    let job = &mut sim.jobs[j];
-    job.ceiling = ceiling;
-    job.seq = seq;
-    if sim.resources[q].owner.is_none() {
-        sim.grant(j, q);
-    } else {
-        sim.jobs[j].wait = Wait::Spinning(q);
-        sim.resources[q].fifo.push_back(j);
-    }
+    sim.jobs[j].ceiling = sim.resources[q].ceiling_on[cpu];
+    sim.fifo_request(j, q, Wait::Spinning);
 }
 
 /// `j` releases `q` and drops to its own priority; the head of the queue
 /// takes it.
 pub(crate) fn release(sim: &mut LockingSim, j: usize, q: usize) {
-    let job = &mut sim.jobs[j];
-    job.global = None;
-    job.ceiling = 0;
-    sim.resources[q].owner = None;
-    if let Some(w) = sim.resources[q].fifo.pop_front() {
-        sim.grant(w, q);
-    }
+    sim.jobs[j].ceiling = 0;
+    sim.fifo_release(j, q);
 }
 
 /// By rank, raised to the resource's local ceiling while it requests or

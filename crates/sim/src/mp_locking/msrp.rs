@@ -11,30 +11,18 @@
 
 use super::engine::{Key, LockingSim, Wait};
 
-/// `j` requests global resource `q`.
+/// `j` requests global resource `q`: non-preemptive from now, FIFO,
+/// spinning.
 pub(crate) fn request(sim: &mut LockingSim, j: usize, q: usize) {
-    let seq = sim.next_seq();
-    let job = &mut sim.jobs[j];
-    job.np = true;
-    job.seq = seq;
-    if sim.resources[q].owner.is_none() {
-        sim.grant(j, q);
-    } else {
-        sim.jobs[j].wait = Wait::Spinning(q);
-        sim.resources[q].fifo.push_back(j);
-    }
+    sim.jobs[j].np = true;
+    sim.fifo_request(j, q, Wait::Spinning);
 }
 
 /// `j` releases `q`, preemptive again; the head of the queue (spinning)
 /// takes it.
 pub(crate) fn release(sim: &mut LockingSim, j: usize, q: usize) {
-    let job = &mut sim.jobs[j];
-    job.global = None;
-    job.np = false;
-    sim.resources[q].owner = None;
-    if let Some(w) = sim.resources[q].fifo.pop_front() {
-        sim.grant(w, q);
-    }
+    sim.jobs[j].np = false;
+    sim.fifo_release(j, q);
 }
 
 /// Non-preemptive jobs first (class 0); others by rank and local ceilings.
