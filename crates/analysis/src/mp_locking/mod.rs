@@ -129,6 +129,19 @@ pub(crate) struct Terms {
     pub suspends: bool,
 }
 
+impl Terms {
+    /// A spinning protocol's terms (MSRP, MrsP): the spin charged as
+    /// execution, for the task and for those it preempts.
+    pub(crate) fn spinning(wcet: u64, local: u64, spin: u64) -> Terms {
+        Terms {
+            local,
+            remote: spin,
+            demand: wcet.saturating_add(spin),
+            suspends: false,
+        }
+    }
+}
+
 /// A task's requests for one resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Request {

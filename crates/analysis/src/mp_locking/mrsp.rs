@@ -52,12 +52,7 @@ pub(crate) fn terms(model: &Model) -> Vec<Terms> {
                 })
                 .max()
                 .unwrap_or(0);
-            Terms {
-                local,
-                remote: spins[i],
-                demand: model.wcet(i).saturating_add(spins[i]),
-                suspends: false,
-            }
+            Terms::spinning(model.wcet(i), local, spins[i])
         })
         .collect()
 }
