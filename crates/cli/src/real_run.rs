@@ -114,6 +114,8 @@ pub struct RunFlags {
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
     /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
     #[arg(long)]
     pub wide: bool,
@@ -422,7 +424,18 @@ pub fn execute(
         Some(p) => Some(p.cpus.clone()),
         None => cfg.cpu.map(|c| vec![c]),
     };
+    let measured = run_cpus
+        .clone()
+        .unwrap_or_else(|| rtlab_host::policy::allowed_cpus().unwrap_or_default());
+    flags.isolate.check(&measured)?;
+    let lock_wait = std::time::Instant::now();
     let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
+    let lock_wait = lock_wait.elapsed();
+    if let Some(saver) = saver {
+        // The machine as the measurement finds it, not as it was before
+        // the wait for the lock.
+        saver.measurement_starts();
+    }
     let traced = cfg.kernel_trace.is_some();
     // With a kernel trace the executor keeps every job for the attribution,
     // and the job rows, which gain its columns, are written after the run.
@@ -443,6 +456,7 @@ pub fn execute(
     // are not reported.
     sinks.extend(more_sinks);
     restore_left_state_first();
+    let shield = flags.isolate.raise(&measured)?;
     // On a terminal, a progress line fed by one more sink (its result is
     // not reported: counting cannot fail).
     let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
@@ -453,7 +467,8 @@ pub fn execute(
     if let Some(line) = progress {
         line.finish();
     }
-    let (report, written, account) = match ran {
+    drop(shield);
+    let (mut report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
@@ -463,6 +478,9 @@ pub fn execute(
             return Err(refused(e));
         }
     };
+    if let Some(d) = report.disturbance.as_mut() {
+        d.lock_wait_ns = Some(u64::try_from(lock_wait.as_nanos()).unwrap_or(u64::MAX));
+    }
     // The sinks' results in the order of `files` (the jobs file, written
     // below when traced, takes its place).
     let mut results = written.into_iter();

@@ -264,9 +264,24 @@ impl Window {
     }
 
     /// Closes the window: reads the "after" sample and returns the
-    /// account with its verdict.
-    pub fn close(self) -> DisturbanceAccount {
-        let after = Sample::read();
+    /// account with its verdict. `ended_own`: the CPU time at their end
+    /// of the run's threads that have ended since (no longer in `/proc`).
+    pub fn close(self, ended_own: &[(i32, u64)]) -> DisturbanceAccount {
+        let mut after = Sample::read();
+        for &(tid, cpu_ns) in ended_own {
+            if let (Some(b), false) = (
+                self.before.threads.get(&tid),
+                after.threads.contains_key(&tid),
+            ) {
+                after.threads.insert(
+                    tid,
+                    ThreadSample {
+                        cpu_ns,
+                        ..b.clone()
+                    },
+                );
+            }
+        }
         let load = fs::read_to_string("/proc/loadavg")
             .ok()
             .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
@@ -585,7 +600,7 @@ full avg10=0.00 avg60=0.05 avg300=0.22 total=2306492\n";
         let s = Sample::read();
         assert!(s.threads.contains_key(&me), "own thread {me} not sampled");
         assert!(!s.cpus.is_empty());
-        let a = Window::open(&[0], &[me]).close();
+        let a = Window::open(&[0], &[me]).close(&[]);
         assert_eq!(a.cpus.len(), 1);
         assert!(!a.verdict.summary.is_empty());
     }

@@ -195,6 +195,44 @@ impl Verdict {
     }
 }
 
+/// A real run that missed and was run once more before its result
+/// counted (a Hartstone iteration, breakdown step or study cell that would
+/// end its series on the miss).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rerun {
+    /// Misses of the first run.
+    pub first_misses: u64,
+    /// The first run's verdict line (`clean`, `disturbed: ...`).
+    pub first_verdict: String,
+    /// Misses of the rerun.
+    pub rerun_misses: u64,
+    /// The rerun's verdict line.
+    pub rerun_verdict: String,
+    /// The rerun missed too: the miss is the scheduler's and counts. False:
+    /// the rerun passed, the first run was disturbed, the rerun counts.
+    pub confirmed: bool,
+}
+
+impl Rerun {
+    /// In words: `missed 3 (disturbed: ...), rerun passed: the first run
+    /// was disturbed` or `missed 3 (clean), rerun missed 2: the miss is the
+    /// scheduler's`.
+    pub fn describe(&self) -> String {
+        let first = format!("missed {} ({})", self.first_misses, self.first_verdict);
+        if self.confirmed {
+            format!(
+                "{first}, rerun missed {} ({}): the miss is the scheduler's",
+                self.rerun_misses, self.rerun_verdict
+            )
+        } else {
+            format!(
+                "{first}, rerun passed ({}): the first run was disturbed",
+                self.rerun_verdict
+            )
+        }
+    }
+}
+
 /// `38 ms`, `1.2 s`, `450 us`: a duration as a verdict says it.
 pub fn human_ns(ns: u64) -> String {
     match ns {

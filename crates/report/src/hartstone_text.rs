@@ -276,6 +276,7 @@ mod tests {
                         kilo_whet: DEFAULT_KILO_WHET,
                         window: hartstone::MIN_WINDOW,
                         max_iterations: 4,
+                        confirm: true,
                     })
                     .collect();
                 doc.runs

@@ -102,6 +102,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
+        if let Some(d) = &report.disturbance {
+            out!("\n{}", rtlab_report::disturbance_text::account_text(d));
+        }
         out!(
             "{}",
             rtlab_report::kernel_trace::describe(report.kernel_trace.as_ref())

@@ -180,6 +180,18 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         out!("{}", describe(&comparison, &origin, args.tolerance, color));
+        if let Some(d) = &comparison.real.disturbance {
+            let differing: Vec<String> = comparison
+                .tasks
+                .iter()
+                .filter(|t| t.misses.0 != t.misses.1)
+                .map(|t| printable(&t.name).into_owned())
+                .collect();
+            out!(
+                "{}",
+                rtlab_report::disturbance_text::compare_note(d, &differing)
+            );
+        }
         out!(
             "{}",
             rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
