@@ -125,6 +125,15 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// The CPUs a measurement uses: `pinned`, or every CPU this process may
+/// use (unpinned threads may run anywhere).
+pub fn measured_cpus(pinned: Option<&[usize]>) -> Vec<usize> {
+    match pinned {
+        Some(c) => c.to_vec(),
+        None => rtlab_host::policy::allowed_cpus().unwrap_or_default(),
+    }
+}
+
 /// `--isolate`, on every command that measures on real threads.
 #[derive(Debug, Clone, Default, Args)]
 pub struct IsolateFlags {

@@ -106,6 +106,8 @@ pub struct LatencyArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
@@ -211,8 +213,11 @@ pub fn measure_with_tap(
         Affinity::RoundRobin(cpus) => Some(cpus.as_slice()),
         Affinity::Unpinned => None,
     };
+    let measured = crate::setup::measured_cpus(pinned);
+    args.isolate.check(&measured)?;
     let _measuring = args.cpu_lock.hold(pinned)?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
+    let _shield = args.isolate.raise(&measured)?;
     let load = start_load(args.load)?;
     if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
         eprintln!(
