@@ -101,18 +101,35 @@ fn cpu_list(cpus: &[usize]) -> String {
 }
 
 /// `3` for CPUs 0 and 1: a CPU mask as `/proc/irq/default_smp_affinity`
-/// takes it (hex, 32-bit words separated by commas).
-pub fn cpu_mask(cpus: &[usize]) -> String {
-    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
+/// reads back (hex, 32-bit words separated by commas, the highest
+/// unpadded), so that the ledger finds its own value when it restores.
+/// `possible`: how many CPUs the kernel's masks hold (its width).
+pub fn cpu_mask(cpus: &[usize], possible: usize) -> String {
+    let words = possible.max(1).div_ceil(32);
     let mut w = vec![0u32; words];
-    for &c in cpus {
+    for &c in cpus.iter().filter(|&&c| c < words * 32) {
         w[c / 32] |= 1 << (c % 32);
     }
+    let top_digits = (possible.max(1) - (words - 1) * 32).div_ceil(4);
     w.iter()
         .rev()
-        .map(|x| format!("{x:08x}"))
+        .enumerate()
+        .map(|(i, x)| {
+            if i == 0 {
+                format!("{x:0top_digits$x}")
+            } else {
+                format!("{x:08x}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// How many CPUs the kernel's masks hold (`/sys/devices/system/cpu/possible`).
+fn possible_cpus() -> usize {
+    fs::read_to_string("/sys/devices/system/cpu/possible")
+        .map(|l| parse_cpu_list(l.trim()).iter().max().map_or(1, |m| m + 1))
+        .unwrap_or(1)
 }
 
 /// The affinity an interrupt allowed on `now` gets: `now` without the
@@ -489,7 +506,7 @@ impl Shield {
         }
         let default = Path::new(IRQ_ROOT).join("default_smp_affinity");
         if default.exists() {
-            match ledger.set_value(&default, &cpu_mask(&plan.rest)) {
+            match ledger.set_value(&default, &cpu_mask(&plan.rest, possible_cpus())) {
                 Ok(g) => shield._default_irq = Some(g),
                 Err(e @ StateError::Apply { .. }) => shield.notes.push(format!(
                     "new interrupts may still land on the shielded CPUs: {e}"
@@ -572,9 +589,10 @@ mod tests {
 
     #[test]
     fn masks_are_hex_words_high_first() {
-        assert_eq!(cpu_mask(&[0]), "00000001");
-        assert_eq!(cpu_mask(&[0, 1]), "00000003");
-        assert_eq!(cpu_mask(&[0, 33]), "00000002,00000001");
+        assert_eq!(cpu_mask(&[0], 2), "1");
+        assert_eq!(cpu_mask(&[0, 1], 2), "3");
+        assert_eq!(cpu_mask(&[4], 8), "10");
+        assert_eq!(cpu_mask(&[0, 33], 40), "02,00000001");
     }
 
     #[test]

@@ -189,6 +189,7 @@ mod tests {
             interrupted,
             refused: refused.map(str::to_string),
             kernel_trace: None,
+            rerun: None,
         }
     }
 

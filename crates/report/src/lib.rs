@@ -19,6 +19,7 @@ pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
 pub mod plot;
+pub mod repeat;
 pub mod series;
 pub mod sources;
 pub mod study_text;
