@@ -294,6 +294,20 @@ impl Window {
     }
 }
 
+/// Whether the kernel accounts interrupt time apart from threads
+/// (`CONFIG_IRQ_TIME_ACCOUNTING=y`); false when its configuration cannot
+/// be read (the common case, and this machine kind's).
+pub fn irq_time_accounted() -> bool {
+    let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    crate::platform::sources::kernel_config(release.trim())
+        .ok()
+        .and_then(|(c, _)| {
+            crate::platform::sources::config_value(&c, "CONFIG_IRQ_TIME_ACCOUNTING")
+                .map(|v| v == "y")
+        })
+        .unwrap_or(false)
+}
+
 /// What this kernel does not let the account see.
 fn unseen() -> Vec<String> {
     let mut out = vec![
@@ -301,15 +315,7 @@ fn unseen() -> Vec<String> {
          exposes (/proc/sched_debug is in debugfs); --kernel-trace shows them as throttled:rt"
             .to_string(),
     ];
-    let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let irq_accounted = crate::platform::sources::kernel_config(release.trim())
-        .ok()
-        .and_then(|(c, _)| {
-            crate::platform::sources::config_value(&c, "CONFIG_IRQ_TIME_ACCOUNTING")
-                .map(|v| v == "y")
-        })
-        .unwrap_or(false);
-    if !irq_accounted {
+    if !irq_time_accounted() {
         out.push(
             "interrupt time: sampled at the tick (no CONFIG_IRQ_TIME_ACCOUNTING): a handler's time \
              is charged to the thread it interrupted"

@@ -410,10 +410,18 @@ pub fn run_traced(
         .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
         .map(|(t, id)| (t.metrics.name.clone(), *id))
         .collect();
+    // Each job burns its task's C on the thread's CPU clock; under phases
+    // C changes, and is left unknown.
+    let own_cpu = set
+        .tasks
+        .iter()
+        .map(|t| cfg.phases.is_empty().then_some(t.wcet.as_ns()))
+        .collect();
     let traced = request.finish(
         recording,
         tasks,
         thread_class(cfg.policy),
+        own_cpu,
         report.start_monotonic_ns,
         Nanos::from_ns(report.ended_ns),
         &jobs,
