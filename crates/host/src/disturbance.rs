@@ -286,6 +286,12 @@ impl Window {
             .ok()
             .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
         let mut account = account(&self.before, &after, &self.cpus, &self.own);
+        // A thread the shield confined to the other CPUs last ran on a
+        // measured one before the shield went up, not in the window.
+        let confined = crate::shield::confined_threads();
+        for c in &mut account.cpus {
+            c.culprits.retain(|t| !confined.contains(&t.tid));
+        }
         account.load_average = load;
         account.rt_throttling = self.rt_throttling;
         account.shield = crate::shield::in_force();

@@ -422,6 +422,22 @@ pub fn in_force() -> Option<ShieldSummary> {
     IN_FORCE.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The threads in this process's shield cpuset now (confined to the
+/// other CPUs); empty without a shield.
+pub fn confined_threads() -> Vec<i32> {
+    if in_force().is_none() {
+        return Vec::new();
+    }
+    let dir = Path::new(CPUSET_ROOT).join(format!("{SHIELD_PREFIX}{}", std::process::id()));
+    fs::read_to_string(dir.join("tasks"))
+        .map(|t| {
+            t.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A shield in force; dropping it puts everything back.
 #[derive(Debug)]
 pub struct Shield {

@@ -208,9 +208,13 @@ pub struct Rerun {
     pub rerun_misses: u64,
     /// The rerun's verdict line.
     pub rerun_verdict: String,
-    /// The rerun missed too: the miss is the scheduler's and counts. False:
-    /// the rerun passed, the first run was disturbed, the rerun counts.
+    /// The rerun missed too: the miss counts (the scheduler's when the
+    /// rerun was clean). False: the rerun passed, the first run was
+    /// disturbed, the rerun counts.
     pub confirmed: bool,
+    /// The rerun's verdict was `disturbed`: a confirmed miss may still be
+    /// the machine's.
+    pub rerun_disturbed: bool,
 }
 
 impl Rerun {
@@ -219,7 +223,12 @@ impl Rerun {
     /// scheduler's`.
     pub fn describe(&self) -> String {
         let first = format!("missed {} ({})", self.first_misses, self.first_verdict);
-        if self.confirmed {
+        if self.confirmed && self.rerun_disturbed {
+            format!(
+                "{first}, rerun missed {} too ({}): both runs were disturbed, so the miss counts but may be the machine's",
+                self.rerun_misses, self.rerun_verdict
+            )
+        } else if self.confirmed {
             format!(
                 "{first}, rerun missed {} ({}): the miss is the scheduler's",
                 self.rerun_misses, self.rerun_verdict

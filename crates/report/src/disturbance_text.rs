@@ -183,6 +183,7 @@ mod tests {
                 rerun_misses: 0,
                 rerun_verdict: "clean".into(),
                 confirmed: false,
+                rerun_disturbed: false,
             }),
             ..IterationResult::default()
         };

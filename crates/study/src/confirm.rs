@@ -3,7 +3,9 @@
 //! once more through the same [`Runner`] before it counts. A rerun that
 //! passes says the first run was disturbed (the machine, not the
 //! scheduler), and the rerun's result counts; a rerun that misses too
-//! confirms the miss as the scheduler's.
+//! confirms the miss, as the scheduler's when the rerun was clean (when it
+//! was disturbed too, the miss counts and the output says it may be the
+//! machine's).
 //!
 //! Only real runs are rerun: their counts carry a disturbance account
 //! ([`RunCounts::disturbance`]); the simulator's do not, and rerunning a
@@ -62,6 +64,10 @@ pub fn run_confirmed<R: Runner>(
         rerun_misses: again.deadline_misses(),
         rerun_verdict: verdict_of(&again),
         confirmed: again.deadline_misses() > 0,
+        rerun_disturbed: again
+            .disturbance
+            .as_ref()
+            .is_some_and(|d| d.verdict.is_disturbed()),
     };
     Ok(Confirmed {
         counts: again,
