@@ -194,7 +194,7 @@ fn one_comparison(
         Overrun::Skip => OnMiss::Skip,
         Overrun::Continue => OnMiss::Continue,
     };
-    let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
+    let sim = rtlab_sim::simulate(&set, spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
         // The simulator stops an overloaded run at its backlog limit.
         eprintln!(
