@@ -43,6 +43,9 @@ use crate::platform::sources::parse_cpu_list;
 /// The name of rtlab's shield cpusets, followed by the owner's pid.
 pub const SHIELD_PREFIX: &str = "rtlab-shield-";
 
+/// Passes over the root cpuset's threads when raising a shield.
+const MOVE_PASSES: usize = 5;
+
 /// Where interrupts' affinities are.
 const IRQ_ROOT: &str = "/proc/irq";
 
@@ -493,16 +496,33 @@ impl Shield {
             })?;
         }
         let tasks = dir.join("tasks");
-        let mut refused = 0;
-        for t in &plan.movable {
-            match fs::write(&tasks, t.tid.to_string()) {
-                Ok(()) => shield.summary.threads_moved += 1,
-                // Ended meanwhile: nothing to move.
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(_) => refused += 1,
+        let mut refused: Vec<i32> = Vec::new();
+        let mut movable: Vec<i32> = plan.movable.iter().map(|t| t.tid).collect();
+        // A thread that forks while the others are moved leaves its child
+        // in the root cpuset: pass again over what is still there, until
+        // nothing movable is left (a few passes; `cset shield` does the
+        // same).
+        for _ in 0..MOVE_PASSES {
+            for &tid in &movable {
+                match fs::write(&tasks, tid.to_string()) {
+                    Ok(()) => shield.summary.threads_moved += 1,
+                    // Ended meanwhile: nothing to move.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                    Err(_) => refused.push(tid),
+                }
+            }
+            let again = ShieldPlan::of(cpus, &plan.rest, &root, Path::new("/proc"));
+            movable = again
+                .movable
+                .iter()
+                .map(|t| t.tid)
+                .filter(|t| !refused.contains(t))
+                .collect();
+            if movable.is_empty() {
+                break;
             }
         }
-        shield.summary.threads_pinned = plan.pinned.len() + refused;
+        shield.summary.threads_pinned = plan.pinned.len() + refused.len();
         for i in &plan.irqs {
             if !i.pinned.is_empty() {
                 shield.summary.irqs_pinned += 1;
