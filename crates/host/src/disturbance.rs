@@ -241,6 +241,9 @@ pub struct Window {
     own: Vec<i32>,
     before: Sample,
     rt_throttling: Option<String>,
+    /// The whole process is the run's own ([`Window::open_process`]): its
+    /// CPU time from `getrusage` when the window opened (ns).
+    process_cpu_ns: Option<u64>,
 }
 
 impl Window {
@@ -260,6 +263,19 @@ impl Window {
             own: own.to_vec(),
             before: Sample::read(),
             rt_throttling,
+            process_cpu_ns: None,
+        }
+    }
+
+    /// Opens the window over `cpus` for a measurement whose own threads
+    /// are this whole process's, started and ended inside the window (the
+    /// latency probe, drift loops): their CPU time is the process's
+    /// (`getrusage`), shared evenly among the measured CPUs, and no thread
+    /// of this process is named as another.
+    pub fn open_process(cpus: &[usize]) -> Window {
+        Window {
+            process_cpu_ns: crate::usage::process_cpu_ns(),
+            ..Window::open(cpus, &[])
         }
     }
 
@@ -286,6 +302,15 @@ impl Window {
             .ok()
             .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
         let mut account = account(&self.before, &after, &self.cpus, &self.own);
+        if let (Some(b), Some(a)) = (self.process_cpu_ns, crate::usage::process_cpu_ns()) {
+            let me = std::process::id() as i32;
+            let share = a.saturating_sub(b) / self.cpus.len().max(1) as u64;
+            for c in &mut account.cpus {
+                c.own_ns = share;
+                c.other_threads_ns = c.busy_ns.map(|busy| busy.saturating_sub(share));
+                c.culprits.retain(|t| t.pid != me);
+            }
+        }
         // A thread the shield confined to the other CPUs last ran on a
         // measured one before the shield went up, not in the window.
         let confined = crate::shield::confined_threads();
