@@ -22,7 +22,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
 
 /// What a shield changes: every interrupt's affinity, the default mask,
-/// the cpusets, and the cpuset of this test process.
+/// the shield cpusets, and the cpuset of this test process.
 fn kernel_state() -> Vec<(String, String)> {
     let mut out = Vec::new();
     let read = |p: &Path| {
@@ -47,6 +47,9 @@ fn kernel_state() -> Vec<(String, String)> {
             d.flatten()
                 .filter(|e| e.path().is_dir())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
+                // Other runs on this machine make and remove their own
+                // cpusets meanwhile: only shields are a shield's doing.
+                .filter(|name| name.starts_with("rtlab-shield-"))
                 .collect()
         })
         .unwrap_or_default();
@@ -152,12 +155,9 @@ fn a_killed_isolated_run_is_put_back_by_the_next_command() {
     child.wait().unwrap();
     assert!(shield.exists(), "SIGKILL leaves the shield up");
     assert_ne!(kernel_state(), before, "and the machine changed");
+    // Its exit status also reports other runs' leftovers, which are not
+    // this test's: what matters is what it did to this run's.
     let out = rtlab().args(["doctor", "--restore"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // Any rtlab command restores what dead runs left first: another one on
     // this machine may have done it before `doctor --restore`.
     let said = String::from_utf8_lossy(&out.stdout);
