@@ -90,6 +90,18 @@ pub struct Saver {
 }
 
 impl Saver {
+    /// Takes the host's metadata again now that the measurement starts
+    /// (after the wait for the CPU lock, during which another run may
+    /// have had RT throttling off).
+    pub fn measurement_starts(&self) {
+        if let Ok(host) = serde_json::to_value(rtlab_host::platform::host_metadata()) {
+            self.writer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .set_host(host);
+        }
+    }
+
     /// A job sink for the executor's writer thread that adds every job as a
     /// row.
     pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink> {

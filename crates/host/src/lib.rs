@@ -7,6 +7,10 @@
 //!   are changed and restored after, also after a SIGKILL.
 //! * [`cpuset`]: the exclusive cpuset that confines SCHED_DEADLINE threads
 //!   to one CPU.
+//! * [`disturbance`]: the disturbance account of a real run's measured
+//!   window (host steal, interrupts, other threads, pressure).
+//! * [`shield`]: `--isolate`, every movable thread and interrupt moved off
+//!   the measured CPUs for a run, through the ledger.
 //! * [`recover`]: what every measuring command does first (restore what
 //!   dead rtlab processes left changed).
 //! * [`platform`]: the platform's real-time state (`rtlab doctor`).
@@ -22,6 +26,7 @@
 
 pub mod cpu_lock;
 pub mod cpuset;
+pub mod disturbance;
 pub mod dl_bandwidth;
 pub mod error;
 pub mod interrupt;
@@ -29,6 +34,7 @@ pub mod kernel_state;
 pub mod platform;
 pub mod policy;
 pub mod recover;
+pub mod shield;
 pub mod usage;
 
 pub use error::HostError;

@@ -128,6 +128,22 @@ pub fn human(doc: &HartstoneDocument) -> String {
         }
         out.push_str(&table::render(&t));
         out.push('\n');
+        // Every real iteration run twice, and what the rerun found.
+        for run in &doc.runs {
+            for o in &run.tests {
+                for r in &o.iterations {
+                    if let Some(rerun) = &r.result.rerun {
+                        out.push_str(&format!(
+                            "rerun, {} test {} iteration {}: {}\n",
+                            run.label,
+                            o.test.number(),
+                            r.iteration,
+                            rerun.describe()
+                        ));
+                    }
+                }
+            }
+        }
         // The iteration that ended each traced series (its misses).
         for run in &doc.runs {
             for o in &run.tests {
@@ -276,6 +292,7 @@ mod tests {
                         kilo_whet: DEFAULT_KILO_WHET,
                         window: hartstone::MIN_WINDOW,
                         max_iterations: 4,
+                        confirm: true,
                     })
                     .collect();
                 doc.runs

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod breakdown_text;
+pub mod disturbance_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
@@ -18,6 +19,7 @@ pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
 pub mod plot;
+pub mod repeat;
 pub mod series;
 pub mod sources;
 pub mod study_text;

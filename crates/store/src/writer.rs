@@ -95,6 +95,12 @@ impl RunWriter {
             .collect();
     }
 
+    /// Replaces the run's host metadata (taken again when the measurement
+    /// starts).
+    pub fn set_host(&mut self, host: serde_json::Value) {
+        self.run.host = host;
+    }
+
     /// Job rows added so far.
     pub fn job_count(&self) -> u64 {
         self.jobs

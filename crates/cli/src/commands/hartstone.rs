@@ -104,6 +104,12 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Let a real iteration's miss end the series at once; by default it is run once more first
+    /// and ends the series only when the rerun misses too (guide: how-to/trust-a-real-result.md).
+    #[arg(long)]
+    pub no_confirm: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -238,6 +244,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
+            confirm: !args.no_confirm,
         })
         .collect();
     let profiles: Vec<ExtendedProfile> = if args.extended {
@@ -351,8 +358,10 @@ fn run_real(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
     base.cpu = Some(cpu);
@@ -363,13 +372,14 @@ fn run_real(
     let started = Instant::now();
     let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
         say(&format!(
-            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}{}",
             started.elapsed().as_secs_f64(),
             r.iteration,
             r.utilization,
             r.result.misses,
             r.result.context_switches,
             traced_line(r.result.kernel_trace.as_ref()),
+            rtlab_report::disturbance_text::iteration_note(&r.result),
         ));
         let _ = std::io::stderr().flush();
     };
@@ -431,8 +441,10 @@ fn run_real_extended(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let timeslice = rr_timeslice();
     let started = Instant::now();
     let mut config = RunConfig::new(length, policies[0]);

@@ -63,6 +63,9 @@ pub struct RunArgs {
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     rtlab_report::table::fit_to_terminal(!args.flags.wide);
+    if args.flags.repeats()? > 1 {
+        return run_repeated(args);
+    }
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {
@@ -102,6 +105,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
+        if let Some(d) = &report.disturbance {
+            out!("\n{}", rtlab_report::disturbance_text::account_text(d));
+        }
         out!(
             "{}",
             rtlab_report::kernel_trace::describe(report.kernel_trace.as_ref())
@@ -123,6 +129,56 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .chain([saved, plotted, lost_threads(&report)]),
     )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--repeat N`: N runs one after the other (each waits for the CPU lock
+/// and carries its own account), then the median and spread of each figure.
+/// Job files, plots and the store take one run and are refused with it.
+fn run_repeated(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.jobs.is_some()
+        || args.trace.is_some()
+        || args.plot.is_some()
+        || args.save.save
+        || args.save.store.is_some()
+    {
+        return Err(crate::usage::usage(
+            "--repeat N writes no --jobs, --trace, --plot or --save (they take one run): run once for those",
+        ));
+    }
+    let mut repeated = rtlab_report::repeat::Repeated::default();
+    let mut reports = Vec::new();
+    for i in 0..args.flags.repeat {
+        let Executed { report, .. } = execute(&args.flags, &[], Vec::new(), None)?;
+        let verdict = report
+            .disturbance
+            .as_ref()
+            .map_or_else(|| "no account".to_string(), |d| d.verdict.summary.clone());
+        crate::setup::say(&format!(
+            "run {} of {}: {} deadline misses; {verdict}",
+            i + 1,
+            args.flags.repeat,
+            report.deadline_misses
+        ));
+        repeated.add_run(&crate::real_run::repeat_figures(&report), &verdict);
+        lost_threads(&report)?;
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "runs": reports,
+                "repeat": repeated,
+            }))?
+        );
+    } else {
+        out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -84,6 +84,8 @@ pub struct GvpArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
@@ -184,6 +186,8 @@ pub struct EdfVsFpsArgs {
     pub save: SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
@@ -301,9 +305,10 @@ fn global_vs_partitioned(args: &GvpArgs) -> anyhow::Result<ExitCode> {
         rtlab_rt::executor::placement::check_cpus(&cpus, &online, &allowed)
             .map_err(|e| anyhow::anyhow!(crate::usage::naming_the_flag(&e)))?;
         interrupt::install_interrupt_flag();
+        args.isolate.check(&cpus)?;
         let lock = args.cpu_lock.hold(Some(&cpus))?;
         restore_left_state_first();
-        Some(lock)
+        Some((lock, args.isolate.raise(&cpus)?))
     } else {
         None
     };
@@ -363,7 +368,10 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     let _measuring = if args.real {
         interrupt::install_interrupt_flag();
         let cpu = args.real_series.cpu();
-        Some(args.cpu_lock.hold(Some(&[cpu]))?)
+        args.isolate.check(&[cpu])?;
+        let lock = args.cpu_lock.hold(Some(&[cpu]))?;
+        restore_left_state_first();
+        Some((lock, args.isolate.raise(&[cpu])?))
     } else {
         None
     };

@@ -411,10 +411,18 @@ pub fn run_traced(
         .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
         .map(|(t, id)| (t.metrics.name.clone(), *id))
         .collect();
+    // Each job burns its task's C on the thread's CPU clock; under phases
+    // C changes, and is left unknown.
+    let own_cpu = set
+        .tasks
+        .iter()
+        .map(|t| cfg.phases.is_empty().then_some(t.wcet.as_ns()))
+        .collect();
     let traced = request.finish(
         recording,
         tasks,
         thread_class(cfg.policy),
+        own_cpu,
         report.start_monotonic_ns,
         Nanos::from_ns(report.ended_ns),
         &jobs,
@@ -590,6 +598,17 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The disturbance account's window opens with every thread made and
+    // closes once they have reported (read here, before the first release
+    // and after the last job: nothing is read during the run).
+    let window = first_error.is_none().then(|| {
+        let own: Vec<i32> = thread_ids
+            .iter()
+            .map(|id| id.load(Ordering::SeqCst))
+            .filter(|&t| t > 0)
+            .collect();
+        rtlab_host::disturbance::Window::open(&measured_cpus(cfg), &own)
+    });
     let start = monotonic_now().saturating_add(first_release_delay(set, cfg.policy));
     start_ns.store(start.as_ns(), Ordering::SeqCst);
     abort.store(first_error.is_some(), Ordering::SeqCst);
@@ -658,6 +677,14 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The task threads end once they have reported: their CPU time at the
+    // end is what they said.
+    let ended_own: Vec<(i32, u64)> = outcomes
+        .iter()
+        .zip(thread_ids.iter())
+        .filter_map(|(o, id)| Some((id.load(Ordering::SeqCst), o.as_ref()?.cpu_time_ns)))
+        .collect();
+    let disturbance = window.map(|w| w.close(&ended_own));
     let interrupted = watchdog.join().unwrap_or(false);
     for (handle, outcome) in handles.into_iter().zip(&outcomes) {
         if outcome.is_some() {
@@ -683,7 +710,18 @@ fn run_untraced(
         .map(|id| Some(id.load(Ordering::SeqCst)).filter(|&t| t > 0))
         .collect();
     report.start_monotonic_ns = start.as_ns();
+    report.disturbance = disturbance;
     Ok((report, written))
+}
+
+/// The CPUs a run measures on: its CPU, its placement's CPUs, or (threads
+/// free to run anywhere) every CPU this process may use.
+pub fn measured_cpus(cfg: &RunConfig) -> Vec<usize> {
+    match (&cfg.placement, cfg.cpu) {
+        (Some(p), _) => p.cpus.clone(),
+        (None, Some(cpu)) => vec![cpu],
+        (None, None) => policy::allowed_cpus().unwrap_or_default(),
+    }
 }
 
 /// Writes to `STACK_PREFAULT` bytes of the stack below the caller, so the
@@ -1071,6 +1109,7 @@ impl TaskThread {
             jobs_dropped: log.dropped(),
             lock_errors,
             budget_changes: changes,
+            cpu_time_ns: rtlab_sys::clock::thread_cpu_time().as_ns(),
         }
     }
 
@@ -1292,6 +1331,7 @@ fn summarise(
         lock_errors,
         peak_rss_bytes: peak_rss_bytes(),
         kernel_trace: None,
+        disturbance: None,
         thread_ids: Vec::new(),
         start_monotonic_ns: 0,
         phases: cfg.phases.iter().map(ToString::to_string).collect(),
