@@ -87,7 +87,9 @@ pub fn response_time(task: &Analysed, interferers: &[Interferer]) -> Response {
         // Least fixed point of w(q), from below.
         loop {
             steps += 1;
-            if steps > ITERATION_CAP {
+            // Each step costs O(n): poll the caller's stop flag
+            // (rtlab_model::cancel) at each.
+            if steps > ITERATION_CAP || rtlab_model::cancel::requested() {
                 return Response::Unknown;
             }
             let mut next = b + (q + 1) * c;

@@ -21,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cancel;
 pub mod catalog;
 pub mod file;
 pub mod generate;

@@ -511,10 +511,26 @@ pub(crate) fn check_target(n: usize, total: f64, cap: f64) -> Result<(), Generat
         return Err(GenerateError::invalid_naming(
             "utilization",
             &["tasks", "max-task-utilization"],
-            format!("{total} exceeds tasks × max-task-utilization = {n} × {cap} = {reachable}"),
+            format!(
+                "{total} exceeds tasks × max-task-utilization = {n} × {cap} = {reachable}{}",
+                percent_hint(total, reachable)
+            ),
         ));
     }
     Ok(())
+}
+
+/// The hint for a total utilization that looks written as a percentage
+/// (`70` for 70 %): at most 100, over twice what the tasks can reach, and
+/// the fraction it would stand for reachable. `3.5` on 3 tasks gets none:
+/// that is a multiprocessor total a little too high.
+fn percent_hint(total: f64, reachable: f64) -> String {
+    let fraction = total / 100.0;
+    if total <= 100.0 && total > 2.0 * reachable && fraction <= reachable {
+        format!(" (utilization is a fraction of one processor, not a percentage: {fraction} for {total} %)")
+    } else {
+        String::new()
+    }
 }
 
 /// Which algorithm draws the utilization vector.
@@ -710,6 +726,13 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "utilization 3.5 exceeds tasks × max-task-utilization = 3 × 1 = 3"
+        );
+        assert_eq!(
+            uunifast_discard(5, 70.0, 1.0, &mut rng, 10)
+                .unwrap_err()
+                .to_string(),
+            "utilization 70 exceeds tasks × max-task-utilization = 5 × 1 = 5 (utilization is a \
+             fraction of one processor, not a percentage: 0.7 for 70 %)"
         );
         assert_eq!(
             uunifast_discard(0, 0.5, 1.0, &mut rng, 10)
