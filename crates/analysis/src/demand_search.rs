@@ -299,7 +299,7 @@ pub fn search(bound: &DemandBound, lo: u128, hi: Option<u128>) -> Verdict {
     let Some(hi) = hi else {
         let mut forward = Forward::new(bound, lo);
         for step in 0..FORWARD_CAP {
-            if step % 4096 == 0 && rtlab_model::cancel::requested() {
+            if step.is_multiple_of(4096) && rtlab_model::cancel::requested() {
                 return None;
             }
             match forward.next() {

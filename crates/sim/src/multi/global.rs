@@ -240,7 +240,9 @@ impl GlobalSim {
         let mut steps = 0u32;
         while self.step() {
             steps = steps.wrapping_add(1);
-            if steps % crate::engine::CANCEL_POLL_STEPS == 0 && rtlab_model::cancel::requested() {
+            if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
+                && rtlab_model::cancel::requested()
+            {
                 break;
             }
         }
