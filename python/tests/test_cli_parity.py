@@ -201,10 +201,30 @@ def test_a_nan_in_rows_names_the_cell():
         rtlab.TaskSet.from_rows([{"name": "a", "period": 10, "wcet": "1ms"}])
 
 
-def test_a_multiprocessor_simulation_pickles_with_its_job_fields():
-    ts = rtlab.TaskSet.load("builtin:no-partition")
-    sim = rtlab.simulate(ts, scheduler="gedf", duration="12ms")
-    assert sum(j.migrations for j in sim.jobs) == sim.summary["migrations"]
+def test_a_multiprocessor_simulation_keeps_cpus_and_migrations_and_pickles(cli, tmp_path: Path):
+    # U = 0.5 + 0.6 + 0.57 = 1.67 on two processors: jobs move between them.
+    rows = [
+        {"name": "a", "period": "4ms", "wcet": "2ms"},
+        {"name": "b", "period": "5ms", "wcet": "3ms"},
+        {"name": "c", "period": "7ms", "wcet": "4ms"},
+    ]
+    ts = rtlab.TaskSet.from_rows(rows, name="three")
+    path = tmp_path / "three.toml"
+    path.write_text(ts.to_toml())
+    store = tmp_path / "runs.sqlite"
+    summary = cli.json(
+        "sim", str(path), "-s", "gedf", "--cpus", "2", "-d", "140ms", "--json", "--store", str(store)
+    )
+    sim = rtlab.simulate(ts, scheduler="gedf", cpus=2, duration="140ms")
+    assert sim.summary == summary
+    assert sum(j.migrations for j in sim.jobs) == summary["migrations"] > 0
+    # The store keeps them: `results export` shows the columns of a
+    # multiprocessor run.
+    csv = cli.run("results", "export", "1", "--format", "csv", "--store", str(store)).stdout
+    header = csv.splitlines()[0].split(",")
+    assert header[-2:] == ["start_cpu", "migrations"]
+    migrated = sum(int(line.split(",")[-1]) for line in csv.splitlines()[1:])
+    assert migrated == summary["migrations"]
     back = pickle.loads(pickle.dumps(sim))
     assert back.summary == sim.summary
     assert [j.to_dict() for j in back.jobs] == [j.to_dict() for j in sim.jobs]
