@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::convert::{from_py, nanos, to_py};
 use crate::errors::{error, Kind};
-use crate::interrupt::interruptible;
+use crate::interrupt::interruptible_sized;
 use crate::taskset::PyTaskSet;
 
 /// One test's verdict (`schedulable` is None when a sufficient test is inconclusive).
@@ -484,7 +484,7 @@ pub fn analyze(
     };
     self::locking(locking, &mut options)?;
     let origin = &taskset.origin;
-    let document = interruptible(py, None, |_| {
+    let document = interruptible_sized(py, set.tasks.len(), |_| {
         let reports = chosen
             .iter()
             .map(|&p| {
@@ -531,7 +531,7 @@ fn analyze_multiprocessor(
     }
     let tests = tests.unwrap_or_else(|| MultiprocessorTest::ALL.to_vec());
     let origin = &taskset.origin;
-    let document = interruptible(py, None, |_| {
+    let document = interruptible_sized(py, set.tasks.len(), |_| {
         let doc = multiprocessor::analyze_document(&set, origin, m, &tests);
         serde_json::to_value(&doc).map_err(|e| e.to_string())
     })?

@@ -9,7 +9,7 @@ use rtlab_model::generate::{
 
 use crate::convert::nanos;
 use crate::errors::{error, Kind};
-use crate::interrupt::interruptible;
+use crate::interrupt::interruptible_sized;
 use crate::taskset::PyTaskSet;
 
 fn parsed<T: std::str::FromStr>(text: &str, name: &str) -> PyResult<T>
@@ -64,7 +64,8 @@ pub fn generate(
     };
     // The CLI's `taskset gen` entry; Ctrl-C stops it between sets. The
     // settings named as this function's arguments (`max_task_utilization`).
-    let sets = interruptible(py, None, |_| generate_sets(&config, count))?.map_err(|e| {
+    let size = tasks.saturating_mul(usize::try_from(count).unwrap_or(usize::MAX));
+    let sets = interruptible_sized(py, size, |_| generate_sets(&config, count))?.map_err(|e| {
         error(
             Kind::Usage,
             e.message_with(&|setting| setting.replace('-', "_")),

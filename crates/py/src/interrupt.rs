@@ -18,6 +18,26 @@ pub const POLL: Duration = Duration::from_millis(50);
 /// here.
 const WORKER_STACK: usize = 8 << 20;
 
+/// Work below this many task-set tasks (tasks x sets for the generators)
+/// runs on the calling thread with the GIL released and no worker: it
+/// ends in well under a poll, and a thread per call would cost more than
+/// the call (a 10-task analysis takes microseconds).
+pub const BRIEF_TASKS: usize = 2_000;
+
+/// [`interruptible`] for work of `size` tasks: below [`BRIEF_TASKS`] it
+/// runs here, with the GIL released, and Ctrl-C is seen when it returns.
+pub fn interruptible_sized<T: Send>(
+    py: Python<'_>,
+    size: usize,
+    work: impl FnOnce(&Cancel) -> T + Send,
+) -> PyResult<T> {
+    if size < BRIEF_TASKS {
+        let flag = Cancel::new();
+        return Ok(py.detach(|| work(&flag)));
+    }
+    interruptible(py, None, work)
+}
+
 /// What the waiting thread calls at each check, with the GIL.
 pub type Poll<'a> = dyn Fn(Python<'_>) -> PyResult<()> + Sync + 'a;
 
