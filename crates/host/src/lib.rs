@@ -33,6 +33,8 @@ pub mod cpu_lock;
 #[cfg(target_os = "linux")]
 pub mod cpuset;
 #[cfg(target_os = "linux")]
+pub mod dl_bandwidth;
+#[cfg(target_os = "linux")]
 pub mod error;
 #[cfg(target_os = "linux")]
 pub mod interrupt;
