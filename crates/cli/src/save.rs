@@ -126,7 +126,7 @@ impl Saver {
             if w.job_count() < MAX_SAVED_SIM_JOBS {
                 // A spool that cannot be written fails again at finish,
                 // which reports it.
-                let _ = w.job(&rtlab_report::sources::job_row(record, &set));
+                let _ = w.job(&rtlab_store::JobRow::from((record, &set)));
             }
         }
     }
@@ -224,7 +224,7 @@ struct StoreSink {
 
 impl JobSink for StoreSink {
     fn job(&mut self, j: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
-        let row = rtlab_report::sources::job_row(j, &self.set);
+        let row = rtlab_store::JobRow::from((j, &self.set));
         self.writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

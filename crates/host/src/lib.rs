@@ -24,18 +24,40 @@
 
 #![forbid(unsafe_code)]
 
+// The Linux host (sched policies, cpusets, /proc and /sys): on another
+// system this crate is empty and says so once.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "rtlab-host drives the Linux kernel and builds on Linux only; the library crates \
+     (model, analysis, sim, store) and the Python package do not depend on it"
+);
+
+#[cfg(target_os = "linux")]
 pub mod cpu_lock;
+#[cfg(target_os = "linux")]
 pub mod cpuset;
+#[cfg(target_os = "linux")]
 pub mod disturbance;
+#[cfg(target_os = "linux")]
 pub mod dl_bandwidth;
+#[cfg(target_os = "linux")]
 pub mod error;
+#[cfg(target_os = "linux")]
 pub mod interrupt;
+#[cfg(target_os = "linux")]
 pub mod kernel_state;
+#[cfg(target_os = "linux")]
 pub mod platform;
+#[cfg(target_os = "linux")]
 pub mod policy;
+#[cfg(target_os = "linux")]
 pub mod recover;
+#[cfg(target_os = "linux")]
 pub mod shield;
+#[cfg(target_os = "linux")]
 pub mod usage;
 
+#[cfg(target_os = "linux")]
 pub use error::HostError;
+#[cfg(target_os = "linux")]
 pub use policy::{Policy, RtThrottling};

@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cancel;
 pub mod catalog;
 pub mod disturbance;
 pub mod file;
