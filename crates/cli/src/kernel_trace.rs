@@ -14,7 +14,7 @@ use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobsCsv, RunReport};
 use rtlab_sim::schedule_spans::simulated_spans;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
+use rtlab_sim::{MissRule, SchedulerSpec, SimConfig};
 
 use crate::setup::say;
 
@@ -172,7 +172,7 @@ pub fn schedule_spans(
     set: &TaskSet,
     jobs_seen: &[JobRecord],
     report: &RunReport,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[rtlab_model::phase::Phase],
 ) -> Vec<ScheduleSpan> {
     let window = schedule_window(report.ended_ns, report.first_miss_ns);

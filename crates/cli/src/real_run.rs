@@ -494,8 +494,8 @@ pub fn execute(
         };
         if let Some(a) = analysis {
             let on_miss = match cfg.on_miss {
-                Overrun::Skip => rtlab_sim::OnMiss::Skip,
-                Overrun::Continue => rtlab_sim::OnMiss::Continue,
+                Overrun::Skip => rtlab_sim::MissRule::Skip,
+                Overrun::Continue => rtlab_sim::MissRule::Continue,
             };
             schedule = kernel_trace::schedule_spans(
                 a,

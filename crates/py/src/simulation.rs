@@ -9,7 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
-use rtlab_sim::{ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, Simulator};
+use rtlab_sim::{
+    ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig, Simulator,
+};
 use rtlab_store::JobRow;
 
 use crate::convert::{json_to_py, optional_nanos};
@@ -281,8 +283,12 @@ pub fn simulate(
     config.seed = seed;
     config.exec = setting::<ExecModel>(exec)?;
     config.jitter = setting::<JitterModel>(jitter)?;
-    config.protocol = setting::<Protocol>(protocol)?;
-    config.on_miss = setting::<OnMiss>(on_miss)?;
+    config.protocol = protocol
+        .parse::<LockingProtocol>()
+        .map_err(|e| error(Kind::Usage, e))?;
+    config.on_miss = on_miss
+        .parse::<MissRule>()
+        .map_err(|e| error(Kind::Usage, e))?;
     config.lock_cost = optional_nanos(lock_cost, "lock_cost")?.unwrap_or(Nanos::ZERO);
     config.tick = optional_nanos(tick, "tick")?;
     config.overheads = overheads

@@ -55,7 +55,7 @@ use rtlab_model::phase::PhasePlan;
 use rtlab_model::random::{below, stream_rng};
 use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 
-use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, SimConfig};
+use crate::config::{ExecModel, JitterModel, LockingProtocol, MissRule, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
 use crate::kernel_servers::{KernelServers, ThrottlingReport};
@@ -235,6 +235,12 @@ impl Simulator {
         spec: &SchedulerSpec,
         config: SimConfig,
     ) -> Result<Simulator, SimError> {
+        if set.processors() != 1 && !spec.is_multiprocessor() {
+            return Err(SimError::Setup {
+                scheduler: spec.to_string(),
+                why: crate::registry::uniprocessor_only(spec.entry().on_many, set.processors()),
+            });
+        }
         let tasks = all_tasks(set, &config);
         let scheduler = spec.build(&tasks)?;
         Simulator::with_scheduler(set, scheduler, config)
@@ -262,7 +268,7 @@ impl Simulator {
         if set.processors() != 1 {
             return Err(SimError::Setup {
                 scheduler: scheduler.name(),
-                why: crate::multi::uniprocessor_only(set.processors()),
+                why: crate::registry::uniprocessor_only("", set.processors()),
             });
         }
         let timing = config.timing();
@@ -565,7 +571,7 @@ impl Simulator {
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
-        if self.config.on_miss == OnMiss::Skip {
+        if self.config.on_miss == MissRule::Skip {
             if let Some(h) = self.head[task] {
                 if self.jobs[h.index()].deadline <= at {
                     self.summaries[task].record_skipped(1);
@@ -613,7 +619,7 @@ impl Simulator {
                 at,
             });
         }
-        if self.config.on_miss == OnMiss::Abort {
+        if self.config.on_miss == MissRule::Abort {
             self.queue.push(
                 abs_deadline,
                 Class::Deadline,
@@ -884,8 +890,8 @@ impl Simulator {
     fn grant(&mut self, id: JobId, r: usize) {
         self.resources[r].owner = Some(id);
         let boost = match self.config.protocol {
-            Protocol::Ipcp => self.resources[r].ceiling,
-            Protocol::Dfp => Some(Priority::deadline(
+            LockingProtocol::Ipcp => self.resources[r].ceiling,
+            LockingProtocol::Dfp => Some(Priority::deadline(
                 self.now.saturating_add(self.resources[r].floor),
             )),
             _ => None,
@@ -907,7 +913,7 @@ impl Simulator {
         let saved = job.boost_stack.pop().flatten();
         job.boost = saved;
         self.resources[r].owner = None;
-        if self.config.protocol == Protocol::Pip {
+        if self.config.protocol == LockingProtocol::Pip {
             self.recompute_inheritance(id);
         }
         // Hand the lock to the most urgent waiter (FIFO among equals).
@@ -934,7 +940,7 @@ impl Simulator {
             self.instant.other = true;
             let sys = view!(self);
             self.scheduler.on_unblock(w, &sys);
-            if self.config.protocol == Protocol::Pip {
+            if self.config.protocol == LockingProtocol::Pip {
                 self.recompute_inheritance(w);
             }
         }
@@ -949,7 +955,7 @@ impl Simulator {
     /// Priority inheritance: `owner` runs at the highest effective priority
     /// of the jobs waiting for its locks, and so on down the chain of owners.
     fn recompute_inheritance(&mut self, owner: JobId) {
-        if self.config.protocol != Protocol::Pip {
+        if self.config.protocol != LockingProtocol::Pip {
             return;
         }
         let mut current = owner;
@@ -973,7 +979,7 @@ impl Simulator {
     }
 
     fn srp_ceiling(&self) -> Option<u64> {
-        if self.config.protocol != Protocol::Srp {
+        if self.config.protocol != LockingProtocol::Srp {
             return None;
         }
         self.resources
@@ -994,7 +1000,7 @@ impl Simulator {
         // Ticks alone do not invoke the scheduler; under NPP a lock holder
         // keeps the processor.
         let keep = !invoked
-            || self.config.protocol == Protocol::Npp
+            || self.config.protocol == LockingProtocol::Npp
                 && previous.is_some_and(|p| self.jobs[p.index()].holds_locks());
         let choice = if keep {
             previous
@@ -1181,7 +1187,7 @@ type LockTables = (Vec<Resource>, Vec<Vec<LockOp>>, Vec<u64>);
 fn build_locks(
     tasks: &[Task],
     scheduler: &dyn Scheduler,
-    protocol: Protocol,
+    protocol: LockingProtocol,
 ) -> Result<LockTables, SimError> {
     let kind = scheduler.kind();
     let refuse = |needs: &str| {
@@ -1191,15 +1197,15 @@ fn build_locks(
         })
     };
     match (protocol, kind) {
-        (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {
+        (LockingProtocol::Pip | LockingProtocol::Srp, PolicyKind::Other) => {
             return refuse("a fixed-priority or EDF scheduler (fp:*, edf, np-edf)")
         }
-        (Protocol::Ipcp, k) if k != PolicyKind::FixedPriority => {
+        (LockingProtocol::Ipcp, k) if k != PolicyKind::FixedPriority => {
             return refuse(
                 "a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use srp or dfp)",
             )
         }
-        (Protocol::Dfp, k) if k != PolicyKind::Deadline => {
+        (LockingProtocol::Dfp, k) if k != PolicyKind::Deadline => {
             return refuse("an EDF scheduler (edf, np-edf; with fp use ipcp or pip)")
         }
         _ => {}

@@ -25,7 +25,7 @@ use rtlab_report::hartstone_text::{csv, human, traced_line};
 use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::{OnMiss, SchedulerSpec};
+use rtlab_sim::{MissRule, SchedulerSpec};
 use rtlab_study::hartstone::{
     rankings, real_extended, real_series, simulated_extended, simulated_series, RealSeriesError,
 };
@@ -175,16 +175,16 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets)",
         ));
     }
-    let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
+    let sim_on_miss: MissRule = args.on_miss.parse().map_err(|_| {
         usage(format!(
             "--on-miss `{}`: use skip or continue",
             printable(&args.on_miss)
         ))
     })?;
     let real_on_miss: Overrun = match sim_on_miss {
-        OnMiss::Skip => Overrun::Skip,
-        OnMiss::Continue => Overrun::Continue,
-        OnMiss::Abort => {
+        MissRule::Skip => Overrun::Skip,
+        MissRule::Continue => Overrun::Continue,
+        MissRule::Abort => {
             return Err(usage(
                 "--on-miss abort: real threads cannot abort a job; use skip or continue",
             ))
@@ -325,7 +325,7 @@ fn run_real(
     configs: &[TestConfig],
     policies: &[RunPolicy],
     on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
@@ -413,7 +413,7 @@ fn run_real_extended(
     profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
     on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let length = args.extended_length;

@@ -5,13 +5,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
+use rtlab_model::policy::{LOCKING_PROTOCOLS, MISS_RULES};
 use rtlab_model::results::JobRecord;
 use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    Deadlock, ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, SimError,
-    SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    Deadlock, ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig,
+    SimError, SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -124,9 +125,21 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
-    c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
+    c.protocol = args.protocol.parse::<LockingProtocol>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "protocol",
+            value: args.protocol.clone(),
+            accepted: LOCKING_PROTOCOLS,
+        })
+    })?;
     c.lock_cost = args.lock_cost;
-    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;
+    c.on_miss = args.on_miss.parse::<MissRule>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "on-miss",
+            value: args.on_miss.clone(),
+            accepted: MISS_RULES,
+        })
+    })?;
     c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
     c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;

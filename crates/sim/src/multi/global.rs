@@ -23,65 +23,29 @@ use rtlab_model::random::{below, stream_rng};
 use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 use rtlab_model::{Nanos, Task};
 
-use crate::config::{ExecModel, JitterModel, OnMiss, SimConfig};
+use crate::config::{ExecModel, JitterModel, MissRule, SimConfig};
 use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
 use crate::metrics::{ProcessorMetrics, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::trace::{Trace, TraceRecord};
 
-/// How a global scheduler orders ready jobs. Smaller keys run first.
+pub use super::rule::{GlobalRule, Key};
+
+/// One job in the global engine, as the rules ([`GlobalRule`]) see it.
 #[derive(Clone, Debug)]
-pub enum GlobalRule {
-    /// Global EDF: earliest absolute deadline; equal deadlines go to the
-    /// task declared first, even against a running job (LITMUS^RT's
-    /// `edf_higher_prio`, by task id). SimSo 0.8.5's `EDF` also picks the
-    /// first task among waiting jobs but keeps a running job on a tie.
-    Edf,
-    /// Global fixed priority: the task's level (larger is more urgent),
-    /// equal levels to the task declared first.
-    Fp(Vec<u64>),
-    /// EDZL (Lee 1994; Cho, Ravindran, Jensen 2002): a waiting job whose
-    /// laxity `d - t - remaining` reaches zero gets top priority and keeps
-    /// it; otherwise global EDF with its tie rule.
-    Edzl,
-    /// Linux SCHED_DEADLINE on one root domain: earliest deadline, but a
-    /// waiting job preempts only with a strictly earlier deadline (a
-    /// running job wins ties) and equal waiting jobs go in the order they
-    /// became ready (the rb-tree inserts equal keys to the right).
-    LinuxDl,
-}
-
-/// The key of a job: compared as a tuple, smaller first.
-type Key = (u64, u64, u64, u64);
-
-impl GlobalRule {
-    /// True when a job's key never changes while it is ready (EDF, FP):
-    /// it is then computed once, when the job becomes ready.
-    fn is_static(&self) -> bool {
-        matches!(self, GlobalRule::Edf | GlobalRule::Fp(_))
-    }
-
-    fn key(&self, job: &MJob, running: bool) -> Key {
-        let d = job.deadline.as_ns();
-        let (task, index) = (job.task as u64, job.index);
-        match self {
-            GlobalRule::Edf => (d, task, index, 0),
-            GlobalRule::Fp(levels) => (u64::MAX - levels[job.task], task, index, 0),
-            GlobalRule::Edzl => (u64::from(!job.zero_laxity), d, task, index),
-            GlobalRule::LinuxDl => (d, u64::from(!running), job.ready_seq, task),
-        }
-    }
-}
-
-/// One job in the global engine.
-#[derive(Clone, Debug)]
-struct MJob {
-    task: usize,
-    index: u64,
-    release: Nanos,
-    deadline: Nanos,
-    demand: Nanos,
-    executed: Nanos,
+pub struct GlobalJob {
+    /// Its task (declaration order).
+    pub task: usize,
+    /// Which release of its task it is.
+    pub index: u64,
+    /// Release time.
+    pub release: Nanos,
+    /// Absolute deadline.
+    pub deadline: Nanos,
+    /// Execution time it needs.
+    pub demand: Nanos,
+    /// Execution time received so far (current at every scheduling point).
+    pub executed: Nanos,
     start: Option<Nanos>,
     start_cpu: Option<u32>,
     last_cpu: Option<u32>,
@@ -89,16 +53,17 @@ struct MJob {
     preemptions: u64,
     uid: u64,
     /// Order in which jobs became ready (Linux's tie rule).
-    ready_seq: u64,
+    pub ready_seq: u64,
     /// EDZL: laxity reached zero while it waited.
-    zero_laxity: bool,
+    pub zero_laxity: bool,
     /// The processor running it now.
     on_cpu: Option<u32>,
     done: bool,
 }
 
-impl MJob {
-    fn remaining(&self) -> Nanos {
+impl GlobalJob {
+    /// Execution time still needed.
+    pub fn remaining(&self) -> Nanos {
         self.demand.saturating_sub(self.executed)
     }
 }
@@ -119,27 +84,29 @@ struct Processor {
 
 impl Processor {
     /// When its job completes, if nothing happens before.
-    fn completion(&self, jobs: &[MJob]) -> Option<Nanos> {
+    /// `None` when that lies beyond the last representable instant
+    /// ([`Nanos::MAX`]): a saturated completion at `Nanos::MAX` would be
+    /// handled without the job completing, then found again, forever (as
+    /// the uniprocessor engine's milestone, issue 39).
+    fn completion(&self, jobs: &[GlobalJob]) -> Option<Nanos> {
         let job = &jobs[self.job?];
-        Some(
-            self.run_from
-                .max(self.busy_until)
-                .saturating_add(job.remaining()),
-        )
+        self.run_from
+            .max(self.busy_until)
+            .checked_add(job.remaining())
     }
 }
 
 /// A global-scheduling run of `tasks` on `m` processors.
 pub struct GlobalSim {
     tasks: Vec<Task>,
-    rule: GlobalRule,
+    rule: Box<dyn GlobalRule>,
     name: String,
     taskset: String,
     config: SimConfig,
     migration_cost: Nanos,
     now: Nanos,
     queue: EventQueue,
-    jobs: Vec<MJob>,
+    jobs: Vec<GlobalJob>,
     free: Vec<usize>,
     head: Vec<Option<usize>>,
     pending: Vec<VecDeque<usize>>,
@@ -170,7 +137,7 @@ impl GlobalSim {
     pub(crate) fn new(
         taskset: &str,
         tasks: Vec<Task>,
-        rule: GlobalRule,
+        rule: Box<dyn GlobalRule>,
         name: String,
         m: u32,
         config: SimConfig,
@@ -284,30 +251,22 @@ impl GlobalSim {
         for cpu in &self.cpus {
             next = min_opt(next, cpu.completion(&self.jobs));
         }
-        if matches!(self.rule, GlobalRule::Edzl) {
-            next = min_opt(next, self.zero_laxity_time());
+        if self.rule.watches_time() {
+            next = min_opt(next, self.change_time());
         }
         next
     }
 
-    /// EDZL: the next instant a waiting job's laxity reaches zero.
-    fn zero_laxity_time(&self) -> Option<Nanos> {
+    /// The next instant a ready job's key changes with no event (EDZL: a
+    /// waiting job's laxity reaches zero).
+    fn change_time(&self) -> Option<Nanos> {
         let mut next = None;
         for slot in self.head.iter().flatten().copied() {
             let job = &self.jobs[slot];
-            if job.zero_laxity || self.running_on(slot).is_some() {
-                continue;
-            }
-            let at = job.deadline.saturating_sub(job.remaining());
-            if at > self.now {
-                next = min_opt(next, Some(at));
-            }
+            let at = self.rule.change_at(job, job.on_cpu.is_some(), self.now);
+            next = min_opt(next, at.filter(|&at| at > self.now));
         }
         next
-    }
-
-    fn running_on(&self, slot: usize) -> Option<usize> {
-        self.jobs[slot].on_cpu.map(|c| c as usize)
     }
 
     fn advance(&mut self, t: Nanos) {
@@ -353,7 +312,7 @@ impl GlobalSim {
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
-        if self.config.on_miss == OnMiss::Skip {
+        if self.config.on_miss == MissRule::Skip {
             if let Some(h) = self.head[task] {
                 if self.jobs[h].deadline <= at {
                     self.summaries[task].record_skipped(1);
@@ -364,7 +323,7 @@ impl GlobalSim {
         let demand = self.draw_demand(task);
         let uid = self.next_uid;
         self.next_uid += 1;
-        let job = MJob {
+        let job = GlobalJob {
             task,
             index,
             release: at,
@@ -400,7 +359,7 @@ impl GlobalSim {
                 at,
             });
         }
-        if self.config.on_miss == OnMiss::Abort {
+        if self.config.on_miss == MissRule::Abort {
             self.queue.push(
                 abs_deadline,
                 Class::Deadline,
@@ -539,7 +498,6 @@ impl GlobalSim {
     fn reschedule(&mut self) {
         let m = self.cpus.len();
         let now = self.now;
-        let edzl = matches!(self.rule, GlobalRule::Edzl);
         let mut order = std::mem::take(&mut self.order);
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
@@ -553,9 +511,7 @@ impl GlobalSim {
                 };
                 let job = &mut self.jobs[slot];
                 let running = job.on_cpu.is_some();
-                if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
-                    job.zero_laxity = true;
-                }
+                self.rule.update(job, running, now);
                 order.push((self.rule.key(job, running), slot));
             }
         }

@@ -33,7 +33,15 @@
 //! multiprocessor schedulers run too: `gedf` is then uniprocessor EDF with
 //! gedf's tie rule (task order), `pedf` is `edf`.
 
+pub mod edzl;
+pub mod gedf;
+pub mod gfp;
+pub mod gllf;
 pub mod global;
+pub mod linux_dl;
+pub mod rule;
+
+pub use rule::GlobalRule;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -41,38 +49,16 @@ use std::rc::Rc;
 use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 use rtlab_model::{Task, TaskSet};
 
-use crate::config::{Protocol, SimConfig};
+use crate::config::{LockingProtocol, SimConfig};
 use crate::engine::{BacklogStop, Simulator};
 use crate::error::SimError;
 use crate::metrics::{ProcessorMetrics, SimReport};
-use crate::scheduler::{fixed_levels, SchedulerSpec};
+use crate::registry::SchedulerSpec;
 use crate::trace::Trace;
-use global::{GlobalRule, GlobalSim};
-use rtlab_model::policy::PriorityAssignment;
+use global::GlobalSim;
+use rtlab_model::policy::Scope;
 
 pub use rtlab_model::MAX_PROCESSORS;
-
-/// A global scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GlobalPolicy {
-    /// `gedf`.
-    Edf,
-    /// `gfp:rm|dm|given`.
-    Fp(PriorityAssignment),
-    /// `edzl`.
-    Edzl,
-    /// `linux-dl`.
-    LinuxDl,
-}
-
-/// A partitioned scheduler: the uniprocessor policy of every processor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PartitionedPolicy {
-    /// `pedf`.
-    Edf,
-    /// `pfp:rm|dm|given`.
-    Fp(PriorityAssignment),
-}
 
 /// A finished multiprocessor run.
 pub struct MultiRun {
@@ -106,7 +92,10 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
     };
     if !spec.is_multiprocessor() {
         if m > 1 {
-            return Err(setup(uniprocessor_only(m)));
+            return Err(setup(crate::registry::uniprocessor_only(
+                spec.entry().on_many,
+                m,
+            )));
         }
         return Ok(());
     }
@@ -129,7 +118,7 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             });
         }
     }
-    if config.protocol != Protocol::None && m > 1 {
+    if config.protocol != LockingProtocol::None && m > 1 {
         return Err(SimError::Setting {
             setting: "protocol",
             message: format!(
@@ -144,8 +133,8 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             message: format!("overload phases are not modelled under {name}"),
         });
     }
-    match spec {
-        SchedulerSpec::Global(_) => {
+    match spec.scope() {
+        Scope::Global => {
             if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
                 return Err(setup(format!(
                     "is global, but task `{}` is fixed to a processor (`cpu`): drop the `cpu` fields or use pedf, pfp:* or cedf",
@@ -175,26 +164,19 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
                 });
             }
         }
-        SchedulerSpec::Partitioned(_) => {
+        Scope::Partitioned => {
             if set.assignment().is_none() {
                 return Err(setup(
                     "needs every task's processor: give `cpu` in the task file or --partition HEURISTIC".into(),
                 ));
             }
         }
-        _ => {
+        Scope::Clustered => {
             clusters(set).map_err(setup)?;
         }
+        Scope::Uni => {}
     }
     Ok(())
-}
-
-/// Why a uniprocessor scheduler is refused on `m` processors.
-pub(crate) fn uniprocessor_only(m: u32) -> String {
-    format!(
-        "schedules one processor; on {m} processors use a multiprocessor scheduler ({})",
-        crate::scheduler::forms_of(true)
-    )
 }
 
 /// Runs `set` under the multiprocessor scheduler `spec` on the platform of
@@ -221,9 +203,9 @@ pub fn run(
     let m = set.processors();
     let name = spec.to_string();
     let all: Vec<usize> = (0..set.tasks.len()).collect();
-    let groups: Vec<Group> = match spec {
-        SchedulerSpec::Global(_) => vec![((0..m).collect(), all)],
-        SchedulerSpec::Partitioned(_) => (0..m)
+    let groups: Vec<Group> = match spec.scope() {
+        Scope::Global | Scope::Uni => vec![((0..m).collect(), all)],
+        Scope::Partitioned => (0..m)
             .map(|c| {
                 let tasks = all
                     .iter()
@@ -233,7 +215,7 @@ pub fn run(
                 (vec![c], tasks)
             })
             .collect(),
-        _ => clusters(set).map_err(|why| SimError::Setup {
+        Scope::Clustered => clusters(set).map_err(|why| SimError::Setup {
             scheduler: name.clone(),
             why,
         })?,
@@ -275,12 +257,9 @@ pub fn run(
                 (s.borrow_mut())(&r);
             }
         });
-        let (report, trace, stopped) = match spec {
-            SchedulerSpec::Partitioned(policy) => {
-                let uni = match policy {
-                    PartitionedPolicy::Edf => SchedulerSpec::Edf,
-                    PartitionedPolicy::Fp(p) => SchedulerSpec::Fp(*p),
-                };
+        let rule = spec.global_rule(&sub_set.tasks)?;
+        let (report, trace, stopped) = match (spec.per_processor(), rule) {
+            (Some(uni), _) => {
                 let mut sim = Simulator::new(&sub_set, &uni, sub_config)?;
                 if let Some(f) = forward {
                     sim.on_job(f);
@@ -289,15 +268,7 @@ pub fn run(
                 let report = sim.report();
                 (report, sim.trace().map(clone_trace), sim.stopped())
             }
-            _ => {
-                let rule = match spec {
-                    SchedulerSpec::Global(GlobalPolicy::Fp(policy)) => {
-                        GlobalRule::Fp(fixed_levels(*policy, &sub_set.tasks, &name)?)
-                    }
-                    SchedulerSpec::Global(GlobalPolicy::Edzl) => GlobalRule::Edzl,
-                    SchedulerSpec::Global(GlobalPolicy::LinuxDl) => GlobalRule::LinuxDl,
-                    _ => GlobalRule::Edf,
-                };
+            (None, Some(rule)) => {
                 let mut sim = GlobalSim::new(
                     &set.name,
                     sub_set.tasks.clone(),
@@ -311,6 +282,12 @@ pub fn run(
                 }
                 let report = sim.report();
                 (report, sim.take_trace(), sim.stopped())
+            }
+            (None, None) => {
+                return Err(SimError::Setup {
+                    scheduler: name,
+                    why: "is not a multiprocessor scheduler".into(),
+                })
             }
         };
         merged.add(&report, trace.as_ref(), &cpus, &tasks);

@@ -15,7 +15,7 @@ use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
-use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, SimReport};
+use rtlab_sim::{LockingProtocol, MissRule, SchedulerSpec, SimConfig, SimReport};
 
 use crate::real_run::{execute, RunFlags};
 use crate::usage::usage;
@@ -108,9 +108,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let protocol = match cfg.protocol {
-        LockProtocol::None => Protocol::None,
-        LockProtocol::Pip => Protocol::Pip,
-        LockProtocol::Ipcp => Protocol::Ipcp,
+        LockProtocol::None => LockingProtocol::None,
+        LockProtocol::Pip => LockingProtocol::Pip,
+        LockProtocol::Ipcp => LockingProtocol::Ipcp,
     };
     // The simulator's refusals (a protocol its scheduler cannot take) come
     // before the real run, not after it.
@@ -145,8 +145,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .filter(|p| p.start.as_ns() < real.ended_ns)
         .collect();
     sim_cfg.on_miss = match cfg.on_miss {
-        Overrun::Skip => OnMiss::Skip,
-        Overrun::Continue => OnMiss::Continue,
+        Overrun::Skip => MissRule::Skip,
+        Overrun::Continue => MissRule::Continue,
     };
     let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
