@@ -381,9 +381,8 @@ impl fmt::Display for Scope {
 /// default) or given).
 ///
 /// `gedf` is the simulator's global EDF with LITMUS^RT's tie rule, which no
-/// Linux policy has; the SCHED_DEADLINE run it used to name is `linux-dl`,
-/// and `gedf` is still read as `linux-dl` by `run` and `compare` (their
-/// tests and users' scripts wrote it), printed as `linux-dl`.
+/// Linux policy has; the SCHED_DEADLINE run it used to name is `linux-dl`
+/// (a real run given `gedf` is refused with that hint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RealScheduler {
     /// The task threads' policy.
@@ -446,11 +445,18 @@ impl FromStr for RealScheduler {
     type Err = String;
 
     /// A one-CPU policy ([`RunPolicy`], also in the simulator's spellings
-    /// `fp:rm`, `fp:dm`, `fp:given`, `fifo`, `rr:Q:linux`), or a
+    /// `fp:rm`, `fp:dm`, `fp:given`), or a
     /// multiprocessor one; the error lists them.
     fn from_str(s: &str) -> Result<RealScheduler, String> {
         let s = s.trim();
-        let unknown = || format!("unknown policy `{s}` (use {REAL_SCHEDULERS})");
+        let unknown = || {
+            match s {
+            "gedf" => format!(
+                "unknown policy `gedf`: gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl"
+            ),
+            _ => format!("unknown policy `{s}` (use {REAL_SCHEDULERS})"),
+        }
+        };
         let (head, order) = match s.split_once(':') {
             Some((h, o)) => (h, Some(o)),
             None => (s, None),
@@ -469,7 +475,7 @@ impl FromStr for RealScheduler {
             scope,
         };
         match (head, order) {
-            ("linux-dl" | "gedf", None) => Ok(multi(Scope::Global)),
+            ("linux-dl", None) => Ok(multi(Scope::Global)),
             ("pedf", None) => Ok(multi(Scope::Partitioned)),
             ("cedf", None) => Ok(multi(Scope::Clustered)),
             ("gfp", _) => fixed(Scope::Global),
@@ -481,8 +487,6 @@ impl FromStr for RealScheduler {
                 .filter(|p| p.priority_assignment().is_some())
                 .map(RealScheduler::uni)
                 .ok_or_else(unknown),
-            ("fifo", None) => Ok(RealScheduler::uni(RunPolicy::FifoOrder)),
-            ("rr", Some(_)) => Ok(RealScheduler::uni(RunPolicy::RoundRobin)),
             _ => s
                 .parse::<RunPolicy>()
                 .map(RealScheduler::uni)
@@ -490,6 +494,26 @@ impl FromStr for RealScheduler {
         }
     }
 }
+
+/// Serialized as their names (`Display`), as the reports have always
+/// printed them.
+macro_rules! serialize_as_display {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    )*};
+}
+
+serialize_as_display!(
+    RealScheduler,
+    ModelScheduler,
+    RunPolicy,
+    Scope,
+    PriorityAssignment
+);
 
 /// What happens to a job that misses its deadline, in the simulator and
 /// on real threads (`--on-miss`).
@@ -539,11 +563,7 @@ impl FromStr for MissRule {
     }
 }
 
-impl serde::Serialize for MissRule {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
+serialize_as_display!(MissRule, LockingProtocol);
 
 impl<'de> serde::Deserialize<'de> for MissRule {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MissRule, D::Error> {
@@ -617,12 +637,6 @@ impl FromStr for LockingProtocol {
             "dfp" => Ok(LockingProtocol::Dfp),
             _ => Err(format!("unknown protocol `{s}` (use {LOCKING_PROTOCOLS})")),
         }
-    }
-}
-
-impl serde::Serialize for LockingProtocol {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
     }
 }
 
@@ -725,6 +739,44 @@ mod tests {
             .map(|&p| ModelScheduler::from(p).to_string())
             .collect();
         assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
+    }
+
+    #[test]
+    fn real_schedulers_round_trip_and_gedf_is_not_sched_deadline() {
+        for name in [
+            "other",
+            "fifo-order",
+            "rm",
+            "dm",
+            "given",
+            "rr",
+            "edf",
+            "linux-dl",
+            "pedf",
+            "cedf",
+            "gfp:rm",
+            "gfp:dm",
+            "pfp:given",
+        ] {
+            let s: RealScheduler = name.parse().unwrap();
+            assert_eq!(s.to_string(), name);
+        }
+        assert_eq!("fp:rm".parse::<RealScheduler>().unwrap().to_string(), "rm");
+        assert_eq!(
+            "gfp".parse::<RealScheduler>().unwrap().to_string(),
+            "gfp:dm"
+        );
+        let e = "gedf".parse::<RealScheduler>().unwrap_err();
+        assert!(e.contains("linux-dl"), "{e}");
+        let model = |n: &str| {
+            n.parse::<RealScheduler>()
+                .unwrap()
+                .model_scheduler(ms(100))
+                .map(|m| m.to_string())
+        };
+        assert_eq!(model("linux-dl").as_deref(), Some("linux-dl"));
+        assert_eq!(model("pfp:rm").as_deref(), Some("pfp:rm"));
+        assert_eq!(model("other"), None);
     }
 
     #[test]

@@ -641,6 +641,13 @@ impl FromStr for SchedulerSpec {
         };
         match entry(name) {
             Some(entry) => (entry.parse)(arg).map_err(bad),
+            // `run`'s and `analyze`'s words for the fixed-priority
+            // schedulers: `rm` is `fp:rm` (printed so).
+            None if arg.is_none() && matches!(name, "rm" | "dm" | "given") => {
+                fp_policy("fp", Some(name))
+                    .map(SchedulerSpec::Fp)
+                    .map_err(bad)
+            }
             None => {
                 let near = near_misses(name);
                 Err(bad(match near.as_slice() {
@@ -817,6 +824,7 @@ mod tests {
             why("edzf"),
             "unknown scheduler; did you mean `edf` or `edzl`?"
         );
+        assert_eq!("dm".parse::<SchedulerSpec>().unwrap().to_string(), "fp:dm");
         assert!(why("banana").starts_with("unknown scheduler (use fp:rm|dm|given, edf"));
     }
 }

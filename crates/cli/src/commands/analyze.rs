@@ -120,8 +120,8 @@ pub struct AnalyzeArgs {
     pub cpus: Option<u32>,
 
     /// Multiprocessor tests, comma-separated (default: all of them):
-    /// gedf:gfb|bak|bcl|rta, gfp[-rm|-dm|-given|-dkc]:rta|rta-lc,
-    /// pedf:HEURISTIC, pfp[-rm|-dm|-given]:HEURISTIC (e.g. pedf:ff-decreasing).
+    /// gedf:gfb|bak|bcl|rta, gfp[:rm|:dm|:given|:dkc]:rta|rta-lc,
+    /// pedf:HEURISTIC, pfp[:rm|:dm|:given]:HEURISTIC (e.g. pedf:ff-decreasing).
     #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
     pub test: Vec<MultiprocessorTest>,
 

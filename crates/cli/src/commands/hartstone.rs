@@ -22,7 +22,7 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::hartstone_text::{csv, human, traced_line};
-use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
+use rtlab_rt::executor::{self, rr_timeslice, RunConfig};
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::{MissRule, SchedulerSpec};
@@ -181,15 +181,12 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             printable(&args.on_miss)
         ))
     })?;
-    let real_on_miss: Overrun = match sim_on_miss {
-        MissRule::Skip => Overrun::Skip,
-        MissRule::Continue => Overrun::Continue,
-        MissRule::Abort => {
-            return Err(usage(
-                "--on-miss abort: real threads cannot abort a job; use skip or continue",
-            ))
-        }
-    };
+    if sim_on_miss == MissRule::Abort {
+        return Err(usage(
+            "--on-miss abort: real threads cannot abort a job; use skip or continue",
+        ));
+    }
+    let real_on_miss = sim_on_miss;
     // Refused before any real-time work (the calibration included).
     args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
@@ -324,7 +321,7 @@ fn run_real(
     args: &HartstoneArgs,
     configs: &[TestConfig],
     policies: &[RunPolicy],
-    on_miss: Overrun,
+    on_miss: MissRule,
     sim_on_miss: MissRule,
     kilo_whet: Nanos,
     doc: &mut Document,
@@ -412,7 +409,7 @@ fn run_real_extended(
     args: &HartstoneArgs,
     profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
-    on_miss: Overrun,
+    on_miss: MissRule,
     sim_on_miss: MissRule,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {

@@ -20,13 +20,13 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
-    rtlab run builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
     rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
-    On several CPUs (--cpus LIST): gedf (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
+    On several CPUs (--cpus LIST): linux-dl (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
     exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
     pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\

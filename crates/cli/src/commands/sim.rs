@@ -239,9 +239,7 @@ fn flag_error(e: SimError) -> anyhow::Error {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
     loaded.set = crate::flags::on_cpus(loaded.set, args.cpus)?;
-    let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
-        .parse()
-        .map_err(flag_error)?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
         loaded.set = crate::placement::for_scheduler(
             &loaded.set,

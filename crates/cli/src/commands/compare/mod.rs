@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
-use rtlab_sim::{LockingProtocol, MissRule, SchedulerSpec, SimConfig, SimReport};
+use rtlab_rt::executor::{rr_timeslice, RunReport};
+use rtlab_sim::{SchedulerSpec, SimConfig, SimReport};
 
 use crate::real_run::{execute, RunFlags};
 use crate::usage::usage;
@@ -27,11 +27,11 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
     rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
-    rtlab compare builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab compare builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
-    On --cpus: gedf -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
+    On --cpus: linux-dl -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
     pfp:X -> pfp:X; the table adds migrations.\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
     --tolerance (default 10%) and 100us.";
@@ -72,7 +72,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             args.tolerance
         )));
     }
-    if let (Some(_), Some(_)) = (&args.with, args.flags.multiprocessor()?) {
+    if args.with.is_some() && args.flags.scheduler()?.scope.is_multi() {
         return Err(usage(
             "--with rt-app compares one-CPU runs; on --cpus compare with the simulator (without --with)",
         ));
@@ -90,28 +90,22 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let placed = args
         .flags
         .place(rtlab_model::file::load(&args.flags.taskset)?.set, &mut cfg)?;
-    let spec = match &cfg.placement {
-        // gedf -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, ...
-        Some(p) => SchedulerSpec::from(p.model_scheduler(cfg.policy).ok_or_else(|| {
-            usage(format!(
-                "--policy {}: the simulator has no model of it",
-                cfg.policy_name()
+    // linux-dl -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, rm -> fp:rm, ...
+    let scheduler = cfg.scheduler();
+    let spec = match scheduler.model_scheduler(rr_timeslice()) {
+        Some(model) => SchedulerSpec::from(model),
+        None if cfg.placement.is_none() => {
+            return Err(usage(
+                "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
             ))
-        })?),
+        }
         None => {
-            let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
-                return Err(usage(
-                    "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
-                ));
-            };
-            SchedulerSpec::from(model)
+            return Err(usage(format!(
+                "--policy {scheduler}: the simulator has no model of it"
+            )))
         }
     };
-    let protocol = match cfg.protocol {
-        LockProtocol::None => LockingProtocol::None,
-        LockProtocol::Pip => LockingProtocol::Pip,
-        LockProtocol::Ipcp => LockingProtocol::Ipcp,
-    };
+    let protocol = cfg.protocol;
     // The simulator's refusals (a protocol its scheduler cannot take) come
     // before the real run, not after it.
     let probe = SimConfig {
@@ -144,10 +138,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .filter(|p| p.start.as_ns() < real.ended_ns)
         .collect();
-    sim_cfg.on_miss = match cfg.on_miss {
-        Overrun::Skip => MissRule::Skip,
-        Overrun::Continue => MissRule::Continue,
-    };
+    sim_cfg.on_miss = cfg.on_miss;
     let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
         // The simulator stops an overloaded run at its backlog limit.
@@ -162,7 +153,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let tasks = compare_tasks(real.tasks.iter().map(|t| &t.metrics), &sim.tasks, tolerance);
     let comparison = Comparison::new(
         set.name.clone(),
-        real.policy.clone(),
+        real.policy.to_string(),
         spec.to_string(),
         tasks,
         real,
