@@ -328,7 +328,7 @@ impl RunFlags {
     }
 }
 
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
+pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink + Send>>;
 
 /// A job file to stream the run into: the flag that asked for it, its
 /// path, and how to open the format on the file.
@@ -370,7 +370,7 @@ pub struct Executed {
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
-    more_sinks: Vec<Box<dyn JobSink>>,
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
     let mut cfg = flags.config()?;

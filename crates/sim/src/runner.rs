@@ -6,12 +6,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rtlab_model::overheads::Overheads;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::runner::{earliest_miss, RunCounts, RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::config::{MissRule, SimConfig};
-use crate::engine::Simulator;
 use crate::error::SimError;
 use crate::scheduler::SchedulerSpec;
 
@@ -97,13 +96,7 @@ impl Runner for SimRunner {
                 }
             }
         };
-        let report = if scheduler.is_multiprocessor() || set.processors() != 1 {
-            crate::multi::run(set, &scheduler, &config, Some(Box::new(sink)))?.report
-        } else {
-            let mut sim = Simulator::new(set, &scheduler, config)?;
-            sim.on_job(sink);
-            sim.report()
-        };
+        let report = crate::run(set, &scheduler, &config, Some(Box::new(EachJob(sink))))?.report;
         let mut missed = missed.take();
         missed.sort();
         let on_time = on_time.take();

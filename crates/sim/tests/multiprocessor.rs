@@ -7,10 +7,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use proptest::prelude::*;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{Nanos, Platform, Task, TaskSet};
-use rtlab_sim::multi::{self, MultiRun};
-use rtlab_sim::{simulate, SchedulerSpec, SimConfig, SimError, TraceWindow};
+use rtlab_sim::{simulate, Finished, SchedulerSpec, SimConfig, SimError, TraceWindow};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -41,15 +40,17 @@ fn fixed(set: TaskSet, cpus: &[u32]) -> TaskSet {
 }
 
 /// Every job record of a run, in the order jobs left it, and the run.
-fn run(set: &TaskSet, spec: &str, config: &SimConfig) -> (Vec<JobRecord>, MultiRun) {
+fn run(set: &TaskSet, spec: &str, config: &SimConfig) -> (Vec<JobRecord>, Finished) {
     let records = Rc::new(RefCell::new(Vec::new()));
     let sink = Rc::clone(&records);
     let spec: SchedulerSpec = spec.parse().unwrap();
-    let out = multi::run(
+    let out = rtlab_sim::run(
         set,
         &spec,
         config,
-        Some(Box::new(move |r: &JobRecord| sink.borrow_mut().push(*r))),
+        Some(Box::new(EachJob(move |r: &JobRecord| {
+            sink.borrow_mut().push(*r)
+        }))),
     )
     .unwrap();
     let mut records = records.borrow().clone();
@@ -505,11 +506,7 @@ fn global_runs_end_at_the_end_of_time() {
                 };
                 std::thread::spawn(move || {
                     let config = SimConfig::new(Nanos::MAX);
-                    let out = if spec.is_multiprocessor() {
-                        multi::run(&set, &spec, &config, None).map(|r| r.report.released)
-                    } else {
-                        simulate(&set, &spec, &config).map(|r| r.released)
-                    };
+                    let out = simulate(&set, &spec, &config).map(|r| r.released);
                     done.send(out.map_err(|e| e.to_string())).unwrap();
                 });
                 let out = wait

@@ -289,7 +289,7 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
             let set = file::load(&format!("builtin:lf-scenario-{n}"))?.set;
             let cfg = RunConfig::new(Nanos::from_ms(500), policy);
             let gantt = GanttRows::new();
-            let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(gantt.clone())];
+            let sinks: Vec<Box<dyn JobSink + Send>> = vec![Box::new(gantt.clone())];
             row.push(
                 match executor::run_recording(&set, &cfg, interrupt, sinks) {
                     Ok((r, _)) => {

@@ -79,7 +79,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let gantt = GanttRows::new();
-    let more_sinks: Vec<Box<dyn JobSink>> = match args.plot {
+    let more_sinks: Vec<Box<dyn JobSink + Send>> = match args.plot {
         Some(_) => vec![Box::new(gantt.clone())],
         None => Vec::new(),
     };

@@ -338,7 +338,7 @@ pub fn run_recording(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     run_traced(set, cfg, interrupt, sinks).map(|(report, written, _)| (report, written))
 }
@@ -366,7 +366,7 @@ pub fn run_traced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    mut sinks: Vec<Box<dyn JobSink>>,
+    mut sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<TracedRun, RtError> {
     let Some(request) = &cfg.kernel_trace else {
         return run_untraced(set, cfg, interrupt, sinks).map(|(r, w)| (r, w, None));
@@ -418,7 +418,7 @@ fn run_untraced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     // The set's tasks and the phases' (each first released at its phase's
     // start plus its offset), every thread made before the first release.

@@ -16,15 +16,12 @@
 //! ([`crate::engine`], [`crate::queue`]); locks, ticks, per-event kernel
 //! costs and overload phases are refused on m > 1 ([`super::check`]).
 
-use std::collections::VecDeque;
-
-use rand_chacha::ChaCha8Rng;
-use rtlab_model::random::{below, stream_rng};
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
+use rtlab_model::results::{JobRecord, JobSink, Totals};
 use rtlab_model::{Nanos, Task};
 
-use crate::config::{ExecModel, JitterModel, MissRule, SimConfig};
-use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
+use crate::config::{MissRule, SimConfig};
+use crate::engine::BacklogStop;
+use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{ProcessorMetrics, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::trace::{Trace, TraceRecord};
@@ -108,16 +105,11 @@ pub struct GlobalSim {
     queue: EventQueue,
     jobs: Vec<GlobalJob>,
     free: Vec<usize>,
-    head: Vec<Option<usize>>,
-    pending: Vec<VecDeque<usize>>,
-    pending_jobs: usize,
-    stopped: Option<BacklogStop>,
+    /// Each task's ready job and the jobs waiting behind it.
+    backlog: Backlog<usize>,
     cpus: Vec<Processor>,
-    rngs: Vec<ChaCha8Rng>,
-    jitter_rngs: Vec<ChaCha8Rng>,
-    last_ready: Vec<Nanos>,
-    summaries: Vec<TaskSummary>,
-    sink: Option<super::JobSink>,
+    draws: Draws,
+    ledger: Ledger,
     context_switches: u64,
     events: u64,
     next_uid: u64,
@@ -154,14 +146,9 @@ impl GlobalSim {
             t
         });
         let mut sim = GlobalSim {
-            rngs: (0..n).map(|i| stream_rng(config.seed, i as u64)).collect(),
-            jitter_rngs: (0..n)
-                .map(|i| stream_rng(config.seed, crate::engine::JITTER_STREAMS | i as u64))
-                .collect(),
-            last_ready: vec![Nanos::ZERO; n],
-            summaries: vec![TaskSummary::default(); n],
-            head: vec![None; n],
-            pending: vec![VecDeque::new(); n],
+            draws: Draws::new(config.seed, n),
+            ledger: Ledger::new(n),
+            backlog: Backlog::new(n),
             cpus: vec![Processor::default(); m as usize],
             tasks,
             rule,
@@ -173,9 +160,6 @@ impl GlobalSim {
             queue: EventQueue::default(),
             jobs: Vec::new(),
             free: Vec::new(),
-            pending_jobs: 0,
-            stopped: None,
-            sink: None,
             context_switches: 0,
             events: 0,
             next_uid: 0,
@@ -194,8 +178,14 @@ impl GlobalSim {
     }
 
     /// Sends every job record to `sink` as the job leaves the run.
-    pub fn on_job(&mut self, sink: impl FnMut(&JobRecord) + 'static) {
-        self.sink = Some(Box::new(sink));
+    pub fn with_sink(&mut self, sink: Box<dyn JobSink>) {
+        self.ledger.set_sink(sink);
+    }
+
+    /// Finishes the run and ends the job sink's output; its first error.
+    pub fn finish_jobs(&mut self) -> std::io::Result<()> {
+        self.run();
+        self.ledger.finish()
     }
 
     /// Runs to the end.
@@ -205,7 +195,7 @@ impl GlobalSim {
 
     /// Why the run stopped early, if it did.
     pub fn stopped(&self) -> Option<BacklogStop> {
-        self.stopped
+        self.backlog.stopped()
     }
 
     /// The recorded trace (after the run).
@@ -261,7 +251,7 @@ impl GlobalSim {
     /// waiting job's laxity reaches zero).
     fn change_time(&self) -> Option<Nanos> {
         let mut next = None;
-        for slot in self.head.iter().flatten().copied() {
+        for slot in self.backlog.heads() {
             let job = &self.jobs[slot];
             let at = self.rule.change_at(job, job.on_cpu.is_some(), self.now);
             next = min_opt(next, at.filter(|&at| at > self.now));
@@ -290,17 +280,9 @@ impl GlobalSim {
         if at >= self.config.duration {
             return;
         }
-        let jitter = self.tasks[task].jitter;
-        let delay = match self.config.jitter {
-            JitterModel::None => Nanos::ZERO,
-            JitterModel::Max => jitter,
-            JitterModel::Uniform if jitter.is_zero() => Nanos::ZERO,
-            JitterModel::Uniform => {
-                Nanos::from_ns(below(&mut self.jitter_rngs[task], jitter.as_ns() + 1))
-            }
-        };
-        let ready = at.saturating_add(delay).max(self.last_ready[task]);
-        self.last_ready[task] = ready;
+        let ready = self
+            .draws
+            .ready_at(task, &self.tasks[task], at, self.config.jitter);
         self.queue
             .push(ready, Class::Release, Payload::Release { task, at });
     }
@@ -313,9 +295,9 @@ impl GlobalSim {
             self.schedule_release(task, next);
         }
         if self.config.on_miss == MissRule::Skip {
-            if let Some(h) = self.head[task] {
+            if let Some(h) = self.backlog.head(task) {
                 if self.jobs[h].deadline <= at {
-                    self.summaries[task].record_skipped(1);
+                    self.ledger.skipped(task);
                     return;
                 }
             }
@@ -369,24 +351,17 @@ impl GlobalSim {
                 },
             );
         }
-        if self.head[task].is_none() {
+        let was_stopped = self.backlog.stopped().is_some();
+        if self.backlog.arrive(task, slot, self.now) {
             self.make_ready(slot);
-        } else {
-            self.pending[task].push_back(slot);
-            self.pending_jobs += 1;
-            if self.pending_jobs > MAX_PENDING_JOBS && self.stopped.is_none() {
-                self.stopped = Some(BacklogStop {
-                    at: self.now,
-                    pending: self.pending_jobs,
-                });
-                self.config.duration = self.now.max(Nanos::from_ns(1));
-            }
+        } else if !was_stopped && self.backlog.stopped().is_some() {
+            self.config.duration = self.now.max(Nanos::from_ns(1));
         }
     }
 
     fn make_ready(&mut self, slot: usize) {
         let job = &mut self.jobs[slot];
-        self.head[job.task] = Some(slot);
+        self.backlog.set_head(job.task, slot);
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.rule.is_static() {
@@ -395,14 +370,7 @@ impl GlobalSim {
     }
 
     fn draw_demand(&mut self, task: usize) -> Nanos {
-        let t = &self.tasks[task];
-        match t.bcet.filter(|&b| b < t.wcet) {
-            Some(bcet) if self.config.exec == ExecModel::Uniform => {
-                let span = (t.wcet - bcet).as_ns() + 1;
-                bcet + Nanos::from_ns(below(&mut self.rngs[task], span))
-            }
-            _ => t.wcet,
-        }
+        self.draws.demand(task, &self.tasks[task], self.config.exec)
     }
 
     fn complete(&mut self, slot: usize) {
@@ -445,9 +413,8 @@ impl GlobalSim {
                 at: deadline,
             });
         }
-        if self.head[task] != Some(slot) {
-            self.pending[task].retain(|&j| j != slot);
-            self.pending_jobs -= 1;
+        if self.backlog.head(task) != Some(slot) {
+            self.backlog.drop_waiting(task, slot);
             self.jobs[slot].done = true;
             self.free.push(slot);
             return;
@@ -473,10 +440,7 @@ impl GlobalSim {
             blocked: None,
             demand: Some(j.demand),
         };
-        self.summaries[j.task].record(&record, self.config.duration);
-        if let Some(sink) = &mut self.sink {
-            sink(&record);
-        }
+        self.ledger.record(&record, self.config.duration);
     }
 
     fn retire(&mut self, slot: usize) {
@@ -486,10 +450,8 @@ impl GlobalSim {
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
-        self.head[task] = None;
         self.static_keys[task] = None;
-        if let Some(next) = self.pending[task].pop_front() {
-            self.pending_jobs -= 1;
+        if let Some(next) = self.backlog.retire(task) {
             self.make_ready(next);
         }
     }
@@ -505,8 +467,8 @@ impl GlobalSim {
         if self.rule.is_static() {
             order.extend(self.static_keys.iter().flatten().copied());
         } else {
-            for task in 0..self.head.len() {
-                let Some(slot) = self.head[task] else {
+            for task in 0..self.tasks.len() {
+                let Some(slot) = self.backlog.head(task) else {
                     continue;
                 };
                 let job = &mut self.jobs[slot];
@@ -619,12 +581,7 @@ impl GlobalSim {
     /// The report (runs to the end first).
     pub fn report(&mut self) -> SimReport {
         self.run();
-        let tasks: Vec<_> = self
-            .summaries
-            .iter()
-            .zip(&self.tasks)
-            .map(|(s, t)| s.metrics(&t.name))
-            .collect();
+        let tasks = self.ledger.metrics(&self.tasks);
         let totals = Totals::of(&tasks);
         let duration = self.config.duration;
         let processors: Vec<ProcessorMetrics> = self

@@ -46,8 +46,10 @@ pub use rule::GlobalRule;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
-use rtlab_model::{Task, TaskSet};
+use std::io;
+
+use rtlab_model::results::{JobRecord, JobSink, TaskSummary, Totals};
+use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::config::{LockingProtocol, SimConfig};
 use crate::engine::{BacklogStop, Simulator};
@@ -68,13 +70,38 @@ pub struct MultiRun {
     pub trace: Option<Trace>,
     /// Why (part of) the run stopped early, if it did.
     pub stopped: Option<BacklogStop>,
+    /// How the job sink's output went: its first error, if any.
+    pub jobs_written: io::Result<()>,
 }
 
 /// A sub-run: its processors and its tasks (indices into the set).
 pub type Group = (Vec<u32>, Vec<usize>);
 
-/// Where job records go.
-pub type JobSink = Box<dyn FnMut(&JobRecord)>;
+/// A sub-run's records, its tasks and processors numbered as the whole
+/// run's, to the run's one sink.
+struct Renumbered {
+    out: Rc<RefCell<Box<dyn JobSink>>>,
+    cpus: Vec<u32>,
+    tasks: Vec<usize>,
+}
+
+impl JobSink for Renumbered {
+    fn job(&mut self, r: &JobRecord, ended: Nanos) -> io::Result<()> {
+        let (cpus, tasks) = (&self.cpus, &self.tasks);
+        let mut r = *r;
+        r.task = tasks[r.task];
+        r.cpu = r.cpu.map(|c| cpus[c as usize]);
+        r.start_cpu = match (r.start_cpu, r.start) {
+            (Some(c), _) => Some(cpus[c as usize]),
+            (None, Some(_)) if cpus.len() == 1 => Some(cpus[0]),
+            _ => None,
+        };
+        if cpus.len() == 1 && r.finish.is_some() {
+            r.cpu = Some(cpus[0]);
+        }
+        self.out.borrow_mut().job(&r, ended)
+    }
+}
 
 /// Refuses what the multiprocessor simulation does not model, in words.
 pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<(), SimError> {
@@ -185,7 +212,7 @@ pub fn run(
     set: &TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
-    sink: Option<JobSink>,
+    sink: Option<Box<dyn JobSink>>,
 ) -> Result<MultiRun, SimError> {
     if let Some(e) = set.errors().first() {
         return Err(SimError::TaskSet {
@@ -221,6 +248,7 @@ pub fn run(
         })?,
     };
     let sink = sink.map(|s| Rc::new(RefCell::new(s)));
+    let mut written = Ok(());
     let mut merged = Merged::new(set, &name, config);
     for (cpus, tasks) in groups {
         if tasks.is_empty() {
@@ -240,32 +268,23 @@ pub fn run(
         )
         .on_platform(rtlab_model::Platform::new(cpus.len() as u32));
         let sub_config = config.clone();
-        let forward = sink.clone().map(|s| {
-            let (cpus, tasks) = (cpus.clone(), tasks.clone());
-            move |r: &JobRecord| {
-                let mut r = *r;
-                r.task = tasks[r.task];
-                r.cpu = r.cpu.map(|c| cpus[c as usize]);
-                r.start_cpu = match (r.start_cpu, r.start) {
-                    (Some(c), _) => Some(cpus[c as usize]),
-                    (None, Some(_)) if cpus.len() == 1 => Some(cpus[0]),
-                    _ => None,
-                };
-                if cpus.len() == 1 && r.finish.is_some() {
-                    r.cpu = Some(cpus[0]);
-                }
-                (s.borrow_mut())(&r);
-            }
+        let forward = sink.clone().map(|out| -> Box<dyn JobSink> {
+            Box::new(Renumbered {
+                out,
+                cpus: cpus.clone(),
+                tasks: tasks.clone(),
+            })
         });
         let rule = spec.global_rule(&sub_set.tasks)?;
         let (report, trace, stopped) = match (spec.per_processor(), rule) {
             (Some(uni), _) => {
                 let mut sim = Simulator::new(&sub_set, &uni, sub_config)?;
                 if let Some(f) = forward {
-                    sim.on_job(f);
+                    sim.with_sink(f);
                 }
                 sim.run();
                 let report = sim.report();
+                written = written.and(sim.finish_jobs());
                 (report, sim.trace().map(clone_trace), sim.stopped())
             }
             (None, Some(rule)) => {
@@ -278,9 +297,10 @@ pub fn run(
                     sub_config,
                 );
                 if let Some(f) = forward {
-                    sim.on_job(f);
+                    sim.with_sink(f);
                 }
                 let report = sim.report();
+                written = written.and(sim.finish_jobs());
                 (report, sim.take_trace(), sim.stopped())
             }
             (None, None) => {
@@ -293,7 +313,12 @@ pub fn run(
         merged.add(&report, trace.as_ref(), &cpus, &tasks);
         merged.stopped = merged.stopped.or(stopped);
     }
-    Ok(merged.finish())
+    if let Some(out) = sink {
+        written = written.and_then(|()| out.borrow_mut().finish());
+    }
+    let mut run = merged.finish();
+    run.jobs_written = written;
+    Ok(run)
 }
 
 /// The groups of a clustered run: each cluster's processors and tasks
@@ -485,6 +510,7 @@ impl Merged {
             report: self.report,
             trace: self.trace,
             stopped: self.stopped,
+            jobs_written: Ok(()),
         }
     }
 }
