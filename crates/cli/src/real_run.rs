@@ -328,17 +328,49 @@ impl RunFlags {
     }
 }
 
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink + Send>>;
+/// Which job file: the format, and the flag that asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobFileKind {
+    /// `--jobs`: one CSV row per job (with a kernel trace, written after
+    /// the run with the kernel's columns).
+    Jobs,
+    /// `--trace`: the Chrome trace of every job (with a kernel trace, the
+    /// kernel's schedule is added after the run).
+    Trace,
+}
 
-/// A job file to stream the run into: the flag that asked for it, its
-/// path, and how to open the format on the file.
+impl JobFileKind {
+    /// The flag's name, without dashes.
+    pub fn flag(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "jobs",
+            JobFileKind::Trace => "trace",
+        }
+    }
+
+    /// What the file holds, for the line that says it was written.
+    fn what(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "one record per job",
+            JobFileKind::Trace => "Chrome trace of every job, open in Perfetto or chrome://tracing",
+        }
+    }
+
+    /// Opens the format on a created file (writes its opening).
+    fn open(self, out: BufWriter<File>, set: &TaskSet) -> std::io::Result<Box<dyn JobSink + Send>> {
+        Ok(match self {
+            JobFileKind::Jobs => Box::new(executor::JobsCsv::new(out, set)?),
+            JobFileKind::Trace => Box::new(executor::ChromeTrace::new(out, set)?),
+        })
+    }
+}
+
+/// A job file to stream the run into.
 pub struct JobFile<'a> {
-    /// `jobs` or `trace`.
-    pub flag: &'static str,
+    /// Which one.
+    pub kind: JobFileKind,
     /// Where.
     pub path: &'a str,
-    /// The format.
-    pub open: OpenJobFile,
 }
 
 /// `--lag-controller=KIND`.
@@ -373,8 +405,22 @@ pub fn execute(
     more_sinks: Vec<Box<dyn JobSink + Send>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
-    let mut cfg = flags.config()?;
-    let mut loaded = file::load(&flags.taskset)?;
+    let cfg = flags.config()?;
+    let loaded = file::load(&flags.taskset)?;
+    execute_loaded(flags, cfg, loaded, files, more_sinks, saver)
+}
+
+/// [`execute`] of a set already loaded under the configuration `cfg`
+/// (`flags.config()`, not yet placed), for a command that needs the set
+/// before the run (`compare` loads it once).
+pub fn execute_loaded(
+    flags: &RunFlags,
+    mut cfg: RunConfig,
+    mut loaded: file::LoadedTaskSet,
+    files: &[JobFile<'_>],
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
+    saver: Option<&Saver>,
+) -> anyhow::Result<Executed> {
     crate::flags::add_modes(
         &mut cfg.phases,
         &loaded.modes,
@@ -408,12 +454,12 @@ pub fn execute(
     // and the job rows, which gain its columns, are written after the run.
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
-            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
+            .and_then(|out| f.kind.open(BufWriter::new(out), &loaded.set))
+            .with_context(|| format!("--{}: cannot create {}", f.kind.flag(), f.path))?;
         sinks.push(created);
     }
     if let Some(saver) = saver {
@@ -448,12 +494,13 @@ pub fn execute(
     let mut results = written.into_iter();
     let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             written.push(Ok(()));
             continue;
         }
         let result = results.next().unwrap_or(Ok(()));
-        written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
+        written
+            .push(result.with_context(|| format!("--{}: cannot write {}", f.kind.flag(), f.path)));
     }
     written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));
     let mut schedule = Vec::new();
@@ -487,8 +534,8 @@ pub fn execute(
             }
         }
         for (i, f) in files.iter().enumerate() {
-            match (f.flag, analysis) {
-                ("jobs", _) => {
+            match (f.kind, analysis) {
+                (JobFileKind::Jobs, _) => {
                     written[i] = kernel_trace::write_jobs_csv(
                         f.path,
                         &loaded.set,
@@ -497,27 +544,23 @@ pub fn execute(
                         &report,
                     );
                 }
-                ("trace", Some(a)) => {
+                (JobFileKind::Trace, Some(a)) => {
                     if let Err(e) = kernel_trace::write_schedule(f.path, a, &report) {
                         if written[i].is_ok() {
                             written[i] = Err(e);
                         }
                     }
                 }
-                _ => {}
+                (JobFileKind::Trace, None) => {}
             }
         }
     }
     for (f, result) in files.iter().zip(&written) {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         if result.is_ok() {
-            let what = match f.flag {
-                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
-                _ => "one record per job",
-            };
-            crate::wrote::wrote(f.path, what);
+            crate::wrote::wrote(f.path, f.kind.what());
         }
     }
     let reported = files.len() + usize::from(saver.is_some());

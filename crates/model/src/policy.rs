@@ -1,38 +1,52 @@
-//! One vocabulary for "which scheduler", shared by the analysis, the
-//! simulator and the real-thread executor. Each idea has one type here:
+//! One vocabulary for scheduling, shared by the analysis, the simulator,
+//! the real-thread executor, the CLI and Python. One type per idea, each
+//! with its `FromStr` and `Display` written once; a name means one thing
+//! wherever rtlab reads or prints it.
 //!
-//! | type | what it names | who chooses it |
-//! | --- | --- | --- |
-//! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment (OPA) | every fixed-priority scheduler below |
-//! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests: fixed priorities under an assignment, or EDF | `analyze --policy`, `sweep` |
-//! | [`RunPolicy`] | how the task threads of a real run are scheduled: `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | `run --policy`, `hartstone`, `breakdown` |
-//! | [`ModelScheduler`] | the simulator scheduler that models one of the above, on one CPU or several (`linux-dl`, `pedf`, `gfp:dm`, ...), as a type rather than a `--scheduler` string | `compare`, `run --json`'s `scheduler`, `hartstone`, `breakdown`, the global-vs-partitioned study |
+//! | type | the idea | names | who chooses it |
+//! | --- | --- | --- | --- |
+//! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment | `rm`, `dm`, `given`, `opa` | every fixed-priority scheduler |
+//! | [`Scope`] | where a scheduler runs | `uni`, `global`, `partitioned`, `clustered` | the registry (per scheduler), a real run (per `--policy`) |
+//! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests | `rm`, `dm`, `given`, `opa`, `edf` | `analyze --policy`, `sweep` |
+//! | [`RunPolicy`] | the Linux policy of a real run's threads | `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | inside [`RealScheduler`] |
+//! | [`RealScheduler`] | the real scheduler a user names: a policy with its scope | the above on one CPU; `linux-dl`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` on several | `run`/`compare --policy`, the global-vs-partitioned study, `RunReport::policy` |
+//! | [`ModelScheduler`] | the simulator scheduler that models a real one (a type, not a `--scheduler` string) | `fp:rm`, `edf`, `fifo`, `rr:Q:linux`, `linux-dl`, `pedf`, `cedf`, `gfp:dm`, `pfp:dm`, `hybrid:dm` | `compare`, `RunReport::scheduler`, `hartstone`, `breakdown`, the studies' `Runner` |
+//! | [`LockingProtocol`] | the resource-access protocol of critical sections | `none`, `npp`, `pip`, `ipcp` (`pcp` read as it), `srp`, `dfp` | `sim --protocol`, `analyze --locking`, `run --protocol` (none, pip, ipcp) |
+//! | [`MissRule`] | what happens to a late job | `continue`, `abort` (simulator only), `skip` | `--on-miss` of `sim`, `run`, `hartstone` |
 //!
-//! [`PriorityAssignment::levels`] is the one place the RM/DM orders and
-//! their tie rules are written.
+//! A name differs where the thing differs: `gedf` is the simulator's
+//! global EDF with LITMUS^RT's tie rule (the task declared first wins a
+//! deadline tie even against a running job), which no Linux policy has;
+//! SCHED_DEADLINE over several CPUs is `linux-dl` in `sim` and in `run`
+//! alike.
 //!
 //! Conversions, each written once: `AnalysedPolicy -> ModelScheduler`
 //! (`From`), `RunPolicy -> ModelScheduler` ([`RunPolicy::model_scheduler`],
-//! which needs the kernel's SCHED_RR quantum; on several CPUs
-//! `rtlab_rt::executor::Placement::model_scheduler`, which needs how the
-//! CPUs are shared), `RunPolicy -> PriorityAssignment`
-//! ([`RunPolicy::priority_assignment`]), and in the simulator
-//! `ModelScheduler -> SchedulerSpec` (`From`). None goes through a string.
+//! which needs the kernel's SCHED_RR quantum), `RealScheduler ->
+//! ModelScheduler` ([`RealScheduler::model_scheduler`]), `RunPolicy ->
+//! PriorityAssignment` ([`RunPolicy::priority_assignment`]), and in the
+//! simulator `ModelScheduler -> SchedulerSpec` (`From`). None goes through
+//! a string.
 //!
-//! Two other types live elsewhere on purpose:
+//! Other types that name a scheduler live elsewhere on purpose, each a
+//! different idea:
 //!
-//! * `rtlab_sim::SchedulerSpec` is the simulator's parameterised registry
-//!   (every `--scheduler`, multiprocessor ones included, with their
-//!   parameters and parsing) and builds the engine's schedulers
-//!   (`SchedulerSpec::build`), so it stays in `sim`;
+//! * `rtlab_sim::SchedulerSpec` is the simulator's registry entry as parsed
+//!   (every `--scheduler`, with its parameters, e.g. `ipi:burst=4ms`); it
+//!   builds the engine's schedulers, so it stays in `sim`
+//!   (`crates/sim/src/registry.rs`);
+//! * [`crate::simso::SimsoScheduler`] names a scheduler in the SimSo file
+//!   format's terms (its class names); the simulator converts it `From`
+//!   into `SchedulerSpec`;
 //! * `rtlab_host::policy::Policy` is one thread's kernel attributes for
-//!   `sched_setattr` (SCHED_FIFO priority, SCHED_DEADLINE runtime, ...);
-//!   `rtlab_rt::executor::thread_policies` computes one per task from a
-//!   [`RunPolicy`], since it needs the host.
-//!
-//! [`crate::simso::SimsoScheduler`] names a scheduler both rtlab and SimSo
-//! have, in the SimSo file format's terms (its class names); the simulator
-//! converts it `From` into `SchedulerSpec` as well.
+//!   `sched_setattr` (a SCHED_FIFO priority, a SCHED_DEADLINE runtime);
+//!   the CLI's `PolicyName` is the measuring thread's kernel class of
+//!   `latency`/`drift` (other, fifo, rr, deadline): neither chooses how a
+//!   task set is scheduled;
+//! * `rtlab_sim::PolicyKind` (fixed priorities, deadlines, other) is what
+//!   kind of priorities a built scheduler uses, for the locking protocols;
+//! * the global-vs-partitioned study's `Method` is the study's closed set
+//!   of four arms, each named by its [`RealScheduler`].
 //!
 //! Levels follow the SCHED_FIFO convention: a **larger number is more
 //! urgent**. RM and DM give distinct levels `n` (most urgent) down to `1`;

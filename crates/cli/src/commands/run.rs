@@ -7,9 +7,9 @@ use clap::Args;
 use rtlab_model::{printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
+use rtlab_rt::executor::{JobSink, RunReport};
 
-use crate::real_run::{execute, lost_threads, Executed, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, Executed, JobFile, JobFileKind, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
 use rtlab_report::table;
@@ -58,24 +58,20 @@ pub struct RunArgs {
     pub save: SaveFlags,
 }
 
-/// Opens a job-file format on a created file: writes its opening and
-/// returns the sink.
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     rtlab_report::table::fit_to_terminal(!args.flags.wide);
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {
-            flag: "jobs",
+            kind: JobFileKind::Jobs,
             path,
-            open: |out, set| Ok(Box::new(JobsCsv::new(out, set)?)),
         });
     }
     if let Some(path) = &args.trace {
         files.push(JobFile {
-            flag: "trace",
+            kind: JobFileKind::Trace,
             path,
-            open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
         });
     }
     let gantt = GanttRows::new();

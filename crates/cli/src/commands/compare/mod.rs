@@ -17,7 +17,7 @@ use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::{rr_timeslice, RunReport};
 use rtlab_sim::{SchedulerSpec, SimConfig, SimReport};
 
-use crate::real_run::{execute, RunFlags};
+use crate::real_run::{execute_loaded, RunFlags};
 use crate::usage::usage;
 use rtlab_report::table;
 
@@ -86,10 +86,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ))),
         };
     }
-    let mut cfg = args.flags.config()?;
-    let placed = args
-        .flags
-        .place(rtlab_model::file::load(&args.flags.taskset)?.set, &mut cfg)?;
+    // The set is loaded once: placed here for the simulator's refusals,
+    // run as loaded (the run places it the same way).
+    let unplaced = args.flags.config()?;
+    let loaded = rtlab_model::file::load(&args.flags.taskset)?;
+    let mut cfg = unplaced.clone();
+    let placed = args.flags.place(loaded.set.clone(), &mut cfg)?;
     // linux-dl -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, rm -> fp:rm, ...
     let scheduler = cfg.scheduler();
     let spec = match scheduler.model_scheduler(rr_timeslice()) {
@@ -126,13 +128,20 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         origin,
         report: real,
         ..
-    } = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
+    } = execute_loaded(
+        &args.flags,
+        unplaced,
+        loaded.clone(),
+        &[],
+        Vec::new(),
+        saver.as_ref(),
+    )?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.protocol = protocol;
     // The same phases and modes, those that started before the real run
     // ended.
     let mut phases = cfg.phases.clone();
-    let modes = rtlab_model::file::load(&args.flags.taskset)?.modes;
+    let modes = loaded.modes;
     crate::flags::add_modes(&mut phases, &modes, set.tasks.len(), cfg.duration)?;
     sim_cfg.phases = phases
         .into_iter()
