@@ -537,23 +537,8 @@ impl Simulator {
         let uid = self.next_uid;
         self.next_uid += 1;
         let job = Job {
-            task,
-            index,
-            release: at,
-            deadline: at.saturating_add(deadline),
-            demand,
-            executed: Nanos::ZERO,
-            start: None,
-            preemptions: 0,
-            state: JobState::Pending,
-            boost: None,
             uid,
-            op_cursor: 0,
-            held: Vec::new(),
-            boost_stack: Vec::new(),
-            blocked_on: None,
-            blocked_since: None,
-            blocked: Nanos::ZERO,
+            ..Job::new(task, index, at, at.saturating_add(deadline), demand)
         };
         let abs_deadline = job.deadline;
         let id = match self.free.pop() {

@@ -1338,3 +1338,28 @@ fn the_fair_server_takes_the_processor_at_zero_laxity_by_hand() {
         .model
         .starts_with("not modelled under edf"));
 }
+
+/// An engine outside the simulator (the real-clock dispatcher) drives a
+/// registry scheduler through the public view: jobs made with `Job::new`,
+/// the view with `System::new`. EDF picks the earlier deadline; LLF the
+/// smaller `d - remaining`, here the other job.
+#[test]
+fn an_outside_engine_drives_a_scheduler_through_the_public_view() {
+    let tasks = vec![
+        Task::new("a", ms(20), ms(4)).with_deadline(ms(10)),
+        Task::new("b", ms(20), ms(1)).with_deadline(ms(8)),
+    ];
+    let mut jobs = vec![
+        rtlab_sim::Job::new(0, 0, ms(0), ms(10), ms(4)),
+        rtlab_sim::Job::new(1, 0, ms(0), ms(8), ms(1)),
+    ];
+    for job in &mut jobs {
+        job.state = rtlab_sim::JobState::Ready;
+    }
+    let ready = [rtlab_sim::JobId::new(0), rtlab_sim::JobId::new(1)];
+    let view = rtlab_sim::System::new(ms(0), &tasks, &jobs, &ready, None);
+    let mut edf = spec("edf").build(&tasks).unwrap();
+    assert_eq!(edf.pick(&view), Some(ready[1]));
+    let mut llf = spec("llf").build(&tasks).unwrap();
+    assert_eq!(llf.pick(&view), Some(ready[0]));
+}

@@ -86,6 +86,30 @@ pub struct System<'a> {
 }
 
 impl<'a> System<'a> {
+    /// The view an engine gives its scheduler: the time, the tasks, the
+    /// job table (indexed by [`JobId::index`]), the ready jobs in the order
+    /// they became ready, and the job on the processor. No stack resource
+    /// policy ceiling: [`System::may_start`] is then always true. An
+    /// engine outside the simulator (the real-clock dispatcher) drives a
+    /// [`Scheduler`] through this.
+    pub fn new(
+        now: Nanos,
+        tasks: &'a [Task],
+        jobs: &'a [Job],
+        ready: &'a [JobId],
+        running: Option<JobId>,
+    ) -> System<'a> {
+        System {
+            now,
+            tasks,
+            jobs,
+            ready,
+            running,
+            srp_ceiling: None,
+            srp_levels: &[],
+        }
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Nanos {
         self.now
