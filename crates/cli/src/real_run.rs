@@ -150,7 +150,10 @@ fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
 impl RunFlags {
     /// `--policy`, parsed once (a usage error naming the flag otherwise).
     pub fn scheduler(&self) -> anyhow::Result<RealScheduler> {
-        self.policy.parse::<RealScheduler>().map_err(|_| {
+        self.policy.parse::<RealScheduler>().map_err(|why| {
+            if self.policy.trim() == "gedf" {
+                return usage(format!("--policy `gedf`: {why}"));
+            }
             usage(format!(
                 "--policy `{}`: use {RUN_POLICIES}, or on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
                 printable(&self.policy)

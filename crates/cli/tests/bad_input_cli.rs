@@ -604,6 +604,16 @@ fn scheduler_and_policy_errors_name_their_flag() {
             "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf, or on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]\n",
         ),
         (
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "gedf", "-d", "10ms"],
+            2,
+            "error: --policy `gedf`: gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl\n",
+        ),
+        (
+            &["sim", s4, "-s", "EDF", "-d", "10ms"],
+            2,
+            "error: --scheduler `EDF`: unknown scheduler; did you mean `edf`?\n",
+        ),
+        (
             &["run", s4, "--policy", "given", "-d", "10ms"],
             1,
             "error: rtlab run --policy given: invalid policy given: task `t1` has no priority (add `priority = N`)\n",

@@ -465,7 +465,7 @@ impl FromStr for RealScheduler {
         let s = s.trim();
         let unknown = || {
             match s {
-            "gedf" => "unknown policy `gedf`: gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl".to_string(),
+            "gedf" => "gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl".to_string(),
             _ => format!("unknown policy `{s}` (use {REAL_SCHEDULERS})"),
         }
         };
