@@ -577,13 +577,6 @@ impl FromStr for MissRule {
 
 serialize_as_display!(MissRule, LockingProtocol);
 
-impl<'de> serde::Deserialize<'de> for MissRule {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MissRule, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
 /// A resource-access protocol for the tasks' critical sections: what the
 /// simulator runs (`sim --protocol`), what the analysis bounds (`analyze
 /// --locking`) and what a real run's mutexes do (`run --protocol`: `none`,
@@ -649,13 +642,6 @@ impl FromStr for LockingProtocol {
             "dfp" => Ok(LockingProtocol::Dfp),
             _ => Err(format!("unknown protocol `{s}` (use {LOCKING_PROTOCOLS})")),
         }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for LockingProtocol {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LockingProtocol, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
     }
 }
 
