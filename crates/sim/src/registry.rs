@@ -170,10 +170,10 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
     SchedulerEntry {
         name: "ipi",
         forms: "ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]",
-        summary: "I+PI control scheduler (Golchin 2017, section 3.1.1)",
+        summary: "I+PI control scheduler (Golchin 2017 section 3.1.1)",
         scope: Scope::Uni,
         preemptive: true,
-        ties: "as Golchin 2017",
+        ties: "Golchin 2017",
         paper: "Golchin 2017",
         on_many: "",
         parse: |a| ipi::IpiParams::parse(a.unwrap_or("")).map(SchedulerSpec::Ipi),
@@ -181,10 +181,10 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
     SchedulerEntry {
         name: "multiburst",
         forms: "multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]",
-        summary: "PI Multiburst scheduler (Golchin 2017, section 3.2); POLICY: immediate, next-burst or end-of-round",
+        summary: "PI Multiburst scheduler (Golchin 2017 section 3.2); POLICY: immediate, next-burst or end-of-round",
         scope: Scope::Uni,
         preemptive: true,
-        ties: "as Golchin 2017",
+        ties: "Golchin 2017",
         paper: "Golchin 2017",
         on_many: "",
         parse: |a| {

@@ -54,7 +54,7 @@ pub struct CharacterizeArgs {
     /// Write the per-n statistics as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab characterize").
+    /// Print JSON (schema in the guide, "rtlab characterize").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -215,7 +215,7 @@ fn r2(fit: Option<&LineFit>) -> String {
         .map_or("-".into(), |r| format!("{r:.3}"))
 }
 
-/// The human summary: per scenario and n the statistics beside paper 004's
+/// The human summary: per scenario and n the statistics beside Arakawa et al. 1993's
 /// RT Mach cost at that n, the fitted lines beside the paper's, the tick
 /// and how it was found, the ping-pong, the notes.
 fn describe(doc: &CharacterizeDocument) -> String {
@@ -295,7 +295,12 @@ fn describe(doc: &CharacterizeDocument) -> String {
         table::render(&t),
         String::new(),
     ];
-    let fit_header = ["cost", "this machine", "R^2", "RT Mach (paper 004)"];
+    let fit_header = [
+        "cost",
+        "this machine",
+        "R^2",
+        "RT Mach (Arakawa et al. 1993)",
+    ];
     let mut f = table::new(&fit_header, &[]);
     let timer = doc
         .fits

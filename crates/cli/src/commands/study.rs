@@ -30,7 +30,7 @@ use crate::usage::usage;
 /// `rtlab study ...`
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {
-    /// Paper 001: EDF against fixed priorities (DM), changing only the scheduler.
+    /// Carletto & Vardanega 2017: EDF against fixed priorities (DM), changing only the scheduler.
     #[command(after_help = EXAMPLES)]
     EdfVsFps(Box<EdfVsFpsArgs>),
     /// Global against partitioned EDF and FP on m CPUs: analysis, simulator and real threads.
@@ -42,11 +42,11 @@ const GVP_EXAMPLES: &str = "Examples:\n  \
     rtlab study global-vs-partitioned --cpus 2 --sets 5 --from 0.6 --to 2.0 --step 0.2\n  \
     rtlab study global-vs-partitioned --cpus 0,1 --sets 2 --tasks 4 --from 1.0 --to 1.4 --step 0.4 --duration 300ms --real\n\n\
     Random sets (UUniFast-discard, per-task U <= 0.8, periods 10-100ms, implicit deadlines) at rising\n\
-    total utilization on m processors, under gedf, pedf, gfp:dm and pfp:dm: proven by the analysis,\n\
-    met in the simulator (gedf as linux-dl), met on real threads (--real, root; SCHED_DEADLINE over\n\
+    total utilization on m processors, under linux-dl, pedf, gfp:dm and pfp:dm: proven by the\n\
+    analysis, met in the simulator, met on real threads (--real, root; SCHED_DEADLINE over\n\
     every CPU, exclusive cpusets per CPU, SCHED_FIFO floating or pinned), and the highest schedulable\n\
-    utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under gedf and\n\
-    pedf. README: \"Multiprocessor on real threads\".";
+    utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under linux-dl\n\
+    and pedf. The guide: \"Multiprocessor on real threads\".";
 
 /// `rtlab study global-vs-partitioned`
 #[derive(Debug, Args)]
@@ -97,7 +97,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --real --real-step 10 --real-duration 500ms --cooldown 100ms\n\n\
     Highest schedulable utilization: random sets per type (deadlines constrained|implicit x periods\n\
     short-mid 1-100ms | mid 10-100ms | all 1ms-1s), every C scaled from --from to --to by --step until\n\
-    the first miss, EDF and FPS (DM) separately. README: \"The EDF-versus-FPS study\".";
+    the first miss, EDF and FPS (DM) separately. The guide: \"The EDF-versus-FPS study\".";
 
 /// `rtlab study edf-vs-fps`
 #[derive(Debug, Args)]
@@ -188,7 +188,7 @@ pub struct EdfVsFpsArgs {
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
-/// A section of the study (paper 001's questions).
+/// A section of the study (Carletto & Vardanega 2017's questions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     /// Highest schedulable utilization per task-set type.
