@@ -19,7 +19,7 @@ use crate::confirm::run_confirmed;
 use rtlab_model::Nanos;
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_sim::runner::SimRunner;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimError};
+use rtlab_sim::{MissRule, SchedulerSpec, SimError};
 
 /// A run's counts as one Hartstone iteration: misses, the earliest missed
 /// deadline, context switches, preemptions and jobs over every task.
@@ -209,7 +209,7 @@ pub fn extended_series<R: Runner>(
 pub fn simulated_series(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
 ) -> Result<SeriesRun, SimError> {
     let mut runner = SimRunner::pinned(scheduler.clone(), on_miss);
@@ -234,7 +234,7 @@ pub fn simulated_series(
 pub fn simulated_extended(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     profiles: &[ExtendedProfile],
     length: Nanos,
 ) -> Result<ExtendedRun, SimError> {
@@ -262,7 +262,7 @@ pub fn simulated_extended(
 pub fn add_counterpart(
     doc: &mut HartstoneDocument,
     model: ModelScheduler,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
     profiles: Option<(&[ExtendedProfile], Nanos)>,
 ) -> Result<(), SimError> {
@@ -315,7 +315,7 @@ pub fn real_series(
     runner: &mut RealRunner<'_>,
     policies: &[RunPolicy],
     configs: &[TestConfig],
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, HartstoneTest, &IterationRecord),
 ) -> Result<bool, RealSeriesError> {
@@ -355,7 +355,7 @@ pub fn real_extended(
     policies: &[RunPolicy],
     profiles: &[ExtendedProfile],
     length: Nanos,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, &ExtendedResult),
 ) -> Result<bool, RealSeriesError> {
