@@ -126,7 +126,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
-    let (comparison, origin) = one_comparison(args, &unplaced, &loaded, &cfg, &spec, protocol, saver.as_ref())?;
+    let (comparison, origin) = one_comparison(
+        args,
+        &unplaced,
+        &loaded,
+        &cfg,
+        &spec,
+        protocol,
+        saver.as_ref(),
+    )?;
     // The store first: a stdout that fails does not lose the run.
     let saved = saver.map_or(Ok(()), |s| {
         s.finish(
