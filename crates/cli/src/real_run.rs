@@ -114,9 +114,6 @@ pub struct RunFlags {
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
-    /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
-    #[arg(long)]
-    pub wide: bool,
 }
 
 /// A multiprocessor `--policy`: the thread policy and how the CPUs are

@@ -6,7 +6,9 @@
 //! [`latency_text`], [`lag_study_text`], ...).
 #![forbid(unsafe_code)]
 
+pub mod analyze_text;
 pub mod breakdown_text;
+pub mod compare_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
@@ -18,7 +20,9 @@ pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
 pub mod plot;
+pub mod run_text;
 pub mod series;
+pub mod sim_text;
 pub mod sources;
 pub mod study_text;
 pub mod table;

@@ -12,6 +12,7 @@ mod job;
 mod metrics;
 pub mod schedule;
 mod series;
+pub mod sim_report;
 mod sink;
 mod summary;
 
@@ -20,6 +21,7 @@ pub use job::JobRecord;
 pub use metrics::{TaskMetrics, Totals};
 pub use schedule::{ScheduleSpan, SpanKind, SpanSource};
 pub use series::SeriesPoint;
+pub use sim_report::{SimReport, ThrottlingReport};
 pub use sink::JobSink;
 pub use summary::TaskSummary;
 

@@ -47,7 +47,7 @@ fn counts_cells(r: &TypeResult) -> Vec<String> {
 }
 
 /// The table rows of one section's types, each labelled with `world`.
-fn add_rows(t: &mut comfy_table::Table, world: &str, types: &[TypeResult]) {
+fn add_rows(t: &mut table::Table, world: &str, types: &[TypeResult]) {
     for r in types {
         let mut row = vec![
             r.name.clone(),
@@ -80,7 +80,7 @@ const HEADER: [&str; 13] = [
     "FPS RC", "FPS DM", "FPS PR", "capped",
 ];
 
-fn new_table() -> comfy_table::Table {
+fn new_table() -> table::Table {
     table::new(&HEADER, &HEADER[2..])
 }
 

@@ -73,9 +73,6 @@ pub struct ListArgs {
     /// Print JSON: a list of {name, tasks, utilization, summary, source, parameters}.
     #[arg(long)]
     pub json: bool,
-    /// Print the table in full width; by default it is fitted to the terminal (long cells wrap).
-    #[arg(long)]
-    pub wide: bool,
 }
 
 /// `rtlab taskset show`
@@ -153,7 +150,6 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
             entry.source.to_string(),
         ]);
     }
-    table::fit_to_terminal(!args.wide);
     outln!("{}", table::render(&t));
     for (entry, _) in &rows {
         for p in entry.parameters {
