@@ -55,8 +55,8 @@ pub struct Table {
     rows: Vec<Vec<String>>,
     /// Columns that may be left out, in the order they are.
     optional: Vec<usize>,
-    /// The prose column that may wrap between words.
-    wrapping: Option<usize>,
+    /// The prose columns that may wrap between words.
+    wrapping: Vec<usize>,
 }
 
 /// A table with these column headers; the columns named in `right` are
@@ -67,7 +67,7 @@ pub fn new(header: &[&str], right: &[&str]) -> Table {
         right: header.iter().map(|h| right.contains(h)).collect(),
         rows: Vec::new(),
         optional: Vec::new(),
-        wrapping: None,
+        wrapping: Vec::new(),
     }
 }
 
@@ -91,9 +91,12 @@ impl Table {
         self
     }
 
-    /// The column (by header) of prose that may wrap between its words.
+    /// A column (by header) of prose that may wrap between its words
+    /// (call again for more).
     pub fn wrapping(&mut self, name: &str) -> &mut Self {
-        self.wrapping = self.header.iter().position(|h| h == name);
+        if let Some(i) = self.header.iter().position(|h| h == name) {
+            self.wrapping.push(i);
+        }
         self
     }
 
@@ -111,7 +114,7 @@ impl Table {
     pub fn render_within(&self, width: Option<usize>) -> String {
         let natural = self.natural_widths();
         let Some(width) = width else {
-            return self.layout(&[], None);
+            return self.layout(&[], &[]);
         };
         let mut hidden: Vec<usize> = Vec::new();
         let mut candidates = self.optional.iter();
@@ -119,17 +122,21 @@ impl Table {
             let visible = |i: &usize| !hidden.contains(i);
             let total = line_width((0..natural.len()).filter(visible).map(|i| natural[i]));
             if total <= width {
-                return self.with_note(self.layout(&hidden, None), &hidden, width);
+                return self.with_note(self.layout(&hidden, &[]), &hidden, width);
             }
-            if let Some(w) = self.wrapping.filter(visible) {
-                let narrowest = self.narrowest_wrap(w);
-                let others = line_width((0..natural.len()).filter(visible).map(|i| match i == w {
-                    true => narrowest,
-                    false => natural[i],
+            let wraps: Vec<usize> = self.wrapping.iter().copied().filter(visible).collect();
+            if !wraps.is_empty() {
+                let narrowest: Vec<usize> = wraps.iter().map(|&w| self.narrowest_wrap(w)).collect();
+                let least = line_width((0..natural.len()).filter(visible).map(|i| {
+                    match wraps.iter().position(|&w| w == i) {
+                        Some(k) => narrowest[k],
+                        None => natural[i],
+                    }
                 }));
-                if others <= width {
-                    let room = narrowest + (width - others);
-                    return self.with_note(self.layout(&hidden, Some((w, room))), &hidden, width);
+                if least <= width {
+                    let rooms = share(width - least, &wraps, &narrowest, &natural);
+                    let wrapped: Vec<(usize, usize)> = wraps.into_iter().zip(rooms).collect();
+                    return self.with_note(self.layout(&hidden, &wrapped), &hidden, width);
                 }
             }
             match candidates.next() {
@@ -166,9 +173,9 @@ impl Table {
     }
 
     /// The table through comfy-table without the `hidden` columns, the
-    /// prose column `(index, width)` wrapped, no trailing blanks, a rule
+    /// prose columns `(index, width)` wrapped, no trailing blanks, a rule
     /// under the header.
-    fn layout(&self, hidden: &[usize], wrap: Option<(usize, usize)>) -> String {
+    fn layout(&self, hidden: &[usize], wrap: &[(usize, usize)]) -> String {
         let mut t = Layout::new();
         t.load_style(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled)
@@ -182,14 +189,14 @@ impl Table {
             }
             if hidden.contains(&i) {
                 column.set_constraint(ColumnConstraint::Hidden);
-            } else if let Some((_, room)) = wrap.filter(|(w, _)| *w == i) {
+            } else if let Some(&(_, room)) = wrap.iter().find(|(w, _)| *w == i) {
                 let room = u16::try_from(room + 2).unwrap_or(u16::MAX);
                 column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(room)));
             } else {
                 column.set_constraint(ColumnConstraint::ContentWidth);
             }
         }
-        if wrap.is_some() {
+        if !wrap.is_empty() {
             t.set_content_arrangement(ContentArrangement::Dynamic);
         }
         let text = t.to_string();
@@ -233,6 +240,21 @@ impl Table {
         }
         out.join("\n")
     }
+}
+
+/// The width of each prose column `wraps[k]`: its narrowest, and a share
+/// of the `spare` columns in proportion to how much wider its content is,
+/// none wider than its content.
+fn share(spare: usize, wraps: &[usize], narrowest: &[usize], natural: &[usize]) -> Vec<usize> {
+    let want: Vec<usize> = wraps
+        .iter()
+        .zip(narrowest)
+        .map(|(&w, &n)| natural[w].saturating_sub(n))
+        .collect();
+    let total: usize = want.iter().sum::<usize>().max(1);
+    (0..wraps.len())
+        .map(|k| narrowest[k] + (spare * want[k] / total).min(want[k]))
+        .collect()
 }
 
 /// Renders `table` fitted to [`width`].
