@@ -273,8 +273,20 @@ fn line_width(widths: impl Iterator<Item = usize>) -> usize {
     }
 }
 
+/// The columns `s` takes on a terminal: its characters, less the colour
+/// escapes (`ESC [ ... m`).
 fn chars(s: &str) -> usize {
-    s.chars().count()
+    let mut n = 0;
+    let mut escape = false;
+    for c in s.chars() {
+        match (escape, c) {
+            (false, '\x1b') => escape = true,
+            (true, 'm') => escape = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
 }
 
 /// `text` with every line longer than [`width`] wrapped between words (a
@@ -293,29 +305,63 @@ pub fn fit_text_within(text: &str, width: usize) -> String {
     fitted.join("\n")
 }
 
-/// One line wrapped between words within `width`.
-fn fit_line(line: &str, width: usize) -> String {
-    if chars(line) <= width {
-        return line.to_string();
+/// `line` wrapped between words within [`width`], its continuation lines
+/// indented by `indent` blanks (for a list whose items' text starts in one
+/// column, as `rtlab doctor`'s).
+pub fn fit_hanging(line: &str, indent: usize) -> String {
+    match width() {
+        Some(w) => wrap_line(line, w, &" ".repeat(indent)),
+        None => line.to_string(),
     }
+}
+
+/// One line wrapped between words within `width`, continued two blanks in
+/// from its own indentation.
+fn fit_line(line: &str, width: usize) -> String {
     let indent = line.len() - line.trim_start().len();
-    let lead = &line[..indent];
-    let more = format!("{lead}  ");
+    wrap_line(line, width, &format!("{}  ", &line[..indent]))
+}
+
+/// One line wrapped between words within `width`, its continuation lines
+/// starting with `more`; the blanks inside each piece are kept (aligned
+/// columns stay aligned). A word longer than the width stays whole.
+fn wrap_line(line: &str, width: usize, more: &str) -> String {
     let mut out: Vec<String> = Vec::new();
-    let mut current = lead.to_string();
-    for word in line.split_whitespace() {
-        let fresh = current.trim().is_empty();
-        if !fresh && chars(&current) + 1 + chars(word) > width {
-            out.push(current);
-            current = format!("{more}{word}");
-        } else if fresh {
-            current.push_str(word);
-        } else {
-            current.push(' ');
-            current.push_str(word);
+    let mut prefix = "";
+    let mut rest = line;
+    loop {
+        let room = width.saturating_sub(chars(prefix));
+        if chars(rest) <= room {
+            out.push(format!("{prefix}{rest}"));
+            break;
+        }
+        // The last blank that keeps the piece within the room, else the
+        // first blank after a word.
+        let blanks = rest
+            .char_indices()
+            .filter(|&(i, c)| c == ' ' && !rest[..i].trim().is_empty())
+            .map(|(i, _)| i);
+        let mut cut = None;
+        for i in blanks {
+            if cut.is_some() && chars(rest[..i].trim_end()) > room {
+                break;
+            }
+            cut = Some(i);
+            if chars(rest[..i].trim_end()) > room {
+                break;
+            }
+        }
+        let Some(i) = cut else {
+            out.push(format!("{prefix}{rest}"));
+            break;
+        };
+        out.push(format!("{prefix}{}", rest[..i].trim_end()));
+        rest = rest[i..].trim_start();
+        prefix = more;
+        if rest.is_empty() {
+            break;
         }
     }
-    out.push(current);
     out.join("\n")
 }
 
@@ -458,6 +504,17 @@ mod tests {
             fit_text_within("averyveryverylongword x", 8),
             "averyveryverylongword\n  x"
         );
+    }
+
+    #[test]
+    fn a_hanging_line_keeps_its_aligned_blanks_and_continues_under_its_text() {
+        assert_eq!(
+            wrap_line("[ok] kernel    Linux 6.18 x86_64 HZ=250", 24, "           "),
+            "[ok] kernel    Linux\n           6.18 x86_64\n           HZ=250"
+        );
+        // Colour escapes take no column.
+        let tagged = "[\x1b[32mok\x1b[0m] kernel    Linux";
+        assert_eq!(wrap_line(tagged, 20, "  "), tagged);
     }
 
     #[test]
