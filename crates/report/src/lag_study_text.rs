@@ -136,7 +136,7 @@ pub fn human(
     }
     out += &describe(&doc.cells);
     out.push('\n');
-    out
+    table::fit_text(&out)
 }
 
 /// The progress of one measured cell of round `round` (from 0) of

@@ -309,7 +309,7 @@ pub fn describe(doc: &LatencyDocument, context: TextContext<'_>) -> String {
             "error: thread {i} did not finish within the grace period after the run; its samples are lost\n"
         );
     }
-    out
+    table::fit_text(&out)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod analyze_text;
 pub mod breakdown_text;
 pub mod characterize_text;
 pub mod compare_text;
+pub mod demo_text;
 pub mod doctor_text;
 pub mod drift;
 pub mod figures;
