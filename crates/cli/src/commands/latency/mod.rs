@@ -8,15 +8,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
-use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
 use rtlab_probe::cyclictest_json::{self, CyclictestRun, SysInfo};
-use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport, TimerMode};
-use rtlab_report::latency_text::{
-    self, JitterDocument, LatencyConfigDocument, LatencyDocument, LatencyThreadDocument,
-    OutlierDocument, TextContext,
-};
-use rtlab_rt::load::{LoadSpec, LoadStats};
+use rtlab_probe::latency::{self, Affinity, ProbeConfig, TimerMode};
+use rtlab_report::latency_text::{self, Measured};
+use rtlab_rt::load::LoadSpec;
 use serde_json::Value;
 
 use crate::flags::{
@@ -290,15 +286,17 @@ pub fn measure_with_tap(
         );
     }
     let throttling = RtThrottling::read().ok();
+    let load_doc = load_stats.document(args.load);
     let measured = Measured {
-        args,
         cfg: &cfg,
         report: &report,
-        load: &load_stats,
+        load: &load_doc,
+        mlock: args.mlock,
         throttling,
         notes: &guards.notes,
+        outliers_asked: args.outliers > 0,
     };
-    let doc = report_json(measured);
+    let doc = latency_text::document(measured);
     // The trace's summary joins the document (only with the flag: the
     // untraced document keeps its field order).
     let traced_doc = match &kernel_trace {
@@ -319,7 +317,7 @@ pub fn measure_with_tap(
             outln!("{}", latency::cyclictest_line(t));
         }
     } else if !args.stdout_is_json() {
-        out!("{}", describe(measured));
+        out!("{}", latency_text::describe_measured(measured));
         if let Some(k) = &kernel_trace {
             outln!("{}", rtlab_report::kernel_trace::events_line(k));
         }
@@ -371,339 +369,5 @@ pub fn measure_with_tap(
     Ok((code, doc))
 }
 
-/// One finished measurement and what surrounded it: what [`describe`] and
-/// [`report_json`] both render.
-#[derive(Clone, Copy)]
-struct Measured<'a> {
-    args: &'a LatencyArgs,
-    cfg: &'a ProbeConfig,
-    report: &'a ProbeReport,
-    load: &'a LoadStats,
-    /// RT throttling as read after the run (None when unreadable).
-    throttling: Option<RtThrottling>,
-    /// Notes of the settings held for the run (e.g. DMA latency refused).
-    notes: &'a [String],
-}
-
-/// The human output: cyclictest lines, then percentile tables and outliers
-/// ([`latency_text::describe`] of the measurement's document).
-fn describe(measured: Measured<'_>) -> String {
-    let policy = measured.cfg.policy_of(0).to_string();
-    let throttling_limit = measured.throttling.map(|t| t.describe_limit());
-    let cyclictest_lines: Vec<String> = measured
-        .report
-        .threads
-        .iter()
-        .map(latency::cyclictest_line)
-        .collect();
-    latency_text::describe(
-        &report_json(measured),
-        TextContext {
-            policy: &policy,
-            throttling_limit: throttling_limit.as_deref(),
-            cyclictest_lines: &cyclictest_lines,
-            outliers_asked: measured.args.outliers > 0,
-        },
-    )
-}
-
-/// A measuring thread's report as its document.
-fn thread_json(t: &ThreadReport) -> LatencyThreadDocument {
-    let ns = |n: Nanos| n.as_ns();
-    let l = &t.latency;
-    let j = &t.jitter;
-    LatencyThreadDocument {
-        thread: t.index,
-        tid: t.tid,
-        cpu: t.cpu,
-        drift_ns: t.drift.map(Nanos::as_ns),
-        policy: t.policy.short_name(),
-        priority: t.policy.priority(),
-        interval_ns: ns(t.interval),
-        loops: t.loops,
-        requested_loops: t.requested_loops,
-        min_ns: ns(l.min),
-        avg_ns: ns(l.mean()),
-        max_ns: ns(l.max),
-        act_ns: ns(t.last),
-        p50_ns: ns(l.p50),
-        p90_ns: ns(l.p90),
-        p99_ns: ns(l.p99),
-        p999_ns: ns(l.p999),
-        missed_periods: t.missed_periods,
-        histogram_overflows: t.overflows,
-        series_dropped: t.series_dropped,
-        jitter: JitterDocument {
-            min_ns: t.jitter_min_ns,
-            max_ns: t.jitter_max_ns,
-            avg_abs_ns: ns(j.mean()),
-            p50_abs_ns: ns(j.p50),
-            p90_abs_ns: ns(j.p90),
-            p99_abs_ns: ns(j.p99),
-            p999_abs_ns: ns(j.p999),
-            max_abs_ns: ns(j.max),
-        },
-        outliers: t
-            .outliers
-            .iter()
-            .map(|o| OutlierDocument {
-                loop_index: o.loop_index,
-                time_ns: ns(o.at),
-                latency_ns: ns(o.latency),
-            })
-            .collect(),
-        histogram_us: t
-            .buckets_us
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(us, &n)| [us as u64, n])
-            .collect(),
-    }
-}
-
-/// The measurement as its document (`--json`).
-fn report_json(m: Measured<'_>) -> LatencyDocument {
-    let cfg = m.cfg;
-    LatencyDocument {
-        config: LatencyConfigDocument {
-            threads: cfg.threads,
-            timer: (cfg.timer == TimerMode::Relative).then_some(cfg.timer.name()),
-            interval_ns: cfg.interval.as_ns(),
-            distance_ns: cfg.distance.as_ns(),
-            policy: cfg.policy.short_name(),
-            priority: cfg.policy.priority(),
-            duration_ns: cfg.duration.map(Nanos::as_ns),
-            loops: cfg.loops,
-            mlock: m.args.mlock,
-            affinity: match &cfg.affinity {
-                Affinity::Unpinned => None,
-                Affinity::RoundRobin(c) => Some(c.clone()),
-            },
-        },
-        rt_throttling: m.throttling.map(RtThrottlingDocument::from),
-        load: m.load.document(m.args.load),
-        interrupted: m.report.interrupted,
-        lost_threads: m.report.lost_threads.clone(),
-        wall_ns: m.report.wall.as_ns(),
-        peak_rss_bytes: rtlab_host::usage::peak_rss_bytes(),
-        notes: m.notes.to_vec(),
-        threads: m.report.threads.iter().map(thread_json).collect(),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use rtlab_host::Policy;
-
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: LatencyArgs,
-    }
-
-    fn parse(line: &str) -> Result<LatencyArgs, clap::Error> {
-        Cli::try_parse_from(std::iter::once("latency").chain(line.split_whitespace()))
-            .map(|c| c.args)
-    }
-
-    #[test]
-    fn cyclictest_style_flags_parse() {
-        let a = parse("-t 2 -p 99 -i 1ms -m -a -D 10s --load hackbench:2:pipe").unwrap();
-        assert_eq!(a.threads, 2);
-        assert_eq!(a.interval, Nanos::from_ms(1));
-        assert_eq!(a.affinity.as_deref(), Some("all"));
-        assert_eq!(a.duration, Some(Nanos::from_secs(10)));
-        assert!(a.mlock);
-        assert_eq!(
-            a.load,
-            LoadSpec::Hackbench {
-                groups: 2,
-                pipes: true
-            }
-        );
-        let a = parse("--policy other --nice -5 --affinity 0").unwrap();
-        assert_eq!(
-            a.policy.policy(Nanos::from_ms(1)),
-            Policy::Other { nice: -5 }
-        );
-        assert_eq!(a.affinity.as_deref(), Some("0"));
-        let a = parse("--policy deadline --interval 2ms").unwrap();
-        assert_eq!(
-            a.policy.policy(a.interval),
-            Policy::Deadline {
-                runtime: Nanos::from_us(200),
-                deadline: Nanos::from_ms(2),
-                period: Nanos::from_ms(2)
-            }
-        );
-    }
-
-    /// The probe configuration and the output flags of a command line.
-    fn config_of(line: &str) -> String {
-        let args = parse(line).unwrap_or_else(|e| panic!("{line}: {e}"));
-        let cfg = probe_config(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
-        format!(
-            "{cfg:?} mlock={} quiet={} histogram_stdout={:?}",
-            args.mlock, args.quiet, args.histogram_stdout
-        )
-    }
-
-    /// cyclictest's options (`-t -p -i -d -D -l -m -a -h -q`) give the same
-    /// configuration as rtlab's long forms, in cyclictest's units.
-    #[test]
-    fn cyclictest_options_mean_their_long_forms() {
-        let cpus = std::thread::available_parallelism().unwrap().get();
-        for (cyclictest, long) in [
-            ("-t 4", "--threads 4"),
-            ("-t4", "--threads 4"),
-            ("-t", &format!("--threads {cpus}")),
-            ("-p 80", "--priority 80"),
-            ("-p80", "--priority 80"),
-            ("-i 250", "--interval 250us"),
-            ("-i250", "--interval 250us"),
-            ("-i 2ms", "--interval 2000us"),
-            ("-d 0", "--distance 0us"),
-            ("-d0", "--distance 0ns"),
-            ("-d 100", "--distance 100us"),
-            ("-D 30", "--duration 30s"),
-            ("-D30", "--duration 30s"),
-            ("-D 2m", "--duration 120s"),
-            ("-D 1h", "--duration 3600s"),
-            ("-D 1d", "--duration 86400s"),
-            ("-D 10s", "--duration 10s"),
-            ("-D 500ms", "--duration 500ms"),
-            ("-l 1000", "--loops 1000"),
-            ("-l 0", ""),
-            ("-l 0 -D 5", "--duration 5s"),
-            ("-m", "--mlock"),
-            ("-a", "--affinity"),
-            ("-a 1", "--affinity 1"),
-            ("-a 0-1", "--affinity 0,1"),
-            ("-q", "--quiet"),
-            (
-                "-t2 -p99 -i1000 -d0 -m -a -D10",
-                "--threads 2 --priority 99 --interval 1ms --distance 0ns --mlock --affinity --duration 10s",
-            ),
-        ] {
-            assert_eq!(config_of(cyclictest), config_of(long), "{cyclictest} vs {long}");
-        }
-        // -h US: US buckets, as --histogram-buckets, and the histogram printed.
-        let h = config_of("-h 200");
-        assert_eq!(
-            h.replace("histogram_stdout=Some(200)", ""),
-            config_of("--histogram-buckets 200").replace("histogram_stdout=None", "")
-        );
-        assert!(
-            parse("-h 200 --histogram-buckets 100").is_err(),
-            "two bucket counts"
-        );
-        // --json is rtlab's document; --json=FILE cyclictest's layout in FILE.
-        let json = |line: &str| parse(line).unwrap().json;
-        assert_eq!(json("--json"), Some(None));
-        assert_eq!(
-            json("--json=out.json"),
-            Some(Some(PathBuf::from("out.json")))
-        );
-        assert_eq!(json(""), None);
-        let both = parse("-h 100 --json").unwrap();
-        assert!(probe_config(&both)
-            .unwrap_err()
-            .to_string()
-            .contains("-h prints the histogram"));
-        assert!(probe_config(&parse("-h 100 --json=-").unwrap()).is_err());
-        assert!(probe_config(&parse("-h 100 --json=f.json").unwrap()).is_ok());
-    }
-
-    #[test]
-    fn bad_flags_give_one_line_errors() {
-        for (line, needle) in [
-            ("--priority 100", "100"),
-            ("--interval 5x", "unknown unit"),
-            ("--duration 5y", "unknown unit"),
-            ("-t 0", "not in 1..=1024"),
-            ("-h 0", "0"),
-            ("--json out.json", "unexpected argument"),
-            ("--policy batch", "batch"),
-            ("--load spin", "cpu:N"),
-            ("--threads 0", "0"),
-        ] {
-            let e = parse(line).unwrap_err();
-            let first = e.to_string();
-            let first = first.lines().next().unwrap();
-            assert!(first.starts_with("error: "), "{line}: {first}");
-            assert!(first.contains(needle), "{line}: {first}");
-        }
-        assert!(distance_warning(Nanos::from_us(500)).is_none());
-        let w = distance_warning(Nanos::from_secs(5)).unwrap();
-        assert!(w.contains("-D 5s") && w.contains("cyclictest's -d"), "{w}");
-        assert!(parse_cpus("1-0").is_err());
-        assert!(parse_cpus("x")
-            .unwrap_err()
-            .to_string()
-            .contains("CPU numbers"));
-        assert!(parse_cpus("4095")
-            .unwrap_err()
-            .to_string()
-            .contains("not available"));
-    }
-
-    #[test]
-    fn other_policy_run_prints_cyclictest_lines_and_json() {
-        let args =
-            parse("--policy other --loops 50 --interval 500us -t 2 --no-dma-latency").unwrap();
-        let cfg = ProbeConfig {
-            threads: 2,
-            interval: args.interval,
-            distance: args.distance,
-            policy: args.policy.policy(args.interval),
-            loops: args.loops,
-            duration: None,
-            ..ProbeConfig::default()
-        };
-        static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let report = latency::run_probe(&cfg, &STOP).unwrap();
-        let measured = Measured {
-            args: &args,
-            cfg: &cfg,
-            report: &report,
-            load: &LoadStats::default(),
-            throttling: None,
-            notes: &[],
-        };
-        let text = describe(measured);
-        assert!(text.contains("T: 0 ("), "{text}");
-        assert!(text.contains("I:500 C:     50 Min:"), "{text}");
-        let doc = report_json(measured);
-        let doc = serde_json::to_value(doc).unwrap();
-        let t0 = &doc["threads"][0];
-        for key in [
-            "tid",
-            "policy",
-            "priority",
-            "interval_ns",
-            "loops",
-            "min_ns",
-            "avg_ns",
-            "max_ns",
-            "p50_ns",
-            "p99_ns",
-            "p999_ns",
-        ] {
-            assert!(!t0[key].is_null(), "missing {key}");
-        }
-        assert_eq!(t0["loops"], 50);
-        assert_eq!(t0["policy"], "other");
-        // histogram_us: non-empty [us, count] buckets in order, counting
-        // every loop that did not overflow.
-        let buckets = t0["histogram_us"].as_array().unwrap();
-        let counted: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
-        assert_eq!(counted + t0["histogram_overflows"].as_u64().unwrap(), 50);
-        assert!(buckets.iter().all(|b| b[1].as_u64().unwrap() > 0));
-        assert!(buckets
-            .windows(2)
-            .all(|w| w[0][0].as_u64() < w[1][0].as_u64()));
-    }
-}
+mod tests;
