@@ -310,3 +310,24 @@ fn analyze(run: &RunView) -> Vec<Figure> {
     }
     out
 }
+
+/// Every figure of `run` as an SVG file's name (its title in lower case,
+/// `-` for every other character, `.svg`) and its document, or why it was
+/// not drawn (`TITLE: why`).
+pub fn named_svgs(run: &RunView) -> Vec<(String, Result<String, String>)> {
+    figures(run)
+        .into_iter()
+        .map(|figure| {
+            let name: String = figure
+                .title
+                .chars()
+                .map(|c| match c.is_ascii_alphanumeric() {
+                    true => c.to_ascii_lowercase(),
+                    false => '-',
+                })
+                .collect();
+            let svg = figure.svg.map_err(|why| format!("{}: {why}", figure.title));
+            (format!("{name}.svg"), svg)
+        })
+        .collect()
+}
