@@ -1,27 +1,20 @@
-//! A task set on real threads with every job streamed to its sinks: the
-//! part `rtlab run` and `rtlab compare` share (crate `rtlab-rt`, module
-//! `executor`).
+//! The flags of real runs (`rtlab run`, `rtlab compare`, and the series of
+//! `breakdown` and `study --real`) and the executor's configuration from
+//! them: the policy, the CPUs and the placement of a multiprocessor run,
+//! the miss rule, the lock protocol, the phases. Every error is a usage
+//! error naming its flag.
 
-use std::fs::File;
-use std::io::BufWriter;
-
-use anyhow::Context;
 use clap::Args;
-use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
-use rtlab_model::{file, printable, Nanos, TaskSet};
+use rtlab_model::{printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
-use rtlab_rt::executor::{
-    self, JobSink, LockProtocol, Overrun, RunConfig, RunReport, LOCK_PROTOCOLS, OVERRUN_RULES,
-};
+use rtlab_rt::executor::{self, LockProtocol, Overrun, RunConfig, LOCK_PROTOCOLS, OVERRUN_RULES};
 use rtlab_rt::lag::ControllerKind;
-use rtlab_rt::RtError;
 
 use crate::flags::parse_nanos;
-use crate::kernel_trace::{self, KernelTraceFlags};
-use crate::save::Saver;
-use crate::setup::{restore_left_state_first, say, CpuLockFlags};
-use crate::usage::{naming_the_flag, usage};
+use crate::kernel_trace::KernelTraceFlags;
+use crate::setup::CpuLockFlags;
+use crate::usage::usage;
 
 /// Flags of the experiments that make many real runs in a row, one set after
 /// another on one CPU (`rtlab breakdown`, `rtlab study edf-vs-fps --real`).
@@ -345,267 +338,9 @@ impl RunFlags {
     }
 }
 
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
-
-/// A job file to stream the run into: the flag that asked for it, its
-/// path, and how to open the format on the file.
-pub struct JobFile<'a> {
-    /// `jobs` or `trace`.
-    pub flag: &'static str,
-    /// Where.
-    pub path: &'a str,
-    /// The format.
-    pub open: OpenJobFile,
-}
-
 /// `--lag-controller=KIND`.
 fn parse_controller(text: &str) -> Result<ControllerKind, String> {
     text.parse()
-}
-
-/// Loads the set, warns about RT throttling, creates the job files, runs
-/// the set (streaming every job into the files), and says so on stderr
-/// when a stop signal cut the run short or job records were dropped (a
-/// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
-/// `more_sinks`. Returns the report and, per job file (then for the
-/// saver), how writing it went.
-/// What [`execute`] leaves for the command's output.
-pub struct Executed {
-    /// The set as run (placed).
-    pub set: TaskSet,
-    /// Where it came from (file or built-in).
-    pub origin: String,
-    /// The report.
-    pub report: RunReport,
-    /// Per job file (then for the saver), how writing it went.
-    pub written: Vec<anyhow::Result<()>>,
-    /// With `--kernel-trace`: the drawn window of the kernel's schedule and
-    /// the simulator's (also saved with the run); empty otherwise.
-    pub schedule: Vec<rtlab_model::results::ScheduleSpan>,
-}
-
-pub fn execute(
-    flags: &RunFlags,
-    files: &[JobFile<'_>],
-    more_sinks: Vec<Box<dyn JobSink>>,
-    saver: Option<&Saver>,
-) -> anyhow::Result<Executed> {
-    let mut cfg = flags.config()?;
-    let mut loaded = file::load(&flags.taskset)?;
-    crate::flags::add_modes(
-        &mut cfg.phases,
-        &loaded.modes,
-        loaded.set.tasks.len(),
-        cfg.duration,
-    )?;
-    loaded.set = flags.place(loaded.set, &mut cfg)?;
-    for warning in warnings(&loaded.set, &cfg) {
-        eprintln!("warning: {warning}");
-    }
-    let refused = |e: RtError| {
-        let e = match e {
-            RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
-            other => other.into(),
-        };
-        e.context(format!("rtlab run --policy {}", cfg.policy_name()))
-    };
-    // What would be refused is refused before waiting for the CPU.
-    executor::check(&loaded.set, &cfg).map_err(refused)?;
-    flags.kernel.check()?;
-    let flag = interrupt::install_interrupt_flag();
-    // A multiprocessor run measures on every CPU it uses: it takes the
-    // lock of each.
-    let run_cpus = match &cfg.placement {
-        Some(p) => Some(p.cpus.clone()),
-        None => cfg.cpu.map(|c| vec![c]),
-    };
-    let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
-    let traced = cfg.kernel_trace.is_some();
-    // With a kernel trace the executor keeps every job for the attribution,
-    // and the job rows, which gain its columns, are written after the run.
-    let mut sinks = Vec::with_capacity(files.len());
-    for f in files {
-        if traced && f.flag == "jobs" {
-            continue;
-        }
-        let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
-            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
-        sinks.push(created);
-    }
-    if let Some(saver) = saver {
-        sinks.push(saver.job_sink(&loaded.set));
-    }
-    // In-memory sinks (the --plot Gantt rows) cannot fail: their results
-    // are not reported.
-    sinks.extend(more_sinks);
-    restore_left_state_first();
-    // On a terminal, a progress line fed by one more sink (its result is
-    // not reported: counting cannot fail).
-    let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
-        sinks.push(Box::new(sink));
-        line.follow(cfg.duration)
-    });
-    let ran = executor::run_traced(&loaded.set, &cfg, flag, sinks);
-    if let Some(line) = progress {
-        line.finish();
-    }
-    let (report, written, account) = match ran {
-        Ok(done) => done,
-        Err(e) => {
-            // Refused before the first release: leave no empty files behind.
-            for f in files {
-                let _ = std::fs::remove_file(f.path);
-            }
-            return Err(refused(e));
-        }
-    };
-    // The sinks' results in the order of `files` (the jobs file, written
-    // below when traced, takes its place).
-    let mut results = written.into_iter();
-    let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
-    for f in files {
-        if traced && f.flag == "jobs" {
-            written.push(Ok(()));
-            continue;
-        }
-        let result = results.next().unwrap_or(Ok(()));
-        written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
-    }
-    written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));
-    let mut schedule = Vec::new();
-    if let Some(account) = account {
-        // A trace that cannot be read does not lose the run: its results
-        // and job rows are kept without the kernel's columns.
-        let analysis = match &account.traced {
-            Ok(t) => {
-                kernel_trace::said(t, &flags.kernel);
-                Some(&t.analysis)
-            }
-            Err(e) => {
-                say(&format!(
-                    "warning: the kernel trace could not be analysed: {e:#}"
-                ));
-                None
-            }
-        };
-        if let Some(a) = analysis {
-            let on_miss = match cfg.on_miss {
-                Overrun::Skip => rtlab_sim::OnMiss::Skip,
-                Overrun::Continue => rtlab_sim::OnMiss::Continue,
-            };
-            schedule = kernel_trace::schedule_spans(
-                a,
-                &loaded.set,
-                &account.jobs,
-                &report,
-                on_miss,
-                &cfg.phases,
-            );
-            if let Some(saver) = saver {
-                saver.schedule(schedule.clone());
-            }
-        }
-        for (i, f) in files.iter().enumerate() {
-            match (f.flag, analysis) {
-                ("jobs", _) => {
-                    written[i] = kernel_trace::write_jobs_csv(
-                        f.path,
-                        &loaded.set,
-                        &account.jobs,
-                        analysis,
-                        &report,
-                    );
-                }
-                ("trace", Some(a)) => {
-                    if let Err(e) = kernel_trace::write_schedule(f.path, a, &report) {
-                        if written[i].is_ok() {
-                            written[i] = Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    for (f, result) in files.iter().zip(&written) {
-        if traced && f.flag == "jobs" {
-            continue;
-        }
-        if result.is_ok() {
-            let what = match f.flag {
-                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
-                _ => "one record per job",
-            };
-            crate::wrote::wrote(f.path, what);
-        }
-    }
-    let reported = files.len() + usize::from(saver.is_some());
-    written.truncate(reported);
-    written.resize_with(reported, || Ok(()));
-    if report.jobs_dropped > 0 {
-        say(&format!(
-            "warning: {} job records were dropped from the job files because the writer fell behind (the summary still counts every job)",
-            report.jobs_dropped
-        ));
-    }
-    if report.interrupted {
-        say(&format!(
-            "interrupted{} after {}: what was recorded until then follows",
-            interrupt::signal_name().map_or(String::new(), |s| format!(" by {s}")),
-            Nanos::from_ns(report.ended_ns)
-        ));
-    }
-    Ok(Executed {
-        set: loaded.set,
-        origin: loaded.origin,
-        report,
-        written,
-        schedule,
-    })
-}
-
-/// A run whose threads did not all report back is a failed run (exit 1),
-/// said after what was measured is printed and saved.
-pub fn lost_threads(report: &RunReport) -> anyhow::Result<()> {
-    if report.lost_tasks.is_empty() {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "the threads of {} did not report back in time (stopped, or starved past the end of the run); \
-         their jobs are missing from the summary",
-        report.lost_tasks.iter().map(|t| printable(t).into_owned()).collect::<Vec<_>>().join(", ")
-    )
-}
-
-/// What the user should know before the numbers: RT throttling that the
-/// set's load can hit, and SCHED_DEADLINE deadlines clamped to the period.
-fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
-    let mut out = Vec::new();
-    let u = set.utilization();
-    if cfg.policy.is_fifo_or_rr() && cfg.cpu.is_some() && !cfg.no_rt_throttling {
-        if let Ok(t) = RtThrottling::read() {
-            if t.can_throttle(u) {
-                out.push(format!(
-                    "the set needs {:.1}% of CPU {} but RT throttling lets SCHED_FIFO/RR threads use {}; \
-                     the kernel will stop them for the rest of each throttling period (raise \
-                     /proc/sys/kernel/sched_rt_runtime_us, or write -1 there, to change it)",
-                    u * 100.0,
-                    cfg.cpu.unwrap_or(0),
-                    t.describe_limit()
-                ));
-            }
-        }
-    }
-    if cfg.policy.is_deadline() {
-        for t in set.tasks.iter().filter(|t| t.deadline > t.period) {
-            out.push(format!(
-                "task `{}`: SCHED_DEADLINE needs deadline <= period, so it runs with deadline {} (its D {} is still what misses are judged by)",
-                printable(&t.name), t.period, t.deadline
-            ));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
