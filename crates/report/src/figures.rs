@@ -130,7 +130,7 @@ fn real_and_simulated(run: &RunView) -> Option<Figure> {
         .count();
     Some(Figure::drawn(
         "Real and simulated schedule",
-        plot::real_and_simulated(&chart),
+        plot::schedule(&chart),
         format!(
             "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; {simulated}. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
             chart.from_ns as f64 / 1e6,

@@ -688,18 +688,24 @@ pub const INTERRUPT: RGBColor = RGBColor(0x30, 0x30, 0x30);
 pub const THROTTLED: RGBColor = RGBColor(0xff, 0x98, 0x96);
 /// Scheduling overheads in the simulator.
 pub const OVERHEAD: RGBColor = RGBColor(0x60, 0x60, 0x60);
+/// A job resuming on another processor (a dot where it resumes).
+pub const MIGRATION: RGBColor = RGBColor(0x55, 0x00, 0x88);
 
 /// Misses labelled with their cause at most; past that, the crosses alone
 /// (the caption and the legend say what they mean).
 const MAX_MISS_LABELS: usize = 12;
 
-/// A run's real (kernel) schedule above its simulated one for the same
-/// window: a lane per row (`real CPU 1`, its interrupts, a task's
-/// throttled spans, `sim CPU 1`), the set's jobs in their task's colour,
-/// other threads grey, interrupts near black, throttling pale red,
-/// simulated overheads dark grey, and each deadline miss a red cross at
-/// the deadline labelled with the largest cause of its lateness.
-pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
+/// The one drawing of a schedule window, a lane per row: a real run's
+/// kernel schedule above the simulated one (`real CPU 1`, its interrupts,
+/// a task's throttled spans, `sim CPU 1`; [`crate::series::schedule_chart`])
+/// or the simulator's own window (`rtlab sim --gantt`: a row per task, or
+/// per processor; [`crate::series::window_chart`]). The set's jobs are in
+/// their task's colour, other threads grey, interrupts near black,
+/// throttling pale red, simulated overheads dark grey, each release a tick
+/// in its task's colour, each migration a dot where the job resumes, and
+/// each deadline miss a red cross at the deadline labelled with the largest
+/// cause of its lateness (or the job).
+pub fn schedule(c: &ScheduleChart) -> PlotResult {
     let ms = |ns: u64| ns as f64 / 1e6;
     let lanes = c.lanes.len().max(1);
     let y = |lane: usize| (lanes - 1 - lane) as f64;
@@ -757,6 +763,40 @@ pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
             }
             let bars = of_kind.map(|(lane, _, s)| bar(*lane, s.start_ns, s.end_ns, colour));
             chart.draw_series(bars)?.label(name).legend(sample(colour));
+        }
+        // Releases: a tick on their task's row, in its colour.
+        let colour_of = |label: &str| {
+            c.tasks
+                .iter()
+                .position(|t| t == label)
+                .map_or(OTHER_THREAD, color)
+        };
+        chart.draw_series(
+            c.spans
+                .iter()
+                .filter(|(_, _, s)| s.kind == SpanKind::Release)
+                .map(|(lane, _, s)| {
+                    let yy = y(*lane);
+                    PathElement::new(
+                        vec![(ms(s.start_ns), yy - 0.4), (ms(s.start_ns), yy + 0.4)],
+                        colour_of(&s.label).stroke_width(2),
+                    )
+                }),
+        )?;
+        let mut migrations = c
+            .spans
+            .iter()
+            .filter(|(_, _, s)| s.kind == SpanKind::Migration)
+            .peekable();
+        if migrations.peek().is_some() {
+            chart
+                .draw_series(migrations.map(|(lane, _, s)| {
+                    Circle::new((ms(s.start_ns), y(*lane)), 4, MIGRATION.filled())
+                }))?
+                .label("migration")
+                .legend(|(x, y)| {
+                    Circle::new((x + 7, y), 4, MIGRATION.mix(LEGEND_OPACITY).filled())
+                });
         }
         let misses: Vec<_> = c
             .spans

@@ -8,7 +8,7 @@
 //! [`MAX_LINE_POINTS`] points (the maximum of each bin, so spikes stay
 //! visible) and a Gantt chart at most [`MAX_GANTT_JOBS`] jobs.
 
-use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
+use rtlab_model::results::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 use serde_json::Value;
 
 use crate::view::{JobRow, RunView, SampleRow};
@@ -643,6 +643,43 @@ pub struct ScheduleChart<'a> {
     pub to_ns: u64,
     /// Each span with its lane and, for a job, its task's colour index.
     pub spans: Vec<(usize, Option<usize>, &'a ScheduleSpan)>,
+}
+
+/// A simulated schedule window as lanes (`rtlab sim --gantt`): its rows
+/// in order, jobs coloured by task (a row named after a task, in row order,
+/// keeps that task's colour; other tasks in the order they appear).
+pub fn window_chart(window: &ScheduleWindow) -> ScheduleChart<'_> {
+    let mut tasks: Vec<String> = Vec::new();
+    for row in &window.rows {
+        if window
+            .spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Job && s.label == *row)
+        {
+            tasks.push(row.clone());
+        }
+    }
+    let spans = window
+        .spans
+        .iter()
+        .filter_map(|s| {
+            let lane = window.rows.iter().position(|r| *r == s.row)?;
+            let task = (s.kind == SpanKind::Job).then(|| {
+                tasks.iter().position(|t| *t == s.label).unwrap_or_else(|| {
+                    tasks.push(s.label.clone());
+                    tasks.len() - 1
+                })
+            });
+            Some((lane, task, s))
+        })
+        .collect();
+    ScheduleChart {
+        lanes: window.rows.clone(),
+        tasks,
+        from_ns: window.from_ns,
+        to_ns: window.to_ns,
+        spans,
+    }
 }
 
 /// The schedule window of `run`, or `None` when it has no real side (a

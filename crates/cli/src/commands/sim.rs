@@ -381,15 +381,17 @@ fn simulate_multi(
     })
 }
 
-/// The SVG Gantt chart of a trace, refused when the window held more
-/// records than a trace keeps.
+/// The SVG Gantt chart of a trace's window (the simulator's spans, drawn
+/// by the report), refused when the window held more records than a trace
+/// keeps.
 fn gantt_svg(trace: &Trace) -> anyhow::Result<String> {
-    anyhow::ensure!(
-        trace.dropped == 0,
-        "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
-         completions, misses), too many for one chart; narrow --window (--trace writes them all)",
-        trace.window.from,
-        trace.window.to
-    );
-    Ok(trace.to_svg())
+    let window = rtlab_sim::schedule_spans::gantt_window(trace).with_context(|| {
+        format!(
+            "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
+             completions, misses), too many for one chart; narrow --window (--trace writes them all)",
+            trace.window.from, trace.window.to
+        )
+    })?;
+    let chart = rtlab_report::series::window_chart(&window);
+    Ok(rtlab_report::plot::schedule(&chart)?)
 }
