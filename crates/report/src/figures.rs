@@ -75,7 +75,7 @@ fn latency(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Latency histogram",
             plot::latency_histogram(&histograms),
-            format!("Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); the wake-ups beyond the measured histogram (its histogram_overflows) are one bucket at the thread's maximum; from {} us on, the latency axis is logarithmic too.", plot::LONG_TAIL_US),
+            format!("Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); the wake-ups beyond the measured histogram (its histogram_overflows) are counted from the stored samples, or else drawn as one bucket at the thread's maximum; from {} us on, the latency axis is logarithmic too.", plot::LONG_TAIL_US),
         )
     };
     let over_time = series::latency_over_time(run);

@@ -206,19 +206,27 @@ mod tests {
     use super::*;
     use crate::SimConfig;
 
-    /// Two tasks under RM on one processor (C, T): a (1, 4), b (2, 6).
-    /// 0..1 a, 1..3 b, 4..5 a, 6..8 b, 8..9 a: the window 3..9 holds
-    /// a 4..5, b 6..8, a 8..9.
-    #[test]
-    fn a_window_of_a_hand_computed_schedule() {
-        let ms = |v: u64| Nanos::from_ns(v * 1_000_000);
-        let set = TaskSet::new(
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ns(v * 1_000_000)
+    }
+
+    /// Two tasks (C, T): a (1, 4), b (2, 6).
+    fn pair() -> TaskSet {
+        TaskSet::new(
             "pair",
             vec![
                 rtlab_model::Task::new("a", ms(4), ms(1)),
                 rtlab_model::Task::new("b", ms(6), ms(2)),
             ],
-        );
+        )
+    }
+
+    /// Two tasks under RM on one processor (C, T): a (1, 4), b (2, 6).
+    /// 0..1 a, 1..3 b, 4..5 a, 6..8 b, 8..9 a: the window 3..9 holds
+    /// a 4..5, b 6..8, a 8..9.
+    #[test]
+    fn a_window_of_a_hand_computed_schedule() {
+        let set = pair();
         let spec: SchedulerSpec = "fp:rm".parse().unwrap();
         let spans = simulated_spans(
             &set,
@@ -249,14 +257,7 @@ mod tests {
     /// task, the jobs where they ran, each release on its task's row.
     #[test]
     fn the_gantt_window_of_one_processor_has_a_row_per_task() {
-        let ms = |v: u64| Nanos::from_ns(v * 1_000_000);
-        let set = TaskSet::new(
-            "pair",
-            vec![
-                rtlab_model::Task::new("a", ms(4), ms(1)),
-                rtlab_model::Task::new("b", ms(6), ms(2)),
-            ],
-        );
+        let set = pair();
         let mut config = SimConfig::new(ms(9));
         config.trace = Some(TraceWindow {
             from: Nanos::ZERO,
