@@ -26,7 +26,7 @@ pub const MAX_SAVED_SAMPLES: u64 = 1_000_000;
 /// simulates or sweeps.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SaveFlags {
-    /// Save the run in the results store (see `rtlab results`; README "Results store").
+    /// Save the run in the results store (see `rtlab results`; the guide "Results store").
     #[arg(long)]
     pub save: bool,
     /// The results database to save in (implies --save; default: $RTLAB_STORE, else

@@ -82,7 +82,7 @@ pub fn restore_left_state_first() {
 #[derive(Debug, Clone, Default, Args)]
 pub struct CpuLockFlags {
     /// Refuse (exit 1) instead of waiting when another rtlab measures on the same CPU
-    /// (README: "One measurement per CPU").
+    /// (the guide: "One measurement per CPU").
     #[arg(long)]
     pub no_wait: bool,
 }

@@ -21,7 +21,7 @@ const WIDTH: usize = 100;
 
 /// Commands whose standard output is a file format for programs (SimSo
 /// XML, rt-app JSON, CSV), not text for people: they run, unchecked.
-const FILE_FORMATS: &[&str] = &["taskset export", "results export"];
+const FILE_FORMATS: &[&str] = &["taskset export", "results export", "completions"];
 
 /// A short run of each command with its default output: `(command path,
 /// arguments, needs root)`. In the arguments `{dir}` is a scratch folder
@@ -217,6 +217,8 @@ const SHORT_RUNS: &[(&str, &[&str], bool)] = &[
         &["results", "rm", "2", "--store", "{dir}/s.sqlite"],
         false,
     ),
+    ("completions", &["completions", "bash"], false),
+    ("man", &["man", "--out", "{dir}/man"], false),
     (
         "demo",
         &["demo", "--out", "{dir}/demo", "--report", "{dir}/demo.html"],

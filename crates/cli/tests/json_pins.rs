@@ -1,5 +1,6 @@
 //! Pins the documented JSON outputs (issue 12: "the JSON outputs documented
-//! in README are unchanged"), so that moving the result model between crates
+//! in README are unchanged"; they are documented in the guide now,
+//! docs/src/reference/json.md), so that moving the result model between crates
 //! cannot change a byte of them unnoticed.
 //!
 //! * Deterministic commands (`sim`, `analyze`, `sweep`, `taskset show|list|gen`)

@@ -22,6 +22,7 @@
 
 pub mod cpu_lock;
 pub mod cpuset;
+pub mod dl_bandwidth;
 pub mod error;
 pub mod interrupt;
 pub mod kernel_state;

@@ -974,6 +974,18 @@ length = "500us"
             "{err}"
         );
         assert!(err.contains("set.toml:3:1: unknown field `perod`"), "{err}");
+        // Beside well-spelt [[task]] tables too (issue 36): the fields of
+        // the misspelt table are still reported, at their own lines.
+        let err = all(
+            "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\n\n\
+                       [[tasks]]\nname = \"b\"\nperod = \"10ms\"\nwcet = \"20xs\"\n",
+        );
+        assert!(err.contains("set.toml:6:3: unknown field `tasks`"), "{err}");
+        assert!(err.contains("set.toml:8:1: unknown field `perod`"), "{err}");
+        assert!(
+            err.contains("set.toml:9:8: invalid duration `20xs`"),
+            "{err}"
+        );
     }
 
     #[test]

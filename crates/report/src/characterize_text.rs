@@ -1,5 +1,5 @@
 //! `rtlab characterize`'s text: per scenario and thread count the measured
-//! cost's statistics beside paper 004's RT Mach cost, the fitted lines
+//! cost's statistics beside Arakawa et al. 1993's RT Mach cost, the fitted lines
 //! beside the paper's, how the tick was found, the context switch, and
 //! with `--kernel-trace` the same costs from the kernel's timestamps.
 
@@ -36,7 +36,7 @@ fn r2(fit: Option<&LineFit>) -> String {
         .map_or("-".into(), |r| format!("{r:.3}"))
 }
 
-/// The human summary: per scenario and n the statistics beside paper 004's
+/// The human summary: per scenario and n the statistics beside Arakawa et al. 1993's
 /// RT Mach cost at that n, the fitted lines beside the paper's, the tick
 /// and how it was found, the ping-pong, the notes.
 pub fn describe(doc: &CharacterizeDocument) -> String {
@@ -108,7 +108,12 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
         table::render(&t),
         String::new(),
     ];
-    let fit_header = ["cost", "this machine", "R^2", "RT Mach (paper 004)"];
+    let fit_header = [
+        "cost",
+        "this machine",
+        "R^2",
+        "RT Mach (Arakawa et al. 1993)",
+    ];
     let mut f = table::new(&fit_header, &[]);
     let timer = doc
         .fits

@@ -48,7 +48,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
             .map_or(EXTENDED_LENGTH, Nanos::from_ns);
         let (from, to) = hartstone::ExtendedProfile::overload_window(length);
         out.push_str(&format!(
-            "extended Hartstone (paper 002 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
+            "extended Hartstone (Golchin 2017 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
             doc.kilo_whet_from, doc.on_miss
         ));
         for note in &doc.notes {
@@ -95,7 +95,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
         }
     } else {
         out.push_str(&format!(
-            "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
+            "Hartstone PH (Golchin 2017 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
             Nanos::from_ns(doc.iteration_duration_ns),
             doc.kilo_whet_from,
             doc.on_miss
@@ -161,7 +161,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
     out.push('\n');
     if doc.extended {
         out.push_str(&format!(
-            "paper 002 (Golchin 2017, figures 4.7-4.8): {}\n",
+            "Golchin 2017 (figures 4.7-4.8): {}\n",
             hartstone::PAPER_EXTENDED_RANKING
         ));
     }

@@ -92,7 +92,7 @@ pub struct RealPart {
     pub kernel_traces: Vec<crate::real::KernelTraceOfRun>,
 }
 
-/// A section of the study (paper 001's questions).
+/// A section of the study (Carletto & Vardanega 2017's questions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     /// Highest schedulable utilization per task-set type.

@@ -34,7 +34,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rm/dm, SCHED_DEADLINE for edf, as `rtlab run`) for --duration-per-step at each alpha, --repeat times;\n\
     bisection to --resolution finds the largest alpha with no miss, then a confirming run. Beside it: the\n\
     ideal and overhead-aware analytic breakdowns and the simulated one (same overheads). Ctrl-C ends the\n\
-    experiment and prints what was measured. README: \"Measured breakdown utilization\".";
+    experiment and prints what was measured. The guide: \"Measured breakdown utilization\".";
 
 /// The longest default step: one hyperperiod, but at most this.
 const DEFAULT_STEP_CAP: Nanos = Nanos::from_secs(10);

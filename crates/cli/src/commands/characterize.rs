@@ -52,7 +52,7 @@ pub struct CharacterizeArgs {
     /// Write the per-n statistics as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab characterize").
+    /// Print JSON (schema in the guide, "rtlab characterize").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -43,7 +43,7 @@ pub struct DemoArgs {
 
 /// Runs the tour.
 pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
-    tell("== 1. A task set from the literature: the avionics set of paper 004 (rtlab taskset show builtin:avionics)\n");
+    tell("== 1. A task set from the literature: the avionics set of Arakawa et al. 1993 (rtlab taskset show builtin:avionics)\n");
     let avionics = file::load("builtin:avionics")?;
     outln!("{}", describe_taskset(&avionics.set, &avionics.origin));
 
@@ -93,7 +93,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     tell(
         "\n== 4. Analysis: the avionics set under rate-monotonic priorities, exact response times,",
     );
-    tell("   and breakdown utilization ideal and with the RT Mach overheads at 8 ms and 16 ms ticks (paper 004)");
+    tell("   and breakdown utilization ideal and with the RT Mach overheads at 8 ms and 16 ms ticks (Arakawa et al. 1993)");
     tell("   (rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown)\n");
     let mut runs = Vec::new();
     let analysis = analyze::run(&AnalyzeArgs {
@@ -113,7 +113,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         "rtlab analyze builtin:avionics --policy rm --overheads builtin:rtmach --tick 8ms,16ms --breakdown",
     ));
 
-    tell("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of paper 000");
+    tell("\n== 5. Simulation: deadline misses in 1 s of the four periodic-task scenarios of Soyer 2024");
     tell("   (rtlab sim builtin:lf-scenario-N --scheduler S --duration 1s)\n");
     outln!("{}", scenario_table()?);
     for scheduler in ["fp:dm", "edf"] {
@@ -123,7 +123,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             Nanos::from_ms(200),
         )?);
     }
-    tell("   Paper 000: FIFO by declaration order misses in scenarios 1-3, DM meets them;");
+    tell("   Soyer 2024: FIFO by declaration order misses in scenarios 1-3, DM meets them;");
     tell("   scenario 4 misses under DM and not under EDF.");
 
     tell("\n== 6. The same on real threads, pinned to one CPU, 500 ms each");

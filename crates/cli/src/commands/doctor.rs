@@ -18,7 +18,7 @@ const EXAMPLES: &str = "Examples:\n  \
     Each item says what it means for measurements; `cannot be read` is said, never guessed.\n\
     --restore (as root) puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
     changed, as recorded in /run/rtlab; settings of rtlab runs still going are never touched.\n\
-    The --json schema is in README (\"rtlab doctor\").";
+    The --json schema is in the guide (\"rtlab doctor\").";
 
 /// `rtlab doctor`
 #[derive(Debug, Args)]
@@ -27,7 +27,7 @@ pub struct DoctorArgs {
     /// First restore what rtlab runs that ended without cleaning up left changed (needs root).
     #[arg(long)]
     pub restore: bool,
-    /// Print JSON (schema in README, "rtlab doctor").
+    /// Print JSON (schema in the guide, "rtlab doctor").
     #[arg(long)]
     pub json: bool,
 }

@@ -66,7 +66,7 @@ pub struct DriftArgs {
     /// Draw each loop's lag against time as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab drift").
+    /// Print JSON (schema in the guide, "rtlab drift").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

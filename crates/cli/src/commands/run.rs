@@ -30,8 +30,8 @@ const EXAMPLES: &str = "Examples:\n  \
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
-    The --json schema and the --jobs CSV columns are in README (\"rtlab run\"); --kernel-trace\n\
-    (root) adds each job's kernel account and misses by cause (README: \"Kernel trace\").";
+    The --json schema and the --jobs CSV columns are in the guide (\"rtlab run\"); --kernel-trace\n\
+    (root) adds each job's kernel account and misses by cause (the guide: \"Kernel trace\").";
 
 /// `rtlab run`
 #[derive(Debug, Args)]

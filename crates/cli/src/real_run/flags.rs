@@ -60,7 +60,7 @@ pub struct RunFlags {
     pub no_pin: bool,
     /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: gedf, pedf, cedf,
     /// gfp[:rm|dm|given], pfp[:rm|dm|given] (default with those: every CPU this process may
-    /// use). README: "Multiprocessor on real threads".
+    /// use). The guide: "Multiprocessor on real threads".
     #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu", "no_pin"])]
     pub cpus: Option<String>,
     /// With pedf or pfp: place the tasks with this heuristic (ff, bf, wf, nf, optionally
@@ -71,8 +71,8 @@ pub struct RunFlags {
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
-    /// Wait for releases with a lag controller: robust (the default) or paper (paper 000's
-    /// Algorithm 2, for reproduction); README: "The lag controllers".
+    /// Wait for releases with a lag controller: robust (the default) or paper (Soyer 2024's
+    /// Algorithm 2, for reproduction); the guide: "The lag controllers".
     #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true,
           default_missing_value = "robust", value_parser = parse_controller)]
     pub lag_controller: Option<ControllerKind>,
@@ -80,7 +80,7 @@ pub struct RunFlags {
     #[arg(long, value_parser = parse_nanos)]
     pub edf_margin: Option<Nanos>,
     /// Hard SCHED_DEADLINE budgets: no SCHED_FLAG_RECLAIM (GRUB), a job past C + margin is
-    /// throttled until its next period (README: "Budgets and reclaiming").
+    /// throttled until its next period (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Do not lock memory (mlockall) for the run.
@@ -92,12 +92,12 @@ pub struct RunFlags {
     pub no_rt_throttling: bool,
     /// Mutex protocol of the tasks' critical sections: none (plain), pip (PTHREAD_PRIO_INHERIT:
     /// priority, or under edf deadline, inheritance) or ipcp (PTHREAD_PRIO_PROTECT, ceiling =
-    /// highest priority of the resource's users; not with edf or other). README: "Critical
+    /// highest priority of the resource's users; not with edf or other). The guide: "Critical
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
     /// Phase START..END:xFACTOR or START..END:UTIL% (repeatable), read as `rtlab sim --phase`:
-    /// jobs released in it run C scaled (README: "Phases and modes on real threads").
+    /// jobs released in it run C scaled (the guide: "Phases and modes on real threads").
     #[arg(long = "phase")]
     pub phases: Vec<String>,
     /// A named overload profile: hartstone-extended (48% for 30 s, 120% for 15 s, 48% to 120 s).

@@ -99,7 +99,7 @@ fn new_table() -> table::Table {
 pub fn describe_utilization(part: &UtilizationPart) -> String {
     let sim = &part.simulated;
     let mut out = String::from(
-        "EDF vs FPS (paper 001): highest schedulable utilization (HSU) per task-set type\n",
+        "EDF vs FPS (Carletto & Vardanega 2017): highest schedulable utilization (HSU) per task-set type\n",
     );
     out.push_str(&section_title(sim, "simulated"));
     let mut t = new_table();

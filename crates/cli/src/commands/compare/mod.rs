@@ -48,7 +48,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
     /// Compare with another tool instead of the simulator: `rt-app` runs the set under rt-app
-    /// with the same policy and pinning (README "rtlab compare --with rt-app").
+    /// with the same policy and pinning (the guide "rtlab compare --with rt-app").
     #[arg(long, value_name = "TOOL", conflicts_with_all = ["save", "store"])]
     pub with: Option<String>,
     /// With `--with rt-app`: rt-app's calibration, `CPUn` (measure on CPU n; default: the

@@ -31,7 +31,7 @@ use crate::setup::say;
 use crate::usage::usage;
 
 /// Length of one iteration by default: the original Hartstone's experiment
-/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; paper 002 does
+/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; Golchin 2017 does
 /// not state its window).
 pub const DEFAULT_ITERATION: &str = "10s";
 
@@ -59,11 +59,11 @@ pub struct HartstoneArgs {
     /// with --policy on real threads too (RT throttling and admission off for those runs).
     #[arg(long)]
     pub extended: bool,
-    /// Length of the extended Hartstone run (default 120s, paper 002's); the overload keeps its
+    /// Length of the extended Hartstone run (default 120s, Golchin 2017's); the overload keeps its
     /// place, [1/4, 3/8) of it (e.g. 12s: overload in [3, 4.5) s).
     #[arg(long, value_parser = parse_nanos, default_value = "120s")]
     pub extended_length: Nanos,
-    /// Execution time of one kilo-whet (default 1.25ms, paper 002's busy wait).
+    /// Execution time of one kilo-whet (default 1.25ms, Golchin 2017's busy wait).
     #[arg(long, value_parser = parse_nanos, conflicts_with = "calibrate")]
     pub kilo_whet: Option<Nanos>,
     /// Measure the kilo-whet on this machine (rtlab_rt::work::FixedWork, median of 7 passes).
@@ -82,7 +82,7 @@ pub struct HartstoneArgs {
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Hard SCHED_DEADLINE budgets for --policy edf: no SCHED_FLAG_RECLAIM (GRUB), a job past
-    /// C + margin is throttled (README: "Budgets and reclaiming").
+    /// C + margin is throttled (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Print the JSON document instead of tables.

@@ -1,7 +1,13 @@
 //! Flag parsing of `rtlab latency`: cyclictest's options and their long
 //! forms, and the one-line refusals.
 
+use super::flags::*;
 use super::*;
+use std::path::PathBuf;
+
+use rtlab_rt::load::LoadSpec;
+
+use crate::flags::parse_cpus;
 use clap::Parser;
 use rtlab_host::Policy;
 
@@ -96,11 +102,35 @@ fn cyclictest_options_mean_their_long_forms() {
     ] {
         assert_eq!(config_of(cyclictest), config_of(long), "{cyclictest} vs {long}");
     }
-    // -h US: US buckets, as --histogram-buckets, and the histogram printed.
+    // -h US: US buckets, as --histogram-buckets, the histogram printed,
+    // and every thread at the same interval, as in cyclictest
+    // (cyclictest.c: `if (!histogram) interval += distance`): with
+    // -t2 -D3 -h, thread 1 makes 3000 loops of 1 ms, not 2000 of 1.5 ms.
     let h = config_of("-h 200");
     assert_eq!(
         h.replace("histogram_stdout=Some(200)", ""),
-        config_of("--histogram-buckets 200").replace("histogram_stdout=None", "")
+        config_of("--histogram-buckets 200 --distance 0us").replace("histogram_stdout=None", "")
+    );
+    let args = parse("-t2 -D3 -h 100").unwrap();
+    let cfg = probe_config(&args).unwrap();
+    assert_eq!(cfg.distance, Nanos::ZERO);
+    assert_eq!(cfg.interval, Nanos::from_ms(1));
+    assert_eq!(
+        probe_config(&parse("-t2 -D3").unwrap()).unwrap().distance,
+        Nanos::from_us(500)
+    );
+    assert_eq!(
+        probe_config(&parse("-t2 -D3 -h 100 -d 0").unwrap())
+            .unwrap()
+            .distance,
+        Nanos::ZERO
+    );
+    let e = probe_config(&parse("-t2 -D3 -h 100 -d 200").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("means nothing with -h") && !e.contains('\n'),
+        "{e}"
     );
     assert!(
         parse("-h 200 --histogram-buckets 100").is_err(),
@@ -145,6 +175,16 @@ fn bad_flags_give_one_line_errors() {
     assert!(distance_warning(Nanos::from_us(500)).is_none());
     let w = distance_warning(Nanos::from_secs(5)).unwrap();
     assert!(w.contains("-D 5s") && w.contains("cyclictest's -d"), "{w}");
+    // `-d 2s` alone is a run length typed the `run` way: refused, in one
+    // line that says what to type, where it used to warn and then run
+    // the default 10 s (issue 36).
+    let e = probe_config(&parse("-d 2s").unwrap()).unwrap_err();
+    assert!(e.downcast_ref::<crate::usage::UsageError>().is_some());
+    let e = e.to_string();
+    assert!(e.contains("use -D 2s") && !e.contains('\n'), "{e}");
+    // Beside a run length it is a distance: accepted (with a warning).
+    assert!(probe_config(&parse("-t 2 -d 200ms -D 1s").unwrap()).is_ok());
+    assert!(probe_config(&parse("-t 2 -d 200ms -l 10").unwrap()).is_ok());
     assert!(parse_cpus("1-0").is_err());
     assert!(parse_cpus("x")
         .unwrap_err()

@@ -33,7 +33,7 @@ pub const EXAMPLES: &str = "Examples:\n  \
     rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --real --real-step 10 --real-duration 500ms --cooldown 100ms\n\n\
     Highest schedulable utilization: random sets per type (deadlines constrained|implicit x periods\n\
     short-mid 1-100ms | mid 10-100ms | all 1ms-1s), every C scaled from --from to --to by --step until\n\
-    the first miss, EDF and FPS (DM) separately. README: \"The EDF-versus-FPS study\".";
+    the first miss, EDF and FPS (DM) separately. The guide: \"The EDF-versus-FPS study\".";
 
 /// `rtlab study edf-vs-fps`
 #[derive(Debug, Args)]

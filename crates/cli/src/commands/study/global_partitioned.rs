@@ -20,7 +20,7 @@ pub const GVP_EXAMPLES: &str = "Examples:\n  \
     met in the simulator (gedf as linux-dl), met on real threads (--real, root; SCHED_DEADLINE over\n\
     every CPU, exclusive cpusets per CPU, SCHED_FIFO floating or pinned), and the highest schedulable\n\
     utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under gedf and\n\
-    pedf. README: \"Multiprocessor on real threads\".";
+    pedf. The guide: \"Multiprocessor on real threads\".";
 
 /// `rtlab study global-vs-partitioned`
 #[derive(Debug, Args)]

@@ -14,7 +14,7 @@ pub use global_partitioned::GvpArgs;
 /// `rtlab study ...`
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {
-    /// Paper 001: EDF against fixed priorities (DM), changing only the scheduler.
+    /// Carletto & Vardanega 2017: EDF against fixed priorities (DM), changing only the scheduler.
     #[command(after_help = edf_vs_fps::EXAMPLES)]
     EdfVsFps(Box<EdfVsFpsArgs>),
     /// Global against partitioned EDF and FP on m CPUs: analysis, simulator and real threads.
