@@ -218,6 +218,10 @@ fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     for figure in figures(run) {
         out.push_str(&figure_html(&figure));
     }
+    // A part of the run's own account that needs more than the summary's
+    // rows (a real run's disturbance account and verdict, issue 35) goes
+    // here, as a `<h3>` section of its own before the details; its verdict
+    // beside the headline's (`headline::of`).
     out.push_str("<h3>Details</h3>\n");
     out.push_str(&folded("Summary", &key_value_table(&run.document), 0));
     for key in ["tasks", "threads", "cells", "rows", "tests", "breakdown"] {
