@@ -145,6 +145,16 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
             c.real.protocol
         ));
     }
+    // What disturbed the real run, beside the tasks whose misses differ.
+    if let Some(d) = &c.real.disturbance {
+        let differing: Vec<String> = c
+            .tasks
+            .iter()
+            .filter(|t| t.misses.0 != t.misses.1)
+            .map(|t| printable(&t.name).into_owned())
+            .collect();
+        out.push_str(&crate::disturbance_text::compare_note(d, &differing));
+    }
     table::fit_text(&out)
 }
 

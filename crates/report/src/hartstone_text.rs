@@ -129,6 +129,22 @@ pub fn human(doc: &HartstoneDocument) -> String {
         t.wrapping("ended by").optional(&["preemptions", "cs/s"]);
         out.push_str(&table::render(&t));
         out.push('\n');
+        // Every real iteration run twice, and what the rerun found.
+        for run in &doc.runs {
+            for o in &run.tests {
+                for r in &o.iterations {
+                    if let Some(rerun) = &r.result.rerun {
+                        out.push_str(&format!(
+                            "rerun, {} test {} iteration {}: {}\n",
+                            run.label,
+                            o.test.number(),
+                            r.iteration,
+                            rerun.describe()
+                        ));
+                    }
+                }
+            }
+        }
         // The iteration that ended each traced series (its misses).
         for run in &doc.runs {
             for o in &run.tests {
@@ -236,7 +252,7 @@ mod tests {
     use crate::view::RunView;
     use rtlab_model::catalog::DEFAULT_KILO_WHET;
     use rtlab_model::hartstone::{extended_profile, HartstoneTest, TestConfig};
-    use rtlab_sim::{OnMiss, SchedulerSpec};
+    use rtlab_sim::{MissRule, SchedulerSpec};
     use rtlab_study::hartstone::{simulated_extended, simulated_series};
 
     const SCHEDULERS: [&str; 2] = ["edf", "fp:rm"];
@@ -267,7 +283,7 @@ mod tests {
                     .map(|&t| extended_profile(t, DEFAULT_KILO_WHET).unwrap())
                     .collect();
                 doc.extended_runs.push(
-                    simulated_extended(name, &spec, OnMiss::Skip, &profiles, length).unwrap(),
+                    simulated_extended(name, &spec, MissRule::Skip, &profiles, length).unwrap(),
                 );
             } else {
                 let configs: Vec<TestConfig> = TESTS
@@ -277,10 +293,11 @@ mod tests {
                         kilo_whet: DEFAULT_KILO_WHET,
                         window: hartstone::MIN_WINDOW,
                         max_iterations: 4,
+                        confirm: true,
                     })
                     .collect();
                 doc.runs
-                    .push(simulated_series(name, &spec, OnMiss::Skip, &configs).unwrap());
+                    .push(simulated_series(name, &spec, MissRule::Skip, &configs).unwrap());
             }
         }
         doc.extended_length_ns = extended.then_some(length.as_ns());

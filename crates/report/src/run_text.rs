@@ -1,8 +1,8 @@
 //! `rtlab run`'s text: a headline, one row per task, the notes the columns
 //! need, the totals, then what the run changed on the way (phases,
-//! SCHED_DEADLINE budgets). Each part is one function, so a new part of a
-//! real run's account (its disturbance verdict, issue 35) is one more line
-//! in [`describe`].
+//! SCHED_DEADLINE budgets) and what disturbed it (its account and verdict,
+//! `disturbance_text`). Each part is one function: a new part of a real
+//! run's account is one more line in [`describe`].
 
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::placement;
@@ -18,6 +18,10 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         notes(r),
         totals(r),
         changes(r),
+        // What disturbed the run, and the verdict on it (issue 35).
+        r.disturbance
+            .as_ref()
+            .map_or_else(String::new, crate::disturbance_text::account_text),
     ];
     let text: Vec<String> = parts.into_iter().filter(|p| !p.is_empty()).collect();
     table::fit_text(&format!("{}\n", text.join("\n\n")))

@@ -61,6 +61,8 @@ pub struct CharacterizeArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 fn parse_stat(s: &str) -> Result<Statistic, String> {
@@ -83,8 +85,10 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     characterize::check_privilege(&cfg).context("rtlab characterize")?;
     let saver = args.save.begin(rtlab_store::RunKind::Characterize, None)?;
     let stop = interrupt::install_interrupt_flag();
+    args.isolate.check(&[cfg.cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cfg.cpu]))?;
     let guards = set_up(true, true)?;
+    let _shield = args.isolate.raise(&[cfg.cpu])?;
     for note in &guards.notes {
         say(note);
     }

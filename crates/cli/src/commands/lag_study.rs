@@ -109,6 +109,8 @@ pub struct LagStudyArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 impl LagStudyArgs {
@@ -179,10 +181,13 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     }
     let saver = args.save.begin(rtlab_store::RunKind::LagStudy, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let measured = crate::setup::measured_cpus(cfg.cpu.as_ref().map(std::slice::from_ref));
+    args.isolate.check(&measured)?;
     let _measuring = args
         .cpu_lock
         .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let guards = set_up(args.mlock, true)?;
+    let _shield = args.isolate.raise(&measured)?;
     warnings.extend(guards.notes.iter().cloned());
     let progress = !args.json && std::io::stderr().is_terminal();
     if progress {

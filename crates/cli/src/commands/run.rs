@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv};
+use rtlab_rt::executor::JobSink;
 
-use crate::real_run::{execute, lost_threads, Executed, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, Executed, JobFile, JobFileKind, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
 
@@ -18,13 +18,13 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
-    rtlab run builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
     rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
-    On several CPUs (--cpus LIST): gedf (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
+    On several CPUs (--cpus LIST): linux-dl (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
     exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
     pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
@@ -58,23 +58,24 @@ pub struct RunArgs {
 
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.flags.repeats()? > 1 {
+        return run_repeated(args);
+    }
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {
-            flag: "jobs",
+            kind: JobFileKind::Jobs,
             path,
-            open: |out, set| Ok(Box::new(JobsCsv::new(out, set)?)),
         });
     }
     if let Some(path) = &args.trace {
         files.push(JobFile {
-            flag: "trace",
+            kind: JobFileKind::Trace,
             path,
-            open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
         });
     }
     let gantt = GanttRows::new();
-    let more_sinks: Vec<Box<dyn JobSink>> = match args.plot {
+    let more_sinks: Vec<Box<dyn JobSink + Send>> = match args.plot {
         Some(_) => vec![Box::new(gantt.clone())],
         None => Vec::new(),
     };
@@ -118,5 +119,55 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .chain([saved, plotted, lost_threads(&report)]),
     )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--repeat N`: N runs one after the other (each waits for the CPU lock
+/// and carries its own account), then the median and spread of each figure.
+/// Job files, plots and the store take one run and are refused with it.
+fn run_repeated(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.jobs.is_some()
+        || args.trace.is_some()
+        || args.plot.is_some()
+        || args.save.save
+        || args.save.store.is_some()
+    {
+        return Err(crate::usage::usage(
+            "--repeat N writes no --jobs, --trace, --plot or --save (they take one run): run once for those",
+        ));
+    }
+    let mut repeated = rtlab_report::repeat::Repeated::default();
+    let mut reports = Vec::new();
+    for i in 0..args.flags.repeat {
+        let Executed { report, .. } = execute(&args.flags, &[], Vec::new(), None)?;
+        let verdict = report
+            .disturbance
+            .as_ref()
+            .map_or_else(|| "no account".to_string(), |d| d.verdict.summary.clone());
+        crate::setup::say(&format!(
+            "run {} of {}: {} deadline misses; {verdict}",
+            i + 1,
+            args.flags.repeat,
+            report.deadline_misses
+        ));
+        repeated.add_run(&crate::real_run::repeat_figures(&report), &verdict);
+        lost_threads(&report)?;
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "runs": reports,
+                "repeat": repeated,
+            }))?
+        );
+    } else {
+        out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,10 +5,13 @@
 //! error naming its flag.
 
 use clap::Args;
+use rtlab_model::policy::{RealScheduler, Scope};
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos, TaskSet};
-use rtlab_rt::executor::placement::{self, Placement, Scope};
-use rtlab_rt::executor::{self, LockProtocol, Overrun, RunConfig, LOCK_PROTOCOLS, OVERRUN_RULES};
+use rtlab_rt::executor::placement::{self, Placement};
+use rtlab_rt::executor::{
+    self, check_protocol, LockingProtocol, MissRule, RunConfig, LOCK_PROTOCOLS, OVERRUN_RULES,
+};
 use rtlab_rt::lag::ControllerKind;
 
 use crate::flags::parse_nanos;
@@ -58,7 +61,7 @@ pub struct RunFlags {
     /// Let the threads run on any CPU (global scheduling; for edf, global EDF).
     #[arg(long)]
     pub no_pin: bool,
-    /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: gedf, pedf, cedf,
+    /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: linux-dl, pedf, cedf,
     /// gfp[:rm|dm|given], pfp[:rm|dm|given] (default with those: every CPU this process may
     /// use). The guide: "Multiprocessor on real threads".
     #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu", "no_pin"])]
@@ -107,33 +110,13 @@ pub struct RunFlags {
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
-}
-
-/// A multiprocessor `--policy`: the thread policy and how the CPUs are
-/// shared (`gedf` is SCHED_DEADLINE over one domain of every CPU, `pfp:rm`
-/// SCHED_FIFO with RM priorities pinned per CPU, ...).
-fn multiprocessor_policy(name: &str) -> Option<(RunPolicy, Scope)> {
-    let (head, order) = match name.split_once(':') {
-        Some((h, o)) => (h, Some(o)),
-        None => (name, None),
-    };
-    let fixed = |scope| {
-        let policy = match order.unwrap_or("dm") {
-            "rm" => RunPolicy::RateMonotonic,
-            "dm" => RunPolicy::DeadlineMonotonic,
-            "given" => RunPolicy::Given,
-            _ => return None,
-        };
-        Some((policy, scope))
-    };
-    match (head, order) {
-        ("gedf", None) => Some((RunPolicy::Edf, Scope::Global)),
-        ("pedf", None) => Some((RunPolicy::Edf, Scope::Partitioned)),
-        ("cedf", None) => Some((RunPolicy::Edf, Scope::Clustered)),
-        ("gfp", _) => fixed(Scope::Global),
-        ("pfp", _) => fixed(Scope::Partitioned),
-        _ => None,
-    }
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Run N times and print the median and spread of each figure, with each run's disturbance
+    /// verdict (guide: how-to/trust-a-real-result.md); --json then prints every run and the
+    /// spreads.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
 }
 
 /// `0,1` or `0-3,6`: a usage error naming `--cpus` otherwise.
@@ -163,14 +146,27 @@ fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
 }
 
 impl RunFlags {
-    /// With a multiprocessor `--policy`: the run's CPUs (`--cpus`, or
-    /// every CPU this process may use) and the scope. `None` for the
-    /// one-CPU policies, which refuse `--cpus` and `--partition`.
-    pub fn multiprocessor(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
-        let Some((policy, scope)) = multiprocessor_policy(self.policy.trim()) else {
+    /// `--policy`, parsed once (a usage error naming the flag otherwise).
+    pub fn scheduler(&self) -> anyhow::Result<RealScheduler> {
+        self.policy.parse::<RealScheduler>().map_err(|why| {
+            if self.policy.trim() == "gedf" {
+                return usage(format!("--policy `gedf`: {why}"));
+            }
+            usage(format!(
+                "--policy `{}`: use {RUN_POLICIES}, or on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
+                printable(&self.policy)
+            ))
+        })
+    }
+
+    /// With a multiprocessor `scheduler`: the run's CPUs (`--cpus`, or
+    /// every CPU this process may use). `None` for the one-CPU policies,
+    /// which refuse `--cpus` and `--partition`.
+    pub fn multiprocessor(&self, scheduler: RealScheduler) -> anyhow::Result<Option<Vec<usize>>> {
+        if scheduler.scope == Scope::Uni {
             if self.cpus.is_some() {
                 return Err(usage(format!(
-                    "--cpus runs a multiprocessor policy (gedf, pedf, cedf, gfp[:ORDER], pfp[:ORDER]), not --policy {}; \
+                    "--cpus runs a multiprocessor policy (linux-dl, pedf, cedf, gfp[:ORDER], pfp[:ORDER]), not --policy {}; \
                      for one CPU use --cpu N",
                     printable(&self.policy)
                 )));
@@ -182,8 +178,8 @@ impl RunFlags {
                 )));
             }
             return Ok(None);
-        };
-        if self.partition.is_some() && scope != Scope::Partitioned {
+        }
+        if self.partition.is_some() && scheduler.scope != Scope::Partitioned {
             return Err(usage(format!(
                 "--partition places tasks for pedf or pfp[:ORDER], not --policy {}",
                 printable(&self.policy)
@@ -193,7 +189,7 @@ impl RunFlags {
             Some(list) => parse_cpu_list(list)?,
             None => rtlab_host::policy::allowed_cpus()?,
         };
-        Ok(Some((policy, scope, cpus)))
+        Ok(Some(cpus))
     }
 
     /// `set` placed for the multiprocessor run of `cfg` (its processors the
@@ -201,9 +197,10 @@ impl RunFlags {
     /// pedf/pfp, clusters under cedf), with `cfg.placement` filled in.
     /// Unchanged on one CPU.
     pub fn place(&self, set: TaskSet, cfg: &mut RunConfig) -> anyhow::Result<TaskSet> {
-        let Some((policy, scope, cpus)) = self.multiprocessor()? else {
+        let Some(cpus) = cfg.placement.as_ref().map(|p| p.cpus.clone()) else {
             return Ok(set);
         };
+        let (policy, scope) = (cfg.policy, cfg.scheduler().scope);
         let m = cpus.len() as u32;
         let mut set = set.with_processors(m).map_err(|e| {
             usage(format!(
@@ -212,7 +209,7 @@ impl RunFlags {
                 printable(&e.message)
             ))
         })?;
-        let name = cfg.policy_name();
+        let name = cfg.scheduler();
         cfg.placement = Some(match scope {
             Scope::Global => {
                 if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
@@ -250,24 +247,25 @@ impl RunFlags {
                 let clusters: Vec<Vec<u32>> = groups.into_iter().map(|(c, _)| c).collect();
                 Placement::clustered(cpus, &clusters, task_cluster)
             }
+            Scope::Uni => return Ok(set),
         });
         Ok(set)
+    }
+
+    /// `--repeat`: at least 1, a usage error otherwise.
+    pub fn repeats(&self) -> anyhow::Result<u32> {
+        if self.repeat == 0 {
+            return Err(usage("--repeat 0: give at least 1 (the number of runs)"));
+        }
+        Ok(self.repeat)
     }
 
     /// The executor configuration; errors are usage errors naming the flag.
     /// A multiprocessor run's placement is filled in by [`RunFlags::place`].
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let multi = self.multiprocessor()?;
-        let policy: RunPolicy = match &multi {
-            Some((policy, _, _)) => Ok(*policy),
-            None => crate::flags::policy_spelling(&self.policy).parse(),
-        }
-        .map_err(|_: String| {
-            usage(format!(
-                "--policy `{}`: use {RUN_POLICIES}, or on --cpus gedf, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
-                printable(&self.policy)
-            ))
-        })?;
+        let scheduler = self.scheduler()?;
+        let multi = self.multiprocessor(scheduler)?;
+        let policy = scheduler.policy;
         // As `sim -d 0s`: a run of no time is a usage error.
         if self.duration == Nanos::ZERO {
             return Err(usage("invalid --duration 0s: must be more than 0"));
@@ -278,18 +276,23 @@ impl RunFlags {
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
-            usage(format!(
-                "--on-miss `{}`: use {OVERRUN_RULES}",
-                printable(&self.on_miss)
-            ))
-        })?;
+        cfg.on_miss = self
+            .on_miss
+            .parse::<MissRule>()
+            .ok()
+            .filter(|&r| r != MissRule::Abort)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--on-miss `{}`: use {OVERRUN_RULES}",
+                    printable(&self.on_miss)
+                ))
+            })?;
         cfg.lag_controller = self.lag_controller;
         cfg.kernel_trace = self.kernel.request();
-        if let Some((_, scope, cpus)) = &multi {
-            // The name needs the scope: a placement with no domains yet.
+        if let Some(cpus) = &multi {
+            // The scope and CPUs, no domains yet ([`RunFlags::place`]).
             cfg.placement = Some(Placement {
-                scope: *scope,
+                scope: scheduler.scope,
                 cpus: cpus.clone(),
                 domains: Vec::new(),
                 task_domain: Vec::new(),
@@ -316,17 +319,13 @@ impl RunFlags {
         cfg.edf_reclaim = !self.no_edf_reclaim;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
-        cfg.protocol = self.protocol.parse::<LockProtocol>().map_err(|why| {
-            if why.starts_with("unknown") {
-                usage(format!(
-                    "--protocol `{}`: use {LOCK_PROTOCOLS}",
-                    printable(&self.protocol)
-                ))
-            } else {
-                usage(format!("--protocol {}: {why}", printable(&self.protocol)))
-            }
+        cfg.protocol = self.protocol.parse::<LockingProtocol>().map_err(|_| {
+            usage(format!(
+                "--protocol `{}`: use {LOCK_PROTOCOLS}",
+                printable(&self.protocol)
+            ))
         })?;
-        cfg.protocol.check_policy(policy).map_err(|why| {
+        check_protocol(cfg.protocol, policy).map_err(|why| {
             usage(format!(
                 "--protocol {} with --policy {policy}: {why}",
                 cfg.protocol
@@ -346,37 +345,6 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn multiprocessor_policies_map_to_a_thread_policy_and_a_scope() {
-        assert_eq!(
-            multiprocessor_policy("gedf"),
-            Some((RunPolicy::Edf, Scope::Global))
-        );
-        assert_eq!(
-            multiprocessor_policy("pedf"),
-            Some((RunPolicy::Edf, Scope::Partitioned))
-        );
-        assert_eq!(
-            multiprocessor_policy("cedf"),
-            Some((RunPolicy::Edf, Scope::Clustered))
-        );
-        assert_eq!(
-            multiprocessor_policy("gfp"),
-            Some((RunPolicy::DeadlineMonotonic, Scope::Global))
-        );
-        assert_eq!(
-            multiprocessor_policy("pfp:rm"),
-            Some((RunPolicy::RateMonotonic, Scope::Partitioned))
-        );
-        assert_eq!(
-            multiprocessor_policy("gfp:given"),
-            Some((RunPolicy::Given, Scope::Global))
-        );
-        for not in ["edf", "rm", "pfp:edf", "gedf:rm", "linux-dl"] {
-            assert_eq!(multiprocessor_policy(not), None, "{not}");
-        }
-    }
 
     #[test]
     fn cpu_lists_take_numbers_and_upward_ranges() {

@@ -11,7 +11,7 @@ use std::io::BufWriter;
 use anyhow::Context;
 use rtlab_host::{interrupt, RtThrottling};
 use rtlab_model::{file, printable, Nanos, TaskSet};
-use rtlab_rt::executor::{self, JobSink, Overrun, RunConfig, RunReport};
+use rtlab_rt::executor::{self, JobSink, RunConfig, RunReport};
 use rtlab_rt::RtError;
 
 use crate::kernel_trace;
@@ -21,17 +21,49 @@ use crate::usage::naming_the_flag;
 
 pub use flags::{RealSeriesFlags, RunFlags};
 
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
+/// Which job file: the format, and the flag that asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobFileKind {
+    /// `--jobs`: one CSV row per job (with a kernel trace, written after
+    /// the run with the kernel's columns).
+    Jobs,
+    /// `--trace`: the Chrome trace of every job (with a kernel trace, the
+    /// kernel's schedule is added after the run).
+    Trace,
+}
 
-/// A job file to stream the run into: the flag that asked for it, its
-/// path, and how to open the format on the file.
+impl JobFileKind {
+    /// The flag's name, without dashes.
+    pub fn flag(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "jobs",
+            JobFileKind::Trace => "trace",
+        }
+    }
+
+    /// What the file holds, for the line that says it was written.
+    fn what(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "one record per job",
+            JobFileKind::Trace => "Chrome trace of every job, open in Perfetto or chrome://tracing",
+        }
+    }
+
+    /// Opens the format on a created file (writes its opening).
+    fn open(self, out: BufWriter<File>, set: &TaskSet) -> std::io::Result<Box<dyn JobSink + Send>> {
+        Ok(match self {
+            JobFileKind::Jobs => Box::new(executor::JobsCsv::new(out, set)?),
+            JobFileKind::Trace => Box::new(executor::ChromeTrace::new(out, set)?),
+        })
+    }
+}
+
+/// A job file to stream the run into.
 pub struct JobFile<'a> {
-    /// `jobs` or `trace`.
-    pub flag: &'static str,
+    /// Which one.
+    pub kind: JobFileKind,
     /// Where.
     pub path: &'a str,
-    /// The format.
-    pub open: OpenJobFile,
 }
 
 /// Loads the set, warns about RT throttling, creates the job files, runs
@@ -40,6 +72,36 @@ pub struct JobFile<'a> {
 /// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
 /// `more_sinks`. Returns the report and, per job file (then for the
 /// saver), how writing it went.
+/// The figures of one run that `--repeat` gives the median and spread of:
+/// per task its misses, largest and mean response, largest lag; the
+/// run's misses and context switches.
+pub fn repeat_figures(r: &RunReport) -> Vec<(String, Option<f64>)> {
+    let ns = |v: Option<u64>| v.map(|v| v as f64);
+    let mut out = vec![
+        (
+            "deadline misses".to_string(),
+            Some(r.deadline_misses as f64),
+        ),
+        (
+            "context switches".to_string(),
+            Some(r.context_switches as f64),
+        ),
+    ];
+    for t in &r.tasks {
+        let name = printable(&t.name);
+        out.push((format!("{name} misses"), Some(t.misses as f64)));
+        out.push((format!("{name} R max"), ns(t.max_response_ns)));
+        out.push((format!("{name} R mean"), ns(t.mean_response_ns)));
+        out.push((format!("{name} lag max"), ns(t.max_lag_ns)));
+    }
+    out
+}
+
+/// Whether a `--repeat` figure is a time (ns).
+pub fn repeat_figure_is_time(name: &str) -> bool {
+    name.ends_with(" R max") || name.ends_with(" R mean") || name.ends_with(" lag max")
+}
+
 /// What [`execute`] leaves for the command's output.
 pub struct Executed {
     /// The set as run (placed).
@@ -58,11 +120,26 @@ pub struct Executed {
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
-    more_sinks: Vec<Box<dyn JobSink>>,
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
-    let mut cfg = flags.config()?;
-    let mut loaded = file::load(&flags.taskset)?;
+    let cfg = flags.config()?;
+    let loaded = file::load(&flags.taskset)?;
+    execute_loaded(flags, cfg, loaded, files, more_sinks, saver)
+}
+
+/// [`execute`] of a set already loaded under the configuration `cfg`
+/// (`flags.config()`, not yet placed), for a command that needs the set
+/// before the run (`compare` loads it once).
+pub fn execute_loaded(
+    flags: &RunFlags,
+    mut cfg: RunConfig,
+    mut loaded: file::LoadedTaskSet,
+    files: &[JobFile<'_>],
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
+    saver: Option<&Saver>,
+) -> anyhow::Result<Executed> {
+    flags.repeats()?;
     crate::flags::add_modes(
         &mut cfg.phases,
         &loaded.modes,
@@ -78,7 +155,7 @@ pub fn execute(
             RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
             other => other.into(),
         };
-        e.context(format!("rtlab run --policy {}", cfg.policy_name()))
+        e.context(format!("rtlab run --policy {}", cfg.scheduler()))
     };
     // What would be refused is refused before waiting for the CPU.
     executor::check(&loaded.set, &cfg).map_err(refused)?;
@@ -90,18 +167,29 @@ pub fn execute(
         Some(p) => Some(p.cpus.clone()),
         None => cfg.cpu.map(|c| vec![c]),
     };
+    let measured = run_cpus
+        .clone()
+        .unwrap_or_else(|| rtlab_host::policy::allowed_cpus().unwrap_or_default());
+    flags.isolate.check(&measured)?;
+    let lock_wait = std::time::Instant::now();
     let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
+    let lock_wait = lock_wait.elapsed();
+    if let Some(saver) = saver {
+        // The machine as the measurement finds it, not as it was before
+        // the wait for the lock.
+        saver.measurement_starts();
+    }
     let traced = cfg.kernel_trace.is_some();
     // With a kernel trace the executor keeps every job for the attribution,
     // and the job rows, which gain its columns, are written after the run.
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
-            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
+            .and_then(|out| f.kind.open(BufWriter::new(out), &loaded.set))
+            .with_context(|| format!("--{}: cannot create {}", f.kind.flag(), f.path))?;
         sinks.push(created);
     }
     if let Some(saver) = saver {
@@ -111,6 +199,7 @@ pub fn execute(
     // are not reported.
     sinks.extend(more_sinks);
     restore_left_state_first();
+    let shield = flags.isolate.raise(&measured)?;
     // On a terminal, a progress line fed by one more sink (its result is
     // not reported: counting cannot fail).
     let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
@@ -121,7 +210,8 @@ pub fn execute(
     if let Some(line) = progress {
         line.finish();
     }
-    let (report, written, account) = match ran {
+    drop(shield);
+    let (mut report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
@@ -131,17 +221,21 @@ pub fn execute(
             return Err(refused(e));
         }
     };
+    if let Some(d) = report.disturbance.as_mut() {
+        d.lock_wait_ns = Some(u64::try_from(lock_wait.as_nanos()).unwrap_or(u64::MAX));
+    }
     // The sinks' results in the order of `files` (the jobs file, written
     // below when traced, takes its place).
     let mut results = written.into_iter();
     let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             written.push(Ok(()));
             continue;
         }
         let result = results.next().unwrap_or(Ok(()));
-        written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
+        written
+            .push(result.with_context(|| format!("--{}: cannot write {}", f.kind.flag(), f.path)));
     }
     written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));
     let mut schedule = Vec::new();
@@ -161,10 +255,7 @@ pub fn execute(
             }
         };
         if let Some(a) = analysis {
-            let on_miss = match cfg.on_miss {
-                Overrun::Skip => rtlab_sim::OnMiss::Skip,
-                Overrun::Continue => rtlab_sim::OnMiss::Continue,
-            };
+            let on_miss = cfg.on_miss;
             schedule = kernel_trace::schedule_spans(
                 a,
                 &loaded.set,
@@ -178,8 +269,8 @@ pub fn execute(
             }
         }
         for (i, f) in files.iter().enumerate() {
-            match (f.flag, analysis) {
-                ("jobs", _) => {
+            match (f.kind, analysis) {
+                (JobFileKind::Jobs, _) => {
                     written[i] = kernel_trace::write_jobs_csv(
                         f.path,
                         &loaded.set,
@@ -188,27 +279,23 @@ pub fn execute(
                         &report,
                     );
                 }
-                ("trace", Some(a)) => {
+                (JobFileKind::Trace, Some(a)) => {
                     if let Err(e) = kernel_trace::write_schedule(f.path, a, &report) {
                         if written[i].is_ok() {
                             written[i] = Err(e);
                         }
                     }
                 }
-                _ => {}
+                (JobFileKind::Trace, None) => {}
             }
         }
     }
     for (f, result) in files.iter().zip(&written) {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         if result.is_ok() {
-            let what = match f.flag {
-                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
-                _ => "one record per job",
-            };
-            crate::wrote::wrote(f.path, what);
+            crate::wrote::wrote(f.path, f.kind.what());
         }
     }
     let reported = files.len() + usize::from(saver.is_some());

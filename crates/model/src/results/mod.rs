@@ -22,7 +22,7 @@ pub use metrics::{TaskMetrics, Totals};
 pub use schedule::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 pub use series::SeriesPoint;
 pub use sim_report::{SimReport, ThrottlingReport};
-pub use sink::JobSink;
+pub use sink::{EachJob, JobSink};
 pub use summary::TaskSummary;
 
 /// For `skip_serializing_if`: a counter that is 0 is left out of the JSON

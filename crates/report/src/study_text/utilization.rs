@@ -156,6 +156,18 @@ pub fn describe_utilization(part: &UtilizationPart) -> String {
         for r in &refusals {
             out.push_str(&format!("search ended: {r}\n"));
         }
+        for s in real.measured.types.iter().flat_map(|r| &r.sets) {
+            for (name, search) in [("edf", &s.edf), ("fps", &s.fps)] {
+                for (load, rerun) in &search.reruns {
+                    out.push_str(&format!(
+                        "rerun: {} {name} at {}%: {}\n",
+                        s.name,
+                        *load as f64 / 1e4,
+                        rerun.describe()
+                    ));
+                }
+            }
+        }
         if !refusals.is_empty() && !real.no_rt_throttling {
             out.push_str(
                 "note: SCHED_DEADLINE admits at most 0.90 of a CPU on Linux 6.12+ (0.95 RT limit minus \

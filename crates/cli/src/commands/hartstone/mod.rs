@@ -19,9 +19,8 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::hartstone_text::{csv, human};
-use rtlab_rt::executor::Overrun;
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::{OnMiss, SchedulerSpec};
+use rtlab_sim::{MissRule, SchedulerSpec};
 use rtlab_study::hartstone::{rankings, simulated_extended, simulated_series};
 
 mod real;
@@ -100,6 +99,12 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Let a real iteration's miss end the series at once; by default it is run once more first
+    /// and ends the series only when the rerun misses too (guide: how-to/trust-a-real-result.md).
+    #[arg(long)]
+    pub no_confirm: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -171,21 +176,18 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets)",
         ));
     }
-    let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
+    let sim_on_miss: MissRule = args.on_miss.parse().map_err(|_| {
         usage(format!(
             "--on-miss `{}`: use skip or continue",
             printable(&args.on_miss)
         ))
     })?;
-    let real_on_miss: Overrun = match sim_on_miss {
-        OnMiss::Skip => Overrun::Skip,
-        OnMiss::Continue => Overrun::Continue,
-        OnMiss::Abort => {
-            return Err(usage(
-                "--on-miss abort: real threads cannot abort a job; use skip or continue",
-            ))
-        }
-    };
+    if sim_on_miss == MissRule::Abort {
+        return Err(usage(
+            "--on-miss abort: real threads cannot abort a job; use skip or continue",
+        ));
+    }
+    let real_on_miss = sim_on_miss;
     // Refused before any real-time work (the calibration included).
     args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
@@ -234,6 +236,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
+            confirm: !args.no_confirm,
         })
         .collect();
     let profiles: Vec<ExtendedProfile> = if args.extended {

@@ -10,14 +10,15 @@ use rtlab_model::hartstone::{self, overload_iteration, ExtendedProfile, TestConf
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::Nanos;
 use rtlab_report::hartstone_text::traced_line;
-use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
+use rtlab_rt::executor::{self, rr_timeslice, RunConfig};
 use rtlab_rt::runner::{RealRunError, RealRunner};
-use rtlab_sim::OnMiss;
+use rtlab_sim::MissRule;
 use rtlab_study::hartstone::{real_extended, real_series, RealSeriesError};
 
-use super::HartstoneArgs;
 use crate::setup::{restore_left_state_first, say};
 use crate::usage::naming_the_flag;
+
+use super::HartstoneArgs;
 
 /// The PH series on real threads, one policy after the other, each beside
 /// its simulator counterpart. Says up front how long it can take (each test
@@ -27,8 +28,8 @@ pub fn run_real(
     args: &HartstoneArgs,
     configs: &[TestConfig],
     policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    on_miss: MissRule,
+    sim_on_miss: MissRule,
     kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
@@ -54,8 +55,10 @@ pub fn run_real(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
     base.cpu = Some(cpu);
@@ -66,13 +69,14 @@ pub fn run_real(
     let started = Instant::now();
     let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
         say(&format!(
-            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}{}",
             started.elapsed().as_secs_f64(),
             r.iteration,
             r.utilization,
             r.result.misses,
             r.result.context_switches,
             traced_line(r.result.kernel_trace.as_ref()),
+            rtlab_report::disturbance_text::iteration_note(&r.result),
         ));
         let _ = std::io::stderr().flush();
     };
@@ -115,8 +119,8 @@ pub fn run_real_extended(
     args: &HartstoneArgs,
     profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    on_miss: MissRule,
+    sim_on_miss: MissRule,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let length = args.extended_length;
@@ -134,8 +138,10 @@ pub fn run_real_extended(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let timeslice = rr_timeslice();
     let started = Instant::now();
     let mut config = RunConfig::new(length, policies[0]);

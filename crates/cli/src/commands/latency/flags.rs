@@ -95,6 +95,8 @@ pub struct LatencyArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 

@@ -49,8 +49,11 @@ pub fn measure_with_tap(
         Affinity::RoundRobin(cpus) => Some(cpus.as_slice()),
         Affinity::Unpinned => None,
     };
+    let measured = crate::setup::measured_cpus(pinned);
+    args.isolate.check(&measured)?;
     let _measuring = args.cpu_lock.hold(pinned)?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
+    let _shield = args.isolate.raise(&measured)?;
     let load = start_load(args.load)?;
     if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
         eprintln!(
@@ -98,7 +101,9 @@ pub fn measure_with_tap(
         None => None,
     };
     let started = std::time::SystemTime::now();
+    let window = rtlab_host::disturbance::Window::open_process(&measured);
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
+    let disturbance = window.close(&[]);
     let ended = std::time::SystemTime::now();
     let kernel_trace = match (request, recording) {
         (Some(request), Some(recording)) => Some(match request.finish_without_jobs(recording) {
@@ -138,7 +143,8 @@ pub fn measure_with_tap(
         notes: &guards.notes,
         outliers_asked: args.outliers > 0,
     };
-    let doc = latency_text::document(measured);
+    let mut doc = latency_text::document(measured);
+    doc.disturbance = Some(disturbance);
     // The trace's summary joins the document (only with the flag: the
     // untraced document keeps its field order).
     let traced_doc = match &kernel_trace {
@@ -160,6 +166,9 @@ pub fn measure_with_tap(
         }
     } else if !args.stdout_is_json() {
         out!("{}", latency_text::describe_measured(measured));
+        if let Some(d) = &doc.disturbance {
+            outln!("# {}", rtlab_report::disturbance_text::verdict_line(d));
+        }
         if let Some(k) = &kernel_trace {
             outln!("{}", rtlab_report::kernel_trace::events_line(k));
         }

@@ -121,6 +121,8 @@ pub struct EdfVsFpsArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
 
@@ -151,7 +153,10 @@ pub fn run(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     let _measuring = if args.real {
         interrupt::install_interrupt_flag();
         let cpu = args.real_series.cpu();
-        Some(args.cpu_lock.hold(Some(&[cpu]))?)
+        args.isolate.check(&[cpu])?;
+        let lock = args.cpu_lock.hold(Some(&[cpu]))?;
+        restore_left_state_first();
+        Some((lock, args.isolate.raise(&[cpu])?))
     } else {
         None
     };
