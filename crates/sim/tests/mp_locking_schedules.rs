@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rtlab_model::mp_locking::MpProtocol;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{CriticalSection, Nanos, Platform, Task, TaskSet};
-use rtlab_sim::{multi, Protocol, SimConfig, TraceWindow};
+use rtlab_sim::{LockingProtocol, SimConfig, TraceWindow};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -38,18 +38,20 @@ fn set(m: u32, tasks: &[Spec]) -> TaskSet {
 /// The first job of every task: (finish, remote, local), in ms.
 fn first_jobs(set: &TaskSet, spec: &str, protocol: MpProtocol) -> Vec<(u64, u64, u64)> {
     let mut config = SimConfig::new(ms(20));
-    config.protocol = Protocol::Multiprocessor(protocol);
+    config.protocol = LockingProtocol::Multiprocessor(protocol);
     config.trace = Some(TraceWindow {
         from: Nanos::ZERO,
         to: ms(20),
     });
     let jobs = Rc::new(RefCell::new(Vec::new()));
     let sink = jobs.clone();
-    let run = multi::run(
+    let run = rtlab_sim::run(
         set,
         &spec.parse().unwrap(),
         &config,
-        Some(Box::new(move |r: &JobRecord| sink.borrow_mut().push(*r))),
+        Some(Box::new(EachJob(move |r: &JobRecord| {
+            sink.borrow_mut().push(*r)
+        }))),
     )
     .unwrap();
     assert!(run
@@ -188,8 +190,8 @@ fn omlp_fifo_then_priority_queue_and_pi_blocking() {
 #[test]
 fn a_protocol_under_the_wrong_scheduler_is_refused() {
     let mut config = SimConfig::new(ms(10));
-    config.protocol = Protocol::Multiprocessor(MpProtocol::Mpcp);
-    let e = multi::run(&three(), &"gedf".parse().unwrap(), &config, None)
+    config.protocol = LockingProtocol::Multiprocessor(MpProtocol::Mpcp);
+    let e = rtlab_sim::run(&three(), &"gedf".parse().unwrap(), &config, None)
         .err()
         .unwrap();
     assert_eq!(

@@ -20,9 +20,9 @@ use proptest::test_runner::{Config, TestRng, TestRunner};
 use rtlab_analysis::mp_locking::{analyse, LockingOutcome};
 use rtlab_model::mp_locking::{MpProtocol, MpScheduling};
 use rtlab_model::policy::PriorityAssignment;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{CriticalSection, Nanos, Platform, Task, TaskSet};
-use rtlab_sim::{multi, ExecModel, Protocol, SimConfig};
+use rtlab_sim::{ExecModel, LockingProtocol, SimConfig};
 
 /// Periods (units) with a least common multiple of 120.
 const PERIODS: [u64; 8] = [10, 12, 15, 20, 24, 30, 40, 60];
@@ -109,16 +109,18 @@ fn simulate(set: &TaskSet, protocol: MpProtocol, seed: u64) -> Vec<JobRecord> {
         MpScheduling::GlobalEdf => "gedf",
     };
     let mut config = SimConfig::new(Nanos::from_ns(600 * UNIT));
-    config.protocol = Protocol::Multiprocessor(protocol);
+    config.protocol = LockingProtocol::Multiprocessor(protocol);
     config.exec = ExecModel::Uniform;
     config.seed = seed;
     let jobs = Rc::new(RefCell::new(Vec::new()));
     let sink = jobs.clone();
-    multi::run(
+    rtlab_sim::run(
         set,
         &spec.parse().unwrap(),
         &config,
-        Some(Box::new(move |r: &JobRecord| sink.borrow_mut().push(*r))),
+        Some(Box::new(EachJob(move |r: &JobRecord| {
+            sink.borrow_mut().push(*r)
+        }))),
     )
     .unwrap();
     let out = jobs.borrow().clone();

@@ -25,9 +25,9 @@
 //!
 //! At every point the protocol(s) with the most sets proven win the
 //! analysis, and those with the most sets met win the simulation
-//! ([`Point::winners`]). The simulator is driven directly
-//! (`rtlab_sim::multi::run`), not through the `Runner` trait, which names
-//! no locking protocol.
+//! ([`Point::winners`]). The simulator is driven through its one entry
+//! (`rtlab_sim::run`), not through the `Runner` trait, which names no
+//! locking protocol.
 
 use rayon::prelude::*;
 use rtlab_analysis::mp_locking;
@@ -37,7 +37,7 @@ use rtlab_model::generate::{generate_set, GeneratorConfig, PeriodDistribution, U
 use rtlab_model::mp_locking::{MpProtocol, MpScheduling};
 use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{Nanos, Platform, TaskSet};
-use rtlab_sim::{multi, Protocol, SimConfig};
+use rtlab_sim::{LockingProtocol, SimConfig};
 use serde::Serialize;
 
 /// What the study runs.
@@ -378,11 +378,11 @@ fn decide(config: &MpLockingConfig, set: &TaskSet, protocol: MpProtocol) -> (boo
     let analysed =
         mp_locking::analyse(&on, protocol, rm, m).is_ok_and(|o| o.schedulable == Some(true));
     let mut sim = SimConfig::new(config.duration);
-    sim.protocol = Protocol::Multiprocessor(protocol);
+    sim.protocol = LockingProtocol::Multiprocessor(protocol);
     let simulated = spec
         .parse()
         .ok()
-        .and_then(|spec| multi::run(&on, &spec, &sim, None).ok())
+        .and_then(|spec| rtlab_sim::run(&on, &spec, &sim, None).ok())
         .is_some_and(|run| run.report.deadline_misses == 0 && run.stopped.is_none());
     (analysed, simulated)
 }

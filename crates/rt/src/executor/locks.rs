@@ -50,8 +50,6 @@
 //! the lock call) is also its remote blocking (`remote_blocked`); local
 //! blocking is not measured on real threads.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rtlab_model::{lock_steps, Nanos, TaskSet};
@@ -72,88 +70,40 @@ pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp; on --cpus with pfp: mpcp, f
 /// ([`super::policy_map::TOP_TASK_PRIORITY`]), below the watchdog.
 pub const BOOST_PRIORITY: u8 = 98;
 
-/// The locking protocol of a real run's mutexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LockProtocol {
-    /// Plain mutexes (`PTHREAD_PRIO_NONE`).
-    #[default]
-    None,
-    /// Priority (or deadline) inheritance (`PTHREAD_PRIO_INHERIT`).
-    Pip,
-    /// Immediate priority ceiling (`PTHREAD_PRIO_PROTECT`).
-    Ipcp,
-    /// MPCP-like: a priority-ordered (PI) queue, boosted above every task.
-    Mpcp,
-    /// FMLP+-like: a FIFO futex queue, holders boosted.
-    FmlpPlus,
-    /// MSRP: non-preemptive FIFO spinning.
-    Msrp,
-}
+pub use rtlab_model::mp_locking::MpProtocol;
+pub use rtlab_model::policy::LockingProtocol;
 
-impl LockProtocol {
-    /// `none`, `pip` or `ipcp` (the simulator's names for the same rules).
-    pub fn name(self) -> &'static str {
-        match self {
-            LockProtocol::None => "none",
-            LockProtocol::Pip => "pip",
-            LockProtocol::Ipcp => "ipcp",
-            LockProtocol::Mpcp => "mpcp",
-            LockProtocol::FmlpPlus => "fmlp+",
-            LockProtocol::Msrp => "msrp",
-        }
-    }
-
-    /// True for the multiprocessor protocols (partitioned FP on `--cpus`).
-    pub fn is_multiprocessor(self) -> bool {
-        matches!(
-            self,
-            LockProtocol::Mpcp | LockProtocol::FmlpPlus | LockProtocol::Msrp
-        )
-    }
-
-    /// Refuses `ipcp` where threads have no SCHED_FIFO/RR priority to raise.
-    pub fn check_policy(self, policy: RunPolicy) -> Result<(), String> {
-        match (self, policy) {
-            (LockProtocol::Ipcp, RunPolicy::Edf) => Err(
-                "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline boost) or none"
-                    .into(),
-            ),
-            (LockProtocol::Ipcp, RunPolicy::Other) => Err(
-                "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
-                    .into(),
-            ),
-            (p, RunPolicy::Edf | RunPolicy::Other) if p.is_multiprocessor() => Err(format!(
-                "{p} boosts a holder's SCHED_FIFO priority: it runs under partitioned fixed priorities (--cpus with pfp, pfp:rm, pfp:dm, pfp:given)"
-            )),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl fmt::Display for LockProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for LockProtocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<LockProtocol, String> {
-        match s {
-            "none" => Ok(LockProtocol::None),
-            "pip" => Ok(LockProtocol::Pip),
-            "ipcp" => Ok(LockProtocol::Ipcp),
-            "mpcp" => Ok(LockProtocol::Mpcp),
-            "fmlp+" | "fmlpp" | "fmlp-plus" => Ok(LockProtocol::FmlpPlus),
-            "msrp" => Ok(LockProtocol::Msrp),
-            "dpcp" => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
-            "mrsp" => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
-            "omlp" => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
-            "dfp" => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
-            "srp" => Err("Linux has no stack resource policy; rtlab simulates it (`rtlab sim --protocol srp`)".into()),
-            "npp" => Err("Linux has no non-preemptive critical sections for user threads; rtlab simulates them (`rtlab sim --protocol npp`)".into()),
-            other => Err(format!("unknown protocol `{other}` (use {LOCK_PROTOCOLS})")),
-        }
+/// Refuses what a real run's mutexes cannot do: the simulator-only
+/// protocols (`npp`, `srp`, `dfp`: Linux has no such mutex; `dpcp`, `mrsp`,
+/// `omlp`: they need a dispatcher), `ipcp` where threads have no
+/// SCHED_FIFO/RR priority to raise, and the multiprocessor protocols that
+/// boost a SCHED_FIFO priority under a policy without one.
+pub fn check_protocol(protocol: LockingProtocol, policy: RunPolicy) -> Result<(), String> {
+    match (protocol, policy) {
+        (LockingProtocol::Dfp, _) => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
+        (LockingProtocol::Srp, _) => Err("Linux has no stack resource policy; rtlab simulates it (`rtlab sim --protocol srp`)".into()),
+        (LockingProtocol::Npp, _) => Err("Linux has no non-preemptive critical sections for user threads; rtlab simulates them (`rtlab sim --protocol npp`)".into()),
+        (LockingProtocol::Ipcp, RunPolicy::Edf) => Err(
+            "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline boost) or none"
+                .into(),
+        ),
+        (LockingProtocol::Ipcp, RunPolicy::Other) => Err(
+            "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
+                .into(),
+        ),
+        (LockingProtocol::Multiprocessor(MpProtocol::Dpcp), _) => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Mrsp), _) => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Omlp), _) => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
+        (LockingProtocol::Multiprocessor(p), RunPolicy::Edf | RunPolicy::Other) => Err(format!(
+            "{p} boosts a holder's SCHED_FIFO priority: it runs under partitioned fixed priorities (--cpus with pfp, pfp:rm, pfp:dm, pfp:given)"
+        )),
+        (
+            LockingProtocol::None
+            | LockingProtocol::Pip
+            | LockingProtocol::Ipcp
+            | LockingProtocol::Multiprocessor(_),
+            _,
+        ) => Ok(()),
     }
 }
 
@@ -215,7 +165,7 @@ enum Lock {
 pub struct Resources {
     names: Vec<String>,
     locks: Vec<Lock>,
-    protocol: LockProtocol,
+    protocol: LockingProtocol,
 }
 
 impl Resources {
@@ -225,25 +175,38 @@ impl Resources {
     pub fn new(
         set: &TaskSet,
         policies: &[Policy],
-        protocol: LockProtocol,
+        protocol: LockingProtocol,
     ) -> Result<Resources, RtError> {
         let names = resource_names(set);
         let mut locks = Vec::with_capacity(names.len());
         for name in &names {
             let kind = match protocol {
-                LockProtocol::FmlpPlus | LockProtocol::Msrp => {
+                LockingProtocol::Multiprocessor(MpProtocol::FmlpPlus | MpProtocol::Msrp) => {
                     locks.push(Lock::Ticket(Box::default()));
                     continue;
                 }
-                LockProtocol::None => MutexProtocol::None,
-                LockProtocol::Pip | LockProtocol::Mpcp => MutexProtocol::Inherit,
-                LockProtocol::Ipcp => MutexProtocol::Protect {
+                LockingProtocol::None => MutexProtocol::None,
+                LockingProtocol::Pip | LockingProtocol::Multiprocessor(MpProtocol::Mpcp) => {
+                    MutexProtocol::Inherit
+                }
+                LockingProtocol::Ipcp => MutexProtocol::Protect {
                     ceiling: ceiling(set, policies, name).ok_or_else(|| RtError::Invalid {
                         what: format!("resource `{name}` under --protocol ipcp"),
                         why: "its users have no SCHED_FIFO/RR priority to take a ceiling from"
                             .into(),
                     })?,
                 },
+                LockingProtocol::Npp
+                | LockingProtocol::Srp
+                | LockingProtocol::Dfp
+                | LockingProtocol::Multiprocessor(_) => {
+                    return Err(RtError::Invalid {
+                        what: format!("--protocol {protocol}"),
+                        why: check_protocol(protocol, RunPolicy::Other)
+                            .err()
+                            .unwrap_or_default(),
+                    })
+                }
             };
             let mutex = PthreadMutex::new(kind).map_err(|e| RtError::Invalid {
                 what: format!("a {protocol} mutex for resource `{name}`"),
@@ -259,7 +222,7 @@ impl Resources {
     }
 
     /// The protocol of the locks.
-    pub fn protocol(&self) -> LockProtocol {
+    pub fn protocol(&self) -> LockingProtocol {
         self.protocol
     }
 
@@ -348,7 +311,7 @@ impl SectionPlan {
         set: &TaskSet,
         task: usize,
         policies: &[Policy],
-        protocol: LockProtocol,
+        protocol: LockingProtocol,
     ) -> Result<SectionPlan, RtError> {
         let mut plan = SectionPlan::new(set, task);
         if !protocol.is_multiprocessor() || !plan.locks() {
@@ -356,7 +319,7 @@ impl SectionPlan {
         }
         let own = policies[task];
         let raised = match protocol {
-            LockProtocol::Mpcp => {
+            LockingProtocol::Multiprocessor(MpProtocol::Mpcp) => {
                 let mut levels: Vec<u8> = policies.iter().map(Policy::priority).collect();
                 levels.sort_unstable();
                 levels.dedup();
@@ -416,7 +379,9 @@ impl SectionPlan {
                 let locked = match lock {
                     Lock::Mutex(m) => m.lock(),
                     Lock::Ticket(t) => {
-                        t.lock(resources.protocol == LockProtocol::Msrp);
+                        t.lock(
+                            resources.protocol == LockingProtocol::Multiprocessor(MpProtocol::Msrp),
+                        );
                         Ok(())
                     }
                 };
@@ -449,7 +414,9 @@ impl SectionPlan {
         let mut errors = 0;
         match &resources.locks[r] {
             Lock::Mutex(m) => errors += u64::from(m.unlock().is_err()),
-            Lock::Ticket(t) => t.unlock(resources.protocol == LockProtocol::Msrp),
+            Lock::Ticket(t) => {
+                t.unlock(resources.protocol == LockingProtocol::Multiprocessor(MpProtocol::Msrp))
+            }
         }
         if let (Some((own, _)), true) = (&self.boost, self.held.is_empty()) {
             errors += u64::from(!policy::change_current_thread_policy(own));
@@ -486,27 +453,19 @@ mod tests {
 
     #[test]
     fn sim_only_protocols_are_refused_with_words() {
-        assert_eq!("pip".parse(), Ok(LockProtocol::Pip));
-        let dfp = "dfp".parse::<LockProtocol>().unwrap_err();
+        let refusal = |p: LockingProtocol, policy| check_protocol(p, policy).unwrap_err();
+        let dm = RunPolicy::DeadlineMonotonic;
+        let dfp = refusal(LockingProtocol::Dfp, dm);
         assert!(
             dfp.starts_with("Linux has no deadline floor protocol"),
             "{dfp}"
         );
-        assert!("srp"
-            .parse::<LockProtocol>()
-            .unwrap_err()
-            .contains("rtlab sim --protocol srp"));
-        assert!("npp".parse::<LockProtocol>().unwrap_err().contains("npp"));
-        assert!("pi"
-            .parse::<LockProtocol>()
-            .unwrap_err()
-            .contains(LOCK_PROTOCOLS));
-        assert!(LockProtocol::Ipcp.check_policy(RunPolicy::Edf).is_err());
-        assert!(LockProtocol::Ipcp.check_policy(RunPolicy::Other).is_err());
-        assert!(LockProtocol::Ipcp
-            .check_policy(RunPolicy::RateMonotonic)
-            .is_ok());
-        assert!(LockProtocol::Pip.check_policy(RunPolicy::Edf).is_ok());
+        assert!(refusal(LockingProtocol::Srp, dm).contains("rtlab sim --protocol srp"));
+        assert!(refusal(LockingProtocol::Npp, dm).contains("npp"));
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::Edf).is_err());
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::Other).is_err());
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::RateMonotonic).is_ok());
+        assert!(check_protocol(LockingProtocol::Pip, RunPolicy::Edf).is_ok());
     }
 
     #[test]
@@ -517,16 +476,16 @@ mod tests {
         assert_eq!(ceiling(&s, &policies, "b"), Some(30));
         assert_eq!(ceiling(&s, &policies, "a"), Some(10));
         assert_eq!(ceiling(&s, &[Policy::Other { nice: 0 }; 3], "a"), None);
-        let r = Resources::new(&s, &policies, LockProtocol::Ipcp).unwrap();
+        let r = Resources::new(&s, &policies, LockingProtocol::Ipcp).unwrap();
         assert_eq!(r.names(), ["b", "a"]);
-        let e = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockProtocol::Ipcp);
+        let e = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockingProtocol::Ipcp);
         assert!(e.is_err());
     }
 
     #[test]
     fn a_job_takes_nested_locks_as_a_stack_and_releases_them_all() {
         let s = set();
-        let r = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockProtocol::Pip).unwrap();
+        let r = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockingProtocol::Pip).unwrap();
         let mut plan = SectionPlan::new(&s, 2);
         let order: Vec<(u64, usize, bool)> = plan
             .steps
@@ -569,7 +528,7 @@ mod tests {
         }];
         let s = Arc::new(TaskSet::new("s", vec![long.clone(), long]));
         let other = [Policy::Other { nice: 0 }; 2];
-        let r = Arc::new(Resources::new(&s, &other, LockProtocol::Pip).unwrap());
+        let r = Arc::new(Resources::new(&s, &other, LockingProtocol::Pip).unwrap());
         let stop = Arc::new(AtomicBool::new(false));
         let job = |task: usize| {
             let (s, r, stop) = (s.clone(), r.clone(), stop.clone());
@@ -631,10 +590,14 @@ mod tests {
     #[test]
     fn dispatcher_protocols_are_refused_naming_why() {
         for (name, why) in [("dpcp", "agents"), ("mrsp", "migrates"), ("omlp", "queues")] {
-            let e = name.parse::<LockProtocol>().unwrap_err();
+            let p = name.parse::<LockingProtocol>().unwrap();
+            let e = check_protocol(p, RunPolicy::RateMonotonic).unwrap_err();
             assert!(e.contains(why) && e.contains("issue 34"), "{e}");
         }
-        assert_eq!("fmlp+".parse(), Ok(LockProtocol::FmlpPlus));
-        assert!(LockProtocol::Msrp.check_policy(RunPolicy::Edf).is_err());
+        let fmlp = "fmlp+".parse::<LockingProtocol>().unwrap();
+        assert_eq!(fmlp, LockingProtocol::Multiprocessor(MpProtocol::FmlpPlus));
+        assert!(check_protocol(fmlp, RunPolicy::RateMonotonic).is_ok());
+        let msrp = LockingProtocol::Multiprocessor(MpProtocol::Msrp);
+        assert!(check_protocol(msrp, RunPolicy::Edf).is_err());
     }
 }

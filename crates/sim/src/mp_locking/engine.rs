@@ -27,21 +27,21 @@
 //! or grants) and the task index, so every choice is deterministic.
 
 use std::collections::VecDeque;
+use std::io;
 
-use rand_chacha::ChaCha8Rng;
 use rtlab_model::mp_locking::{MpProtocol, Sharing};
-use rtlab_model::random::{below, stream_rng};
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
+use rtlab_model::results::{JobRecord, JobSink, Totals};
 use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 
 use super::{dpcp, fmlp_plus, mpcp, mrsp, msrp, omlp};
-use crate::config::{ExecModel, JitterModel, OnMiss, SimConfig};
-use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
+use crate::config::{MissRule, SimConfig};
+use crate::engine::BacklogStop;
 use crate::error::SimError;
+use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{ProcessorMetrics, SimReport};
-use crate::multi::{JobSink, PartitionedPolicy};
 use crate::queue::{Class, EventQueue, Payload};
-use crate::scheduler::{fixed_levels, SchedulerSpec};
+use crate::registry::SchedulerSpec;
+use crate::scheduler::fixed_levels;
 use crate::trace::{LockMark, LockMarkKind, Trace, TraceRecord, NO_CPU};
 
 /// An effective priority: smaller runs first.
@@ -163,23 +163,18 @@ pub(crate) struct LockingSim {
     pub resources: Vec<Resource>,
     pub jobs: Vec<MJob>,
     free: Vec<usize>,
-    head: Vec<Option<usize>>,
-    pending: Vec<VecDeque<usize>>,
-    pending_jobs: usize,
+    /// Each task's ready job and the jobs waiting behind it.
+    backlog: Backlog<usize>,
     cpus: Vec<Cpu>,
     queue: EventQueue,
-    rngs: Vec<ChaCha8Rng>,
-    jitter_rngs: Vec<ChaCha8Rng>,
-    last_ready: Vec<Nanos>,
-    summaries: Vec<TaskSummary>,
-    sink: Option<JobSink>,
+    draws: Draws,
+    ledger: Ledger,
     trace: Option<Trace>,
     pub now: Nanos,
     events: u64,
     context_switches: u64,
     next_uid: u64,
     seq: u64,
-    stopped: Option<BacklogStop>,
     finished: bool,
 }
 
@@ -197,7 +192,7 @@ impl LockingSim {
         let m = set.processors();
         let tasks = set.tasks.clone();
         let (domains, rank): (Vec<Vec<u32>>, Vec<u64>) = match spec {
-            SchedulerSpec::Partitioned(PartitionedPolicy::Fp(policy)) => {
+            SchedulerSpec::Pfp(policy) => {
                 let levels = fixed_levels(*policy, &tasks, &spec.to_string())?;
                 // Strict: equal levels ordered by declaration, as the
                 // analysis orders them.
@@ -282,10 +277,8 @@ impl LockingSim {
             t
         });
         let mut sim = LockingSim {
-            rngs: (0..n).map(|i| stream_rng(config.seed, i as u64)).collect(),
-            jitter_rngs: (0..n)
-                .map(|i| stream_rng(config.seed, crate::engine::JITTER_STREAMS | i as u64))
-                .collect(),
+            draws: Draws::new(config.seed, n),
+            ledger: Ledger::new(n),
             has_sections: tasks
                 .iter()
                 .map(|t| !t.critical_sections.is_empty())
@@ -303,21 +296,15 @@ impl LockingSim {
             resources,
             jobs: Vec::new(),
             free: Vec::new(),
-            head: vec![None; n],
-            pending: vec![VecDeque::new(); n],
-            pending_jobs: 0,
+            backlog: Backlog::new(n),
             cpus: vec![Cpu::default(); m as usize],
             queue: EventQueue::default(),
-            last_ready: vec![Nanos::ZERO; n],
-            summaries: vec![TaskSummary::default(); n],
-            sink: None,
             trace,
             now: Nanos::ZERO,
             events: 0,
             context_switches: 0,
             next_uid: 0,
             seq: 0,
-            stopped: None,
             finished: false,
         };
         for i in 0..n {
@@ -328,8 +315,13 @@ impl LockingSim {
     }
 
     /// Sends every job record to `sink`.
-    pub(crate) fn on_job(&mut self, sink: JobSink) {
-        self.sink = Some(sink);
+    pub(crate) fn on_job(&mut self, sink: Box<dyn JobSink>) {
+        self.ledger.set_sink(sink);
+    }
+
+    /// Ends the job sink's output: its first error, if any.
+    pub(crate) fn finish_jobs(&mut self) -> io::Result<()> {
+        self.ledger.finish()
     }
 
     /// Runs to the end.
@@ -339,7 +331,7 @@ impl LockingSim {
 
     /// Why the run stopped early, if it did.
     pub(crate) fn stopped(&self) -> Option<BacklogStop> {
-        self.stopped
+        self.backlog.stopped()
     }
 
     /// The trace of the window.
@@ -480,8 +472,10 @@ impl LockingSim {
             omlp::account(self, from, to);
             return;
         }
-        for task in 0..self.head.len() {
-            let Some(j) = self.head[task] else { continue };
+        for task in 0..self.tasks.len() {
+            let Some(j) = self.backlog.head(task) else {
+                continue;
+            };
             let job = &self.jobs[j];
             if job.done {
                 continue;
@@ -528,11 +522,7 @@ impl LockingSim {
 
     /// The pending jobs (each task's oldest unfinished job).
     pub(crate) fn heads(&self) -> impl Iterator<Item = usize> + '_ {
-        self.head
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|&j| !self.jobs[j].done)
+        self.backlog.heads().filter(|&j| !self.jobs[j].done)
     }
 
     /// The domain job `j` is a candidate in now, if any.
@@ -604,7 +594,7 @@ impl LockingSim {
         let mut candidates: Vec<Vec<(Key, usize)>> = vec![Vec::new(); self.domains.len()];
         for j in 0..self.jobs.len() {
             if let Some(d) = self.placed(j) {
-                let is_head = self.head[self.jobs[j].task] == Some(j);
+                let is_head = self.backlog.head(self.jobs[j].task) == Some(j);
                 if is_head {
                     candidates[d].push((self.key(j), j));
                 }
@@ -852,17 +842,9 @@ impl LockingSim {
         if at >= self.config.duration {
             return;
         }
-        let jitter = self.tasks[task].jitter;
-        let delay = match self.config.jitter {
-            JitterModel::None => Nanos::ZERO,
-            JitterModel::Max => jitter,
-            JitterModel::Uniform if jitter.is_zero() => Nanos::ZERO,
-            JitterModel::Uniform => {
-                Nanos::from_ns(below(&mut self.jitter_rngs[task], jitter.as_ns() + 1))
-            }
-        };
-        let ready = at.saturating_add(delay).max(self.last_ready[task]);
-        self.last_ready[task] = ready;
+        let ready = self
+            .draws
+            .ready_at(task, &self.tasks[task], at, self.config.jitter);
         self.queue
             .push(ready, Class::Release, Payload::Release { task, at });
     }
@@ -874,15 +856,15 @@ impl LockingSim {
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
-        if self.config.on_miss == OnMiss::Skip {
-            if let Some(h) = self.head[task] {
+        if self.config.on_miss == MissRule::Skip {
+            if let Some(h) = self.backlog.head(task) {
                 if self.jobs[h].deadline <= at {
-                    self.summaries[task].record_skipped(1);
+                    self.ledger.skipped(task);
                     return;
                 }
             }
         }
-        let demand = self.draw_demand(task);
+        let demand = self.draws.demand(task, &self.tasks[task], self.config.exec);
         let uid = self.next_uid;
         self.next_uid += 1;
         let job = MJob {
@@ -930,7 +912,7 @@ impl LockingSim {
                 at,
             });
         }
-        if self.config.on_miss == OnMiss::Abort {
+        if self.config.on_miss == MissRule::Abort {
             self.queue.push(
                 abs_deadline,
                 Class::Deadline,
@@ -940,29 +922,11 @@ impl LockingSim {
                 },
             );
         }
-        if self.head[task].is_none() {
-            self.head[task] = Some(slot);
-        } else {
-            self.pending[task].push_back(slot);
-            self.pending_jobs += 1;
-            if self.pending_jobs > MAX_PENDING_JOBS && self.stopped.is_none() {
-                self.stopped = Some(BacklogStop {
-                    at: self.now,
-                    pending: self.pending_jobs,
-                });
-                self.config.duration = self.now.max(Nanos::from_ns(1));
-            }
-        }
-    }
-
-    fn draw_demand(&mut self, task: usize) -> Nanos {
-        let t = &self.tasks[task];
-        match t.bcet.filter(|&b| b < t.wcet) {
-            Some(bcet) if self.config.exec == ExecModel::Uniform => {
-                let span = (t.wcet - bcet).as_ns() + 1;
-                bcet + Nanos::from_ns(below(&mut self.rngs[task], span))
-            }
-            _ => t.wcet,
+        let stopped_before = self.backlog.stopped().is_some();
+        if self.backlog.arrive(task, slot, self.now) {
+            self.backlog.set_head(task, slot);
+        } else if !stopped_before && self.backlog.stopped().is_some() {
+            self.config.duration = self.now.max(Nanos::from_ns(1));
         }
     }
 
@@ -1008,9 +972,8 @@ impl LockingSim {
                 at: deadline,
             });
         }
-        if self.head[task] != Some(slot) {
-            self.pending[task].retain(|&j| j != slot);
-            self.pending_jobs -= 1;
+        if self.backlog.head(task) != Some(slot) {
+            self.backlog.drop_waiting(task, slot);
             self.jobs[slot].done = true;
             self.free.push(slot);
             return;
@@ -1038,10 +1001,7 @@ impl LockingSim {
             local_blocked: Some(job.local),
             demand: Some(job.demand),
         };
-        self.summaries[job.task].record(&record, self.config.duration);
-        if let Some(sink) = &mut self.sink {
-            sink(&record);
-        }
+        self.ledger.record(&record, self.config.duration);
     }
 
     fn retire(&mut self, j: usize) {
@@ -1062,10 +1022,8 @@ impl LockingSim {
         }
         self.jobs[j].done = true;
         self.free.push(j);
-        self.head[task] = None;
-        if let Some(next) = self.pending[task].pop_front() {
-            self.pending_jobs -= 1;
-            self.head[task] = Some(next);
+        if let Some(next) = self.backlog.retire(task) {
+            self.backlog.set_head(task, next);
         }
     }
 
@@ -1101,12 +1059,7 @@ impl LockingSim {
     /// The report (runs to the end first).
     pub(crate) fn report(&mut self) -> SimReport {
         self.run();
-        let tasks: Vec<_> = self
-            .summaries
-            .iter()
-            .zip(&self.tasks)
-            .map(|(s, t)| s.metrics(&t.name))
-            .collect();
+        let tasks = self.ledger.metrics(&self.tasks);
         let totals = Totals::of(&tasks);
         let duration = self.config.duration;
         let processors: Vec<ProcessorMetrics> = self

@@ -54,12 +54,13 @@ pub mod msrp;
 pub mod omlp;
 
 use rtlab_model::mp_locking::{self, MpProtocol, MpScheduling, Places};
+use rtlab_model::results::JobSink;
 use rtlab_model::TaskSet;
 
 use crate::config::SimConfig;
 use crate::error::SimError;
-use crate::multi::{JobSink, MultiRun, PartitionedPolicy};
-use crate::scheduler::{GlobalPolicy, SchedulerSpec};
+use crate::multi::MultiRun;
+use crate::registry::SchedulerSpec;
 
 /// Refuses what `protocol` cannot run under `spec` for `set`, in words
 /// (the CLI places findings about the file at file:line:col first).
@@ -91,16 +92,17 @@ pub fn check(
         ))
     };
     let groups: Vec<u32> = match (protocol.scheduling(), spec) {
-        (
-            MpScheduling::PartitionedFixedPriority,
-            SchedulerSpec::Partitioned(PartitionedPolicy::Fp(_)),
-        ) => set.assignment().ok_or_else(|| SimError::Setup {
+        (MpScheduling::PartitionedFixedPriority, SchedulerSpec::Pfp(_)) => {
+            set.assignment().ok_or_else(|| {
+                SimError::Setup {
             scheduler: spec.to_string(),
             why:
                 "needs every task's processor: give `cpu` in the task file or --partition HEURISTIC"
                     .into(),
-        })?,
-        (MpScheduling::GlobalEdf, SchedulerSpec::Global(GlobalPolicy::Edf)) => {
+        }
+            })?
+        }
+        (MpScheduling::GlobalEdf, SchedulerSpec::Gedf) => {
             if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
                 return Err(SimError::Setup {
                     scheduler: spec.to_string(),
@@ -173,14 +175,14 @@ pub fn check(
 
 /// Runs `set` under `spec` with `protocol` managing its resources (see the
 /// module docs), sending every job record to `sink`; [`crate::multi::run`]
-/// calls it for a [`Protocol::Multiprocessor`](crate::config::Protocol)
+/// calls it for a [`LockingProtocol::Multiprocessor`](crate::LockingProtocol)
 /// once the set and the duration passed its checks.
 pub(crate) fn run(
     set: &TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
     protocol: MpProtocol,
-    sink: Option<JobSink>,
+    sink: Option<Box<dyn JobSink>>,
 ) -> Result<MultiRun, SimError> {
     let groups = check(set, spec, config, protocol)?;
     let mut sim = engine::LockingSim::new(set, spec, config.clone(), protocol, &groups)?;
@@ -188,9 +190,11 @@ pub(crate) fn run(
         sim.on_job(sink);
     }
     sim.run();
+    let report = sim.report();
     Ok(MultiRun {
-        report: sim.report(),
+        report,
         stopped: sim.stopped(),
         trace: sim.take_trace(),
+        jobs_written: sim.finish_jobs(),
     })
 }
