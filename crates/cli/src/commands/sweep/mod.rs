@@ -40,9 +40,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use rtlab_analysis::sweep::{
-    self, ShardResult, SharingSpec, SweepColumn, SweepError, SweepResult, SweepSpec,
-};
+use rtlab_analysis::sweep::{self, ShardResult, SweepColumn, SweepError, SweepResult, SweepSpec};
 use rtlab_model::generate::{DeadlineModel, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
@@ -121,38 +119,8 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
-    /// Multiprocessor locking protocols to count, comma-separated: mpcp, dpcp, fmlp+, mrsp, msrp
-    /// (partitioned by --partition under RM) and omlp (global EDF), or all; every set gets
-    /// critical sections drawn by --resources, --sharing, --requests and --cs-length.
-    #[arg(long, value_delimiter = ',', value_parser = parse_locking)]
-    pub locking: Vec<String>,
-
-    /// Locking: resources shared (r1..rN).
-    #[arg(long, default_value_t = 2, requires = "locking")]
-    pub resources: u32,
-
-    /// Locking: probability that a task uses each resource.
-    #[arg(long, default_value_t = 0.5, requires = "locking")]
-    pub sharing: f64,
-
-    /// Locking: critical sections per job on each resource a task uses.
-    #[arg(long, default_value_t = 1, requires = "locking")]
-    pub requests: u32,
-
-    /// Locking: length of a critical section, uniform in MIN..MAX.
-    #[arg(long, default_value = "10us..100us", value_name = "MIN..MAX", value_parser = parse_range, requires = "locking")]
-    pub cs_length: (Nanos, Nanos),
-
-    /// Locking: how the partitioned protocols place the tasks (ff, bf, wf, nf, with -decreasing
-    /// or -decreasing-density), under RM; worst fit spreads the load and leaves each processor
-    /// slack for blocking, first fit fills one to the brim.
-    #[arg(
-        long,
-        default_value = "wf-decreasing",
-        value_name = "HEURISTIC",
-        requires = "locking"
-    )]
-    pub partition: String,
+    #[command(flatten)]
+    pub locking: locking::LockingFlags,
 
     /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
@@ -229,25 +197,6 @@ fn parse_deadlines(text: &str) -> Result<DeadlineModel, String> {
     text.parse().map_err(|e| format!("{e}"))
 }
 
-/// One `--locking` value: a multiprocessor protocol or `all`.
-fn parse_locking(text: &str) -> Result<String, String> {
-    if text == "all" {
-        return Ok(text.to_string());
-    }
-    text.parse::<rtlab_model::mp_locking::MpProtocol>()
-        .map(|p| p.name().to_string())
-        .map_err(|e| format!("{e}, or all"))
-}
-
-/// `MIN..MAX` durations.
-fn parse_range(text: &str) -> Result<(Nanos, Nanos), String> {
-    let (a, b) = text
-        .split_once("..")
-        .ok_or_else(|| format!("`{text}`: write MIN..MAX, e.g. 10us..100us"))?;
-    let parse = |t: &str| t.parse::<Nanos>().map_err(|e| format!("`{text}`: {e}"));
-    Ok((parse(a)?, parse(b)?))
-}
-
 fn parse_tick(text: &str) -> Result<Nanos, String> {
     let tick: Nanos = text.parse().map_err(|e| format!("{e}"))?;
     if tick.is_zero() {
@@ -297,42 +246,12 @@ impl SweepArgs {
             seed: self.seed,
             method: self.method.unwrap_or(defaults.method),
             deadlines: self.deadlines.unwrap_or(defaults.deadlines),
-            tests: self.columns(),
+            tests: self.locking.columns(self.tests.as_deref(), self.cpus),
             overheads: self.overheads.clone(),
             tick: self.tick,
             cpus: self.cpus,
-            sharing: (!self.locking.is_empty()).then(|| SharingSpec {
-                resources: self.resources,
-                sharing: self.sharing,
-                requests: self.requests,
-                cs_min: self.cs_length.0,
-                cs_max: self.cs_length.1,
-                heuristic: self.partition.clone(),
-            }),
+            sharing: self.locking.sharing(),
         }
-    }
-
-    /// `--test`'s columns (the default ones without it, unless only
-    /// `--locking` is given), then `--locking`'s protocols.
-    fn columns(&self) -> Vec<SweepColumn> {
-        let mut columns = match &self.tests {
-            Some(tests) => tests.clone(),
-            None if self.locking.is_empty() => SweepSpec::default_tests(self.cpus),
-            None => Vec::new(),
-        };
-        for name in &self.locking {
-            let protocols = match name.as_str() {
-                "all" => rtlab_model::mp_locking::MpProtocol::ALL.to_vec(),
-                one => one.parse().into_iter().collect(),
-            };
-            for p in protocols {
-                let column = SweepColumn::Locking(p);
-                if !columns.contains(&column) {
-                    columns.push(column);
-                }
-            }
-        }
-        columns
     }
 }
 
@@ -472,6 +391,8 @@ fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     crate::save::save_document(&output.save, rtlab_store::RunKind::Sweep, None, &doc, false)?;
     Ok(doc)
 }
+
+mod locking;
 
 #[cfg(test)]
 mod tests;
