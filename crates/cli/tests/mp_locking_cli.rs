@@ -85,7 +85,7 @@ fn omlp_runs_under_global_edf_and_the_human_report_shows_blocking() {
     assert!(text.contains("protocol omlp"), "{text}");
     assert!(text.contains("max remote B"), "{text}");
     let dir = tempfile::tempdir().unwrap();
-    let gantt = dir.path().join("omlp.svg");
+    let trace = dir.path().join("omlp.json");
     rtlab()
         .args([
             "sim",
@@ -96,22 +96,22 @@ fn omlp_runs_under_global_edf_and_the_human_report_shows_blocking() {
             "omlp",
             "-d",
             "60ms",
-            "--gantt",
-            gantt.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
         ])
         .assert()
         .success();
-    let svg = std::fs::read_to_string(&gantt).unwrap();
+    let json = std::fs::read_to_string(&trace).unwrap();
     assert!(
-        svg.contains("remote blocking"),
-        "the blocking rows are drawn"
+        json.contains("\"remote blocking ") && json.contains("\"cat\":\"blocking\""),
+        "each job's blocking is in the trace"
     );
 }
 
 #[test]
-fn the_gantt_outlines_sections_and_hatches_spins() {
+fn the_trace_has_the_sections_and_the_spins() {
     let dir = tempfile::tempdir().unwrap();
-    let gantt = dir.path().join("mrsp.svg");
+    let trace = dir.path().join("msrp.json");
     rtlab()
         .args([
             "sim",
@@ -124,16 +124,17 @@ fn the_gantt_outlines_sections_and_hatches_spins() {
             "msrp",
             "-d",
             "100ms",
-            "--gantt",
-            gantt.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
             "--window",
             "0ms..100ms",
         ])
         .assert()
         .success();
-    let svg = std::fs::read_to_string(&gantt).unwrap();
-    assert!(svg.contains("critical section"), "sections are outlined");
-    assert!(svg.contains("url(#spin)"), "spins are hatched");
+    let json = std::fs::read_to_string(&trace).unwrap();
+    assert!(json.contains("\"critical section "), "sections are events");
+    assert!(json.contains("\"spin "), "spins are events");
+    assert!(json.contains("\"cat\":\"lock\""), "on the processors' rows");
 }
 
 #[test]
