@@ -34,7 +34,7 @@ pub fn analyze_text(doc: &MpLockingAnalyzeDocument) -> String {
     out.push('\n');
     out.push_str(LEGEND);
     out.push('\n');
-    out
+    table::fit_text(&out)
 }
 
 /// One protocol's verdict, resources and bounds.
@@ -253,7 +253,7 @@ pub fn study_text(doc: &rtlab_study::mp_locking::MpLockingDocument) -> String {
     }
     out.push_str(PUBLISHED_RANKING);
     out.push('\n');
-    out
+    table::fit_text(&out)
 }
 
 fn x_label(x: u64, is_length: bool) -> String {
