@@ -36,6 +36,7 @@
 
 use std::collections::BTreeMap;
 
+pub use rtlab_model::kernel_trace::MissCause;
 use serde::Serialize;
 
 use crate::schedule::{Schedule, ThreadState};
@@ -379,17 +380,6 @@ fn split_lateness(k: &mut JobKernel, late: u64, stall: Option<u64>) {
         *v += late - given;
     }
     k.lateness.retain(|_, v| *v > 0);
-}
-
-/// One line of "misses by cause".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MissCause {
-    /// The cause label.
-    pub cause: String,
-    /// Missed jobs whose largest share of lateness it is.
-    pub misses: u64,
-    /// Lateness charged to it over all missed jobs, ns.
-    pub lateness_ns: u64,
 }
 
 /// Sums missed jobs' lateness splits into "misses by cause", most

@@ -36,7 +36,7 @@ pub use schedule::Schedule;
 pub use session::{KernelTrace, Traced};
 pub use trace::Trace;
 
-use serde::Serialize;
+pub use rtlab_model::kernel_trace::{KernelTraceSummary, MissCause, TraceSummary};
 
 /// A finished recording, decoded, with every job's causes.
 #[derive(Debug, Clone)]
@@ -101,42 +101,6 @@ pub fn analyse(
         set,
         irq_names: trace.irq_names,
     })
-}
-
-/// The `kernel_trace` object of a run's JSON.
-#[derive(Debug, Clone, Serialize)]
-pub struct TraceSummary {
-    /// Events decoded.
-    pub events: u64,
-    /// Pages read from the kernel.
-    pub pages: u64,
-    /// Events the kernel overwrote before they were read.
-    pub lost_overrun: u64,
-    /// Events the kernel dropped.
-    pub lost_dropped: u64,
-    /// Pages flagged as following lost events.
-    pub pages_after_loss: u64,
-    /// Pages the trace file could not take (full disk).
-    pub pages_unwritten: u64,
-    /// Decoding stopped at the event limit.
-    pub truncated: bool,
-    /// Host steal time on the traced CPUs (`/proc/stat`), ns.
-    pub steal_ns: u64,
-    /// Jobs the trace did not cover.
-    pub jobs_untraced: u64,
-    /// Preemptions of the set's threads as the kernel counted them (switched out runnable).
-    pub kernel_preemptions: u64,
-    /// Switches out of the set's threads within jobs.
-    pub kernel_switches: u64,
-    /// Switches the kernel did not record (away from idle, on the
-    /// Firecracker guest), put back from the thread each event was
-    /// recorded in ([`schedule`]).
-    pub inferred_switches: u64,
-    /// Misses by cause, most lateness first.
-    pub misses_by_cause: Vec<causes::MissCause>,
-    /// The kept trace file (`--kernel-trace FILE`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
 }
 
 impl Analysis {
