@@ -160,17 +160,20 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
         out.push(format!("note: {note}"));
     }
     out.push(String::new());
-    out.push(disturbance_text::verdict_line(&doc.disturbance));
+    // A disturbed measurement shows its account in full (ending with the
+    // verdict); a clean one its verdict.
     if doc.disturbance.verdict.is_disturbed() {
-        out.push(
-            "  the costs above hold this time too: measure again on a quiet machine, or with --isolate"
-                .into(),
-        );
         out.push(
             disturbance_text::account_text(&doc.disturbance)
                 .trim_end()
                 .to_string(),
         );
+        out.push(
+            "  the costs above hold the disturbance's time too: measure again on a quiet machine, or with --isolate"
+                .into(),
+        );
+    } else {
+        out.push(disturbance_text::verdict_line(&doc.disturbance));
     }
     table::fit_text(&out.join("\n"))
 }
