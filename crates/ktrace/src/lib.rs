@@ -53,6 +53,9 @@ pub struct Analysis {
     pub jobs: Vec<JobKernel>,
     /// Misses by cause.
     pub misses: MissesByCause,
+    /// Per task name: missed jobs whose largest share of lateness came
+    /// from outside the set ([`causes::outside_the_set`]).
+    pub disturbed_misses: std::collections::BTreeMap<String, u64>,
     /// The rebuilt schedule (for drawing).
     pub schedule: Schedule,
     /// The set's threads.
@@ -80,12 +83,17 @@ pub fn analyse(
     let watched: Vec<i32> = set.tasks.iter().filter_map(|(_, t)| *t).collect();
     let schedule = Schedule::build(&trace.events, &watched);
     let mut misses = MissesByCause::default();
+    let mut disturbed_misses = std::collections::BTreeMap::new();
     let explained: Vec<JobKernel> = jobs
         .iter()
         .map(|j| {
             let k = attribute(&schedule, &set, &j.window, j.missed);
             if j.missed {
                 misses.add(&k);
+                if causes::outside_the_set(&k.main_cause()) {
+                    let name = set.tasks.get(j.window.task).map_or("?", |(n, _)| n);
+                    *disturbed_misses.entry(name.to_string()).or_insert(0) += 1;
+                }
             }
             k
         })
@@ -97,6 +105,7 @@ pub fn analyse(
         recorded,
         jobs: explained,
         misses,
+        disturbed_misses,
         schedule,
         set,
         irq_names: trace.irq_names,
@@ -122,6 +131,7 @@ impl Analysis {
             inferred_switches: self.schedule.inferred_switches,
             misses_by_cause: self.misses.lines(),
             file: kept.map(str::to_string),
+            disturbed_misses: self.disturbed_misses.clone(),
         }
     }
 }

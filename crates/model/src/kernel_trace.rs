@@ -11,6 +11,8 @@
 //! `serde_json::Value`, whose objects sort their keys): the typed records
 //! print the same bytes.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// One line of "misses by cause".
@@ -28,6 +30,12 @@ pub struct MissCause {
 /// The `kernel_trace` object of a real run's JSON.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceSummary {
+    /// Per task (by name) that missed: its missed jobs whose largest share
+    /// of lateness came from outside the set (another thread, an
+    /// interrupt, the host: `rtlab_ktrace::causes::outside_the_set`), the
+    /// jobs a disturbance made late; absent when there is none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub disturbed_misses: BTreeMap<String, u64>,
     /// Events decoded.
     pub events: u64,
     /// The kept trace file (`--kernel-trace FILE`).
@@ -109,6 +117,7 @@ mod tests {
     #[test]
     fn the_json_keeps_the_sorted_keys_of_the_untyped_summary() {
         let s = TraceSummary {
+            disturbed_misses: [("t1".to_string(), 2)].into(),
             events: 553,
             file: Some("run.ktrace".into()),
             misses_by_cause: vec![MissCause {
