@@ -85,7 +85,12 @@ pub fn fixed_priority(
                     let per_task = sum_of_max(&blocking, |&(k, _, _)| k);
                     per_resource.min(per_task)
                 }
-                LockingProtocol::Ipcp | LockingProtocol::Srp | LockingProtocol::Dfp => blocking
+                // On one processor every resource is local, and the
+                // multiprocessor protocols manage local ones by ceilings.
+                LockingProtocol::Ipcp
+                | LockingProtocol::Srp
+                | LockingProtocol::Dfp
+                | LockingProtocol::Multiprocessor(_) => blocking
                     .iter()
                     .map(|&(_, _, len)| len)
                     .max()

@@ -61,6 +61,7 @@ pub mod global;
 pub mod hyperbolic;
 pub mod liu_layland;
 pub mod measured_breakdown;
+pub mod mp_locking;
 pub mod multiprocessor;
 pub mod overhead_rta;
 pub mod partition;

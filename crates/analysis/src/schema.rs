@@ -137,6 +137,9 @@ pub struct SweepDocument {
     pub seed: u64,
     /// Task sets per step.
     pub sets_per_step: u64,
+    /// How the sets share resources (locking sweeps); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<crate::sweep::SharingSpec>,
     /// Tasks per set.
     pub tasks: usize,
     /// The tests' names, in column order.
@@ -381,6 +384,7 @@ mod tests {
             }],
             seed: 1,
             sets_per_step: 2,
+            sharing: Some(crate::sweep::SharingSpec::default()),
             tasks: 3,
             tests: vec!["edf".into()],
             periodic_tick_ns: Some(1),

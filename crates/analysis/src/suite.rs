@@ -46,7 +46,10 @@ impl Default for Options {
 impl Options {
     /// The options with `protocol` as the locking protocol of the policies
     /// it applies to: `none`, `npp`, `pip`, `ipcp` under fixed priorities,
-    /// `srp`, `dfp` under EDF (the other keeps its default).
+    /// `srp`, `dfp` under EDF (the other keeps its default). A
+    /// multiprocessor protocol changes neither: on one processor its
+    /// resources are all local, which it manages by ceilings (the defaults,
+    /// `ipcp` and `srp`); its own bounds are [`crate::mp_locking`]'s.
     pub fn with_locking(mut self, protocol: LockingProtocol) -> Options {
         match protocol {
             LockingProtocol::None
@@ -54,6 +57,7 @@ impl Options {
             | LockingProtocol::Pip
             | LockingProtocol::Ipcp => self.fixed_protocol = protocol,
             LockingProtocol::Srp | LockingProtocol::Dfp => self.edf_protocol = protocol,
+            LockingProtocol::Multiprocessor(_) => {}
         }
         self
     }

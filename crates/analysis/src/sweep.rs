@@ -36,7 +36,9 @@ mod spec;
 pub use error::SweepError;
 pub use merge::{merge, run, SweepResult};
 pub use shard::{run_prepared_shard, run_shard, sha256_hex, Shard, ShardResult, SHARD_FORMAT};
-pub use spec::{Prepared, SweepSpec, DEFAULT_MULTIPROCESSOR_TESTS, DEFAULT_TESTS, MAX_SWEEP_STEPS};
+pub use spec::{
+    Prepared, SharingSpec, SweepSpec, DEFAULT_MULTIPROCESSOR_TESTS, DEFAULT_TESTS, MAX_SWEEP_STEPS,
+};
 
 use rtlab_model::TaskSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -120,6 +122,11 @@ pub enum SweepColumn {
     Uniprocessor(SweepTest),
     /// A multiprocessor test, run on the spec's `cpus` processors.
     Multiprocessor(MultiprocessorTest),
+    /// A multiprocessor locking protocol's analysis on the spec's `cpus`
+    /// processors ([`crate::mp_locking::decide`]; the partitioned protocols
+    /// place the set by the spec's sharing heuristic under RM), named by
+    /// the protocol (`mpcp`, `omlp`, ...).
+    Locking(rtlab_model::mp_locking::MpProtocol),
 }
 
 impl SweepColumn {
@@ -128,12 +135,16 @@ impl SweepColumn {
         match self {
             SweepColumn::Uniprocessor(t) => t.name(),
             SweepColumn::Multiprocessor(t) => t.name(),
+            SweepColumn::Locking(p) => p.name().to_string(),
         }
     }
 
     /// Parses a uniprocessor `POLICY:TEST` or a multiprocessor name;
     /// `Err` explains what is accepted.
     pub fn parse(text: &str) -> Result<SweepColumn, String> {
+        if let Some(p) = rtlab_model::mp_locking::MpProtocol::from_name(text) {
+            return Ok(SweepColumn::Locking(p));
+        }
         let uniprocessor = SweepTest::parse(text);
         if let Ok(t) = uniprocessor {
             return Ok(SweepColumn::Uniprocessor(t));
@@ -160,11 +171,29 @@ impl SweepColumn {
     }
 
     /// The uniprocessor test's verdict, or the multiprocessor test's on
-    /// `cpus` processors.
+    /// `cpus` processors (a locking protocol's partitioned by ff-decreasing).
     pub fn verdict(&self, set: &TaskSet, cpus: u32, options: &Options) -> Verdict {
+        self.verdict_placed(
+            set,
+            cpus,
+            options,
+            crate::partition::Heuristic::FIRST_FIT_DECREASING,
+        )
+    }
+
+    /// [`SweepColumn::verdict`], a locking protocol's set placed by
+    /// `heuristic`.
+    pub fn verdict_placed(
+        &self,
+        set: &TaskSet,
+        cpus: u32,
+        options: &Options,
+        heuristic: crate::partition::Heuristic,
+    ) -> Verdict {
         match *self {
             SweepColumn::Uniprocessor(t) => run_test(set, t, options),
             SweepColumn::Multiprocessor(t) => multiprocessor::decide(set, cpus, t),
+            SweepColumn::Locking(p) => crate::mp_locking::decide(set, p, cpus, heuristic),
         }
     }
 }
@@ -338,6 +367,72 @@ mod tests {
             a.rows[0].accepted[4], 40,
             "EDF accepts every implicit set with U < 1"
         );
+    }
+}
+
+#[cfg(test)]
+mod locking_tests {
+    use super::*;
+
+    fn spec(sharing: Option<SharingSpec>) -> SweepSpec {
+        SweepSpec {
+            tasks: 6,
+            from: 0.8,
+            to: 2.4,
+            step: 0.8,
+            sets: 20,
+            seed: 5,
+            cpus: 3,
+            tests: [
+                "pfp-rm:wf-decreasing",
+                "mpcp",
+                "dpcp",
+                "fmlp+",
+                "mrsp",
+                "msrp",
+                "omlp",
+            ]
+            .iter()
+            .map(|t| SweepColumn::parse(t).unwrap())
+            .collect(),
+            sharing,
+            ..SweepSpec::default()
+        }
+    }
+
+    /// A protocol proves only what the blocking-free test of its placement
+    /// proves; with long sections shared widely it proves less; the spec
+    /// round-trips through JSON, and a spec without sharing writes no key.
+    #[test]
+    fn blocking_only_ever_costs_and_the_spec_round_trips() {
+        let sharing = SharingSpec {
+            resources: 3,
+            sharing: 0.6,
+            cs_min: rtlab_model::Nanos::from_us(500),
+            cs_max: rtlab_model::Nanos::from_ms(2),
+            ..SharingSpec::default()
+        };
+        let locked = run(&spec(Some(sharing.clone()))).unwrap();
+        for row in &locked.rows {
+            for k in 1..row.accepted.len() - 1 {
+                assert!(row.accepted[k] <= row.accepted[0], "{row:?}");
+            }
+        }
+        let total =
+            |r: &SweepResult, k: usize| r.rows.iter().map(|row| row.accepted[k]).sum::<u64>();
+        let free = run(&spec(None)).unwrap();
+        for k in 1..7 {
+            assert!(total(&locked, k) < total(&free, k), "column {k}");
+        }
+        let s = spec(Some(sharing));
+        assert_eq!(SweepSpec::from_json(&s.to_json()).unwrap(), s);
+        assert!(!spec(None).to_json().contains("sharing"));
+        assert!(SweepSpec::from_json(r#"{"sharing": {"sharing": 2}}"#)
+            .unwrap()
+            .prepare()
+            .unwrap_err()
+            .to_string()
+            .starts_with("sharing"));
     }
 }
 

@@ -19,6 +19,7 @@ mod output;
 mod commands;
 mod flags;
 mod kernel_trace;
+mod locking;
 mod measured_overheads;
 mod placement;
 mod plot_file;

@@ -537,7 +537,7 @@ fn scheduler_and_policy_errors_name_their_flag() {
         (
             &["sim", s4, "-s", "edf", "--protocol", "x\ny", "-d", "10ms"],
             2,
-            "error: --protocol `x\\ny`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)\n",
+            "error: --protocol `x\\ny`: use none, npp, pip, ipcp (fixed priority), srp or dfp (EDF); on m processors mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf)\n",
         ),
         (
             &["sim", s4, "-s", "edf", "--tick", "0", "-d", "10ms"],

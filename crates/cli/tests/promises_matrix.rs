@@ -234,6 +234,19 @@ const ROWS: &[Row] = &[
         1500,
     ),
     row(
+        "study mp-locking",
+        &[
+            "study",
+            "mp-locking",
+            "--sets",
+            "2",
+            "--lengths",
+            "100us",
+            "--resources",
+            "2",
+        ],
+    ),
+    row(
         "sweep",
         &[
             "sweep", "--tasks", "3", "--from", "0.5", "--to", "0.6", "--step", "0.1", "--sets", "5",

@@ -57,6 +57,7 @@ fn list_names_every_builtin() {
             "dhall",
             "dhall-linux",
             "no-partition",
+            "mp-locking",
         ]
     );
     rtlab()

@@ -12,6 +12,7 @@
 //! | `dhall` | Dhall's effect on 2 processors (Dhall & Liu 1978) |
 //! | `dhall-linux` | the same with C = 20/85 ms: SCHED_DEADLINE admits it per CPU |
 //! | `no-partition` | 2 processors: global EDF and RM meet it, no partition does |
+//! | `mp-locking` | 4 processors, 8 tasks sharing `bus`, `log` and `cfg`: the multiprocessor locking protocols' demo |
 
 use crate::platform::Platform;
 use crate::task::{CriticalSection, Task, TaskSet};
@@ -155,6 +156,12 @@ const ENTRIES: &[CatalogEntry] = &[
         source: "rtlab, hand-checked schedule (catalog.rs)",
         parameters: &[],
     },
+    CatalogEntry {
+        name: "mp-locking",
+        summary: "m = 4, 8 tasks (U = 2.79) sharing bus, log and cfg in sections of 0.3-2 ms: partitioned by ff-decreasing, MPCP proves it and the other protocols do not; simulate it with --locking mpcp|dpcp|fmlp+|mrsp|msrp (pfp:rm) or omlp (gedf)",
+        source: "rtlab, an embedded control pattern (catalog.rs)",
+        parameters: &[],
+    },
 ];
 
 /// Every built-in task set, in listing order.
@@ -229,9 +236,64 @@ pub fn build(spec: &str) -> Result<TaskSet, CatalogError> {
             ],
         )
         .on_platform(Platform::new(2)),
+        "mp-locking" => mp_locking(name),
         _ => unreachable!("every catalog entry has a builder"),
     };
     Ok(set)
+}
+
+/// Eight tasks on 4 processors sharing three resources (times in µs):
+///
+/// | task | T | C | offset | sections (resource at start for length) |
+/// | --- | --- | --- | --- | --- |
+/// | sensor | 10 000 | 3 500 | 0 | bus 500 +300 |
+/// | filter | 20 000 | 7 000 | 300 | bus 1 000 +500, log 3 000 +400 |
+/// | control | 25 000 | 8 500 | 700 | log 2 000 +600 |
+/// | actuate | 40 000 | 14 000 | 200 | bus 400 +800 |
+/// | planner | 50 000 | 17 500 | 1 000 | log 500 +1 000 |
+/// | logger | 100 000 | 35 000 | 0 | cfg 5 000 +2 000 |
+/// | monitor | 30 000 | 10 500 | 1 500 | cfg 1 000 +500, bus 3 000 +600 |
+/// | telemetry | 60 000 | 21 000 | 2 000 | bus 0 +700 |
+///
+/// Every task has U = 0.35 (0.34 for control), so ff-decreasing under RM
+/// puts two on each processor and `bus` and `log` are global, `cfg` local
+/// (logger and monitor share a processor).
+fn mp_locking(name: &str) -> TaskSet {
+    let us = Nanos::from_us;
+    let task = |n: &str, t: u64, c: u64, o: u64, sections: &[(&str, u64, u64)]| {
+        let mut task = Task::new(n, us(t), us(c)).with_offset(us(o));
+        task.critical_sections = sections
+            .iter()
+            .map(|&(r, s, l)| CriticalSection::new(r, us(s), us(l)))
+            .collect();
+        task
+    };
+    TaskSet::new(
+        name,
+        vec![
+            task("sensor", 10_000, 3_500, 0, &[("bus", 500, 300)]),
+            task(
+                "filter",
+                20_000,
+                7_000,
+                300,
+                &[("bus", 1_000, 500), ("log", 3_000, 400)],
+            ),
+            task("control", 25_000, 8_500, 700, &[("log", 2_000, 600)]),
+            task("actuate", 40_000, 14_000, 200, &[("bus", 400, 800)]),
+            task("planner", 50_000, 17_500, 1_000, &[("log", 500, 1_000)]),
+            task("logger", 100_000, 35_000, 0, &[("cfg", 5_000, 2_000)]),
+            task(
+                "monitor",
+                30_000,
+                10_500,
+                1_500,
+                &[("cfg", 1_000, 500), ("bus", 3_000, 600)],
+            ),
+            task("telemetry", 60_000, 21_000, 2_000, &[("bus", 0, 700)]),
+        ],
+    )
+    .on_platform(Platform::new(4))
 }
 
 /// Three tasks, T = 100 ms each, priorities high > mid > low by deadline

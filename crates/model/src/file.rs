@@ -246,6 +246,50 @@ pub struct LoadedTaskSet {
     pub notes: Vec<LocatedDiagnostic>,
     /// Where it came from: the path as given, or `builtin:NAME`.
     pub origin: String,
+    /// The text of a TOML or JSON task-set file, kept to place findings
+    /// made after loading ([`LoadedTaskSet::place`]).
+    pub source: Option<std::sync::Arc<SourceText>>,
+}
+
+/// The text a task set was read from, and its format.
+#[derive(Debug)]
+pub struct SourceText {
+    /// The whole file.
+    pub text: String,
+    /// How it is encoded.
+    pub format: Format,
+}
+
+impl LoadedTaskSet {
+    /// `diagnostics` about this set that a later step found (a locking
+    /// protocol's rules, say) placed at `file:line:col` of the field each
+    /// names. A set not read from a TOML or JSON task-set file (a built-in,
+    /// a SimSo or rt-app file) places them at 1:1.
+    pub fn place(&self, diagnostics: Vec<crate::task::Diagnostic>) -> Vec<LocatedDiagnostic> {
+        let parsed = self
+            .source
+            .as_ref()
+            .and_then(|s| Some((s, document::parse(&s.text, s.format).ok()?)));
+        match parsed {
+            Some((source, root)) => located(
+                &self.origin,
+                &source.text,
+                placed(&self.origin, &source.text, diagnostics, |path| {
+                    offset_of(&root, path)
+                }),
+            ),
+            None => diagnostics
+                .into_iter()
+                .map(|d| LocatedDiagnostic {
+                    origin: self.origin.clone(),
+                    line: 1,
+                    column: 1,
+                    severity: d.severity,
+                    message: d.message,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Loads a task set from a path (`.json` is JSON, an XML document a SimSo
@@ -269,6 +313,7 @@ pub fn load(spec: &str) -> Result<LoadedTaskSet, LoadError> {
             modes: Vec::new(),
             notes,
             origin: spec.to_string(),
+            source: None,
         });
     }
     let path = Path::new(spec);
@@ -400,6 +445,10 @@ pub fn parse_str(
     let modes = resolve_modes(&set, &modes_written, &mut diagnostics);
     let mut loaded = loaded_or_refused(set, origin, text, diagnostics)?;
     loaded.modes = modes;
+    loaded.source = Some(std::sync::Arc::new(SourceText {
+        text: text.to_string(),
+        format,
+    }));
     Ok(loaded)
 }
 
@@ -515,6 +564,7 @@ fn loaded_or_refused(
         modes: Vec::new(),
         notes,
         origin: origin.to_string(),
+        source: None,
     })
 }
 
@@ -859,6 +909,25 @@ length = "500us"
         assert_eq!(
             toml_err(text),
             "set.toml:6:8: task `a`: duplicate task name (and 1 more error)"
+        );
+    }
+
+    #[test]
+    fn findings_after_loading_are_placed_at_their_field() {
+        let text = "processors = 2\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\ncpu = 0\n\
+                    critical_sections = [{ resource = \"bus\", start = \"0ms\", length = \"1ms\" }]\n\
+                    [[task]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"2ms\"\ncpu = 1\n\
+                    critical_sections = [{ resource = \"bus\", start = \"0ms\", length = \"1ms\" }]\n";
+        let loaded = parse_str(text, Format::Toml, "set.toml", "set").unwrap();
+        let found = crate::mp_locking::check_uniprocessor(&loaded.set, &[0, 1], "ipcp");
+        let placed = loaded.place(found);
+        assert_eq!(placed.len(), 1);
+        assert!(
+            placed[0]
+                .to_string()
+                .starts_with("set.toml:13:35: task `b`: resource `bus` is also used on cpu 0"),
+            "{}",
+            placed[0]
         );
     }
 

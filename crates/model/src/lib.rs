@@ -30,6 +30,7 @@ pub mod file;
 pub mod generate;
 pub mod hartstone;
 pub mod kernel_trace;
+pub mod mp_locking;
 pub mod overheads;
 pub mod phase;
 pub mod platform;

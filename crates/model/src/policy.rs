@@ -11,7 +11,7 @@
 //! | [`RunPolicy`] | the Linux policy of a real run's threads | `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | inside [`RealScheduler`] |
 //! | [`RealScheduler`] | the real scheduler a user names: a policy with its scope | the above on one CPU; `linux-dl`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` on several | `run`/`compare --policy`, the global-vs-partitioned study, `RunReport::policy` |
 //! | [`ModelScheduler`] | the simulator scheduler that models a real one (a type, not a `--scheduler` string) | `fp:rm`, `edf`, `fifo`, `rr:Q:linux`, `linux-dl`, `pedf`, `cedf`, `gfp:dm`, `pfp:dm`, `hybrid:dm` | `compare`, `RunReport::scheduler`, `hartstone`, `breakdown`, the studies' `Runner` |
-//! | [`LockingProtocol`] | the resource-access protocol of critical sections | `none`, `npp`, `pip`, `ipcp` (`pcp` read as it), `srp`, `dfp` | `sim --protocol`, `analyze --locking`, `run --protocol` (none, pip, ipcp) |
+//! | [`LockingProtocol`] | the resource-access protocol of critical sections | `none`, `npp`, `pip`, `ipcp` (`pcp` read as it), `srp`, `dfp` on one processor; `mpcp`, `dpcp`, `fmlp+`, `mrsp`, `msrp`, `omlp` on several ([`MpProtocol`]) | `sim --protocol`, `analyze --locking`, `run --protocol` (none, pip, ipcp; fmlp+, msrp, mpcp with `--cpus`) |
 //! | [`MissRule`] | what happens to a late job | `continue`, `abort` (simulator only), `skip` | `--on-miss` of `sim`, `run`, `hartstone` |
 //!
 //! A name differs where the thing differs: `gedf` is the simulator's
@@ -57,6 +57,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::mp_locking::MpProtocol;
 use crate::{Nanos, Task};
 
 /// How fixed priorities are chosen.
@@ -605,13 +606,19 @@ pub enum LockingProtocol {
     /// holder's absolute deadline drops to now plus the floor of the lock,
     /// the shortest relative deadline of its users.
     Dfp,
+    /// A multiprocessor locking protocol for resources shared across
+    /// processors (MPCP, DPCP, FMLP+, MrsP, MSRP under partitioned fixed
+    /// priorities; the OMLP under global or clustered EDF): the family
+    /// [`MpProtocol`] names them, with each one's paper and scheduler.
+    Multiprocessor(MpProtocol),
 }
 
 /// The protocols' names, for messages.
-pub const LOCKING_PROTOCOLS: &str = "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)";
+pub const LOCKING_PROTOCOLS: &str = "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF); on m processors mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf)";
 
 impl LockingProtocol {
-    /// `none`, `npp`, `pip`, `ipcp`, `srp` or `dfp`.
+    /// `none`, `npp`, `pip`, `ipcp`, `srp`, `dfp`, or a multiprocessor
+    /// protocol's name ([`MpProtocol::name`]).
     pub const fn name(self) -> &'static str {
         match self {
             LockingProtocol::None => "none",
@@ -620,7 +627,13 @@ impl LockingProtocol {
             LockingProtocol::Ipcp => "ipcp",
             LockingProtocol::Srp => "srp",
             LockingProtocol::Dfp => "dfp",
+            LockingProtocol::Multiprocessor(p) => p.name(),
         }
+    }
+
+    /// True for the protocols of resources shared across processors.
+    pub const fn is_multiprocessor(self) -> bool {
+        matches!(self, LockingProtocol::Multiprocessor(_))
     }
 }
 
@@ -640,7 +653,9 @@ impl FromStr for LockingProtocol {
             "ipcp" | "pcp" => Ok(LockingProtocol::Ipcp),
             "srp" => Ok(LockingProtocol::Srp),
             "dfp" => Ok(LockingProtocol::Dfp),
-            _ => Err(format!("unknown protocol `{s}` (use {LOCKING_PROTOCOLS})")),
+            _ => MpProtocol::from_name(s)
+                .map(LockingProtocol::Multiprocessor)
+                .ok_or_else(|| format!("unknown protocol `{s}` (use {LOCKING_PROTOCOLS})")),
         }
     }
 }

@@ -36,6 +36,16 @@ pub struct CriticalSection {
 }
 
 impl CriticalSection {
+    /// A section on `resource` from `start` of the job's execution for
+    /// `length`.
+    pub fn new(resource: impl Into<String>, start: Nanos, length: Nanos) -> CriticalSection {
+        CriticalSection {
+            resource: resource.into(),
+            start,
+            length,
+        }
+    }
+
     /// Execution time at which the lock is released: `start + length`.
     pub fn end(&self) -> Option<Nanos> {
         self.start.checked_add(self.length)
@@ -637,7 +647,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    fn error(path: FieldPath, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn error(path: FieldPath, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             path,

@@ -23,6 +23,7 @@ pub mod human;
 pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
+pub mod mp_locking_text;
 pub mod partition_text;
 pub mod plot;
 pub mod repeat;

@@ -55,6 +55,7 @@ pub fn describe(r: &SimReport, origin: &str) -> String {
     if !r.processors.is_empty() {
         out.push_str(&processors_lines(r));
     }
+    out.push_str(&crate::mp_locking_text::sim_blocking_text(&r.tasks));
     table::fit_text(&out)
 }
 

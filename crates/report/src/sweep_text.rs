@@ -70,8 +70,14 @@ pub fn describe(result: &SweepResult) -> String {
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
+    let sharing = result
+        .spec
+        .sharing
+        .as_ref()
+        .map(crate::mp_locking_text::sharing_line)
+        .unwrap_or_default();
     table::fit_text(&format!(
-        "schedulability ratio (sets accepted): {} sets of {} tasks per step{platform}, seed {}{timer}\n{}\n{note}",
+        "schedulability ratio (sets accepted): {} sets of {} tasks per step{platform}, seed {}{timer}\n{sharing}{}\n{note}",
         result.spec.sets,
         result.spec.tasks,
         result.spec.seed,

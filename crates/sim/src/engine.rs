@@ -711,6 +711,8 @@ impl Simulator {
             start_cpu: None,
             migrations: 0,
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
+            remote_blocked: None,
+            local_blocked: None,
             demand: Some(j.demand),
         };
         self.ledger.record(&record, self.config.duration);
@@ -1145,6 +1147,15 @@ fn build_locks(
         })
     };
     match (protocol, kind) {
+        (LockingProtocol::Multiprocessor(p), _) => {
+            return Err(SimError::Setting {
+                setting: "protocol",
+                message: format!(
+                    "{p} is a multiprocessor protocol: it runs under {} (--cpus M, --partition HEURISTIC for pfp)",
+                    p.schedulers()
+                ),
+            })
+        }
         (LockingProtocol::Pip | LockingProtocol::Srp, PolicyKind::Other) => {
             return refuse("a fixed-priority or EDF scheduler (fp:*, edf, np-edf)")
         }

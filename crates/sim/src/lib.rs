@@ -36,6 +36,7 @@ pub mod job;
 pub mod kernel_servers;
 mod lifecycle;
 pub mod metrics;
+pub mod mp_locking;
 pub mod multi;
 pub mod queue;
 pub mod registry;

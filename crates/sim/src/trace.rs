@@ -88,6 +88,59 @@ pub struct Migration {
 /// The processor of a record that belongs to no processor.
 pub const NO_CPU: u32 = u32::MAX;
 
+/// What a [`LockMark`] shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMarkKind {
+    /// The job ran a critical section on a global resource on its own
+    /// processor (MPCP, FMLP+, MSRP, MrsP, OMLP).
+    Section,
+    /// The job's agent ran its critical section on the resource's
+    /// synchronization processor (DPCP).
+    Agent,
+    /// The job ran its critical section on another processor, in the place
+    /// of a job spinning there (MrsP's helping).
+    Help,
+    /// The job spun on its processor waiting for a resource (MSRP, MrsP).
+    Spin,
+    /// The job was remotely blocked (waiting for a global resource).
+    RemoteBlocked,
+    /// The job was locally blocked (ready while its processor served
+    /// lower-priority work or an agent).
+    LocalBlocked,
+}
+
+impl LockMarkKind {
+    /// The label in charts and traces.
+    pub fn label(self) -> &'static str {
+        match self {
+            LockMarkKind::Section => "critical section",
+            LockMarkKind::Agent => "agent",
+            LockMarkKind::Help => "helping",
+            LockMarkKind::Spin => "spin",
+            LockMarkKind::RemoteBlocked => "remote blocking",
+            LockMarkKind::LocalBlocked => "local blocking",
+        }
+    }
+}
+
+/// A locking fact of a multiprocessor locking run over `[start, end)`, on
+/// processor `cpu` ([`NO_CPU`] for blocking, which belongs to the job).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockMark {
+    /// What it shows.
+    pub kind: LockMarkKind,
+    /// Task index.
+    pub task: usize,
+    /// Job index.
+    pub job: u64,
+    /// The processor, or [`NO_CPU`].
+    pub cpu: u32,
+    /// Start.
+    pub start: Nanos,
+    /// End.
+    pub end: Nanos,
+}
+
 /// Records a [`Trace`] keeps in memory at most (about 40 bytes each, and a
 /// Gantt chart of them about 150 bytes each): beyond it they are counted in
 /// [`Trace::dropped`], and a streamed Chrome trace still gets every one.
@@ -116,6 +169,10 @@ pub struct Trace {
     /// With `per_processor`, the migrations in the window (kept like
     /// `records`).
     pub migrations: Vec<Migration>,
+    /// Under a multiprocessor locking protocol, its sections, spins and
+    /// each job's blocking in the window (kept like `records`; adjacent
+    /// marks of one job merged).
+    pub lock_marks: Vec<LockMark>,
     keep: bool,
     chrome: Option<ChromeStream>,
 }
@@ -175,6 +232,7 @@ impl Trace {
             per_processor: false,
             record_cpus: Vec::new(),
             migrations: Vec::new(),
+            lock_marks: Vec::new(),
             keep: true,
             chrome: None,
         }
@@ -278,6 +336,32 @@ impl Trace {
                 to,
                 at,
             });
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// A locking fact ([`LockMark`]), cut to the window; joined to the last
+    /// mark of the same kind, job and processor when it continues it.
+    pub(crate) fn lock_mark(&mut self, mut mark: LockMark) {
+        mark.start = mark.start.max(self.window.from);
+        mark.end = mark.end.min(self.window.to);
+        if mark.start >= mark.end {
+            return;
+        }
+        let same = |m: &LockMark| {
+            m.kind == mark.kind
+                && m.task == mark.task
+                && m.job == mark.job
+                && m.cpu == mark.cpu
+                && m.end == mark.start
+        };
+        if let Some(last) = self.lock_marks.iter_mut().rev().take(16).find(|m| same(m)) {
+            last.end = mark.end;
+            return;
+        }
+        if self.records.len() + self.lock_marks.len() < MAX_KEPT_RECORDS {
+            self.lock_marks.push(mark);
         } else {
             self.dropped += 1;
         }
@@ -425,6 +509,20 @@ impl Trace {
             };
             let instant = Event::instant(name, m + task, at).in_category("job");
             out.write(&instant.with_args(JobArgs { job }));
+        }
+        for mark in &self.lock_marks {
+            let name = format!(
+                "{} {}#{}",
+                mark.kind.label(),
+                self.tasks[mark.task],
+                mark.job
+            );
+            let (tid, category) = match mark.cpu {
+                NO_CPU => (m + mark.task, "blocking"),
+                cpu => (cpu as usize, "lock"),
+            };
+            let event = Event::complete(&name, tid, mark.start, mark.end);
+            out.write(&event.in_category(category));
         }
         for mig in &self.migrations {
             let name = format!("migrate {}#{}", self.tasks[mig.task], mig.job);

@@ -28,6 +28,7 @@ pub mod global_partitioned;
 pub mod hartstone;
 pub mod lag_study;
 pub mod locking;
+pub mod mp_locking;
 pub mod overload;
 pub mod real;
 pub mod real_parts;

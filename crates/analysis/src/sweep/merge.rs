@@ -63,6 +63,7 @@ impl SweepResult {
             rows,
             timer,
             periodic_tick_ns,
+            sharing: self.spec.sharing.clone(),
         }
     }
 

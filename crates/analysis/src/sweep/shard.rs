@@ -254,10 +254,24 @@ fn count_samples(
                 let mut stream = prepared.streams[piece.step].clone();
                 // Per test: accepted, rejected, inconclusive.
                 let mut tally = vec![[0u64; 3]; tests.len()];
+                let mut shared = None;
                 for sample in piece.first..piece.end {
-                    let set = stream.generate(sample)?;
+                    let mut set = stream.generate(sample)?;
+                    let mut heuristic = crate::partition::Heuristic::FIRST_FIT_DECREASING;
+                    if let Some((model, h)) = &prepared.sharing {
+                        let copy = shared.insert(set.clone());
+                        model.apply(copy, prepared.spec.seed, sample);
+                        set = copy;
+                        heuristic = *h;
+                    }
                     for (counts, test) in tally.iter_mut().zip(tests) {
-                        let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
+                        let verdict = test.verdict_placed(
+                            set,
+                            prepared.spec.cpus,
+                            &prepared.options,
+                            heuristic,
+                        );
+                        let slot = match verdict {
                             Some(true) => 0,
                             Some(false) => 1,
                             None => 2,

@@ -2,6 +2,7 @@
 //! read from and written to JSON (unknown keys refused), and checks itself
 //! into a [`Prepared`] sweep that the shard runner executes.
 
+use rtlab_model::generate::sections::SharingModel;
 use rtlab_model::generate::{
     DeadlineModel, GenerateError, GeneratorConfig, SetGenerator, UtilizationMethod,
 };
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{SweepColumn, SweepError, MAX_SWEEP_TASKS};
 use crate::overhead_rta::TimerModel;
+use crate::partition::Heuristic;
 use crate::suite::Options;
 
 /// Most utilization steps one sweep may have.
@@ -29,6 +31,8 @@ pub const MAX_SWEEP_STEPS: u64 = 10_000;
 ///  "tests": ["rm:liu-layland", "rm:hyperbolic", "rm:rta", "dm:rta", "edf:edf-demand"],
 ///  "overheads": null, "tick": null, "cpus": 1}
 /// ```
+///
+/// and, for locking sweeps, `"sharing": {...}` ([`SharingSpec`]).
 ///
 /// The utilization axis is the total utilization U of a set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +70,77 @@ pub struct SweepSpec {
     /// multiprocessor tests and the utilization steps are the total U
     /// (from 0 to m), plotted as U/m.
     pub cpus: u32,
+    /// Critical sections added to every generated set, for the locking
+    /// protocols' columns (`--locking`); absent for none (so sweeps
+    /// without it write the documents they wrote before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<SharingSpec>,
+}
+
+/// How a sweep's sets share resources
+/// ([`rtlab_model::generate::sections::SharingModel`]), and how the
+/// partitioned protocols place them. In JSON every key is optional:
+///
+/// ```text
+/// {"cs_max": "100us", "cs_min": "10us", "heuristic": "wf-decreasing",
+///  "requests": 1, "resources": 2, "sharing": 0.5}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SharingSpec {
+    /// Longest section (`--cs-length ..MAX`).
+    pub cs_max: Nanos,
+    /// Shortest section (`--cs-length MIN..`).
+    pub cs_min: Nanos,
+    /// The partitioned protocols' placement, a heuristic of
+    /// [`crate::partition`] (`--partition`).
+    pub heuristic: String,
+    /// Sections per job on each resource a task uses (`--requests`).
+    pub requests: u32,
+    /// Resources shared (`--resources`).
+    pub resources: u32,
+    /// Probability that a task uses a resource (`--sharing`).
+    pub sharing: f64,
+}
+
+impl Default for SharingSpec {
+    /// [`SharingModel::default`], placed by wf-decreasing (worst fit spreads the
+    /// load and leaves every processor slack for blocking; first fit fills a
+    /// processor to the brim and leaves it none).
+    fn default() -> Self {
+        let m = SharingModel::default();
+        SharingSpec {
+            resources: m.resources,
+            sharing: m.sharing,
+            requests: m.requests,
+            cs_min: m.length_min,
+            cs_max: m.length_max,
+            heuristic: "wf-decreasing".into(),
+        }
+    }
+}
+
+impl SharingSpec {
+    /// The generator's model.
+    pub fn model(&self) -> SharingModel {
+        SharingModel {
+            resources: self.resources,
+            sharing: self.sharing,
+            requests: self.requests,
+            length_min: self.cs_min,
+            length_max: self.cs_max,
+        }
+    }
+
+    /// The heuristic, or an error naming the setting.
+    pub fn heuristic(&self) -> Result<Heuristic, GenerateError> {
+        Heuristic::from_name(&self.heuristic).ok_or_else(|| {
+            GenerateError::invalid(
+                "partition",
+                format!("`{}`: use {}", self.heuristic, Heuristic::names()),
+            )
+        })
+    }
 }
 
 impl Default for SweepSpec {
@@ -87,6 +162,7 @@ impl Default for SweepSpec {
             overheads: None,
             tick: None,
             cpus: 1,
+            sharing: None,
         }
     }
 }
@@ -237,7 +313,7 @@ impl SweepSpec {
         }
         let has_overheads = |t: &SweepColumn| match t {
             SweepColumn::Uniprocessor(t) => t.test.has_overheads(),
-            SweepColumn::Multiprocessor(_) => false,
+            SweepColumn::Multiprocessor(_) | SweepColumn::Locking(_) => false,
         };
         if let Some(t) = self.tests.iter().find(|t| has_overheads(t)) {
             if self.overheads.is_none() {
@@ -261,6 +337,13 @@ impl SweepSpec {
             Some(t) if t.is_zero() => return invalid("tick", "must be longer than 0".into()),
             _ => {}
         }
+        let sharing = match &self.sharing {
+            Some(spec) => {
+                spec.model().validate()?;
+                Some((spec.model(), spec.heuristic()?))
+            }
+            None => None,
+        };
         let utilizations = self.utilizations()?;
         let generators = utilizations
             .iter()
@@ -305,6 +388,7 @@ impl SweepSpec {
             streams,
             options,
             timer,
+            sharing,
         })
     }
 }
@@ -322,6 +406,9 @@ pub struct Prepared {
     pub options: Options,
     /// The overhead-aware tests' timer model, when any such test is counted.
     pub timer: Option<TimerModel>,
+    /// The sections added to every set and the partitioned protocols'
+    /// heuristic, when the spec shares resources.
+    pub sharing: Option<(SharingModel, Heuristic)>,
 }
 
 impl Prepared {

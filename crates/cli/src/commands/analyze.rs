@@ -40,7 +40,6 @@
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_analysis::analyze_document::{all_policies, analyze_document};
-use rtlab_analysis::blocking::LockingProtocol;
 use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
 use rtlab_analysis::schema::AnalyzeDocument;
@@ -50,6 +49,7 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 use rtlab_model::{Nanos, TaskSet};
 
+use crate::locking::LockingFlag;
 use crate::usage::usage;
 use serde_json::Value;
 
@@ -93,10 +93,13 @@ pub struct AnalyzeArgs {
     #[arg(long, requires = "overheads")]
     pub threads: Option<usize>,
 
-    /// Locking protocol for critical sections: none, npp, pip or ipcp (also pcp) under fixed
-    /// priorities (default ipcp); srp or dfp under EDF (same bound).
-    #[arg(long, value_parser = clap::value_parser!(LockingProtocol))]
-    pub locking: Option<LockingProtocol>,
+    /// Locking protocol for critical sections: on one processor none, npp, pip or ipcp (also
+    /// pcp) under fixed priorities (default ipcp), srp or dfp under EDF (same bound); on --cpus
+    /// M one or more of mpcp, dpcp, fmlp+, mrsp, msrp (partitioned fixed priorities, --test
+    /// pfp[-rm|-dm|-given]:HEURISTIC, default pfp-rm:ff-decreasing) and omlp (global EDF), or
+    /// all of them: each protocol's blocking bounds and response times per task.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(LockingFlag))]
+    pub locking: Vec<LockingFlag>,
 
     /// Also search the breakdown utilization (scale all C until a miss),
     /// ideal and, with --overheads, for each tick.
@@ -163,6 +166,10 @@ pub fn load_overheads(arg: Option<&str>) -> anyhow::Result<Option<Overheads>> {
 pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
     let loaded = rtlab_model::file::load(&args.file)?;
     let m = args.cpus.unwrap_or(loaded.set.processors());
+    let uniprocessor = match LockingFlag::split(&args.locking)? {
+        (None, protocols) => return crate::locking::analyze(args, &loaded, m, &protocols),
+        (Some(uni), _) => uni,
+    };
     if m > 1 || !args.test.is_empty() {
         return run_multiprocessor(args, &loaded, m);
     }
@@ -174,7 +181,7 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         threads: args.threads,
         ..Options::default()
     };
-    if let Some(protocol) = args.locking {
+    if let Some(protocol) = uniprocessor {
         options = options.with_locking(protocol);
     }
 
@@ -253,11 +260,12 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
     for (given, flag) in [
         (args.overheads.is_some(), "--overheads"),
         (args.breakdown, "--breakdown"),
-        (args.locking.is_some(), "--locking"),
+        (!args.locking.is_empty(), "--locking"),
     ] {
         if given {
             return Err(usage(format!(
-                "{flag} is for one processor; the multiprocessor tests (--cpus {m}) model neither overheads, breakdown nor locking"
+                "{flag} is for one processor; the multiprocessor tests (--cpus {m}) model neither overheads, breakdown nor a uniprocessor protocol (locking on m processors is --locking {})",
+                rtlab_model::mp_locking::MpProtocol::names()
             )));
         }
     }

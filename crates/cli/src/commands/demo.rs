@@ -102,7 +102,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         overheads: Some("builtin:rtmach".to_string()),
         tick: vec![Nanos::from_ms(8), Nanos::from_ms(16)],
         threads: None,
-        locking: None,
+        locking: Vec::new(),
         breakdown: true,
         cpus: None,
         test: Vec::new(),

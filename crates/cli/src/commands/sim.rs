@@ -68,8 +68,11 @@ pub struct SimArgs {
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
     #[arg(long)]
     pub overheads: Option<String>,
-    /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp (EDF).
-    #[arg(long, default_value = "none")]
+    /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp
+    /// (EDF), on one processor or per processor of pedf/pfp:*; resources shared across processors:
+    /// mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf). Each job's remote and local
+    /// blocking is recorded.
+    #[arg(long, alias = "locking", default_value = "none")]
     pub protocol: String,
     /// Extra CPU time per lock or unlock operation.
     #[arg(long, default_value = "0", value_parser = parse_nanos)]
@@ -248,6 +251,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     let mut config = config(args, &loaded.set)?;
+    crate::locking::check_sim(&loaded, &spec, config.protocol)?;
     crate::flags::add_modes(
         &mut config.phases,
         &loaded.modes,

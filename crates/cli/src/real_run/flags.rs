@@ -95,8 +95,9 @@ pub struct RunFlags {
     pub no_rt_throttling: bool,
     /// Mutex protocol of the tasks' critical sections: none (plain), pip (PTHREAD_PRIO_INHERIT:
     /// priority, or under edf deadline, inheritance) or ipcp (PTHREAD_PRIO_PROTECT, ceiling =
-    /// highest priority of the resource's users; not with edf or other). The guide: "Critical
-    /// sections on real threads".
+    /// highest priority of the resource's users; not with edf or other); on --cpus with pfp,
+    /// resources shared across CPUs: mpcp, fmlp+ or msrp (the guide: "Multiprocessor locking").
+    /// The guide: "Critical sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
     /// Phase START..END:xFACTOR or START..END:UTIL% (repeatable), read as `rtlab sim --phase`:
@@ -297,11 +298,21 @@ impl RunFlags {
                 domains: Vec::new(),
                 task_domain: Vec::new(),
             });
-            if self.protocol != "none" {
+            let parsed = self.protocol.parse::<LockingProtocol>();
+            let multiprocessor = parsed.as_ref().is_ok_and(|p| p.is_multiprocessor());
+            if parsed.is_ok() && self.protocol != "none" && !multiprocessor {
                 return Err(usage(format!(
-                    "--protocol {} on --cpus: locking across CPUs (MrsP, FMLP) is not implemented; \
-                     run critical sections on one CPU",
+                    "--protocol {} on --cpus: a uniprocessor protocol does not lock across CPUs; \
+                     use mpcp, fmlp+ or msrp with pfp (dpcp, mrsp and omlp need the user-space \
+                     dispatcher: rtlab sim runs them), or run critical sections on one CPU",
                     printable(&self.protocol)
+                )));
+            }
+            if multiprocessor && scheduler.scope != Scope::Partitioned {
+                return Err(usage(format!(
+                    "--protocol {} runs under partitioned fixed priorities on real threads (pfp, pfp:rm, pfp:dm, pfp:given), not {}",
+                    printable(&self.protocol),
+                    scheduler
                 )));
             }
         }

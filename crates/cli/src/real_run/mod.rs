@@ -10,6 +10,7 @@ use std::io::BufWriter;
 
 use anyhow::Context;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::policy::LockingProtocol;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunReport};
 use rtlab_rt::RtError;
@@ -147,6 +148,11 @@ pub fn execute_loaded(
         cfg.duration,
     )?;
     loaded.set = flags.place(loaded.set, &mut cfg)?;
+    if let (LockingProtocol::Multiprocessor(p), Some(cpus)) =
+        (cfg.protocol, loaded.set.assignment())
+    {
+        crate::locking::check_protocol(&loaded, &loaded.set, p, &cpus)?;
+    }
     for warning in warnings(&loaded.set, &cfg) {
         eprintln!("warning: {warning}");
     }

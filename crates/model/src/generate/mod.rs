@@ -35,6 +35,7 @@
 mod deadlines;
 mod error;
 mod periods;
+pub mod sections;
 mod utilization;
 
 pub use deadlines::DeadlineModel;

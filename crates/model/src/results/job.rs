@@ -49,6 +49,19 @@ pub struct JobRecord {
     /// boosted holder, does not wait on a lock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<Nanos>,
+    /// Remote blocking under a multiprocessor locking protocol (the
+    /// simulator's `--locking mpcp|dpcp|fmlp+|mrsp|msrp|omlp`): the time
+    /// the job waited for global resources, suspended or spinning (see
+    /// `rtlab_analysis::mp_locking` for each protocol's reading). `None`
+    /// outside such runs and absent from the JSON then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_blocked: Option<Nanos>,
+    /// Local blocking under a multiprocessor locking protocol: the time
+    /// the job was ready while its processor served lower-priority work
+    /// (a boosted or ceiling-raised section, a spin) or an agent. `None`
+    /// outside such runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_blocked: Option<Nanos>,
     /// The execution time the job was asked for: its C, scaled by the phase
     /// its release falls in (the simulator's drawn demand; the executor's
     /// burn). `None` where a producer does not say. Not serialised: job
@@ -74,6 +87,8 @@ impl JobRecord {
             start_cpu: None,
             migrations: 0,
             blocked: None,
+            remote_blocked: None,
+            local_blocked: None,
             demand: None,
         }
     }

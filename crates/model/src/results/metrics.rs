@@ -45,6 +45,15 @@ pub struct TaskMetrics {
     /// Sum of the lock waits of its jobs; absent like `max_blocked_ns`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_blocked_ns: Option<u64>,
+    /// Longest remote blocking of a job under a multiprocessor locking
+    /// protocol ([`JobRecord::remote_blocked`](super::JobRecord::remote_blocked));
+    /// absent from the JSON outside such runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_remote_blocked_ns: Option<u64>,
+    /// Longest local blocking of a job under a multiprocessor locking
+    /// protocol; absent like `max_remote_blocked_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_local_blocked_ns: Option<u64>,
     /// Times a job of this task resumed on another CPU (multiprocessor
     /// simulation); absent from the JSON when 0.
     #[serde(skip_serializing_if = "super::is_zero")]

@@ -47,6 +47,8 @@ pub struct TaskSummary {
     max_lag_ns: Option<u64>,
     blocked_sum_ns: u128,
     max_blocked_ns: Option<u64>,
+    max_remote_blocked_ns: Option<u64>,
+    max_local_blocked_ns: Option<u64>,
     migrations: u64,
 }
 
@@ -73,6 +75,12 @@ impl TaskSummary {
             let b = blocked.as_ns();
             self.blocked_sum_ns += u128::from(b);
             self.max_blocked_ns = self.max_blocked_ns.max(Some(b));
+        }
+        if let Some(b) = job.remote_blocked {
+            self.max_remote_blocked_ns = self.max_remote_blocked_ns.max(Some(b.as_ns()));
+        }
+        if let Some(b) = job.local_blocked {
+            self.max_local_blocked_ns = self.max_local_blocked_ns.max(Some(b.as_ns()));
         }
         if job.missed(ended) {
             self.count_misses(1, job.deadline);
@@ -178,6 +186,8 @@ impl TaskSummary {
             total_blocked_ns: self
                 .max_blocked_ns
                 .map(|_| u64::try_from(self.blocked_sum_ns).unwrap_or(u64::MAX)),
+            max_remote_blocked_ns: self.max_remote_blocked_ns,
+            max_local_blocked_ns: self.max_local_blocked_ns,
             migrations: self.migrations,
         }
     }

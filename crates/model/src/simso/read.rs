@@ -169,6 +169,7 @@ pub fn parse_str(text: &str, origin: &str, default_name: &str) -> Result<LoadedT
         set,
         notes,
         origin: origin.to_string(),
+        source: None,
     })
 }
 

@@ -24,27 +24,60 @@
 //! threads have no priority to raise, so it is refused for them. The
 //! simulator's `npp`, `srp` and `dfp` have no Linux counterpart and are
 //! refused for real runs.
+//!
+//! # Multiprocessor protocols (partitioned FP on `--cpus`, `pfp:*`)
+//!
+//! Where Linux allows it without a scheduler of rtlab's own, three of the
+//! simulator's multiprocessor protocols run on real threads, each task
+//! thread pinned to its CPU; every resource of the set follows the
+//! protocol. "Boosted" is SCHED_FIFO priority [`BOOST_PRIORITY`] (98:
+//! above every task thread, 10..97, below the watchdog's 99), set by the
+//! thread itself with one `sched_setattr` before it asks for the lock and
+//! restored after it releases the last one:
+//!
+//! | `--protocol` | waiting | the lock | holder |
+//! | --- | --- | --- | --- |
+//! | `fmlp+` | suspended in FIFO order | a ticket lock whose waiters sleep on a futex (`FUTEX_WAIT` on the "now serving" word, woken all at each release): strict FIFO, no barging | boosted (98): boosted holders of a CPU run in the order they became runnable at 98, which approximates the FMLP+'s request order |
+//! | `msrp` | spinning in FIFO order, non-preemptive | the same ticket lock, its waiters busy-waiting | non-preemptive: at 98 from the request to the release |
+//! | `mpcp` | suspended in priority order | a `PTHREAD_PRIO_INHERIT` mutex: the kernel's rt-mutex queues waiters by priority | MPCP-like boosting: above every task, at 10 + levels + (the task's own level), set before the request so the kernel's queue orders the waiters by the tasks' priorities; the MPCP boosts by the resource's remote ceiling instead |
+//!
+//! Not on real threads: `dpcp` (agents that run a job's section on another
+//! CPU), `mrsp` (a preempted holder migrating to a spinning waiter's CPU)
+//! and `omlp` (a FIFO and a priority queue with inheritance under global
+//! EDF) need a dispatcher that decides per CPU what runs: rtlab's
+//! user-space dispatcher (issue 34) is where they belong; they are
+//! refused with that reason. Each job's lock wait (`blocked`, the time in
+//! the lock call) is also its remote blocking (`remote_blocked`); local
+//! blocking is not measured on real threads.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rtlab_model::{lock_steps, Nanos, TaskSet};
 
 use crate::error::RtError;
 use crate::work::burn_cpu_until_unless_stopped;
-use rtlab_host::policy::Policy;
+use rtlab_host::policy::{self, Policy};
 use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 use rtlab_sys::mutex::{MutexProtocol, PthreadMutex};
 
 use rtlab_model::policy::RunPolicy;
 
 /// The protocols a real run offers, for messages.
-pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp";
+pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp; on --cpus with pfp: mpcp, fmlp+ or msrp";
 
+/// The SCHED_FIFO priority of a boosted or non-preemptive holder under the
+/// multiprocessor protocols: above every task thread
+/// ([`super::policy_map::TOP_TASK_PRIORITY`]), below the watchdog.
+pub const BOOST_PRIORITY: u8 = 98;
+
+pub use rtlab_model::mp_locking::MpProtocol;
 pub use rtlab_model::policy::LockingProtocol;
 
 /// Refuses what a real run's mutexes cannot do: the simulator-only
-/// protocols (`npp`, `srp`, `dfp`: Linux has no such mutex), and `ipcp`
-/// where threads have no SCHED_FIFO/RR priority to raise.
+/// protocols (`npp`, `srp`, `dfp`: Linux has no such mutex; `dpcp`, `mrsp`,
+/// `omlp`: they need a dispatcher), `ipcp` where threads have no
+/// SCHED_FIFO/RR priority to raise, and the multiprocessor protocols that
+/// boost a SCHED_FIFO priority under a policy without one.
 pub fn check_protocol(protocol: LockingProtocol, policy: RunPolicy) -> Result<(), String> {
     match (protocol, policy) {
         (LockingProtocol::Dfp, _) => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
@@ -58,7 +91,19 @@ pub fn check_protocol(protocol: LockingProtocol, policy: RunPolicy) -> Result<()
             "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
                 .into(),
         ),
-        (LockingProtocol::None | LockingProtocol::Pip | LockingProtocol::Ipcp, _) => Ok(()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Dpcp), _) => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Mrsp), _) => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Omlp), _) => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
+        (LockingProtocol::Multiprocessor(p), RunPolicy::Edf | RunPolicy::Other) => Err(format!(
+            "{p} boosts a holder's SCHED_FIFO priority: it runs under partitioned fixed priorities (--cpus with pfp, pfp:rm, pfp:dm, pfp:given)"
+        )),
+        (
+            LockingProtocol::None
+            | LockingProtocol::Pip
+            | LockingProtocol::Ipcp
+            | LockingProtocol::Multiprocessor(_),
+            _,
+        ) => Ok(()),
     }
 }
 
@@ -70,14 +115,57 @@ struct Step {
     lock: bool,
 }
 
-/// The set's mutexes, one per resource name (first named, first numbered),
+/// A FIFO ticket lock: a request takes the next ticket and waits until
+/// "now serving" reaches it, sleeping on a futex (or spinning); a release
+/// serves the next ticket and wakes every sleeper (each re-checks). Strict
+/// FIFO: nobody barges past a waiter.
+#[derive(Debug, Default)]
+pub struct TicketLock {
+    next: AtomicU32,
+    serving: AtomicU32,
+}
+
+impl TicketLock {
+    /// Waits for the lock, on a futex or spinning.
+    pub fn lock(&self, spin: bool) {
+        let mine = self.next.fetch_add(1, Ordering::AcqRel);
+        loop {
+            let now = self.serving.load(Ordering::Acquire);
+            if now == mine {
+                return;
+            }
+            if spin {
+                std::hint::spin_loop();
+            } else {
+                // EAGAIN (served meanwhile), a timeout or a signal: look again.
+                let _ = rtlab_sys::futex::futex_wait(&self.serving, now, Nanos::from_ms(100));
+            }
+        }
+    }
+
+    /// Serves the next ticket; wakes the sleepers unless they spin.
+    pub fn unlock(&self, spin: bool) {
+        self.serving.fetch_add(1, Ordering::AcqRel);
+        if !spin {
+            let _ = rtlab_sys::futex::futex_wake(&self.serving, i32::MAX);
+        }
+    }
+}
+
+/// One resource's lock.
+enum Lock {
+    /// A pthread mutex (none, pip, ipcp, mpcp).
+    Mutex(Box<PthreadMutex>),
+    /// A FIFO ticket lock (fmlp+, msrp).
+    Ticket(Box<TicketLock>),
+}
+
+/// The set's locks, one per resource name (first named, first numbered),
 /// each boxed in place and never moved.
 pub struct Resources {
     names: Vec<String>,
-    // Boxed on purpose: an initialised pthread mutex must not move, and a
-    // Vec of mutexes would move them when it grows.
-    #[allow(clippy::vec_box)]
-    mutexes: Vec<Box<PthreadMutex>>,
+    locks: Vec<Lock>,
+    protocol: LockingProtocol,
 }
 
 impl Resources {
@@ -90,11 +178,17 @@ impl Resources {
         protocol: LockingProtocol,
     ) -> Result<Resources, RtError> {
         let names = resource_names(set);
-        let mut mutexes = Vec::with_capacity(names.len());
+        let mut locks = Vec::with_capacity(names.len());
         for name in &names {
             let kind = match protocol {
+                LockingProtocol::Multiprocessor(MpProtocol::FmlpPlus | MpProtocol::Msrp) => {
+                    locks.push(Lock::Ticket(Box::default()));
+                    continue;
+                }
                 LockingProtocol::None => MutexProtocol::None,
-                LockingProtocol::Pip => MutexProtocol::Inherit,
+                LockingProtocol::Pip | LockingProtocol::Multiprocessor(MpProtocol::Mpcp) => {
+                    MutexProtocol::Inherit
+                }
                 LockingProtocol::Ipcp => MutexProtocol::Protect {
                     ceiling: ceiling(set, policies, name).ok_or_else(|| RtError::Invalid {
                         what: format!("resource `{name}` under --protocol ipcp"),
@@ -102,7 +196,10 @@ impl Resources {
                             .into(),
                     })?,
                 },
-                LockingProtocol::Npp | LockingProtocol::Srp | LockingProtocol::Dfp => {
+                LockingProtocol::Npp
+                | LockingProtocol::Srp
+                | LockingProtocol::Dfp
+                | LockingProtocol::Multiprocessor(_) => {
                     return Err(RtError::Invalid {
                         what: format!("--protocol {protocol}"),
                         why: check_protocol(protocol, RunPolicy::Other)
@@ -115,9 +212,18 @@ impl Resources {
                 what: format!("a {protocol} mutex for resource `{name}`"),
                 why: format!("pthread_mutex_init refused it: {e}"),
             })?;
-            mutexes.push(mutex);
+            locks.push(Lock::Mutex(mutex));
         }
-        Ok(Resources { names, mutexes })
+        Ok(Resources {
+            names,
+            locks,
+            protocol,
+        })
+    }
+
+    /// The protocol of the locks.
+    pub fn protocol(&self) -> LockingProtocol {
+        self.protocol
     }
 
     /// The resources' names, in number order.
@@ -159,6 +265,9 @@ pub fn ceiling(set: &TaskSet, policies: &[Policy], resource: &str) -> Option<u8>
 pub struct SectionPlan {
     steps: Vec<Step>,
     held: Vec<usize>,
+    /// Under a multiprocessor protocol: the thread's own policy and the
+    /// one it holds (or waits) at.
+    boost: Option<(Policy, Policy)>,
 }
 
 /// How a job's work went.
@@ -189,7 +298,51 @@ impl SectionPlan {
         SectionPlan {
             held: Vec::with_capacity(sections.len()),
             steps,
+            boost: None,
         }
+    }
+
+    /// The plan of task `task`, which runs at `policies[task]` (the
+    /// threads' policies in task order), for `protocol`: under `fmlp+` and
+    /// `msrp` the holder runs at [`BOOST_PRIORITY`], under `mpcp` at
+    /// `10 + L + own level`, L the number of distinct task priorities (an
+    /// error beyond 98).
+    pub fn for_protocol(
+        set: &TaskSet,
+        task: usize,
+        policies: &[Policy],
+        protocol: LockingProtocol,
+    ) -> Result<SectionPlan, RtError> {
+        let mut plan = SectionPlan::new(set, task);
+        if !protocol.is_multiprocessor() || !plan.locks() {
+            return Ok(plan);
+        }
+        let own = policies[task];
+        let raised = match protocol {
+            LockingProtocol::Multiprocessor(MpProtocol::Mpcp) => {
+                let mut levels: Vec<u8> = policies.iter().map(Policy::priority).collect();
+                levels.sort_unstable();
+                levels.dedup();
+                let rank = levels
+                    .iter()
+                    .position(|&p| p == own.priority())
+                    .unwrap_or(0);
+                let top = usize::from(super::policy_map::BASE_PRIORITY) + levels.len() + rank;
+                u8::try_from(top)
+                    .ok()
+                    .filter(|&p| p <= BOOST_PRIORITY)
+                    .ok_or_else(|| RtError::Invalid {
+                        what: "--protocol mpcp".into(),
+                        why: format!(
+                            "{} distinct task priorities leave no room above them for boosting (at most 44)",
+                            levels.len()
+                        ),
+                    })?
+            }
+            _ => BOOST_PRIORITY,
+        };
+        plan.boost = Some((own, Policy::Fifo { priority: raised }));
+        Ok(plan)
     }
 
     /// True when the task has critical sections.
@@ -215,10 +368,23 @@ impl SectionPlan {
                 done = false;
                 break;
             }
-            let mutex = &resources.mutexes[step.resource];
+            let lock = &resources.locks[step.resource];
             if step.lock {
+                if let (Some((_, raised)), true) = (&self.boost, self.held.is_empty()) {
+                    if !policy::change_current_thread_policy(raised) {
+                        lock_errors += 1;
+                    }
+                }
                 let asked = monotonic_now();
-                let locked = mutex.lock();
+                let locked = match lock {
+                    Lock::Mutex(m) => m.lock(),
+                    Lock::Ticket(t) => {
+                        t.lock(
+                            resources.protocol == LockingProtocol::Multiprocessor(MpProtocol::Msrp),
+                        );
+                        Ok(())
+                    }
+                };
                 blocked = blocked.saturating_add(monotonic_now().saturating_sub(asked));
                 match locked {
                     Ok(()) => self.held.push(step.resource),
@@ -226,24 +392,36 @@ impl SectionPlan {
                 }
             } else if self.held.last() == Some(&step.resource) {
                 self.held.pop();
-                if mutex.unlock().is_err() {
-                    lock_errors += 1;
-                }
+                lock_errors += self.release(resources, step.resource);
             }
         }
         if done {
             done = burn_cpu_until_unless_stopped(began, wcet, stop);
         }
         while let Some(r) = self.held.pop() {
-            if resources.mutexes[r].unlock().is_err() {
-                lock_errors += 1;
-            }
+            lock_errors += self.release(resources, r);
         }
         JobWork {
             done,
             blocked: self.locks().then_some(blocked),
             lock_errors,
         }
+    }
+
+    /// Releases resource `r` (its last holder drops its boost); the
+    /// number of failed calls.
+    fn release(&self, resources: &Resources, r: usize) -> u64 {
+        let mut errors = 0;
+        match &resources.locks[r] {
+            Lock::Mutex(m) => errors += u64::from(m.unlock().is_err()),
+            Lock::Ticket(t) => {
+                t.unlock(resources.protocol == LockingProtocol::Multiprocessor(MpProtocol::Msrp))
+            }
+        }
+        if let (Some((own, _)), true) = (&self.boost, self.held.is_empty()) {
+            errors += u64::from(!policy::change_current_thread_policy(own));
+        }
+        errors
     }
 }
 
@@ -325,7 +503,10 @@ mod tests {
         assert!(work.blocked.is_some());
         // Every lock is free again: an inheriting mutex refuses an unlock by
         // a thread that does not hold it, and this thread can take each.
-        for m in &r.mutexes {
+        for lock in &r.locks {
+            let Lock::Mutex(m) = lock else {
+                panic!("pip resources are mutexes")
+            };
             m.lock().unwrap();
             m.unlock().unwrap();
         }
@@ -368,7 +549,55 @@ mod tests {
         assert!(blocked >= Nanos::from_ms(20), "{blocked}");
         assert!(held.blocked.unwrap() < blocked);
         // Nothing is held any more.
-        r.mutexes[0].lock().unwrap();
-        r.mutexes[0].unlock().unwrap();
+        let Lock::Mutex(m) = &r.locks[0] else {
+            panic!("a pip resource is a mutex")
+        };
+        m.lock().unwrap();
+        m.unlock().unwrap();
+    }
+
+    /// The ticket lock serves requests in the order they took tickets:
+    /// three threads queue behind a held lock, one after the other, and get
+    /// it in that order, sleeping (futex) or spinning.
+    #[test]
+    fn the_ticket_lock_is_strictly_fifo() {
+        use std::sync::{Arc, Mutex};
+        for spin in [false, true] {
+            let lock = Arc::new(TicketLock::default());
+            let order = Arc::new(Mutex::new(Vec::new()));
+            lock.lock(spin);
+            let mut waiters = Vec::new();
+            for k in 0..3u32 {
+                let (mine, order) = (lock.clone(), order.clone());
+                waiters.push(std::thread::spawn(move || {
+                    mine.lock(spin);
+                    order.lock().unwrap().push(k);
+                    mine.unlock(spin);
+                }));
+                // Each takes its ticket before the next starts.
+                while lock.next.load(Ordering::SeqCst) < k + 2 {
+                    std::thread::yield_now();
+                }
+            }
+            lock.unlock(spin);
+            for w in waiters {
+                w.join().unwrap();
+            }
+            assert_eq!(*order.lock().unwrap(), [0, 1, 2], "spin {spin}");
+        }
+    }
+
+    #[test]
+    fn dispatcher_protocols_are_refused_naming_why() {
+        for (name, why) in [("dpcp", "agents"), ("mrsp", "migrates"), ("omlp", "queues")] {
+            let p = name.parse::<LockingProtocol>().unwrap();
+            let e = check_protocol(p, RunPolicy::RateMonotonic).unwrap_err();
+            assert!(e.contains(why) && e.contains("issue 34"), "{e}");
+        }
+        let fmlp = "fmlp+".parse::<LockingProtocol>().unwrap();
+        assert_eq!(fmlp, LockingProtocol::Multiprocessor(MpProtocol::FmlpPlus));
+        assert!(check_protocol(fmlp, RunPolicy::RateMonotonic).is_ok());
+        let msrp = LockingProtocol::Multiprocessor(MpProtocol::Msrp);
+        assert!(check_protocol(msrp, RunPolicy::Edf).is_err());
     }
 }

@@ -531,7 +531,7 @@ fn run_untraced(
             phases: plan.clone(),
             budgets: budgets.of(i),
         };
-        let plan = SectionPlan::new(set, i);
+        let plan = SectionPlan::for_protocol(set, i, &policies, cfg.protocol)?;
         let shared = Shared {
             stop: stop.clone(),
             end: run_end.clone(),
@@ -1063,6 +1063,10 @@ impl TaskThread {
                     _ => 0,
                 },
                 blocked: work.blocked,
+                remote_blocked: work
+                    .blocked
+                    .filter(|_| self.resources.protocol().is_multiprocessor()),
+                local_blocked: None,
                 demand: Some(c),
             };
             if !done {

@@ -450,6 +450,8 @@ impl GlobalSim {
             start_cpu: j.start_cpu,
             migrations: j.migrations,
             blocked: None,
+            remote_blocked: None,
+            local_blocked: None,
             demand: Some(j.demand),
         };
         self.ledger.record(&record, self.config.duration);

@@ -134,25 +134,47 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             m - 1
         )));
     }
+    if let LockingProtocol::Multiprocessor(protocol) = config.protocol {
+        return crate::mp_locking::check(set, spec, config, protocol).map(|_| ());
+    }
+    let partitioned = spec.scope() == Scope::Partitioned;
     if let Some(t) = set.tasks.iter().find(|t| !t.critical_sections.is_empty()) {
-        if m > 1 {
+        if m > 1 && !partitioned {
             return Err(SimError::Setting {
                 setting: "cpus",
                 message: format!(
-                    "{m}: task `{}` has critical sections; locking on more than one processor (MrsP, FMLP) is not modelled yet: simulate it on one processor",
+                    "{m}: task `{}` has critical sections; under {name} on more than one processor give a multiprocessor protocol: --locking omlp (gedf, cedf), or partition the set (pfp:* with mpcp, dpcp, fmlp+, mrsp, msrp)",
                     t.name
                 ),
             });
         }
     }
-    if config.protocol != LockingProtocol::None && m > 1 {
+    if config.protocol != LockingProtocol::None && m > 1 && !partitioned {
         return Err(SimError::Setting {
             setting: "protocol",
             message: format!(
-                "{}: locking protocols are not modelled on more than one processor",
+                "{}: a uniprocessor protocol runs on one processor or per processor of a partitioned scheduler (pedf, pfp:*); under {name} use omlp",
                 config.protocol
             ),
         });
+    }
+    if partitioned {
+        // Each processor is its own uniprocessor run: its resources must
+        // be its own.
+        if let Some(cpus) = set.assignment() {
+            let protocol = match config.protocol {
+                LockingProtocol::None => "plain locking (no protocol)",
+                p => p.name(),
+            };
+            if let Some(d) =
+                rtlab_model::mp_locking::check_uniprocessor(set, &cpus, protocol).first()
+            {
+                return Err(SimError::Setting {
+                    setting: "protocol",
+                    message: d.message.clone(),
+                });
+            }
+        }
     }
     if !config.phases.is_empty() {
         return Err(SimError::Setting {
@@ -225,6 +247,9 @@ pub fn run(
             setting: "duration",
             message: "must be greater than 0".into(),
         });
+    }
+    if let LockingProtocol::Multiprocessor(protocol) = config.protocol {
+        return crate::mp_locking::run(set, spec, config, protocol, sink);
     }
     check(set, spec, config)?;
     let m = set.processors();
@@ -383,6 +408,7 @@ fn clone_trace(t: &Trace) -> Trace {
     copy.records = t.records.clone();
     copy.record_cpus = t.record_cpus.clone();
     copy.migrations = t.migrations.clone();
+    copy.lock_marks = t.lock_marks.clone();
     copy.dropped = t.dropped;
     copy
 }

@@ -10,6 +10,8 @@
 //!   "tests": ["rm:rta", "edf:edf-demand"],          // column order
 //!   "timer": "hrtimer + tick 4ms",                  // only for Linux's model (overheads file)
 //!   "periodic_tick_ns": 4000000,                    // only for Linux's model with a tick
+//!   "sharing": { "cs_max": "100us", "cs_min": "10us",  // only with --locking: the sections
+//!                "heuristic": "wf-decreasing", "requests": 1, "resources": 2, "sharing": 0.5 },
 //!   "rows": [
 //!     { "utilization": 0.8, "sets": 1000,
 //!       "accepted": { "rm:rta": 912, "edf:edf-demand": 1000 },
@@ -56,7 +58,8 @@ use rtlab_report::sweep_text;
     rtlab sweep --test rm:hyperbolic,rm:rta,opa:rta,edf:edf-demand --deadlines constrained:0.5..1 --csv ratio.csv\n  \
     rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json\n  \
     rtlab sweep --tasks 10 --sets 1000 --seed 1 --shard 0/2 --out shard-0.json --threads 1\n  \
-    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 4.0 --step 0.4 --sets 200 --test gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing --plot mp.svg"
+    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 4.0 --step 0.4 --sets 200 --test gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing --plot mp.svg\n  \
+    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 3.2 --step 0.4 --sets 50 --locking all --resources 4 --sharing 0.3 --cs-length 50us..200us"
 )]
 pub struct SweepArgs {
     /// Merge shard files (`rtlab sweep merge shard-*.json`).
@@ -116,15 +119,18 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
+    #[command(flatten)]
+    pub locking: locking::LockingFlags,
+
     /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
-    /// deadlines, tests, overheads, tick, cpus, all optional).
+    /// deadlines, tests, overheads, tick, cpus, sharing, all optional).
     #[arg(
         long,
         value_name = "FILE.json",
         conflicts_with_all = [
             "tasks", "from", "to", "step", "sets", "seed", "method", "deadlines", "tests",
-            "overheads", "tick", "cpus"
+            "overheads", "tick", "cpus", "locking"
         ]
     )]
     pub spec: Option<PathBuf>,
@@ -240,13 +246,11 @@ impl SweepArgs {
             seed: self.seed,
             method: self.method.unwrap_or(defaults.method),
             deadlines: self.deadlines.unwrap_or(defaults.deadlines),
-            tests: self
-                .tests
-                .clone()
-                .unwrap_or_else(|| SweepSpec::default_tests(self.cpus)),
+            tests: self.locking.columns(self.tests.as_deref(), self.cpus),
             overheads: self.overheads.clone(),
             tick: self.tick,
             cpus: self.cpus,
+            sharing: self.locking.sharing(),
         }
     }
 }
@@ -387,6 +391,8 @@ fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     crate::save::save_document(&output.save, rtlab_store::RunKind::Sweep, None, &doc, false)?;
     Ok(doc)
 }
+
+mod locking;
 
 #[cfg(test)]
 mod tests;
