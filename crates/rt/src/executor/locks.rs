@@ -91,9 +91,9 @@ pub fn check_protocol(protocol: LockingProtocol, policy: RunPolicy) -> Result<()
             "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
                 .into(),
         ),
-        (LockingProtocol::Multiprocessor(MpProtocol::Dpcp), _) => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
-        (LockingProtocol::Multiprocessor(MpProtocol::Mrsp), _) => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
-        (LockingProtocol::Multiprocessor(MpProtocol::Omlp), _) => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher, issue 34): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Dpcp), _) => Err("the DPCP's agents run a job's section on another CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher does not run it across CPUs yet): not on real threads yet; rtlab simulates it (`rtlab sim --locking dpcp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Mrsp), _) => Err("MrsP migrates a preempted holder to a spinning waiter's CPU, which needs a dispatcher deciding per CPU what runs (rtlab's user-space dispatcher does not run it across CPUs yet): not on real threads yet; rtlab simulates it (`rtlab sim --locking mrsp`)".into()),
+        (LockingProtocol::Multiprocessor(MpProtocol::Omlp), _) => Err("the OMLP's FIFO and priority queues with inheritance under global EDF need a dispatcher (rtlab's user-space dispatcher does not run it across CPUs yet): not on real threads yet; rtlab simulates it (`rtlab sim -s gedf --locking omlp`)".into()),
         (LockingProtocol::Multiprocessor(p), RunPolicy::Edf | RunPolicy::Other) => Err(format!(
             "{p} boosts a holder's SCHED_FIFO priority: it runs under partitioned fixed priorities (--cpus with pfp, pfp:rm, pfp:dm, pfp:given)"
         )),
@@ -592,7 +592,7 @@ mod tests {
         for (name, why) in [("dpcp", "agents"), ("mrsp", "migrates"), ("omlp", "queues")] {
             let p = name.parse::<LockingProtocol>().unwrap();
             let e = check_protocol(p, RunPolicy::RateMonotonic).unwrap_err();
-            assert!(e.contains(why) && e.contains("issue 34"), "{e}");
+            assert!(e.contains(why) && e.contains("dispatcher"), "{e}");
         }
         let fmlp = "fmlp+".parse::<LockingProtocol>().unwrap();
         assert_eq!(fmlp, LockingProtocol::Multiprocessor(MpProtocol::FmlpPlus));
