@@ -85,6 +85,28 @@ pub struct System<'a> {
 }
 
 impl<'a> System<'a> {
+    /// A view over another engine's jobs (the real-time dispatcher of
+    /// `rtlab_rt::dispatcher`, on the real clock): `now`, the tasks, the
+    /// job table, the ready jobs in the order they became ready and the
+    /// job on the processor. No stack resource policy ceiling.
+    pub fn new(
+        now: Nanos,
+        tasks: &'a [Task],
+        jobs: &'a [Job],
+        ready: &'a [JobId],
+        running: Option<JobId>,
+    ) -> System<'a> {
+        System {
+            now,
+            tasks,
+            jobs,
+            ready,
+            running,
+            srp_ceiling: None,
+            srp_levels: &[],
+        }
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Nanos {
         self.now
