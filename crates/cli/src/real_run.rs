@@ -17,6 +17,7 @@ use rtlab_rt::executor::{
 use rtlab_rt::lag::ControllerKind;
 use rtlab_rt::RtError;
 
+use crate::dispatcher_flags::DispatcherFlags;
 use crate::flags::parse_nanos;
 use crate::kernel_trace::{self, KernelTraceFlags};
 use crate::save::Saver;
@@ -111,6 +112,8 @@ pub struct RunFlags {
     #[arg(long)]
     pub overload: Option<String>,
     #[command(flatten)]
+    pub dispatch: DispatcherFlags,
+    #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
@@ -177,6 +180,9 @@ impl RunFlags {
     /// every CPU this process may use) and the scope. `None` for the
     /// one-CPU policies, which refuse `--cpus` and `--partition`.
     pub fn multiprocessor(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
+        if self.dispatch.dispatcher {
+            return self.dispatched_cpus();
+        }
         let Some((policy, scope)) = multiprocessor_policy(self.policy.trim()) else {
             if self.cpus.is_some() {
                 return Err(usage(format!(
@@ -206,6 +212,33 @@ impl RunFlags {
         Ok(Some((policy, scope, cpus)))
     }
 
+    /// With `--dispatcher`: on `--cpus` (or under pedf, pfp:ORDER, every
+    /// allowed CPU) one dispatcher per CPU over the tasks placed there; the
+    /// global schedulers are the dispatcher's refusal to make.
+    fn dispatched_cpus(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
+        let name = self.policy.trim();
+        let partitioned = name == "pedf" || name.starts_with("pfp");
+        let global = multiprocessor_policy(name).is_some() && !partitioned;
+        if self.cpus.is_none() && !partitioned && !global {
+            if self.partition.is_some() {
+                return Err(usage(
+                    "--partition places tasks on --cpus; with --dispatcher give --cpus LIST",
+                ));
+            }
+            return Ok(None);
+        }
+        let cpus = match &self.cpus {
+            Some(list) => parse_cpu_list(list)?,
+            None => rtlab_host::policy::allowed_cpus()?,
+        };
+        let scope = if global {
+            Scope::Global
+        } else {
+            Scope::Partitioned
+        };
+        Ok(Some((RunPolicy::FifoOrder, scope, cpus)))
+    }
+
     /// `set` placed for the multiprocessor run of `cfg` (its processors the
     /// run's CPUs, each task's `cpu` from the file or `--partition` under
     /// pedf/pfp, clusters under cedf), with `cfg.placement` filled in.
@@ -222,7 +255,10 @@ impl RunFlags {
                 printable(&e.message)
             ))
         })?;
-        let name = cfg.policy_name();
+        let name = match self.dispatch.dispatcher {
+            true => self.policy.trim().to_string(),
+            false => cfg.policy_name(),
+        };
         cfg.placement = Some(match scope {
             Scope::Global => {
                 if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
@@ -236,9 +272,10 @@ impl RunFlags {
             }
             Scope::Partitioned => {
                 if let Some(h) = &self.partition {
-                    let test = match policy {
-                        RunPolicy::Edf => "edf:edf-demand".to_string(),
-                        fixed => format!("{fixed}:rta"),
+                    let test = match (self.dispatch.dispatcher, policy) {
+                        (true, _) => dispatched_partition_test(&self.policy),
+                        (false, RunPolicy::Edf) => "edf:edf-demand".to_string(),
+                        (false, fixed) => format!("{fixed}:rta"),
                     };
                     set = crate::placement::partitioned(&set, h, &test, "nothing was run")?;
                 }
@@ -268,6 +305,9 @@ impl RunFlags {
     /// A multiprocessor run's placement is filled in by [`RunFlags::place`].
     pub fn config(&self) -> anyhow::Result<RunConfig> {
         let multi = self.multiprocessor()?;
+        if self.dispatch.dispatcher {
+            return self.dispatched_config(multi);
+        }
         let policy: RunPolicy = match &multi {
             Some((policy, _, _)) => Ok(*policy),
             None => crate::flags::policy_spelling(&self.policy).parse(),
@@ -348,6 +388,88 @@ impl RunFlags {
     }
 }
 
+impl RunFlags {
+    /// The dispatcher's configuration, `None` without `--dispatcher`.
+    pub fn dispatch(&self) -> anyhow::Result<Option<rtlab_rt::dispatcher::DispatchConfig>> {
+        self.dispatch.config(&self.policy, &self.protocol)
+    }
+
+    /// The executor's settings of a run by the dispatcher (the thread
+    /// policy is the dispatcher's): what applies to a Linux policy only is
+    /// refused naming the flag.
+    fn dispatched_config(
+        &self,
+        multi: Option<(RunPolicy, Scope, Vec<usize>)>,
+    ) -> anyhow::Result<RunConfig> {
+        self.dispatch()?;
+        if self.duration == Nanos::ZERO {
+            return Err(usage("invalid --duration 0s: must be more than 0"));
+        }
+        let not_here = |flag: &str, why: &str| {
+            usage(format!(
+                "{flag} {why}; with --dispatcher the scheduler is -s {}",
+                printable(&self.policy)
+            ))
+        };
+        if self.no_pin {
+            return Err(not_here("--no-pin", "lets Linux place the threads"));
+        }
+        if self.edf_margin.is_some() || self.no_edf_reclaim {
+            return Err(not_here(
+                if self.no_edf_reclaim {
+                    "--no-edf-reclaim"
+                } else {
+                    "--edf-margin"
+                },
+                "applies to SCHED_DEADLINE (--policy edf)",
+            ));
+        }
+        if self.lag_controller.is_some() {
+            return Err(not_here(
+                "--lag-controller",
+                "applies to threads that wait for their own releases",
+            ));
+        }
+        let mut cfg = RunConfig::new(self.duration, RunPolicy::FifoOrder);
+        cfg.cpu = match multi {
+            Some(_) => None,
+            None => Some(self.cpu.unwrap_or_else(executor::default_cpu)),
+        };
+        if let Some((_, scope, cpus)) = &multi {
+            cfg.placement = Some(Placement {
+                scope: *scope,
+                cpus: cpus.clone(),
+                domains: Vec::new(),
+                task_domain: Vec::new(),
+            });
+        }
+        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
+            usage(format!(
+                "--on-miss `{}`: use {OVERRUN_RULES}",
+                printable(&self.on_miss)
+            ))
+        })?;
+        cfg.kernel_trace = self.kernel.request();
+        cfg.mlock = !self.no_mlock;
+        cfg.no_rt_throttling = self.no_rt_throttling;
+        cfg.phases =
+            crate::flags::phase_flags(&self.phases, self.overload.as_deref(), self.duration)?;
+        Ok(cfg)
+    }
+}
+
+/// The test `--partition` admits each CPU with under `--dispatcher -s
+/// NAME`: fixed priorities' response times, else EDF's demand.
+fn dispatched_partition_test(scheduler: &str) -> String {
+    let name = scheduler.trim();
+    for (prefix, order) in [("pfp:", true), ("fp:", true)] {
+        if let Some(o) = name.strip_prefix(prefix).filter(|_| order) {
+            return format!("{o}:rta");
+        }
+    }
+    "edf:edf-demand".to_string()
+}
+
 pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
 
 /// A job file to stream the run into: the flag that asked for it, its
@@ -394,6 +516,7 @@ pub fn execute(
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
     let mut cfg = flags.config()?;
+    let dispatch = flags.dispatch()?;
     let mut loaded = file::load(&flags.taskset)?;
     crate::flags::add_modes(
         &mut cfg.phases,
@@ -407,13 +530,23 @@ pub fn execute(
     }
     let refused = |e: RtError| {
         let e = match e {
+            // The dispatcher's refusals of its flags (-s, --tick,
+            // --protocol) are usage errors.
+            RtError::Setting { .. } if dispatch.is_some() => usage(naming_the_flag(&e)),
             RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
             other => other.into(),
         };
-        e.context(format!("rtlab run --policy {}", cfg.policy_name()))
+        e.context(match &dispatch {
+            Some(d) => format!("rtlab run --dispatcher -s {}", d.scheduler),
+            None => format!("rtlab run --policy {}", cfg.policy_name()),
+        })
     };
     // What would be refused is refused before waiting for the CPU.
-    executor::check(&loaded.set, &cfg).map_err(refused)?;
+    match &dispatch {
+        Some(d) => rtlab_rt::dispatcher::check(&loaded.set, &cfg, d),
+        None => executor::check(&loaded.set, &cfg),
+    }
+    .map_err(refused)?;
     flags.kernel.check()?;
     let flag = interrupt::install_interrupt_flag();
     // A multiprocessor run measures on every CPU it uses: it takes the
@@ -449,7 +582,10 @@ pub fn execute(
         sinks.push(Box::new(sink));
         line.follow(cfg.duration)
     });
-    let ran = executor::run_traced(&loaded.set, &cfg, flag, sinks);
+    let ran = match &dispatch {
+        Some(d) => rtlab_rt::dispatcher::run_traced(&loaded.set, &cfg, d, flag, sinks),
+        None => executor::run_traced(&loaded.set, &cfg, flag, sinks),
+    };
     if let Some(line) = progress {
         line.finish();
     }

@@ -14,6 +14,14 @@
 //! | the same, SCHED_FIFO/RR | `throttled:rt` (RT throttling, or the fair server) |
 //! | idle since before the wake-up | `idle-or-host` (wake-up latency; the guest CPU idle while the thread was runnable: the host) |
 //! | any other thread (for a lower class: one that held the CPU since before the wake-up, until the kernel preempted it) | `thread:COMM(POLICY)` |
+//! | rtlab's dispatcher (a run with `--dispatcher`): deciding, raising and lowering threads | `dispatcher` |
+//!
+//! **Under the dispatcher** a job that waits for its turn is not runnable
+//! in the kernel's eyes: its thread sleeps on its futex until the
+//! dispatcher orders it to run. So for a dispatched set every span of the
+//! job's window its thread was not running counts as a wait, charged to
+//! whoever held its CPU (the task's thread is pinned there), the
+//! dispatcher included; a wait while the CPU was idle is `idle-or-host`.
 //!
 //! While the thread runs, time its CPU spent in interrupts is charged to
 //! `irq` / `softirq` too, and time it spent on the task's previous job
@@ -62,6 +70,8 @@ pub enum CauseKind {
     /// Its own task's previous job still running (a late predecessor
     /// under `--on-miss continue`).
     Backlog,
+    /// rtlab's dispatcher (`--dispatcher`) held the CPU.
+    Dispatcher,
 }
 
 impl CauseKind {
@@ -75,11 +85,12 @@ impl CauseKind {
             CauseKind::Throttled => "throttled",
             CauseKind::IdleOrHost => "idle",
             CauseKind::Backlog => "backlog",
+            CauseKind::Dispatcher => "dispatcher",
         }
     }
 
     /// Every kind, in column order.
-    pub const ALL: [CauseKind; 7] = [
+    pub const ALL: [CauseKind; 8] = [
         CauseKind::SetTask,
         CauseKind::OtherThread,
         CauseKind::Irq,
@@ -87,6 +98,7 @@ impl CauseKind {
         CauseKind::Throttled,
         CauseKind::IdleOrHost,
         CauseKind::Backlog,
+        CauseKind::Dispatcher,
     ];
 }
 
@@ -170,6 +182,10 @@ pub struct SetThreads {
     pub tasks: Vec<(String, Option<i32>)>,
     /// The class of every task thread.
     pub class: ThreadClass,
+    /// The dispatchers' thread ids of a run with `--dispatcher` (empty
+    /// otherwise): they are the cause `dispatcher`, and the task threads'
+    /// sleeps inside a job's window are waits (see the module docs).
+    pub dispatchers: Vec<i32>,
 }
 
 impl SetThreads {
@@ -226,6 +242,38 @@ pub fn attribute(
             *k.by_kind.entry(kind).or_default() += ns;
         }
     };
+    if !set.dispatchers.is_empty() {
+        // Dispatched: the thread sleeps while it waits; every gap between
+        // its spans in the window is a wait on its (pinned) CPU.
+        let cpu = spans.get(first).or(spans.last()).map(|s| s.cpu);
+        if let Some(cpu) = cpu {
+            let mut at = a;
+            let mut gaps: Vec<(u64, u64)> = Vec::new();
+            for span in spans[first..].iter().take_while(|s| s.start < b) {
+                if span.start > at {
+                    gaps.push((at, span.start.min(b)));
+                }
+                at = at.max(span.end);
+            }
+            if at < b && !k.untraced {
+                gaps.push((at, b));
+            }
+            for (s, e) in gaps {
+                let (irq, soft) = schedule.interrupted(cpu, s, e);
+                add(&mut k, "irq".into(), CauseKind::Irq, irq);
+                add(&mut k, "softirq".into(), CauseKind::Softirq, soft);
+                for (occ, _) in schedule.occupants(cpu, s, e) {
+                    let (i, so) = schedule.interrupted(cpu, occ.start, occ.end);
+                    let ns = (occ.end - occ.start).saturating_sub(i + so);
+                    if occ.pid == tid {
+                        continue;
+                    }
+                    let (label, kind) = classify(schedule, set, occ.pid, false);
+                    add(&mut k, label, kind, ns);
+                }
+            }
+        }
+    }
     for span in spans[first..].iter().take_while(|s| s.start < b) {
         let (s, e) = (span.start.max(a), span.end.min(b));
         if e <= s {
@@ -277,6 +325,9 @@ fn classify(
 ) -> (String, CauseKind) {
     if let Some(name) = set.task_of(pid) {
         return (format!("set:{name}"), CauseKind::SetTask);
+    }
+    if set.dispatchers.contains(&pid) {
+        return ("dispatcher".into(), CauseKind::Dispatcher);
     }
     let throttled = match set.class {
         ThreadClass::Deadline => "throttled:deadline",

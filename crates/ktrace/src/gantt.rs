@@ -225,6 +225,7 @@ mod tests {
         let set = SetThreads {
             tasks: vec![("t1".into(), Some(10))],
             class: ThreadClass::Deadline,
+            dispatchers: Vec::new(),
         };
         let irqs = [(19, "virtio0".to_string())].into_iter().collect();
         let misses = [MissMark {

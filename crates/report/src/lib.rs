@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod breakdown_text;
+pub mod dispatcher_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;

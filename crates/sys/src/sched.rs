@@ -193,9 +193,8 @@ pub fn sched_setaffinity(set: &CpuSet) -> io::Result<()> {
 pub fn sched_setaffinity_of(tid: i32, set: &CpuSet) -> io::Result<()> {
     // SAFETY: `set.0` is a valid cpu set of the size passed; `tid` is a
     // plain number (ESRCH when no such thread).
-    let rc = unsafe {
-        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set.0)
-    };
+    let rc =
+        unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set.0) };
     super::check_zero(rc)
 }
 

@@ -104,6 +104,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         out!("{}", describe(&report, &origin));
         out!(
             "{}",
+            rtlab_report::dispatcher_text::describe(report.dispatcher.as_ref())
+        );
+        out!(
+            "{}",
             rtlab_report::kernel_trace::describe(report.kernel_trace.as_ref())
         );
     }
@@ -134,10 +138,14 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         (None, Some(c)) => format!("pinned to CPU {c}"),
         (None, None) => "not pinned".to_string(),
     };
+    let under = match (&r.dispatcher, &r.scheduler) {
+        (Some(_), Some(s)) => format!("rtlab's dispatcher running {s}"),
+        _ => r.policy.clone(),
+    };
     let mut out = format!(
         "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",
         printable(&r.taskset),
-        r.policy,
+        under,
         Nanos::from_ns(r.ended_ns),
         r.on_miss,
         r.lag_controller_kind.as_deref().unwrap_or("off"),

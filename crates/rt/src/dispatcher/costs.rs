@@ -70,7 +70,7 @@ impl CostMeter {
             (&mut self.turn, &other.turn),
         ] {
             let _ = mine.0.add(&theirs.0);
-            if theirs.0.len() > 0 {
+            if !theirs.0.is_empty() {
                 mine.1.min = mine.1.min.min(theirs.1.min);
                 mine.1.max = mine.1.max.max(theirs.1.max);
                 mine.1.sum_ns += theirs.1.sum_ns;
@@ -157,6 +157,10 @@ pub struct DispatcherCosts {
     /// Voluntary and involuntary switches of the task threads, as the
     /// kernel counted them (`getrusage(RUSAGE_THREAD)`).
     pub kernel_context_switches: u64,
+    /// Task switches in the kernel's trace (`--kernel-trace`), counted as
+    /// the simulator counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_task_switches: Option<u64>,
     /// From a decision to the chosen thread running, by the threads' own
     /// clock readings.
     pub dispatch_latency: Percentiles,
@@ -177,6 +181,9 @@ pub struct DispatcherCosts {
     /// The priorities: dispatcher, running thread, waiting thread
     /// (SCHED_FIFO).
     pub priorities: String,
+    /// `sched_setattr` calls on task threads that failed (should be 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub enact_errors: u64,
     /// Why the watchdog ended the run, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<String>,
@@ -193,4 +200,8 @@ impl DispatcherCosts {
                 }),
         )
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -139,7 +139,20 @@ pub struct EngineSetup {
     pub tick: Option<Nanos>,
     /// The locking protocol of the critical sections.
     pub protocol: LockRule,
+    /// The set's index of each task, for the records (a partitioned run's
+    /// dispatcher has a part of the set); empty: the identity.
+    pub ids: Vec<usize>,
+    /// The shortest time the dispatcher sleeps for a call-back: a burst or
+    /// quantum end asked for sooner is moved to it (0 on a platform where
+    /// deciding takes no time; [`MIN_SLICE`] on real threads).
+    pub min_slice: Nanos,
 }
+
+/// The least slice a call-back gives the running job on real threads: a
+/// burst end asked for sooner than this after the dispatcher goes back to
+/// sleep waits for it. A few decisions' worth (a turn costs 2-10 us), so
+/// a job always runs between two turns; bursts are enforced to within it.
+pub const MIN_SLICE: Nanos = Nanos::from_us(20);
 
 /// How the engine enacts critical sections (the simulator's protocols the
 /// dispatcher applies).
@@ -267,6 +280,8 @@ pub struct Engine<P: Platform> {
     callback: Option<Nanos>,
     next_seq: u64,
     last_task: Option<usize>,
+    ids: Vec<usize>,
+    min_slice: Nanos,
     /// Per task: its jobs' records and summary.
     pub logs: Vec<JobLog>,
     /// What the decisions cost and how late the threads began.
@@ -364,6 +379,12 @@ impl<P: Platform> Engine<P> {
             dispatches: 0,
             ended: setup.duration,
             hang_at: None,
+            min_slice: setup.min_slice,
+            ids: if setup.ids.len() == n {
+                setup.ids
+            } else {
+                (0..n).collect()
+            },
             tasks: setup.tasks,
         };
         for i in 0..n {
@@ -612,7 +633,7 @@ impl<P: Platform> Engine<P> {
         let j = &self.jobs[i];
         let s = &self.state[i];
         let record = JobRecord {
-            task: i,
+            task: self.ids[i],
             job: j.index,
             release: j.release,
             deadline: j.deadline,
@@ -627,7 +648,7 @@ impl<P: Platform> Engine<P> {
             blocked: (!self.steps[i].is_empty()).then_some(s.blocked),
             demand: Some(j.demand),
         };
-        let ended = self.duration;
+        let ended = self.ended;
         self.logs[i].job(record, ended);
     }
 
@@ -644,6 +665,7 @@ impl<P: Platform> Engine<P> {
         }
         .filter(|id| self.ready.contains(id));
         let decided = self.platform.stamp();
+        let decided_at = self.platform.now().max(now);
         if choice != previous {
             if let Some(p) = previous {
                 self.jobs[p.index()].preemptions += 1;
@@ -662,17 +684,23 @@ impl<P: Platform> Engine<P> {
                 self.dispatches += 1;
                 let (index, demand) = (job.index, job.demand);
                 let steps = self.state[task].steps_done;
-                self.state[task].ordered_at = Some(now);
+                self.state[task].ordered_at = Some(decided_at);
                 self.platform.run(task, index, demand, steps);
             }
         }
         self.running = choice;
-        self.callback = self
-            .scheduler
-            .callback_at()
-            .filter(|&c| c > now)
-            .map(|c| self.notice(c));
+        // A call-back asks for an amount of the job's time from now: it
+        // counts from when the dispatcher gives the CPU back (its own turn
+        // is no part of the job's burst), and never sooner than the
+        // platform's least slice (else a burst left shorter than a turn
+        // would wake the dispatcher again before the job could run).
+        let asked = self.scheduler.callback_at().filter(|&c| c > now);
         let enacted = self.platform.stamp();
+        self.callback = asked.map(|c| {
+            let from = self.platform.now().max(now);
+            let delay = (c - now).max(self.min_slice);
+            self.notice(from.saturating_add(delay))
+        });
         self.meter.decision(
             decided.saturating_sub(woke),
             enacted.saturating_sub(decided),
@@ -718,7 +746,7 @@ impl<P: Platform> Engine<P> {
             while left > 0 && at < ended {
                 let index = self.plan.job_index(i, t.period, t.offset, at);
                 let record = JobRecord {
-                    task: i,
+                    task: self.ids[i],
                     job: index,
                     release: at,
                     deadline: at.saturating_add(t.deadline),

@@ -18,6 +18,14 @@
 
 pub mod costs;
 pub mod engine;
+pub mod run;
+pub mod threads;
+pub mod virtual_platform;
+pub mod watchdog;
+
+pub use costs::DispatcherCosts;
+pub use engine::LockRule;
+pub use run::{check, run_dispatched, run_traced, DispatchConfig, DispatchedExtras};
 
 #[cfg(test)]
 mod virtual_tests;

@@ -12,127 +12,11 @@ use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Task, TaskSet};
 use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, Simulator};
 
-use super::engine::{steps_of, Engine, EngineSetup, LockRule, Platform, Post, Step};
+use super::engine::{steps_of, Engine, EngineSetup, LockRule};
+use super::virtual_platform::VirtualPlatform;
 use crate::executor::job_log::{JobLog, JobMessage};
 use crate::executor::Overrun;
 use crate::stream::record_ring;
-
-/// Threads on a virtual clock: the running one executes as time passes,
-/// reaches its lock steps and its demand exactly.
-struct VirtualPlatform {
-    now: Nanos,
-    running: Option<usize>,
-    steps: Vec<Vec<Step>>,
-    threads: Vec<VirtualThread>,
-}
-
-#[derive(Default, Clone)]
-struct VirtualThread {
-    job: Option<u64>,
-    demand: Nanos,
-    executed: Nanos,
-    passed: usize,
-    post: Option<Post>,
-    /// Waiting at a lock step or done: it does not execute.
-    waiting: bool,
-    began: Option<Nanos>,
-}
-
-impl VirtualPlatform {
-    fn new(steps: Vec<Vec<Step>>) -> VirtualPlatform {
-        VirtualPlatform {
-            now: Nanos::ZERO,
-            running: None,
-            threads: vec![VirtualThread::default(); steps.len()],
-            steps,
-        }
-    }
-
-    /// The execution time at which the running thread next posts.
-    fn target(&self, task: usize) -> Nanos {
-        let t = &self.threads[task];
-        let mut target = t.demand;
-        if let Some(step) = self.steps[task].get(t.passed) {
-            if !(step.lock && step.at >= t.demand) {
-                target = target.min(step.at.max(t.executed));
-            }
-        }
-        target
-    }
-}
-
-impl Platform for VirtualPlatform {
-    fn now(&mut self) -> Nanos {
-        self.now
-    }
-
-    fn wait(&mut self, until: Nanos) {
-        if let Some(task) = self.running.filter(|&t| !self.threads[t].waiting) {
-            let target = self.target(task);
-            let t = &mut self.threads[task];
-            let left = target.saturating_sub(t.executed);
-            if self.now.saturating_add(left) <= until {
-                self.now = self.now.saturating_add(left);
-                t.executed = target;
-                t.waiting = true;
-                t.post = Some(if target >= t.demand {
-                    Post::Finished(self.now)
-                } else {
-                    Post::Step(t.passed)
-                });
-                return;
-            }
-            t.executed = t.executed.saturating_add(until.saturating_sub(self.now));
-        }
-        self.now = self.now.max(until);
-    }
-
-    fn executed(&self, task: usize) -> Nanos {
-        self.threads[task].executed
-    }
-
-    fn posted(&mut self, task: usize, job: u64) -> Option<Post> {
-        let t = &mut self.threads[task];
-        if t.job != Some(job) {
-            return None;
-        }
-        t.post.take()
-    }
-
-    fn run(&mut self, task: usize, job: u64, demand: Nanos, steps: usize) {
-        let t = &mut self.threads[task];
-        if t.job != Some(job) {
-            *t = VirtualThread {
-                job: Some(job),
-                demand,
-                ..VirtualThread::default()
-            };
-        }
-        t.passed = steps;
-        t.began = Some(self.now);
-        self.running = Some(task);
-    }
-
-    fn pass(&mut self, task: usize, steps: usize) {
-        let t = &mut self.threads[task];
-        t.passed = steps;
-        t.waiting = false;
-    }
-
-    fn preempt(&mut self, task: usize) {
-        if self.running == Some(task) {
-            self.running = None;
-        }
-    }
-
-    fn began(&mut self, task: usize) -> Option<Nanos> {
-        self.threads[task].began.take()
-    }
-
-    fn stop(&mut self) {
-        self.running = None;
-    }
-}
 
 type Key = (usize, u64, Nanos, Nanos, Option<Nanos>, Option<Nanos>, u64);
 
@@ -206,6 +90,8 @@ fn dispatched(
         },
         tick,
         protocol,
+        ids: Vec::new(),
+        min_slice: Nanos::ZERO,
     };
     let mut engine = Engine::new(setup, scheduler, VirtualPlatform::new(steps), logs);
     engine.run(&|| false);

@@ -160,6 +160,10 @@ pub struct RunReport {
     /// was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_changes: Option<super::BudgetChanges>,
+    /// A run by the dispatcher (`--dispatcher`): what it cost (absent
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatcher: Option<crate::dispatcher::costs::DispatcherCosts>,
 }
 
 impl std::ops::Deref for RunReport {
