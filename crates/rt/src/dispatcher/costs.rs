@@ -17,6 +17,7 @@ use crate::stats::{new_histogram, Extremes, Summary};
 
 /// The running measurements of one dispatcher.
 pub struct CostMeter {
+    wake: (Histogram<u64>, Extremes),
     latency: (Histogram<u64>, Extremes),
     decide: (Histogram<u64>, Extremes),
     enact: (Histogram<u64>, Extremes),
@@ -34,11 +35,19 @@ impl CostMeter {
     pub fn new() -> CostMeter {
         let pair = || (new_histogram(), Extremes::default());
         CostMeter {
+            wake: pair(),
             latency: pair(),
             decide: pair(),
             enact: pair(),
             turn: pair(),
         }
+    }
+
+    /// The dispatcher woke `d` after the time its timer was set for.
+    #[inline]
+    pub fn wake(&mut self, d: Nanos) {
+        self.wake.0.saturating_record(d.as_ns());
+        self.wake.1.record(d);
     }
 
     /// A thread began `d` after the decision that ordered it to run.
@@ -64,6 +73,7 @@ impl CostMeter {
     /// Folds another meter in (the dispatchers of several CPUs).
     pub fn merge(&mut self, other: &CostMeter) {
         for (mine, theirs) in [
+            (&mut self.wake, &other.wake),
             (&mut self.latency, &other.latency),
             (&mut self.decide, &other.decide),
             (&mut self.enact, &other.enact),
@@ -76,6 +86,11 @@ impl CostMeter {
                 mine.1.sum_ns += theirs.1.sum_ns;
             }
         }
+    }
+
+    /// How late the dispatcher's timer wake-ups were.
+    pub fn wake_summary(&self) -> Summary {
+        self.wake.1.summary(&self.wake.0)
     }
 
     /// The dispatch latencies.
@@ -168,6 +183,9 @@ pub struct DispatcherCosts {
     /// to the `sched_switch` that put the thread on its CPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_dispatch_latency: Option<Percentiles>,
+    /// How late the dispatcher woke for its timer (a release, a burst end,
+    /// a tick): the kernel's timer and wake-up latency.
+    pub wake_latency: Percentiles,
     /// A deciding turn: wake-up to `pick` done, plus the system calls.
     pub decision_cost: Percentiles,
     /// Wake-up to `pick` done (the scheduler's hooks and `pick`).
@@ -190,6 +208,34 @@ pub struct DispatcherCosts {
 }
 
 impl DispatcherCosts {
+    /// The dispatcher's costs as the simulator charges overheads (medians,
+    /// constant in the number of threads): a release costs the timer's
+    /// wake-up latency (`release`), each switch to another job, after a
+    /// preemption or a completion, the decide part of a turn plus the
+    /// dispatch latency (`preempt`, `exit`). A turn that keeps the running
+    /// job costs nothing in the model: charged as the simulator's
+    /// `schedule`, a burst end sooner than it would come back before the
+    /// job ran again, forever (the simulator charges the overhead before
+    /// the burst resumes). How `rtlab compare --dispatcher` simulates the
+    /// run it compares with.
+    pub fn as_overheads(&self) -> rtlab_model::overheads::Overheads {
+        use rtlab_model::overheads::{LinearCost, Overheads};
+        let cost = |ns: u64| LinearCost::from_ps(0, ns.saturating_mul(1000));
+        let switch = cost(
+            self.decide_cost
+                .p50_ns
+                .saturating_add(self.dispatch_latency.p50_ns),
+        );
+        Overheads {
+            name: format!("dispatcher running {}", self.scheduler),
+            source: "measured on this run".into(),
+            release: cost(self.wake_latency.p50_ns),
+            preempt: switch,
+            exit: switch,
+            ..Overheads::zero()
+        }
+    }
+
     /// The dispatch latency that bounds a comparison with the simulator:
     /// the kernel's p99.9 when traced, else the threads' own.
     pub fn latency_p999(&self) -> Nanos {

@@ -442,6 +442,10 @@ impl<P: Platform> Engine<P> {
             }
             let next = self.next_wake(now);
             self.platform.wait(next);
+            let woke_at = self.platform.now();
+            if woke_at >= next && next < self.duration {
+                self.meter.wake(woke_at - next);
+            }
         }
         self.platform.stop();
         self.finish();

@@ -25,9 +25,10 @@
 //! at. A post that needs a decision (done, a lock step) rings the
 //! dispatcher's doorbell: an atomic counter and a `futex_wake`.
 //!
-//! **Stopping.** Every loop of a thread checks the run's stop flag, and a
-//! blocked thread wakes at least every [`PARKED_POLL`] to look at it, so
-//! every thread ends once the dispatcher or the watchdog raises it.
+//! **Stopping.** Every loop of a thread checks the run's stop flag, and
+//! whoever raises it (the dispatcher at the end, the watchdog, a dying
+//! dispatcher, the coordinator) wakes every blocked thread, so every
+//! thread ends once it is raised.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,8 +48,13 @@ pub const RUN_PRIORITY: u8 = 98;
 /// The priority of every other task thread of the CPU (preempted, or
 /// blocked waiting for an order).
 pub const WAIT_PRIORITY: u8 = 1;
-/// How often a blocked task thread looks at the stop flag.
-pub const PARKED_POLL: Nanos = Nanos::from_ms(50);
+/// How long a blocked task thread sleeps at most before it looks at its
+/// order and the stop flag again. Every stop wakes every blocked thread
+/// (the dispatcher's end, the watchdog, a death), so this is only a
+/// backstop; it is long because a thread blocked after its job keeps the
+/// running priority, and a wake-up of its own would preempt the job
+/// running then.
+pub const PARKED_POLL: Nanos = Nanos::from_secs(60);
 
 /// What one task thread and its dispatcher share.
 #[derive(Debug, Default)]

@@ -6,6 +6,7 @@
 //! model leaves out: wake-up latency, kernel and timer overheads, the cost
 //! of the measurement itself, interference from the rest of the machine.
 
+mod dispatched;
 mod rtapp;
 
 use std::io::IsTerminal;
@@ -85,6 +86,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
                 printable(other)
             ))),
         };
+    }
+    if let Some(d) = args.flags.dispatch()? {
+        if args.with.is_some() {
+            return Err(usage(
+                "--with rt-app compares Linux policies; --dispatcher compares with the simulator",
+            ));
+        }
+        return dispatched::run(args, &d);
     }
     let mut cfg = args.flags.config()?;
     let placed = args

@@ -1,0 +1,197 @@
+//! `rtlab compare --dispatcher -s SCHEDULER`: a run by rtlab's dispatcher
+//! against the simulation of the same scheduler, job for job.
+//!
+//! The simulator runs the scheduler the dispatcher ran, with the run's own
+//! measured costs as its overheads (`DispatcherCosts::as_overheads`: a
+//! release costs the timer's wake-up latency, a scheduler invocation the
+//! decide part of a turn, a switch the dispatch latency), the same tick,
+//! phases, protocol and overrun rule, for as long as the run lasted. Then
+//! every job is matched by task and number: the same release, the same
+//! verdict (met or missed), responses within the dispatch latency's p99.9.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use rtlab_model::results::{compare_jobs, compare_tasks, JobAgreement, JobRecord};
+use rtlab_model::{printable, Nanos};
+use rtlab_rt::dispatcher::{DispatchConfig, LockRule};
+use rtlab_rt::executor::{JobList, JobSink, Overrun};
+use rtlab_sim::{OnMiss, Protocol, SimConfig, Simulator};
+
+use super::{describe, CompareArgs, Comparison};
+use crate::usage::usage;
+
+/// The simulator's protocol of the dispatcher's lock rule.
+fn protocol(rule: LockRule) -> Protocol {
+    match rule {
+        LockRule::None => Protocol::None,
+        LockRule::Ipcp => Protocol::Ipcp,
+        LockRule::Dfp => Protocol::Dfp,
+    }
+}
+
+/// Runs the comparison.
+pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
+    let mut cfg = args.flags.config()?;
+    let loaded = rtlab_model::file::load(&args.flags.taskset)?;
+    let placed = args.flags.place(loaded.set, &mut cfg)?;
+    let spec = d.scheduler.clone();
+    // The simulator's refusals come before the real run.
+    let mut probe = SimConfig::new(Nanos::from_ns(1));
+    probe.protocol = protocol(d.protocol);
+    probe.tick = d.tick;
+    rtlab_sim::simulate(&placed, &spec, &probe).map_err(|e| {
+        usage(format!(
+            "--scheduler {spec} with --dispatcher: the simulator refuses it: {}",
+            printable(&e.to_string())
+        ))
+    })?;
+    let saver = args
+        .save
+        .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
+    let real_jobs = JobList::new();
+    let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(real_jobs.clone())];
+    let crate::real_run::Executed {
+        set,
+        origin,
+        report: real,
+        ..
+    } = crate::real_run::execute(&args.flags, &[], sinks, saver.as_ref())?;
+    let costs = real.dispatcher.clone().unwrap_or_default();
+    let ended = Nanos::from_ns(real.ended_ns);
+    let mut sim_cfg = SimConfig::new(ended.max(Nanos::from_ns(1)));
+    sim_cfg.protocol = protocol(d.protocol);
+    sim_cfg.tick = d.tick;
+    sim_cfg.overheads = Some(costs.as_overheads());
+    sim_cfg.phases = cfg
+        .phases
+        .iter()
+        .filter(|p| p.start < ended)
+        .cloned()
+        .collect();
+    let mut modes = Vec::new();
+    crate::flags::add_modes(&mut modes, &loaded.modes, set.tasks.len(), cfg.duration)?;
+    sim_cfg
+        .phases
+        .extend(modes.into_iter().filter(|p| p.start < ended));
+    sim_cfg.on_miss = match cfg.on_miss {
+        Overrun::Skip => OnMiss::Skip,
+        Overrun::Continue => OnMiss::Continue,
+    };
+    let (sim, sim_jobs) = simulate_recording(&set, &spec, sim_cfg)?;
+    let tasks = compare_tasks(
+        real.tasks.iter().map(|t| &t.metrics),
+        &sim.tasks,
+        args.tolerance / 100.0,
+    );
+    let agreement = compare_jobs(&real_jobs.take(), &sim_jobs, ended, costs.latency_p999());
+    let mut comparison = Comparison::new(
+        set.name.clone(),
+        format!("dispatcher {spec}"),
+        format!("{spec} with the dispatcher's measured costs"),
+        tasks,
+        real,
+        sim,
+    );
+    comparison.jobs = Some(agreement);
+    let saved = saver.map_or(Ok(()), |s| {
+        s.finish(
+            &serde_json::to_value(&comparison)?,
+            comparison.real.interrupted,
+        )
+    });
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        out!("{}", describe(&comparison, &origin, args.tolerance, color));
+        if let Some(a) = &comparison.jobs {
+            out!("{}", describe_jobs(a, &set));
+        }
+        out!(
+            "{}",
+            rtlab_report::dispatcher_text::describe(comparison.real.dispatcher.as_ref())
+        );
+        out!(
+            "{}",
+            rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
+        );
+    }
+    crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The simulation with every job record kept.
+fn simulate_recording(
+    set: &rtlab_model::TaskSet,
+    spec: &rtlab_sim::SchedulerSpec,
+    config: SimConfig,
+) -> anyhow::Result<(rtlab_sim::SimReport, Vec<JobRecord>)> {
+    let jobs = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let sink = std::rc::Rc::clone(&jobs);
+    let report = if spec.is_multiprocessor() || set.processors() != 1 {
+        rtlab_sim::multi::run(
+            set,
+            spec,
+            &config,
+            Some(Box::new(move |j: &JobRecord| sink.borrow_mut().push(*j))),
+        )?
+        .report
+    } else {
+        let mut sim = Simulator::new(set, spec, config)?;
+        sim.on_job(move |j| sink.borrow_mut().push(*j));
+        sim.report()
+    };
+    let jobs = jobs.take();
+    Ok((report, jobs))
+}
+
+/// The job-for-job lines.
+fn describe_jobs(a: &JobAgreement, set: &rtlab_model::TaskSet) -> String {
+    let name = |task: usize| {
+        set.tasks
+            .get(task)
+            .map_or_else(|| task.to_string(), |t| printable(&t.name).into_owned())
+    };
+    let mut out = format!(
+        "\njob for job: {} real, {} simulated, {} on both; releases agree {}/{}; misses agree {}/{}; \
+         responses within {} (the dispatch latency's p99.9) {}/{}: {}\n",
+        a.real_jobs,
+        a.sim_jobs,
+        a.matched,
+        a.releases_agree,
+        a.matched,
+        a.misses_agree,
+        a.matched,
+        Nanos::from_ns(a.tolerance_ns),
+        a.responses_within,
+        a.responses_compared,
+        if a.agrees() { "AGREE" } else { "DIFFER" }
+    );
+    out.push_str(&format!(
+        "  |real - simulated| response: median {}, p99 {}\n",
+        Nanos::from_ns(a.difference_p50_ns),
+        Nanos::from_ns(a.difference_p99_ns)
+    ));
+    if let Some(l) = &a.largest {
+        out.push_str(&format!(
+            "  largest response difference: {} job {}: real {}, simulated {}\n",
+            name(l.task),
+            l.job,
+            l.real_response_ns
+                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
+            l.sim_response_ns
+                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
+        ));
+    }
+    if let Some(m) = &a.first_miss_difference {
+        out.push_str(&format!(
+            "  first miss that differs: {} job {}: real {}, simulated {}\n",
+            name(m.task),
+            m.job,
+            if m.real_missed { "missed" } else { "met" },
+            if m.sim_missed { "missed" } else { "met" },
+        ));
+    }
+    out
+}
