@@ -27,7 +27,8 @@ use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::{OnMiss, SchedulerSpec};
 use rtlab_study::hartstone::{
-    rankings, real_extended, real_series, simulated_extended, simulated_series, RealSeriesError,
+    dispatched_extended, dispatched_series, rankings, real_extended, real_series,
+    simulated_extended_ticked, simulated_series_ticked, RealSeriesError,
 };
 
 use crate::flags::parse_nanos;
@@ -44,7 +45,11 @@ pub const EXAMPLES: &str = "Examples:\n  \
     rtlab hartstone --test all --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
     rtlab hartstone --test all --extended --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
     rtlab hartstone --test 4 --policy rm,edf,rr --iteration-duration 2s\n  \
-    rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg";
+    rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg\n  \
+    rtlab hartstone --test all --dispatcher -s rr:2ms,edf,ipi,multiburst --iteration-duration 2s\n  \
+    rtlab hartstone --test all --dispatcher -s edf,ipi --tick 4ms --iteration-duration 2s\n\n\
+    With --dispatcher each --scheduler runs on real threads through rtlab's dispatcher beside its\n\
+    simulated series (with --tick both are ticked).";
 
 /// Arguments of `rtlab hartstone`.
 #[derive(Debug, Args)]
@@ -104,6 +109,8 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub dispatch: crate::dispatcher_flags::DispatcherFlags,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -126,6 +133,11 @@ fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
 /// Runs `rtlab hartstone`.
 pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     let tests = parse_tests(&args.test)?;
+    if args.dispatch.dispatcher && args.scheduler.is_empty() {
+        return Err(usage(
+            "--dispatcher runs the --scheduler list on real threads: give --scheduler LIST",
+        ));
+    }
     if args.scheduler.is_empty() && args.policy.is_empty() {
         return Err(usage(
             "give --scheduler LIST (simulator), --policy LIST (real threads) or both",
@@ -191,7 +203,13 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
         }
     };
     // Refused before any real-time work (the calibration included).
-    args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
+    args.kernel.needs(
+        !policies.is_empty() || args.dispatch.dispatcher,
+        "--policy LIST or --dispatcher",
+    )?;
+    let dispatch = args
+        .dispatch
+        .config(args.scheduler.first().map_or("edf", String::as_str), "none")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
         (Some(kw), _) if kw.is_zero() => return Err(usage("--kilo-whet must be longer than 0")),
         (Some(kw), _) => (kw, "flag"),
@@ -255,13 +273,41 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             printable(&e.to_string())
         ))
     };
+    let tick = args.dispatch.tick;
+    if let Some(d) = &dispatch {
+        // The dispatcher's refusals (a global scheduler, a tick shorter
+        // than a decision, no real-time rights) before any run.
+        let base = hartstone::pool(tests[0], 0, kilo_whet)
+            .map_err(|e| usage(format!("--kilo-whet {kilo_whet}: {e}")))?;
+        let mut cfg = RunConfig::new(args.iteration_duration, RunPolicy::FifoOrder);
+        cfg.cpu = Some(args.cpu.unwrap_or_else(executor::default_cpu));
+        for spec in &specs {
+            let mut d = d.clone();
+            d.scheduler = spec.clone();
+            rtlab_rt::dispatcher::check(&base, &cfg, &d).map_err(|e| match e {
+                rtlab_rt::RtError::Setting { .. } => usage(format!(
+                    "--dispatcher --scheduler {spec}: {}",
+                    naming_the_flag(&e)
+                )),
+                other => anyhow::Error::from(other)
+                    .context(format!("rtlab hartstone --dispatcher --scheduler {spec}")),
+            })?;
+        }
+    }
     for (spec, name) in specs.iter().zip(&args.scheduler) {
         if args.extended {
-            let run = simulated_extended(name, spec, sim_on_miss, &profiles, args.extended_length)
-                .map_err(|e| sim_error(name, e))?;
+            let run = simulated_extended_ticked(
+                name,
+                spec,
+                sim_on_miss,
+                &profiles,
+                args.extended_length,
+                tick,
+            )
+            .map_err(|e| sim_error(name, e))?;
             doc.extended_runs.push(run);
         } else {
-            let run = simulated_series(name, spec, sim_on_miss, &configs)
+            let run = simulated_series_ticked(name, spec, sim_on_miss, &configs, tick)
                 .map_err(|e| sim_error(name, e))?;
             doc.runs.push(run);
         }
@@ -288,6 +334,24 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
                 &mut doc,
             )?
         };
+    }
+    if let (Some(d), false) = (&dispatch, interrupted) {
+        let named: Vec<(String, SchedulerSpec)> = args
+            .scheduler
+            .iter()
+            .cloned()
+            .zip(specs.iter().cloned())
+            .collect();
+        interrupted = run_dispatched(
+            args,
+            d,
+            &named,
+            &configs,
+            &profiles,
+            real_on_miss,
+            sim_on_miss,
+            &mut doc,
+        )?;
     }
     doc.rankings = rankings(&doc, &tests);
     doc.interrupted = interrupted;
@@ -389,11 +453,101 @@ fn run_real(
     Ok(cut)
 }
 
+/// The PH series or the extended Hartstone on real threads through
+/// rtlab's dispatcher, one scheduler after the other, each beside its
+/// simulated series (the same tick). One line per iteration (or run) on
+/// stderr with the dispatcher's costs. Returns true when Ctrl-C cut it
+/// short.
+#[allow(clippy::too_many_arguments)]
+fn run_dispatched(
+    args: &HartstoneArgs,
+    d: &rtlab_rt::dispatcher::DispatchConfig,
+    schedulers: &[(String, SchedulerSpec)],
+    configs: &[TestConfig],
+    profiles: &[ExtendedProfile],
+    on_miss: Overrun,
+    sim_on_miss: OnMiss,
+    doc: &mut Document,
+) -> anyhow::Result<bool> {
+    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
+    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
+    restore_left_state_first();
+    let length = if args.extended {
+        args.extended_length
+    } else {
+        args.iteration_duration
+    };
+    let mut config = RunConfig::new(length, RunPolicy::FifoOrder);
+    config.on_miss = on_miss;
+    config.cpu = Some(cpu);
+    config.kernel_trace = args.kernel.request_per_run();
+    if args.extended {
+        // As the Linux policies' extended runs: the 120 % overload needs
+        // more of the CPU than RT throttling leaves.
+        config.no_rt_throttling = true;
+    }
+    let mut runner = RealRunner::new(config, interrupt);
+    runner.dispatcher = Some(d.clone());
+    let started = Instant::now();
+    let cut = if args.extended {
+        say(&format!(
+            "real threads through the dispatcher: {} runs of {length} (RT throttling off for each)",
+            profiles.len() * schedulers.len()
+        ));
+        dispatched_extended(
+            doc,
+            &mut runner,
+            schedulers,
+            profiles,
+            length,
+            sim_on_miss,
+            &mut |name, r| {
+                say(&format!(
+                    "[{:>5.0}s] dispatcher {name} {}: {} misses of {} jobs, {:.1} context switches/s{}",
+                    started.elapsed().as_secs_f64(),
+                    r.test,
+                    r.misses,
+                    r.jobs,
+                    r.context_switches_per_s,
+                    traced_line(r.kernel_trace.as_ref()),
+                ));
+            },
+        )
+    } else {
+        dispatched_series(
+            doc,
+            &mut runner,
+            schedulers,
+            configs,
+            sim_on_miss,
+            &mut |name, test, r| {
+                say(&format!(
+                    "[{:>5.0}s] dispatcher {name} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+                    started.elapsed().as_secs_f64(),
+                    r.iteration,
+                    r.utilization,
+                    r.result.misses,
+                    r.result.context_switches,
+                    traced_line(r.result.kernel_trace.as_ref()),
+                ));
+                let _ = std::io::stderr().flush();
+            },
+        )
+    }
+    .map_err(|e| real_error("rtlab hartstone --dispatcher --scheduler", e))?;
+    if cut {
+        say("interrupted: the tests finished so far follow");
+    }
+    Ok(cut)
+}
+
 /// A real series' error as the command reports it, naming the flag of a
 /// setting the kernel refused.
 fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
     let (policy, e) = match e {
-        RealSeriesError::Run(policy, e) => (policy, e),
+        RealSeriesError::Run(policy, e) => (policy.to_string(), e),
+        RealSeriesError::Dispatched(scheduler, e) => (scheduler, e),
         RealSeriesError::Sim(e) => return e.into(),
     };
     let message = match &e {
