@@ -77,6 +77,10 @@ pub struct RealRunner<'a> {
     /// trace's task switches when the run is traced, else the
     /// dispatcher's count (both counted as the simulator counts them).
     pub dispatcher: Option<crate::dispatcher::DispatchConfig>,
+    /// With a dispatcher: run each spec's own scheduler (the simulator's
+    /// model of it, `SchedulerSpec::from`) instead of the dispatcher's
+    /// configured one (the study compares EDF, FPS and the hybrid).
+    pub dispatch_follows_spec: bool,
     /// The dispatcher's costs of the last run made through it.
     pub last_costs: Option<crate::dispatcher::DispatcherCosts>,
     ran: bool,
@@ -95,6 +99,7 @@ impl<'a> RealRunner<'a> {
             job_counts: false,
             observer: None,
             dispatcher: None,
+            dispatch_follows_spec: false,
             last_costs: None,
             ran: false,
         }
@@ -134,8 +139,12 @@ impl<'a> RealRunner<'a> {
         };
         let report = match &self.dispatcher {
             Some(d) => {
+                let mut d = d.clone();
+                if self.dispatch_follows_spec {
+                    d.scheduler = rtlab_sim::SchedulerSpec::from(spec.scheduler);
+                }
                 let (report, _, _) =
-                    crate::dispatcher::run_traced(set, &config, d, self.interrupt, sinks)?;
+                    crate::dispatcher::run_traced(set, &config, &d, self.interrupt, sinks)?;
                 self.last_costs = report.dispatcher.clone();
                 report
             }

@@ -186,6 +186,11 @@ pub struct EdfVsFpsArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    /// With --real: the real runs go through rtlab's dispatcher (EDF, FPS as fp:dm and the
+    /// hybrid, which Linux has not, run as the simulator's schedulers; the locking section's
+    /// IPCP and DFP applied by the dispatcher) instead of SCHED_DEADLINE and SCHED_FIFO.
+    #[command(flatten)]
+    pub dispatch: crate::dispatcher_flags::DispatcherFlags,
 }
 
 /// A section of the study (paper 001's questions).
@@ -357,6 +362,12 @@ fn loads(from: u64, step: u64, to: u64, names: [&str; 2]) -> anyhow::Result<Load
 
 fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     args.kernel.needs(args.real, "--real")?;
+    if args.dispatch.dispatcher && !args.real {
+        return Err(usage(
+            "--dispatcher runs the study's real runs through rtlab's dispatcher: add --real",
+        ));
+    }
+    let dispatch = args.dispatch.config("edf", "none")?;
     let trace = args.kernel.request_per_run();
     // Both real parts (the utilization sweep and the overload) measure on
     // one CPU: held from the first to the last.
@@ -417,7 +428,7 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         // A real run that fails loses nothing simulated: the document is
         // printed without it, then the error.
         let real = if args.real {
-            match real_part(args, &types, real_loads, trace.clone()) {
+            match real_part(args, &types, real_loads, trace.clone(), dispatch.as_ref()) {
                 Ok(real) => Some(real),
                 Err(e) => {
                     failure = Some(e);
@@ -436,13 +447,35 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| overload_error(e, args))?;
         let real = args
             .real
-            .then(|| real_overload(args, &overload_config, trace.clone()));
+            .then(|| real_overload(args, &overload_config, trace.clone(), dispatch.as_ref()));
         Some(OverloadPart { simulated, real })
     } else {
         None
     };
     let locking = if sections.contains(&Section::Locking) {
-        Some(locking::run(&locking_config).map_err(|e| usage(e.to_string()))?)
+        let mut section = locking::run(&locking_config).map_err(|e| usage(e.to_string()))?;
+        // Linux has no DFP: the section runs on real threads only through
+        // the dispatcher, which applies both protocols.
+        if args.real && dispatch.is_some() && failure.is_none() {
+            let mut base = rtlab_rt::executor::RunConfig::new(
+                locking_config.duration,
+                rtlab_model::policy::RunPolicy::FifoOrder,
+            );
+            base.cpu = Some(args.real_series.cpu());
+            base.no_rt_throttling = args.real_series.no_rt_throttling;
+            restore_left_state_first();
+            let flag = interrupt::install_interrupt_flag();
+            match locking::dispatched::run(&locking_config, &section, &base, flag) {
+                Ok(real) => section.real = Some(real),
+                Err(e) => {
+                    failure = Some(
+                        anyhow::Error::from(e)
+                            .context("the locking section through the dispatcher"),
+                    )
+                }
+            }
+        }
+        Some(section)
     } else {
         None
     };
@@ -515,6 +548,7 @@ fn real_overload(
     args: &EdfVsFpsArgs,
     base: &OverloadConfig,
     trace: Option<KernelTrace>,
+    dispatch: Option<&rtlab_rt::dispatcher::DispatchConfig>,
 ) -> RealOverload {
     let why = format!(
         "RT throttling and SCHED_DEADLINE admission switched off for each run (sched_rt_runtime_us = -1, restored after): loads of 100 % and more need more of the CPU than SCHED_DEADLINE admission (0.90) or SCHED_FIFO throttling (0.95) leave{}",
@@ -524,7 +558,11 @@ fn real_overload(
     let config = OverloadConfig {
         duration: args.real_overload_duration,
         profiles: Profile::ALL.to_vec(),
-        schedulers: vec![EDF, FPS],
+        // Through the dispatcher the hybrid runs too.
+        schedulers: match dispatch {
+            Some(_) => vec![EDF, FPS, rtlab_study::runner::HYBRID],
+            None => vec![EDF, FPS],
+        },
         recovery_resolution: None,
         ..base.clone()
     };
@@ -544,6 +582,7 @@ fn real_overload(
     restore_left_state_first();
     let (mut runner, traced) =
         rtlab_study::real::runner(cpu, true, args.real_series.cooldown, flag, say, trace);
+    dispatch_through(&mut runner, dispatch);
     let ran = overload::run(&mut runner, &config);
     let kernel_traces = traced.take();
     match ran {
@@ -591,11 +630,23 @@ fn section_error(e: utilization::UtilizationError) -> anyhow::Error {
 
 /// The search on real threads, and the simulation of the same sets with the
 /// same loads and run length.
+/// Makes `runner` run each spec's scheduler through the dispatcher.
+fn dispatch_through(
+    runner: &mut rtlab_rt::runner::RealRunner<'_>,
+    dispatch: Option<&rtlab_rt::dispatcher::DispatchConfig>,
+) {
+    if let Some(d) = dispatch {
+        runner.dispatcher = Some(d.clone());
+        runner.dispatch_follows_spec = true;
+    }
+}
+
 fn real_part(
     args: &EdfVsFpsArgs,
     types: &[SetType],
     loads: LoadSteps,
     trace: Option<KernelTrace>,
+    dispatch: Option<&rtlab_rt::dispatcher::DispatchConfig>,
 ) -> anyhow::Result<RealPart> {
     let mut skipped_types = Vec::new();
     let runnable: Vec<SetType> = types
@@ -636,6 +687,7 @@ fn real_part(
         say,
         trace,
     );
+    dispatch_through(&mut runner, dispatch);
     let measured = utilization::run(&config, &mut runner).map_err(section_error)?;
     let interrupted = flag.load(Ordering::Relaxed);
     if interrupted {

@@ -199,6 +199,10 @@ pub struct DispatcherCosts {
     /// The priorities: dispatcher, running thread, waiting thread
     /// (SCHED_FIFO).
     pub priorities: String,
+    /// Lock steps (a critical section entered or left) handled by the
+    /// dispatcher: each is a wake-up and a decision.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lock_operations: u64,
     /// `sched_setattr` calls on task threads that failed (should be 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub enact_errors: u64,

@@ -295,6 +295,8 @@ pub struct Engine<P: Platform> {
     pub wakes: u64,
     /// Run orders given to a thread that was not running.
     pub dispatches: u64,
+    /// Lock steps (taking or releasing a resource) handled.
+    pub lock_operations: u64,
     /// How long the run lasted (the duration, or less when stopped early).
     pub ended: Nanos,
     /// Test hook: behave as a dispatcher that hangs from this time on
@@ -377,6 +379,7 @@ impl<P: Platform> Engine<P> {
             decisions: 0,
             wakes: 0,
             dispatches: 0,
+            lock_operations: 0,
             ended: setup.duration,
             hang_at: None,
             min_slice: setup.min_slice,
@@ -788,6 +791,7 @@ impl<P: Platform> Engine<P> {
         if step != self.state[i].steps_done {
             return true;
         }
+        self.lock_operations += 1;
         if op.lock && self.resources[op.resource].owner.is_some() {
             let id = JobId::new(i as u32);
             self.jobs[i].state = JobState::Blocked;

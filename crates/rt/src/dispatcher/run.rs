@@ -352,6 +352,7 @@ struct DomainResult {
     decisions: u64,
     wakes: u64,
     dispatches: u64,
+    lock_operations: u64,
     cpu_ns: u64,
     enact_errors: u64,
     ended: Nanos,
@@ -693,6 +694,7 @@ fn run_inner(
                     decisions: engine.decisions,
                     wakes: engine.wakes,
                     dispatches: engine.dispatches,
+                    lock_operations: engine.lock_operations,
                     enact_errors: engine.platform.enact_errors,
                     ended: engine.ended,
                     cpu_ns,
@@ -885,6 +887,7 @@ fn report(
                 costs.wakes += r.wakes;
                 costs.decisions += r.decisions;
                 costs.dispatches += r.dispatches;
+                costs.lock_operations += r.lock_operations;
                 costs.context_switches += r.context_switches;
                 costs.cpu_ns += r.cpu_ns;
                 costs.enact_errors += r.enact_errors;
