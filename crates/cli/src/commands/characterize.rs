@@ -24,7 +24,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab characterize --out my.toml\n  \
     rtlab characterize --threads 2,4,8 --samples 500 --stat max --json\n  \
     rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my.toml --name my-vm\n  \
-    rtlab characterize --threads 2,4 --samples 50 --kernel-trace\n\n\
+    rtlab characterize --threads 2,4 --samples 50 --kernel-trace\n  \
+    rtlab characterize --dispatcher --out my.toml\n\n\
     Needs root (SCHED_FIFO). The defaults take about half a minute. Then:\n  \
     rtlab analyze builtin:avionics --policy rm --overheads my.toml --breakdown\n\
     Ctrl-C stops early and still prints (and writes) what was measured.";
@@ -57,6 +58,11 @@ pub struct CharacterizeArgs {
     /// Print JSON (schema in README, "rtlab characterize").
     #[arg(long)]
     pub json: bool,
+    /// Also measure rtlab's user-space dispatcher (`run --dispatcher`): its decision cost and
+    /// dispatch latency per n, fitted like the other costs into the file's [dispatcher] table
+    /// (read by `sim --dispatcher`). About one second per n.
+    #[arg(long)]
+    pub dispatcher: bool,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     #[command(flatten)]
@@ -123,6 +129,15 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     drop(guards);
+    let dispatcher = if args.dispatcher && !measured.interrupted {
+        say("measuring rtlab's dispatcher (one second per n)");
+        Some(
+            characterize::dispatcher::measure(cfg.cpu, &cfg.threads, args.stat, stop)
+                .context("rtlab characterize --dispatcher")?,
+        )
+    } else {
+        None
+    };
 
     let host = rtlab_host::platform::host_metadata();
     let fits = measured.fit_inputs().fit(args.stat);
@@ -141,8 +156,15 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     };
     // The limits Linux puts on real-time threads on this CPU (`[throttling]`).
     let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
-    let profile = profile.map(|o| Overheads { throttling, ..o });
+    let mut profile = profile.map(|o| Overheads { throttling, ..o });
     notes.extend(throttling_notes);
+    if let (Some(p), Some((model, more))) = (
+        profile.as_mut(),
+        dispatcher.as_ref().and_then(|d| d.model()),
+    ) {
+        p.dispatcher = Some(model);
+        notes.extend(more);
+    }
     if measured.interrupted {
         notes.push("interrupted: the figures hold what was measured before the stop".into());
     }
@@ -159,6 +181,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         overheads_toml: profile.as_ref().map(Overheads::to_toml_string),
         notes,
         kernel_trace,
+        dispatcher,
     };
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
@@ -338,10 +361,55 @@ fn describe(doc: &CharacterizeDocument) -> String {
         out.push(String::new());
         out.push(describe_kernel(k, stat));
     }
+    if let Some(d) = &doc.dispatcher {
+        out.push(String::new());
+        out.push(describe_dispatcher(d));
+    }
     for note in &doc.notes {
         out.push(format!("note: {note}"));
     }
     out.join("\n")
+}
+
+/// `--dispatcher`: the decision cost and dispatch latency per n, and the
+/// lines of the `[dispatcher]` table.
+fn describe_dispatcher(d: &characterize::dispatcher::DispatcherCharacterization) -> String {
+    let header = [
+        "dispatcher",
+        "n",
+        "samples",
+        "min us",
+        "median us",
+        "p99 us",
+        "p99.9 us",
+        "max us",
+        "CPU %",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for p in &d.points {
+        for (name, s) in [("decision", &p.decision), ("latency", &p.latency)] {
+            t.add_row(vec![
+                name.to_string(),
+                p.n.to_string(),
+                s.count.to_string(),
+                us(s.min_ns),
+                us(s.median_ns),
+                us(s.p99_ns),
+                us(s.p999_ns),
+                us(s.max_ns),
+                format!("{:.2}", p.cpu_share * 100.0),
+            ]);
+        }
+    }
+    format!(
+        "rtlab's dispatcher (EDF, U = 0.4, one second per n):\n{}\nfitted to {}: decision {} (R² {}), latency {} (R² {})",
+        table::render(&t),
+        d.stat,
+        line(d.decision.as_ref()),
+        r2(d.decision.as_ref()),
+        line(d.latency.as_ref()),
+        r2(d.latency.as_ref()),
+    )
 }
 
 /// `--kernel-trace`: each cost from user-space stamps beside the same cost

@@ -68,6 +68,10 @@ pub struct SimArgs {
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
     #[arg(long)]
     pub overheads: Option<String>,
+    /// Model rtlab's user-space dispatcher (`run --dispatcher`): every switch to another job also
+    /// costs the overheads file's [dispatcher] decision and latency (`characterize --dispatcher`).
+    #[arg(long, requires = "overheads")]
+    pub dispatcher: bool,
     /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp (EDF).
     #[arg(long, default_value = "none")]
     pub protocol: String,
@@ -124,6 +128,16 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
+    if args.dispatcher {
+        let o = c.overheads.take().unwrap_or_else(Overheads::zero);
+        if o.dispatcher.is_none() {
+            return Err(usage(format!(
+                "--dispatcher: --overheads {} has no [dispatcher] table (rtlab characterize --dispatcher --out FILE writes one)",
+                printable(args.overheads.as_deref().unwrap_or(""))
+            )));
+        }
+        c.overheads = Some(o.with_dispatcher());
+    }
     c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
     c.lock_cost = args.lock_cost;
     c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;

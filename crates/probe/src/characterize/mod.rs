@@ -524,4 +524,3 @@ fn read_loc(cpu: usize) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/interrupts").ok()?;
     tick::local_timer_count(&text, cpu)
 }
-
