@@ -717,6 +717,25 @@ pub fn lost_threads(report: &RunReport) -> anyhow::Result<()> {
     )
 }
 
+/// A run the dispatcher's watchdog ended (a stalled or dead dispatcher)
+/// is a failed run (exit 1): one line, said after what was recorded until
+/// then is printed and saved.
+pub fn watchdog_ended(report: &RunReport) -> anyhow::Result<()> {
+    match report.dispatcher.as_ref().and_then(|c| c.watchdog.as_ref()) {
+        Some(why) => anyhow::bail!("{why}"),
+        None => Ok(()),
+    }
+}
+
+/// True when the run is partial: a stop signal or the watchdog ended it.
+pub fn partial(report: &RunReport) -> bool {
+    report.interrupted
+        || report
+            .dispatcher
+            .as_ref()
+            .is_some_and(|c| c.watchdog.is_some())
+}
+
 /// What the user should know before the numbers: RT throttling that the
 /// set's load can hit, and SCHED_DEADLINE deadlines clamped to the period.
 fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {

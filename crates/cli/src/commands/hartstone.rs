@@ -46,8 +46,8 @@ pub const EXAMPLES: &str = "Examples:\n  \
     rtlab hartstone --test all --extended --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
     rtlab hartstone --test 4 --policy rm,edf,rr --iteration-duration 2s\n  \
     rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg\n  \
-    rtlab hartstone --test all --dispatcher -s rr:2ms,edf,ipi,multiburst --iteration-duration 2s\n  \
-    rtlab hartstone --test all --dispatcher -s edf,ipi --tick 4ms --iteration-duration 2s\n\n\
+    rtlab hartstone --test 1 --dispatcher -s rr:2ms,edf,ipi,multiburst --iteration-duration 1s --max-iterations 2\n  \
+    rtlab hartstone --test 2 --dispatcher -s edf,ipi --tick 4ms --iteration-duration 1s --max-iterations 2\n\n\
     With --dispatcher each --scheduler runs on real threads through rtlab's dispatcher beside its\n\
     simulated series (with --tick both are ticked).";
 

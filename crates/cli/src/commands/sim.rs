@@ -30,7 +30,8 @@ pub fn examples() -> String {
     rtlab sim builtin:avionics -s fp:rm -d 2s --tick 1ms --overheads builtin:rtmach\n  \
     rtlab sim my-set.toml --scheduler fp:rm --protocol ipcp --trace trace.json\n  \
     rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n  \
-    rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n\n\
+    rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n  \
+    rtlab sim builtin:hartstone-ph -s multiburst -d 10s --overheads my.toml --dispatcher\n\n\
     Schedulers:\n{}\n\
     The --json schema is in README (\"rtlab sim --json\").",
         rtlab_sim::scheduler::scheduler_help()

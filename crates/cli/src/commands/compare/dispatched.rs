@@ -97,7 +97,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     let saved = saver.map_or(Ok(()), |s| {
         s.finish(
             &serde_json::to_value(&comparison)?,
-            comparison.real.interrupted,
+            crate::real_run::partial(&comparison.real),
         )
     });
     if args.json {
@@ -117,7 +117,11 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
             rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
         );
     }
-    crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
+    crate::usage::all_of([
+        saved,
+        crate::real_run::lost_threads(&comparison.real),
+        crate::real_run::watchdog_ended(&comparison.real),
+    ])?;
     Ok(ExitCode::SUCCESS)
 }
 
