@@ -338,12 +338,7 @@ impl RunFlags {
         cfg.kernel_trace = self.kernel.request();
         if let Some((_, scope, cpus)) = &multi {
             // The name needs the scope: a placement with no domains yet.
-            cfg.placement = Some(Placement {
-                scope: *scope,
-                cpus: cpus.clone(),
-                domains: Vec::new(),
-                task_domain: Vec::new(),
-            });
+            cfg.placement = Some(unplaced(*scope, cpus));
             if self.protocol != "none" {
                 return Err(usage(format!(
                     "--protocol {} on --cpus: locking across CPUs (MrsP, FMLP) is not implemented; \
@@ -436,12 +431,7 @@ impl RunFlags {
             None => Some(self.cpu.unwrap_or_else(executor::default_cpu)),
         };
         if let Some((_, scope, cpus)) = &multi {
-            cfg.placement = Some(Placement {
-                scope: *scope,
-                cpus: cpus.clone(),
-                domains: Vec::new(),
-                task_domain: Vec::new(),
-            });
+            cfg.placement = Some(unplaced(*scope, cpus));
         }
         cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
             usage(format!(
@@ -455,6 +445,17 @@ impl RunFlags {
         cfg.phases =
             crate::flags::phase_flags(&self.phases, self.overload.as_deref(), self.duration)?;
         Ok(cfg)
+    }
+}
+
+/// A placement on `cpus` under `scope` whose domains [`RunFlags::place`]
+/// fills in once the set is loaded.
+fn unplaced(scope: Scope, cpus: &[usize]) -> Placement {
+    Placement {
+        scope,
+        cpus: cpus.to_vec(),
+        domains: Vec::new(),
+        task_domain: Vec::new(),
     }
 }
 
