@@ -23,7 +23,7 @@ use crate::setup::say;
 pub struct KernelTraceFlags {
     /// Record the kernel's scheduling events of the run's CPUs (a private tracefs instance;
     /// root) and explain every job's waits and misses by cause; `=FILE` keeps the raw trace.
-    /// README: "Kernel trace".
+    /// The guide: "Kernel trace".
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub kernel_trace: Option<String>,
 }

@@ -68,7 +68,7 @@ pub struct RunFlags {
     pub no_pin: bool,
     /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: gedf, pedf, cedf,
     /// gfp[:rm|dm|given], pfp[:rm|dm|given] (default with those: every CPU this process may
-    /// use). README: "Multiprocessor on real threads".
+    /// use). The guide: "Multiprocessor on real threads".
     #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu", "no_pin"])]
     pub cpus: Option<String>,
     /// With pedf or pfp: place the tasks with this heuristic (ff, bf, wf, nf, optionally
@@ -79,8 +79,8 @@ pub struct RunFlags {
     /// A late job delays the next (continue) or releases during it are skipped (skip).
     #[arg(long, default_value = "continue")]
     pub on_miss: String,
-    /// Wait for releases with a lag controller: robust (the default) or paper (paper 000's
-    /// Algorithm 2, for reproduction); README: "The lag controllers".
+    /// Wait for releases with a lag controller: robust (the default) or paper (Soyer 2024's
+    /// Algorithm 2, for reproduction); the guide: "The lag controllers".
     #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true,
           default_missing_value = "robust", value_parser = parse_controller)]
     pub lag_controller: Option<ControllerKind>,
@@ -88,7 +88,7 @@ pub struct RunFlags {
     #[arg(long, value_parser = parse_nanos)]
     pub edf_margin: Option<Nanos>,
     /// Hard SCHED_DEADLINE budgets: no SCHED_FLAG_RECLAIM (GRUB), a job past C + margin is
-    /// throttled until its next period (README: "Budgets and reclaiming").
+    /// throttled until its next period (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Do not lock memory (mlockall) for the run.
@@ -100,12 +100,12 @@ pub struct RunFlags {
     pub no_rt_throttling: bool,
     /// Mutex protocol of the tasks' critical sections: none (plain), pip (PTHREAD_PRIO_INHERIT:
     /// priority, or under edf deadline, inheritance) or ipcp (PTHREAD_PRIO_PROTECT, ceiling =
-    /// highest priority of the resource's users; not with edf or other). README: "Critical
+    /// highest priority of the resource's users; not with edf or other). The guide: "Critical
     /// sections on real threads".
     #[arg(long, default_value = "none")]
     pub protocol: String,
     /// Phase START..END:xFACTOR or START..END:UTIL% (repeatable), read as `rtlab sim --phase`:
-    /// jobs released in it run C scaled (README: "Phases and modes on real threads").
+    /// jobs released in it run C scaled (the guide: "Phases and modes on real threads").
     #[arg(long = "phase")]
     pub phases: Vec<String>,
     /// A named overload profile: hartstone-extended (48% for 30 s, 120% for 15 s, 48% to 120 s).
@@ -117,6 +117,13 @@ pub struct RunFlags {
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Run N times and print the median and spread of each figure, with each run's disturbance
+    /// verdict (guide: how-to/trust-a-real-result.md); --json then prints every run and the
+    /// spreads.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
     /// Print tables in full width; by default they are fitted to the terminal (long cells wrap).
     #[arg(long)]
     pub wide: bool,
@@ -299,6 +306,14 @@ impl RunFlags {
             }
         });
         Ok(set)
+    }
+
+    /// `--repeat`: at least 1, a usage error otherwise.
+    pub fn repeats(&self) -> anyhow::Result<u32> {
+        if self.repeat == 0 {
+            return Err(usage("--repeat 0: give at least 1 (the number of runs)"));
+        }
+        Ok(self.repeat)
     }
 
     /// The executor configuration; errors are usage errors naming the flag.
@@ -495,6 +510,36 @@ fn parse_controller(text: &str) -> Result<ControllerKind, String> {
 /// lost thread is [`lost_threads`]' error, for after the output). Every job also goes to `saver` when one is given, and to
 /// `more_sinks`. Returns the report and, per job file (then for the
 /// saver), how writing it went.
+/// The figures of one run that `--repeat` gives the median and spread of:
+/// per task its misses, largest and mean response, largest lag; the
+/// run's misses and context switches.
+pub fn repeat_figures(r: &RunReport) -> Vec<(String, Option<f64>)> {
+    let ns = |v: Option<u64>| v.map(|v| v as f64);
+    let mut out = vec![
+        (
+            "deadline misses".to_string(),
+            Some(r.deadline_misses as f64),
+        ),
+        (
+            "context switches".to_string(),
+            Some(r.context_switches as f64),
+        ),
+    ];
+    for t in &r.tasks {
+        let name = printable(&t.name);
+        out.push((format!("{name} misses"), Some(t.misses as f64)));
+        out.push((format!("{name} R max"), ns(t.max_response_ns)));
+        out.push((format!("{name} R mean"), ns(t.mean_response_ns)));
+        out.push((format!("{name} lag max"), ns(t.max_lag_ns)));
+    }
+    out
+}
+
+/// Whether a `--repeat` figure is a time (ns).
+pub fn repeat_figure_is_time(name: &str) -> bool {
+    name.ends_with(" R max") || name.ends_with(" R mean") || name.ends_with(" lag max")
+}
+
 /// What [`execute`] leaves for the command's output.
 pub struct Executed {
     /// The set as run (placed).
@@ -516,6 +561,7 @@ pub fn execute(
     more_sinks: Vec<Box<dyn JobSink>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
+    flags.repeats()?;
     let mut cfg = flags.config()?;
     let dispatch = flags.dispatch()?;
     let mut loaded = file::load(&flags.taskset)?;
@@ -556,7 +602,18 @@ pub fn execute(
         Some(p) => Some(p.cpus.clone()),
         None => cfg.cpu.map(|c| vec![c]),
     };
+    let measured = run_cpus
+        .clone()
+        .unwrap_or_else(|| rtlab_host::policy::allowed_cpus().unwrap_or_default());
+    flags.isolate.check(&measured)?;
+    let lock_wait = std::time::Instant::now();
     let _measuring = flags.cpu_lock.hold(run_cpus.as_deref())?;
+    let lock_wait = lock_wait.elapsed();
+    if let Some(saver) = saver {
+        // The machine as the measurement finds it, not as it was before
+        // the wait for the lock.
+        saver.measurement_starts();
+    }
     let traced = cfg.kernel_trace.is_some();
     // With a kernel trace the executor keeps every job for the attribution,
     // and the job rows, which gain its columns, are written after the run.
@@ -577,6 +634,7 @@ pub fn execute(
     // are not reported.
     sinks.extend(more_sinks);
     restore_left_state_first();
+    let shield = flags.isolate.raise(&measured)?;
     // On a terminal, a progress line fed by one more sink (its result is
     // not reported: counting cannot fail).
     let progress = crate::progress::RunProgress::start(cfg.duration).map(|(line, sink)| {
@@ -590,7 +648,8 @@ pub fn execute(
     if let Some(line) = progress {
         line.finish();
     }
-    let (report, written, account) = match ran {
+    drop(shield);
+    let (mut report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
             // Refused before the first release: leave no empty files behind.
@@ -600,6 +659,9 @@ pub fn execute(
             return Err(refused(e));
         }
     };
+    if let Some(d) = report.disturbance.as_mut() {
+        d.lock_wait_ns = Some(u64::try_from(lock_wait.as_nanos()).unwrap_or(u64::MAX));
+    }
     // The sinks' results in the order of `files` (the jobs file, written
     // below when traced, takes its place).
     let mut results = written.into_iter();

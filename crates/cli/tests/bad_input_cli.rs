@@ -863,7 +863,7 @@ fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
             // ff-decreasing puts the heavy task (0.99) alone on CPU 0: over 0.90.
             &["run", "builtin:dhall", "--cpus", "0,1", "--policy", "pedf", "--partition", "ff-decreasing", "-d", "100ms"],
             1,
-            "SCHED_DEADLINE admission: the tasks on CPU(s) 0 (`heavy`) need sum C/T = 0.990, over the limit of that root domain",
+            "SCHED_DEADLINE admission: the tasks on CPU(s) 0 (`heavy`) need sum C/T = 1038194 (0.990099) in the kernel's units of 2^-20 of a CPU, ",
         ),
     ];
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
@@ -1005,8 +1005,14 @@ fn phases_and_modes_on_real_threads_are_refused_before_the_run() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with(
-            "error: rtlab run --policy edf: phase 300ms..600ms:x2.5 makes the SCHED_DEADLINE set inadmissible: sum of runtime/period 1.020 above the limit 0."
+            "error: rtlab run --policy edf: phase 300ms..600ms:x2.5 makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = "
         ),
+        "{err}"
+    );
+    // The numbers show the excess, in the kernel's own units.
+    assert!(
+        err.contains("in the kernel's units of 2^-20 of a CPU, ")
+            && err.contains(" admits on 1 CPU;"),
         "{err}"
     );
     assert!(err.contains("add --no-rt-throttling"), "{err}");

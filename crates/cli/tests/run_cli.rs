@@ -180,6 +180,38 @@ fn bad_flags_are_one_line_errors_naming_the_flag() {
     }
 }
 
+/// An error's usage line is the one `--help` prints: clap would list the
+/// flags the command line used as if they were required, `--duration
+/// <DURATION>` among them although it defaults to 10 s (issue 36).
+#[test]
+fn usage_lines_in_errors_do_not_make_given_flags_required() {
+    for args in [
+        vec!["run", "builtin:gap", "-d", "1s"],
+        vec![
+            "run",
+            "builtin:gap",
+            "-P",
+            "rm",
+            "-d",
+            "1s",
+            "--cpu",
+            "1",
+            "--no-pin",
+        ],
+    ] {
+        let out = rtlab().args(&args).assert().code(2).get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let usage = err
+            .lines()
+            .find(|l| l.starts_with("Usage:"))
+            .unwrap_or_else(|| panic!("{args:?}: {err}"));
+        assert_eq!(
+            usage, "Usage: rtlab run [OPTIONS] --policy <POLICY> <TASKSET>",
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn compare_hartstone_under_rm_agrees_on_zero_misses() {
     let Some(_one) = real_time("SCHED_FIFO") else {

@@ -67,12 +67,15 @@ impl KernelTrace {
     /// Ends `recording` and explains `jobs` (times relative to the run's
     /// start at absolute monotonic `start_ns`; a job that did not finish
     /// ends at `ended`) of the threads `tasks` (name, thread id) of
-    /// `class`.
+    /// `class`, each job's own CPU time per task `own_cpu` (see
+    /// [`SetThreads::own_cpu`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &self,
         recording: Recording,
         tasks: Vec<(String, Option<i32>)>,
         class: ThreadClass,
+        own_cpu: Vec<Option<u64>>,
         start_ns: u64,
         ended: Nanos,
         jobs: &[JobRecord],
@@ -80,6 +83,8 @@ impl KernelTrace {
         let set = SetThreads {
             tasks,
             class,
+            own_cpu,
+            irq_in_task_time: !rtlab_host::disturbance::irq_time_accounted(),
             dispatchers: Vec::new(),
         };
         self.finish_set(recording, set, start_ns, ended, jobs)
@@ -113,6 +118,7 @@ impl KernelTrace {
             recording,
             Vec::new(),
             ThreadClass::Other,
+            Vec::new(),
             0,
             Nanos::ZERO,
             &[],

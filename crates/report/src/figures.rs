@@ -108,7 +108,7 @@ fn lag_study(run: &RunView) -> Vec<Figure> {
             Figure::drawn(
                 &format!("Lags under {us} us"),
                 plot::lag_shares(&bars, us),
-                format!("Share of lags (wake-up - release) under {us} us per period and utilization, one bar per controller (paper 000, figures 4.1 and 4.5)."),
+                format!("Share of lags (wake-up - release) under {us} us per period and utilization, one bar per controller (Soyer 2024, figures 4.1 and 4.5)."),
             )
         })
         .collect()
@@ -225,14 +225,14 @@ fn hartstone(run: &RunView) -> Vec<Figure> {
             "Extended Hartstone: deadline misses",
             "misses",
             "deadline misses in 120 s",
-            "Deadline misses over the 120 s of 48 %, 120 % and 48 % load, per test (paper 002 figure 4.7).",
+            "Deadline misses over the 120 s of 48 %, 120 % and 48 % load, per test (Golchin 2017 figure 4.7).",
         )
     } else {
         (
             "Hartstone: iterations to the first miss",
             "iterations_completed",
             "iterations without a miss",
-            "Iterations each scheduler completed before the first deadline miss, per test (paper 002 figures 4.3-4.6).",
+            "Iterations each scheduler completed before the first deadline miss, per test (Golchin 2017 figures 4.3-4.6).",
         )
     };
     let switches = series::hartstone_bars(run, extended, "context_switches_per_s");
@@ -245,7 +245,7 @@ fn hartstone(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Context switches per second",
             plot::bars(&switches, "context switches / s"),
-            "Context switches per second of each scheduler, per test (paper 002 figures 4.3-4.6, 4.8).".into(),
+            "Context switches per second of each scheduler, per test (Golchin 2017 figures 4.3-4.6, 4.8).".into(),
         ),
     ]
 }
@@ -255,7 +255,7 @@ fn breakdown_experiment(run: &RunView) -> Figure {
     Figure::drawn(
         "Breakdown utilization vs time scale",
         plot::breakdown_vs_time_scale(&series::breakdown_vs_time_scale(run)),
-        "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (paper 004, section 5).".into(),
+        "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (Arakawa et al. 1993, section 5).".into(),
     )
 }
 
@@ -266,7 +266,7 @@ fn study(run: &RunView) -> Vec<Figure> {
             Figure::drawn(
                 &format!("Schedulable sets vs load {name}"),
                 plot::lines(&lines, "load (%)", "schedulable sets (%)", Some(105.0)),
-                format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (paper 001, highest schedulable utilization)."),
+                format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (Carletto & Vardanega 2017, highest schedulable utilization)."),
             )
         })
         .collect();
@@ -274,7 +274,7 @@ fn study(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             &format!("Deadline misses vs load {profile} overload"),
             plot::lines(&lines, "load (%)", "deadline misses", None),
-            format!("Total deadline misses of the overload base set against the load level, {profile} profile, under EDF, FPS (DM) and the hybrid (paper 001: FPS degrades linearly, EDF depends on the nature of the overload)."),
+            format!("Total deadline misses of the overload base set against the load level, {profile} profile, under EDF, FPS (DM) and the hybrid (Carletto & Vardanega 2017: FPS degrades linearly, EDF depends on the nature of the overload)."),
         ));
     }
     let locking = series::study_locking(run);
@@ -282,7 +282,7 @@ fn study(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             "Lock overhead vs procedure length",
             plot::lines(&locking, "protected procedure length (ms)", "cumulative lock overhead (us)", None),
-            "Processor time spent in lock and unlock operations per run, IPCP under FPS against the Deadline Floor Protocol under EDF (which also reads the clock), against the length of the protected procedure (paper 001).".into(),
+            "Processor time spent in lock and unlock operations per run, IPCP under FPS against the Deadline Floor Protocol under EDF (which also reads the clock), against the length of the protected procedure (Carletto & Vardanega 2017).".into(),
         ));
     }
     out

@@ -48,7 +48,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
             .map_or(EXTENDED_LENGTH, Nanos::from_ns);
         let (from, to) = hartstone::ExtendedProfile::overload_window(length);
         out.push_str(&format!(
-            "extended Hartstone (paper 002 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
+            "extended Hartstone (Golchin 2017 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
             doc.kilo_whet_from, doc.on_miss
         ));
         for note in &doc.notes {
@@ -95,7 +95,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
         }
     } else {
         out.push_str(&format!(
-            "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
+            "Hartstone PH (Golchin 2017 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
             Nanos::from_ns(doc.iteration_duration_ns),
             doc.kilo_whet_from,
             doc.on_miss
@@ -128,6 +128,22 @@ pub fn human(doc: &HartstoneDocument) -> String {
         }
         out.push_str(&table::render(&t));
         out.push('\n');
+        // Every real iteration run twice, and what the rerun found.
+        for run in &doc.runs {
+            for o in &run.tests {
+                for r in &o.iterations {
+                    if let Some(rerun) = &r.result.rerun {
+                        out.push_str(&format!(
+                            "rerun, {} test {} iteration {}: {}\n",
+                            run.label,
+                            o.test.number(),
+                            r.iteration,
+                            rerun.describe()
+                        ));
+                    }
+                }
+            }
+        }
         // The iteration that ended each traced series (its misses).
         for run in &doc.runs {
             for o in &run.tests {
@@ -160,7 +176,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
     out.push('\n');
     if doc.extended {
         out.push_str(&format!(
-            "paper 002 (Golchin 2017, figures 4.7-4.8): {}\n",
+            "Golchin 2017 (figures 4.7-4.8): {}\n",
             hartstone::PAPER_EXTENDED_RANKING
         ));
     } else if doc.runs.iter().any(|r| r.label.starts_with("dispatcher ")) {
@@ -281,6 +297,7 @@ mod tests {
                         kilo_whet: DEFAULT_KILO_WHET,
                         window: hartstone::MIN_WINDOW,
                         max_iterations: 4,
+                        confirm: true,
                     })
                     .collect();
                 doc.runs

@@ -36,6 +36,10 @@ pub struct LatencyDocument {
     pub threads: Vec<LatencyThreadDocument>,
     /// Wall time of the whole measurement.
     pub wall_ns: u64,
+    /// What else ran on the measured CPUs, and the verdict
+    /// (`rtlab_host::disturbance`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<rtlab_model::disturbance::DisturbanceAccount>,
 }
 
 /// The `config` of a [`LatencyDocument`].
@@ -387,6 +391,7 @@ mod tests {
             }),
             threads: vec![thread],
             wall_ns: 1,
+            disturbance: None,
         };
         assert!(keys_in_sorted_order(&doc));
         let text = serde_json::to_string(&doc).unwrap();

@@ -8,6 +8,7 @@
 
 pub mod breakdown_text;
 pub mod dispatcher_text;
+pub mod disturbance_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
@@ -19,6 +20,7 @@ pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
 pub mod plot;
+pub mod repeat;
 pub mod series;
 pub mod sources;
 pub mod study_text;

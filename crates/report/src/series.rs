@@ -139,15 +139,15 @@ pub struct GanttBar {
     pub task: usize,
     /// The job as stored.
     pub row: JobRow,
-    /// Finished after its deadline, or unfinished with the deadline
-    /// passed by the end of the run.
+    /// Missed ([`JobRow::missed`]): finished after its deadline, aborted
+    /// at it, or unfinished with the deadline passed by the end of the run.
     pub missed: bool,
 }
 
 /// The jobs of a run as a Gantt chart: one lane per task, or, for a
 /// multiprocessor run (a document with `processors`), one lane per
 /// processor holding the jobs that finished on it (unfinished ones on the
-/// processor they started on, when known).
+/// processor they started on, when the run recorded it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gantt {
     /// Task names, one per lane, in the document's task order.
@@ -175,7 +175,10 @@ pub fn gantt(run: &RunView) -> Gantt {
     let task_of = |name: &str| tasks.iter().position(|l| l == name).unwrap_or(0);
     let lane_of = |j: &JobRow| match processors {
         0 | 1 => task_of(&j.task),
-        _ => j.cpu.map_or(0, |c| (c as usize).min(processors - 1)),
+        _ => j
+            .cpu
+            .or(j.start_cpu)
+            .map_or(0, |c| (c as usize).min(processors - 1)),
     };
     jobs.sort_by_key(|j| (j.release_ns, task_of(&j.task), j.job));
     let bars: Vec<GanttBar> = jobs
@@ -185,10 +188,7 @@ pub fn gantt(run: &RunView) -> Gantt {
             lane: lane_of(j),
             task: task_of(&j.task),
             row: (*j).clone(),
-            missed: match j.finish_ns {
-                Some(f) => f > j.deadline_ns,
-                None => ended.is_some_and(|e| j.deadline_ns <= e),
-            },
+            missed: j.missed(ended.unwrap_or(0)),
         })
         .collect();
     let end_ns = bars
@@ -443,10 +443,7 @@ fn task_lanes(run: &RunView) -> Vec<String> {
 /// How long the run lasted: `ended_ns` (real runs) or `duration_ns`
 /// (simulations), also inside a comparison's `real`.
 fn run_end_ns(document: &Value) -> Option<u64> {
-    let doc = document.get("real").unwrap_or(document);
-    doc.get("ended_ns")
-        .or_else(|| doc.get("duration_ns"))
-        .and_then(Value::as_u64)
+    rtlab_store::run_end_ns(document)
 }
 
 /// Samples grouped per thread, threads in increasing order, each in

@@ -25,8 +25,9 @@ pub fn describe(doc: &StudyDocument) -> String {
         parts.push(utilization::describe_utilization(u));
     }
     if let Some(o) = &doc.overload {
-        let mut text =
-            String::from("EDF vs FPS (paper 001): overload, transient (a burst) and permanent\n");
+        let mut text = String::from(
+            "EDF vs FPS (Carletto & Vardanega 2017): overload, transient (a burst) and permanent\n",
+        );
         text.push_str(&overload_table(&o.simulated, "simulated"));
         if let Some(real) = &o.real {
             for (world, section) in [
@@ -49,7 +50,7 @@ pub fn describe(doc: &StudyDocument) -> String {
     }
     if let Some(l) = &doc.locking {
         let mut text = String::from(
-            "EDF vs FPS (paper 001): locking, IPCP under FPS against DFP under EDF (simulated: \
+            "EDF vs FPS (Carletto & Vardanega 2017): locking, IPCP under FPS against DFP under EDF (simulated: \
              Linux has no DFP)\n",
         );
         text.push_str(&locking_table(l));

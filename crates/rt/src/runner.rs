@@ -179,6 +179,7 @@ impl<'a> RealRunner<'a> {
             duration_ns: report.ended_ns,
             interrupted: report.interrupted,
             kernel_trace: report.kernel_trace,
+            disturbance: report.disturbance,
         })
     }
 }

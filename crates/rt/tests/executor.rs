@@ -357,8 +357,9 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
     };
     let text = e.to_string();
     assert!(
-        text.contains("the WCETs alone need 1.000 of 1 CPU(s)")
-            && text.contains("--no-rt-throttling"),
+        text.contains(
+            "the WCETs alone need sum C/T = 1048576 (1.000000) of 1 CPU(s) in the kernel's units"
+        ) && text.contains("--no-rt-throttling"),
         "{text}"
     );
     let stale = std::fs::read_dir("/sys/fs/cgroup/cpuset")

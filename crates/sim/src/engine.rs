@@ -71,6 +71,10 @@ use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 /// it grows with the duration and never drains.
 pub const MAX_PENDING_JOBS: usize = 1_000_000;
 
+/// Instants between two polls of the caller's stop flag
+/// ([`rtlab_model::cancel`]) in `run`: well under a millisecond of work.
+pub const CANCEL_POLL_STEPS: u32 = 4096;
+
 /// Why a run ended before its configured duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BacklogStop {
@@ -380,8 +384,20 @@ impl Simulator {
     }
 
     /// Runs to the end of the configured duration.
+    ///
+    /// Stops early when the caller's stop flag is raised
+    /// ([`rtlab_model::cancel`], polled every [`CANCEL_POLL_STEPS`]
+    /// instants); the report is then of the part run.
     pub fn run(&mut self) {
-        while self.step() {}
+        let mut steps = 0u32;
+        while self.step() {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
+                && rtlab_model::cancel::requested()
+            {
+                break;
+            }
+        }
     }
 
     /// Runs every instant up to and including `until` (or the end).

@@ -122,6 +122,7 @@ impl Runner for SimRunner {
             duration_ns: report.duration_ns,
             interrupted: false,
             kernel_trace: None,
+            disturbance: None,
         })
     }
 }

@@ -391,13 +391,13 @@ fn cedf_runs_global_edf_inside_each_cluster() {
     }
 }
 
-/// README's table of the multiprocessor schedulers is the registry's.
+/// The guide's table of the multiprocessor schedulers is the registry's.
 #[test]
-fn readme_lists_the_registrys_multiprocessor_schedulers() {
-    let readme = include_str!("../../../README.md");
+fn the_guide_lists_the_registrys_multiprocessor_schedulers() {
+    let page = include_str!("../../../docs/src/reference/schedulers.md");
     let table = rtlab_sim::scheduler::multiprocessor_table();
     assert!(
-        readme.contains(&table),
-        "README's `### Multiprocessor simulation` table differs from the registry's:\n{table}"
+        page.contains(&table),
+        "docs/src/reference/schedulers.md's multiprocessor table differs from the registry's:\n{table}"
     );
 }

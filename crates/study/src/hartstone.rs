@@ -14,6 +14,8 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::ModelScheduler;
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::runner::{RunCounts, RunSpec, Runner};
+
+use crate::confirm::run_confirmed;
 use rtlab_model::Nanos;
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_sim::runner::SimRunner;
@@ -30,6 +32,8 @@ pub fn iteration_result(counts: RunCounts) -> IterationResult {
         context_switches: counts.context_switches,
         duration_ns: counts.duration_ns,
         kernel_trace: counts.kernel_trace,
+        verdict: counts.disturbance.map(|d| d.verdict.summary),
+        rerun: None,
     }
 }
 
@@ -37,7 +41,9 @@ pub fn iteration_result(counts: RunCounts) -> IterationResult {
 /// iteration for `config.window`, and stops at the first iteration with a
 /// deadline miss (Hartstone's rule), after `config.max_iterations`
 /// iterations, when the next pool is not a valid task set, or when the
-/// runner refuses it ([`Runner::refusal`]). `progress` sees every
+/// runner refuses it ([`Runner::refusal`]). A real iteration that misses
+/// is run once more first when `config.confirm` is on
+/// ([`crate::confirm`]): the series ends only when the rerun misses too. `progress` sees every
 /// iteration as it ends. A runner error ends the series with that error;
 /// a stop signal ends it with `None`.
 pub fn run_test<R: Runner>(
@@ -70,9 +76,12 @@ pub fn run_test<R: Runner>(
                 break;
             }
         };
-        let result = match runner.run(&set, &spec) {
-            Ok(counts) if counts.interrupted => return Ok(None),
-            Ok(counts) => iteration_result(counts),
+        let result = match run_confirmed(runner, &set, &spec, config.confirm) {
+            Ok(c) if c.counts.interrupted => return Ok(None),
+            Ok(c) => IterationResult {
+                rerun: c.rerun,
+                ..iteration_result(c.counts)
+            },
             Err(e) => match runner.refusal(&e) {
                 Some(why) => {
                     outcome.end = EndReason::Refused(format!("iteration {k}: {why}"));
@@ -323,7 +332,7 @@ pub enum RealSeriesError {
     Run(RunPolicy, RealRunError),
     /// A real run through the dispatcher under this scheduler failed.
     #[error("{1}")]
-    Dispatched(String, RealRunError),
+    Dispatched(String, Box<RealRunError>),
     /// The simulated counterpart failed.
     #[error(transparent)]
     Sim(#[from] SimError),
@@ -442,7 +451,7 @@ pub fn dispatched_series(
             &mut outcomes,
             &mut |test, r| progress(name, test, r),
         )
-        .map_err(|e| RealSeriesError::Dispatched(name.clone(), e))?;
+        .map_err(|e| RealSeriesError::Dispatched(name.clone(), Box::new(e)))?;
         doc.runs.push(SeriesRun {
             world: "real",
             scheduler: name.clone(),
@@ -493,7 +502,7 @@ pub fn dispatched_extended(
             &mut results,
             &mut |r| progress(name, r),
         )
-        .map_err(|e| RealSeriesError::Dispatched(name.clone(), e))?;
+        .map_err(|e| RealSeriesError::Dispatched(name.clone(), Box::new(e)))?;
         doc.extended_runs.push(ExtendedRun {
             world: "real",
             scheduler: name.clone(),

@@ -296,6 +296,10 @@ pub struct SchedulerSearch {
     pub refused: Option<String>,
     /// Runs made.
     pub runs: u64,
+    /// Real runs that missed and were run once more before they counted
+    /// ([`crate::confirm`]), with their load (ppm); absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reruns: Vec<(u64, rtlab_model::disturbance::Rerun)>,
 }
 
 impl SchedulerSearch {
@@ -399,9 +403,12 @@ where
                 continue;
             };
             search.runs += 1;
-            match runner.run(scaled, &plain(scheduler, duration)) {
-                Ok(counts) if counts.interrupted => search.refused = Some("interrupted".into()),
-                Ok(counts) => {
+            match crate::confirm::run_confirmed(runner, scaled, &plain(scheduler, duration), true) {
+                Ok(c) if c.counts.interrupted => search.refused = Some("interrupted".into()),
+                Ok(crate::confirm::Confirmed { counts, rerun }) => {
+                    if let Some(r) = rerun {
+                        search.reruns.push((load, r));
+                    }
                     let totals = counts.totals();
                     if totals.deadline_misses == 0 {
                         search.hsu_ppm = Some(load);

@@ -12,7 +12,7 @@
 //!   "tests": [                             // every test of every policy
 //!     { "test": "rta", "policy": "rm",
 //!       "schedulable": true | false | null,   // null: sufficient test inconclusive
-//!       "tick_ns": 8000000 | null,            // *-overheads only: paper 004's tick; null = tickless or hrtimer
+//!       "tick_ns": 8000000 | null,            // *-overheads only: Arakawa et al. 1993's tick; null = tickless or hrtimer
 //!       "timer": "hrtimer + tick 4ms",        // only for Linux's model (overheads file releases = "hrtimer")
 //!       "periodic_tick_ns": 4000000 }         // only for Linux's model with a tick
 //!   ],
@@ -73,25 +73,20 @@ pub struct AnalyzeArgs {
     /// Task-set file (TOML or JSON) or builtin:NAME.
     pub file: String,
 
-    /// Scheduling policies to analyse, comma-separated (`rm,edf`); `all` is rm, dm, opa, edf,
-    /// and given when every task has a priority. `sim`'s spellings (`fp:rm`, `--scheduler`) are
-    /// accepted too.
-    #[arg(
-        long,
-        alias = "scheduler",
-        value_enum,
-        value_delimiter = ',',
-        default_value = "all"
-    )]
+    /// Scheduling policies to analyse on one processor, comma-separated (`rm,edf`; default
+    /// `all`: rm, dm, opa, edf, and given when every task has a priority). `sim`'s spellings
+    /// (`fp:rm`, `--scheduler`) are accepted too. On several processors the tests of --test
+    /// decide instead, and --policy is refused.
+    #[arg(long, alias = "scheduler", value_enum, value_delimiter = ',')]
     pub policy: Vec<PolicyArg>,
 
-    /// Scheduler overheads for paper 004's cost model (rta-overheads under
+    /// Scheduler overheads for Arakawa et al. 1993's cost model (rta-overheads under
     /// fixed priorities, edf-demand-overheads under EDF): an overheads TOML
     /// file or builtin:rtmach.
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Timer tick(s) for paper 004's timer-driven model (releases wait for
+    /// Timer tick(s) for Arakawa et al. 1993's timer-driven model (releases wait for
     /// the next tick), comma-separated (e.g. 1ms,2ms,4ms); overrides the
     /// overheads file's `releases`/`tick`. Without it, the file's model
     /// (tickless when it states none).
@@ -125,7 +120,7 @@ pub struct AnalyzeArgs {
     #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
     pub test: Vec<MultiprocessorTest>,
 
-    /// Print the JSON document described in the README instead of tables.
+    /// Print the JSON document described in the guide instead of tables.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -204,7 +199,13 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
     }
 
-    let policies = policies(&args.policy, set)?;
+    // No --policy: every policy that applies.
+    let asked: &[PolicyArg] = if args.policy.is_empty() {
+        &[PolicyArg::All]
+    } else {
+        &args.policy
+    };
+    let policies = policies(asked, set)?;
     let reports = policies
         .iter()
         .map(|&p| suite::analyse(set, p, &options).with_context(|| format!("policy {}", p.name())))
@@ -249,6 +250,21 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
 
 /// `rtlab analyze` on `m` processors (or with `--test`).
 fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> anyhow::Result<Value> {
+    // A uniprocessor policy would be ignored here: the multiprocessor
+    // tests name their own scheduler (gedf:..., pfp-dm:...).
+    if let Some(policy) = args.policy.first() {
+        let name = policy
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string());
+        let why = if m > 1 {
+            format!("the set is analysed on {m} processors")
+        } else {
+            "--test asks for the multiprocessor tests".to_string()
+        };
+        return Err(usage(format!(
+            "--policy {name} is for one processor, and {why}: choose its tests with --test (e.g. --test gedf:rta,pedf:ff-decreasing), or analyse one processor with --cpus 1"
+        )));
+    }
     for (given, flag) in [
         (args.overheads.is_some(), "--overheads"),
         (args.breakdown, "--breakdown"),

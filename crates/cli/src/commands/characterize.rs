@@ -54,7 +54,7 @@ pub struct CharacterizeArgs {
     /// Write the per-n statistics as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab characterize").
+    /// Print JSON (schema in the guide, "rtlab characterize").
     #[arg(long)]
     pub json: bool,
     /// Also measure rtlab's user-space dispatcher (`run --dispatcher`): its decision cost and
@@ -68,6 +68,8 @@ pub struct CharacterizeArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 fn parse_stat(s: &str) -> Result<Statistic, String> {
@@ -90,8 +92,10 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     characterize::check_privilege(&cfg).context("rtlab characterize")?;
     let saver = args.save.begin(rtlab_store::RunKind::Characterize, None)?;
     let stop = interrupt::install_interrupt_flag();
+    args.isolate.check(&[cfg.cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cfg.cpu]))?;
     let guards = set_up(true, true)?;
+    let _shield = args.isolate.raise(&[cfg.cpu])?;
     for note in &guards.notes {
         say(note);
     }
@@ -237,7 +241,7 @@ fn r2(fit: Option<&LineFit>) -> String {
         .map_or("-".into(), |r| format!("{r:.3}"))
 }
 
-/// The human summary: per scenario and n the statistics beside paper 004's
+/// The human summary: per scenario and n the statistics beside Arakawa et al. 1993's
 /// RT Mach cost at that n, the fitted lines beside the paper's, the tick
 /// and how it was found, the ping-pong, the notes.
 fn describe(doc: &CharacterizeDocument) -> String {
@@ -317,7 +321,12 @@ fn describe(doc: &CharacterizeDocument) -> String {
         table::render(&t),
         String::new(),
     ];
-    let fit_header = ["cost", "this machine", "R^2", "RT Mach (paper 004)"];
+    let fit_header = [
+        "cost",
+        "this machine",
+        "R^2",
+        "RT Mach (Arakawa et al. 1993)",
+    ];
     let mut f = table::new(&fit_header, &[]);
     let timer = doc
         .fits

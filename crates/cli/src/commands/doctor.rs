@@ -18,7 +18,7 @@ const EXAMPLES: &str = "Examples:\n  \
     Each item says what it means for measurements; `cannot be read` is said, never guessed.\n\
     --restore (as root) puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
     changed, as recorded in /run/rtlab; settings of rtlab runs still going are never touched.\n\
-    The --json schema is in README (\"rtlab doctor\").";
+    The --json schema is in the guide (\"rtlab doctor\").";
 
 /// `rtlab doctor`
 #[derive(Debug, Args)]
@@ -27,9 +27,13 @@ pub struct DoctorArgs {
     /// First restore what rtlab runs that ended without cleaning up left changed (needs root).
     #[arg(long)]
     pub restore: bool,
-    /// Print JSON (schema in README, "rtlab doctor").
+    /// Print JSON (schema in the guide, "rtlab doctor").
     #[arg(long)]
     pub json: bool,
+    /// The CPU whose shield (`--isolate` of a run measured there) doctor describes (default: 1,
+    /// or the first allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
 }
 
 /// `rtlab doctor --json`: every item of the report, and what `--restore` did.
@@ -39,6 +43,9 @@ struct DoctorJson<'a> {
     report: &'a PlatformReport,
     /// One entry per process whose leftovers were restored (empty without --restore).
     restored: &'a [Recovery],
+    /// What `--isolate` would do on `--cpu`: `{"cpu", "would_move": [..lines]}` or `{"cpu",
+    /// "refused": why}`.
+    shield: serde_json::Value,
 }
 
 /// Runs `rtlab doctor`.
@@ -53,11 +60,24 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
     let report = platform::probe(&StateDir::from_env());
+    let cpu = args.cpu.unwrap_or_else(rtlab_rt::executor::default_cpu);
+    let plan = rtlab_host::shield::ShieldPlan::new(&[cpu]);
+    let shield = match &plan {
+        Ok(p) => serde_json::json!({
+            "cpu": cpu,
+            "threads_movable": p.movable.len(),
+            "threads_pinned": p.pinned.len(),
+            "irqs": p.irqs.len(),
+            "would_move": p.describe(),
+        }),
+        Err(e) => serde_json::json!({ "cpu": cpu, "refused": e.to_string() }),
+    };
     let mut out = crate::output::Stdout;
     if args.json {
         let doc = DoctorJson {
             report: &report,
             restored: &recoveries,
+            shield,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
@@ -78,6 +98,18 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "{}",
             describe(&report, std::io::stdout().is_terminal())
         )?;
+        writeln!(
+            out,
+            "\nA shield of CPU {cpu} (--isolate on a run measured there):"
+        )?;
+        match &plan {
+            Ok(p) => {
+                for line in p.describe() {
+                    writeln!(out, "  {line}")?;
+                }
+            }
+            Err(e) => writeln!(out, "  refused: {e}")?,
+        }
     }
     Ok(if recoveries.iter().all(Recovery::complete) {
         ExitCode::SUCCESS

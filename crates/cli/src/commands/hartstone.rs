@@ -36,7 +36,7 @@ use crate::setup::{restore_left_state_first, say};
 use crate::usage::{naming_the_flag, usage};
 
 /// Length of one iteration by default: the original Hartstone's experiment
-/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; paper 002 does
+/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; Golchin 2017 does
 /// not state its window).
 pub const DEFAULT_ITERATION: &str = "10s";
 
@@ -68,11 +68,11 @@ pub struct HartstoneArgs {
     /// with --policy on real threads too (RT throttling and admission off for those runs).
     #[arg(long)]
     pub extended: bool,
-    /// Length of the extended Hartstone run (default 120s, paper 002's); the overload keeps its
+    /// Length of the extended Hartstone run (default 120s, Golchin 2017's); the overload keeps its
     /// place, [1/4, 3/8) of it (e.g. 12s: overload in [3, 4.5) s).
     #[arg(long, value_parser = parse_nanos, default_value = "120s")]
     pub extended_length: Nanos,
-    /// Execution time of one kilo-whet (default 1.25ms, paper 002's busy wait).
+    /// Execution time of one kilo-whet (default 1.25ms, Golchin 2017's busy wait).
     #[arg(long, value_parser = parse_nanos, conflicts_with = "calibrate")]
     pub kilo_whet: Option<Nanos>,
     /// Measure the kilo-whet on this machine (rtlab_rt::work::FixedWork, median of 7 passes).
@@ -91,7 +91,7 @@ pub struct HartstoneArgs {
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Hard SCHED_DEADLINE budgets for --policy edf: no SCHED_FLAG_RECLAIM (GRUB), a job past
-    /// C + margin is throttled (README: "Budgets and reclaiming").
+    /// C + margin is throttled (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Print the JSON document instead of tables.
@@ -111,6 +111,12 @@ pub struct HartstoneArgs {
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     #[command(flatten)]
     pub dispatch: crate::dispatcher_flags::DispatcherFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Let a real iteration's miss end the series at once; by default it is run once more first
+    /// and ends the series only when the rerun misses too (guide: how-to/trust-a-real-result.md).
+    #[arg(long)]
+    pub no_confirm: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -256,6 +262,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
+            confirm: !args.no_confirm,
         })
         .collect();
     let profiles: Vec<ExtendedProfile> = if args.extended {
@@ -415,8 +422,10 @@ fn run_real(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let mut base = RunConfig::new(args.iteration_duration, policies[0]);
     base.on_miss = on_miss;
     base.cpu = Some(cpu);
@@ -462,8 +471,10 @@ fn run_dispatched(
 ) -> anyhow::Result<bool> {
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let length = if args.extended {
         args.extended_length
     } else {
@@ -532,13 +543,14 @@ fn iteration_line(
     r: &rtlab_model::hartstone::IterationRecord,
 ) {
     say(&format!(
-        "[{:>5.0}s] {who} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
+        "[{:>5.0}s] {who} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}{}",
         started.elapsed().as_secs_f64(),
         r.iteration,
         r.utilization,
         r.result.misses,
         r.result.context_switches,
         traced_line(r.result.kernel_trace.as_ref()),
+        rtlab_report::disturbance_text::iteration_note(&r.result),
     ));
     let _ = std::io::stderr().flush();
 }
@@ -548,7 +560,7 @@ fn iteration_line(
 fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
     let (policy, e) = match e {
         RealSeriesError::Run(policy, e) => (policy.to_string(), e),
-        RealSeriesError::Dispatched(scheduler, e) => (scheduler, e),
+        RealSeriesError::Dispatched(scheduler, e) => (scheduler, *e),
         RealSeriesError::Sim(e) => return e.into(),
     };
     let message = match &e {
@@ -586,8 +598,10 @@ fn run_real_extended(
     ));
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
     let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let timeslice = rr_timeslice();
     let started = Instant::now();
     let mut config = RunConfig::new(length, policies[0]);

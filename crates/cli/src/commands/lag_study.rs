@@ -36,7 +36,7 @@ const EXAMPLES: &str = "Examples:\n  \
 pub enum ControllerChoice {
     /// Plain absolute sleep, no controller.
     Off,
-    /// Paper 000's Algorithm 2 as written (threshold = period, no bounds).
+    /// Soyer 2024's Algorithm 2 as written (threshold = period, no bounds).
     Paper,
     /// The robust controller: learnt threshold, bounded control, RT spin budget.
     Robust,
@@ -80,7 +80,7 @@ pub struct LagStudyArgs {
     #[arg(long, value_parser = parse_nanos)]
     pub threshold: Option<Nanos>,
     /// Run the grid this many times in turn, each cell with samples/rounds per round, and add
-    /// the rounds up (spreads platform noise over all controllers; see README).
+    /// the rounds up (spreads platform noise over all controllers; see the guide).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Pause between two cells, asleep, so that each starts with the CPU's RT-throttling and
@@ -105,13 +105,15 @@ pub struct LagStudyArgs {
     /// Write the cells as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab lag-study --json").
+    /// Print JSON (schema in the guide, "rtlab lag-study --json").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 impl LagStudyArgs {
@@ -182,10 +184,13 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     }
     let saver = args.save.begin(rtlab_store::RunKind::LagStudy, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let measured = crate::setup::measured_cpus(cfg.cpu.as_ref().map(std::slice::from_ref));
+    args.isolate.check(&measured)?;
     let _measuring = args
         .cpu_lock
         .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let guards = set_up(args.mlock, true)?;
+    let _shield = args.isolate.raise(&measured)?;
     warnings.extend(guards.notes.iter().cloned());
     let progress = !args.json && std::io::stderr().is_terminal();
     if progress {

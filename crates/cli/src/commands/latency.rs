@@ -47,9 +47,9 @@ pub struct LatencyArgs {
     /// Interval of thread 0; a bare number is microseconds (cyclictest -i 1000).
     #[arg(short = 'i', long, default_value = "1ms", value_parser = parse_us_or_duration)]
     pub interval: Nanos,
-    /// Added to the interval of each further thread; a bare number is microseconds (cyclictest -d).
-    #[arg(short = 'd', long, default_value = "500us", value_parser = parse_us_or_duration)]
-    pub distance: Nanos,
+    /// Added to the interval of each further thread (default 500us; 0 with -h, as cyclictest); a bare number is microseconds (cyclictest -d).
+    #[arg(short = 'd', long, value_parser = parse_us_or_duration)]
+    pub distance: Option<Nanos>,
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// Pin the threads: without a value, thread i to the i-th allowed CPU;
@@ -92,7 +92,7 @@ pub struct LatencyArgs {
     /// Print only cyclictest's summary lines (cyclictest -q).
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Print JSON (schema in README, "rtlab latency --json"); `--json=FILE` writes cyclictest's JSON layout to FILE instead (`--json=-`: on standard output).
+    /// Print JSON (schema in the guide, "rtlab latency --json"); `--json=FILE` writes cyclictest's JSON layout to FILE instead (`--json=-`: on standard output).
     #[arg(long, num_args = 0..=1, require_equals = true, value_name = "FILE")]
     pub json: Option<Option<PathBuf>>,
     /// Print help (`-h` is cyclictest's histogram here).
@@ -105,6 +105,8 @@ pub struct LatencyArgs {
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
 }
@@ -129,14 +131,36 @@ impl LatencyArgs {
     fn stdout_is_json(&self) -> bool {
         self.json_stdout() || self.cyclictest_json() == Some(std::path::Path::new("-"))
     }
+
+    /// The distance between the threads' intervals: `-d`, else 500 us, or
+    /// 0 with `-h` (cyclictest.c: `if (!histogram) interval += distance`,
+    /// so with a histogram every thread has the same interval).
+    fn distance(&self) -> Nanos {
+        match (self.distance, self.histogram_stdout) {
+            (Some(d), _) => d,
+            (None, Some(_)) => Nanos::ZERO,
+            (None, None) => DEFAULT_DISTANCE,
+        }
+    }
 }
+
+/// cyclictest's default `-d`: 500 us.
+const DEFAULT_DISTANCE: Nanos = Nanos::from_us(500);
 
 /// A `-d` this long is a run length typed with `run`'s and `sim`'s
 /// meaning of `-d`, not a distance between the threads' intervals.
 const DISTANCE_LOOKS_LIKE_A_DURATION: Nanos = Nanos::from_ms(100);
 
-/// The warning for `-d 5s`: in `latency`, as in cyclictest, `-d` is the
-/// thread distance and `-D` the run length.
+/// A `-d` that is a run length typed with `run`'s meaning of `-d`: as
+/// long as [`DISTANCE_LOOKS_LIKE_A_DURATION`], with no run length (`-D`,
+/// `-l`) given. Refused: the run would take the default 10 s.
+fn duration_typed_as_distance(distance: Nanos, args: &LatencyArgs) -> bool {
+    distance >= DISTANCE_LOOKS_LIKE_A_DURATION && args.duration.is_none() && args.loops.is_none()
+}
+
+/// The warning for a long `-d` beside a run length (`-d 5s -D 30s`): in
+/// `latency`, as in cyclictest, `-d` is the thread distance and `-D` the
+/// run length.
 fn distance_warning(distance: Nanos) -> Option<String> {
     (distance >= DISTANCE_LOOKS_LIKE_A_DURATION).then(|| {
         format!(
@@ -164,11 +188,28 @@ fn probe_config(args: &LatencyArgs) -> anyhow::Result<ProbeConfig> {
             "-h prints the histogram on standard output, where --json writes: use --histogram FILE, or --json=FILE",
         ));
     }
+    match (args.distance, args.histogram_stdout) {
+        // cyclictest ignores -d with -h (every thread gets the same
+        // interval), so a distance given with it would mean nothing.
+        (Some(d), Some(_)) if !d.is_zero() => {
+            return Err(usage(format!(
+                "-d/--distance {d} means nothing with -h: as in cyclictest, -h gives every thread the same interval; drop -d"
+            )));
+        }
+        // `-d 2s` typed for a run length: the run would take the default
+        // 10 s, with a distance nobody asked for.
+        (Some(d), _) if duration_typed_as_distance(d, args) => {
+            return Err(usage(format!(
+                "-d/--distance {d} is the distance between the threads' intervals (cyclictest's -d), not the run length: for a run of {d}, use -D {d}"
+            )));
+        }
+        _ => {}
+    }
     args.policy.check()?;
     let cfg = ProbeConfig {
         threads,
         interval: args.interval,
-        distance: args.distance,
+        distance: args.distance(),
         policy: args.policy.policy(args.interval),
         affinity,
         loops,
@@ -201,7 +242,7 @@ pub fn measure_with_tap(
     let cfg = probe_config(args)?;
     // Refused before any real-time work.
     args.kernel.check()?;
-    if let Some(warning) = distance_warning(args.distance) {
+    if let Some(warning) = distance_warning(args.distance()) {
         crate::setup::say(&warning);
     }
     let threads = cfg.threads;
@@ -211,8 +252,11 @@ pub fn measure_with_tap(
         Affinity::RoundRobin(cpus) => Some(cpus.as_slice()),
         Affinity::Unpinned => None,
     };
+    let measured = crate::setup::measured_cpus(pinned);
+    args.isolate.check(&measured)?;
     let _measuring = args.cpu_lock.hold(pinned)?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
+    let _shield = args.isolate.raise(&measured)?;
     let load = start_load(args.load)?;
     if !args.stdout_is_json() && !args.quiet && std::io::stderr().is_terminal() {
         eprintln!(
@@ -260,7 +304,9 @@ pub fn measure_with_tap(
         None => None,
     };
     let started = std::time::SystemTime::now();
+    let window = rtlab_host::disturbance::Window::open_process(&measured);
     let result = latency::run_probe_with_tap(&cfg, stop, series, tap);
+    let disturbance = window.close(&[]);
     let ended = std::time::SystemTime::now();
     let kernel_trace = match (request, recording) {
         (Some(request), Some(recording)) => Some(match request.finish_without_jobs(recording) {
@@ -298,7 +344,8 @@ pub fn measure_with_tap(
         throttling,
         notes: &guards.notes,
     };
-    let doc = report_json(measured);
+    let mut doc = report_json(measured);
+    doc.disturbance = Some(disturbance);
     // The trace's summary joins the document (only with the flag: the
     // untraced document keeps its field order).
     let traced_doc = match &kernel_trace {
@@ -320,6 +367,9 @@ pub fn measure_with_tap(
         }
     } else if !args.stdout_is_json() {
         out!("{}", describe(measured));
+        if let Some(d) = &doc.disturbance {
+            outln!("# {}", rtlab_report::disturbance_text::verdict_line(d));
+        }
         if let Some(k) = &kernel_trace {
             outln!("{}", rtlab_report::kernel_trace::events_line(k));
         }
@@ -489,6 +539,7 @@ fn report_json(m: Measured<'_>) -> LatencyDocument {
         peak_rss_bytes: rtlab_host::usage::peak_rss_bytes(),
         notes: m.notes.to_vec(),
         threads: m.report.threads.iter().map(thread_json).collect(),
+        disturbance: None,
     }
 }
 
@@ -590,11 +641,36 @@ mod tests {
         ] {
             assert_eq!(config_of(cyclictest), config_of(long), "{cyclictest} vs {long}");
         }
-        // -h US: US buckets, as --histogram-buckets, and the histogram printed.
+        // -h US: US buckets, as --histogram-buckets, the histogram printed,
+        // and every thread at the same interval, as in cyclictest
+        // (cyclictest.c: `if (!histogram) interval += distance`): with
+        // -t2 -D3 -h, thread 1 makes 3000 loops of 1 ms, not 2000 of 1.5 ms.
         let h = config_of("-h 200");
         assert_eq!(
             h.replace("histogram_stdout=Some(200)", ""),
-            config_of("--histogram-buckets 200").replace("histogram_stdout=None", "")
+            config_of("--histogram-buckets 200 --distance 0us")
+                .replace("histogram_stdout=None", "")
+        );
+        let args = parse("-t2 -D3 -h 100").unwrap();
+        let cfg = probe_config(&args).unwrap();
+        assert_eq!(cfg.distance, Nanos::ZERO);
+        assert_eq!(cfg.interval, Nanos::from_ms(1));
+        assert_eq!(
+            probe_config(&parse("-t2 -D3").unwrap()).unwrap().distance,
+            Nanos::from_us(500)
+        );
+        assert_eq!(
+            probe_config(&parse("-t2 -D3 -h 100 -d 0").unwrap())
+                .unwrap()
+                .distance,
+            Nanos::ZERO
+        );
+        let e = probe_config(&parse("-t2 -D3 -h 100 -d 200").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("means nothing with -h") && !e.contains('\n'),
+            "{e}"
         );
         assert!(
             parse("-h 200 --histogram-buckets 100").is_err(),
@@ -639,6 +715,16 @@ mod tests {
         assert!(distance_warning(Nanos::from_us(500)).is_none());
         let w = distance_warning(Nanos::from_secs(5)).unwrap();
         assert!(w.contains("-D 5s") && w.contains("cyclictest's -d"), "{w}");
+        // `-d 2s` alone is a run length typed the `run` way: refused, in one
+        // line that says what to type, where it used to warn and then run
+        // the default 10 s (issue 36).
+        let e = probe_config(&parse("-d 2s").unwrap()).unwrap_err();
+        assert!(e.downcast_ref::<crate::usage::UsageError>().is_some());
+        let e = e.to_string();
+        assert!(e.contains("use -D 2s") && !e.contains('\n'), "{e}");
+        // Beside a run length it is a distance: accepted (with a warning).
+        assert!(probe_config(&parse("-t 2 -d 200ms -D 1s").unwrap()).is_ok());
+        assert!(probe_config(&parse("-t 2 -d 200ms -l 10").unwrap()).is_ok());
         assert!(parse_cpus("1-0").is_err());
         assert!(parse_cpus("x")
             .unwrap_err()
@@ -657,7 +743,7 @@ mod tests {
         let cfg = ProbeConfig {
             threads: 2,
             interval: args.interval,
-            distance: args.distance,
+            distance: args.distance(),
             policy: args.policy.policy(args.interval),
             loops: args.loops,
             duration: None,

@@ -44,7 +44,7 @@ pub struct PartitionArgs {
     #[arg(long, default_value = "edf:edf-demand", value_parser = SweepTest::parse)]
     pub test: SweepTest,
 
-    /// Print the JSON document (README, `rtlab partition`) instead of a table.
+    /// Print the JSON document (the guide, `rtlab partition`) instead of a table.
     #[arg(long)]
     pub json: bool,
 

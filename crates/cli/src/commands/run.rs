@@ -36,8 +36,8 @@ const EXAMPLES: &str = "Examples:\n  \
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
-    The --json schema and the --jobs CSV columns are in README (\"rtlab run\"); --kernel-trace\n\
-    (root) adds each job's kernel account and misses by cause (README: \"Kernel trace\").";
+    The --json schema and the --jobs CSV columns are in the guide (\"rtlab run\"); --kernel-trace\n\
+    (root) adds each job's kernel account and misses by cause (the guide: \"Kernel trace\").";
 
 /// `rtlab run`
 #[derive(Debug, Args)]
@@ -67,6 +67,9 @@ pub struct RunArgs {
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     rtlab_report::table::fit_to_terminal(!args.flags.wide);
+    if args.flags.repeats()? > 1 {
+        return run_repeated(args);
+    }
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {
@@ -109,6 +112,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", describe(&report, &origin));
+        if let Some(d) = &report.disturbance {
+            out!("\n{}", rtlab_report::disturbance_text::account_text(d));
+        }
         out!(
             "{}",
             rtlab_report::dispatcher_text::describe(report.dispatcher.as_ref())
@@ -135,6 +141,56 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         lost_threads(&report),
         crate::real_run::watchdog_ended(&report),
     ]))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--repeat N`: N runs one after the other (each waits for the CPU lock
+/// and carries its own account), then the median and spread of each figure.
+/// Job files, plots and the store take one run and are refused with it.
+fn run_repeated(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.jobs.is_some()
+        || args.trace.is_some()
+        || args.plot.is_some()
+        || args.save.save
+        || args.save.store.is_some()
+    {
+        return Err(crate::usage::usage(
+            "--repeat N writes no --jobs, --trace, --plot or --save (they take one run): run once for those",
+        ));
+    }
+    let mut repeated = rtlab_report::repeat::Repeated::default();
+    let mut reports = Vec::new();
+    for i in 0..args.flags.repeat {
+        let Executed { report, .. } = execute(&args.flags, &[], Vec::new(), None)?;
+        let verdict = report
+            .disturbance
+            .as_ref()
+            .map_or_else(|| "no account".to_string(), |d| d.verdict.summary.clone());
+        crate::setup::say(&format!(
+            "run {} of {}: {} deadline misses; {verdict}",
+            i + 1,
+            args.flags.repeat,
+            report.deadline_misses
+        ));
+        repeated.add_run(&crate::real_run::repeat_figures(&report), &verdict);
+        lost_threads(&report)?;
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "runs": reports,
+                "repeat": repeated,
+            }))?
+        );
+    } else {
+        out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -33,7 +33,7 @@ pub fn examples() -> String {
     rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n  \
     rtlab sim builtin:hartstone-ph -s multiburst -d 10s --overheads my.toml --dispatcher\n\n\
     Schedulers:\n{}\n\
-    The --json schema is in README (\"rtlab sim --json\").",
+    The --json schema is in the guide (\"rtlab sim --json\").",
         rtlab_sim::scheduler::scheduler_help()
     )
 }
@@ -61,7 +61,7 @@ pub struct SimArgs {
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
-    /// Paper 004's timer-driven model: releases and quanta are noticed only at ticks of this
+    /// Arakawa et al. 1993's timer-driven model: releases and quanta are noticed only at ticks of this
     /// period. Overrides the overheads file's `releases`/`tick` (default: the file's model,
     /// tickless when it states none).
     #[arg(long, value_parser = parse_nanos)]

@@ -30,7 +30,7 @@ use crate::usage::usage;
 /// `rtlab study ...`
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {
-    /// Paper 001: EDF against fixed priorities (DM), changing only the scheduler.
+    /// Carletto & Vardanega 2017: EDF against fixed priorities (DM), changing only the scheduler.
     #[command(after_help = EXAMPLES)]
     EdfVsFps(Box<EdfVsFpsArgs>),
     /// Global against partitioned EDF and FP on m CPUs: analysis, simulator and real threads.
@@ -46,7 +46,7 @@ const GVP_EXAMPLES: &str = "Examples:\n  \
     met in the simulator (gedf as linux-dl), met on real threads (--real, root; SCHED_DEADLINE over\n\
     every CPU, exclusive cpusets per CPU, SCHED_FIFO floating or pinned), and the highest schedulable\n\
     utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under gedf and\n\
-    pedf. README: \"Multiprocessor on real threads\".";
+    pedf. The guide: \"Multiprocessor on real threads\".";
 
 /// `rtlab study global-vs-partitioned`
 #[derive(Debug, Args)]
@@ -84,6 +84,8 @@ pub struct GvpArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     /// Print the JSON document instead of the tables.
     #[arg(long)]
@@ -97,7 +99,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab study edf-vs-fps --types implicit/mid --from 90 --step 5 --real --real-step 10 --real-duration 500ms --cooldown 100ms\n\n\
     Highest schedulable utilization: random sets per type (deadlines constrained|implicit x periods\n\
     short-mid 1-100ms | mid 10-100ms | all 1ms-1s), every C scaled from --from to --to by --step until\n\
-    the first miss, EDF and FPS (DM) separately. README: \"The EDF-versus-FPS study\".";
+    the first miss, EDF and FPS (DM) separately. The guide: \"The EDF-versus-FPS study\".";
 
 /// `rtlab study edf-vs-fps`
 #[derive(Debug, Args)]
@@ -185,6 +187,8 @@ pub struct EdfVsFpsArgs {
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     /// With --real: the real runs go through rtlab's dispatcher (EDF, FPS as fp:dm and the
     /// hybrid, which Linux has not, run as the simulator's schedulers; the locking section's
@@ -193,7 +197,7 @@ pub struct EdfVsFpsArgs {
     pub dispatch: crate::dispatcher_flags::DispatcherFlags,
 }
 
-/// A section of the study (paper 001's questions).
+/// A section of the study (Carletto & Vardanega 2017's questions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     /// Highest schedulable utilization per task-set type.
@@ -306,9 +310,10 @@ fn global_vs_partitioned(args: &GvpArgs) -> anyhow::Result<ExitCode> {
         rtlab_rt::executor::placement::check_cpus(&cpus, &online, &allowed)
             .map_err(|e| anyhow::anyhow!(crate::usage::naming_the_flag(&e)))?;
         interrupt::install_interrupt_flag();
+        args.isolate.check(&cpus)?;
         let lock = args.cpu_lock.hold(Some(&cpus))?;
         restore_left_state_first();
-        Some(lock)
+        Some((lock, args.isolate.raise(&cpus)?))
     } else {
         None
     };
@@ -374,7 +379,10 @@ fn edf_vs_fps(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     let _measuring = if args.real {
         interrupt::install_interrupt_flag();
         let cpu = args.real_series.cpu();
-        Some(args.cpu_lock.hold(Some(&[cpu]))?)
+        args.isolate.check(&[cpu])?;
+        let lock = args.cpu_lock.hold(Some(&[cpu]))?;
+        restore_left_state_first();
+        Some((lock, args.isolate.raise(&[cpu])?))
     } else {
         None
     };

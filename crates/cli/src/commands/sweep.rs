@@ -105,7 +105,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Tick for paper 004's timer-driven model in rta-overheads and
+    /// Tick for Arakawa et al. 1993's timer-driven model in rta-overheads and
     /// edf-demand-overheads; overrides the overheads file's
     /// `releases`/`tick` (without either: tickless).
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
@@ -116,7 +116,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
-    /// Read the sweep from a JSON spec instead of the flags above (README
+    /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
     /// deadlines, tests, overheads, tick, cpus, all optional).
     #[arg(

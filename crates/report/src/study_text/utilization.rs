@@ -88,7 +88,7 @@ fn new_table() -> comfy_table::Table {
 pub fn describe_utilization(part: &UtilizationPart) -> String {
     let sim = &part.simulated;
     let mut out = String::from(
-        "EDF vs FPS (paper 001): highest schedulable utilization (HSU) per task-set type\n",
+        "EDF vs FPS (Carletto & Vardanega 2017): highest schedulable utilization (HSU) per task-set type\n",
     );
     out.push_str(&section_title(sim, "simulated"));
     let mut t = new_table();
@@ -144,6 +144,18 @@ pub fn describe_utilization(part: &UtilizationPart) -> String {
             .collect();
         for r in &refusals {
             out.push_str(&format!("search ended: {r}\n"));
+        }
+        for s in real.measured.types.iter().flat_map(|r| &r.sets) {
+            for (name, search) in [("edf", &s.edf), ("fps", &s.fps)] {
+                for (load, rerun) in &search.reruns {
+                    out.push_str(&format!(
+                        "rerun: {} {name} at {}%: {}\n",
+                        s.name,
+                        *load as f64 / 1e4,
+                        rerun.describe()
+                    ));
+                }
+            }
         }
         if !refusals.is_empty() && !real.no_rt_throttling {
             out.push_str(

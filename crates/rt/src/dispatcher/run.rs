@@ -354,6 +354,9 @@ struct DomainResult {
     dispatches: u64,
     lock_operations: u64,
     cpu_ns: u64,
+    /// The dispatcher thread's CPU time at its end (the disturbance
+    /// account's own time).
+    cpu_end_ns: u64,
     enact_errors: u64,
     ended: Nanos,
     /// The scheduler's report data (control schedulers' rounds).
@@ -404,9 +407,24 @@ pub fn run_traced(
         .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
         .map(|(t, id)| (t.metrics.name.clone(), *id))
         .collect();
+    // Each job burns its task's C on the thread's CPU clock; under phases
+    // C changes, and is left unknown.
+    let own_cpu = report
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            cfg.phases
+                .is_empty()
+                .then(|| set.tasks.get(i).map(|t| t.wcet.as_ns()))
+                .flatten()
+        })
+        .collect();
     let threads = rtlab_ktrace::SetThreads {
         tasks,
         class: rtlab_ktrace::ThreadClass::RealTime,
+        own_cpu,
+        irq_in_task_time: !rtlab_host::disturbance::irq_time_accounted(),
         dispatchers: extras.dispatcher_tids.clone(),
     };
     let traced = request.finish_set(
@@ -686,7 +704,8 @@ fn run_inner(
                         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_else(|| "a panic".into())
                 });
-                let cpu_ns = thread_cpu_time().saturating_sub(cpu_before).as_ns();
+                let cpu_end = thread_cpu_time();
+                let cpu_ns = cpu_end.saturating_sub(cpu_before).as_ns();
                 let result = DomainResult {
                     data: engine.scheduler().data(),
                     meter: std::mem::take(&mut engine.meter),
@@ -698,6 +717,7 @@ fn run_inner(
                     enact_errors: engine.platform.enact_errors,
                     ended: engine.ended,
                     cpu_ns,
+                    cpu_end_ns: cpu_end.as_ns(),
                     died,
                     logs: std::mem::take(&mut engine.logs),
                 };
@@ -719,6 +739,22 @@ fn run_inner(
             Err(_) => break,
         }
     }
+    // The disturbance account's window opens with every thread made and
+    // closes once they have reported (nothing is read during the run); the
+    // dispatchers and the task threads are the run's own.
+    let window = first_error.is_none().then(|| {
+        let own: Vec<i32> = shareds
+            .iter()
+            .flat_map(|s| {
+                s.slots
+                    .iter()
+                    .map(|slot| slot.tid.load(Ordering::SeqCst))
+                    .chain([s.dispatcher_tid.load(Ordering::SeqCst)])
+            })
+            .filter(|&t| t > 0)
+            .collect();
+        rtlab_host::disturbance::Window::open(&measured, &own)
+    });
     let start = monotonic_now().saturating_add(crate::executor::START_DELAY);
     for s in &shareds {
         s.start_ns.store(start.as_ns(), Ordering::SeqCst);
@@ -800,6 +836,17 @@ fn run_inner(
             Err(_) => break,
         }
     }
+    let mut ended_own: Vec<(i32, u64)> = thread_ids(&domains, &shareds, n)
+        .into_iter()
+        .zip(&thread_outcomes)
+        .filter_map(|(tid, o)| Some((tid?, o.as_ref()?.cpu_time_ns)))
+        .collect();
+    for (shared, r) in shareds.iter().zip(&results) {
+        if let Some(r) = r {
+            ended_own.push((shared.dispatcher_tid.load(Ordering::SeqCst), r.cpu_end_ns));
+        }
+    }
+    let disturbance = window.map(|w| w.close(&ended_own));
     let ended_abs = run_end.ended_ns.load(Ordering::SeqCst);
     let interrupted = ended_abs != u64::MAX;
     let written = writer.map_or_else(Vec::new, |w| w.finish().finish());
@@ -820,6 +867,8 @@ fn run_inner(
         start,
         thread_ids(&domains, &shareds, n),
     );
+    let mut report = report;
+    report.disturbance = disturbance;
     let extras = DispatchedExtras {
         dispatcher_tids: shareds
             .iter()
@@ -1003,5 +1052,6 @@ fn report(
         phases: cfg.phases.iter().map(ToString::to_string).collect(),
         budget_changes: None,
         dispatcher: Some(costs),
+        disturbance: None,
     }
 }

@@ -157,6 +157,8 @@ impl Shared {
 pub struct ThreadOutcome {
     /// Voluntary + involuntary switches of the thread over the run.
     pub context_switches: u64,
+    /// Its CPU time at its end (ns), for the disturbance account.
+    pub cpu_time_ns: u64,
 }
 
 /// A task thread's loop: wait for an order, run its job's work on its CPU
@@ -247,6 +249,7 @@ pub fn run_task_thread(shared: &Shared, me: usize, steps: &[Step]) -> ThreadOutc
     let end = rtlab_host::usage::thread_switches();
     ThreadOutcome {
         context_switches: (end.0 + end.1).saturating_sub(switches_at_start.0 + switches_at_start.1),
+        cpu_time_ns: thread_cpu_time().as_ns(),
     }
 }
 

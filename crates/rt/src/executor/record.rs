@@ -164,6 +164,11 @@ pub struct RunReport {
     /// otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatcher: Option<crate::dispatcher::costs::DispatcherCosts>,
+    /// What else the machine did on the run's CPUs over the measured
+    /// window, and the verdict (`rtlab_host::disturbance`); absent only for
+    /// a run refused before its window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<rtlab_model::disturbance::DisturbanceAccount>,
 }
 
 impl std::ops::Deref for RunReport {
@@ -191,6 +196,9 @@ pub struct TaskOutcome {
     pub kernel_migrations: Option<u64>,
     /// Its SCHED_DEADLINE budget changes at phase boundaries.
     pub budget_changes: super::BudgetChanges,
+    /// Its CPU time at the end (`CLOCK_THREAD_CPUTIME_ID`, ns): the
+    /// disturbance account's own time, read after the thread is gone.
+    pub cpu_time_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

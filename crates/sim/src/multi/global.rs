@@ -232,8 +232,20 @@ impl GlobalSim {
     }
 
     /// Runs to the end.
+    ///
+    /// Stops early when the caller's stop flag is raised
+    /// ([`rtlab_model::cancel`], polled every [`CANCEL_POLL_STEPS`]
+    /// instants); the report is then of the part run.
     pub fn run(&mut self) {
-        while self.step() {}
+        let mut steps = 0u32;
+        while self.step() {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
+                && rtlab_model::cancel::requested()
+            {
+                break;
+            }
+        }
     }
 
     /// Why the run stopped early, if it did.

@@ -384,7 +384,7 @@ impl Platforms {
 }
 
 /// One scheduler of the registry: everything parsing, `--help`, error
-/// messages and README's list need. Adding a scheduler is its module plus
+/// messages and the guide's list need. Adding a scheduler is its module plus
 /// one entry here (and its variant of [`SchedulerSpec`]).
 pub struct SchedulerEntry {
     /// The name before any `:` argument.
@@ -434,7 +434,7 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
         platforms: Platforms::Uni,
         preemptive: false,
         ties: "declaration order",
-        paper: "paper 000",
+        paper: "Soyer 2024",
         parse: |a| no_arg("fifo", a, SchedulerSpec::Fifo),
     },
     SchedulerEntry {
@@ -460,21 +460,21 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
     SchedulerEntry {
         name: "ipi",
         forms: "ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]",
-        summary: "I+PI control scheduler (paper 002 section 3.1.1)",
+        summary: "I+PI control scheduler (Golchin 2017 section 3.1.1)",
         platforms: Platforms::Uni,
         preemptive: true,
-        ties: "paper 002",
-        paper: "paper 002",
+        ties: "Golchin 2017",
+        paper: "Golchin 2017",
         parse: |a| ipi::IpiParams::parse(a.unwrap_or("")).map(SchedulerSpec::Ipi),
     },
     SchedulerEntry {
         name: "multiburst",
         forms: "multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]",
-        summary: "PI Multiburst scheduler (paper 002 section 3.2); POLICY: immediate, next-burst or end-of-round",
+        summary: "PI Multiburst scheduler (Golchin 2017 section 3.2); POLICY: immediate, next-burst or end-of-round",
         platforms: Platforms::Uni,
         preemptive: true,
-        ties: "paper 002",
-        paper: "paper 002",
+        ties: "Golchin 2017",
+        paper: "Golchin 2017",
         parse: |a| {
             multiburst::MultiburstParams::parse(a.unwrap_or("")).map(SchedulerSpec::Multiburst)
         },
@@ -482,11 +482,11 @@ pub const SCHEDULERS: &[SchedulerEntry] = &[
     SchedulerEntry {
         name: "hybrid",
         forms: "hybrid[:rm|dm]",
-        summary: "EDF, falling back to fixed priority on overload (paper 001)",
+        summary: "EDF, falling back to fixed priority on overload (Carletto & Vardanega 2017)",
         platforms: Platforms::Uni,
         preemptive: true,
         ties: "as edf / fp",
-        paper: "paper 001",
+        paper: "Carletto & Vardanega 2017",
         parse: |a| match a {
             None | Some("rm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::RateMonotonic)),
             Some("dm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::DeadlineMonotonic)),
@@ -643,8 +643,8 @@ pub fn scheduler_help() -> String {
         .collect()
 }
 
-/// README's table of the multiprocessor schedulers (a test keeps README's
-/// copy equal to it): name, scope, preemptive, tie rule, paper.
+/// The guide's table of the multiprocessor schedulers
+/// (docs/src/reference/schedulers.md; a test keeps the page equal to it): name, scope, preemptive, tie rule, paper.
 pub fn multiprocessor_table() -> String {
     let mut out = String::from(
         "| scheduler | scope | preemptive | ties go to | paper |\n| --- | --- | --- | --- | --- |\n",

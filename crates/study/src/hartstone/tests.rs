@@ -42,6 +42,7 @@ fn config(test: HartstoneTest, max_iterations: u32) -> TestConfig {
         kilo_whet: KW,
         window: Nanos::from_secs(1),
         max_iterations,
+        confirm: true,
     }
 }
 

@@ -53,7 +53,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
     /// Compare with another tool instead of the simulator: `rt-app` runs the set under rt-app
-    /// with the same policy and pinning (README "rtlab compare --with rt-app").
+    /// with the same policy and pinning (the guide "rtlab compare --with rt-app").
     #[arg(long, value_name = "TOOL", conflicts_with_all = ["save", "store"])]
     pub with: Option<String>,
     /// With `--with rt-app`: rt-app's calibration, `CPUn` (measure on CPU n; default: the
@@ -136,15 +136,61 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             cfg.policy
         ))
     })?;
+    if args.flags.repeats()? > 1 {
+        return compare_repeated(args, &cfg, &spec, protocol);
+    }
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
+    let (comparison, origin) = one_comparison(args, &cfg, &spec, protocol, saver.as_ref())?;
+    // The store first: a stdout that fails does not lose the run.
+    let saved = saver.map_or(Ok(()), |s| {
+        s.finish(
+            &serde_json::to_value(&comparison)?,
+            comparison.real.interrupted,
+        )
+    });
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        out!("{}", describe(&comparison, &origin, args.tolerance, color));
+        if let Some(d) = &comparison.real.disturbance {
+            let differing: Vec<String> = comparison
+                .tasks
+                .iter()
+                .filter(|t| t.misses.0 != t.misses.1)
+                .map(|t| printable(&t.name).into_owned())
+                .collect();
+            out!(
+                "{}",
+                rtlab_report::disturbance_text::compare_note(d, &differing)
+            );
+        }
+        out!(
+            "{}",
+            rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
+        );
+    }
+    crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One real run of the set and its simulation over the same time,
+/// compared; the run's origin for the headline.
+fn one_comparison(
+    args: &CompareArgs,
+    cfg: &rtlab_rt::executor::RunConfig,
+    spec: &SchedulerSpec,
+    protocol: Protocol,
+    saver: Option<&crate::save::Saver>,
+) -> anyhow::Result<(Comparison, String)> {
     let crate::real_run::Executed {
         set,
         origin,
         report: real,
         ..
-    } = execute(&args.flags, &[], Vec::new(), saver.as_ref())?;
+    } = execute(&args.flags, &[], Vec::new(), saver)?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.protocol = protocol;
     // The same phases and modes, those that started before the real run
@@ -160,7 +206,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         Overrun::Skip => OnMiss::Skip,
         Overrun::Continue => OnMiss::Continue,
     };
-    let sim = rtlab_sim::simulate(&set, &spec, &sim_cfg)?;
+    let sim = rtlab_sim::simulate(&set, spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
         // The simulator stops an overloaded run at its backlog limit.
         eprintln!(
@@ -180,24 +226,65 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         real,
         sim,
     );
-    // The store first: a stdout that fails does not lose the run.
-    let saved = saver.map_or(Ok(()), |s| {
-        s.finish(
-            &serde_json::to_value(&comparison)?,
-            comparison.real.interrupted,
-        )
-    });
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&comparison)?);
-    } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        out!("{}", describe(&comparison, &origin, args.tolerance, color));
-        out!(
-            "{}",
-            rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
-        );
+    Ok((comparison, origin))
+}
+
+/// `--repeat N`: N comparisons one after the other, then the median and
+/// spread of the real and simulated misses and the real figures.
+fn compare_repeated(
+    args: &CompareArgs,
+    cfg: &rtlab_rt::executor::RunConfig,
+    spec: &SchedulerSpec,
+    protocol: Protocol,
+) -> anyhow::Result<ExitCode> {
+    if args.save.save || args.save.store.is_some() {
+        return Err(usage(
+            "--repeat N saves nothing (--save takes one run): run once to save",
+        ));
     }
-    crate::usage::all_of([saved, crate::real_run::lost_threads(&comparison.real)])?;
+    let mut repeated = rtlab_report::repeat::Repeated::default();
+    let mut runs = Vec::new();
+    for i in 0..args.flags.repeat {
+        let (c, _) = one_comparison(args, cfg, spec, protocol, None)?;
+        let verdict = c
+            .real
+            .disturbance
+            .as_ref()
+            .map_or_else(|| "no account".to_string(), |d| d.verdict.summary.clone());
+        crate::setup::say(&format!(
+            "run {} of {}: misses real {} vs simulated {}; {verdict}",
+            i + 1,
+            args.flags.repeat,
+            c.real.deadline_misses,
+            c.sim.deadline_misses
+        ));
+        let mut figures = vec![
+            (
+                "simulated misses".to_string(),
+                Some(c.sim.deadline_misses as f64),
+            ),
+            (
+                "misses agree".to_string(),
+                Some(f64::from(u8::from(c.misses_agree))),
+            ),
+        ];
+        figures.extend(crate::real_run::repeat_figures(&c.real));
+        repeated.add_run(&figures, &verdict);
+        crate::real_run::lost_threads(&c.real)?;
+        let stop = c.real.interrupted;
+        runs.push(c);
+        if stop {
+            break;
+        }
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "runs": runs, "repeat": repeated }))?
+        );
+    } else {
+        out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -52,7 +52,7 @@ const EXPORT_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset export builtin:hartstone-ph --format rt-app --policy rm -d 10s\n  \
     rtlab taskset export builtin:lf-scenario-4 --format rt-app --policy edf --calibration 20\n\n\
     rt-app's times are whole microseconds and its duration whole seconds: finer values are\n\
-    refused, never rounded. README \"Other tools' formats\" lists what maps to what.";
+    refused, never rounded. The guide \"Other tools' formats\" lists what maps to what.";
 
 const IMPORT_EXAMPLES: &str = "A SimSo configuration (root <simulation>) and an rt-app workload (a JSON \
     object with a `tasks` object) are recognised by their content wherever a task-set file is \
@@ -83,7 +83,7 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// Print JSON (schema in README, "rtlab taskset show --json").
+    /// Print JSON (schema in the guide, "rtlab taskset show --json").
     #[arg(long)]
     pub json: bool,
 }
@@ -171,7 +171,7 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `show --json` document (schema in README).
+/// The `show --json` document (schema in the guide).
 pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> TasksetDocument {
     let ns = |n: Nanos| n.as_ns();
     TasksetDocument {
