@@ -4,8 +4,9 @@
 //! `study` and `breakdown`.
 
 use clap::Args;
+use rtlab_model::policy::LockingProtocol;
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::dispatcher::{DispatchConfig, LockRule};
+use rtlab_rt::dispatcher::DispatchConfig;
 use rtlab_sim::SchedulerSpec;
 
 use crate::flags::parse_nanos;
@@ -59,17 +60,16 @@ impl DispatcherFlags {
                 "invalid --tick 0s: must be more than 0 (without --tick the dispatcher is tickless)",
             ));
         }
-        d.protocol = match protocol {
-            "none" => LockRule::None,
-            "ipcp" => LockRule::Ipcp,
-            "dfp" => LockRule::Dfp,
-            other => {
-                return Err(usage(format!(
-                    "--protocol `{}` with --dispatcher: use none, ipcp (fixed-priority schedulers) or dfp (EDF schedulers); the dispatcher does not apply pip or srp",
-                    printable(other)
-                )))
-            }
-        };
+        d.protocol = protocol
+            .parse::<LockingProtocol>()
+            .ok()
+            .filter(|&p| rtlab_rt::dispatcher::engine::applies(p))
+            .ok_or_else(|| {
+                usage(format!(
+                    "--protocol `{}` with --dispatcher: use none, ipcp (fixed-priority schedulers) or dfp (EDF schedulers); the dispatcher does not apply pip, srp or npp",
+                    printable(protocol)
+                ))
+            })?;
         if let Some(w) = self.dispatcher_watchdog {
             d.watchdog = w;
         }

@@ -14,7 +14,7 @@ use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobsCsv, RunReport};
 use rtlab_sim::schedule_spans::simulated_spans;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
+use rtlab_sim::{MissRule, SchedulerSpec, SimConfig};
 
 use crate::setup::say;
 
@@ -172,7 +172,7 @@ pub fn schedule_spans(
     set: &TaskSet,
     jobs_seen: &[JobRecord],
     report: &RunReport,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[rtlab_model::phase::Phase],
 ) -> Vec<ScheduleSpan> {
     let window = schedule_window(report.ended_ns, report.first_miss_ns);
@@ -196,8 +196,18 @@ pub fn schedule_spans(
         origin,
         window,
     );
-    let Some(spec) = report.scheduler.as_deref() else {
-        return spans;
+    // The model of the Linux policy, or the scheduler the dispatcher ran
+    // (with its tick).
+    let dispatched = report.dispatcher.as_ref().and_then(|d| {
+        Some((
+            d.scheduler.parse::<SchedulerSpec>().ok()?,
+            report.tick_ns.map(Nanos::from_ns),
+        ))
+    });
+    let (spec, tick) = match (dispatched, report.scheduler) {
+        (Some(d), _) => d,
+        (None, Some(model)) => (SchedulerSpec::from(model), None),
+        (None, None) => return spans,
     };
     let cpus = report
         .cpus
@@ -205,18 +215,13 @@ pub fn schedule_spans(
         .unwrap_or_else(|| report.cpu.into_iter().collect());
     let mut config = SimConfig::new(Nanos::from_ns(window.1.max(1)));
     config.on_miss = on_miss;
+    config.tick = tick;
     config.phases = phases
         .iter()
         .filter(|p| p.start.as_ns() < window.1)
         .cloned()
         .collect();
-    let simulated = spec
-        .parse::<SchedulerSpec>()
-        .map_err(|e| e.to_string())
-        .and_then(|spec| {
-            simulated_spans(set, &spec, &config, window, &cpus).map_err(|e| e.to_string())
-        });
-    match simulated {
+    match simulated_spans(set, &spec, &config, window, &cpus) {
         Ok(sim) => spans.extend(sim),
         Err(e) => say(&format!(
             "note: the saved schedule has no simulated side: the simulator refuses {spec}: {e}"

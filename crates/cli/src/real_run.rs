@@ -8,11 +8,13 @@ use std::io::BufWriter;
 use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::policy::{RealScheduler, Scope};
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{file, printable, Nanos, TaskSet};
-use rtlab_rt::executor::placement::{self, Placement, Scope};
+use rtlab_rt::executor::placement::{self, Placement};
 use rtlab_rt::executor::{
-    self, JobSink, LockProtocol, Overrun, RunConfig, RunReport, LOCK_PROTOCOLS, OVERRUN_RULES,
+    self, check_protocol, JobSink, LockingProtocol, MissRule, RunConfig, RunReport, LOCK_PROTOCOLS,
+    OVERRUN_RULES,
 };
 use rtlab_rt::lag::ControllerKind;
 use rtlab_rt::RtError;
@@ -66,7 +68,7 @@ pub struct RunFlags {
     /// Let the threads run on any CPU (global scheduling; for edf, global EDF).
     #[arg(long)]
     pub no_pin: bool,
-    /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: gedf, pedf, cedf,
+    /// Run on these CPUs (`0,1`, `0-3`) under a multiprocessor policy: linux-dl, pedf, cedf,
     /// gfp[:rm|dm|given], pfp[:rm|dm|given] (default with those: every CPU this process may
     /// use). The guide: "Multiprocessor on real threads".
     #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu", "no_pin"])]
@@ -129,33 +131,6 @@ pub struct RunFlags {
     pub wide: bool,
 }
 
-/// A multiprocessor `--policy`: the thread policy and how the CPUs are
-/// shared (`gedf` is SCHED_DEADLINE over one domain of every CPU, `pfp:rm`
-/// SCHED_FIFO with RM priorities pinned per CPU, ...).
-fn multiprocessor_policy(name: &str) -> Option<(RunPolicy, Scope)> {
-    let (head, order) = match name.split_once(':') {
-        Some((h, o)) => (h, Some(o)),
-        None => (name, None),
-    };
-    let fixed = |scope| {
-        let policy = match order.unwrap_or("dm") {
-            "rm" => RunPolicy::RateMonotonic,
-            "dm" => RunPolicy::DeadlineMonotonic,
-            "given" => RunPolicy::Given,
-            _ => return None,
-        };
-        Some((policy, scope))
-    };
-    match (head, order) {
-        ("gedf", None) => Some((RunPolicy::Edf, Scope::Global)),
-        ("pedf", None) => Some((RunPolicy::Edf, Scope::Partitioned)),
-        ("cedf", None) => Some((RunPolicy::Edf, Scope::Clustered)),
-        ("gfp", _) => fixed(Scope::Global),
-        ("pfp", _) => fixed(Scope::Partitioned),
-        _ => None,
-    }
-}
-
 /// `0,1` or `0-3,6`: a usage error naming `--cpus` otherwise.
 fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
     let bad = |why: &str| usage(format!("--cpus `{}`: {why}", printable(text)));
@@ -183,17 +158,30 @@ fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
 }
 
 impl RunFlags {
-    /// With a multiprocessor `--policy`: the run's CPUs (`--cpus`, or
-    /// every CPU this process may use) and the scope. `None` for the
-    /// one-CPU policies, which refuse `--cpus` and `--partition`.
-    pub fn multiprocessor(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
+    /// `--policy`, parsed once (a usage error naming the flag otherwise).
+    pub fn scheduler(&self) -> anyhow::Result<RealScheduler> {
         if self.dispatch.dispatcher {
-            return self.dispatched_cpus();
+            return self.dispatched_scheduler();
         }
-        let Some((policy, scope)) = multiprocessor_policy(self.policy.trim()) else {
+        self.policy.parse::<RealScheduler>().map_err(|why| {
+            if self.policy.trim() == "gedf" {
+                return usage(format!("--policy `gedf`: {why}"));
+            }
+            usage(format!(
+                "--policy `{}`: use {RUN_POLICIES}, or on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
+                printable(&self.policy)
+            ))
+        })
+    }
+
+    /// With a multiprocessor `scheduler`: the run's CPUs (`--cpus`, or
+    /// every CPU this process may use). `None` for the one-CPU policies,
+    /// which refuse `--cpus` and `--partition`.
+    pub fn multiprocessor(&self, scheduler: RealScheduler) -> anyhow::Result<Option<Vec<usize>>> {
+        if scheduler.scope == Scope::Uni {
             if self.cpus.is_some() {
                 return Err(usage(format!(
-                    "--cpus runs a multiprocessor policy (gedf, pedf, cedf, gfp[:ORDER], pfp[:ORDER]), not --policy {}; \
+                    "--cpus runs a multiprocessor policy (linux-dl, pedf, cedf, gfp[:ORDER], pfp[:ORDER]), not --policy {}; \
                      for one CPU use --cpu N",
                     printable(&self.policy)
                 )));
@@ -205,8 +193,8 @@ impl RunFlags {
                 )));
             }
             return Ok(None);
-        };
-        if self.partition.is_some() && scope != Scope::Partitioned {
+        }
+        if self.partition.is_some() && scheduler.scope != Scope::Partitioned {
             return Err(usage(format!(
                 "--partition places tasks for pedf or pfp[:ORDER], not --policy {}",
                 printable(&self.policy)
@@ -216,34 +204,41 @@ impl RunFlags {
             Some(list) => parse_cpu_list(list)?,
             None => rtlab_host::policy::allowed_cpus()?,
         };
-        Ok(Some((policy, scope, cpus)))
+        Ok(Some(cpus))
     }
 
-    /// With `--dispatcher`: on `--cpus` (or under pedf, pfp:ORDER, every
-    /// allowed CPU) one dispatcher per CPU over the tasks placed there; the
-    /// global schedulers are the dispatcher's refusal to make.
-    fn dispatched_cpus(&self) -> anyhow::Result<Option<(RunPolicy, Scope, Vec<usize>)>> {
+    /// With `--dispatcher`: the threads' policy (SCHED_FIFO, the
+    /// dispatcher's) and where the dispatchers run: one CPU, or on `--cpus`
+    /// (or under pedf and pfp:ORDER every allowed CPU) one per CPU over the
+    /// tasks placed there; a global scheduler is the dispatcher's refusal
+    /// to make.
+    fn dispatched_scheduler(&self) -> anyhow::Result<RealScheduler> {
         let name = self.policy.trim();
         let partitioned = name == "pedf" || name.starts_with("pfp");
-        let global = multiprocessor_policy(name).is_some() && !partitioned;
-        if self.cpus.is_none() && !partitioned && !global {
+        let global = ["gedf", "gfp", "edzl", "linux-dl", "gllf", "cedf"]
+            .iter()
+            .any(|g| name == *g || name.starts_with(&format!("{g}:")));
+        let scope = if global {
+            Scope::Global
+        } else if partitioned || self.cpus.is_some() {
+            Scope::Partitioned
+        } else {
             if self.partition.is_some() {
                 return Err(usage(
                     "--partition places tasks on --cpus; with --dispatcher give --cpus LIST",
                 ));
             }
-            return Ok(None);
-        }
-        let cpus = match &self.cpus {
-            Some(list) => parse_cpu_list(list)?,
-            None => rtlab_host::policy::allowed_cpus()?,
+            Scope::Uni
         };
-        let scope = if global {
-            Scope::Global
-        } else {
-            Scope::Partitioned
-        };
-        Ok(Some((RunPolicy::FifoOrder, scope, cpus)))
+        Ok(RealScheduler {
+            policy: RunPolicy::FifoOrder,
+            scope,
+        })
+    }
+
+    /// The dispatcher's configuration, `None` without `--dispatcher`.
+    pub fn dispatch(&self) -> anyhow::Result<Option<rtlab_rt::dispatcher::DispatchConfig>> {
+        self.dispatch.config(&self.policy, &self.protocol)
     }
 
     /// `set` placed for the multiprocessor run of `cfg` (its processors the
@@ -251,9 +246,10 @@ impl RunFlags {
     /// pedf/pfp, clusters under cedf), with `cfg.placement` filled in.
     /// Unchanged on one CPU.
     pub fn place(&self, set: TaskSet, cfg: &mut RunConfig) -> anyhow::Result<TaskSet> {
-        let Some((policy, scope, cpus)) = self.multiprocessor()? else {
+        let Some(cpus) = cfg.placement.as_ref().map(|p| p.cpus.clone()) else {
             return Ok(set);
         };
+        let (policy, scope) = (cfg.policy, cfg.scheduler().scope);
         let m = cpus.len() as u32;
         let mut set = set.with_processors(m).map_err(|e| {
             usage(format!(
@@ -264,7 +260,7 @@ impl RunFlags {
         })?;
         let name = match self.dispatch.dispatcher {
             true => self.policy.trim().to_string(),
-            false => cfg.policy_name(),
+            false => cfg.scheduler().to_string(),
         };
         cfg.placement = Some(match scope {
             Scope::Global => {
@@ -304,6 +300,7 @@ impl RunFlags {
                 let clusters: Vec<Vec<u32>> = groups.into_iter().map(|(c, _)| c).collect();
                 Placement::clustered(cpus, &clusters, task_cluster)
             }
+            Scope::Uni => return Ok(set),
         });
         Ok(set)
     }
@@ -319,20 +316,12 @@ impl RunFlags {
     /// The executor configuration; errors are usage errors naming the flag.
     /// A multiprocessor run's placement is filled in by [`RunFlags::place`].
     pub fn config(&self) -> anyhow::Result<RunConfig> {
-        let multi = self.multiprocessor()?;
+        let scheduler = self.scheduler()?;
+        let multi = self.multiprocessor(scheduler)?;
         if self.dispatch.dispatcher {
-            return self.dispatched_config(multi);
+            return self.dispatched_config(scheduler, multi);
         }
-        let policy: RunPolicy = match &multi {
-            Some((policy, _, _)) => Ok(*policy),
-            None => crate::flags::policy_spelling(&self.policy).parse(),
-        }
-        .map_err(|_: String| {
-            usage(format!(
-                "--policy `{}`: use {RUN_POLICIES}, or on --cpus gedf, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]",
-                printable(&self.policy)
-            ))
-        })?;
+        let policy = scheduler.policy;
         // As `sim -d 0s`: a run of no time is a usage error.
         if self.duration == Nanos::ZERO {
             return Err(usage("invalid --duration 0s: must be more than 0"));
@@ -343,17 +332,27 @@ impl RunFlags {
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
-            usage(format!(
-                "--on-miss `{}`: use {OVERRUN_RULES}",
-                printable(&self.on_miss)
-            ))
-        })?;
+        cfg.on_miss = self
+            .on_miss
+            .parse::<MissRule>()
+            .ok()
+            .filter(|&r| r != MissRule::Abort)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--on-miss `{}`: use {OVERRUN_RULES}",
+                    printable(&self.on_miss)
+                ))
+            })?;
         cfg.lag_controller = self.lag_controller;
         cfg.kernel_trace = self.kernel.request();
-        if let Some((_, scope, cpus)) = &multi {
-            // The name needs the scope: a placement with no domains yet.
-            cfg.placement = Some(unplaced(*scope, cpus));
+        if let Some(cpus) = &multi {
+            // The scope and CPUs, no domains yet ([`RunFlags::place`]).
+            cfg.placement = Some(Placement {
+                scope: scheduler.scope,
+                cpus: cpus.clone(),
+                domains: Vec::new(),
+                task_domain: Vec::new(),
+            });
             if self.protocol != "none" {
                 return Err(usage(format!(
                     "--protocol {} on --cpus: locking across CPUs (MrsP, FMLP) is not implemented; \
@@ -376,17 +375,13 @@ impl RunFlags {
         cfg.edf_reclaim = !self.no_edf_reclaim;
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
-        cfg.protocol = self.protocol.parse::<LockProtocol>().map_err(|why| {
-            if why.starts_with("unknown") {
-                usage(format!(
-                    "--protocol `{}`: use {LOCK_PROTOCOLS}",
-                    printable(&self.protocol)
-                ))
-            } else {
-                usage(format!("--protocol {}: {why}", printable(&self.protocol)))
-            }
+        cfg.protocol = self.protocol.parse::<LockingProtocol>().map_err(|_| {
+            usage(format!(
+                "--protocol `{}`: use {LOCK_PROTOCOLS}",
+                printable(&self.protocol)
+            ))
         })?;
-        cfg.protocol.check_policy(policy).map_err(|why| {
+        check_protocol(cfg.protocol, policy).map_err(|why| {
             usage(format!(
                 "--protocol {} with --policy {policy}: {why}",
                 cfg.protocol
@@ -399,17 +394,13 @@ impl RunFlags {
 }
 
 impl RunFlags {
-    /// The dispatcher's configuration, `None` without `--dispatcher`.
-    pub fn dispatch(&self) -> anyhow::Result<Option<rtlab_rt::dispatcher::DispatchConfig>> {
-        self.dispatch.config(&self.policy, &self.protocol)
-    }
-
     /// The executor's settings of a run by the dispatcher (the thread
     /// policy is the dispatcher's): what applies to a Linux policy only is
     /// refused naming the flag.
     fn dispatched_config(
         &self,
-        multi: Option<(RunPolicy, Scope, Vec<usize>)>,
+        scheduler: RealScheduler,
+        multi: Option<Vec<usize>>,
     ) -> anyhow::Result<RunConfig> {
         self.dispatch()?;
         if self.duration == Nanos::ZERO {
@@ -440,20 +431,30 @@ impl RunFlags {
                 "applies to threads that wait for their own releases",
             ));
         }
-        let mut cfg = RunConfig::new(self.duration, RunPolicy::FifoOrder);
+        let mut cfg = RunConfig::new(self.duration, scheduler.policy);
         cfg.cpu = match multi {
             Some(_) => None,
             None => Some(self.cpu.unwrap_or_else(executor::default_cpu)),
         };
-        if let Some((_, scope, cpus)) = &multi {
-            cfg.placement = Some(unplaced(*scope, cpus));
+        if let Some(cpus) = &multi {
+            cfg.placement = Some(Placement {
+                scope: scheduler.scope,
+                cpus: cpus.clone(),
+                domains: Vec::new(),
+                task_domain: Vec::new(),
+            });
         }
-        cfg.on_miss = self.on_miss.parse::<Overrun>().map_err(|_| {
-            usage(format!(
-                "--on-miss `{}`: use {OVERRUN_RULES}",
-                printable(&self.on_miss)
-            ))
-        })?;
+        cfg.on_miss = self
+            .on_miss
+            .parse::<MissRule>()
+            .ok()
+            .filter(|&r| r != MissRule::Abort)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--on-miss `{}`: use {OVERRUN_RULES}",
+                    printable(&self.on_miss)
+                ))
+            })?;
         cfg.kernel_trace = self.kernel.request();
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;
@@ -463,40 +464,61 @@ impl RunFlags {
     }
 }
 
-/// A placement on `cpus` under `scope` whose domains [`RunFlags::place`]
-/// fills in once the set is loaded.
-fn unplaced(scope: Scope, cpus: &[usize]) -> Placement {
-    Placement {
-        scope,
-        cpus: cpus.to_vec(),
-        domains: Vec::new(),
-        task_domain: Vec::new(),
-    }
-}
-
 /// The test `--partition` admits each CPU with under `--dispatcher -s
 /// NAME`: fixed priorities' response times, else EDF's demand.
 fn dispatched_partition_test(scheduler: &str) -> String {
     let name = scheduler.trim();
-    for (prefix, order) in [("pfp:", true), ("fp:", true)] {
-        if let Some(o) = name.strip_prefix(prefix).filter(|_| order) {
-            return format!("{o}:rta");
+    for prefix in ["pfp:", "fp:"] {
+        if let Some(order) = name.strip_prefix(prefix) {
+            return format!("{order}:rta");
         }
     }
     "edf:edf-demand".to_string()
 }
 
-pub type OpenJobFile = fn(BufWriter<File>, &TaskSet) -> std::io::Result<Box<dyn JobSink>>;
+/// Which job file: the format, and the flag that asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobFileKind {
+    /// `--jobs`: one CSV row per job (with a kernel trace, written after
+    /// the run with the kernel's columns).
+    Jobs,
+    /// `--trace`: the Chrome trace of every job (with a kernel trace, the
+    /// kernel's schedule is added after the run).
+    Trace,
+}
 
-/// A job file to stream the run into: the flag that asked for it, its
-/// path, and how to open the format on the file.
+impl JobFileKind {
+    /// The flag's name, without dashes.
+    pub fn flag(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "jobs",
+            JobFileKind::Trace => "trace",
+        }
+    }
+
+    /// What the file holds, for the line that says it was written.
+    fn what(self) -> &'static str {
+        match self {
+            JobFileKind::Jobs => "one record per job",
+            JobFileKind::Trace => "Chrome trace of every job, open in Perfetto or chrome://tracing",
+        }
+    }
+
+    /// Opens the format on a created file (writes its opening).
+    fn open(self, out: BufWriter<File>, set: &TaskSet) -> std::io::Result<Box<dyn JobSink + Send>> {
+        Ok(match self {
+            JobFileKind::Jobs => Box::new(executor::JobsCsv::new(out, set)?),
+            JobFileKind::Trace => Box::new(executor::ChromeTrace::new(out, set)?),
+        })
+    }
+}
+
+/// A job file to stream the run into.
 pub struct JobFile<'a> {
-    /// `jobs` or `trace`.
-    pub flag: &'static str,
+    /// Which one.
+    pub kind: JobFileKind,
     /// Where.
     pub path: &'a str,
-    /// The format.
-    pub open: OpenJobFile,
 }
 
 /// `--lag-controller=KIND`.
@@ -558,13 +580,27 @@ pub struct Executed {
 pub fn execute(
     flags: &RunFlags,
     files: &[JobFile<'_>],
-    more_sinks: Vec<Box<dyn JobSink>>,
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
+    saver: Option<&Saver>,
+) -> anyhow::Result<Executed> {
+    let cfg = flags.config()?;
+    let loaded = file::load(&flags.taskset)?;
+    execute_loaded(flags, cfg, loaded, files, more_sinks, saver)
+}
+
+/// [`execute`] of a set already loaded under the configuration `cfg`
+/// (`flags.config()`, not yet placed), for a command that needs the set
+/// before the run (`compare` loads it once).
+pub fn execute_loaded(
+    flags: &RunFlags,
+    mut cfg: RunConfig,
+    mut loaded: file::LoadedTaskSet,
+    files: &[JobFile<'_>],
+    more_sinks: Vec<Box<dyn JobSink + Send>>,
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
     flags.repeats()?;
-    let mut cfg = flags.config()?;
     let dispatch = flags.dispatch()?;
-    let mut loaded = file::load(&flags.taskset)?;
     crate::flags::add_modes(
         &mut cfg.phases,
         &loaded.modes,
@@ -585,7 +621,7 @@ pub fn execute(
         };
         e.context(match &dispatch {
             Some(d) => format!("rtlab run --dispatcher -s {}", d.scheduler),
-            None => format!("rtlab run --policy {}", cfg.policy_name()),
+            None => format!("rtlab run --policy {}", cfg.scheduler()),
         })
     };
     // What would be refused is refused before waiting for the CPU.
@@ -619,12 +655,12 @@ pub fn execute(
     // and the job rows, which gain its columns, are written after the run.
     let mut sinks = Vec::with_capacity(files.len());
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
-            .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
+            .and_then(|out| f.kind.open(BufWriter::new(out), &loaded.set))
+            .with_context(|| format!("--{}: cannot create {}", f.kind.flag(), f.path))?;
         sinks.push(created);
     }
     if let Some(saver) = saver {
@@ -667,12 +703,13 @@ pub fn execute(
     let mut results = written.into_iter();
     let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
     for f in files {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             written.push(Ok(()));
             continue;
         }
         let result = results.next().unwrap_or(Ok(()));
-        written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
+        written
+            .push(result.with_context(|| format!("--{}: cannot write {}", f.kind.flag(), f.path)));
     }
     written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));
     let mut schedule = Vec::new();
@@ -692,10 +729,7 @@ pub fn execute(
             }
         };
         if let Some(a) = analysis {
-            let on_miss = match cfg.on_miss {
-                Overrun::Skip => rtlab_sim::OnMiss::Skip,
-                Overrun::Continue => rtlab_sim::OnMiss::Continue,
-            };
+            let on_miss = cfg.on_miss;
             schedule = kernel_trace::schedule_spans(
                 a,
                 &loaded.set,
@@ -709,8 +743,8 @@ pub fn execute(
             }
         }
         for (i, f) in files.iter().enumerate() {
-            match (f.flag, analysis) {
-                ("jobs", _) => {
+            match (f.kind, analysis) {
+                (JobFileKind::Jobs, _) => {
                     written[i] = kernel_trace::write_jobs_csv(
                         f.path,
                         &loaded.set,
@@ -719,27 +753,23 @@ pub fn execute(
                         &report,
                     );
                 }
-                ("trace", Some(a)) => {
+                (JobFileKind::Trace, Some(a)) => {
                     if let Err(e) = kernel_trace::write_schedule(f.path, a, &report) {
                         if written[i].is_ok() {
                             written[i] = Err(e);
                         }
                     }
                 }
-                _ => {}
+                (JobFileKind::Trace, None) => {}
             }
         }
     }
     for (f, result) in files.iter().zip(&written) {
-        if traced && f.flag == "jobs" {
+        if traced && f.kind == JobFileKind::Jobs {
             continue;
         }
         if result.is_ok() {
-            let what = match f.flag {
-                "trace" => "Chrome trace of every job, open in Perfetto or chrome://tracing",
-                _ => "one record per job",
-            };
-            crate::wrote::wrote(f.path, what);
+            crate::wrote::wrote(f.path, f.kind.what());
         }
     }
     let reported = files.len() + usize::from(saver.is_some());
@@ -832,37 +862,6 @@ fn warnings(set: &TaskSet, cfg: &RunConfig) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn multiprocessor_policies_map_to_a_thread_policy_and_a_scope() {
-        assert_eq!(
-            multiprocessor_policy("gedf"),
-            Some((RunPolicy::Edf, Scope::Global))
-        );
-        assert_eq!(
-            multiprocessor_policy("pedf"),
-            Some((RunPolicy::Edf, Scope::Partitioned))
-        );
-        assert_eq!(
-            multiprocessor_policy("cedf"),
-            Some((RunPolicy::Edf, Scope::Clustered))
-        );
-        assert_eq!(
-            multiprocessor_policy("gfp"),
-            Some((RunPolicy::DeadlineMonotonic, Scope::Global))
-        );
-        assert_eq!(
-            multiprocessor_policy("pfp:rm"),
-            Some((RunPolicy::RateMonotonic, Scope::Partitioned))
-        );
-        assert_eq!(
-            multiprocessor_policy("gfp:given"),
-            Some((RunPolicy::Given, Scope::Global))
-        );
-        for not in ["edf", "rm", "pfp:edf", "gedf:rm", "linux-dl"] {
-            assert_eq!(multiprocessor_policy(not), None, "{not}");
-        }
-    }
 
     #[test]
     fn cpu_lists_take_numbers_and_upward_ranges() {

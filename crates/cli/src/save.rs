@@ -104,7 +104,7 @@ impl Saver {
 
     /// A job sink for the executor's writer thread that adds every job as a
     /// row.
-    pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink> {
+    pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink + Send> {
         Box::new(StoreSink {
             writer: Arc::clone(&self.writer),
             set: set.clone(),

@@ -352,7 +352,7 @@ fn policies(name: &str, set: &rtlab_model::TaskSet) -> PyResult<Vec<AnalysedPoli
 
 fn locking(name: Option<&str>, options: &mut Options) -> PyResult<()> {
     match name {
-        None | Some("pcp") => options.fixed_protocol = LockingProtocol::Pcp,
+        None | Some("pcp") => options.fixed_protocol = LockingProtocol::Ipcp,
         Some("pip") => options.fixed_protocol = LockingProtocol::Pip,
         Some("srp") => options.edf_protocol = LockingProtocol::Srp,
         Some("dfp") => options.edf_protocol = LockingProtocol::Dfp,

@@ -9,11 +9,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use rtlab_model::overheads::Overheads;
 use rtlab_model::phase::{Mode, PhaseError};
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_sim::{
-    BacklogStop, ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, SimError,
-    SimReport, Simulator,
+    BacklogStop, ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig,
+    SimError, SimReport,
 };
 use rtlab_store::JobRow;
 
@@ -333,38 +333,23 @@ fn setting<T: std::str::FromStr<Err = SimError>>(text: &str) -> PyResult<T> {
     text.parse::<T>().map_err(sim_error)
 }
 
-/// `rtlab sim --scheduler` in `run`'s and `analyze`'s words too: `rm`,
-/// `dm` and `given` are `fp:rm`, `fp:dm`, `fp:given` (as the CLI reads
-/// them).
+/// `rtlab sim --scheduler`, parsed by the registry (which reads `run`'s
+/// and `analyze`'s `rm`, `dm` and `given` as `fp:rm`, `fp:dm`, `fp:given`).
 fn scheduler_spec(text: &str) -> PyResult<SchedulerSpec> {
-    let text = match text.trim() {
-        name @ ("rm" | "dm" | "given") => format!("fp:{name}"),
-        other => other.to_string(),
-    };
-    setting(&text)
+    setting(text)
 }
 
-/// Runs `set` under `spec` with `config`, every job record to `sink`, on
-/// the engine `rtlab sim` picks: the multiprocessor one for a
-/// multiprocessor scheduler or a set on more than one processor, else the
-/// uniprocessor one. The only place Python calls the simulator: when the
-/// simulator has one entry that picks the engine (`rtlab_sim::run`), this
-/// body becomes that one call.
+/// Runs `set` under `spec` with `config`, every job record to `sink`,
+/// through the simulator's one entry ([`rtlab_sim::run`], which picks the
+/// engine as `rtlab sim` does).
 fn run_engine(
     set: &TaskSet,
     spec: &SchedulerSpec,
     config: SimConfig,
-    sink: rtlab_sim::multi::JobSink,
+    sink: impl FnMut(&JobRecord) + 'static,
 ) -> Result<(SimReport, Option<BacklogStop>), SimError> {
-    if spec.is_multiprocessor() || set.processors() != 1 {
-        let run = rtlab_sim::multi::run(set, spec, &config, Some(sink))?;
-        Ok((run.report, run.stopped))
-    } else {
-        let mut sim = Simulator::new(set, spec, config)?;
-        sim.on_job(sink);
-        sim.run();
-        Ok((sim.report(), sim.stopped()))
-    }
+    let run = rtlab_sim::run(set, spec, &config, Some(Box::new(EachJob(sink))))?;
+    Ok((run.report, run.stopped))
 }
 
 /// The phases the set's `[[mode]]`s make of a run of `duration`, as `rtlab
@@ -435,8 +420,12 @@ pub fn simulate(
     config.seed = seed;
     config.exec = setting::<ExecModel>(exec)?;
     config.jitter = setting::<JitterModel>(jitter)?;
-    config.protocol = setting::<Protocol>(protocol)?;
-    config.on_miss = setting::<OnMiss>(on_miss)?;
+    config.protocol = protocol
+        .parse::<LockingProtocol>()
+        .map_err(|e| error(Kind::Usage, e))?;
+    config.on_miss = on_miss
+        .parse::<MissRule>()
+        .map_err(|e| error(Kind::Usage, e))?;
     config.lock_cost = optional_nanos(lock_cost, "lock_cost")?.unwrap_or(Nanos::ZERO);
     config.tick = optional_nanos(tick, "tick")?;
     config.overheads = overheads.map(Overheads::load).transpose().map_err(|e| {
@@ -451,12 +440,12 @@ pub fn simulate(
         let rows: Rc<RefCell<Vec<JobRow>>> = Rc::default();
         let kept = Rc::clone(&rows);
         let tasks = set.clone();
-        let sink = Box::new(move |record: &JobRecord| {
+        let sink = move |record: &JobRecord| {
             let mut rows = kept.borrow_mut();
             if (rows.len() as u64) < MAX_KEPT_JOBS {
                 rows.push(JobRow::from((record, &tasks)));
             }
-        });
+        };
         let (report, stopped) = run_engine(&set, &spec, config, sink)?;
         let rows = rows.take();
         Ok::<_, SimError>((report, stopped, rows))

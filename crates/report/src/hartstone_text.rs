@@ -256,7 +256,7 @@ mod tests {
     use crate::view::RunView;
     use rtlab_model::catalog::DEFAULT_KILO_WHET;
     use rtlab_model::hartstone::{extended_profile, HartstoneTest, TestConfig};
-    use rtlab_sim::{OnMiss, SchedulerSpec};
+    use rtlab_sim::{MissRule, SchedulerSpec};
     use rtlab_study::hartstone::{simulated_extended, simulated_series};
 
     const SCHEDULERS: [&str; 2] = ["edf", "fp:rm"];
@@ -287,7 +287,7 @@ mod tests {
                     .map(|&t| extended_profile(t, DEFAULT_KILO_WHET).unwrap())
                     .collect();
                 doc.extended_runs.push(
-                    simulated_extended(name, &spec, OnMiss::Skip, &profiles, length).unwrap(),
+                    simulated_extended(name, &spec, MissRule::Skip, &profiles, length).unwrap(),
                 );
             } else {
                 let configs: Vec<TestConfig> = TESTS
@@ -301,7 +301,7 @@ mod tests {
                     })
                     .collect();
                 doc.runs
-                    .push(simulated_series(name, &spec, OnMiss::Skip, &configs).unwrap());
+                    .push(simulated_series(name, &spec, MissRule::Skip, &configs).unwrap());
             }
         }
         doc.extended_length_ns = extended.then_some(length.as_ns());

@@ -129,7 +129,7 @@ impl<'a> RealRunner<'a> {
         config.policy = policy;
         let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
         let missed = Arc::new(Mutex::new(Vec::new()));
-        let sinks: Vec<Box<dyn JobSink>> = if self.job_counts {
+        let sinks: Vec<Box<dyn JobSink + Send>> = if self.job_counts {
             vec![Box::new(OnTime {
                 on_time: Arc::clone(&on_time),
                 missed: Arc::clone(&missed),

@@ -13,9 +13,10 @@ use std::time::Instant;
 
 use rtlab_host::policy::has_cap_sys_nice;
 use rtlab_model::policy::RunPolicy;
+use rtlab_model::policy::{LockingProtocol, MissRule};
 use rtlab_model::{file, Nanos, Task, TaskSet};
-use rtlab_rt::dispatcher::{run_dispatched, DispatchConfig, LockRule};
-use rtlab_rt::executor::{JobRecord, JobSink, Overrun, RunConfig, RunReport};
+use rtlab_rt::dispatcher::{run_dispatched, DispatchConfig};
+use rtlab_rt::executor::{JobRecord, JobSink, RunConfig, RunReport};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 static NEVER: AtomicBool = AtomicBool::new(false);
@@ -87,7 +88,7 @@ fn hartstone_runs_under_edf_and_multiburst_every_job_recorded_with_the_dispatche
     let set = file::load("builtin:hartstone-ph").unwrap().set;
     for spec in ["edf", "multiburst"] {
         let mut cfg = RunConfig::new(ms(1200), RunPolicy::FifoOrder);
-        cfg.on_miss = Overrun::Continue;
+        cfg.on_miss = MissRule::Continue;
         let d = DispatchConfig::new(spec.parse().unwrap());
         let began = Instant::now();
         let (report, jobs) = dispatched(&set, &cfg, &d);
@@ -121,7 +122,7 @@ fn critical_sections_go_through_the_dispatcher_under_ipcp() {
     let set = file::load("builtin:priority-inversion").unwrap().set;
     let cfg = RunConfig::new(ms(600), RunPolicy::FifoOrder);
     let mut d = DispatchConfig::new("fp:dm".parse().unwrap());
-    d.protocol = LockRule::Ipcp;
+    d.protocol = LockingProtocol::Ipcp;
     let (report, jobs) = dispatched(&set, &cfg, &d);
     every_job_once(&set, &report, &jobs);
     // Under IPCP on one processor no job waits on a lock.

@@ -13,8 +13,7 @@ use crate::scheduler::Priority;
 pub struct JobId(pub(crate) u32);
 
 impl JobId {
-    /// The id of slot `index` of a job table (for an engine outside this
-    /// crate; see [`crate::System::new`]).
+    /// The id of slot `index` of an engine's job table.
     pub fn new(index: u32) -> JobId {
         JobId(index)
     }
@@ -82,9 +81,10 @@ pub struct Job {
 }
 
 impl Job {
-    /// A job released at `release` with absolute `deadline` that needs
-    /// `demand`, ready, not started, holding no lock (for an engine outside
-    /// this crate; see [`crate::System::new`]).
+    /// A job of task `task` (its `index`-th), released at `release` with
+    /// absolute `deadline`, needing `demand`; pending, nothing executed,
+    /// no lock held. An engine marks it [`JobState::Ready`] when its task's
+    /// earlier jobs are done.
     pub fn new(task: usize, index: u64, release: Nanos, deadline: Nanos, demand: Nanos) -> Job {
         Job {
             task,
@@ -95,7 +95,7 @@ impl Job {
             executed: Nanos::ZERO,
             start: None,
             preemptions: 0,
-            state: JobState::Ready,
+            state: JobState::Pending,
             boost: None,
             uid: 0,
             op_cursor: 0,

@@ -11,7 +11,6 @@ use crate::config::{SimConfig, TraceWindow};
 use crate::error::SimError;
 use crate::scheduler::SchedulerSpec;
 use crate::trace::{Trace, TraceRecord, NO_CPU};
-use crate::Simulator;
 
 /// Simulates `set` under `spec` from 0 to `to` (ns) with `base`'s
 /// settings and returns the schedule of `[from, to)`; processor `p` of
@@ -30,13 +29,8 @@ pub fn simulated_spans(
         from: Nanos::from_ns(from),
         to: Nanos::from_ns(to.max(1)),
     });
-    if spec.is_multiprocessor() || set.processors() != 1 {
-        let run = crate::multi::run(set, spec, &config, None)?;
-        return Ok(run.trace.map_or_else(Vec::new, |t| spans_of(&t, cpus)));
-    }
-    let mut sim = Simulator::new(set, spec, config)?;
-    sim.run();
-    Ok(sim.trace().map_or_else(Vec::new, |t| spans_of(t, cpus)))
+    let run = crate::run(set, spec, &config, None)?;
+    Ok(run.trace.map_or_else(Vec::new, |t| spans_of(&t, cpus)))
 }
 
 /// The spans of a trace's kept records, at most [`MAX_SCHEDULE_SPANS`]:

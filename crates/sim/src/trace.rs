@@ -360,17 +360,25 @@ impl Trace {
     /// misses. Times are in microseconds as the format requires. The same
     /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
-        if self.per_processor {
-            return self.to_chrome_json_cpus();
-        }
         let mut bytes = Vec::new();
-        let mut stream = ChromeStream::new(&mut bytes, &self.tasks);
+        // Writing to memory cannot fail, and the writer makes valid JSON.
+        let _ = self.write_chrome(&mut bytes);
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+    }
+
+    /// Writes the Chrome trace-event document of the kept records to `out`
+    /// with the one writer the streamed trace uses (one row per task on one
+    /// processor, one row per processor on several: see
+    /// [`Trace::to_chrome_json`]); the first write error, if any.
+    pub fn write_chrome<W: io::Write>(&self, out: W) -> io::Result<()> {
+        if self.per_processor {
+            return self.write_chrome_cpus(out);
+        }
+        let mut stream = ChromeStream::new(out, &self.tasks);
         for r in &self.records {
             stream.record(&self.tasks, r);
         }
-        // Writing to memory cannot fail, and the writer makes valid JSON.
-        let _ = stream.finish();
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+        stream.finish()
     }
 
     /// A self-contained SVG Gantt chart of the window: one row per task,
@@ -478,10 +486,9 @@ impl Trace {
     /// a `migrate` instant on the destination row for every migration
     /// (args: the job and the processor it came from), then one row per
     /// task (tid m + task) for its releases, completions and misses.
-    fn to_chrome_json_cpus(&self) -> Value {
-        let mut bytes = Vec::new();
+    fn write_chrome_cpus<W: io::Write>(&self, out: W) -> io::Result<()> {
         let mut out = ChromeStream {
-            out: TraceWriter::new(&mut bytes),
+            out: TraceWriter::new(out),
         };
         let m = self.processors as usize;
         for c in 0..m {
@@ -523,8 +530,7 @@ impl Trace {
                 from_cpu: mig.from,
             }));
         }
-        let _ = out.finish();
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+        out.finish()
     }
 
     /// The multiprocessor SVG Gantt chart: one row per processor, each

@@ -19,7 +19,7 @@ use crate::confirm::run_confirmed;
 use rtlab_model::Nanos;
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_sim::runner::SimRunner;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimError};
+use rtlab_sim::{MissRule, SchedulerSpec, SimError};
 
 /// A run's counts as one Hartstone iteration: misses, the earliest missed
 /// deadline, context switches, preemptions and jobs over every task.
@@ -209,7 +209,7 @@ pub fn extended_series<R: Runner>(
 pub fn simulated_series(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
 ) -> Result<SeriesRun, SimError> {
     simulated_series_ticked(name, scheduler, on_miss, configs, None)
@@ -220,7 +220,7 @@ pub fn simulated_series(
 pub fn simulated_series_ticked(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
     tick: Option<Nanos>,
 ) -> Result<SeriesRun, SimError> {
@@ -252,7 +252,7 @@ pub fn tick_label(tick: Option<Nanos>) -> String {
 pub fn simulated_extended(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     profiles: &[ExtendedProfile],
     length: Nanos,
 ) -> Result<ExtendedRun, SimError> {
@@ -263,7 +263,7 @@ pub fn simulated_extended(
 pub fn simulated_extended_ticked(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     profiles: &[ExtendedProfile],
     length: Nanos,
     tick: Option<Nanos>,
@@ -293,7 +293,7 @@ pub fn simulated_extended_ticked(
 pub fn add_counterpart(
     doc: &mut HartstoneDocument,
     model: ModelScheduler,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
     profiles: Option<(&[ExtendedProfile], Nanos)>,
 ) -> Result<(), SimError> {
@@ -349,7 +349,7 @@ pub fn real_series(
     runner: &mut RealRunner<'_>,
     policies: &[RunPolicy],
     configs: &[TestConfig],
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, HartstoneTest, &IterationRecord),
 ) -> Result<bool, RealSeriesError> {
@@ -389,7 +389,7 @@ pub fn real_extended(
     policies: &[RunPolicy],
     profiles: &[ExtendedProfile],
     length: Nanos,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, &ExtendedResult),
 ) -> Result<bool, RealSeriesError> {
@@ -435,7 +435,7 @@ pub fn dispatched_series(
     runner: &mut RealRunner<'_>,
     schedulers: &[(String, SchedulerSpec)],
     configs: &[TestConfig],
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     progress: &mut dyn FnMut(&str, HartstoneTest, &IterationRecord),
 ) -> Result<bool, RealSeriesError> {
     let tick = runner.dispatcher.as_ref().and_then(|d| d.tick);
@@ -485,7 +485,7 @@ pub fn dispatched_extended(
     schedulers: &[(String, SchedulerSpec)],
     profiles: &[ExtendedProfile],
     length: Nanos,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     progress: &mut dyn FnMut(&str, &ExtendedResult),
 ) -> Result<bool, RealSeriesError> {
     let tick = runner.dispatcher.as_ref().and_then(|d| d.tick);

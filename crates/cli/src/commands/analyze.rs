@@ -98,10 +98,10 @@ pub struct AnalyzeArgs {
     #[arg(long, requires = "overheads")]
     pub threads: Option<usize>,
 
-    /// Locking protocol for critical sections: pip or pcp under fixed
-    /// priorities (default pcp); srp or dfp under EDF (same bound).
-    #[arg(long, value_enum)]
-    pub locking: Option<LockingArg>,
+    /// Locking protocol for critical sections: none, npp, pip or ipcp (also pcp) under fixed
+    /// priorities (default ipcp); srp or dfp under EDF (same bound).
+    #[arg(long, value_parser = clap::value_parser!(LockingProtocol))]
+    pub locking: Option<LockingProtocol>,
 
     /// Also search the breakdown utilization (scale all C until a miss),
     /// ideal and, with --overheads, for each tick.
@@ -115,8 +115,8 @@ pub struct AnalyzeArgs {
     pub cpus: Option<u32>,
 
     /// Multiprocessor tests, comma-separated (default: all of them):
-    /// gedf:gfb|bak|bcl|rta, gfp[-rm|-dm|-given|-dkc]:rta|rta-lc,
-    /// pedf:HEURISTIC, pfp[-rm|-dm|-given]:HEURISTIC (e.g. pedf:ff-decreasing).
+    /// gedf:gfb|bak|bcl|rta, gfp[:rm|:dm|:given|:dkc]:rta|rta-lc,
+    /// pedf:HEURISTIC, pfp[:rm|:dm|:given]:HEURISTIC (e.g. pedf:ff-decreasing).
     #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
     pub test: Vec<MultiprocessorTest>,
 
@@ -146,19 +146,6 @@ pub enum PolicyArg {
     Edf,
     /// All of the above that apply.
     All,
-}
-
-/// `--locking` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LockingArg {
-    /// Priority inheritance (fixed priorities).
-    Pip,
-    /// (Immediate) priority ceiling (fixed priorities).
-    Pcp,
-    /// Stack resource policy (EDF).
-    Srp,
-    /// Deadline floor protocol (EDF).
-    Dfp,
 }
 
 fn parse_tick(text: &str) -> Result<Nanos, String> {
@@ -192,11 +179,8 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         threads: args.threads,
         ..Options::default()
     };
-    match args.locking {
-        Some(LockingArg::Pip) => options.fixed_protocol = LockingProtocol::Pip,
-        Some(LockingArg::Pcp) | None => options.fixed_protocol = LockingProtocol::Pcp,
-        Some(LockingArg::Srp) => options.edf_protocol = LockingProtocol::Srp,
-        Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
+    if let Some(protocol) = args.locking {
+        options = options.with_locking(protocol);
     }
 
     // No --policy: every policy that applies.

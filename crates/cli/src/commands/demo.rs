@@ -293,7 +293,7 @@ fn real_scenario_table(runs: &mut Vec<RunView>) -> anyhow::Result<String> {
             let cfg = RunConfig::new(Nanos::from_ms(500), policy);
             let mut gantt = GanttRows::new();
             let run_once = |gantt: &GanttRows| {
-                let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(gantt.clone())];
+                let sinks: Vec<Box<dyn JobSink + Send>> = vec![Box::new(gantt.clone())];
                 executor::run_recording(&set, &cfg, interrupt, sinks)
             };
             let mut ran = run_once(&gantt);

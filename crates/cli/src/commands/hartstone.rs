@@ -22,10 +22,10 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
 use rtlab_report::hartstone_text::{csv, human, traced_line};
-use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
+use rtlab_rt::executor::{self, rr_timeslice, RunConfig};
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::{OnMiss, SchedulerSpec};
+use rtlab_sim::{MissRule, SchedulerSpec};
 use rtlab_study::hartstone::{
     dispatched_extended, dispatched_series, rankings, real_extended, real_series,
     simulated_extended_ticked, simulated_series_ticked, RealSeriesError,
@@ -193,21 +193,18 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets)",
         ));
     }
-    let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
+    let sim_on_miss: MissRule = args.on_miss.parse().map_err(|_| {
         usage(format!(
             "--on-miss `{}`: use skip or continue",
             printable(&args.on_miss)
         ))
     })?;
-    let real_on_miss: Overrun = match sim_on_miss {
-        OnMiss::Skip => Overrun::Skip,
-        OnMiss::Continue => Overrun::Continue,
-        OnMiss::Abort => {
-            return Err(usage(
-                "--on-miss abort: real threads cannot abort a job; use skip or continue",
-            ))
-        }
-    };
+    if sim_on_miss == MissRule::Abort {
+        return Err(usage(
+            "--on-miss abort: real threads cannot abort a job; use skip or continue",
+        ));
+    }
+    let real_on_miss = sim_on_miss;
     // Refused before any real-time work (the calibration included).
     args.kernel.needs(
         !policies.is_empty() || args.dispatch.dispatcher,
@@ -395,8 +392,8 @@ fn run_real(
     args: &HartstoneArgs,
     configs: &[TestConfig],
     policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    on_miss: MissRule,
+    sim_on_miss: MissRule,
     kilo_whet: Nanos,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
@@ -465,8 +462,8 @@ fn run_dispatched(
     schedulers: &[(String, SchedulerSpec)],
     configs: &[TestConfig],
     profiles: &[ExtendedProfile],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    on_miss: MissRule,
+    sim_on_miss: MissRule,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let interrupt = rtlab_host::interrupt::install_interrupt_flag();
@@ -579,8 +576,8 @@ fn run_real_extended(
     args: &HartstoneArgs,
     profiles: &[ExtendedProfile],
     policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
+    on_miss: MissRule,
+    sim_on_miss: MissRule,
     doc: &mut Document,
 ) -> anyhow::Result<bool> {
     let length = args.extended_length;

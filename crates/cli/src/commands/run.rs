@@ -7,9 +7,9 @@ use clap::Args;
 use rtlab_model::{printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{ChromeTrace, JobSink, JobsCsv, RunReport};
+use rtlab_rt::executor::{JobSink, RunReport};
 
-use crate::real_run::{execute, lost_threads, Executed, JobFile, RunFlags};
+use crate::real_run::{execute, lost_threads, Executed, JobFile, JobFileKind, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
 use rtlab_report::table;
@@ -20,7 +20,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --jobs s4-edf.csv\n  \
     rtlab run builtin:hartstone-ph --policy rm --duration 10s --json\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
-    rtlab run builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab run builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
     rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n  \
     rtlab run builtin:hartstone-ph --dispatcher -s multiburst -d 10s\n  \
@@ -28,7 +28,7 @@ const EXAMPLES: &str = "Examples:\n  \
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
-    On several CPUs (--cpus LIST): gedf (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
+    On several CPUs (--cpus LIST): linux-dl (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
     exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
     pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
     With --dispatcher, -s names any scheduler of `rtlab sim` (I+PI, Multiburst, the hybrid, rr:Q...):\n\
@@ -62,8 +62,6 @@ pub struct RunArgs {
     pub save: SaveFlags,
 }
 
-/// Opens a job-file format on a created file: writes its opening and
-/// returns the sink.
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     rtlab_report::table::fit_to_terminal(!args.flags.wide);
@@ -73,20 +71,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
     if let Some(path) = &args.jobs {
         files.push(JobFile {
-            flag: "jobs",
+            kind: JobFileKind::Jobs,
             path,
-            open: |out, set| Ok(Box::new(JobsCsv::new(out, set)?)),
         });
     }
     if let Some(path) = &args.trace {
         files.push(JobFile {
-            flag: "trace",
+            kind: JobFileKind::Trace,
             path,
-            open: |out, set| Ok(Box::new(ChromeTrace::new(out, set)?)),
         });
     }
     let gantt = GanttRows::new();
-    let more_sinks: Vec<Box<dyn JobSink>> = match args.plot {
+    let more_sinks: Vec<Box<dyn JobSink + Send>> = match args.plot {
         Some(_) => vec![Box::new(gantt.clone())],
         None => Vec::new(),
     };
@@ -202,9 +198,9 @@ pub fn describe(r: &RunReport, origin: &str) -> String {
         (None, Some(c)) => format!("pinned to CPU {c}"),
         (None, None) => "not pinned".to_string(),
     };
-    let under = match (&r.dispatcher, &r.scheduler) {
-        (Some(_), Some(s)) => format!("rtlab's dispatcher running {s}"),
-        _ => r.policy.clone(),
+    let under = match &r.dispatcher {
+        Some(d) => format!("rtlab's dispatcher running {}", d.scheduler),
+        None => r.policy.to_string(),
     };
     let mut out = format!(
         "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",

@@ -5,13 +5,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
-use rtlab_model::results::JobRecord;
+use rtlab_model::policy::{LOCKING_PROTOCOLS, MISS_RULES};
+use rtlab_model::results::{EachJob, JobRecord, JobSink};
 use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    Deadlock, ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, SimError,
-    SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    Deadlock, ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig,
+    SimError, SimReport, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
@@ -139,9 +140,21 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         }
         c.overheads = Some(o.with_dispatcher());
     }
-    c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
+    c.protocol = args.protocol.parse::<LockingProtocol>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "protocol",
+            value: args.protocol.clone(),
+            accepted: LOCKING_PROTOCOLS,
+        })
+    })?;
     c.lock_cost = args.lock_cost;
-    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;
+    c.on_miss = args.on_miss.parse::<MissRule>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "on-miss",
+            value: args.on_miss.clone(),
+            accepted: MISS_RULES,
+        })
+    })?;
     c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
     c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;
@@ -241,9 +254,7 @@ fn flag_error(e: SimError) -> anyhow::Error {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
     loaded.set = crate::flags::on_cpus(loaded.set, args.cpus)?;
-    let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
-        .parse()
-        .map_err(flag_error)?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
         loaded.set = crate::placement::for_scheduler(
             &loaded.set,
@@ -276,20 +287,16 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         let kept = gantt.clone();
         let mut save_tap = saver.as_ref().map(|s| s.sim_job_tap(&loaded.set));
         let plot = args.plot.is_some();
-        Box::new(move |job: &JobRecord| {
+        Box::new(EachJob(move |job: &JobRecord| {
             if plot && plot_window.is_some_and(|w| (w.from..w.to).contains(&job.release)) {
                 kept.push(job);
             }
             if let Some(tap) = &mut save_tap {
                 tap(job);
             }
-        }) as rtlab_sim::multi::JobSink
+        })) as Box<dyn JobSink>
     });
-    let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
-        simulate_multi(args, &loaded.set, &spec, &config, sink)?
-    } else {
-        simulate_uni(args, &loaded.set, &spec, config, sink)?
-    };
+    let outcome = simulate(args, &loaded.set, &spec, &config, sink)?;
     let report = &outcome.report;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(report)?);
@@ -335,61 +342,38 @@ struct Outcome {
     stopped: Option<rtlab_sim::BacklogStop>,
 }
 
-/// The uniprocessor engine: the Chrome trace streamed as the run goes.
-fn simulate_uni(
-    args: &SimArgs,
-    set: &rtlab_model::TaskSet,
-    spec: &SchedulerSpec,
-    config: SimConfig,
-    sink: Option<rtlab_sim::multi::JobSink>,
-) -> anyhow::Result<Outcome> {
-    let mut sim = Simulator::new(set, spec, config).map_err(flag_error)?;
-    if let Some(mut sink) = sink {
-        sim.on_job(move |job| sink(job));
-    }
-    if let Some(path) = &args.trace {
-        // Streamed as the run goes: memory does not grow with the window.
-        let file =
-            std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
-        sim.stream_chrome_trace(
-            Box::new(std::io::BufWriter::new(file)),
-            args.gantt.is_some(),
-        );
-    }
-    sim.run();
-    let report = sim.report();
-    let trace_written = sim.finish_trace();
-    Ok(Outcome {
-        report,
-        gantt: args.gantt.as_ref().and(sim.trace()).map(gantt_svg),
-        trace_written,
-        stopped: sim.stopped(),
-    })
-}
-
-/// The multiprocessor schedulers ([`rtlab_sim::multi`]): the trace (at most
-/// `MAX_KEPT_RECORDS` records) is written after the run, one row per
-/// processor.
-fn simulate_multi(
+/// The run through the simulator's one entry ([`rtlab_sim::run_with`]):
+/// the Chrome trace written by its one writer (streamed as the run goes on
+/// one processor), the trace's records kept for --gantt only.
+fn simulate(
     args: &SimArgs,
     set: &rtlab_model::TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
-    sink: Option<rtlab_sim::multi::JobSink>,
+    sink: Option<Box<dyn JobSink>>,
 ) -> anyhow::Result<Outcome> {
-    let out = rtlab_sim::multi::run(set, spec, config, sink).map_err(flag_error)?;
-    let mut trace_written = Ok(());
-    if let (Some(path), Some(trace)) = (&args.trace, &out.trace) {
-        trace_written = std::fs::File::create(path).and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, &trace.to_chrome_json())?;
-            std::io::Write::flush(&mut w)
-        });
-    }
+    let chrome = args.trace.clone().map(|path| -> rtlab_sim::OpenOutput {
+        Box::new(move || {
+            let file = std::fs::File::create(path)?;
+            Ok(Box::new(std::io::BufWriter::new(file)) as Box<dyn std::io::Write + Send>)
+        })
+    });
+    let outputs = rtlab_sim::Outputs {
+        jobs: sink,
+        chrome,
+        keep_trace: args.gantt.is_some(),
+    };
+    let out = rtlab_sim::run_with(set, spec, config, outputs).map_err(|e| match e {
+        rtlab_sim::RunError::Sim(e) => flag_error(e),
+        rtlab_sim::RunError::Output(e) => anyhow::Error::new(e).context(format!(
+            "--trace: cannot write {}",
+            args.trace.as_deref().unwrap_or_default()
+        )),
+    })?;
     Ok(Outcome {
         gantt: args.gantt.as_ref().and(out.trace.as_ref()).map(gantt_svg),
         report: out.report,
-        trace_written,
+        trace_written: out.trace_written,
         stopped: out.stopped,
     })
 }

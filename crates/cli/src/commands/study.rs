@@ -42,11 +42,11 @@ const GVP_EXAMPLES: &str = "Examples:\n  \
     rtlab study global-vs-partitioned --cpus 2 --sets 5 --from 0.6 --to 2.0 --step 0.2\n  \
     rtlab study global-vs-partitioned --cpus 0,1 --sets 2 --tasks 4 --from 1.0 --to 1.4 --step 0.4 --duration 300ms --real\n\n\
     Random sets (UUniFast-discard, per-task U <= 0.8, periods 10-100ms, implicit deadlines) at rising\n\
-    total utilization on m processors, under gedf, pedf, gfp:dm and pfp:dm: proven by the analysis,\n\
-    met in the simulator (gedf as linux-dl), met on real threads (--real, root; SCHED_DEADLINE over\n\
+    total utilization on m processors, under linux-dl, pedf, gfp:dm and pfp:dm: proven by the\n\
+    analysis, met in the simulator, met on real threads (--real, root; SCHED_DEADLINE over\n\
     every CPU, exclusive cpusets per CPU, SCHED_FIFO floating or pinned), and the highest schedulable\n\
-    utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under gedf and\n\
-    pedf. The guide: \"Multiprocessor on real threads\".";
+    utilization of each. With --real on 2 CPUs: Dhall's example (builtin:dhall-linux) under linux-dl\n\
+    and pedf. The guide: \"Multiprocessor on real threads\".";
 
 /// `rtlab study global-vs-partitioned`
 #[derive(Debug, Args)]

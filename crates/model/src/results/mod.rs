@@ -22,7 +22,7 @@ pub use job_compare::{compare_jobs, JobAgreement, JobDifference};
 pub use metrics::{TaskMetrics, Totals};
 pub use schedule::{ScheduleSpan, SpanKind, SpanSource};
 pub use series::SeriesPoint;
-pub use sink::JobSink;
+pub use sink::{EachJob, JobSink};
 pub use summary::TaskSummary;
 
 /// For `skip_serializing_if`: a counter that is 0 is left out of the JSON

@@ -51,7 +51,7 @@ use rtlab_model::{lock_steps, Nanos, Task};
 use rtlab_sim::{Job, JobId, JobState, PolicyKind, Priority, Scheduler, System};
 
 use crate::executor::job_log::JobLog;
-use crate::executor::Overrun;
+use rtlab_model::policy::{LockingProtocol, MissRule};
 
 use super::costs::CostMeter;
 
@@ -133,12 +133,12 @@ pub struct EngineSetup {
     /// Releases at or after it are not made; the run ends there.
     pub duration: Nanos,
     /// What a release that finds its task's job late does.
-    pub on_miss: Overrun,
+    pub on_miss: MissRule,
     /// Decide only at multiples of it (the ticked kernel), or at each
     /// event (`None`: tickless).
     pub tick: Option<Nanos>,
     /// The locking protocol of the critical sections.
-    pub protocol: LockRule,
+    pub protocol: LockingProtocol,
     /// The set's index of each task, for the records (a partitioned run's
     /// dispatcher has a part of the set); empty: the identity.
     pub ids: Vec<usize>,
@@ -154,30 +154,14 @@ pub struct EngineSetup {
 /// a job always runs between two turns; bursts are enforced to within it.
 pub const MIN_SLICE: Nanos = Nanos::from_us(20);
 
-/// How the engine enacts critical sections (the simulator's protocols the
-/// dispatcher applies).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LockRule {
-    /// Plain locks: a job that finds its resource taken waits for it.
-    #[default]
-    None,
-    /// Immediate priority ceiling: the holder runs at the highest priority
-    /// of the resource's users (fixed-priority schedulers).
-    Ipcp,
-    /// Deadline floor: the holder's deadline becomes now + the shortest
-    /// relative deadline of the resource's users (EDF schedulers).
-    Dfp,
-}
-
-impl LockRule {
-    /// `none`, `ipcp` or `dfp`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LockRule::None => "none",
-            LockRule::Ipcp => "ipcp",
-            LockRule::Dfp => "dfp",
-        }
-    }
+/// The locking protocols the engine applies itself: `none`, `ipcp` and
+/// `dfp` (the dispatcher takes and releases resources; `pip`, `srp` and
+/// `npp` are the simulator's only).
+pub fn applies(protocol: LockingProtocol) -> bool {
+    matches!(
+        protocol,
+        LockingProtocol::None | LockingProtocol::Ipcp | LockingProtocol::Dfp
+    )
 }
 
 /// One lock step of a task.
@@ -267,9 +251,9 @@ pub struct Engine<P: Platform> {
     tasks: Vec<Task>,
     plan: PhasePlan,
     duration: Nanos,
-    on_miss: Overrun,
+    on_miss: MissRule,
     tick: Option<Nanos>,
-    protocol: LockRule,
+    protocol: LockingProtocol,
     scheduler: Box<dyn Scheduler>,
     jobs: Vec<Job>,
     ready: Vec<JobId>,
@@ -559,7 +543,7 @@ impl<P: Platform> Engine<P> {
             self.schedule_release(i, next);
         }
         let busy = self.jobs[i].state != JobState::Done;
-        if self.on_miss == Overrun::Skip && busy && self.jobs[i].deadline <= at {
+        if self.on_miss == MissRule::Skip && busy && self.jobs[i].deadline <= at {
             self.logs[i].summary.record_skipped(1);
             return;
         }
@@ -819,11 +803,11 @@ impl<P: Platform> Engine<P> {
     fn grant(&mut self, i: usize, r: usize, now: Nanos) {
         self.resources[r].owner = Some(i);
         let boost = match self.protocol {
-            LockRule::Ipcp => self.resources[r].ceiling,
-            LockRule::Dfp => Some(Priority::deadline(
+            LockingProtocol::Ipcp => self.resources[r].ceiling,
+            LockingProtocol::Dfp => Some(Priority::deadline(
                 now.saturating_add(self.resources[r].floor),
             )),
-            LockRule::None => None,
+            _ => None,
         };
         let job = &mut self.jobs[i];
         let s = &mut self.state[i];
@@ -881,14 +865,22 @@ impl<P: Platform> Engine<P> {
     }
 }
 
-/// Which lock rules a scheduler of `kind` takes (the simulator's refusals:
-/// IPCP needs fixed priorities, DFP deadlines).
-pub fn check_lock_rule(rule: LockRule, kind: PolicyKind, scheduler: &str) -> Result<(), String> {
+/// Refuses what the engine cannot apply with a scheduler of `kind`: a
+/// protocol it does not apply, IPCP without fixed priorities, DFP without
+/// deadlines (the simulator's refusals).
+pub fn check_lock_rule(
+    rule: LockingProtocol,
+    kind: PolicyKind,
+    scheduler: &str,
+) -> Result<(), String> {
     match (rule, kind) {
-        (LockRule::Ipcp, k) if k != PolicyKind::FixedPriority => Err(format!(
+        (r, _) if !applies(r) => Err(format!(
+            "the dispatcher applies none, ipcp (fixed-priority schedulers) or dfp (EDF schedulers), not {r}"
+        )),
+        (LockingProtocol::Ipcp, k) if k != PolicyKind::FixedPriority => Err(format!(
             "ipcp needs a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use dfp); {scheduler} is not one"
         )),
-        (LockRule::Dfp, k) if k != PolicyKind::Deadline => Err(format!(
+        (LockingProtocol::Dfp, k) if k != PolicyKind::Deadline => Err(format!(
             "dfp needs an EDF scheduler (edf, np-edf; with fp use ipcp); {scheduler} is not one"
         )),
         _ => Ok(()),

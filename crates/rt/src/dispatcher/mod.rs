@@ -24,7 +24,6 @@ pub mod virtual_platform;
 pub mod watchdog;
 
 pub use costs::DispatcherCosts;
-pub use engine::LockRule;
 pub use run::{check, run_dispatched, run_traced, DispatchConfig, DispatchedExtras};
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use rtlab_sim::SchedulerSpec;
 use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 
 use super::costs::{CostMeter, DispatcherCosts, Percentiles};
-use super::engine::{check_lock_rule, steps_of, Engine, EngineSetup, LockRule, Step};
+use super::engine::{check_lock_rule, steps_of, Engine, EngineSetup, Step};
 use super::threads::{
     run_task_thread, RealPlatform, Shared, ThreadOutcome, DISPATCHER_PRIORITY, MAX_STEPS,
     RUN_PRIORITY, WAIT_PRIORITY,
@@ -39,9 +39,9 @@ use super::virtual_platform::VirtualPlatform;
 use super::watchdog::{self, Verdict};
 use crate::error::RtError;
 use crate::executor::job_log::{JobLog, JobMessage, JobWriter, RunEnd};
-use crate::executor::placement::Scope;
 use crate::executor::{job_ring_capacities, RunConfig, RunReport, TaskRunMetrics};
 use crate::stream::start_streams;
+use rtlab_model::policy::{LockingProtocol, MissRule, RealScheduler, RunPolicy, Scope};
 
 /// How long the dispatcher may fail to wake up before the watchdog ends
 /// the run (RT throttling alone holds it back up to 50 ms a second).
@@ -56,8 +56,9 @@ pub struct DispatchConfig {
     /// Decide only at multiples of this (the ticked kernel); `None`:
     /// tickless.
     pub tick: Option<Nanos>,
-    /// The critical sections' protocol, applied by the dispatcher.
-    pub protocol: LockRule,
+    /// The critical sections' protocol, applied by the dispatcher (none,
+    /// ipcp or dfp).
+    pub protocol: LockingProtocol,
     /// How long a dispatcher may miss its wake-up before the watchdog
     /// ends the run.
     pub watchdog: Nanos,
@@ -72,7 +73,7 @@ impl DispatchConfig {
         DispatchConfig {
             scheduler,
             tick: None,
-            protocol: LockRule::None,
+            protocol: LockingProtocol::None,
             watchdog: DEFAULT_WATCHDOG,
             hang_at: None,
         }
@@ -101,11 +102,14 @@ fn refused(setting: &'static str, value: Option<String>, why: String) -> RtError
 /// dispatcher runs EDF or fixed priorities for its tasks).
 fn per_cpu_scheduler(spec: &SchedulerSpec) -> Result<SchedulerSpec, RtError> {
     match spec {
-        SchedulerSpec::Partitioned(rtlab_sim::PartitionedPolicy::Edf) => Ok(SchedulerSpec::Edf),
-        SchedulerSpec::Partitioned(rtlab_sim::PartitionedPolicy::Fp(order)) => {
-            Ok(SchedulerSpec::Fp(*order))
-        }
-        SchedulerSpec::Global(_) | SchedulerSpec::Cedf => Err(refused(
+        SchedulerSpec::Pedf => Ok(SchedulerSpec::Edf),
+        SchedulerSpec::Pfp(order) => Ok(SchedulerSpec::Fp(*order)),
+        SchedulerSpec::Gedf
+        | SchedulerSpec::Gfp(_)
+        | SchedulerSpec::Edzl
+        | SchedulerSpec::LinuxDl
+        | SchedulerSpec::Gllf
+        | SchedulerSpec::Cedf => Err(refused(
             "scheduler",
             Some(spec.to_string()),
             "the dispatcher does not run global schedulers yet (one dispatcher per CPU runs \
@@ -124,7 +128,7 @@ fn per_cpu_scheduler(spec: &SchedulerSpec) -> Result<SchedulerSpec, RtError> {
 pub fn measured_decision_cost(
     tasks: &[Task],
     spec: &SchedulerSpec,
-    protocol: LockRule,
+    protocol: LockingProtocol,
 ) -> Result<Nanos, RtError> {
     let scheduler = spec
         .build(tasks)
@@ -137,7 +141,7 @@ pub fn measured_decision_cost(
         tasks: tasks.to_vec(),
         plan: PhasePlan::none(tasks.len()),
         duration,
-        on_miss: crate::executor::Overrun::Skip,
+        on_miss: MissRule::Skip,
         tick: None,
         protocol,
         ids: Vec::new(),
@@ -282,9 +286,9 @@ fn prepare(
             .build(&tasks)
             .map_err(|e| refused("scheduler", Some(d.scheduler.to_string()), e.to_string()))?;
         let has_sections = tasks.iter().any(|t| !t.critical_sections.is_empty());
-        if has_sections || d.protocol != LockRule::None {
+        if has_sections || d.protocol != LockingProtocol::None {
             check_lock_rule(d.protocol, scheduler.kind(), &scheduler.name())
-                .map_err(|why| refused("protocol", Some(d.protocol.name().into()), why))?;
+                .map_err(|why| refused("protocol", Some(d.protocol.to_string()), why))?;
         }
         if domains.len() > 1 && has_sections {
             return Err(refused(
@@ -388,7 +392,7 @@ pub fn run_traced(
     cfg: &RunConfig,
     d: &DispatchConfig,
     interrupt: &AtomicBool,
-    mut sinks: Vec<Box<dyn JobSink>>,
+    mut sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<crate::executor::TracedRun, RtError> {
     let Some(request) = &cfg.kernel_trace else {
         return run_dispatched(set, cfg, d, interrupt, sinks).map(|(r, w, _)| (r, w, None));
@@ -499,7 +503,7 @@ pub fn run_dispatched(
     cfg: &RunConfig,
     d: &DispatchConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>, DispatchedExtras), RtError> {
     run_inner(set, cfg, d, interrupt, sinks, false)
 }
@@ -522,7 +526,7 @@ fn run_inner(
     cfg: &RunConfig,
     d: &DispatchConfig,
     interrupt: &AtomicBool,
-    mut sinks: Vec<Box<dyn JobSink>>,
+    mut sinks: Vec<Box<dyn JobSink + Send>>,
     keep_orders: bool,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>, DispatchedExtras), RtError> {
     let (phased, plan, domains) = prepare(set, cfg, d)?;
@@ -1012,16 +1016,25 @@ fn report(
         .filter(|_| costs.watchdog.is_none())
         .collect();
     RunReport {
-        policy: "dispatcher".into(),
-        scheduler: Some(d.scheduler.to_string()),
+        // The threads' kernel policy; the scheduler that ran is
+        // `dispatcher.scheduler` (no model scheduler names it).
+        policy: RealScheduler {
+            policy: RunPolicy::FifoOrder,
+            scope: if domains.len() > 1 {
+                Scope::Partitioned
+            } else {
+                Scope::Uni
+            },
+        },
+        scheduler: None,
         cpus: (domains.len() > 1).then(|| domains.iter().map(|d| d.cpu).collect()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
         interrupted,
         cpu: (domains.len() == 1).then(|| domains[0].cpu),
-        protocol: d.protocol.name().into(),
-        on_miss: cfg.on_miss.name().into(),
+        protocol: d.protocol,
+        on_miss: cfg.on_miss,
         tick_ns: d.tick.map(Nanos::as_ns),
         seed: None,
         jitter: "none".into(),

@@ -8,14 +8,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rtlab_model::phase::{Phase, PhasePlan};
+use rtlab_model::policy::{LockingProtocol, MissRule};
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, Simulator};
+use rtlab_sim::{SchedulerSpec, SimConfig, Simulator};
 
-use super::engine::{steps_of, Engine, EngineSetup, LockRule};
+use super::engine::{steps_of, Engine, EngineSetup};
 use super::virtual_platform::VirtualPlatform;
 use crate::executor::job_log::{JobLog, JobMessage};
-use crate::executor::Overrun;
 use crate::stream::record_ring;
 
 type Key = (usize, u64, Nanos, Nanos, Option<Nanos>, Option<Nanos>, u64);
@@ -38,9 +38,9 @@ fn simulated(
     spec: &SchedulerSpec,
     duration: Nanos,
     tick: Option<Nanos>,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[Phase],
-    protocol: Protocol,
+    protocol: LockingProtocol,
 ) -> (Vec<Key>, u64) {
     let mut config = SimConfig::new(duration);
     config.tick = tick;
@@ -63,9 +63,9 @@ fn dispatched(
     spec: &SchedulerSpec,
     duration: Nanos,
     tick: Option<Nanos>,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[Phase],
-    protocol: LockRule,
+    protocol: LockingProtocol,
 ) -> (Vec<Key>, u64) {
     let tasks = PhasePlan::tasks(set, phases);
     let plan = PhasePlan::new(set, phases, duration).expect("phases");
@@ -84,10 +84,7 @@ fn dispatched(
         tasks,
         plan,
         duration,
-        on_miss: match on_miss {
-            OnMiss::Skip => Overrun::Skip,
-            _ => Overrun::Continue,
-        },
+        on_miss,
         tick,
         protocol,
         ids: Vec::new(),
@@ -108,9 +105,29 @@ fn dispatched(
 
 fn same_schedule(set: &TaskSet, spec: &str, duration: Nanos, tick: Option<Nanos>, skip: bool) {
     let spec: SchedulerSpec = spec.parse().expect("a scheduler");
-    let on_miss = if skip { OnMiss::Skip } else { OnMiss::Continue };
-    let sim = simulated(set, &spec, duration, tick, on_miss, &[], Protocol::None);
-    let real = dispatched(set, &spec, duration, tick, on_miss, &[], LockRule::None);
+    let on_miss = if skip {
+        MissRule::Skip
+    } else {
+        MissRule::Continue
+    };
+    let sim = simulated(
+        set,
+        &spec,
+        duration,
+        tick,
+        on_miss,
+        &[],
+        LockingProtocol::None,
+    );
+    let real = dispatched(
+        set,
+        &spec,
+        duration,
+        tick,
+        on_miss,
+        &[],
+        LockingProtocol::None,
+    );
     assert!(!sim.0.is_empty());
     assert_eq!(
         real.0.len(),
@@ -195,8 +212,24 @@ fn phases_give_the_simulators_schedule() {
     for spec in ["edf", "fp:rm", "multiburst", "ipi", "hybrid"] {
         let spec: SchedulerSpec = spec.parse().unwrap();
         let d = Nanos::from_secs(3);
-        let sim = simulated(&set, &spec, d, None, OnMiss::Skip, &phases, Protocol::None);
-        let real = dispatched(&set, &spec, d, None, OnMiss::Skip, &phases, LockRule::None);
+        let sim = simulated(
+            &set,
+            &spec,
+            d,
+            None,
+            MissRule::Skip,
+            &phases,
+            LockingProtocol::None,
+        );
+        let real = dispatched(
+            &set,
+            &spec,
+            d,
+            None,
+            MissRule::Skip,
+            &phases,
+            LockingProtocol::None,
+        );
         assert_eq!(real, sim, "{spec}");
     }
 }
@@ -208,14 +241,14 @@ fn critical_sections_under_ipcp_dfp_and_plain_locks_give_the_simulators_schedule
         .set;
     let d = ms(1000);
     for (spec, sim_protocol, rule) in [
-        ("fp:dm", Protocol::Ipcp, LockRule::Ipcp),
-        ("fp:dm", Protocol::None, LockRule::None),
-        ("edf", Protocol::Dfp, LockRule::Dfp),
-        ("edf", Protocol::None, LockRule::None),
+        ("fp:dm", LockingProtocol::Ipcp, LockingProtocol::Ipcp),
+        ("fp:dm", LockingProtocol::None, LockingProtocol::None),
+        ("edf", LockingProtocol::Dfp, LockingProtocol::Dfp),
+        ("edf", LockingProtocol::None, LockingProtocol::None),
     ] {
         let spec: SchedulerSpec = spec.parse().unwrap();
-        let sim = simulated(&set, &spec, d, None, OnMiss::Continue, &[], sim_protocol);
-        let real = dispatched(&set, &spec, d, None, OnMiss::Continue, &[], rule);
+        let sim = simulated(&set, &spec, d, None, MissRule::Continue, &[], sim_protocol);
+        let real = dispatched(&set, &spec, d, None, MissRule::Continue, &[], rule);
         assert_eq!(real, sim, "{spec} {rule:?}");
     }
 }

@@ -9,6 +9,7 @@
 
 use std::ops::Deref;
 
+use rtlab_model::policy::{LockingProtocol, MissRule, ModelScheduler, RealScheduler};
 use rtlab_model::results::{TaskMetrics, TaskSummary, Totals};
 use serde::Serialize;
 
@@ -72,10 +73,16 @@ impl Deref for TaskRunMetrics {
 /// The result of a run (`rtlab run --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
-    /// `--policy`: other, fifo-order, rm, dm, given, rr, edf.
-    pub policy: String,
-    /// The simulator scheduler that models the policy (null for `other`).
-    pub scheduler: Option<String>,
+    /// `--policy`: other, fifo-order, rm, dm, given, rr, edf; on several
+    /// CPUs linux-dl, pedf, cedf, gfp:ORDER, pfp:ORDER. A run by the
+    /// dispatcher says its threads' kernel policy, `fifo-order` (SCHED_FIFO;
+    /// `pfp:fifo-order` with a dispatcher per CPU): the scheduler that ran
+    /// is `dispatcher.scheduler`.
+    pub policy: RealScheduler,
+    /// The simulator scheduler that models the policy (null for `other`,
+    /// and for a run by the dispatcher, which ran a simulator scheduler
+    /// itself: `dispatcher.scheduler`).
+    pub scheduler: Option<ModelScheduler>,
     /// The task set's name.
     pub taskset: String,
     /// Requested duration.
@@ -91,9 +98,9 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
     /// Locking protocol of the critical sections' mutexes: none, pip or ipcp.
-    pub protocol: String,
-    /// Overrun policy: continue or skip.
-    pub on_miss: String,
+    pub protocol: LockingProtocol,
+    /// The miss rule: continue or skip.
+    pub on_miss: MissRule,
     /// Always null: the kernel is tickless here (hrtimers).
     pub tick_ns: Option<u64>,
     /// Always null: real execution times are not drawn from a seed.

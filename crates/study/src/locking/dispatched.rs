@@ -15,12 +15,12 @@
 use std::sync::atomic::AtomicBool;
 
 use rtlab_model::TaskSet;
-use rtlab_rt::dispatcher::{run_dispatched, DispatchConfig, LockRule};
+use rtlab_rt::dispatcher::{run_dispatched, DispatchConfig};
 use rtlab_rt::executor::RunConfig;
 use rtlab_rt::RtError;
 use serde::Serialize;
 
-use super::{LockProtocol, LockingConfig, LockingSection};
+use super::{LockingArm, LockingConfig, LockingSection};
 
 /// One real run: one length, one protocol.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -28,7 +28,7 @@ pub struct DispatchedLockingRow {
     /// The procedure's length.
     pub length_ns: u64,
     /// The protocol (the dispatcher applies it).
-    pub protocol: LockProtocol,
+    pub protocol: LockingArm,
     /// The scheduler the dispatcher ran (`fp:dm` or `edf`).
     pub scheduler: String,
     /// Jobs released on real threads.
@@ -83,16 +83,13 @@ pub fn run(
             format!("locking-{length}"),
             config.tasks.iter().map(|t| t.task(length)).collect(),
         );
-        for protocol in LockProtocol::ALL {
+        for protocol in LockingArm::ALL {
             if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                 out.interrupted = true;
                 return Ok(out);
             }
             let mut d = DispatchConfig::new(protocol.scheduler());
-            d.protocol = match protocol {
-                LockProtocol::Ipcp => LockRule::Ipcp,
-                LockProtocol::Dfp => LockRule::Dfp,
-            };
+            d.protocol = protocol.sim_protocol();
             let mut cfg = base.clone();
             cfg.duration = config.duration;
             let (report, _, _) = run_dispatched(&set, &cfg, &d, interrupt, Vec::new())?;

@@ -12,23 +12,14 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use rtlab_model::results::{compare_jobs, compare_tasks, JobAgreement, JobRecord};
+use rtlab_model::results::{compare_jobs, compare_tasks, EachJob, JobAgreement, JobRecord};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::dispatcher::{DispatchConfig, LockRule};
-use rtlab_rt::executor::{JobList, JobSink, Overrun};
-use rtlab_sim::{OnMiss, Protocol, SimConfig, Simulator};
+use rtlab_rt::dispatcher::DispatchConfig;
+use rtlab_rt::executor::{JobList, JobSink};
+use rtlab_sim::SimConfig;
 
 use super::{describe, CompareArgs, Comparison};
 use crate::usage::usage;
-
-/// The simulator's protocol of the dispatcher's lock rule.
-fn protocol(rule: LockRule) -> Protocol {
-    match rule {
-        LockRule::None => Protocol::None,
-        LockRule::Ipcp => Protocol::Ipcp,
-        LockRule::Dfp => Protocol::Dfp,
-    }
-}
 
 /// Runs the comparison.
 pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
@@ -38,7 +29,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     let spec = d.scheduler.clone();
     // The simulator's refusals come before the real run.
     let mut probe = SimConfig::new(Nanos::from_ns(1));
-    probe.protocol = protocol(d.protocol);
+    probe.protocol = d.protocol;
     probe.tick = d.tick;
     rtlab_sim::simulate(&placed, &spec, &probe).map_err(|e| {
         usage(format!(
@@ -50,7 +41,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
     let real_jobs = JobList::new();
-    let sinks: Vec<Box<dyn JobSink>> = vec![Box::new(real_jobs.clone())];
+    let sinks: Vec<Box<dyn JobSink + Send>> = vec![Box::new(real_jobs.clone())];
     let crate::real_run::Executed {
         set,
         origin,
@@ -60,7 +51,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     let costs = real.dispatcher.clone().unwrap_or_default();
     let ended = Nanos::from_ns(real.ended_ns);
     let mut sim_cfg = SimConfig::new(ended.max(Nanos::from_ns(1)));
-    sim_cfg.protocol = protocol(d.protocol);
+    sim_cfg.protocol = d.protocol;
     sim_cfg.tick = d.tick;
     sim_cfg.overheads = Some(costs.as_overheads());
     sim_cfg.phases = cfg
@@ -74,10 +65,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     sim_cfg
         .phases
         .extend(modes.into_iter().filter(|p| p.start < ended));
-    sim_cfg.on_miss = match cfg.on_miss {
-        Overrun::Skip => OnMiss::Skip,
-        Overrun::Continue => OnMiss::Continue,
-    };
+    sim_cfg.on_miss = cfg.on_miss;
     let (sim, sim_jobs) = simulate_recording(&set, &spec, sim_cfg)?;
     let tasks = compare_tasks(
         real.tasks.iter().map(|t| &t.metrics),
@@ -133,21 +121,16 @@ fn simulate_recording(
 ) -> anyhow::Result<(rtlab_sim::SimReport, Vec<JobRecord>)> {
     let jobs = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let sink = std::rc::Rc::clone(&jobs);
-    let report = if spec.is_multiprocessor() || set.processors() != 1 {
-        rtlab_sim::multi::run(
-            set,
-            spec,
-            &config,
-            Some(Box::new(move |j: &JobRecord| sink.borrow_mut().push(*j))),
-        )?
-        .report
-    } else {
-        let mut sim = Simulator::new(set, spec, config)?;
-        sim.on_job(move |j| sink.borrow_mut().push(*j));
-        sim.report()
-    };
+    let finished = rtlab_sim::run(
+        set,
+        spec,
+        &config,
+        Some(Box::new(EachJob(move |j: &JobRecord| {
+            sink.borrow_mut().push(*j)
+        }))),
+    )?;
     let jobs = jobs.take();
-    Ok((report, jobs))
+    Ok((finished.report, jobs))
 }
 
 /// The job-for-job lines.

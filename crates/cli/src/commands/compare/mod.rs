@@ -15,10 +15,10 @@ use std::process::ExitCode;
 use clap::Args;
 use rtlab_model::results::{self, compare_tasks};
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, LockProtocol, Overrun, RunReport};
-use rtlab_sim::{OnMiss, Protocol, SchedulerSpec, SimConfig, SimReport};
+use rtlab_rt::executor::{rr_timeslice, RunReport};
+use rtlab_sim::{SchedulerSpec, SimConfig, SimReport};
 
-use crate::real_run::{execute, RunFlags};
+use crate::real_run::{execute_loaded, RunFlags};
 use crate::usage::usage;
 use rtlab_report::table;
 
@@ -28,12 +28,12 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:lf-scenario-4 --policy edf --duration 1s --no-rt-throttling --json\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
     rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
-    rtlab compare builtin:dhall-linux --cpus 0,1 --policy gedf --duration 1s\n  \
+    rtlab compare builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n  \
     rtlab compare builtin:hartstone-ph --dispatcher -s multiburst -d 10s\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
-    On --cpus: gedf -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
+    On --cpus: linux-dl -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
     pfp:X -> pfp:X; the table adds migrations.\n\
     --dispatcher -s SCHEDULER: the simulator runs the same scheduler with the run's measured\n\
     costs, job for job (releases, misses, responses within the dispatch latency's p99.9).\n\
@@ -76,7 +76,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             args.tolerance
         )));
     }
-    if let (Some(_), Some(_)) = (&args.with, args.flags.multiprocessor()?) {
+    if args.with.is_some() && args.flags.scheduler()?.scope.is_multi() {
         return Err(usage(
             "--with rt-app compares one-CPU runs; on --cpus compare with the simulator (without --with)",
         ));
@@ -98,32 +98,28 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
         return dispatched::run(args, &d);
     }
-    let mut cfg = args.flags.config()?;
-    let placed = args
-        .flags
-        .place(rtlab_model::file::load(&args.flags.taskset)?.set, &mut cfg)?;
-    let spec = match &cfg.placement {
-        // gedf -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, ...
-        Some(p) => SchedulerSpec::from(p.model_scheduler(cfg.policy).ok_or_else(|| {
-            usage(format!(
-                "--policy {}: the simulator has no model of it",
-                cfg.policy_name()
+    // The set is loaded once: placed here for the simulator's refusals,
+    // run as loaded (the run places it the same way).
+    let unplaced = args.flags.config()?;
+    let loaded = rtlab_model::file::load(&args.flags.taskset)?;
+    let mut cfg = unplaced.clone();
+    let placed = args.flags.place(loaded.set.clone(), &mut cfg)?;
+    // linux-dl -> linux-dl, pedf -> pedf (the same assignment), gfp:X -> gfp:X, rm -> fp:rm, ...
+    let scheduler = cfg.scheduler();
+    let spec = match scheduler.model_scheduler(rr_timeslice()) {
+        Some(model) => SchedulerSpec::from(model),
+        None if cfg.placement.is_none() => {
+            return Err(usage(
+                "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
             ))
-        })?),
+        }
         None => {
-            let Some(model) = cfg.policy.model_scheduler(rr_timeslice()) else {
-                return Err(usage(
-                    "--policy other: the simulator has no model of CFS/EEVDF; compare fifo-order, rm, dm, given, rr or edf",
-                ));
-            };
-            SchedulerSpec::from(model)
+            return Err(usage(format!(
+                "--policy {scheduler}: the simulator has no model of it"
+            )))
         }
     };
-    let protocol = match cfg.protocol {
-        LockProtocol::None => Protocol::None,
-        LockProtocol::Pip => Protocol::Pip,
-        LockProtocol::Ipcp => Protocol::Ipcp,
-    };
+    let protocol = cfg.protocol;
     // The simulator's refusals (a protocol its scheduler cannot take) come
     // before the real run, not after it.
     let probe = SimConfig {
@@ -137,12 +133,20 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         ))
     })?;
     if args.flags.repeats()? > 1 {
-        return compare_repeated(args, &cfg, &spec, protocol);
+        return compare_repeated(args, &unplaced, &loaded, &cfg, &spec, protocol);
     }
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
-    let (comparison, origin) = one_comparison(args, &cfg, &spec, protocol, saver.as_ref())?;
+    let (comparison, origin) = one_comparison(
+        args,
+        &unplaced,
+        &loaded,
+        &cfg,
+        &spec,
+        protocol,
+        saver.as_ref(),
+    )?;
     // The store first: a stdout that fails does not lose the run.
     let saved = saver.map_or(Ok(()), |s| {
         s.finish(
@@ -180,9 +184,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// compared; the run's origin for the headline.
 fn one_comparison(
     args: &CompareArgs,
+    unplaced: &rtlab_rt::executor::RunConfig,
+    loaded: &rtlab_model::file::LoadedTaskSet,
     cfg: &rtlab_rt::executor::RunConfig,
     spec: &SchedulerSpec,
-    protocol: Protocol,
+    protocol: rtlab_model::policy::LockingProtocol,
     saver: Option<&crate::save::Saver>,
 ) -> anyhow::Result<(Comparison, String)> {
     let crate::real_run::Executed {
@@ -190,22 +196,25 @@ fn one_comparison(
         origin,
         report: real,
         ..
-    } = execute(&args.flags, &[], Vec::new(), saver)?;
+    } = execute_loaded(
+        &args.flags,
+        unplaced.clone(),
+        loaded.clone(),
+        &[],
+        Vec::new(),
+        saver,
+    )?;
     let mut sim_cfg = SimConfig::new(Nanos::from_ns(real.ended_ns));
     sim_cfg.protocol = protocol;
     // The same phases and modes, those that started before the real run
     // ended.
     let mut phases = cfg.phases.clone();
-    let modes = rtlab_model::file::load(&args.flags.taskset)?.modes;
-    crate::flags::add_modes(&mut phases, &modes, set.tasks.len(), cfg.duration)?;
+    crate::flags::add_modes(&mut phases, &loaded.modes, set.tasks.len(), cfg.duration)?;
     sim_cfg.phases = phases
         .into_iter()
         .filter(|p| p.start.as_ns() < real.ended_ns)
         .collect();
-    sim_cfg.on_miss = match cfg.on_miss {
-        Overrun::Skip => OnMiss::Skip,
-        Overrun::Continue => OnMiss::Continue,
-    };
+    sim_cfg.on_miss = cfg.on_miss;
     let sim = rtlab_sim::simulate(&set, spec, &sim_cfg)?;
     if sim.duration_ns < real.ended_ns {
         // The simulator stops an overloaded run at its backlog limit.
@@ -220,7 +229,7 @@ fn one_comparison(
     let tasks = compare_tasks(real.tasks.iter().map(|t| &t.metrics), &sim.tasks, tolerance);
     let comparison = Comparison::new(
         set.name.clone(),
-        real.policy.clone(),
+        real.policy.to_string(),
         spec.to_string(),
         tasks,
         real,
@@ -233,9 +242,11 @@ fn one_comparison(
 /// spread of the real and simulated misses and the real figures.
 fn compare_repeated(
     args: &CompareArgs,
+    unplaced: &rtlab_rt::executor::RunConfig,
+    loaded: &rtlab_model::file::LoadedTaskSet,
     cfg: &rtlab_rt::executor::RunConfig,
     spec: &SchedulerSpec,
-    protocol: Protocol,
+    protocol: rtlab_model::policy::LockingProtocol,
 ) -> anyhow::Result<ExitCode> {
     if args.save.save || args.save.store.is_some() {
         return Err(usage(
@@ -245,7 +256,7 @@ fn compare_repeated(
     let mut repeated = rtlab_report::repeat::Repeated::default();
     let mut runs = Vec::new();
     for i in 0..args.flags.repeat {
-        let (c, _) = one_comparison(args, cfg, spec, protocol, None)?;
+        let (c, _) = one_comparison(args, unplaced, loaded, cfg, spec, protocol, None)?;
         let verdict = c
             .real
             .disturbance
