@@ -35,6 +35,17 @@ pub struct DispatcherFlags {
 }
 
 impl DispatcherFlags {
+    /// `--dispatcher` where it applies only with `flag` (`given`): a usage
+    /// error naming both otherwise.
+    pub fn needs(&self, given: bool, flag: &str) -> anyhow::Result<()> {
+        if self.dispatcher && !given {
+            return Err(usage(format!(
+                "--dispatcher runs the real runs through rtlab's dispatcher: add {flag}"
+            )));
+        }
+        Ok(())
+    }
+
     /// The dispatcher's configuration for `scheduler` (the `-s` text) and
     /// `protocol` (`--protocol`: none, ipcp or dfp), or `None` without
     /// `--dispatcher`. Usage errors name the flag.

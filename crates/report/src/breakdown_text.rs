@@ -127,7 +127,7 @@ pub fn describe(doc: &BreakdownDocument) -> String {
             "\nnote: interrupted: the last time scale is partial, later ones were not run\n",
         );
     }
-    out
+    table::fit_text(&out)
 }
 
 fn steps_table(s: &ScaleResult) -> String {

@@ -101,5 +101,5 @@ pub fn describe(doc: &GvpDocument) -> String {
             ));
         }
     }
-    out
+    table::fit_text(&out)
 }

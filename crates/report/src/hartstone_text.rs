@@ -18,7 +18,7 @@ fn ending(outcome: &TestOutcome) -> String {
             "k={}: {} at {}",
             m.iteration,
             printable(&m.task),
-            Nanos::from_ns(m.at_ns)
+            table::ns(m.at_ns)
         ),
         (EndReason::Cap, _) => "no miss (cap)".into(),
         (EndReason::InvalidPool(why), _) => format!("invalid pool: {why}"),
@@ -126,6 +126,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
                 }
             }
         }
+        t.wrapping("ended by").optional(&["preemptions", "cs/s"]);
         out.push_str(&table::render(&t));
         out.push('\n');
         // Every real iteration run twice, and what the rerun found.
@@ -185,7 +186,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
             hartstone::PAPER_PH_RANKING
         ));
     }
-    out
+    table::fit_text(&out)
 }
 
 /// `--csv`: one row per scheduler and test (columns in the module doc).

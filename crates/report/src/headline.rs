@@ -208,6 +208,7 @@ fn analyze(doc: &Value) -> Headline {
     });
     let mut facts = Vec::new();
     fact(&mut facts, "utilization", doc, "utilization");
+    fact(&mut facts, "processors", doc, "processors");
     let tasks = doc.get("tasks").and_then(Value::as_array);
     let distinct: Vec<&str> = tasks
         .into_iter()
@@ -228,11 +229,17 @@ fn analyze(doc: &Value) -> Headline {
 
 /// Per policy, in order: schedulable when one test proves it, not when a
 /// test refutes it and none proves it, else no verdict (only sufficient
-/// tests that failed).
+/// tests that failed). A multiprocessor analysis names no policy: its
+/// tests' scheduler is the test's name up to the colon (`gedf` of
+/// `gedf:bcl`, `pedf` of `pedf:ff-decreasing`).
 fn policy_verdicts(tests: &[&Value]) -> Vec<(String, Option<bool>)> {
     let mut policies: Vec<(String, Option<bool>)> = Vec::new();
     for t in tests {
-        let Some(policy) = t.get("policy").and_then(Value::as_str) else {
+        let scheduler = t
+            .get("test")
+            .and_then(Value::as_str)
+            .map(|name| name.split(':').next().unwrap_or(name));
+        let Some(policy) = t.get("policy").and_then(Value::as_str).or(scheduler) else {
             continue;
         };
         let said = t.get("schedulable").and_then(Value::as_bool);

@@ -1099,7 +1099,8 @@ impl Simulator {
     /// Streams the trace window as a Chrome trace-event document to `out`
     /// while the run goes (call before running; nothing happens without a
     /// configured window). `keep_records` false keeps no records in memory
-    /// (they are needed only for [`Trace::to_svg`]). Call
+    /// (they are needed only for the Gantt chart,
+    /// [`crate::schedule_spans::gantt_window`]). Call
     /// [`Simulator::finish_trace`] after the run to end the document.
     pub fn stream_chrome_trace(&mut self, out: Box<dyn std::io::Write + Send>, keep_records: bool) {
         if let Some(trace) = &mut self.trace {

@@ -367,9 +367,15 @@ fn the_trace_has_one_row_per_processor_and_shows_migrations() {
     assert_eq!(trace.migrations.len(), 1);
     let mig = trace.migrations[0];
     assert_eq!((mig.task, mig.from, mig.to, mig.at), (2, 0, 1, ms(6)));
-    let svg = trace.to_svg();
-    assert!(svg.contains(">cpu 0<") && svg.contains(">cpu 1<"));
-    assert!(svg.contains("migrates cpu 0 to cpu 1"));
+    let window = rtlab_sim::schedule_spans::gantt_window(&trace).unwrap();
+    assert_eq!(window.rows, ["cpu 0", "cpu 1"]);
+    let migrations: Vec<_> = window
+        .spans
+        .iter()
+        .filter(|s| s.kind == rtlab_model::results::SpanKind::Migration)
+        .map(|s| (s.row.as_str(), s.label.as_str(), s.start_ns))
+        .collect();
+    assert_eq!(migrations, [("cpu 1", "c#0 from cpu 0", ms(6).as_ns())]);
     let chrome = trace.to_chrome_json().to_string();
     assert!(chrome.contains("\"cpu 1\"") && chrome.contains("migrate c#0"));
 }

@@ -30,5 +30,6 @@ pub mod lag_study;
 pub mod locking;
 pub mod overload;
 pub mod real;
+pub mod real_parts;
 pub mod runner;
 pub mod utilization;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use rtlab_host::kernel_state::{Recovery, StateDir};
-use rtlab_host::platform::{self, Level, PlatformReport};
+use rtlab_host::platform::{self, PlatformReport};
 use serde::Serialize;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -96,7 +96,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         write!(
             out,
             "{}",
-            describe(&report, std::io::stdout().is_terminal())
+            rtlab_report::doctor_text::describe(&report, std::io::stdout().is_terminal())
         )?;
         writeln!(
             out,
@@ -116,28 +116,4 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// The human report: one line per item, `[ok]`, `[note]`, `[WARN]` or
-/// `[??]` (unreadable), then its advice indented below.
-pub fn describe(report: &PlatformReport, color: bool) -> String {
-    let mut out = String::from("rtlab doctor: the platform's real-time state\n\n");
-    for line in report.lines() {
-        let (tag, code) = match line.level {
-            Level::Ok => ("ok", "32"),
-            Level::Note => ("note", "36"),
-            Level::Warn => ("WARN", "1;31"),
-            Level::Unknown => ("??", "33"),
-        };
-        let tag = if color {
-            format!("\x1b[{code}m{tag:>4}\x1b[0m")
-        } else {
-            format!("{tag:>4}")
-        };
-        out += &format!("[{tag}] {:<18} {}\n", line.key, line.summary);
-        if let Some(advice) = line.advice {
-            out += &format!("{:26}{advice}\n", "");
-        }
-    }
-    out
 }

@@ -4,15 +4,13 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use rtlab_model::{printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
-use rtlab_rt::executor::{JobSink, RunReport};
+use rtlab_rt::executor::JobSink;
 
 use crate::real_run::{execute, lost_threads, Executed, JobFile, JobFileKind, RunFlags};
 use crate::save::SaveFlags;
 use crate::usage::all_of;
-use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:lf-scenario-4 --policy dm --duration 1s\n  \
@@ -64,7 +62,6 @@ pub struct RunArgs {
 
 /// Runs `rtlab run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    rtlab_report::table::fit_to_terminal(!args.flags.wide);
     if args.flags.repeats()? > 1 {
         return run_repeated(args);
     }
@@ -107,10 +104,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        out!("{}", describe(&report, &origin));
-        if let Some(d) = &report.disturbance {
-            out!("\n{}", rtlab_report::disturbance_text::account_text(d));
-        }
+        out!("{}", rtlab_report::run_text::describe(&report, &origin));
         out!(
             "{}",
             rtlab_report::dispatcher_text::describe(report.dispatcher.as_ref())
@@ -188,121 +182,4 @@ fn run_repeated(args: &RunArgs) -> anyhow::Result<ExitCode> {
         out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The human summary: a headline, a table per task, and the totals.
-pub fn describe(r: &RunReport, origin: &str) -> String {
-    let origin = printable(origin);
-    let placement = match (&r.cpus, r.cpu) {
-        (Some(cpus), _) => format!("on CPUs {}", rtlab_rt::executor::placement::list(cpus)),
-        (None, Some(c)) => format!("pinned to CPU {c}"),
-        (None, None) => "not pinned".to_string(),
-    };
-    let under = match &r.dispatcher {
-        Some(d) => format!("rtlab's dispatcher running {}", d.scheduler),
-        None => r.policy.to_string(),
-    };
-    let mut out = format!(
-        "{} ({origin}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}\n\n",
-        printable(&r.taskset),
-        under,
-        Nanos::from_ns(r.ended_ns),
-        r.on_miss,
-        r.lag_controller_kind.as_deref().unwrap_or("off"),
-        r.rt_throttling,
-    );
-    let locks = r.tasks.iter().any(|m| m.max_blocked_ns.is_some());
-    let mut header = vec![
-        "task",
-        "thread",
-        "released",
-        "completed",
-        "misses",
-        "start misses",
-        "skipped",
-        "preempted",
-        "R mean",
-        "R max",
-        "lag mean",
-        "lag max",
-        "first miss",
-    ];
-    if locks {
-        header.push("lock wait max");
-    }
-    let multi = r.cpus.is_some();
-    if multi {
-        header.extend(["cpus", "migrated jobs", "kernel migrations"]);
-    }
-    let mut t = table::new(&header, &header[2..]);
-    for m in &r.tasks {
-        let mut row = vec![
-            printable(&m.name).into_owned(),
-            m.thread_policy.clone(),
-            m.released.to_string(),
-            m.completed.to_string(),
-            m.misses.to_string(),
-            m.start_deadline_misses.to_string(),
-            m.skipped.to_string(),
-            m.preemptions.to_string(),
-            table::opt_ns(m.mean_response_ns),
-            table::opt_ns(m.max_response_ns),
-            table::opt_ns(m.mean_lag_ns),
-            table::opt_ns(m.max_lag_ns),
-            table::opt_ns(m.first_miss_ns),
-        ];
-        if locks {
-            row.push(table::opt_ns(m.max_blocked_ns));
-        }
-        if multi {
-            row.push(
-                m.cpus
-                    .as_deref()
-                    .map_or("-".into(), rtlab_rt::executor::placement::list),
-            );
-            row.push(m.migrations.to_string());
-            row.push(m.kernel_migrations.map_or("-".into(), |k| k.to_string()));
-        }
-        t.add_row(row);
-    }
-    out.push_str(&table::render(&t));
-    if locks {
-        out.push_str(&format!(
-            "\n\ncritical sections under --protocol {}: lock wait = time a job spent inside pthread_mutex_lock",
-            r.protocol
-        ));
-    }
-    if multi {
-        out.push_str(
-            "\n\nmigrated jobs: jobs that finished on another CPU than they started on (sched_getcpu); \
-             kernel migrations: every move of the thread over the run, between jobs too (se.nr_migrations)",
-        );
-    }
-    out.push_str(&format!(
-        "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} start-deadline misses, {} preemptions, {} context switches ({:.1}/s)\n",
-        r.released,
-        r.completed,
-        r.deadline_misses,
-        r.first_miss_ns
-            .map_or(String::new(), |f| format!(" (first at {})", Nanos::from_ns(f))),
-        r.start_deadline_misses,
-        r.preemptions,
-        r.context_switches,
-        r.context_switches_per_s,
-    ));
-    if !r.phases.is_empty() {
-        out.push_str(&format!(
-            "phases (new set from each boundary): {}\n",
-            r.phases.join(", ")
-        ));
-    }
-    if let Some(b) = r.budget_changes {
-        out.push_str(&format!(
-            "SCHED_DEADLINE budgets changed at phase boundaries: {} sched_setattr calls, {} refused, longest {}\n",
-            b.changes,
-            b.refused,
-            Nanos::from_ns(b.max_ns)
-        ));
-    }
-    out
 }

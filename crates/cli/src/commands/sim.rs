@@ -11,13 +11,12 @@ use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    Deadlock, ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig,
-    SimError, SimReport, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig, SimError,
+    SimReport, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
 use crate::usage::usage;
-use rtlab_report::table;
 
 /// The `after_help` of `rtlab sim`: examples, then the schedulers from the
 /// simulator's registry (`rtlab_sim::SCHEDULERS`), then the JSON schema.
@@ -301,7 +300,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        out!("{}", describe(report, &loaded.origin));
+        out!(
+            "{}",
+            rtlab_report::sim_text::describe(report, &loaded.origin)
+        );
     }
     if let Some(mut saver) = saver.take() {
         saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));
@@ -378,156 +380,17 @@ fn simulate(
     })
 }
 
-/// The SVG Gantt chart of a trace, refused when the window held more
-/// records than a trace keeps.
+/// The SVG Gantt chart of a trace's window (the simulator's spans, drawn
+/// by the report), refused when the window held more records than a trace
+/// keeps.
 fn gantt_svg(trace: &Trace) -> anyhow::Result<String> {
-    anyhow::ensure!(
-        trace.dropped == 0,
-        "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
-         completions, misses), too many for one chart; narrow --window (--trace writes them all)",
-        trace.window.from,
-        trace.window.to
-    );
-    Ok(trace.to_svg())
-}
-
-/// The human summary: a headline, a table per task, and the totals.
-pub fn describe(r: &SimReport, origin: &str) -> String {
-    let origin = printable(origin);
-    let tick = match (&r.timer, r.tick_ns) {
-        (Some(linux), _) => linux.clone(),
-        (None, Some(t)) => format!("tick {}", Nanos::from_ns(t)),
-        (None, None) => "tickless".to_string(),
-    };
-    let mut out = format!(
-        "{} ({origin}) under {} for {}: {tick}, protocol {}, on-miss {}, seed {}\n\n",
-        printable(&r.taskset),
-        r.scheduler,
-        Nanos::from_ns(r.duration_ns),
-        r.protocol,
-        r.on_miss,
-        r.seed
-    );
-    let header = [
-        "task",
-        "released",
-        "completed",
-        "misses",
-        "aborted",
-        "skipped",
-        "preempted",
-        "R min",
-        "R mean",
-        "R max",
-        "max lateness",
-        "first miss",
-    ];
-    let mut t = table::new(&header, &header[1..]);
-    for m in &r.tasks {
-        let lateness = m.max_lateness_ns.map_or("-".to_string(), |l| {
-            if l < 0 {
-                format!("-{}", Nanos::from_ns(l.unsigned_abs()))
-            } else {
-                Nanos::from_ns(l as u64).to_string()
-            }
-        });
-        t.add_row(vec![
-            printable(&m.name).into_owned(),
-            m.released.to_string(),
-            m.completed.to_string(),
-            m.misses.to_string(),
-            m.aborted.to_string(),
-            m.skipped.to_string(),
-            m.preemptions.to_string(),
-            table::opt_ns(m.min_response_ns),
-            table::opt_ns(m.mean_response_ns),
-            table::opt_ns(m.max_response_ns),
-            lateness,
-            table::opt_ns(m.first_miss_ns),
-        ]);
-    }
-    out.push_str(&table::render(&t));
-    out.push_str(&format!(
-        "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} preemptions, {} context switches ({:.1}/s), overhead {}, idle {}\n",
-        r.released,
-        r.completed,
-        r.deadline_misses,
-        r.first_miss_ns.map_or(String::new(), |f| format!(" (first at {})", Nanos::from_ns(f))),
-        r.preemptions,
-        r.context_switches,
-        r.context_switches_per_s,
-        Nanos::from_ns(r.overhead_ns),
-        Nanos::from_ns(r.idle_ns),
-    ));
-    if let Some(d) = &r.deadlock {
-        out.push_str(&deadlock_line(d));
-    }
-    if let Some(t) = &r.throttling {
-        out.push_str(&format!(
-            "throttling ({}): RT throttling took {} in {} blackouts, the fair server {} in {} runs\n",
-            t.model,
-            Nanos::from_ns(t.rt_throttled_ns),
-            t.rt_throttles,
-            Nanos::from_ns(t.fair_server_ns),
-            t.fair_server_runs
-        ));
-    }
-    if !r.processors.is_empty() {
-        out.push_str(&processors_lines(r));
-    }
-    out
-}
-
-/// A multiprocessor run's migrations (per task that migrated, and in all)
-/// and each processor's utilization.
-fn processors_lines(r: &SimReport) -> String {
-    let per_task: Vec<String> = r
-        .tasks
-        .iter()
-        .filter(|t| t.migrations > 0)
-        .map(|t| format!("{} {}", printable(&t.name), t.migrations))
-        .collect();
-    let mut out = format!("migrations: {}", r.migrations);
-    if !per_task.is_empty() {
-        out.push_str(&format!(" ({})", per_task.join(", ")));
-    }
-    out.push('\n');
-    for p in &r.processors {
-        out.push_str(&format!(
-            "cpu {}: utilization {:.3} ({} executed, overhead {})\n",
-            p.cpu,
-            p.utilization,
-            Nanos::from_ns(p.executed_ns),
-            Nanos::from_ns(p.overhead_ns)
-        ));
-    }
-    out
-}
-
-/// `DEADLOCK at 5ms: b (job 0) waits for r1 held by a (job 0), a (job 0)
-/// waits for r2 held by b (job 0)`, and how many more formed.
-fn deadlock_line(d: &Deadlock) -> String {
-    let links: Vec<String> = d
-        .cycle
-        .iter()
-        .map(|l| {
-            format!(
-                "{} (job {}) waits for {} held by {} (job {})",
-                printable(&l.task),
-                l.job,
-                printable(&l.waits_for),
-                printable(&l.held_by),
-                l.held_job
-            )
-        })
-        .collect();
-    let more = match d.count {
-        1 => String::new(),
-        n => format!(" ({n} deadlocks in the run)"),
-    };
-    format!(
-        "DEADLOCK at {}: {}; none of them can proceed{more}\n",
-        Nanos::from_ns(d.at_ns),
-        links.join(", ")
-    )
+    let window = rtlab_sim::schedule_spans::gantt_window(trace).with_context(|| {
+        format!(
+            "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
+             completions, misses), too many for one chart; narrow --window (--trace writes them all)",
+            trace.window.from, trace.window.to
+        )
+    })?;
+    let chart = rtlab_report::series::window_chart(&window);
+    Ok(rtlab_report::plot::schedule(&chart)?)
 }

@@ -13,6 +13,7 @@ pub mod job_compare;
 mod metrics;
 pub mod schedule;
 mod series;
+pub mod sim_report;
 mod sink;
 mod summary;
 
@@ -20,8 +21,9 @@ pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
 pub use job_compare::{compare_jobs, JobAgreement, JobDifference};
 pub use metrics::{TaskMetrics, Totals};
-pub use schedule::{ScheduleSpan, SpanKind, SpanSource};
+pub use schedule::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 pub use series::SeriesPoint;
+pub use sim_report::{SimReport, ThrottlingReport};
 pub use sink::{EachJob, JobSink};
 pub use summary::TaskSummary;
 

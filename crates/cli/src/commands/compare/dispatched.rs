@@ -12,13 +12,13 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use rtlab_model::results::{compare_jobs, compare_tasks, EachJob, JobAgreement, JobRecord};
+use rtlab_model::results::{compare_jobs, compare_tasks, EachJob, JobRecord};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::dispatcher::DispatchConfig;
 use rtlab_rt::executor::{JobList, JobSink};
 use rtlab_sim::SimConfig;
 
-use super::{describe, CompareArgs, Comparison};
+use super::{CompareArgs, Comparison};
 use crate::usage::usage;
 
 /// Runs the comparison.
@@ -92,9 +92,11 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        out!("{}", describe(&comparison, &origin, args.tolerance, color));
+        let text =
+            rtlab_report::compare_text::describe(&comparison, &origin, args.tolerance, color);
+        out!("{text}");
         if let Some(a) = &comparison.jobs {
-            out!("{}", describe_jobs(a, &set));
+            out!("{}", rtlab_report::compare_text::describe_jobs(a, &set));
         }
         out!(
             "{}",
@@ -131,54 +133,4 @@ fn simulate_recording(
     )?;
     let jobs = jobs.take();
     Ok((finished.report, jobs))
-}
-
-/// The job-for-job lines.
-fn describe_jobs(a: &JobAgreement, set: &rtlab_model::TaskSet) -> String {
-    let name = |task: usize| {
-        set.tasks
-            .get(task)
-            .map_or_else(|| task.to_string(), |t| printable(&t.name).into_owned())
-    };
-    let mut out = format!(
-        "\njob for job: {} real, {} simulated, {} on both; releases agree {}/{}; misses agree {}/{}; \
-         responses within {} (the dispatch latency's p99.9) {}/{}: {}\n",
-        a.real_jobs,
-        a.sim_jobs,
-        a.matched,
-        a.releases_agree,
-        a.matched,
-        a.misses_agree,
-        a.matched,
-        Nanos::from_ns(a.tolerance_ns),
-        a.responses_within,
-        a.responses_compared,
-        if a.agrees() { "AGREE" } else { "DIFFER" }
-    );
-    out.push_str(&format!(
-        "  |real - simulated| response: median {}, p99 {}\n",
-        Nanos::from_ns(a.difference_p50_ns),
-        Nanos::from_ns(a.difference_p99_ns)
-    ));
-    if let Some(l) = &a.largest {
-        out.push_str(&format!(
-            "  largest response difference: {} job {}: real {}, simulated {}\n",
-            name(l.task),
-            l.job,
-            l.real_response_ns
-                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
-            l.sim_response_ns
-                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
-        ));
-    }
-    if let Some(m) = &a.first_miss_difference {
-        out.push_str(&format!(
-            "  first miss that differs: {} job {}: real {}, simulated {}\n",
-            name(m.task),
-            m.job,
-            if m.real_missed { "missed" } else { "met" },
-            if m.sim_missed { "missed" } else { "met" },
-        ));
-    }
-    out
 }

@@ -13,14 +13,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
-use rtlab_model::results::{self, compare_tasks};
+use rtlab_model::results::compare_tasks;
 use rtlab_model::{printable, Nanos};
-use rtlab_rt::executor::{rr_timeslice, RunReport};
-use rtlab_sim::{SchedulerSpec, SimConfig, SimReport};
+use rtlab_rt::executor::rr_timeslice;
+use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use crate::real_run::{execute_loaded, RunFlags};
 use crate::usage::usage;
-use rtlab_report::table;
 
 const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --policy rm --duration 10s\n  \
@@ -64,12 +63,10 @@ pub struct CompareArgs {
     pub save: crate::save::SaveFlags,
 }
 
-/// `rtlab compare --json`.
-pub type Comparison = results::Comparison<RunReport, SimReport>;
+pub use rtlab_report::compare_text::Comparison;
 
 /// Runs `rtlab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    rtlab_report::table::fit_to_terminal(!args.flags.wide);
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         return Err(usage(format!(
             "--tolerance `{}`: give a percentage >= 0",
@@ -158,19 +155,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&comparison)?);
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        out!("{}", describe(&comparison, &origin, args.tolerance, color));
-        if let Some(d) = &comparison.real.disturbance {
-            let differing: Vec<String> = comparison
-                .tasks
-                .iter()
-                .filter(|t| t.misses.0 != t.misses.1)
-                .map(|t| printable(&t.name).into_owned())
-                .collect();
-            out!(
-                "{}",
-                rtlab_report::disturbance_text::compare_note(d, &differing)
-            );
-        }
+        out!(
+            "{}",
+            rtlab_report::compare_text::describe(&comparison, &origin, args.tolerance, color)
+        );
         out!(
             "{}",
             rtlab_report::kernel_trace::describe(comparison.real.kernel_trace.as_ref())
@@ -297,130 +285,4 @@ fn compare_repeated(
         out!("{}", repeated.text(crate::real_run::repeat_figure_is_time));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn signed_ns(v: Option<i64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(d) if d < 0 => format!("-{}", Nanos::from_ns(d.unsigned_abs())),
-        Some(d) => format!("+{}", Nanos::from_ns(d as u64)),
-    }
-}
-
-/// The side-by-side table; differing cells carry a `!` (bold red on a
-/// terminal).
-pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -> String {
-    let origin = printable(origin);
-    let mark = |text: String, differs: bool| match (differs, color) {
-        (false, _) => text,
-        (true, false) => format!("{text} !"),
-        (true, true) => format!("\x1b[1;31m{text} !\x1b[0m"),
-    };
-    let mut out = format!(
-        "{} ({origin}): real threads under {} vs the simulator's {} for {}\n\n",
-        printable(&c.taskset),
-        c.policy,
-        c.scheduler,
-        Nanos::from_ns(c.real.ended_ns)
-    );
-    let locks = c.tasks.iter().any(|t| t.locks());
-    let mut header = vec![
-        "task",
-        "misses real",
-        "misses sim",
-        "R max real",
-        "R max sim",
-        "delta",
-        "R mean real",
-        "R mean sim",
-        "preempted real",
-        "preempted sim",
-    ];
-    if locks {
-        header.extend(["lock wait max real", "lock wait max sim"]);
-    }
-    let multi = c.real.cpus.is_some();
-    if multi {
-        header.extend([
-            "migrated jobs real",
-            "migrations sim",
-            "kernel migrations real",
-        ]);
-    }
-    let mut t = table::new(&header, &header[1..]);
-    for task in &c.tasks {
-        let differs = |f: &str| task.differences.iter().any(|d| d == f);
-        let mut row = vec![
-            printable(&task.name).into_owned(),
-            mark(task.misses.0.to_string(), differs("misses")),
-            task.misses.1.to_string(),
-            mark(
-                table::opt_ns(task.max_response_ns.0),
-                differs("max_response"),
-            ),
-            table::opt_ns(task.max_response_ns.1),
-            signed_ns(task.max_response_delta_ns),
-            mark(
-                table::opt_ns(task.mean_response_ns.0),
-                differs("mean_response"),
-            ),
-            table::opt_ns(task.mean_response_ns.1),
-            task.preemptions.0.to_string(),
-            task.preemptions.1.to_string(),
-        ];
-        if locks {
-            row.push(table::opt_ns(task.max_blocked_ns.0));
-            row.push(table::opt_ns(task.max_blocked_ns.1));
-        }
-        if multi {
-            row.push(task.migrations.0.to_string());
-            row.push(task.migrations.1.to_string());
-            let kernel = c
-                .real
-                .tasks
-                .iter()
-                .find(|t| t.name == task.name)
-                .and_then(|t| t.kernel_migrations);
-            row.push(kernel.map_or("-".into(), |k| k.to_string()));
-        }
-        t.add_row(row);
-    }
-    out.push_str(&table::render(&t));
-    let differing: Vec<std::borrow::Cow<str>> = c
-        .tasks
-        .iter()
-        .filter(|t| !t.differences.is_empty())
-        .map(|t| printable(&t.name))
-        .collect();
-    out.push_str(&format!(
-        "\n\nmisses: real {} vs simulated {} ({}); response times within {tolerance_pct}%: {}\n",
-        c.real.deadline_misses,
-        c.sim.deadline_misses,
-        if c.misses_agree { "agree" } else { "DIFFER" },
-        if differing.is_empty() {
-            "every task".to_string()
-        } else {
-            format!("not for {}", differing.join(", "))
-        },
-    ));
-    out.push_str(
-        "real R includes wake-up latency and kernel overheads the model leaves out; \
-         real preemptions are involuntary context switches during jobs (interrupts and kernel threads count too)\n",
-    );
-    if multi {
-        out.push_str(
-            "migrations: real = jobs that finished on another CPU than they started on (sched_getcpu; a job \
-             moved and moved back counts 0), sim = every resumption on another processor; kernel = every move \
-             of the thread, between jobs too\n",
-        );
-    }
-    if locks {
-        out.push_str(&format!(
-            "critical sections under --protocol {}: lock wait = time a job spent waiting to take a lock \
-             (real: inside pthread_mutex_lock; simulated: blocked on the resource; 0 when a ceiling \
-             keeps the job from asking)\n",
-            c.real.protocol
-        ));
-    }
-    out
 }
