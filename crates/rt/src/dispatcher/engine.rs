@@ -564,6 +564,9 @@ impl<P: Platform> Engine<P> {
         let index = self.plan.job_index(i, t.period, t.offset, at);
         let demand = self.plan.demand(t.wcet, at);
         self.jobs[i] = Job::new(i, index, at, at.saturating_add(t.deadline), demand);
+        // `Job::new` makes a pending job; this one's task has no earlier
+        // job left, so it is ready now.
+        self.jobs[i].state = JobState::Ready;
         let s = &mut self.state[i];
         s.credited = Nanos::ZERO;
         s.began = None;
