@@ -252,25 +252,23 @@ pub fn describe_jobs(a: &rtlab_model::results::JobAgreement, set: &rtlab_model::
         a.matched,
         a.misses_agree,
         a.matched,
-        Nanos::from_ns(a.tolerance_ns),
+        table::ns(a.tolerance_ns),
         a.responses_within,
         a.responses_compared,
         if a.agrees() { "AGREE" } else { "DIFFER" }
     );
     out.push_str(&format!(
         "  |real - simulated| response: median {}, p99 {}\n",
-        Nanos::from_ns(a.difference_p50_ns),
-        Nanos::from_ns(a.difference_p99_ns)
+        table::ns(a.difference_p50_ns),
+        table::ns(a.difference_p99_ns)
     ));
     if let Some(l) = &a.largest {
         out.push_str(&format!(
             "  largest response difference: {} job {}: real {}, simulated {}\n",
             name(l.task),
             l.job,
-            l.real_response_ns
-                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
-            l.sim_response_ns
-                .map_or("-".into(), |v| Nanos::from_ns(v).to_string()),
+            l.real_response_ns.map_or("-".into(), |v| table::ns(v)),
+            l.sim_response_ns.map_or("-".into(), |v| table::ns(v)),
         ));
     }
     if let Some(m) = &a.first_miss_difference {
@@ -282,5 +280,5 @@ pub fn describe_jobs(a: &rtlab_model::results::JobAgreement, set: &rtlab_model::
             if m.sim_missed { "missed" } else { "met" },
         ));
     }
-    out
+    table::fit_text(&out)
 }

@@ -3,12 +3,9 @@
 //! short line per run for the commands that make many (`hartstone`, the
 //! studies, `breakdown`).
 
-use rtlab_model::Nanos;
 use rtlab_rt::dispatcher::costs::{DispatcherCosts, Percentiles};
 
-fn ns(v: u64) -> Nanos {
-    Nanos::from_ns(v)
-}
+use crate::table::{self, ns};
 
 /// `p50 X, p99 Y, p99.9 Z, max W (N samples)`.
 fn percentiles(p: &Percentiles) -> String {
@@ -26,7 +23,8 @@ fn percentiles(p: &Percentiles) -> String {
 }
 
 /// The block under a dispatcher run's report (starting with a blank
-/// line; nothing for a run by a Linux policy).
+/// line; nothing for a run by a Linux policy), each line fitted to the
+/// terminal.
 pub fn describe(costs: Option<&DispatcherCosts>) -> String {
     let Some(c) = costs else {
         return String::new();
@@ -80,7 +78,7 @@ pub fn describe(costs: Option<&DispatcherCosts>) -> String {
     if let Some(why) = &c.watchdog {
         out.push_str(&format!("  watchdog: {why}\n"));
     }
-    out
+    table::fit_text(&out)
 }
 
 /// One line for a run of a series: latency p50/p99.9 and the CPU share.

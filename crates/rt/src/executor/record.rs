@@ -136,7 +136,9 @@ pub struct RunReport {
     pub tasks: Vec<TaskRunMetrics>,
     /// Threads that did not report back in time (should be empty).
     pub lost_tasks: Vec<String>,
-    /// Always null (the simulator's control-scheduler data).
+    /// The scheduler's own data of a run by the dispatcher (Multiburst's
+    /// rounds, the hybrid's mode changes: the simulator's `scheduler_data`);
+    /// null under a Linux policy.
     pub scheduler_data: Option<serde_json::Value>,
     /// Job records lost to `--jobs`/`--trace` because a task's ring was
     /// full (the writer fell behind); the summary still counts them.
