@@ -19,9 +19,9 @@ use crate::setup::{say, set_up};
 use crate::usage::{naming_the_flag, usage};
 
 const EXAMPLES: &str = "Examples:\n  \
-    rtlab characterize --out my.toml\n  \
+    rtlab characterize --dispatcher --out my.toml\n  \
     rtlab characterize --threads 2,4,8 --samples 500 --stat max --dispatcher --json\n  \
-    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my.toml --name my-vm\n  \
+    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my-vm.toml --name my-vm\n  \
     rtlab characterize --threads 2,4 --samples 50 --kernel-trace\n\n\
     Needs root (SCHED_FIFO). The defaults take about half a minute. Then:\n  \
     rtlab analyze builtin:avionics --policy rm --overheads my.toml --breakdown\n\
