@@ -5,7 +5,7 @@
 use rtlab_model::policy::{RealScheduler, RunPolicy, Scope};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::placement::Placement;
-use rtlab_rt::executor::{self, MissRule, RunConfig, RunReport, OVERRUN_RULES};
+use rtlab_rt::executor::{self, RunConfig, RunReport};
 
 use super::RunFlags;
 use crate::usage::usage;
@@ -95,17 +95,7 @@ impl RunFlags {
                 task_domain: Vec::new(),
             });
         }
-        cfg.on_miss = self
-            .on_miss
-            .parse::<MissRule>()
-            .ok()
-            .filter(|&r| r != MissRule::Abort)
-            .ok_or_else(|| {
-                usage(format!(
-                    "--on-miss `{}`: use {OVERRUN_RULES}",
-                    printable(&self.on_miss)
-                ))
-            })?;
+        cfg.on_miss = self.miss_rule()?;
         cfg.kernel_trace = self.kernel.request();
         cfg.mlock = !self.no_mlock;
         cfg.no_rt_throttling = self.no_rt_throttling;

@@ -262,6 +262,20 @@ impl RunFlags {
         Ok(set)
     }
 
+    /// `--on-miss`: skip or continue (real threads cannot abort a job).
+    pub(super) fn miss_rule(&self) -> anyhow::Result<MissRule> {
+        self.on_miss
+            .parse::<MissRule>()
+            .ok()
+            .filter(|&r| r != MissRule::Abort)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--on-miss `{}`: use {OVERRUN_RULES}",
+                    printable(&self.on_miss)
+                ))
+            })
+    }
+
     /// `--repeat`: at least 1, a usage error otherwise.
     pub fn repeats(&self) -> anyhow::Result<u32> {
         if self.repeat == 0 {
@@ -289,17 +303,7 @@ impl RunFlags {
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self
-            .on_miss
-            .parse::<MissRule>()
-            .ok()
-            .filter(|&r| r != MissRule::Abort)
-            .ok_or_else(|| {
-                usage(format!(
-                    "--on-miss `{}`: use {OVERRUN_RULES}",
-                    printable(&self.on_miss)
-                ))
-            })?;
+        cfg.on_miss = self.miss_rule()?;
         cfg.lag_controller = self.lag_controller;
         cfg.kernel_trace = self.kernel.request();
         if let Some(cpus) = &multi {
