@@ -267,8 +267,8 @@ pub fn describe_jobs(a: &rtlab_model::results::JobAgreement, set: &rtlab_model::
             "  largest response difference: {} job {}: real {}, simulated {}\n",
             name(l.task),
             l.job,
-            l.real_response_ns.map_or("-".into(), |v| table::ns(v)),
-            l.sim_response_ns.map_or("-".into(), |v| table::ns(v)),
+            l.real_response_ns.map_or("-".into(), table::ns),
+            l.sim_response_ns.map_or("-".into(), table::ns),
         ));
     }
     if let Some(m) = &a.first_miss_difference {
