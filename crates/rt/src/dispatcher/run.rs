@@ -457,8 +457,10 @@ pub fn run_traced(
         }
     }
     report.kernel_trace = Some(match &traced {
-        Ok(t) => serde_json::to_value(&t.summary).unwrap_or_default(),
-        Err(e) => serde_json::json!({ "error": e.to_string() }),
+        Ok(t) => rtlab_ktrace::KernelTraceSummary::Read(t.summary.clone()),
+        Err(e) => rtlab_ktrace::KernelTraceSummary::Unread {
+            error: e.to_string(),
+        },
     });
     Ok((
         report,
