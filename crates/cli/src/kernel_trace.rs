@@ -196,16 +196,26 @@ pub fn schedule_spans(
         origin,
         window,
     );
-    let Some(model) = report.scheduler else {
-        return spans;
+    // The model of the Linux policy, or the scheduler the dispatcher ran
+    // (with its tick).
+    let dispatched = report.dispatcher.as_ref().and_then(|d| {
+        Some((
+            d.scheduler.parse::<SchedulerSpec>().ok()?,
+            report.tick_ns.map(Nanos::from_ns),
+        ))
+    });
+    let (spec, tick) = match (dispatched, report.scheduler) {
+        (Some(d), _) => d,
+        (None, Some(model)) => (SchedulerSpec::from(model), None),
+        (None, None) => return spans,
     };
-    let spec = SchedulerSpec::from(model);
     let cpus = report
         .cpus
         .clone()
         .unwrap_or_else(|| report.cpu.into_iter().collect());
     let mut config = SimConfig::new(Nanos::from_ns(window.1.max(1)));
     config.on_miss = on_miss;
+    config.tick = tick;
     config.phases = phases
         .iter()
         .filter(|p| p.start.as_ns() < window.1)

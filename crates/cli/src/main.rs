@@ -17,6 +17,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 #[macro_use]
 mod output;
 mod commands;
+mod dispatcher_flags;
 mod flags;
 mod kernel_trace;
 mod locking;

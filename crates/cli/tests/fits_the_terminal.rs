@@ -270,6 +270,33 @@ const SHORT_RUNS: &[(&str, &[&str], bool)] = &[
         ],
         true,
     ),
+    // The dispatcher's block under a run and a comparison.
+    (
+        "run",
+        &[
+            "run",
+            "builtin:hartstone-ph",
+            "--dispatcher",
+            "-s",
+            "ipi",
+            "-d",
+            "300ms",
+        ],
+        true,
+    ),
+    (
+        "compare",
+        &[
+            "compare",
+            "builtin:hartstone-ph",
+            "--dispatcher",
+            "-s",
+            "edf",
+            "-d",
+            "300ms",
+        ],
+        true,
+    ),
     (
         "latency",
         &["latency", "-t", "2", "-l", "100", "-i", "1ms"],

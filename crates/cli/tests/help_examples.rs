@@ -116,7 +116,8 @@ fn fixtures(dir: &Path) {
     std::fs::write(
         dir.join("my.toml"),
         "name = \"my\"\ntimer = \"1us\"\npreempt = \"5us\"\nexit = \"4us\"\nnonpreempt = \"2us\"\n\
-         releases = \"hrtimer\"\ntick = \"4ms\"\n",
+         releases = \"hrtimer\"\ntick = \"4ms\"\n\
+         [dispatcher]\ndecision = \"5us\"\nlatency = \"8us\"\n",
     )
     .unwrap();
     std::fs::write(

@@ -4,7 +4,9 @@
 //! All policies are set with the raw `sched_setattr` system call (glibc has
 //! no wrapper), which is the only interface for SCHED_DEADLINE and also
 //! carries the nice value for SCHED_OTHER. They apply to the **calling
-//! thread**.
+//! thread**, except the `*_thread_*` functions, which take a thread id of
+//! this process (the real-time dispatcher changes its task threads'
+//! priorities and CPUs from its own thread).
 
 use std::fmt;
 use std::fs::File;
@@ -17,8 +19,9 @@ use crate::error::HostError;
 use crate::kernel_state::{self, SettingGuard};
 use rtlab_sys::resource::{getrlimit, mlockall, munlockall};
 use rtlab_sys::sched::{
-    sched_getaffinity, sched_getattr, sched_setaffinity, sched_setattr, CpuSet, SchedAttr,
-    SCHED_DEADLINE, SCHED_FLAG_RECLAIM, SCHED_FLAG_RESET_ON_FORK,
+    sched_getaffinity, sched_getattr, sched_getattr_of, sched_setaffinity, sched_setaffinity_of,
+    sched_setattr, sched_setattr_of, CpuSet, SchedAttr, SCHED_DEADLINE, SCHED_FLAG_RECLAIM,
+    SCHED_FLAG_RESET_ON_FORK,
 };
 
 /// A Linux scheduling policy with its parameters.
@@ -218,6 +221,47 @@ pub fn change_current_thread_policy(policy: &Policy) -> bool {
     sched_setattr(&policy.to_attr()).is_ok()
 }
 
+/// Sets the policy of thread `tid` (of this process): the real-time
+/// dispatcher's set-up of its task threads and the watchdog's demotion of
+/// them. Errors as [`set_current_thread_policy`].
+pub fn set_thread_policy(tid: i32, policy: &Policy) -> Result<(), HostError> {
+    policy.validate()?;
+    sched_setattr_of(tid, &policy.to_attr()).map_err(|err| explain_policy_error(policy, err))
+}
+
+/// Changes thread `tid`'s policy on the real-time path: one
+/// `sched_setattr`, nothing allocated, the error not explained (how the
+/// dispatcher raises the chosen thread and lowers the preempted one).
+#[inline]
+pub fn change_thread_policy(tid: i32, policy: &Policy) -> bool {
+    sched_setattr_of(tid, &policy.to_attr()).is_ok()
+}
+
+/// Thread `tid`'s policy, read back with `sched_getattr`.
+pub fn thread_policy(tid: i32) -> Result<Policy, HostError> {
+    let attr = sched_getattr_of(tid).map_err(HostError::os("sched_getattr"))?;
+    Ok(policy_of_attr(&attr))
+}
+
+/// Pins thread `tid` (of this process) to `cpus`.
+pub fn set_thread_affinity(tid: i32, cpus: &[usize]) -> Result<(), HostError> {
+    let mut set = CpuSet::empty();
+    for &c in cpus {
+        set.insert(c);
+    }
+    sched_setaffinity_of(tid, &set).map_err(HostError::os("sched_setaffinity"))
+}
+
+/// Moves thread `tid` to the one CPU `cpu` on the real-time path (one
+/// `sched_setaffinity`, nothing allocated): how a global dispatcher
+/// places the thread of the job it chose.
+#[inline]
+pub fn move_thread_to(tid: i32, cpu: usize) -> bool {
+    let mut set = CpuSet::empty();
+    set.insert(cpu);
+    sched_setaffinity_of(tid, &set).is_ok()
+}
+
 fn explain_policy_error(policy: &Policy, err: std::io::Error) -> HostError {
     let what = policy.to_string();
     match (err.raw_os_error(), policy) {
@@ -266,8 +310,12 @@ fn explain_policy_error(policy: &Policy, err: std::io::Error) -> HostError {
 /// The calling thread's policy, read back with `sched_getattr`.
 pub fn current_thread_policy() -> Result<Policy, HostError> {
     let attr = sched_getattr().map_err(HostError::os("sched_getattr"))?;
+    Ok(policy_of_attr(&attr))
+}
+
+fn policy_of_attr(attr: &SchedAttr) -> Policy {
     let priority = u8::try_from(attr.sched_priority).unwrap_or(u8::MAX);
-    Ok(match attr.sched_policy {
+    match attr.sched_policy {
         p if p == libc::SCHED_FIFO as u32 => Policy::Fifo { priority },
         p if p == libc::SCHED_RR as u32 => Policy::RoundRobin { priority },
         SCHED_DEADLINE => Policy::Deadline {
@@ -279,7 +327,7 @@ pub fn current_thread_policy() -> Result<Policy, HostError> {
         _ => Policy::Other {
             nice: attr.sched_nice,
         },
-    })
+    }
 }
 
 /// True when the calling thread is a SCHED_DEADLINE thread with

@@ -14,6 +14,14 @@
 //! | the same, SCHED_FIFO/RR | `throttled:rt` (RT throttling, or the fair server) |
 //! | idle since before the wake-up | `idle-or-host` (wake-up latency; the guest CPU idle while the thread was runnable: the host) |
 //! | any other thread (for a lower class: one that held the CPU since before the wake-up, until the kernel preempted it) | `thread:COMM(POLICY)` |
+//! | rtlab's dispatcher (a run with `--dispatcher`): deciding, raising and lowering threads | `dispatcher` |
+//!
+//! **Under the dispatcher** a job that waits for its turn is not runnable
+//! in the kernel's eyes: its thread sleeps on its futex until the
+//! dispatcher orders it to run. So for a dispatched set every span of the
+//! job's window its thread was not running counts as a wait, charged to
+//! whoever held its CPU (the task's thread is pinned there), the
+//! dispatcher included; a wait while the CPU was idle is `idle-or-host`.
 //!
 //! While the thread runs, time its CPU spent in interrupts is charged to
 //! `irq` / `softirq` too, and time it spent on the task's previous job
@@ -72,6 +80,8 @@ pub enum CauseKind {
     /// Its own task's previous job still running (a late predecessor
     /// under `--on-miss continue`).
     Backlog,
+    /// rtlab's dispatcher (`--dispatcher`) held the CPU.
+    Dispatcher,
 }
 
 impl CauseKind {
@@ -85,11 +95,12 @@ impl CauseKind {
             CauseKind::Throttled => "throttled",
             CauseKind::IdleOrHost => "idle",
             CauseKind::Backlog => "backlog",
+            CauseKind::Dispatcher => "dispatcher",
         }
     }
 
     /// Every kind, in column order.
-    pub const ALL: [CauseKind; 7] = [
+    pub const ALL: [CauseKind; 8] = [
         CauseKind::SetTask,
         CauseKind::OtherThread,
         CauseKind::Irq,
@@ -97,6 +108,7 @@ impl CauseKind {
         CauseKind::Throttled,
         CauseKind::IdleOrHost,
         CauseKind::Backlog,
+        CauseKind::Dispatcher,
     ];
 }
 
@@ -193,6 +205,10 @@ pub struct SetThreads {
     /// The thread's CPU clock counts interrupt time (a kernel without
     /// `CONFIG_IRQ_TIME_ACCOUNTING`, as here).
     pub irq_in_task_time: bool,
+    /// The dispatchers' thread ids of a run with `--dispatcher` (empty
+    /// otherwise): they are the cause `dispatcher`, and the task threads'
+    /// sleeps inside a job's window are waits (see the module docs).
+    pub dispatchers: Vec<i32>,
 }
 
 impl SetThreads {
@@ -249,6 +265,38 @@ pub fn attribute(
             *k.by_kind.entry(kind).or_default() += ns;
         }
     };
+    if !set.dispatchers.is_empty() {
+        // Dispatched: the thread sleeps while it waits; every gap between
+        // its spans in the window is a wait on its (pinned) CPU.
+        let cpu = spans.get(first).or(spans.last()).map(|s| s.cpu);
+        if let Some(cpu) = cpu {
+            let mut at = a;
+            let mut gaps: Vec<(u64, u64)> = Vec::new();
+            for span in spans[first..].iter().take_while(|s| s.start < b) {
+                if span.start > at {
+                    gaps.push((at, span.start.min(b)));
+                }
+                at = at.max(span.end);
+            }
+            if at < b && !k.untraced {
+                gaps.push((at, b));
+            }
+            for (s, e) in gaps {
+                let (irq, soft) = schedule.interrupted(cpu, s, e);
+                add(&mut k, "irq".into(), CauseKind::Irq, irq);
+                add(&mut k, "softirq".into(), CauseKind::Softirq, soft);
+                for (occ, _) in schedule.occupants(cpu, s, e) {
+                    let (i, so) = schedule.interrupted(cpu, occ.start, occ.end);
+                    let ns = (occ.end - occ.start).saturating_sub(i + so);
+                    if occ.pid == tid {
+                        continue;
+                    }
+                    let (label, kind) = classify(schedule, set, occ.pid, false);
+                    add(&mut k, label, kind, ns);
+                }
+            }
+        }
+    }
     for span in spans[first..].iter().take_while(|s| s.start < b) {
         let (s, e) = (span.start.max(a), span.end.min(b));
         if e <= s {
@@ -316,6 +364,9 @@ fn classify(
 ) -> (String, CauseKind) {
     if let Some(name) = set.task_of(pid) {
         return (format!("set:{name}"), CauseKind::SetTask);
+    }
+    if set.dispatchers.contains(&pid) {
+        return ("dispatcher".into(), CauseKind::Dispatcher);
     }
     let throttled = match set.class {
         ThreadClass::Deadline => "throttled:deadline",
@@ -484,6 +535,88 @@ mod tests {
         assert_eq!(k.lateness.values().sum::<u64>(), 1);
     }
 
+    /// Under the dispatcher a waiting job's thread sleeps: a hand-made
+    /// trace of CPU 1 where a (pid 11) runs 0..2 ms, the dispatcher (pid
+    /// 20) 2..2.1 ms, then b (pid 12, released at 0, D 2.5 ms) is woken and
+    /// runs 2.1..3 ms. b's 2.1 ms of sleep in its window are waits: 2 ms to
+    /// set:a, 0.1 ms to the dispatcher; its 0.5 ms of lateness split in
+    /// proportion. Without the dispatchers named, the sleep is no wait.
+    #[test]
+    fn a_dispatched_thread_that_sleeps_in_its_window_waits_for_the_holders_of_its_cpu() {
+        use crate::decode::{Comm, Event, Kind};
+        let o = 1_000_000_000u64;
+        let ms = |x: f64| o + (x * 1e6) as u64;
+        let comm = |pid: i32| {
+            Comm::new(match pid {
+                0 => b"swapper/1".as_slice(),
+                11 => b"a",
+                12 => b"b",
+                _ => b"rtlab-dispatch1",
+            })
+        };
+        let prio = |pid: i32| match pid {
+            0 => 120,
+            20 => 0,
+            _ => 1,
+        };
+        let switch = |ts, prev: i32, state: i64, next: i32| Event {
+            ts,
+            cpu: 1,
+            pid: prev,
+            kind: Kind::Switch {
+                prev_pid: prev,
+                prev_prio: prio(prev),
+                prev_state: state,
+                prev_comm: comm(prev),
+                next_pid: next,
+                next_prio: prio(next),
+                next_comm: comm(next),
+            },
+        };
+        let events = vec![
+            switch(ms(-1.0), 0, 0, 11),
+            switch(ms(2.0), 11, 1, 20),
+            Event {
+                ts: ms(2.05),
+                cpu: 1,
+                pid: 20,
+                kind: Kind::Waking {
+                    pid: 12,
+                    target_cpu: 1,
+                },
+            },
+            switch(ms(2.1), 20, 1, 12),
+            switch(ms(3.0), 12, 1, 0),
+            switch(ms(4.0), 0, 0, 0),
+        ];
+        let schedule = Schedule::build(&events, &[11, 12]);
+        let job = JobWindow {
+            task: 1,
+            release: ms(0.0),
+            deadline: ms(2.5),
+            end: ms(3.0),
+            start: Some(ms(2.1)),
+            previous_finish: None,
+        };
+        let set = |dispatchers: Vec<i32>| SetThreads {
+            tasks: vec![("a".into(), Some(11)), ("b".into(), Some(12))],
+            class: ThreadClass::RealTime,
+            own_cpu: Vec::new(),
+            irq_in_task_time: true,
+            dispatchers,
+        };
+        let k = attribute(&schedule, &set(vec![20]), &job, true);
+        assert_eq!(k.waits["set:a"], 2_000_000, "{k:?}");
+        assert_eq!(k.waits["dispatcher"], 100_000, "{k:?}");
+        assert_eq!(k.by_kind[&CauseKind::Dispatcher], 100_000);
+        assert_eq!(k.main_cause(), "set:a");
+        let late: u64 = k.lateness.values().sum();
+        assert_eq!(late, 500_000, "{k:?}");
+        let k = attribute(&schedule, &set(Vec::new()), &job, true);
+        assert!(!k.waits.contains_key("set:a"), "{k:?}");
+        assert!(!k.waits.contains_key("dispatcher"), "{k:?}");
+    }
+
     /// A hand-made trace of CPU 1: t (pid 10, D 4 ms) is woken at 0 and
     /// runs from 0 to 6 ms, IRQ 19 in 1..1.5 ms. Late by L = 2 ms; waits W
     /// = 0.5 ms (the IRQ); on the CPU R = 5.5 ms. With C = 3 ms counted on
@@ -547,6 +680,7 @@ mod tests {
                 class: ThreadClass::RealTime,
                 own_cpu: vec![own],
                 irq_in_task_time: true,
+                dispatchers: Vec::new(),
             };
             attribute(&schedule, &set, &job, true)
         };

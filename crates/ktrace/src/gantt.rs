@@ -227,6 +227,7 @@ mod tests {
             class: ThreadClass::Deadline,
             own_cpu: Vec::new(),
             irq_in_task_time: true,
+            dispatchers: Vec::new(),
         };
         let irqs = [(19, "virtio0".to_string())].into_iter().collect();
         let misses = [MissMark {

@@ -12,7 +12,7 @@ use crate::JobToExplain;
 /// the kernel's preemption and switch counts, the time waited per cause
 /// kind (ns), the main cause, and a missed job's lateness split
 /// (`cause=ns;cause=ns`).
-pub const JOB_COLUMNS: [&str; 13] = [
+pub const JOB_COLUMNS: [&str; 14] = [
     "k_wake_ns",
     "k_first_run_ns",
     "k_preemptions",
@@ -24,6 +24,7 @@ pub const JOB_COLUMNS: [&str; 13] = [
     "k_wait_throttled_ns",
     "k_wait_idle_ns",
     "k_wait_backlog_ns",
+    "k_wait_dispatcher_ns",
     "k_cause",
     "k_lateness_by_cause",
 ];

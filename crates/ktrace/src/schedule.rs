@@ -359,6 +359,19 @@ impl Schedule {
         s
     }
 
+    /// When watched thread `tid` next got a CPU at or after `from` (the
+    /// start of its first running span from then on), if the trace saw
+    /// it: how a dispatcher's order is timed by the kernel (the order at
+    /// `from`, the `sched_switch` that put the thread on the CPU).
+    pub fn next_run_of(&self, tid: i32, from: u64) -> Option<u64> {
+        let spans = self.spans.get(&tid)?;
+        let first = spans.partition_point(|s| s.start < from);
+        spans[first..]
+            .iter()
+            .find(|s| s.state == ThreadState::Running)
+            .map(|s| s.start)
+    }
+
     /// The spans of `cpu`'s occupancy that overlap `[from, to)`, cut to
     /// it, each with the time its holder took the CPU (before the cut).
     pub fn occupants(

@@ -80,18 +80,32 @@ impl KernelTrace {
         ended: Nanos,
         jobs: &[JobRecord],
     ) -> Result<Traced, TraceError> {
+        let set = SetThreads {
+            tasks,
+            class,
+            own_cpu,
+            irq_in_task_time: !rtlab_host::disturbance::irq_time_accounted(),
+            dispatchers: Vec::new(),
+        };
+        self.finish_set(recording, set, start_ns, ended, jobs)
+    }
+
+    /// [`KernelTrace::finish`] for a set whose threads `set` describes in
+    /// full (a run by the dispatcher names its dispatcher threads).
+    pub fn finish_set(
+        &self,
+        recording: Recording,
+        set: SetThreads,
+        start_ns: u64,
+        ended: Nanos,
+        jobs: &[JobRecord],
+    ) -> Result<Traced, TraceError> {
         let (recorded, _temporary) = recording.finish();
         let kept = self
             .keep
             .is_some()
             .then(|| recorded.file.display().to_string());
         let windows = crate::jobs::windows(jobs, start_ns, ended);
-        let set = SetThreads {
-            tasks,
-            class,
-            own_cpu,
-            irq_in_task_time: !rtlab_host::disturbance::irq_time_accounted(),
-        };
         let analysis = analyse(recorded, set, &windows)?;
         let summary = analysis.summary(kept.as_deref());
         Ok(Traced { analysis, summary })

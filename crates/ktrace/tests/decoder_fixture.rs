@@ -95,6 +95,7 @@ fn slow_is_ready_while_fast_runs_and_its_waits_are_charged_to_fast() {
         class: ThreadClass::RealTime,
         own_cpu: Vec::new(),
         irq_in_task_time: true,
+        dispatchers: Vec::new(),
     };
     let job = JobWindow {
         task: 1,

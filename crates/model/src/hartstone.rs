@@ -446,6 +446,11 @@ pub fn rank_extended(runs: &[&ExtendedResult]) -> Vec<usize> {
     order
 }
 
+/// Paper 002's PH ranking (§4.2, figures 4.3-4.6, by iterations before the
+/// first miss, then context switches; EDF, RR, I+PI and Multiburst on a
+/// Cortex-M4, tickless), shown beside the measured rankings.
+pub const PAPER_PH_RANKING: &str = "test 1: Multiburst and EDF the most iterations (Multiburst also beats EDF), I+PI as many as EDF, RR the fewest; test 2: EDF, I+PI and Multiburst alike, RR near them; test 3: EDF best with the fewest context switches, Multiburst and I+PI close behind; test 4: only Multiburst reaches EDF; RR the most context switches in every test";
+
 /// Paper 002's extended Hartstone ranking (§4.3, figures 4.7 and 4.8, by
 /// deadline misses over 120 s; it ran EDF, RR, I+PI and Multiburst, not
 /// fixed priorities), shown beside the measured rankings.

@@ -15,6 +15,7 @@
 //! | `schedule`   | —              | one scheduler invocation (simulator; default 0)                   |
 //! | `release`    | —              | one job release handled by the kernel (simulator; default 0)      |
 //! | `migration`  | —              | a job resuming on another CPU (multiprocessor simulator; default 0) |
+//! | `[dispatcher]` | —            | rtlab's user-space dispatcher: `decision` (a wake-up that decides, with its priority changes) and `latency` (a decision to the chosen thread running); optional, written by `rtlab characterize --dispatcher` |
 //!
 //! # Representation
 //!
@@ -211,6 +212,47 @@ pub struct Overheads {
     /// Linux's RT throttling and fair server (the file's `[throttling]`
     /// table); [`Throttling::NONE`] when absent.
     pub throttling: Throttling,
+    /// What rtlab's user-space dispatcher costs (the file's `[dispatcher]`
+    /// table); `None` when absent.
+    pub dispatcher: Option<DispatcherModel>,
+}
+
+/// What rtlab's user-space dispatcher (`rtlab run --dispatcher`) costs on
+/// this platform, each a function of the number of task threads: the
+/// file's `[dispatcher]` table, learnt by `rtlab characterize
+/// --dispatcher`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct DispatcherModel {
+    /// One turn that decides: the wake-up, the scheduler's hooks and
+    /// `pick`, raising and lowering threads.
+    pub decision: LinearCost,
+    /// From a decision to the chosen thread running.
+    pub latency: LinearCost,
+}
+
+impl Overheads {
+    /// These costs with the dispatcher's added, as the simulator charges
+    /// them (`rtlab sim --dispatcher`): every switch to another job, after
+    /// a preemption (`preempt`) or a completion (`exit`), also costs a
+    /// decision and the dispatch latency. A turn that keeps the running job
+    /// is not charged (as the simulator's `schedule` it would come before
+    /// the job's burst resumes, so a burst end sooner than it would never
+    /// let the job run). Unchanged without a `[dispatcher]` table.
+    pub fn with_dispatcher(&self) -> Overheads {
+        let Some(d) = self.dispatcher else {
+            return self.clone();
+        };
+        let add = |a: LinearCost, b: LinearCost| LinearCost {
+            per_thread_ps: a.per_thread_ps.saturating_add(b.per_thread_ps),
+            base_ps: a.base_ps.saturating_add(b.base_ps),
+        };
+        let switch = add(d.decision, d.latency);
+        Overheads {
+            preempt: add(self.preempt, switch),
+            exit: add(self.exit, switch),
+            ..self.clone()
+        }
+    }
 }
 
 /// A budget of `runtime` in every `period` (`0 < runtime <= period`).
@@ -331,6 +373,7 @@ impl Overheads {
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
             migration: LinearCost::ZERO,
+            dispatcher: None,
             timing: Timing::Unstated,
             throttling: Throttling::NONE,
         }
@@ -350,6 +393,7 @@ impl Overheads {
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
             migration: LinearCost::ZERO,
+            dispatcher: None,
             timing: Timing::Unstated,
             throttling: Throttling::NONE,
         }
@@ -433,6 +477,10 @@ impl Overheads {
             schedule: doc.schedule.map_or(LinearCost::ZERO, |c| c.0),
             release: doc.release.map_or(LinearCost::ZERO, |c| c.0),
             migration: doc.migration.map_or(LinearCost::ZERO, |c| c.0),
+            dispatcher: doc.dispatcher.map(|d| DispatcherModel {
+                decision: d.decision.0,
+                latency: d.latency.0,
+            }),
         })
     }
 
@@ -475,6 +523,16 @@ impl Overheads {
                 if let Some(tick) = tick {
                     out.push_str(&format!("tick = \"{tick}\"\n"));
                 }
+            }
+        }
+        if let Some(d) = &self.dispatcher {
+            out.push_str("\n[dispatcher]\n");
+            for (key, cost) in [("decision", &d.decision), ("latency", &d.latency)] {
+                out.push_str(&format!(
+                    "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
+                    format_ps(cost.per_thread_ps),
+                    format_ps(cost.base_ps)
+                ));
             }
         }
         if !self.throttling.is_none() {
@@ -620,6 +678,15 @@ struct OverheadsDocument {
     releases: Option<String>,
     tick: Option<TickEntry>,
     throttling: Option<ThrottlingDocument>,
+    dispatcher: Option<DispatcherDocument>,
+}
+
+/// The `[dispatcher]` table (module docs).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DispatcherDocument {
+    decision: CostEntry,
+    latency: CostEntry,
 }
 
 /// The `[throttling]` table (module docs, "Throttling").
@@ -864,6 +931,34 @@ base = "7.12us"
         o.schedule = LinearCost::from_ps(12_500, 1_000_001);
         let back = Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap();
         assert_eq!(back, o);
+    }
+
+    #[test]
+    fn the_dispatcher_table_is_optional_round_trips_and_adds_to_every_switch() {
+        let plain = Overheads::parse_toml(RTMACH_TOML, "rtmach.toml", "rtmach").unwrap();
+        assert_eq!(plain.dispatcher, None);
+        assert_eq!(plain.with_dispatcher(), plain);
+        assert!(!plain.to_toml_string().contains("[dispatcher]"));
+        let text = format!(
+            "{RTMACH_TOML}\n[dispatcher]\ndecision = {{ per_thread = \"0.1us\", base = \"4us\" }}\nlatency = \"6us\"\n"
+        );
+        let o = Overheads::parse_toml(&text, "d.toml", "d").unwrap();
+        let d = o.dispatcher.unwrap();
+        assert_eq!(d.decision.at(10), Nanos::from_us(5));
+        assert_eq!(d.latency.at(10), Nanos::from_us(6));
+        let again = Overheads::parse_toml(&o.to_toml_string(), "again.toml", "d").unwrap();
+        assert_eq!(again, o);
+        // preempt (0.79n + 30.1 us) and exit (0.74n + 28.8 us) gain 11 us at n = 10.
+        let with = o.with_dispatcher();
+        assert_eq!(with.preempt.at(10), o.preempt.at(10) + Nanos::from_us(11));
+        assert_eq!(with.exit.at(10), o.exit.at(10) + Nanos::from_us(11));
+        assert_eq!(with.schedule, o.schedule);
+        // A table missing a key names the line.
+        let bad = format!("{RTMACH_TOML}\n[dispatcher]\ndecision = \"4us\"\n");
+        let e = Overheads::parse_toml(&bad, "bad.toml", "b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("bad.toml:"), "{e}");
     }
 
     #[test]

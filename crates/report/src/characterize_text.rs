@@ -4,6 +4,7 @@
 //! with `--kernel-trace` the same costs from the kernel's timestamps.
 
 use rtlab_model::overheads::{LinearCost, Overheads};
+use rtlab_probe::characterize::dispatcher::DispatcherCharacterization;
 use rtlab_probe::characterize::document::CharacterizeDocument;
 use rtlab_probe::characterize::fit::{CostStats, LineFit, Statistic};
 use rtlab_probe::characterize::kernel::KernelCharacterization;
@@ -156,6 +157,10 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
         out.push(String::new());
         out.push(describe_kernel(k, stat));
     }
+    if let Some(d) = &doc.dispatcher {
+        out.push(String::new());
+        out.push(describe_dispatcher(d));
+    }
     for note in &doc.notes {
         out.push(format!("note: {note}"));
     }
@@ -176,6 +181,47 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
         out.push(disturbance_text::verdict_line(&doc.disturbance));
     }
     table::fit_text(&out.join("\n"))
+}
+
+/// `--dispatcher`: the decision cost and dispatch latency per n, and the
+/// lines of the `[dispatcher]` table.
+fn describe_dispatcher(d: &DispatcherCharacterization) -> String {
+    let header = [
+        "dispatcher",
+        "n",
+        "samples",
+        "min us",
+        "median us",
+        "p99 us",
+        "p99.9 us",
+        "max us",
+        "CPU %",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for p in &d.points {
+        for (name, s) in [("decision", &p.decision), ("latency", &p.latency)] {
+            t.add_row(vec![
+                name.to_string(),
+                p.n.to_string(),
+                s.count.to_string(),
+                us(s.min_ns),
+                us(s.median_ns),
+                us(s.p99_ns),
+                us(s.p999_ns),
+                us(s.max_ns),
+                format!("{:.2}", p.cpu_share * 100.0),
+            ]);
+        }
+    }
+    format!(
+        "rtlab's dispatcher (EDF, U = 0.4, one second per n):\n{}\nfitted to {}: decision {} (R² {}), latency {} (R² {})",
+        table::render(&t),
+        d.stat,
+        line(d.decision.as_ref()),
+        r2(d.decision.as_ref()),
+        line(d.latency.as_ref()),
+        r2(d.latency.as_ref()),
+    )
 }
 
 /// `--kernel-trace`: each cost from user-space stamps beside the same cost

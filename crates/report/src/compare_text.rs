@@ -238,3 +238,54 @@ pub fn describe_rtapp(c: &RtAppComparison, origin: &str) -> String {
     );
     table::fit_text(&out)
 }
+
+/// `compare --dispatcher`'s job-for-job lines: how many jobs each side
+/// had and matched, how many agree on release, verdict and response (within
+/// the dispatch latency's p99.9), the spread of the response differences,
+/// the largest one and the first verdict that differs.
+pub fn describe_jobs(a: &rtlab_model::results::JobAgreement, set: &rtlab_model::TaskSet) -> String {
+    let name = |task: usize| {
+        set.tasks
+            .get(task)
+            .map_or_else(|| task.to_string(), |t| printable(&t.name).into_owned())
+    };
+    let mut out = format!(
+        "\njob for job: {} real, {} simulated, {} on both; releases agree {}/{}; misses agree {}/{}; \
+         responses within {} (the dispatch latency's p99.9) {}/{}: {}\n",
+        a.real_jobs,
+        a.sim_jobs,
+        a.matched,
+        a.releases_agree,
+        a.matched,
+        a.misses_agree,
+        a.matched,
+        table::ns(a.tolerance_ns),
+        a.responses_within,
+        a.responses_compared,
+        if a.agrees() { "AGREE" } else { "DIFFER" }
+    );
+    out.push_str(&format!(
+        "  |real - simulated| response: median {}, p99 {}\n",
+        table::ns(a.difference_p50_ns),
+        table::ns(a.difference_p99_ns)
+    ));
+    if let Some(l) = &a.largest {
+        out.push_str(&format!(
+            "  largest response difference: {} job {}: real {}, simulated {}\n",
+            name(l.task),
+            l.job,
+            l.real_response_ns.map_or("-".into(), table::ns),
+            l.sim_response_ns.map_or("-".into(), table::ns),
+        ));
+    }
+    if let Some(m) = &a.first_miss_difference {
+        out.push_str(&format!(
+            "  first miss that differs: {} job {}: real {}, simulated {}\n",
+            name(m.task),
+            m.job,
+            if m.real_missed { "missed" } else { "met" },
+            if m.sim_missed { "missed" } else { "met" },
+        ));
+    }
+    table::fit_text(&out)
+}

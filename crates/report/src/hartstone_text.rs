@@ -180,6 +180,11 @@ pub fn human(doc: &HartstoneDocument) -> String {
             "Golchin 2017 (figures 4.7-4.8): {}\n",
             hartstone::PAPER_EXTENDED_RANKING
         ));
+    } else if doc.runs.iter().any(|r| r.label.starts_with("dispatcher ")) {
+        out.push_str(&format!(
+            "paper 002 (Golchin 2017, figures 4.3-4.6): {}\n",
+            hartstone::PAPER_PH_RANKING
+        ));
     }
     table::fit_text(&out)
 }

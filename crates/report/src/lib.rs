@@ -11,6 +11,7 @@ pub mod breakdown_text;
 pub mod characterize_text;
 pub mod compare_text;
 pub mod demo_text;
+pub mod dispatcher_text;
 pub mod disturbance_text;
 pub mod doctor_text;
 pub mod drift;

@@ -34,11 +34,15 @@ fn headline(r: &RunReport, origin: &str) -> String {
         (None, Some(c)) => format!("pinned to CPU {c}"),
         (None, None) => "not pinned".to_string(),
     };
+    let under = match &r.dispatcher {
+        Some(d) => format!("rtlab's dispatcher running {}", d.scheduler),
+        None => r.policy.to_string(),
+    };
     format!(
         "{} ({}) on real threads under {} ({placement}) for {}: on-miss {}, lag controller {}, RT throttling {}",
         printable(&r.taskset),
         printable(origin),
-        r.policy,
+        under,
         Nanos::from_ns(r.ended_ns),
         r.on_miss,
         r.lag_controller_kind.as_deref().unwrap_or("off"),

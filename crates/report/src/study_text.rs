@@ -54,6 +54,9 @@ pub fn describe(doc: &StudyDocument) -> String {
              Linux has no DFP)\n",
         );
         text.push_str(&locking_table(l));
+        if let Some(real) = &l.real {
+            text.push_str(&dispatched_locking_table(real));
+        }
         parts.push(text);
     }
     table::fit_text(&parts.join("\n"))
@@ -234,6 +237,59 @@ pub fn locking_table(section: &LockingSection) -> String {
                 .map_or("-".into(), |v| format!("{:+.2}%", v * 100.0)),
         ));
     }
+    out
+}
+
+/// The locking section on real threads through the dispatcher: misses
+/// real against simulated, the operations the dispatcher handled, what a
+/// decision cost and the dispatch latency.
+pub fn dispatched_locking_table(
+    real: &rtlab_study::locking::dispatched::DispatchedLocking,
+) -> String {
+    let mut out =
+        format!(
+        "\non real threads through rtlab's dispatcher (CPU {}; it takes and releases the resource \
+         under IPCP or DFP, one wake-up and decision per operation){}\n",
+        real.cpu,
+        if real.interrupted { ", cut short by a stop signal" } else { "" }
+    );
+    let header = [
+        "length",
+        "protocol",
+        "misses real",
+        "misses sim",
+        "R max real (worst task)",
+        "R max sim",
+        "operations",
+        "decision p50",
+        "latency p50",
+        "latency p99.9",
+        "dispatcher CPU",
+    ];
+    let mut t = table::new(&header, &header[2..]);
+    for r in &real.rows {
+        let worst = r
+            .max_response_ns
+            .iter()
+            .max_by_key(|(_, real, _)| real.unwrap_or(0));
+        t.add_row(vec![
+            Nanos::from_ns(r.length_ns).to_string(),
+            r.protocol.name().to_string(),
+            r.misses.to_string(),
+            r.sim_misses.to_string(),
+            worst.map_or("-".into(), |(name, real, _)| {
+                format!("{} ({name})", table::opt_ns(*real))
+            }),
+            worst.map_or("-".into(), |(_, _, sim)| table::opt_ns(*sim)),
+            r.operations.to_string(),
+            Nanos::from_ns(r.decision_p50_ns).to_string(),
+            Nanos::from_ns(r.dispatch_latency_p50_ns).to_string(),
+            Nanos::from_ns(r.dispatch_latency_p999_ns).to_string(),
+            format!("{:.2} %", r.dispatcher_cpu_share * 100.0),
+        ]);
+    }
+    out.push_str(&table::render(&t));
+    out.push('\n');
     out
 }
 

@@ -21,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dispatcher;
 pub mod drift;
 pub mod error;
 pub mod executor;

@@ -71,6 +71,18 @@ pub struct RealRunner<'a> {
     pub job_counts: bool,
     /// Told of every run made (progress lines, kernel traces).
     pub observer: Option<RunObserver<'a>>,
+    /// Run every set through rtlab's dispatcher with this scheduler
+    /// (whatever the spec says, as the simulator's pinned runner does)
+    /// instead of a Linux policy. Context switches are then the kernel
+    /// trace's task switches when the run is traced, else the
+    /// dispatcher's count (both counted as the simulator counts them).
+    pub dispatcher: Option<crate::dispatcher::DispatchConfig>,
+    /// With a dispatcher: run each spec's own scheduler (the simulator's
+    /// model of it, `SchedulerSpec::from`) instead of the dispatcher's
+    /// configured one (the study compares EDF, FPS and the hybrid).
+    pub dispatch_follows_spec: bool,
+    /// The dispatcher's costs of the last run made through it.
+    pub last_costs: Option<crate::dispatcher::DispatcherCosts>,
     ran: bool,
 }
 
@@ -86,6 +98,9 @@ impl<'a> RealRunner<'a> {
             interrupt,
             job_counts: false,
             observer: None,
+            dispatcher: None,
+            dispatch_follows_spec: false,
+            last_costs: None,
             ran: false,
         }
     }
@@ -96,9 +111,12 @@ impl<'a> RealRunner<'a> {
     }
 
     fn run_once(&mut self, set: &TaskSet, spec: &RunSpec) -> Result<RunCounts, RealRunError> {
-        let policy = self
-            .policy_for(spec)
-            .ok_or(RealRunError::Unsupported(spec.scheduler))?;
+        let policy = match &self.dispatcher {
+            Some(_) => RunPolicy::FifoOrder,
+            None => self
+                .policy_for(spec)
+                .ok_or(RealRunError::Unsupported(spec.scheduler))?,
+        };
         if std::mem::replace(&mut self.ran, true) {
             pause(self.cooldown, self.interrupt);
         }
@@ -119,7 +137,25 @@ impl<'a> RealRunner<'a> {
         } else {
             Vec::new()
         };
-        let (report, _) = executor::run_recording(set, &config, self.interrupt, sinks)?;
+        let report = match &self.dispatcher {
+            Some(d) => {
+                let mut d = d.clone();
+                if self.dispatch_follows_spec {
+                    d.scheduler = rtlab_sim::SchedulerSpec::from(spec.scheduler);
+                }
+                let (report, _, _) =
+                    crate::dispatcher::run_traced(set, &config, &d, self.interrupt, sinks)?;
+                self.last_costs = report.dispatcher.clone();
+                report
+            }
+            None => executor::run_recording(set, &config, self.interrupt, sinks)?.0,
+        };
+        let context_switches = report
+            .dispatcher
+            .as_ref()
+            .and_then(|c| c.kernel_task_switches)
+            .unwrap_or(report.context_switches);
+        let seconds = Nanos::from_ns(report.ended_ns).as_secs_f64();
         if !report.interrupted && !report.lost_tasks.is_empty() {
             return Err(RealRunError::LostThreads(report.lost_tasks.join(", ")));
         }
@@ -134,8 +170,12 @@ impl<'a> RealRunner<'a> {
             tasks: RunCounts::tasks_of(report.tasks.iter().map(|t| &t.metrics), &on_time),
             missed_deadlines: self.job_counts.then_some(missed),
             first_miss: earliest_miss(report.tasks.iter().map(|t| &t.metrics)),
-            context_switches: report.context_switches,
-            context_switches_per_s: report.context_switches_per_s,
+            context_switches,
+            context_switches_per_s: if seconds > 0.0 {
+                context_switches as f64 / seconds
+            } else {
+                0.0
+            },
             duration_ns: report.ended_ns,
             interrupted: report.interrupted,
             kernel_trace: report.kernel_trace,
@@ -200,10 +240,10 @@ impl Runner for RealRunner<'_> {
         outcome
     }
 
-    /// Every scheduler with a Linux policy (not the hybrid); phases of any
-    /// kind.
+    /// Every scheduler with a Linux policy (not the hybrid), or through the
+    /// dispatcher any; phases of any kind.
     fn supports(&self, spec: &RunSpec) -> bool {
-        self.policy_for(spec).is_some()
+        self.dispatcher.is_some() || self.policy_for(spec).is_some()
     }
 
     /// A set the platform refuses ends a series, as a miss would:

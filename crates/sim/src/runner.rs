@@ -37,6 +37,9 @@ pub struct SimRunner {
     /// The platform's costs charged to every run (the simulated breakdown:
     /// the overheads file the analysis uses); `None`: no overheads.
     pub overheads: Option<Overheads>,
+    /// Releases and call-backs noticed only at multiples of this tick
+    /// (`--tick`: the ticked kernel); `None`: tickless.
+    pub tick: Option<Nanos>,
 }
 
 impl SimRunner {
@@ -46,6 +49,7 @@ impl SimRunner {
             on_miss: MissRule::Continue,
             scheduler: None,
             overheads: None,
+            tick: None,
         }
     }
 
@@ -55,6 +59,7 @@ impl SimRunner {
             on_miss,
             scheduler: Some(scheduler),
             overheads: None,
+            tick: None,
         }
     }
 }
@@ -77,6 +82,7 @@ impl Runner for SimRunner {
         config.on_miss = self.on_miss;
         config.phases = spec.phases.clone();
         config.overheads = self.overheads.clone();
+        config.tick = self.tick;
         let on_time: Rc<RefCell<Vec<u64>>> = Rc::default();
         let missed: Rc<RefCell<Vec<Nanos>>> = Rc::default();
         let sink = {

@@ -121,6 +121,7 @@ fn overheads(profile: usize) -> Overheads {
             migration: us(0),
             timing: Default::default(),
             throttling: Default::default(),
+            dispatcher: None,
         };
     match profile {
         0 => Overheads::rtmach(),

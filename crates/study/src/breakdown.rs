@@ -165,6 +165,9 @@ pub struct RealSetup<'a> {
     pub cooldown: Nanos,
     /// Set by a stop signal.
     pub interrupt: &'a AtomicBool,
+    /// Run the real sets through rtlab's dispatcher (the simulator's
+    /// scheduler of the policy) instead of the Linux policy.
+    pub dispatcher: Option<rtlab_rt::dispatcher::DispatchConfig>,
 }
 
 /// The experiment at every time scale in order (`scaled`: the time scale
@@ -200,6 +203,8 @@ where
         config.duration = *duration;
         let mut measure = RealRunner::new(config, real.interrupt);
         measure.cooldown = real.cooldown;
+        measure.dispatcher = real.dispatcher.clone();
+        measure.dispatch_follows_spec = true;
         let scale = *x as f64 / ONE_PPB as f64;
         let (result, error) = run_scale(
             set,

@@ -212,7 +212,20 @@ pub fn simulated_series(
     on_miss: MissRule,
     configs: &[TestConfig],
 ) -> Result<SeriesRun, SimError> {
+    simulated_series_ticked(name, scheduler, on_miss, configs, None)
+}
+
+/// [`simulated_series`] with releases and call-backs noticed only at
+/// multiples of `tick` (the ticked kernel); the label says the tick.
+pub fn simulated_series_ticked(
+    name: &str,
+    scheduler: &SchedulerSpec,
+    on_miss: MissRule,
+    configs: &[TestConfig],
+    tick: Option<Nanos>,
+) -> Result<SeriesRun, SimError> {
     let mut runner = SimRunner::pinned(scheduler.clone(), on_miss);
+    runner.tick = tick;
     let mut tests = Vec::new();
     // The simulator is never interrupted: every series ends.
     series(
@@ -225,9 +238,14 @@ pub fn simulated_series(
     Ok(SeriesRun {
         world: "sim",
         scheduler: name.to_string(),
-        label: format!("sim {name}"),
+        label: format!("sim {name}{}", tick_label(tick)),
         tests,
     })
+}
+
+/// ` tick 4ms` for a ticked series, nothing for a tickless one.
+pub fn tick_label(tick: Option<Nanos>) -> String {
+    tick.map_or(String::new(), |t| format!(" tick {t}"))
 }
 
 /// One simulator scheduler's extended Hartstone over `profiles`.
@@ -238,7 +256,20 @@ pub fn simulated_extended(
     profiles: &[ExtendedProfile],
     length: Nanos,
 ) -> Result<ExtendedRun, SimError> {
+    simulated_extended_ticked(name, scheduler, on_miss, profiles, length, None)
+}
+
+/// [`simulated_extended`], ticked when `tick` is given.
+pub fn simulated_extended_ticked(
+    name: &str,
+    scheduler: &SchedulerSpec,
+    on_miss: MissRule,
+    profiles: &[ExtendedProfile],
+    length: Nanos,
+    tick: Option<Nanos>,
+) -> Result<ExtendedRun, SimError> {
     let mut runner = SimRunner::pinned(scheduler.clone(), on_miss);
+    runner.tick = tick;
     let mut results = Vec::new();
     extended_series(
         &mut runner,
@@ -251,7 +282,7 @@ pub fn simulated_extended(
     Ok(ExtendedRun {
         world: "sim",
         scheduler: name.to_string(),
-        label: format!("sim {name}"),
+        label: format!("sim {name}{}", tick_label(tick)),
         results,
     })
 }
@@ -299,6 +330,9 @@ pub enum RealSeriesError {
     /// A real run under this policy failed.
     #[error("{1}")]
     Run(RunPolicy, RealRunError),
+    /// A real run through the dispatcher under this scheduler failed.
+    #[error("{1}")]
+    Dispatched(String, Box<RealRunError>),
     /// The simulated counterpart failed.
     #[error(transparent)]
     Sim(#[from] SimError),
@@ -381,6 +415,110 @@ pub fn real_extended(
         });
         if let Some(model) = model {
             add_counterpart(doc, model, sim_on_miss, &[], Some((profiles, length)))?;
+        }
+        if !finished {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The PH series on real threads through rtlab's dispatcher, one
+/// scheduler after the other (each pinned on `runner`, whose dispatcher
+/// configuration gives the tick and protocol), each followed by its
+/// simulated series (the same scheduler, the same tick) unless the
+/// document has it. Labels: `dispatcher NAME` and `sim NAME` (with
+/// ` tick T` when ticked). `progress` sees every iteration. Returns true
+/// when a stop signal cut it short.
+pub fn dispatched_series(
+    doc: &mut HartstoneDocument,
+    runner: &mut RealRunner<'_>,
+    schedulers: &[(String, SchedulerSpec)],
+    configs: &[TestConfig],
+    sim_on_miss: MissRule,
+    progress: &mut dyn FnMut(&str, HartstoneTest, &IterationRecord),
+) -> Result<bool, RealSeriesError> {
+    let tick = runner.dispatcher.as_ref().and_then(|d| d.tick);
+    for (name, spec) in schedulers {
+        if let Some(d) = &mut runner.dispatcher {
+            d.scheduler = spec.clone();
+        }
+        let mut outcomes = Vec::new();
+        let finished = series(
+            runner,
+            ModelScheduler::Edf,
+            configs,
+            &mut outcomes,
+            &mut |test, r| progress(name, test, r),
+        )
+        .map_err(|e| RealSeriesError::Dispatched(name.clone(), Box::new(e)))?;
+        doc.runs.push(SeriesRun {
+            world: "real",
+            scheduler: name.clone(),
+            label: format!("dispatcher {name}{}", tick_label(tick)),
+            tests: outcomes,
+        });
+        let label = format!("sim {name}{}", tick_label(tick));
+        if !doc.runs.iter().any(|r| r.label == label) {
+            doc.runs.push(simulated_series_ticked(
+                name,
+                spec,
+                sim_on_miss,
+                configs,
+                tick,
+            )?);
+        }
+        if !finished {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The extended Hartstone on real threads through the dispatcher, one
+/// scheduler after the other, each beside its simulated run (the same
+/// scheduler, tick, phase and length), as [`dispatched_series`] does the
+/// PH series.
+pub fn dispatched_extended(
+    doc: &mut HartstoneDocument,
+    runner: &mut RealRunner<'_>,
+    schedulers: &[(String, SchedulerSpec)],
+    profiles: &[ExtendedProfile],
+    length: Nanos,
+    sim_on_miss: MissRule,
+    progress: &mut dyn FnMut(&str, &ExtendedResult),
+) -> Result<bool, RealSeriesError> {
+    let tick = runner.dispatcher.as_ref().and_then(|d| d.tick);
+    for (name, spec) in schedulers {
+        if let Some(d) = &mut runner.dispatcher {
+            d.scheduler = spec.clone();
+        }
+        let mut results = Vec::new();
+        let finished = extended_series(
+            runner,
+            ModelScheduler::Edf,
+            profiles,
+            length,
+            &mut results,
+            &mut |r| progress(name, r),
+        )
+        .map_err(|e| RealSeriesError::Dispatched(name.clone(), Box::new(e)))?;
+        doc.extended_runs.push(ExtendedRun {
+            world: "real",
+            scheduler: name.clone(),
+            label: format!("dispatcher {name}{}", tick_label(tick)),
+            results,
+        });
+        let label = format!("sim {name}{}", tick_label(tick));
+        if !doc.extended_runs.iter().any(|r| r.label == label) {
+            doc.extended_runs.push(simulated_extended_ticked(
+                name,
+                spec,
+                sim_on_miss,
+                profiles,
+                length,
+                tick,
+            )?);
         }
         if !finished {
             return Ok(true);

@@ -1,7 +1,8 @@
 //! Locking: IPCP under FPS against the Deadline Floor Protocol under EDF,
 //! with a protected procedure of growing length (paper 001, Carletto &
-//! Vardanega, Ada-Europe 2017, "Locking Policy"). Simulator only: Linux
-//! has no DFP.
+//! Vardanega, Ada-Europe 2017, "Locking Policy"). Linux has no DFP: on
+//! real threads the section runs through rtlab's dispatcher, which applies
+//! both protocols itself ([`dispatched`]).
 //!
 //! Paper 001's claims: DFP "presents a logarithmic converging progression
 //! as the computation time of the protected procedure increases", and "DFP
@@ -47,6 +48,7 @@
 //! progression is a straight line here) and the relative change over the
 //! last doubling (convergence: it tends to 0).
 
+pub mod dispatched;
 pub mod inversion;
 
 use rtlab_analysis::blocking::{fixed_priority, EdfBlocking, LockingProtocol};
@@ -192,7 +194,8 @@ impl LockingArm {
         }
     }
 
-    fn sim_protocol(self) -> LockingProtocol {
+    /// The protocol the simulator (and the dispatcher) applies.
+    pub fn sim_protocol(self) -> LockingProtocol {
         match self {
             LockingArm::Ipcp => LockingProtocol::Ipcp,
             LockingArm::Dfp => LockingProtocol::Dfp,
@@ -345,6 +348,10 @@ pub struct LockingSection {
     pub comparisons: Vec<OverheadComparison>,
     /// Per protocol.
     pub growth: Vec<OverheadGrowth>,
+    /// The same runs on real threads through the dispatcher (`--real
+    /// --dispatcher`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub real: Option<dispatched::DispatchedLocking>,
 }
 
 /// Runs the locking section in the simulator.
@@ -360,6 +367,7 @@ pub fn run(config: &LockingConfig) -> Result<LockingSection, LockingError> {
         task_rows: Vec::new(),
         comparisons: Vec::new(),
         growth: Vec::new(),
+        real: None,
     };
     for &length in &config.lengths {
         let set = TaskSet::new(

@@ -7,18 +7,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rtlab_host::RtThrottling;
 use rtlab_model::Nanos;
+use rtlab_rt::dispatcher::DispatchConfig;
 use rtlab_rt::executor::KernelTrace;
+use rtlab_rt::runner::RealRunner;
 use rtlab_sim::runner::SimRunner;
 
 use crate::document::{RealOverload, RealPart};
 use crate::overload::{self, OverloadConfig, Profile};
-use crate::runner::{EDF, FPS};
+use crate::runner::{EDF, FPS, HYBRID};
 use crate::utilization::{self, LoadSteps, SetType, UtilizationConfig, UtilizationError};
 
 /// How the real runs of a series are made: the CPU they are pinned to,
 /// whether each lifts RT throttling and SCHED_DEADLINE admission, and the
-/// pause between two.
-#[derive(Debug, Clone, Copy)]
+/// pause between two, and whether rtlab's dispatcher runs them.
+#[derive(Debug, Clone)]
 pub struct RealSeries {
     /// The CPU every task thread is pinned to.
     pub cpu: usize,
@@ -26,6 +28,21 @@ pub struct RealSeries {
     pub no_rt_throttling: bool,
     /// Pause between two runs.
     pub cooldown: Nanos,
+    /// Through rtlab's dispatcher (`--dispatcher`): each run's scheduler
+    /// (EDF, FPS, the hybrid) is the simulator's, run on the real threads,
+    /// instead of SCHED_DEADLINE and SCHED_FIFO.
+    pub dispatch: Option<DispatchConfig>,
+}
+
+impl RealSeries {
+    /// Makes `runner` run each spec's scheduler through the dispatcher,
+    /// when the series is dispatched.
+    fn dispatch_through(&self, runner: &mut RealRunner<'_>) {
+        if let Some(d) = &self.dispatch {
+            runner.dispatcher = Some(d.clone());
+            runner.dispatch_follows_spec = true;
+        }
+    }
 }
 
 /// The utilization search of paper 001 on real threads: `sets` sets of
@@ -79,6 +96,7 @@ pub fn utilization_part(
         say,
         trace,
     );
+    series.dispatch_through(&mut runner);
     let measured = utilization::run(&config, &mut runner)?;
     let interrupted = flag.load(Ordering::Relaxed);
     if interrupted {
@@ -97,7 +115,8 @@ pub fn utilization_part(
 }
 
 /// Transient and permanent overload on real threads (EDF = SCHED_DEADLINE,
-/// FPS = SCHED_FIFO DM; the hybrid has no Linux counterpart), beside the
+/// FPS = SCHED_FIFO DM; the hybrid has no Linux counterpart, so it runs
+/// only through the dispatcher, which runs all three), beside the
 /// simulation of the same runs. Loads of 100 % and more need SCHED_DEADLINE
 /// admission control (0.90 here) and RT throttling (0.95) off, so each real
 /// run switches them off (restored after it) and the note says so. A
@@ -119,7 +138,11 @@ pub fn overload_part(
     let config = OverloadConfig {
         duration,
         profiles: Profile::ALL.to_vec(),
-        schedulers: vec![EDF, FPS],
+        // Through the dispatcher the hybrid runs too.
+        schedulers: match series.dispatch {
+            Some(_) => vec![EDF, FPS, HYBRID],
+            None => vec![EDF, FPS],
+        },
         recovery_resolution: None,
         ..base.clone()
     };
@@ -136,6 +159,7 @@ pub fn overload_part(
     };
     let (mut runner, traced) =
         crate::real::runner(series.cpu, true, series.cooldown, flag, say, trace);
+    series.dispatch_through(&mut runner);
     let ran = overload::run(&mut runner, &config);
     let kernel_traces = traced.take();
     match ran {
@@ -152,4 +176,30 @@ pub fn overload_part(
             kernel_traces,
         },
     }
+}
+
+/// The locking section on real threads: only through the dispatcher
+/// (Linux has no DFP; the dispatcher applies both protocols), each
+/// (length, protocol) of the simulated `section` run once for the
+/// section's duration on the series' CPU. Without a dispatcher, nothing
+/// is run. (Called from a thread whose stop signal sets `flag`.)
+pub fn locking_part(
+    config: &crate::locking::LockingConfig,
+    section: &mut crate::locking::LockingSection,
+    series: &RealSeries,
+    flag: &'static AtomicBool,
+) -> Result<(), rtlab_rt::RtError> {
+    if series.dispatch.is_none() {
+        return Ok(());
+    }
+    let mut base = rtlab_rt::executor::RunConfig::new(
+        config.duration,
+        rtlab_model::policy::RunPolicy::FifoOrder,
+    );
+    base.cpu = Some(series.cpu);
+    base.no_rt_throttling = series.no_rt_throttling;
+    section.real = Some(crate::locking::dispatched::run(
+        config, section, &base, flag,
+    )?);
+    Ok(())
 }

@@ -64,6 +64,51 @@ pub fn sched_setattr(attr: &SchedAttr) -> io::Result<()> {
     }
 }
 
+/// `sched_setattr(tid, attr, 0)`: sets the policy of thread `tid` of any
+/// process the caller may change (root or CAP_SYS_NICE, or its own
+/// threads within RLIMIT_RTPRIO): how the real-time dispatcher raises the
+/// chosen task thread and lowers the one it preempts.
+#[inline]
+pub fn sched_setattr_of(tid: i32, attr: &SchedAttr) -> io::Result<()> {
+    // SAFETY: as `sched_setattr`: `attr` is a valid, initialised sched_attr
+    // of the size it states; `tid` is a plain number (a thread that does
+    // not exist is ESRCH); flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setattr,
+            tid as libc::pid_t,
+            attr as *const SchedAttr,
+            0 as libc::c_uint,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `sched_getattr(tid, attr, size, 0)`: thread `tid`'s policy.
+pub fn sched_getattr_of(tid: i32) -> io::Result<SchedAttr> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: `attr` is writable and as large as the size passed; `tid` is
+    // a plain number; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid as libc::pid_t,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as libc::c_uint,
+            0 as libc::c_uint,
+        )
+    };
+    if rc == 0 {
+        Ok(attr)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// `sched_getattr(0, attr, size, 0)`: the calling thread's policy.
 pub fn sched_getattr() -> io::Result<SchedAttr> {
     let mut attr = SchedAttr::default();
@@ -140,6 +185,16 @@ pub fn sched_setaffinity(set: &CpuSet) -> io::Result<()> {
     // SAFETY: `set.0` is a valid cpu set of the size passed; pid 0 is the
     // caller.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set.0) };
+    super::check_zero(rc)
+}
+
+/// Sets thread `tid`'s affinity (`sched_setaffinity(tid)`): how a global
+/// dispatcher moves a task thread to the CPU it chose.
+pub fn sched_setaffinity_of(tid: i32, set: &CpuSet) -> io::Result<()> {
+    // SAFETY: `set.0` is a valid cpu set of the size passed; `tid` is a
+    // plain number (ESRCH when no such thread).
+    let rc =
+        unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set.0) };
     super::check_zero(rc)
 }
 

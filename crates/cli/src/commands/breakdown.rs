@@ -19,6 +19,7 @@ use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_report::breakdown_text::{describe, progress_line};
 use rtlab_report::view::RunView;
 use rtlab_rt::executor::RunConfig;
+use rtlab_sim::SchedulerSpec;
 use rtlab_study::breakdown::{run_scales, RealSetup};
 
 use crate::flags::parse_nanos;
@@ -85,6 +86,10 @@ pub struct BreakdownArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    /// Run the real sets through rtlab's dispatcher (the simulator's fp:rm, fp:dm or edf) instead
+    /// of SCHED_FIFO or SCHED_DEADLINE (guide: explanation/dispatcher.md).
+    #[command(flatten)]
+    pub dispatch: crate::dispatcher_flags::DispatcherFlags,
     #[command(flatten)]
     pub isolate: crate::setup::IsolateFlags,
 }
@@ -255,6 +260,9 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         config: run_cfg,
         cooldown: args.real_series.cooldown,
         interrupt: flag,
+        dispatcher: args
+            .dispatch
+            .config(&SchedulerSpec::from(scheduler).to_string(), "none")?,
     };
     let failure: Option<anyhow::Error> = run_scales(
         &mut doc,

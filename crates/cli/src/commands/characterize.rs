@@ -19,9 +19,9 @@ use crate::setup::{say, set_up};
 use crate::usage::{naming_the_flag, usage};
 
 const EXAMPLES: &str = "Examples:\n  \
-    rtlab characterize --out my.toml\n  \
-    rtlab characterize --threads 2,4,8 --samples 500 --stat max --json\n  \
-    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my.toml --name my-vm\n  \
+    rtlab characterize --dispatcher --out my.toml\n  \
+    rtlab characterize --threads 2,4,8 --samples 500 --stat max --dispatcher --json\n  \
+    rtlab characterize --cpu 0 --samples 1000 --csv costs.csv --out my-vm.toml --name my-vm\n  \
     rtlab characterize --threads 2,4 --samples 50 --kernel-trace\n\n\
     Needs root (SCHED_FIFO). The defaults take about half a minute. Then:\n  \
     rtlab analyze builtin:avionics --policy rm --overheads my.toml --breakdown\n\
@@ -55,6 +55,11 @@ pub struct CharacterizeArgs {
     /// Print JSON (schema in the guide, "rtlab characterize").
     #[arg(long)]
     pub json: bool,
+    /// Also measure rtlab's user-space dispatcher (`run --dispatcher`): its decision cost and
+    /// dispatch latency per n, fitted like the other costs into the file's [dispatcher] table
+    /// (read by `sim --dispatcher`). About one second per n.
+    #[arg(long)]
+    pub dispatcher: bool,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     #[command(flatten)]
@@ -127,6 +132,15 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     drop(guards);
+    let dispatcher = if args.dispatcher && !measured.interrupted {
+        say("measuring rtlab's dispatcher (one second per n)");
+        Some(
+            characterize::dispatcher::measure(cfg.cpu, &cfg.threads, args.stat, stop)
+                .context("rtlab characterize --dispatcher")?,
+        )
+    } else {
+        None
+    };
 
     let host = rtlab_host::platform::host_metadata();
     let fits = measured.fit_inputs().fit(args.stat);
@@ -145,8 +159,15 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     };
     // The limits Linux puts on real-time threads on this CPU (`[throttling]`).
     let (throttling, throttling_notes) = rtlab_host::platform::linux_throttling(cfg.cpu);
-    let profile = profile.map(|o| Overheads { throttling, ..o });
+    let mut profile = profile.map(|o| Overheads { throttling, ..o });
     notes.extend(throttling_notes);
+    if let (Some(p), Some((model, more))) = (
+        profile.as_mut(),
+        dispatcher.as_ref().and_then(|d| d.model()),
+    ) {
+        p.dispatcher = Some(model);
+        notes.extend(more);
+    }
     if measured.interrupted {
         notes.push("interrupted: the figures hold what was measured before the stop".into());
     }
@@ -166,6 +187,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         notes,
         disturbance,
         kernel_trace,
+        dispatcher,
     };
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);

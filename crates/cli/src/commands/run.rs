@@ -20,13 +20,17 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run my-set.toml --policy fifo-order --no-pin --on-miss skip --trace jobs.json\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
-    rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n\n\
+    rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n  \
+    rtlab run builtin:hartstone-ph --dispatcher -s multiburst -d 10s\n  \
+    rtlab run builtin:hartstone-ph --dispatcher -s ipi --tick 4ms -d 10s --json\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
     On several CPUs (--cpus LIST): linux-dl (SCHED_DEADLINE over every CPU), pedf and cedf (one\n\
     exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
     pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
+    With --dispatcher, -s names any scheduler of `rtlab sim` (I+PI, Multiburst, the hybrid, rr:Q...):\n\
+    rtlab's dispatcher runs it on the real threads (guide: explanation/dispatcher.md).\n\
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\
@@ -92,12 +96,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // The store first: a stdout that fails (a closed pipe, a full disk)
     // does not lose the run. A store that fails does not lose the output.
     let saved = saver.map_or(Ok(()), |s| {
-        s.finish(&serde_json::to_value(&report)?, report.interrupted)
+        s.finish(
+            &serde_json::to_value(&report)?,
+            crate::real_run::partial(&report),
+        )
     });
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         out!("{}", rtlab_report::run_text::describe(&report, &origin));
+        out!(
+            "{}",
+            rtlab_report::dispatcher_text::describe(report.dispatcher.as_ref())
+        );
         out!(
             "{}",
             rtlab_report::kernel_trace::describe(report.kernel_trace.as_ref())
@@ -114,11 +125,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         None => Ok(()),
     };
     // Every failure, each said once: the files, the store, a lost thread.
-    all_of(
-        written
-            .into_iter()
-            .chain([saved, plotted, lost_threads(&report)]),
-    )?;
+    all_of(written.into_iter().chain([
+        saved,
+        plotted,
+        lost_threads(&report),
+        crate::real_run::watchdog_ended(&report),
+    ]))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -30,7 +30,8 @@ pub fn examples() -> String {
     rtlab sim builtin:avionics -s fp:rm -d 2s --tick 1ms --overheads builtin:rtmach\n  \
     rtlab sim my-set.toml --scheduler fp:rm --protocol ipcp --trace trace.json\n  \
     rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n  \
-    rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n\n\
+    rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n  \
+    rtlab sim builtin:hartstone-ph -s multiburst -d 10s --overheads my.toml --dispatcher\n\n\
     Schedulers:\n{}\n\
     The --json schema is in the guide (\"rtlab sim --json\").",
         rtlab_sim::scheduler::scheduler_help()
@@ -68,6 +69,10 @@ pub struct SimArgs {
     /// Overheads profile (TOML file or builtin:rtmach, builtin:zero); its costs occupy the CPU.
     #[arg(long)]
     pub overheads: Option<String>,
+    /// Model rtlab's user-space dispatcher (`run --dispatcher`): every switch to another job also
+    /// costs the overheads file's [dispatcher] decision and latency (`characterize --dispatcher`).
+    #[arg(long, requires = "overheads")]
+    pub dispatcher: bool,
     /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp
     /// (EDF), on one processor or per processor of pedf/pfp:*; resources shared across processors:
     /// mpcp, dpcp, fmlp+, mrsp, msrp (pfp:*) or omlp (gedf, cedf). Each job's remote and local
@@ -127,6 +132,16 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
+    if args.dispatcher {
+        let o = c.overheads.take().unwrap_or_else(Overheads::zero);
+        if o.dispatcher.is_none() {
+            return Err(usage(format!(
+                "--dispatcher: --overheads {} has no [dispatcher] table (rtlab characterize --dispatcher --out FILE writes one)",
+                printable(args.overheads.as_deref().unwrap_or(""))
+            )));
+        }
+        c.overheads = Some(o.with_dispatcher());
+    }
     c.protocol = args.protocol.parse::<LockingProtocol>().map_err(|_| {
         flag_error(SimError::Choice {
             setting: "protocol",

@@ -14,6 +14,7 @@ use rtlab_rt::executor::{
 };
 use rtlab_rt::lag::ControllerKind;
 
+use crate::dispatcher_flags::DispatcherFlags;
 use crate::flags::parse_nanos;
 use crate::kernel_trace::KernelTraceFlags;
 use crate::setup::CpuLockFlags;
@@ -108,6 +109,8 @@ pub struct RunFlags {
     #[arg(long)]
     pub overload: Option<String>,
     #[command(flatten)]
+    pub dispatch: DispatcherFlags,
+    #[command(flatten)]
     pub cpu_lock: CpuLockFlags,
     #[command(flatten)]
     pub kernel: KernelTraceFlags,
@@ -149,6 +152,9 @@ fn parse_cpu_list(text: &str) -> anyhow::Result<Vec<usize>> {
 impl RunFlags {
     /// `--policy`, parsed once (a usage error naming the flag otherwise).
     pub fn scheduler(&self) -> anyhow::Result<RealScheduler> {
+        if self.dispatch.dispatcher {
+            return self.dispatched_scheduler();
+        }
         self.policy.parse::<RealScheduler>().map_err(|why| {
             if self.policy.trim() == "gedf" {
                 return usage(format!("--policy `gedf`: {why}"));
@@ -210,7 +216,10 @@ impl RunFlags {
                 printable(&e.message)
             ))
         })?;
-        let name = cfg.scheduler();
+        let name = match self.dispatch.dispatcher {
+            true => self.policy.trim().to_string(),
+            false => cfg.scheduler().to_string(),
+        };
         cfg.placement = Some(match scope {
             Scope::Global => {
                 if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
@@ -224,9 +233,10 @@ impl RunFlags {
             }
             Scope::Partitioned => {
                 if let Some(h) = &self.partition {
-                    let test = match policy {
-                        RunPolicy::Edf => "edf:edf-demand".to_string(),
-                        fixed => format!("{fixed}:rta"),
+                    let test = match (self.dispatch.dispatcher, policy) {
+                        (true, _) => super::dispatched::partition_test(&self.policy),
+                        (false, RunPolicy::Edf) => "edf:edf-demand".to_string(),
+                        (false, fixed) => format!("{fixed}:rta"),
                     };
                     set = crate::placement::partitioned(&set, h, &test, "nothing was run")?;
                 }
@@ -253,6 +263,20 @@ impl RunFlags {
         Ok(set)
     }
 
+    /// `--on-miss`: skip or continue (real threads cannot abort a job).
+    pub(super) fn miss_rule(&self) -> anyhow::Result<MissRule> {
+        self.on_miss
+            .parse::<MissRule>()
+            .ok()
+            .filter(|&r| r != MissRule::Abort)
+            .ok_or_else(|| {
+                usage(format!(
+                    "--on-miss `{}`: use {OVERRUN_RULES}",
+                    printable(&self.on_miss)
+                ))
+            })
+    }
+
     /// `--repeat`: at least 1, a usage error otherwise.
     pub fn repeats(&self) -> anyhow::Result<u32> {
         if self.repeat == 0 {
@@ -266,6 +290,9 @@ impl RunFlags {
     pub fn config(&self) -> anyhow::Result<RunConfig> {
         let scheduler = self.scheduler()?;
         let multi = self.multiprocessor(scheduler)?;
+        if self.dispatch.dispatcher {
+            return self.dispatched_config(scheduler, multi);
+        }
         let policy = scheduler.policy;
         // As `sim -d 0s`: a run of no time is a usage error.
         if self.duration == Nanos::ZERO {
@@ -277,17 +304,7 @@ impl RunFlags {
         } else {
             Some(self.cpu.unwrap_or_else(executor::default_cpu))
         };
-        cfg.on_miss = self
-            .on_miss
-            .parse::<MissRule>()
-            .ok()
-            .filter(|&r| r != MissRule::Abort)
-            .ok_or_else(|| {
-                usage(format!(
-                    "--on-miss `{}`: use {OVERRUN_RULES}",
-                    printable(&self.on_miss)
-                ))
-            })?;
+        cfg.on_miss = self.miss_rule()?;
         cfg.lag_controller = self.lag_controller;
         cfg.kernel_trace = self.kernel.request();
         if let Some(cpus) = &multi {

@@ -3,6 +3,7 @@
 //! `executor`); their flags and the executor's configuration from them are
 //! [`flags`].
 
+mod dispatched;
 mod flags;
 
 use std::fs::File;
@@ -18,8 +19,9 @@ use rtlab_rt::RtError;
 use crate::kernel_trace;
 use crate::save::Saver;
 use crate::setup::{restore_left_state_first, say};
-use crate::usage::naming_the_flag;
+use crate::usage::{naming_the_flag, usage};
 
+pub use dispatched::{partial, watchdog_ended};
 pub use flags::{RealSeriesFlags, RunFlags};
 
 /// Which job file: the format, and the flag that asks for it.
@@ -141,6 +143,7 @@ pub fn execute_loaded(
     saver: Option<&Saver>,
 ) -> anyhow::Result<Executed> {
     flags.repeats()?;
+    let dispatch = flags.dispatch()?;
     crate::flags::add_modes(
         &mut cfg.phases,
         &loaded.modes,
@@ -158,13 +161,23 @@ pub fn execute_loaded(
     }
     let refused = |e: RtError| {
         let e = match e {
+            // The dispatcher's refusals of its flags (-s, --tick,
+            // --protocol) are usage errors.
+            RtError::Setting { .. } if dispatch.is_some() => usage(naming_the_flag(&e)),
             RtError::Setting { .. } => anyhow::anyhow!(naming_the_flag(&e)),
             other => other.into(),
         };
-        e.context(format!("rtlab run --policy {}", cfg.scheduler()))
+        e.context(match &dispatch {
+            Some(d) => format!("rtlab run --dispatcher -s {}", d.scheduler),
+            None => format!("rtlab run --policy {}", cfg.scheduler()),
+        })
     };
     // What would be refused is refused before waiting for the CPU.
-    executor::check(&loaded.set, &cfg).map_err(refused)?;
+    match &dispatch {
+        Some(d) => rtlab_rt::dispatcher::check(&loaded.set, &cfg, d),
+        None => executor::check(&loaded.set, &cfg),
+    }
+    .map_err(refused)?;
     flags.kernel.check()?;
     let flag = interrupt::install_interrupt_flag();
     // A multiprocessor run measures on every CPU it uses: it takes the
@@ -212,7 +225,10 @@ pub fn execute_loaded(
         sinks.push(Box::new(sink));
         line.follow(cfg.duration)
     });
-    let ran = executor::run_traced(&loaded.set, &cfg, flag, sinks);
+    let ran = match &dispatch {
+        Some(d) => rtlab_rt::dispatcher::run_traced(&loaded.set, &cfg, d, flag, sinks),
+        None => executor::run_traced(&loaded.set, &cfg, flag, sinks),
+    };
     if let Some(line) = progress {
         line.finish();
     }

@@ -83,6 +83,10 @@ pub struct Comparison<R, S> {
     pub real: R,
     /// The simulation.
     pub sim: S,
+    /// Job for job (a run by the dispatcher against the simulation of the
+    /// same scheduler); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<super::JobAgreement>,
 }
 
 /// Compares one task; `tolerance` is relative (0.1 = 10%). Misses differ
@@ -156,6 +160,7 @@ impl<R, S> Comparison<R, S> {
             tasks,
             real,
             sim,
+            jobs: None,
         }
     }
 }

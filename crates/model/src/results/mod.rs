@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod drift;
 mod job;
+pub mod job_compare;
 mod metrics;
 pub mod schedule;
 mod series;
@@ -18,6 +19,7 @@ mod summary;
 
 pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
+pub use job_compare::{compare_jobs, JobAgreement, JobDifference};
 pub use metrics::{TaskMetrics, Totals};
 pub use schedule::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 pub use series::SeriesPoint;

@@ -32,6 +32,9 @@ pub struct CharacterizeDocument {
     /// The costs from kernel timestamps (`--kernel-trace` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<super::kernel::KernelCharacterization>,
+    /// rtlab's dispatcher per n and its lines (`--dispatcher` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatcher: Option<super::dispatcher::DispatcherCharacterization>,
 }
 
 /// The overheads file's text for a profile measured under `disturbance`:

@@ -312,6 +312,7 @@ impl Fits {
                 release: LinearCost::ZERO,
                 timing: Timing::Hrtimer { tick },
                 throttling: rtlab_model::overheads::Throttling::NONE,
+                dispatcher: None,
             },
             notes,
         ))

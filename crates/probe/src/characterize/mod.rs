@@ -27,6 +27,7 @@
 //! of any second, far from the 950 ms / 1 s that throttling allows.
 
 pub mod batch;
+pub mod dispatcher;
 pub mod document;
 pub mod fit;
 pub mod kernel;
@@ -251,7 +252,10 @@ pub fn characterize(
 ) -> Result<Characterization, RtError> {
     cfg.validate()?;
     let began = monotonic_now();
-    let _away = MovedOff::new(cfg.cpu);
+    // The coordinator (this thread) runs on the other CPUs meanwhile; its
+    // affinity is restored on drop (with the raw call: the checked one
+    // would refuse to widen it again).
+    let _away = policy::KeptOffCpu::new(cfg.cpu);
     let total = cfg.steps();
     let mut done = 0;
     let mut step = |what: &str| {
@@ -519,34 +523,4 @@ fn measure_ping_pong(
 fn read_loc(cpu: usize) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/interrupts").ok()?;
     tick::local_timer_count(&text, cpu)
-}
-
-/// While alive, the calling thread (the coordinator) runs on the other
-/// CPUs, so it never competes with the measured one; restored on drop.
-struct MovedOff {
-    previous: Option<Vec<usize>>,
-}
-
-impl MovedOff {
-    fn new(cpu: usize) -> MovedOff {
-        let previous = policy::allowed_cpus().ok();
-        let others: Vec<usize> = previous
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|&c| c != cpu)
-            .collect();
-        let moved = !others.is_empty() && policy::set_current_thread_affinity(&others).is_ok();
-        MovedOff {
-            previous: previous.filter(|_| moved),
-        }
-    }
-}
-
-impl Drop for MovedOff {
-    fn drop(&mut self) {
-        if let Some(cpus) = &self.previous {
-            let _ = policy::set_current_thread_affinity(cpus);
-        }
-    }
 }

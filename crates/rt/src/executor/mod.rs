@@ -207,7 +207,7 @@ pub fn default_cpu() -> usize {
 
 /// How long after the threads are set up the first release is: enough for
 /// every thread to reach its first sleep.
-const START_DELAY: Nanos = Nanos::from_ms(50);
+pub(crate) const START_DELAY: Nanos = Nanos::from_ms(50);
 
 /// How long after the threads are set up the run starts: [`START_DELAY`],
 /// or, under SCHED_DEADLINE, at least `T - offset` of every task with a
@@ -244,7 +244,7 @@ const STACK_PREFAULT: usize = 64 * 1024;
 
 /// Stack of a task thread: the prefaulted part and room for the set-up
 /// code, small so that `mlockall` locks little per thread.
-const TASK_STACK: usize = 256 * 1024;
+pub(crate) const TASK_STACK: usize = 256 * 1024;
 
 /// Runs `set` on real threads. `interrupt` (e.g. the Ctrl-C flag) ends the
 /// run early; what was recorded is returned. No job records are kept: see
@@ -708,7 +708,7 @@ pub fn measured_cpus(cfg: &RunConfig) -> Vec<usize> {
 /// pages are mapped (and, under `mlockall`, locked) before the first
 /// release, as cyclictest does.
 #[inline(never)]
-fn prefault_stack() {
+pub(crate) fn prefault_stack() {
     let mut block = [0u8; STACK_PREFAULT];
     for b in block.iter_mut().step_by(1024) {
         *b = 1;
@@ -1316,6 +1316,7 @@ fn summarise(
         start_monotonic_ns: 0,
         phases: cfg.phases.iter().map(ToString::to_string).collect(),
         budget_changes: (budget_changes.changes > 0).then_some(budget_changes),
+        dispatcher: None,
     }
 }
 

@@ -74,9 +74,14 @@ impl Deref for TaskRunMetrics {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
     /// `--policy`: other, fifo-order, rm, dm, given, rr, edf; on several
-    /// CPUs linux-dl, pedf, cedf, gfp:ORDER, pfp:ORDER.
+    /// CPUs linux-dl, pedf, cedf, gfp:ORDER, pfp:ORDER. A run by the
+    /// dispatcher says its threads' kernel policy, `fifo-order` (SCHED_FIFO;
+    /// `pfp:fifo-order` with a dispatcher per CPU): the scheduler that ran
+    /// is `dispatcher.scheduler`.
     pub policy: RealScheduler,
-    /// The simulator scheduler that models the policy (null for `other`).
+    /// The simulator scheduler that models the policy (null for `other`,
+    /// and for a run by the dispatcher, which ran a simulator scheduler
+    /// itself: `dispatcher.scheduler`).
     pub scheduler: Option<ModelScheduler>,
     /// The task set's name.
     pub taskset: String,
@@ -131,7 +136,9 @@ pub struct RunReport {
     pub tasks: Vec<TaskRunMetrics>,
     /// Threads that did not report back in time (should be empty).
     pub lost_tasks: Vec<String>,
-    /// Always null (the simulator's control-scheduler data).
+    /// The scheduler's own data of a run by the dispatcher (Multiburst's
+    /// rounds, the hybrid's mode changes: the simulator's `scheduler_data`);
+    /// null under a Linux policy.
     pub scheduler_data: Option<serde_json::Value>,
     /// Job records lost to `--jobs`/`--trace` because a task's ring was
     /// full (the writer fell behind); the summary still counts them.
@@ -162,6 +169,10 @@ pub struct RunReport {
     /// was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_changes: Option<super::BudgetChanges>,
+    /// A run by the dispatcher (`--dispatcher`): what it cost (absent
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatcher: Option<crate::dispatcher::costs::DispatcherCosts>,
     /// What else the machine did on the run's CPUs over the measured
     /// window, and the verdict (`rtlab_host::disturbance`); absent only for
     /// a run refused before its window.

@@ -6,6 +6,7 @@
 //! model leaves out: wake-up latency, kernel and timer overheads, the cost
 //! of the measurement itself, interference from the rest of the machine.
 
+mod dispatched;
 mod rtapp;
 
 use std::io::IsTerminal;
@@ -27,11 +28,14 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab compare builtin:hartstone-ph --with rt-app --policy rm -d 10s\n  \
     rtlab compare builtin:priority-inversion --policy dm --duration 1s --protocol pip\n  \
     rtlab compare builtin:dhall-linux --cpus 0,1 --policy linux-dl --duration 1s\n  \
-    rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n\n\
+    rtlab compare builtin:lf-scenario-4 --policy dm --duration 1s --kernel-trace\n  \
+    rtlab compare builtin:hartstone-ph --dispatcher -s multiburst -d 10s\n\n\
     Policy -> simulator: fifo-order -> fifo, rm -> fp:rm, dm -> fp:dm, given -> fp:given,\n\
     rr -> rr:<kernel RR timeslice>:linux, edf -> edf (other has no simulator model).\n\
     On --cpus: linux-dl -> linux-dl, pedf -> pedf (same assignment), cedf -> cedf, gfp:X -> gfp:X,\n\
     pfp:X -> pfp:X; the table adds migrations.\n\
+    --dispatcher -s SCHEDULER: the simulator runs the same scheduler with the run's measured\n\
+    costs, job for job (releases, misses, responses within the dispatch latency's p99.9).\n\
     A `!` marks a difference: misses that differ, or a response time off by more than\n\
     --tolerance (default 10%) and 100us.";
 
@@ -82,6 +86,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
                 printable(other)
             ))),
         };
+    }
+    if let Some(d) = args.flags.dispatch()? {
+        if args.with.is_some() {
+            return Err(usage(
+                "--with rt-app compares Linux policies; --dispatcher compares with the simulator",
+            ));
+        }
+        return dispatched::run(args, &d);
     }
     // The set is loaded once: placed here for the simulator's refusals,
     // run as loaded (the run places it the same way).

@@ -21,8 +21,9 @@ use rtlab_model::{printable, Nanos};
 use rtlab_report::hartstone_text::{csv, human};
 use rtlab_rt::work::FixedWork;
 use rtlab_sim::{MissRule, SchedulerSpec};
-use rtlab_study::hartstone::{rankings, simulated_extended, simulated_series};
+use rtlab_study::hartstone::{rankings, simulated_extended_ticked, simulated_series_ticked};
 
+mod dispatched;
 mod real;
 
 use crate::flags::parse_nanos;
@@ -39,7 +40,11 @@ pub const EXAMPLES: &str = "Examples:\n  \
     rtlab hartstone --test all --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
     rtlab hartstone --test all --extended --scheduler edf,fp:rm,rr:2ms,ipi,multiburst\n  \
     rtlab hartstone --test 4 --policy rm,edf,rr --iteration-duration 2s\n  \
-    rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg";
+    rtlab hartstone --test 1,3 --scheduler edf,multiburst --json --plot hartstone.svg\n  \
+    rtlab hartstone --test 1 --dispatcher -s rr:2ms,edf,ipi,multiburst --iteration-duration 1s --max-iterations 2\n  \
+    rtlab hartstone --test 2 --dispatcher -s edf,ipi --tick 4ms --iteration-duration 1s --max-iterations 2\n\n\
+    With --dispatcher each --scheduler runs on real threads through rtlab's dispatcher beside its\n\
+    simulated series (with --tick both are ticked).";
 
 /// Arguments of `rtlab hartstone`.
 #[derive(Debug, Args)]
@@ -100,6 +105,8 @@ pub struct HartstoneArgs {
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
     #[command(flatten)]
+    pub dispatch: crate::dispatcher_flags::DispatcherFlags,
+    #[command(flatten)]
     pub isolate: crate::setup::IsolateFlags,
     /// Let a real iteration's miss end the series at once; by default it is run once more first
     /// and ends the series only when the rerun misses too (guide: how-to/trust-a-real-result.md).
@@ -127,6 +134,11 @@ fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
 /// Runs `rtlab hartstone`.
 pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     let tests = parse_tests(&args.test)?;
+    if args.dispatch.dispatcher && args.scheduler.is_empty() {
+        return Err(usage(
+            "--dispatcher runs the --scheduler list on real threads: give --scheduler LIST",
+        ));
+    }
     if args.scheduler.is_empty() && args.policy.is_empty() {
         return Err(usage(
             "give --scheduler LIST (simulator), --policy LIST (real threads) or both",
@@ -189,7 +201,13 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     let real_on_miss = sim_on_miss;
     // Refused before any real-time work (the calibration included).
-    args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
+    args.kernel.needs(
+        !policies.is_empty() || args.dispatch.dispatcher,
+        "--policy LIST or --dispatcher",
+    )?;
+    let dispatch = args
+        .dispatch
+        .config(args.scheduler.first().map_or("edf", String::as_str), "none")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
         (Some(kw), _) if kw.is_zero() => return Err(usage("--kilo-whet must be longer than 0")),
         (Some(kw), _) => (kw, "flag"),
@@ -254,13 +272,20 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             printable(&e.to_string())
         ))
     };
+    let tick = args.dispatch.tick;
+    if let Some(d) = &dispatch {
+        // The dispatcher's refusals (a global scheduler, a tick shorter
+        // than a decision, no real-time rights) before any run.
+        dispatched::check(args, d, &specs, tests[0], kilo_whet)?;
+    }
     for (spec, name) in specs.iter().zip(&args.scheduler) {
         if args.extended {
-            let run = simulated_extended(name, spec, sim_on_miss, &profiles, args.extended_length)
+            let length = args.extended_length;
+            let run = simulated_extended_ticked(name, spec, sim_on_miss, &profiles, length, tick)
                 .map_err(|e| sim_error(name, e))?;
             doc.extended_runs.push(run);
         } else {
-            let run = simulated_series(name, spec, sim_on_miss, &configs)
+            let run = simulated_series_ticked(name, spec, sim_on_miss, &configs, tick)
                 .map_err(|e| sim_error(name, e))?;
             doc.runs.push(run);
         }
@@ -287,6 +312,17 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
                 &mut doc,
             )?
         };
+    }
+    if let (Some(d), false) = (&dispatch, interrupted) {
+        let named: Vec<(String, SchedulerSpec)> = args
+            .scheduler
+            .iter()
+            .cloned()
+            .zip(specs.iter().cloned())
+            .collect();
+        let (on_miss, sim) = (real_on_miss, sim_on_miss);
+        interrupted =
+            dispatched::run(args, d, &named, &configs, &profiles, on_miss, sim, &mut doc)?;
     }
     doc.rankings = rankings(&doc, &tests);
     doc.interrupted = interrupted;

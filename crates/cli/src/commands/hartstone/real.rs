@@ -67,18 +67,8 @@ pub fn run_real(
     let mut runner = RealRunner::new(base, interrupt);
     let timeslice = rr_timeslice();
     let started = Instant::now();
-    let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
-        say(&format!(
-            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}{}",
-            started.elapsed().as_secs_f64(),
-            r.iteration,
-            r.utilization,
-            r.result.misses,
-            r.result.context_switches,
-            traced_line(r.result.kernel_trace.as_ref()),
-            rtlab_report::disturbance_text::iteration_note(&r.result),
-        ));
-        let _ = std::io::stderr().flush();
+    let mut progress = |policy: RunPolicy, test, r: &rtlab_model::hartstone::IterationRecord| {
+        iteration_line(&started, &format!("real {policy}"), test, r)
     };
     let cut = real_series(
         doc,
@@ -96,11 +86,34 @@ pub fn run_real(
     Ok(cut)
 }
 
+/// One real iteration's line on stderr: `[  12s] WHO test 1 iteration 3:
+/// U = 0.460, 0 misses, 61 context switches`, and the kernel trace's line
+/// when traced.
+pub(super) fn iteration_line(
+    started: &Instant,
+    who: &str,
+    test: rtlab_model::hartstone::HartstoneTest,
+    r: &rtlab_model::hartstone::IterationRecord,
+) {
+    say(&format!(
+        "[{:>5.0}s] {who} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}{}",
+        started.elapsed().as_secs_f64(),
+        r.iteration,
+        r.utilization,
+        r.result.misses,
+        r.result.context_switches,
+        traced_line(r.result.kernel_trace.as_ref()),
+        rtlab_report::disturbance_text::iteration_note(&r.result),
+    ));
+    let _ = std::io::stderr().flush();
+}
+
 /// A real series' error as the command reports it, naming the flag of a
 /// setting the kernel refused.
-fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
+pub(super) fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
     let (policy, e) = match e {
-        RealSeriesError::Run(policy, e) => (policy, e),
+        RealSeriesError::Run(policy, e) => (policy.to_string(), e),
+        RealSeriesError::Dispatched(scheduler, e) => (scheduler, *e),
         RealSeriesError::Sim(e) => return e.into(),
     };
     let message = match &e {

@@ -5,7 +5,7 @@
 //! `rtlab_study::document::StudyDocument`, its tables and CSV are
 //! `rtlab_report::study_text`'s and its figures the report's.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -13,7 +13,7 @@ use clap::Args;
 use rtlab_host::interrupt;
 use rtlab_model::Nanos;
 use rtlab_report::study_text;
-use rtlab_report::view::RunView;
+use rtlab_rt::dispatcher::DispatchConfig;
 use rtlab_sim::runner::SimRunner;
 use rtlab_study::document::{OverloadPart, Section, StudyDocument, UtilizationPart};
 use rtlab_study::locking::{self, LockingConfig};
@@ -21,6 +21,7 @@ use rtlab_study::overload::{self, OverloadConfig};
 use rtlab_study::real_parts::RealSeries;
 use rtlab_study::utilization::{self, load_ppm, LoadSteps, SetType, UtilizationConfig, SET_TYPES};
 
+use super::files::{write_csv, write_plots};
 use crate::flags::parse_nanos;
 use crate::save::SaveFlags;
 use crate::setup::{restore_left_state_first, say};
@@ -124,6 +125,10 @@ pub struct EdfVsFpsArgs {
     pub isolate: crate::setup::IsolateFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    /// With --real: the real runs go through rtlab's dispatcher (EDF, FPS as fp:dm and the hybrid
+    /// as the simulator's schedulers; the locking section's IPCP and DFP applied by it).
+    #[command(flatten)]
+    pub dispatch: crate::dispatcher_flags::DispatcherFlags,
 }
 
 /// The loads; `to` below `from` is a usage error naming both flags.
@@ -147,6 +152,8 @@ fn loads(from: u64, step: u64, to: u64, names: [&str; 2]) -> anyhow::Result<Load
 /// Runs `rtlab study edf-vs-fps`.
 pub fn run(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
     args.kernel.needs(args.real, "--real")?;
+    args.dispatch.needs(args.real, "--real")?;
+    let dispatch = args.dispatch.config("edf", "none")?;
     let trace = args.kernel.request_per_run();
     // Both real parts (the utilization sweep and the overload) measure on
     // one CPU: held from the first to the last.
@@ -216,7 +223,7 @@ pub fn run(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
                 (args.real_sets, args.tasks as usize, args.seed),
                 real_loads,
                 args.real_duration,
-                real_series(args),
+                real_series(args, &dispatch),
                 interrupt::install_interrupt_flag(),
                 say,
                 trace.clone(),
@@ -243,7 +250,7 @@ pub fn run(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
             rtlab_study::real_parts::overload_part(
                 &overload_config,
                 args.real_overload_duration,
-                real_series(args),
+                real_series(args, &dispatch),
                 interrupt::install_interrupt_flag(),
                 say,
                 trace.clone(),
@@ -254,7 +261,20 @@ pub fn run(args: &EdfVsFpsArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let locking = if sections.contains(&Section::Locking) {
-        Some(locking::run(&locking_config).map_err(|e| usage(e.to_string()))?)
+        let mut section = locking::run(&locking_config).map_err(|e| usage(e.to_string()))?;
+        if args.real && failure.is_none() {
+            let (series, flag) = (
+                real_series(args, &dispatch),
+                interrupt::install_interrupt_flag(),
+            );
+            restore_left_state_first();
+            rtlab_study::real_parts::locking_part(&locking_config, &mut section, &series, flag)
+                .unwrap_or_else(|e| {
+                    let e = anyhow::Error::from(e);
+                    failure = Some(e.context("the locking section through the dispatcher"));
+                });
+        }
+        Some(section)
     } else {
         None
     };
@@ -317,12 +337,13 @@ fn overload_config(args: &EdfVsFpsArgs) -> OverloadConfig {
     config
 }
 
-/// How the real runs are made: `--cpu`, `--no-rt-throttling`, `--cooldown`.
-fn real_series(args: &EdfVsFpsArgs) -> RealSeries {
+/// How the real runs are made: `--cpu`, `--no-rt-throttling`, `--cooldown`, `--dispatcher`.
+fn real_series(args: &EdfVsFpsArgs, dispatch: &Option<DispatchConfig>) -> RealSeries {
     RealSeries {
         cpu: args.real_series.cpu(),
         no_rt_throttling: args.real_series.no_rt_throttling,
         cooldown: args.real_series.cooldown,
+        dispatch: dispatch.clone(),
     }
 }
 
@@ -351,37 +372,4 @@ fn section_error(e: utilization::UtilizationError) -> anyhow::Error {
         utilization::UtilizationError::Setting(m) => usage(m),
         other => anyhow::anyhow!("{other}"),
     }
-}
-
-/// `--csv DIR` writes one file per section; `--csv FILE` the first
-/// section's (utilization, else overload, else locking).
-fn write_csv(path: &Path, doc: &StudyDocument) -> anyhow::Result<()> {
-    let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
-    let csvs = study_text::section_csvs(doc);
-    if as_dir {
-        std::fs::create_dir_all(path)
-            .with_context(|| format!("--csv: cannot create {}", path.display()))?;
-        for (name, text) in csvs {
-            let file = path.join(name);
-            std::fs::write(&file, text)
-                .with_context(|| format!("--csv: cannot write {}", file.display()))?;
-        }
-        Ok(())
-    } else {
-        let text = csvs.into_iter().next().map(|(_, t)| t).unwrap_or_default();
-        std::fs::write(path, text)
-            .with_context(|| format!("--csv: cannot write {}", path.display()))
-    }
-}
-
-/// One SVG per figure of the study's report view, named after it.
-fn write_plots(dir: &Path, document: &serde_json::Value) -> anyhow::Result<()> {
-    let run = RunView::unsaved("study", document.clone());
-    for (name, svg) in rtlab_report::figures::named_svgs(&run) {
-        let svg = svg.map_err(|why| anyhow::anyhow!("--plot: {why}"))?;
-        let path = dir.join(name);
-        std::fs::write(&path, svg)
-            .with_context(|| format!("--plot: cannot write {}", path.display()))?;
-    }
-    Ok(())
 }

@@ -3,6 +3,7 @@
 //! `mp-locking`.
 
 mod edf_vs_fps;
+mod files;
 mod global_partitioned;
 mod mp_locking;
 

@@ -1,0 +1,332 @@
+//! `--dispatcher` from the command line (issue 34): a run prints and
+//! records its costs; `compare` matches the run job for job; Hartstone
+//! puts the real series beside the simulated ones; what the dispatcher
+//! cannot do is refused in one line with the project's exit codes; the
+//! watchdog ends a hung dispatcher with one line, the run so far printed
+//! and the kernel settings restored; a SIGKILL of the whole process leaves
+//! settings that `rtlab doctor --restore` puts back.
+//!
+//! The real runs are short (a second or less) and assert what must hold on
+//! a noisy machine (counts, fields, exit codes, restored settings), never
+//! timings. They run one at a time and skip without root.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{is_root, json_of, rtlab};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+
+fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn root(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("skipped {test}: needs root (real-time priorities)");
+    }
+    is_root()
+}
+
+/// Exit status and one-line standard error of `rtlab ARGS`.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let out = rtlab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(out.stdout.is_empty(), "nothing ran: {args:?}");
+    (out.status.code(), err)
+}
+
+#[test]
+fn what_the_dispatcher_cannot_run_is_refused_in_one_line() {
+    let run = |more: &[&str]| {
+        let mut args = vec!["run", "builtin:hartstone-ph", "--dispatcher", "-d", "1s"];
+        args.extend_from_slice(more);
+        refused(&args)
+    };
+    let (code, err) = run(&["-s", "multiburst", "--tick", "0s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--tick 0s"), "{err}");
+    let (code, err) = run(&["-s", "edf", "--tick", "1ns"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--tick 1ns") && err.contains("shorter than one decision"),
+        "{err}"
+    );
+    let (code, err) = run(&["-s", "gedf", "--cpus", "0,1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("global schedulers"), "{err}");
+    let (code, err) = run(&["-s", "fp:dm", "--protocol", "pip"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--protocol `pip`"), "{err}");
+    let (code, err) = run(&["-s", "multiburst:burst=0ms"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--scheduler"), "{err}");
+    let (code, err) = run(&["-s", "edf", "--edf-margin", "1ms"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--edf-margin"), "{err}");
+    // --tick belongs to the dispatcher (clap's own usage error).
+    let out = rtlab()
+        .args([
+            "run",
+            "builtin:hartstone-ph",
+            "--policy",
+            "rm",
+            "--tick",
+            "4ms",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn without_real_time_rights_the_dispatcher_is_refused_in_one_line() {
+    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root (to drop it) and setpriv");
+        return;
+    }
+    let out = Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args([
+            "run",
+            "builtin:hartstone-ph",
+            "--dispatcher",
+            "-s",
+            "multiburst",
+            "-d",
+            "1s",
+            "--no-mlock",
+        ])
+        .env(
+            "RTLAB_STATE_DIR",
+            std::env::temp_dir().join("rtlab-dispatch-nobody"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--dispatcher") && err.contains("root"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_dispatched_run_records_every_release_with_the_dispatchers_costs() {
+    if !root("a dispatched run") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = json_of(&[
+        "run",
+        "builtin:hartstone-ph",
+        "--dispatcher",
+        "-s",
+        "multiburst",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    // The threads' kernel policy (SCHED_FIFO); the scheduler that ran is
+    // the dispatcher's.
+    assert_eq!(r["policy"], "fifo-order");
+    assert!(r["scheduler"].is_null(), "{}", r["scheduler"]);
+    assert_eq!(r["dispatcher"]["scheduler"], "multiburst");
+    // 1 s of 2, 4, 8, 16 and 32 Hz.
+    assert_eq!(r["released"], 2 + 4 + 8 + 16 + 32);
+    let d = &r["dispatcher"];
+    assert_eq!(d["mode"], "tickless");
+    assert!(d["decisions"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["dispatch_latency"]["count"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["decision_cost"]["p50_ns"].as_u64().unwrap() > 0, "{d}");
+    assert_eq!(d["context_switches"], r["context_switches"]);
+    assert!(d.get("watchdog").is_none(), "{d}");
+    // Multiburst's rounds, as the simulator reports them.
+    assert!(r["scheduler_data"]["rounds"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn compare_matches_a_dispatched_run_job_for_job() {
+    if !root("compare --dispatcher") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let c = json_of(&[
+        "compare",
+        "builtin:hartstone-ph",
+        "--dispatcher",
+        "-s",
+        "edf",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    let jobs = &c["jobs"];
+    assert_eq!(jobs["real_jobs"], 62, "{jobs}");
+    assert_eq!(jobs["sim_jobs"], 62, "{jobs}");
+    assert_eq!(jobs["matched"], 62);
+    // The dispatcher releases each job at its nominal time, as the
+    // simulator does: always the same.
+    assert_eq!(jobs["releases_agree"], 62);
+    assert!(jobs["tolerance_ns"].as_u64().unwrap() > 0);
+    assert_eq!(c["scheduler"], "edf with the dispatcher's measured costs");
+}
+
+#[test]
+fn hartstone_puts_the_dispatched_series_beside_the_simulated_one() {
+    if !root("hartstone --dispatcher") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let doc = json_of(&[
+        "hartstone",
+        "--test",
+        "2",
+        "--dispatcher",
+        "-s",
+        "edf,multiburst",
+        "--tick",
+        "4ms",
+        "--iteration-duration",
+        "500ms",
+        "--max-iterations",
+        "1",
+        "--json",
+    ]);
+    let labels: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "sim edf tick 4ms",
+            "sim multiburst tick 4ms",
+            "dispatcher edf tick 4ms",
+            "dispatcher multiburst tick 4ms"
+        ]
+    );
+    for run in doc["runs"].as_array().unwrap() {
+        let test = &run["tests"][0];
+        assert_eq!(test["test"], 2, "{run}");
+        assert_eq!(test["iterations"].as_array().unwrap().len(), 1, "{run}");
+    }
+    let worlds: Vec<&str> = doc["rankings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["world"].as_str().unwrap())
+        .collect();
+    assert_eq!(worlds, ["sim", "real"]);
+}
+
+#[test]
+fn the_watchdog_ends_a_hung_dispatcher_in_one_line_with_the_run_so_far_and_settings_restored() {
+    if !root("the watchdog") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = read(RT_RUNTIME);
+    let out = rtlab()
+        .args([
+            "run",
+            "builtin:hartstone-ph",
+            "--dispatcher",
+            "-s",
+            "edf",
+            "-d",
+            "5s",
+            "--no-rt-throttling",
+            "--dispatcher-hang-at",
+            "400ms",
+            "--dispatcher-watchdog",
+            "200ms",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("stalled"), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report");
+    assert!(r["dispatcher"]["watchdog"].is_string());
+    assert!(
+        r["released"].as_u64().unwrap() >= 10,
+        "kept what was recorded: {r}"
+    );
+    assert!(r["ended_ns"].as_u64().unwrap() < 1_000_000_000);
+    assert_eq!(read(RT_RUNTIME), before, "RT throttling restored");
+}
+
+#[test]
+fn a_sigkilled_dispatched_run_leaves_settings_that_doctor_restore_puts_back() {
+    if !root("SIGKILL") {
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = read(RT_RUNTIME);
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("rtlab"))
+        .args([
+            "run",
+            "builtin:hartstone-ph",
+            "--dispatcher",
+            "-s",
+            "multiburst",
+            "--no-rt-throttling",
+            "-d",
+            "30s",
+        ])
+        .env("RTLAB_STATE_DIR", state.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let give_up = Instant::now() + Duration::from_secs(20);
+    let threads = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    // RT throttling off and the dispatcher's threads running.
+    while (read(RT_RUNTIME) != "-1" || threads() < 7) && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(read(RT_RUNTIME), "-1", "the run switched RT throttling off");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(read(RT_RUNTIME), "-1", "SIGKILL leaves it off");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "no thread of the run survives it"
+    );
+    let out = rtlab()
+        .args(["doctor", "--restore"])
+        .env("RTLAB_STATE_DIR", state.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(RT_RUNTIME), before, "doctor --restore put it back");
+    let _ = std::fs::write(RT_RUNTIME, &before);
+}

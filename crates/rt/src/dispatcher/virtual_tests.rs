@@ -1,0 +1,254 @@
+//! The engine on a virtual platform (threads that run exactly as told, no
+//! time to decide or to switch) gives the simulator's schedule job for job,
+//! for every uniprocessor scheduler, tickless and ticked, with phases,
+//! skips and critical sections: the dispatcher runs the simulator's
+//! scheduler, not a copy of it.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rtlab_model::phase::{Phase, PhasePlan};
+use rtlab_model::policy::{LockingProtocol, MissRule};
+use rtlab_model::results::JobRecord;
+use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_sim::{SchedulerSpec, SimConfig, Simulator};
+
+use super::engine::{steps_of, Engine, EngineSetup};
+use super::virtual_platform::VirtualPlatform;
+use crate::executor::job_log::{JobLog, JobMessage};
+use crate::stream::record_ring;
+
+type Key = (usize, u64, Nanos, Nanos, Option<Nanos>, Option<Nanos>, u64);
+
+fn key(r: &JobRecord) -> Key {
+    (
+        r.task,
+        r.job,
+        r.release,
+        r.deadline,
+        r.start,
+        r.finish,
+        r.involuntary_switches,
+    )
+}
+
+/// The simulator's records and context switches of `set` under `spec`.
+fn simulated(
+    set: &TaskSet,
+    spec: &SchedulerSpec,
+    duration: Nanos,
+    tick: Option<Nanos>,
+    on_miss: MissRule,
+    phases: &[Phase],
+    protocol: LockingProtocol,
+) -> (Vec<Key>, u64) {
+    let mut config = SimConfig::new(duration);
+    config.tick = tick;
+    config.on_miss = on_miss;
+    config.phases = phases.to_vec();
+    config.protocol = protocol;
+    let mut sim = Simulator::new(set, spec, config).expect("simulates");
+    let records: Rc<RefCell<Vec<Key>>> = Rc::default();
+    let sink = Rc::clone(&records);
+    sim.on_job(move |r| sink.borrow_mut().push(key(r)));
+    let report = sim.report();
+    let mut records = records.take();
+    records.sort();
+    (records, report.context_switches)
+}
+
+/// The engine's records and context switches on the virtual platform.
+fn dispatched(
+    set: &TaskSet,
+    spec: &SchedulerSpec,
+    duration: Nanos,
+    tick: Option<Nanos>,
+    on_miss: MissRule,
+    phases: &[Phase],
+    protocol: LockingProtocol,
+) -> (Vec<Key>, u64) {
+    let tasks = PhasePlan::tasks(set, phases);
+    let plan = PhasePlan::new(set, phases, duration).expect("phases");
+    let scheduler = spec.build(&tasks).expect("builds");
+    let (steps, _) = steps_of(&tasks);
+    let mut receivers = Vec::new();
+    let logs = tasks
+        .iter()
+        .map(|_| {
+            let (tx, rx) = record_ring(100_000, JobMessage::FILLER);
+            receivers.push(rx);
+            JobLog::new(Some(tx))
+        })
+        .collect();
+    let setup = EngineSetup {
+        tasks,
+        plan,
+        duration,
+        on_miss,
+        tick,
+        protocol,
+        ids: Vec::new(),
+        min_slice: Nanos::ZERO,
+    };
+    let mut engine = Engine::new(setup, scheduler, VirtualPlatform::new(steps), logs);
+    engine.run(&|| false);
+    let mut records = Vec::new();
+    for rx in &mut receivers {
+        rx.drain(|m| match m {
+            JobMessage::Job(r) => records.push(key(&r)),
+            JobMessage::Unstarted { .. } => panic!("the engine records every job one by one"),
+        });
+    }
+    records.sort();
+    (records, engine.context_switches)
+}
+
+fn same_schedule(set: &TaskSet, spec: &str, duration: Nanos, tick: Option<Nanos>, skip: bool) {
+    let spec: SchedulerSpec = spec.parse().expect("a scheduler");
+    let on_miss = if skip {
+        MissRule::Skip
+    } else {
+        MissRule::Continue
+    };
+    let sim = simulated(
+        set,
+        &spec,
+        duration,
+        tick,
+        on_miss,
+        &[],
+        LockingProtocol::None,
+    );
+    let real = dispatched(
+        set,
+        &spec,
+        duration,
+        tick,
+        on_miss,
+        &[],
+        LockingProtocol::None,
+    );
+    assert!(!sim.0.is_empty());
+    assert_eq!(
+        real.0.len(),
+        sim.0.len(),
+        "{spec} on {}: job count",
+        set.name
+    );
+    for (r, s) in real.0.iter().zip(&sim.0) {
+        assert_eq!(r, s, "{spec} on {} (tick {tick:?})", set.name);
+    }
+    assert_eq!(real.1, sim.1, "{spec} on {}: context switches", set.name);
+}
+
+fn ms(v: u64) -> Nanos {
+    Nanos::from_ms(v)
+}
+
+fn hartstone() -> TaskSet {
+    rtlab_model::file::load("builtin:hartstone-ph")
+        .expect("builtin")
+        .set
+}
+
+/// U = 0.4 + 4/7 = 0.97: RM misses, EDF does not.
+fn pair() -> TaskSet {
+    TaskSet::new(
+        "pair",
+        vec![Task::new("a", ms(5), ms(2)), Task::new("b", ms(7), ms(4))],
+    )
+}
+
+/// Over 1: misses, skips and backlogs.
+fn overloaded() -> TaskSet {
+    TaskSet::new(
+        "over",
+        vec![
+            Task::new("a", ms(4), ms(2)),
+            Task::new("b", ms(6), ms(3)).with_offset(ms(1)),
+            Task::new("c", ms(10), ms(3)),
+        ],
+    )
+}
+
+const SCHEDULERS: [&str; 12] = [
+    "edf",
+    "fp:rm",
+    "fp:dm",
+    "fifo",
+    "np-edf",
+    "rr:2ms",
+    "rr:1ms:linux",
+    "ipi",
+    "multiburst",
+    "multiburst:wake=immediate",
+    "multiburst:wake=next-burst,burst=1ms",
+    "hybrid",
+];
+
+#[test]
+fn every_uniprocessor_scheduler_gives_the_simulators_schedule_tickless() {
+    for spec in SCHEDULERS {
+        same_schedule(&hartstone(), spec, Nanos::from_secs(2), None, false);
+        same_schedule(&pair(), spec, ms(700), None, false);
+        same_schedule(&overloaded(), spec, ms(300), None, false);
+        same_schedule(&overloaded(), spec, ms(300), None, true);
+    }
+}
+
+#[test]
+fn every_uniprocessor_scheduler_gives_the_simulators_schedule_ticked() {
+    for spec in SCHEDULERS {
+        same_schedule(&hartstone(), spec, Nanos::from_secs(2), Some(ms(4)), false);
+        same_schedule(&pair(), spec, ms(700), Some(Nanos::from_us(700)), false);
+        same_schedule(&overloaded(), spec, ms(300), Some(ms(1)), true);
+    }
+}
+
+#[test]
+fn phases_give_the_simulators_schedule() {
+    let set = hartstone();
+    let phases = vec![Phase::parse("1s..1500ms:x2.4").expect("a phase")];
+    for spec in ["edf", "fp:rm", "multiburst", "ipi", "hybrid"] {
+        let spec: SchedulerSpec = spec.parse().unwrap();
+        let d = Nanos::from_secs(3);
+        let sim = simulated(
+            &set,
+            &spec,
+            d,
+            None,
+            MissRule::Skip,
+            &phases,
+            LockingProtocol::None,
+        );
+        let real = dispatched(
+            &set,
+            &spec,
+            d,
+            None,
+            MissRule::Skip,
+            &phases,
+            LockingProtocol::None,
+        );
+        assert_eq!(real, sim, "{spec}");
+    }
+}
+
+#[test]
+fn critical_sections_under_ipcp_dfp_and_plain_locks_give_the_simulators_schedule() {
+    let set = rtlab_model::file::load("builtin:priority-inversion")
+        .expect("builtin")
+        .set;
+    let d = ms(1000);
+    for (spec, sim_protocol, rule) in [
+        ("fp:dm", LockingProtocol::Ipcp, LockingProtocol::Ipcp),
+        ("fp:dm", LockingProtocol::None, LockingProtocol::None),
+        ("edf", LockingProtocol::Dfp, LockingProtocol::Dfp),
+        ("edf", LockingProtocol::None, LockingProtocol::None),
+    ] {
+        let spec: SchedulerSpec = spec.parse().unwrap();
+        let sim = simulated(&set, &spec, d, None, MissRule::Continue, &[], sim_protocol);
+        let real = dispatched(&set, &spec, d, None, MissRule::Continue, &[], rule);
+        assert_eq!(real, sim, "{spec} {rule:?}");
+    }
+}
