@@ -382,7 +382,7 @@ fn partitioned_protocols_run_on_real_threads_and_the_others_are_named() {
             .stderr
             .clone();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains(why) && text.contains("issue 34"), "{text}");
+        assert!(text.contains(why) && text.contains("dispatcher"), "{text}");
     }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     if !common::is_root() || online.trim() == "0" {
