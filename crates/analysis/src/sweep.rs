@@ -31,11 +31,13 @@
 mod error;
 mod merge;
 mod shard;
+pub mod simulated;
 mod spec;
 
 pub use error::SweepError;
 pub use merge::{merge, run, SweepResult};
 pub use shard::{run_prepared_shard, run_shard, sha256_hex, Shard, ShardResult, SHARD_FORMAT};
+pub use simulated::{Horizon, Simulate, SimulatedScheduler, SimulatedTest};
 pub use spec::{Prepared, SweepSpec, DEFAULT_MULTIPROCESSOR_TESTS, DEFAULT_TESTS, MAX_SWEEP_STEPS};
 
 use rtlab_model::TaskSet;
@@ -111,15 +113,18 @@ impl SweepTest {
     }
 }
 
-/// One column of a sweep: a uniprocessor test under a policy (`rm:rta`), or
+/// One column of a sweep: a uniprocessor test under a policy (`rm:rta`),
 /// a test on `m` processors (`gedf:bcl`, `gfp:rta`, `pedf:ff-decreasing`;
-/// see [`crate::multiprocessor`]).
+/// see [`crate::multiprocessor`]), or a simulation (`edf:sim`, `gedf:sim`;
+/// see [`simulated`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SweepColumn {
     /// A uniprocessor test (spec `cpus` = 1).
     Uniprocessor(SweepTest),
     /// A multiprocessor test, run on the spec's `cpus` processors.
     Multiprocessor(MultiprocessorTest),
+    /// The set simulated under a scheduler ([`simulated`]).
+    Simulated(SimulatedTest),
 }
 
 impl SweepColumn {
@@ -128,12 +133,16 @@ impl SweepColumn {
         match self {
             SweepColumn::Uniprocessor(t) => t.name(),
             SweepColumn::Multiprocessor(t) => t.name(),
+            SweepColumn::Simulated(t) => t.name(),
         }
     }
 
     /// Parses a uniprocessor `POLICY:TEST` or a multiprocessor name;
     /// `Err` explains what is accepted.
     pub fn parse(text: &str) -> Result<SweepColumn, String> {
+        if let Some(simulated) = SimulatedTest::parse(text) {
+            return simulated.map(SweepColumn::Simulated);
+        }
         let uniprocessor = SweepTest::parse(text);
         if let Ok(t) = uniprocessor {
             return Ok(SweepColumn::Uniprocessor(t));
@@ -156,15 +165,26 @@ impl SweepColumn {
 
     /// True for a uniprocessor test.
     pub fn is_uniprocessor(&self) -> bool {
-        matches!(self, SweepColumn::Uniprocessor(_))
+        match self {
+            SweepColumn::Uniprocessor(_) => true,
+            SweepColumn::Multiprocessor(_) => false,
+            SweepColumn::Simulated(t) => t.is_uniprocessor(),
+        }
     }
 
-    /// The uniprocessor test's verdict, or the multiprocessor test's on
-    /// `cpus` processors.
-    pub fn verdict(&self, set: &TaskSet, cpus: u32, options: &Options) -> Verdict {
+    /// The uniprocessor test's verdict, the multiprocessor test's on `cpus`
+    /// processors, or the simulation's by `simulator` (`None` without one).
+    pub fn verdict(
+        &self,
+        set: &TaskSet,
+        cpus: u32,
+        options: &Options,
+        simulator: Option<&dyn Simulate>,
+    ) -> Verdict {
         match *self {
             SweepColumn::Uniprocessor(t) => run_test(set, t, options),
             SweepColumn::Multiprocessor(t) => multiprocessor::decide(set, cpus, t),
+            SweepColumn::Simulated(t) => t.verdict(set, cpus, simulator?),
         }
     }
 }

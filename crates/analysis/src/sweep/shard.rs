@@ -186,6 +186,17 @@ pub fn run_prepared_shard(
     progress: &(dyn Fn(u64) -> bool + Sync),
 ) -> Result<ShardResult, SweepError> {
     check_count(count)?;
+    if let Some(t) = prepared.missing_simulator() {
+        return Err(rtlab_model::generate::GenerateError::invalid(
+            "test",
+            format!(
+                "{} needs the simulator: run it from rtlab sweep or rtlab.sweep (in Rust, \
+                 Prepared::with_simulator with rtlab_sim::sweep_test::simulator())",
+                t.name()
+            ),
+        )
+        .into());
+    }
     let shard = Shard::of(index, count, prepared.samples()).ok_or_else(|| {
         rtlab_model::generate::GenerateError::invalid(
             "shard",
@@ -257,7 +268,12 @@ fn count_samples(
                 for sample in piece.first..piece.end {
                     let set = stream.generate(sample)?;
                     for (counts, test) in tally.iter_mut().zip(tests) {
-                        let slot = match test.verdict(set, prepared.spec.cpus, &prepared.options) {
+                        let slot = match test.verdict(
+                            set,
+                            prepared.spec.cpus,
+                            &prepared.options,
+                            prepared.simulator.as_deref(),
+                        ) {
                             Some(true) => 0,
                             Some(false) => 1,
                             None => 2,

@@ -9,7 +9,9 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
 use serde::{Deserialize, Serialize};
 
-use super::{SweepColumn, SweepError, MAX_SWEEP_TASKS};
+use std::sync::Arc;
+
+use super::{Simulate, SweepColumn, SweepError, MAX_SWEEP_TASKS};
 use crate::overhead_rta::TimerModel;
 use crate::suite::Options;
 
@@ -237,7 +239,7 @@ impl SweepSpec {
         }
         let has_overheads = |t: &SweepColumn| match t {
             SweepColumn::Uniprocessor(t) => t.test.has_overheads(),
-            SweepColumn::Multiprocessor(_) => false,
+            SweepColumn::Multiprocessor(_) | SweepColumn::Simulated(_) => false,
         };
         if let Some(t) = self.tests.iter().find(|t| has_overheads(t)) {
             if self.overheads.is_none() {
@@ -305,6 +307,7 @@ impl SweepSpec {
             streams,
             options,
             timer,
+            simulator: None,
         })
     }
 }
@@ -322,9 +325,29 @@ pub struct Prepared {
     pub options: Options,
     /// The overhead-aware tests' timer model, when any such test is counted.
     pub timer: Option<TimerModel>,
+    /// What runs the `:sim` columns ([`Prepared::with_simulator`]).
+    pub simulator: Option<Arc<dyn Simulate>>,
 }
 
 impl Prepared {
+    /// The sweep with `simulator` running its `:sim` columns (without one
+    /// a shard with such a column is refused).
+    pub fn with_simulator(mut self, simulator: Arc<dyn Simulate>) -> Prepared {
+        self.simulator = Some(simulator);
+        self
+    }
+
+    /// The first `:sim` column when no simulator was given.
+    pub(crate) fn missing_simulator(&self) -> Option<&SweepColumn> {
+        if self.simulator.is_some() {
+            return None;
+        }
+        self.spec
+            .tests
+            .iter()
+            .find(|t| matches!(t, SweepColumn::Simulated(_)))
+    }
+
     /// Task sets in the whole sweep: steps × sets per step.
     pub fn samples(&self) -> u64 {
         (self.generators.len() as u64).saturating_mul(self.spec.sets)
