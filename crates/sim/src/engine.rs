@@ -1036,6 +1036,13 @@ impl Simulator {
             self.charge(cost);
         }
         self.running = choice;
+        // The releases' buffer goes back for the next instant, emptied
+        // (taking `instant` left a fresh one without capacity).
+        let mut releases = inst.releases;
+        if self.instant.releases.is_empty() {
+            releases.clear();
+            std::mem::swap(&mut self.instant.releases, &mut releases);
+        }
         self.callback = if invoked {
             self.scheduler
                 .callback_at()

@@ -34,6 +34,7 @@
 //! gedf's tie rule (task order), `pedf` is `edf`.
 
 pub mod global;
+pub mod ready_set;
 
 use std::cell::RefCell;
 use std::rc::Rc;
