@@ -23,6 +23,7 @@ use rtlab_model::random::{below, stream_rng};
 use rtlab_model::results::{JobRecord, TaskSummary, Totals};
 use rtlab_model::{Nanos, Task};
 
+use super::ready_set::ReadySet;
 use crate::config::{ExecModel, JitterModel, OnMiss, SimConfig};
 use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
 use crate::metrics::{ProcessorMetrics, SimReport};
@@ -159,8 +160,11 @@ pub struct GlobalSim {
     order: Vec<(Key, usize)>,
     /// Processors freed by preemption in the last pick, reused likewise.
     freed: Vec<(Key, usize)>,
-    /// Per task, its ready job and key under a static rule (EDF, FP).
-    static_keys: Vec<Option<(Key, usize)>>,
+    /// Under a static rule (EDF, FP): each task's ready job, by task, with
+    /// its key and slot ([`ReadySet`]: the m most urgent without a sort).
+    ready: ReadySet<(Key, usize)>,
+    /// The m most urgent of the last pick, read from `ready`, reused.
+    top: Vec<((Key, usize), usize)>,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -215,7 +219,8 @@ impl GlobalSim {
             next_ready_seq: 0,
             order: Vec::with_capacity(n),
             freed: Vec::with_capacity(m as usize),
-            static_keys: vec![None; n],
+            ready: ReadySet::new(n),
+            top: Vec::with_capacity(m as usize),
             trace,
             finished: false,
         };
@@ -431,7 +436,8 @@ impl GlobalSim {
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.rule.is_static() {
-            self.static_keys[job.task] = Some((self.rule.key(job, false), slot));
+            self.ready
+                .insert(job.task, (self.rule.key(job, false), slot));
         }
     }
 
@@ -528,7 +534,7 @@ impl GlobalSim {
         self.jobs[slot].done = true;
         self.free.push(slot);
         self.head[task] = None;
-        self.static_keys[task] = None;
+        self.ready.remove(task);
         if let Some(next) = self.pending[task].pop_front() {
             self.pending_jobs -= 1;
             self.make_ready(next);
@@ -544,8 +550,30 @@ impl GlobalSim {
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
         freed.clear();
+        let chosen;
         if self.rule.is_static() {
-            order.extend(self.static_keys.iter().flatten().copied());
+            // The m most urgent, in order, from the ready heap; a running
+            // job left out is less urgent than the last of them.
+            let mut top = std::mem::take(&mut self.top);
+            self.ready.smallest(m, &mut top);
+            order.extend(top.iter().map(|&(entry, _)| entry));
+            self.top = top;
+            chosen = order.len();
+            if let Some(&(last, _)) = order.get(m.saturating_sub(1)).filter(|_| chosen == m) {
+                for c in 0..m {
+                    let Some(slot) = self.cpus[c].job else {
+                        continue;
+                    };
+                    let key = match self.ready.key(self.jobs[slot].task) {
+                        Some((key, _)) if key > last => key,
+                        _ => continue,
+                    };
+                    self.jobs[slot].on_cpu = None;
+                    self.jobs[slot].preemptions += 1;
+                    self.cpus[c].job = None;
+                    freed.push((key, c));
+                }
+            }
         } else {
             for task in 0..self.head.len() {
                 let Some(slot) = self.head[task] else {
@@ -558,22 +586,22 @@ impl GlobalSim {
                 }
                 order.push((self.rule.key(job, running), slot));
             }
-        }
-        // The m most urgent first, in order; the rest in any order.
-        if order.len() > m {
-            order.select_nth_unstable(m);
-        }
-        let chosen = order.len().min(m);
-        order[..chosen].sort_unstable();
-        // Preempt the running jobs that were not chosen; their processors
-        // go least urgent job first.
-        for &(key, slot) in &order[chosen..] {
-            if let Some(c) = self.jobs[slot].on_cpu.take() {
-                self.jobs[slot].preemptions += 1;
-                self.cpus[c as usize].job = None;
-                freed.push((key, c as usize));
+            // The m most urgent first, in order; the rest in any order.
+            if order.len() > m {
+                order.select_nth_unstable(m);
+            }
+            chosen = order.len().min(m);
+            order[..chosen].sort_unstable();
+            // Preempt the running jobs that were not chosen.
+            for &(key, slot) in &order[chosen..] {
+                if let Some(c) = self.jobs[slot].on_cpu.take() {
+                    self.jobs[slot].preemptions += 1;
+                    self.cpus[c as usize].job = None;
+                    freed.push((key, c as usize));
+                }
             }
         }
+        // The preempted jobs' processors go least urgent job first.
         freed.sort_unstable_by(|a, b| b.cmp(a));
         for &(_, slot) in &order[..chosen] {
             if self.jobs[slot].on_cpu.is_some() {

@@ -57,6 +57,12 @@ impl<K: Ord + Copy> ReadySet<K> {
         self.position.get(id).is_some_and(|&p| p != NONE)
     }
 
+    /// The key of `id`, when it is in the set.
+    pub fn key(&self, id: usize) -> Option<K> {
+        let at = *self.position.get(id).filter(|&&p| p != NONE)?;
+        Some(self.heap[at].0)
+    }
+
     /// Adds `id` with `key`, or replaces its key.
     pub fn insert(&mut self, id: usize, key: K) {
         if self.contains(id) {
