@@ -25,7 +25,7 @@ use rtlab_model::{Nanos, Task};
 
 use super::ready_set::ReadySet;
 use crate::config::{ExecModel, JitterModel, OnMiss, SimConfig};
-use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
+use crate::engine::{earliest, BacklogStop, MAX_PENDING_JOBS};
 use crate::metrics::{ProcessorMetrics, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::trace::{Trace, TraceRecord};
@@ -160,11 +160,11 @@ pub struct GlobalSim {
     order: Vec<(Key, usize)>,
     /// Processors freed by preemption in the last pick, reused likewise.
     freed: Vec<(Key, usize)>,
-    /// Under a static rule (EDF, FP): each task's ready job, by task, with
-    /// its key and slot ([`ReadySet`]: the m most urgent without a sort).
-    ready: ReadySet<(Key, usize)>,
-    /// The m most urgent of the last pick, read from `ready`, reused.
-    top: Vec<((Key, usize), usize)>,
+    /// Under a static rule (EDF, FP): each ready task under the first
+    /// member of its job's key ([`ReadySet`]: the m most urgent kept in
+    /// order). A task has one ready job at a time, so `(key.0, task)`
+    /// orders ready jobs as the whole key does.
+    ready: ReadySet<u64>,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -219,8 +219,7 @@ impl GlobalSim {
             next_ready_seq: 0,
             order: Vec::with_capacity(n),
             freed: Vec::with_capacity(m as usize),
-            ready: ReadySet::new(n),
-            top: Vec::with_capacity(m as usize),
+            ready: ReadySet::new(n, m as usize),
             trace,
             finished: false,
         };
@@ -287,10 +286,10 @@ impl GlobalSim {
     fn next_time(&self) -> Option<Nanos> {
         let mut next = self.queue.peek_time();
         for cpu in &self.cpus {
-            next = min_opt(next, cpu.completion(&self.jobs));
+            next = earliest(next, cpu.completion(&self.jobs));
         }
         if matches!(self.rule, GlobalRule::Edzl) {
-            next = min_opt(next, self.zero_laxity_time());
+            next = earliest(next, self.zero_laxity_time());
         }
         next
     }
@@ -305,7 +304,7 @@ impl GlobalSim {
             }
             let at = job.deadline.saturating_sub(job.remaining());
             if at > self.now {
-                next = min_opt(next, Some(at));
+                next = earliest(next, Some(at));
             }
         }
         next
@@ -436,8 +435,7 @@ impl GlobalSim {
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.rule.is_static() {
-            self.ready
-                .insert(job.task, (self.rule.key(job, false), slot));
+            self.ready.insert(job.task, self.rule.key(job, false).0);
         }
     }
 
@@ -552,27 +550,27 @@ impl GlobalSim {
         freed.clear();
         let chosen;
         if self.rule.is_static() {
-            // The m most urgent, in order, from the ready heap; a running
-            // job left out is less urgent than the last of them.
-            let mut top = std::mem::take(&mut self.top);
-            self.ready.smallest(m, &mut top);
-            order.extend(top.iter().map(|&(entry, _)| entry));
-            self.top = top;
-            chosen = order.len();
-            if let Some(&(last, _)) = order.get(m.saturating_sub(1)).filter(|_| chosen == m) {
-                for c in 0..m {
-                    let Some(slot) = self.cpus[c].job else {
-                        continue;
-                    };
-                    let key = match self.ready.key(self.jobs[slot].task) {
-                        Some((key, _)) if key > last => key,
-                        _ => continue,
-                    };
-                    self.jobs[slot].on_cpu = None;
-                    self.jobs[slot].preemptions += 1;
-                    self.cpus[c].job = None;
-                    freed.push((key, c));
+            // The m most urgent, in order, as the ready set keeps them (only
+            // their slots are read below: no key is built); a running job
+            // is preempted when it is no longer among them.
+            for &(_, task) in self.ready.top() {
+                if let Some(slot) = self.head[task] {
+                    order.push(((0, 0, 0, 0), slot));
                 }
+            }
+            chosen = order.len();
+            for c in 0..m {
+                let Some(slot) = self.cpus[c].job else {
+                    continue;
+                };
+                let job = &mut self.jobs[slot];
+                if self.ready.is_top(job.task) {
+                    continue;
+                }
+                job.on_cpu = None;
+                job.preemptions += 1;
+                self.cpus[c].job = None;
+                freed.push((self.rule.key(&self.jobs[slot], false), c));
             }
         } else {
             for task in 0..self.head.len() {
@@ -751,12 +749,5 @@ impl GlobalSim {
             deadlock: None,
             processors,
         }
-    }
-}
-
-fn min_opt(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
