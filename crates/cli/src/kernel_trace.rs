@@ -14,7 +14,7 @@ use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobsCsv, RunReport};
 use rtlab_sim::schedule_spans::simulated_spans;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
+use rtlab_sim::{MissRule, SchedulerSpec, SimConfig};
 
 use crate::setup::say;
 
@@ -172,7 +172,7 @@ pub fn schedule_spans(
     set: &TaskSet,
     jobs_seen: &[JobRecord],
     report: &RunReport,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[rtlab_model::phase::Phase],
 ) -> Vec<ScheduleSpan> {
     let window = schedule_window(report.ended_ns, report.first_miss_ns);
@@ -196,9 +196,10 @@ pub fn schedule_spans(
         origin,
         window,
     );
-    let Some(spec) = report.scheduler.as_deref() else {
+    let Some(model) = report.scheduler else {
         return spans;
     };
+    let spec = SchedulerSpec::from(model);
     let cpus = report
         .cpus
         .clone()
@@ -210,13 +211,7 @@ pub fn schedule_spans(
         .filter(|p| p.start.as_ns() < window.1)
         .cloned()
         .collect();
-    let simulated = spec
-        .parse::<SchedulerSpec>()
-        .map_err(|e| e.to_string())
-        .and_then(|spec| {
-            simulated_spans(set, &spec, &config, window, &cpus).map_err(|e| e.to_string())
-        });
-    match simulated {
+    match simulated_spans(set, &spec, &config, window, &cpus) {
         Ok(sim) => spans.extend(sim),
         Err(e) => say(&format!(
             "note: the saved schedule has no simulated side: the simulator refuses {spec}: {e}"

@@ -46,6 +46,10 @@ mod wrote;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print every column of every table, whatever the width; by default tables fit the
+    /// terminal (or `COLUMNS`), leaving out the columns a reader needs least and saying which.
+    #[arg(long, global = true)]
+    wide: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,6 +124,7 @@ enum Command {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    rtlab_report::table::set_wide(cli.wide);
     match cli.command {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),

@@ -567,7 +567,7 @@ fn a_throttling_table_lowers_the_overhead_aware_breakdown_and_shows_in_sim() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "throttling (rt 950ms per 1s, fair server 50ms per 1s): RT throttling took 0ns in 0 blackouts",
+            "throttling (rt 950ms per 1s, fair server 50ms per 1s): RT throttling took 0 ns in 0 blackouts",
         ));
     // A runtime above its period: one line naming file:line:col, exit 1.
     let bad = dir.path().join("bad.toml");

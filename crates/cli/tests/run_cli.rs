@@ -458,7 +458,7 @@ fn protocols_linux_does_not_offer_are_refused_with_words() {
         ),
         ("dm", "srp", "Linux has no stack resource policy"),
         ("dm", "npp", "rtlab sim --protocol npp"),
-        ("dm", "pcp", "--protocol `pcp`: use none, pip or ipcp"),
+        ("dm", "hlp", "--protocol `hlp`: use none, pip or ipcp"),
         (
             "edf",
             "ipcp",

@@ -75,7 +75,7 @@ fn latency(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Latency histogram",
             plot::latency_histogram(&histograms),
-            "Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); latencies beyond the last bucket are the document's histogram_overflows.".into(),
+            format!("Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); the wake-ups beyond the measured histogram (its histogram_overflows) are counted from the stored samples, or else drawn as one bucket at the thread's maximum; from {} us on, the latency axis is logarithmic too.", plot::LONG_TAIL_US),
         )
     };
     let over_time = series::latency_over_time(run);
@@ -130,7 +130,7 @@ fn real_and_simulated(run: &RunView) -> Option<Figure> {
         .count();
     Some(Figure::drawn(
         "Real and simulated schedule",
-        plot::real_and_simulated(&chart),
+        plot::schedule(&chart),
         format!(
             "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; {simulated}. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
             chart.from_ns as f64 / 1e6,
@@ -167,11 +167,11 @@ fn job_schedule(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Gantt chart",
             plot::gantt(&g),
-            format!("Per task: the job's window release..deadline (pale), the job from start to finish, a tick at each release, preemptions as Np. A job that missed its deadline is red with a black outline and a cross at its deadline (red is no task's colour).{cut}"),
+            format!("{}: the job's window release..deadline (pale), the job from start to finish, a tick at each release, preemptions as Np. A job that missed its deadline is red with a black outline and a cross at its deadline (red is no task's colour).{cut}", if g.lanes.first().is_some_and(|l| l.starts_with("cpu ")) { "Per CPU (the job's colour is its task's, the CPU the one it finished on)" } else { "Per task" }),
         ),
         Figure::drawn(
             "Response times",
-            plot::lines(&series::responses(run), "release (s)", "response time (ms)", None),
+            plot::lines(&series::responses(run), "release (ms)", "response time (ms)", None),
             "Finish - release of every completed job, per task, against its release.".into(),
         ),
     ]
@@ -306,7 +306,11 @@ fn analyze(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             "Response times vs deadlines",
             plot::response_bounds(&bounds),
-            "Exact worst-case response time per task and policy (no bar: above D), the deadline as a black mark.".into(),
+            if run.document.get("processors").and_then(serde_json::Value::as_u64) > Some(1) {
+                "The response-time bound of each test per task on the set's processors (no bar: not proven), the deadline as a black mark.".into()
+            } else {
+                "Exact worst-case response time per task and policy (no bar: above D), the deadline as a black mark.".into()
+            },
         ));
     }
     let b = series::breakdown(run);
@@ -320,4 +324,25 @@ fn analyze(run: &RunView) -> Vec<Figure> {
         ));
     }
     out
+}
+
+/// Every figure of `run` as an SVG file's name (its title in lower case,
+/// `-` for every other character, `.svg`) and its document, or why it was
+/// not drawn (`TITLE: why`).
+pub fn named_svgs(run: &RunView) -> Vec<(String, Result<String, String>)> {
+    figures(run)
+        .into_iter()
+        .map(|figure| {
+            let name: String = figure
+                .title
+                .chars()
+                .map(|c| match c.is_ascii_alphanumeric() {
+                    true => c.to_ascii_lowercase(),
+                    false => '-',
+                })
+                .collect();
+            let svg = figure.svg.map_err(|why| format!("{}: {why}", figure.title));
+            (format!("{name}.svg"), svg)
+        })
+        .collect()
 }

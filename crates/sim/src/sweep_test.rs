@@ -25,8 +25,7 @@ use rtlab_analysis::sweep::{Simulate, SimulatedScheduler};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::config::SimConfig;
-use crate::multi::{GlobalPolicy, PartitionedPolicy};
-use crate::scheduler::SchedulerSpec;
+use crate::registry::SchedulerSpec;
 
 /// The simulator, for [`rtlab_analysis::sweep::Prepared::with_simulator`].
 pub fn simulator() -> Arc<dyn Simulate> {
@@ -42,10 +41,10 @@ pub fn scheduler_spec(scheduler: SimulatedScheduler) -> SchedulerSpec {
     match scheduler {
         SimulatedScheduler::Edf => SchedulerSpec::Edf,
         SimulatedScheduler::Fp(p) => SchedulerSpec::Fp(p),
-        SimulatedScheduler::Gedf => SchedulerSpec::Global(GlobalPolicy::Edf),
-        SimulatedScheduler::Gfp(p) => SchedulerSpec::Global(GlobalPolicy::Fp(p)),
-        SimulatedScheduler::Pedf => SchedulerSpec::Partitioned(PartitionedPolicy::Edf),
-        SimulatedScheduler::Pfp(p) => SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)),
+        SimulatedScheduler::Gedf => SchedulerSpec::Gedf,
+        SimulatedScheduler::Gfp(p) => SchedulerSpec::Gfp(p),
+        SimulatedScheduler::Pedf => SchedulerSpec::Pedf,
+        SimulatedScheduler::Pfp(p) => SchedulerSpec::Pfp(p),
     }
 }
 
@@ -59,10 +58,9 @@ impl Simulate for SweepSimulator {
         // Every job at its WCET, no jitter, misses counted, not aborted:
         // `SimConfig::new`'s defaults.
         let config = SimConfig::new(horizon);
-        let report = crate::engine::simulate(set, &scheduler_spec(scheduler), &config)
+        let run = crate::run(set, &scheduler_spec(scheduler), &config, None)
             .map_err(|e| e.to_string())?;
-        // A run cut short by its backlog reports a shorter duration: the
-        // set is overloaded.
-        Ok(report.deadline_misses == 0 && report.duration_ns == horizon.as_ns())
+        // A run cut short by its backlog is overloaded.
+        Ok(run.stopped.is_none() && run.report.totals.deadline_misses == 0)
     }
 }

@@ -85,6 +85,8 @@ pub struct BreakdownArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 /// A positive decimal factor, held exactly in parts per billion.
@@ -223,8 +225,10 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Breakdown, Some(&args.taskset))?;
     let flag = interrupt::install_interrupt_flag();
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let progress = std::io::stderr().is_terminal();
     let mut doc = BreakdownDocument {
         taskset: loaded.set.name.clone(),

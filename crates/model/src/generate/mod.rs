@@ -147,7 +147,11 @@ pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet
         ));
     }
     let mut generator = SetGenerator::new(config)?;
+    // Stops between sets when the caller's flag is raised (crate::cancel):
+    // the sets drawn so far are then all there is, and the caller, which
+    // raised it, throws them away.
     (0..count)
+        .take_while(|_| !crate::cancel::requested())
         .map(|index| generator.generate(index).cloned())
         .collect()
 }

@@ -70,7 +70,7 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
 use rtlab_model::phase::{Phase, PhasePlan};
-use rtlab_model::policy::RunPolicy;
+use rtlab_model::policy::{RealScheduler, RunPolicy};
 use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
@@ -87,54 +87,26 @@ pub use job_files::{
     ChromeTrace, JobList, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER,
 };
 pub use job_log::job_ring_capacities;
-pub use locks::{LockProtocol, LOCK_PROTOCOLS};
+pub use locks::{check_protocol, LockingProtocol, LOCK_PROTOCOLS};
 pub use phases::{BudgetChanges, DeadlineBudgets};
-pub use placement::{Placement, Scope};
+pub use placement::Placement;
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
 use rtlab_ktrace::ThreadClass;
 pub use rtlab_ktrace::{KernelTrace, Traced};
+pub use rtlab_model::policy::Scope;
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
 use locks::{Resources, SectionPlan};
 use skip::Pending;
 
-/// The overrun rules' names, for messages.
+pub use rtlab_model::policy::MissRule;
+
+/// The miss rules a real run offers, for messages (`abort` is the
+/// simulator's only: a thread cannot be removed in the middle of a job).
 pub const OVERRUN_RULES: &str = "continue or skip";
-
-/// What to do with releases that fall while a job is late.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Overrun {
-    /// Every release makes a job; a late job delays the next.
-    #[default]
-    Continue,
-    /// Releases at or after the late job's deadline, before it finished,
-    /// are skipped (as Hartstone counts).
-    Skip,
-}
-
-impl Overrun {
-    /// `continue` or `skip`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Overrun::Continue => "continue",
-            Overrun::Skip => "skip",
-        }
-    }
-}
-
-impl std::str::FromStr for Overrun {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Overrun, String> {
-        match s {
-            "continue" => Ok(Overrun::Continue),
-            "skip" => Ok(Overrun::Skip),
-            _ => Err(format!("unknown overrun rule `{s}` (use {OVERRUN_RULES})")),
-        }
-    }
-}
 
 /// How to run a task set.
 #[derive(Debug, Clone)]
@@ -145,8 +117,8 @@ pub struct RunConfig {
     pub policy: RunPolicy,
     /// Pin every task thread to this CPU (`None`: let them roam).
     pub cpu: Option<usize>,
-    /// Overrun handling.
-    pub on_miss: Overrun,
+    /// MissRule handling.
+    pub on_miss: MissRule,
     /// Wait for releases with a lag controller (gain 1): the robust one, or
     /// paper 000's Algorithm 2 (outlier threshold = the task's period);
     /// `None`: plain absolute sleeps.
@@ -177,7 +149,7 @@ pub struct RunConfig {
     /// the run (`sched_rt_runtime_us = -1`, restored afterwards).
     pub no_rt_throttling: bool,
     /// The protocol of the critical sections' mutexes (see [`locks`]).
-    pub protocol: LockProtocol,
+    pub protocol: LockingProtocol,
     /// A multiprocessor run (`--cpus LIST`): its CPUs, domains and each
     /// task's domain (see [`placement`]); `cpu` is then `None`.
     pub placement: Option<Placement>,
@@ -198,25 +170,26 @@ impl RunConfig {
             duration,
             policy,
             cpu: Some(default_cpu()),
-            on_miss: Overrun::Continue,
+            on_miss: MissRule::Continue,
             lag_controller: None,
             edf_margin: None,
             edf_reclaim: true,
             mlock: true,
             no_rt_throttling: false,
-            protocol: LockProtocol::None,
+            protocol: LockingProtocol::None,
             placement: None,
             phases: Vec::new(),
             kernel_trace: None,
         }
     }
 
-    /// The run's name of its policy: `--policy` on one CPU, or on several
-    /// `gedf`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` ([`Placement::policy_name`]).
-    pub fn policy_name(&self) -> String {
-        match &self.placement {
-            Some(p) => p.policy_name(self.policy),
-            None => self.policy.name().to_string(),
+    /// The run's scheduler as the user names it: the policy on one CPU, or
+    /// with the placement's scope on several (`linux-dl`, `pedf`, `cedf`,
+    /// `gfp:ORDER`, `pfp:ORDER`).
+    pub fn scheduler(&self) -> RealScheduler {
+        RealScheduler {
+            policy: self.policy,
+            scope: self.placement.as_ref().map_or(Scope::Uni, |p| p.scope),
         }
     }
 }
@@ -303,13 +276,18 @@ pub fn check(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
 
 fn checked_policies(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Policy>, RtError> {
     check_set(set, cfg)?;
-    cfg.protocol
-        .check_policy(cfg.policy)
-        .map_err(|why| RtError::Setting {
-            setting: "protocol",
-            value: Some(cfg.protocol.name().into()),
-            why,
-        })?;
+    check_protocol(cfg.protocol, cfg.policy).map_err(|why| RtError::Setting {
+        setting: "protocol",
+        value: Some(cfg.protocol.name().into()),
+        why,
+    })?;
+    if cfg.on_miss == MissRule::Abort {
+        return Err(RtError::Setting {
+            setting: "on-miss",
+            value: Some(cfg.on_miss.name().into()),
+            why: format!("real threads cannot abort a job; use {OVERRUN_RULES}"),
+        });
+    }
     let policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
     for p in &policies {
         p.validate()?;
@@ -361,7 +339,7 @@ pub fn run_recording(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     run_traced(set, cfg, interrupt, sinks).map(|(report, written, _)| (report, written))
 }
@@ -389,7 +367,7 @@ pub fn run_traced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    mut sinks: Vec<Box<dyn JobSink>>,
+    mut sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<TracedRun, RtError> {
     let Some(request) = &cfg.kernel_trace else {
         return run_untraced(set, cfg, interrupt, sinks).map(|(r, w)| (r, w, None));
@@ -411,10 +389,18 @@ pub fn run_traced(
         .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
         .map(|(t, id)| (t.metrics.name.clone(), *id))
         .collect();
+    // Each job burns its task's C on the thread's CPU clock; under phases
+    // C changes, and is left unknown.
+    let own_cpu = set
+        .tasks
+        .iter()
+        .map(|t| cfg.phases.is_empty().then_some(t.wcet.as_ns()))
+        .collect();
     let traced = request.finish(
         recording,
         tasks,
         thread_class(cfg.policy),
+        own_cpu,
         report.start_monotonic_ns,
         Nanos::from_ns(report.ended_ns),
         &jobs,
@@ -441,7 +427,7 @@ fn run_untraced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     // The set's tasks and the phases' (each first released at its phase's
     // start plus its offset), every thread made before the first release.
@@ -590,6 +576,17 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The disturbance account's window opens with every thread made and
+    // closes once they have reported (read here, before the first release
+    // and after the last job: nothing is read during the run).
+    let window = first_error.is_none().then(|| {
+        let own: Vec<i32> = thread_ids
+            .iter()
+            .map(|id| id.load(Ordering::SeqCst))
+            .filter(|&t| t > 0)
+            .collect();
+        rtlab_host::disturbance::Window::open(&measured_cpus(cfg), &own)
+    });
     let start = monotonic_now().saturating_add(first_release_delay(set, cfg.policy));
     start_ns.store(start.as_ns(), Ordering::SeqCst);
     abort.store(first_error.is_some(), Ordering::SeqCst);
@@ -658,6 +655,14 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The task threads end once they have reported: their CPU time at the
+    // end is what they said.
+    let ended_own: Vec<(i32, u64)> = outcomes
+        .iter()
+        .zip(thread_ids.iter())
+        .filter_map(|(o, id)| Some((id.load(Ordering::SeqCst), o.as_ref()?.cpu_time_ns)))
+        .collect();
+    let disturbance = window.map(|w| w.close(&ended_own));
     let interrupted = watchdog.join().unwrap_or(false);
     for (handle, outcome) in handles.into_iter().zip(&outcomes) {
         if outcome.is_some() {
@@ -683,7 +688,18 @@ fn run_untraced(
         .map(|id| Some(id.load(Ordering::SeqCst)).filter(|&t| t > 0))
         .collect();
     report.start_monotonic_ns = start.as_ns();
+    report.disturbance = disturbance;
     Ok((report, written))
+}
+
+/// The CPUs a run measures on: its CPU, its placement's CPUs, or (threads
+/// free to run anywhere) every CPU this process may use.
+pub fn measured_cpus(cfg: &RunConfig) -> Vec<usize> {
+    match (&cfg.placement, cfg.cpu) {
+        (Some(p), _) => p.cpus.clone(),
+        (None, Some(cpu)) => vec![cpu],
+        (None, None) => policy::allowed_cpus().unwrap_or_default(),
+    }
 }
 
 /// Writes to `STACK_PREFAULT` bytes of the stack below the caller, so the
@@ -902,7 +918,7 @@ struct TaskThread {
     /// The CPUs of its domain on a multiprocessor run (`--cpus`).
     affinity: Option<Vec<usize>>,
     duration: Nanos,
-    on_miss: Overrun,
+    on_miss: MissRule,
     lag_controller: Option<ControllerKind>,
     /// SCHED_DEADLINE with `SCHED_FLAG_RECLAIM` ([`RunConfig::edf_reclaim`]).
     reclaim: bool,
@@ -985,7 +1001,7 @@ impl TaskThread {
         while let Some(release) = self.release_from(candidate) {
             candidate = release.saturating_add(t.period);
             let k = self.job_index(release);
-            if self.on_miss == Overrun::Skip && pending.skips(release) {
+            if self.on_miss == MissRule::Skip && pending.skips(release) {
                 log.summary.record_skipped(1);
                 continue;
             }
@@ -1057,7 +1073,7 @@ impl TaskThread {
             }
             // A finished job's record does not depend on the end.
             log.job(job, self.duration);
-            if self.on_miss == Overrun::Skip {
+            if self.on_miss == MissRule::Skip {
                 pending.push(deadline, finished);
             }
         }
@@ -1071,6 +1087,7 @@ impl TaskThread {
             jobs_dropped: log.dropped(),
             lock_errors,
             budget_changes: changes,
+            cpu_time_ns: rtlab_sys::clock::thread_cpu_time().as_ns(),
         }
     }
 
@@ -1104,7 +1121,7 @@ impl TaskThread {
         let t = &self.task;
         let plain = !self.phases.changes_releases_of(self.index);
         let remaining = |r: Nanos| ended.saturating_sub(r).div_ceil(t.period);
-        if self.on_miss == Overrun::Continue && plain {
+        if self.on_miss == MissRule::Continue && plain {
             if let Some(r) = self.release_from(from).filter(|r| *r < ended) {
                 log.unstarted(t, self.job_index(r), remaining(r), ended);
             }
@@ -1115,7 +1132,7 @@ impl TaskThread {
         while let Some(release) = self.release_from(candidate).filter(|r| *r < ended) {
             candidate = release.saturating_add(t.period);
             let k = self.job_index(release);
-            if self.on_miss == Overrun::Skip && pending.skips(release) {
+            if self.on_miss == MissRule::Skip && pending.skips(release) {
                 log.unstarted(t, run_from, run_len, ended);
                 run_len = 0;
                 if plain && pending.skips_all_from(release) {
@@ -1133,7 +1150,7 @@ impl TaskThread {
                 run_from = k;
             }
             run_len += 1;
-            if self.on_miss == Overrun::Skip {
+            if self.on_miss == MissRule::Skip {
                 pending.push(release.saturating_add(t.deadline), Nanos::MAX);
             }
         }
@@ -1253,20 +1270,16 @@ fn summarise(
     let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
     let seconds = ended.as_secs_f64();
     RunReport {
-        policy: cfg.policy_name(),
-        scheduler: match &cfg.placement {
-            Some(p) => p.model_scheduler(cfg.policy),
-            None => cfg.policy.model_scheduler(rr_timeslice()),
-        }
-        .map(|m| m.to_string()),
+        policy: cfg.scheduler(),
+        scheduler: cfg.scheduler().model_scheduler(rr_timeslice()),
         cpus: cfg.placement.as_ref().map(|p| p.cpus.clone()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
         interrupted,
         cpu: cfg.cpu,
-        protocol: cfg.protocol.name().into(),
-        on_miss: cfg.on_miss.name().into(),
+        protocol: cfg.protocol,
+        on_miss: cfg.on_miss,
         tick_ns: None,
         seed: None,
         jitter: "none".into(),
@@ -1292,6 +1305,7 @@ fn summarise(
         lock_errors,
         peak_rss_bytes: peak_rss_bytes(),
         kernel_trace: None,
+        disturbance: None,
         thread_ids: Vec::new(),
         start_monotonic_ns: 0,
         phases: cfg.phases.iter().map(ToString::to_string).collect(),

@@ -254,8 +254,8 @@ mod tests {
                 prop_assert_eq!(set.len(), all.len());
                 all.truncate(m);
                 prop_assert_eq!(set.top(), &all[..]);
-                for id in 0..12 {
-                    prop_assert_eq!(set.key(id), model[id]);
+                for (id, &key) in model.iter().enumerate() {
+                    prop_assert_eq!(set.key(id), key);
                     prop_assert_eq!(set.is_top(id), all.iter().any(|e| e.1 == id));
                 }
             }
