@@ -105,7 +105,12 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         match &plan {
             Ok(p) => {
                 for line in p.describe() {
-                    writeln!(out, "  {line}")?;
+                    // Long lists of names wrap between words.
+                    write!(
+                        out,
+                        "{}",
+                        rtlab_report::table::fit_text(&format!("  {line}\n"))
+                    )?;
                 }
             }
             Err(e) => writeln!(out, "  refused: {e}")?,
