@@ -105,6 +105,25 @@ def test_multiprocessor_sweeps_match_the_cli(cli, tmp_path: Path):
     assert len(result.tests) > 0 and result.utilizations == pytest.approx([1.0, 1.5, 2.0])
 
 
+def test_simulated_columns_match_the_cli_here_and_on_dask(cli):
+    # Issue 38: `gedf:sim` simulates each set; the same numbers from the
+    # CLI, here and on a Dask cluster, and never below the sufficient tests.
+    spec = {"tasks": 6, "from": 2.4, "to": 3.6, "step": 0.6, "sets": 12, "seed": 2, "cpus": 4,
+            "test": "gedf:bcl,gedf:rta,gedf:sim"}
+    result = rtlab.sweep(spec)
+    flags = ["--tasks", "6", "--from", "2.4", "--to", "3.6", "--step", "0.6", "--sets", "12",
+             "--seed", "2", "--cpus", "4", "--test", "gedf:bcl,gedf:rta,gedf:sim", "--json"]
+    assert result.to_dict() == cli.json("sweep", *flags)
+    r = result.ratios
+    for k in range(len(result.utilizations)):
+        assert r["gedf:bcl"][k] <= r["gedf:sim"][k] and r["gedf:rta"][k] <= r["gedf:sim"][k]
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        assert rtlab.sweep(spec, client=client, shards=3).digest == result.digest
+
+
 def test_spec_keys_are_the_flags_and_unknown_ones_are_refused():
     small = {"tasks": 4, "from": 0.9, "to": 1.0, "step": 0.1, "sets": 20, "seed": 3}
     as_list = rtlab.sweep(small, test=["rm:rta", "edf:edf-demand"])

@@ -31,11 +31,13 @@
 mod error;
 mod merge;
 mod shard;
+pub mod simulated;
 mod spec;
 
 pub use error::SweepError;
 pub use merge::{merge, run, SweepResult};
 pub use shard::{run_prepared_shard, run_shard, sha256_hex, Shard, ShardResult, SHARD_FORMAT};
+pub use simulated::{Horizon, Simulate, SimulatedScheduler, SimulatedTest};
 pub use spec::{
     Prepared, SharingSpec, SweepSpec, DEFAULT_MULTIPROCESSOR_TESTS, DEFAULT_TESTS, MAX_SWEEP_STEPS,
 };
@@ -113,9 +115,10 @@ impl SweepTest {
     }
 }
 
-/// One column of a sweep: a uniprocessor test under a policy (`rm:rta`), or
+/// One column of a sweep: a uniprocessor test under a policy (`rm:rta`),
 /// a test on `m` processors (`gedf:bcl`, `gfp:rta`, `pedf:ff-decreasing`;
-/// see [`crate::multiprocessor`]).
+/// see [`crate::multiprocessor`]), or a simulation (`edf:sim`, `gedf:sim`;
+/// see [`simulated`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SweepColumn {
     /// A uniprocessor test (spec `cpus` = 1).
@@ -127,6 +130,8 @@ pub enum SweepColumn {
     /// place the set by the spec's sharing heuristic under RM), named by
     /// the protocol (`mpcp`, `omlp`, ...).
     Locking(rtlab_model::mp_locking::MpProtocol),
+    /// The set simulated under a scheduler ([`simulated`]).
+    Simulated(SimulatedTest),
 }
 
 impl SweepColumn {
@@ -136,6 +141,7 @@ impl SweepColumn {
             SweepColumn::Uniprocessor(t) => t.name(),
             SweepColumn::Multiprocessor(t) => t.name(),
             SweepColumn::Locking(p) => p.name().to_string(),
+            SweepColumn::Simulated(t) => t.name(),
         }
     }
 
@@ -144,6 +150,9 @@ impl SweepColumn {
     pub fn parse(text: &str) -> Result<SweepColumn, String> {
         if let Some(p) = rtlab_model::mp_locking::MpProtocol::from_name(text) {
             return Ok(SweepColumn::Locking(p));
+        }
+        if let Some(simulated) = SimulatedTest::parse(text) {
+            return simulated.map(SweepColumn::Simulated);
         }
         let uniprocessor = SweepTest::parse(text);
         if let Ok(t) = uniprocessor {
@@ -167,17 +176,29 @@ impl SweepColumn {
 
     /// True for a uniprocessor test.
     pub fn is_uniprocessor(&self) -> bool {
-        matches!(self, SweepColumn::Uniprocessor(_))
+        match self {
+            SweepColumn::Uniprocessor(_) => true,
+            SweepColumn::Multiprocessor(_) | SweepColumn::Locking(_) => false,
+            SweepColumn::Simulated(t) => t.is_uniprocessor(),
+        }
     }
 
-    /// The uniprocessor test's verdict, or the multiprocessor test's on
-    /// `cpus` processors (a locking protocol's partitioned by ff-decreasing).
-    pub fn verdict(&self, set: &TaskSet, cpus: u32, options: &Options) -> Verdict {
+    /// The uniprocessor test's verdict, the multiprocessor test's on `cpus`
+    /// processors (a locking protocol's partitioned by ff-decreasing), or the
+    /// simulation's by `simulator` (`None` without one).
+    pub fn verdict(
+        &self,
+        set: &TaskSet,
+        cpus: u32,
+        options: &Options,
+        simulator: Option<&dyn Simulate>,
+    ) -> Verdict {
         self.verdict_placed(
             set,
             cpus,
             options,
             crate::partition::Heuristic::FIRST_FIT_DECREASING,
+            simulator,
         )
     }
 
@@ -189,11 +210,13 @@ impl SweepColumn {
         cpus: u32,
         options: &Options,
         heuristic: crate::partition::Heuristic,
+        simulator: Option<&dyn Simulate>,
     ) -> Verdict {
         match *self {
             SweepColumn::Uniprocessor(t) => run_test(set, t, options),
             SweepColumn::Multiprocessor(t) => multiprocessor::decide(set, cpus, t),
             SweepColumn::Locking(p) => crate::mp_locking::decide(set, p, cpus, heuristic),
+            SweepColumn::Simulated(t) => t.verdict(set, cpus, simulator?),
         }
     }
 }

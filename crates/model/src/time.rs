@@ -38,11 +38,13 @@ impl Nanos {
     pub const MAX: Nanos = Nanos(u64::MAX);
 
     /// `ns` nanoseconds.
+    #[inline]
     pub const fn from_ns(ns: u64) -> Nanos {
         Nanos(ns)
     }
 
     /// `us` microseconds. Panics (at compile time in a const context) on overflow.
+    #[inline]
     pub const fn from_us(us: u64) -> Nanos {
         match us.checked_mul(1_000) {
             Some(ns) => Nanos(ns),
@@ -51,6 +53,7 @@ impl Nanos {
     }
 
     /// `ms` milliseconds. Panics (at compile time in a const context) on overflow.
+    #[inline]
     pub const fn from_ms(ms: u64) -> Nanos {
         match ms.checked_mul(1_000_000) {
             Some(ns) => Nanos(ns),
@@ -59,6 +62,7 @@ impl Nanos {
     }
 
     /// `s` seconds. Panics (at compile time in a const context) on overflow.
+    #[inline]
     pub const fn from_secs(s: u64) -> Nanos {
         match s.checked_mul(1_000_000_000) {
             Some(ns) => Nanos(ns),
@@ -67,6 +71,7 @@ impl Nanos {
     }
 
     /// The count of nanoseconds.
+    #[inline]
     pub const fn as_ns(self) -> u64 {
         self.0
     }
@@ -82,11 +87,13 @@ impl Nanos {
     }
 
     /// True for zero.
+    #[inline]
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
 
     /// `self + rhs`, or `None` on overflow.
+    #[inline]
     pub const fn checked_add(self, rhs: Nanos) -> Option<Nanos> {
         match self.0.checked_add(rhs.0) {
             Some(ns) => Some(Nanos(ns)),
@@ -95,6 +102,7 @@ impl Nanos {
     }
 
     /// `self - rhs`, or `None` when `rhs > self`.
+    #[inline]
     pub const fn checked_sub(self, rhs: Nanos) -> Option<Nanos> {
         match self.0.checked_sub(rhs.0) {
             Some(ns) => Some(Nanos(ns)),
@@ -103,6 +111,7 @@ impl Nanos {
     }
 
     /// `self * k`, or `None` on overflow.
+    #[inline]
     pub const fn checked_mul(self, k: u64) -> Option<Nanos> {
         match self.0.checked_mul(k) {
             Some(ns) => Some(Nanos(ns)),
@@ -111,11 +120,13 @@ impl Nanos {
     }
 
     /// `self - rhs`, or zero when `rhs > self`.
+    #[inline]
     pub const fn saturating_sub(self, rhs: Nanos) -> Nanos {
         Nanos(self.0.saturating_sub(rhs.0))
     }
 
     /// `self + rhs`, or [`Nanos::MAX`] on overflow.
+    #[inline]
     pub const fn saturating_add(self, rhs: Nanos) -> Nanos {
         Nanos(self.0.saturating_add(rhs.0))
     }
@@ -123,11 +134,13 @@ impl Nanos {
     /// Ceiling of `self / rhs` as a count (`rhs` must not be zero).
     ///
     /// This is the `⌈t / T⌉` of response-time analysis.
+    #[inline]
     pub const fn div_ceil(self, rhs: Nanos) -> u64 {
         self.0.div_ceil(rhs.0)
     }
 
     /// Floor of `self / rhs` as a count (`rhs` must not be zero).
+    #[inline]
     pub const fn div_floor(self, rhs: Nanos) -> u64 {
         self.0 / rhs.0
     }
@@ -207,12 +220,14 @@ impl Add for Nanos {
     type Output = Nanos;
     /// Panics on overflow, like [`std::time::Duration`]; use
     /// [`Nanos::checked_add`] where the operands come from user input.
+    #[inline]
     fn add(self, rhs: Nanos) -> Nanos {
         self.checked_add(rhs).expect("overflow when adding Nanos")
     }
 }
 
 impl AddAssign for Nanos {
+    #[inline]
     fn add_assign(&mut self, rhs: Nanos) {
         *self = *self + rhs;
     }
@@ -222,6 +237,7 @@ impl Sub for Nanos {
     type Output = Nanos;
     /// Panics when `rhs > self`; use [`Nanos::checked_sub`] or
     /// [`Nanos::saturating_sub`] where that can happen.
+    #[inline]
     fn sub(self, rhs: Nanos) -> Nanos {
         self.checked_sub(rhs)
             .expect("overflow when subtracting Nanos")

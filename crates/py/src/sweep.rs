@@ -53,7 +53,10 @@ fn run_shard_polling(
     threads: Option<usize>,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ShardResult> {
-    let prepared = spec.prepare().map_err(sweep_error)?;
+    let prepared = spec
+        .prepare()
+        .map_err(sweep_error)?
+        .with_simulator(rtlab_sim::sweep_test::simulator());
     let total =
         rtlab_analysis::sweep::Shard::of(index, count, prepared.samples()).map_or(0, |s| s.len());
     let pool = threads

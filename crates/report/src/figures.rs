@@ -199,10 +199,21 @@ fn sweep(run: &RunView) -> Figure {
                 .to_string(),
         )
     };
+    let gap = series::sweep_gap(run);
+    let caption = if gap.is_empty() {
+        caption
+    } else {
+        format!(
+            "{caption} A :sim column simulates each set (synchronous release, every job at its WCET); \
+             the grey band between the best analytical test and it holds the sets that meet every \
+             deadline in the simulation but that no analytical test proves."
+        )
+    };
     Figure::drawn(
         "Schedulability ratio",
-        plot::lines(
+        plot::lines_with_gap(
             &series::sweep_curves(run),
+            &gap,
             &axis,
             "sets accepted (fraction)",
             Some(1.05),

@@ -361,6 +361,23 @@ pub fn steps(buckets: &[(u64, u64)], floor: f64) -> Vec<(f64, f64)> {
 /// Lines of y against x on linear axes from 0, with axis names: latency
 /// vs time, response time vs release, ratio vs utilization.
 pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> PlotResult {
+    lines_with_gap(lines, &[], x_desc, y_desc, y_max)
+}
+
+/// The fill of [`lines_with_gap`]'s band: grey and translucent, so it is
+/// no data series' mark.
+pub const GAP_FILL: RGBColor = RGBColor(0x99, 0x99, 0x99);
+
+/// [`lines`] over a grey band: at each `(x, low, high)` of `gap`, from
+/// `low` to `high` (a sweep's best analytical test and its simulation: the
+/// sets the simulation accepts and no test proves).
+pub fn lines_with_gap(
+    lines: &[Line],
+    gap: &[(f64, f64, f64)],
+    x_desc: &str,
+    y_desc: &str,
+    y_max: Option<f64>,
+) -> PlotResult {
     let all = || lines.iter().flat_map(|l| l.points.iter());
     let data_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_max = all().map(|p| p.0).fold(0.0, f64::max);
@@ -389,6 +406,22 @@ pub fn lines(lines: &[Line], x_desc: &str, y_desc: &str, y_max: Option<f64>) -> 
             .label_style(font())
             .light_line_style(WHITE)
             .draw()?;
+        if gap.len() > 1 {
+            let outline: Vec<(f64, f64)> = gap
+                .iter()
+                .map(|&(x, low, _)| (x, low))
+                .chain(gap.iter().rev().map(|&(x, _, high)| (x, high)))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    GAP_FILL.mix(0.3).filled(),
+                )))?
+                .label("simulated, proved by no test")
+                .legend(|(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 20, y + 5)], GAP_FILL.mix(0.3).filled())
+                });
+        }
         draw_lines(&mut chart, lines, true, legend_at)
     })
 }

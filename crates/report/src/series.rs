@@ -321,6 +321,35 @@ pub fn sweep_curves(run: &RunView) -> Vec<Line> {
         .collect()
 }
 
+/// The gap a sweep with simulated columns (`edf:sim`, `gedf:sim`, ...)
+/// shows: at each utilization (divided by the processors, as
+/// [`sweep_curves`]), `(x, best analytical ratio, best simulated ratio)`,
+/// the best being the largest at that step. Empty unless the sweep has
+/// both kinds of column.
+pub fn sweep_gap(run: &RunView) -> Vec<(f64, f64, f64)> {
+    let curves = sweep_curves(run);
+    let simulated = |l: &&Line| l.label.ends_with(":sim");
+    let (sim, analytic): (Vec<&Line>, Vec<&Line>) = curves.iter().partition(simulated);
+    let (Some(first), false) = (sim.first(), analytic.is_empty()) else {
+        return Vec::new();
+    };
+    let best = |lines: &[&Line], k: usize| {
+        lines
+            .iter()
+            .filter_map(|l| l.points.get(k).map(|p| p.1))
+            .fold(0.0, f64::max)
+    };
+    first
+        .points
+        .iter()
+        .enumerate()
+        .map(|(k, &(x, _))| {
+            let high = best(&sim, k);
+            (x, best(&analytic, k).min(high), high)
+        })
+        .collect()
+}
+
 /// The processors of a sweep document (`cpus`, absent on one).
 pub fn sweep_cpus(run: &RunView) -> u64 {
     run.document

@@ -212,6 +212,35 @@ fn sweep_curves_follow_the_test_order() {
 }
 
 #[test]
+fn the_sweep_gap_runs_from_the_best_test_to_the_best_simulation() {
+    assert!(
+        series::sweep_gap(&fixtures::sweep()).is_empty(),
+        "no :sim column"
+    );
+    let doc = serde_json::json!({
+        "cpus": 2,
+        "tests": ["gedf:bcl", "gedf:rta", "gedf:sim"],
+        "rows": [
+            {"utilization": 1.0, "ratio": {"gedf:bcl": 1.0, "gedf:rta": 1.0, "gedf:sim": 1.0}},
+            {"utilization": 1.5, "ratio": {"gedf:bcl": 0.25, "gedf:rta": 0.5, "gedf:sim": 0.75}},
+            {"utilization": 2.0, "ratio": {"gedf:bcl": 0.0, "gedf:rta": 0.0, "gedf:sim": 0.25}}
+        ]
+    });
+    let run = RunView::unsaved("sweep", doc);
+    assert_eq!(
+        series::sweep_gap(&run),
+        vec![(0.5, 1.0, 1.0), (0.75, 0.5, 0.75), (1.0, 0.0, 0.25)]
+    );
+    let figure = &rtlab_report::figures::figures(&run)[0];
+    let svg = figure.svg.as_ref().unwrap();
+    assert!(
+        svg.contains("simulated, proved by no test"),
+        "the band's legend"
+    );
+    assert!(figure.caption.contains("grey band"), "{}", figure.caption);
+}
+
+#[test]
 fn response_bounds_leave_out_edf() {
     assert_eq!(
         series::response_bounds(&fixtures::analyze()),

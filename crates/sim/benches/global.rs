@@ -4,7 +4,7 @@
 //! per wall second = 10 s / the time criterion reports. The throughput
 //! counts the engine's events (releases and completions).
 //!
-//! `crates/sim/benches/gedf_vs_simso.py` runs the same set in SimSo 0.8.5
+//! `crates/sim/benches/vs_simso.py` runs the same set in SimSo 0.8.5
 //! and in `rtlab sim` side by side.
 //!
 //! Run with `cargo bench -p rtlab-sim --bench global`.

@@ -424,21 +424,18 @@ impl Simulator {
     }
 
     fn next_time(&self) -> Option<Nanos> {
-        let servers = self.servers.as_ref().and_then(|s| {
-            s.next_event(
-                self.running
-                    .map(|_| self.run_from.max(self.busy_until).max(self.now)),
-            )
-        });
-        [
-            self.milestone(),
-            self.queue.peek_time(),
-            self.callback,
-            servers,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let mut next = earliest(self.milestone(), self.queue.peek_time());
+        next = earliest(next, self.callback);
+        if let Some(servers) = &self.servers {
+            next = earliest(
+                next,
+                servers.next_event(
+                    self.running
+                        .map(|_| self.run_from.max(self.busy_until).max(self.now)),
+                ),
+            );
+        }
+        next
     }
 
     /// When the running job reaches its next lock operation or completes;
@@ -979,6 +976,13 @@ impl Simulator {
             self.charge(cost);
         }
         self.running = choice;
+        // The releases' buffer goes back for the next instant, emptied
+        // (taking `instant` left a fresh one without capacity).
+        let mut releases = inst.releases;
+        if self.instant.releases.is_empty() {
+            releases.clear();
+            std::mem::swap(&mut self.instant.releases, &mut releases);
+        }
         self.callback = if invoked {
             self.scheduler
                 .callback_at()
@@ -1124,6 +1128,15 @@ impl Simulator {
     /// many jobs waiting (see [`MAX_PENDING_JOBS`]).
     pub fn stopped(&self) -> Option<BacklogStop> {
         self.backlog.stopped()
+    }
+}
+
+/// The earlier of two instants, either of which may be absent.
+#[inline]
+pub(crate) fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -25,7 +25,8 @@
 //! Modules: [`engine`] (the event loop and its model), [`scheduler`] (the
 //! trait and one module per policy), [`config`] (what else a run needs),
 //! [`metrics`] (the report), [`trace`] (Chrome trace and SVG Gantt),
-//! [`runner`] (the simulator as the experiments' `Runner`).
+//! [`runner`] (the simulator as the experiments' `Runner`), [`sweep_test`]
+//! (the simulator as a sweep's `:sim` test).
 
 #![forbid(unsafe_code)]
 
@@ -44,6 +45,7 @@ mod run;
 pub mod runner;
 pub mod schedule_spans;
 pub mod scheduler;
+pub mod sweep_test;
 pub mod trace;
 
 pub use config::{

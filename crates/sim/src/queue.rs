@@ -43,12 +43,50 @@ pub(crate) enum Payload {
     Tick,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One event: its payload under a key that orders it.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Nanos,
-    class: Class,
-    seq: u64,
+    /// `(time, class, sequence)` packed into one integer, compared at once:
+    /// time in the high 64 bits, the class in the next 2, the sequence in
+    /// the low 62 (2^62 events are some 146 years of events at one per
+    /// nanosecond, so it never wraps). Sequences are unique, so no two keys
+    /// are equal and the payload never decides.
+    key: u128,
     payload: Payload,
+}
+
+impl Entry {
+    fn key(time: Nanos, class: Class, seq: u64) -> u128 {
+        (u128::from(time.as_ns()) << 64)
+            | (u128::from(class as u8) << 62)
+            | u128::from(seq & SEQ_MASK)
+    }
+
+    fn time(&self) -> Nanos {
+        Nanos::from_ns((self.key >> 64) as u64)
+    }
+}
+
+const SEQ_MASK: u64 = (1 << 62) - 1;
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Entry) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 /// A min-queue of events.
@@ -62,21 +100,19 @@ impl EventQueue {
     pub(crate) fn push(&mut self, time: Nanos, class: Class, payload: Payload) {
         self.seq += 1;
         self.heap.push(Reverse(Entry {
-            time,
-            class,
-            seq: self.seq,
+            key: Entry::key(time, class, self.seq),
             payload,
         }));
     }
 
     pub(crate) fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse(e)| e.time)
+        self.heap.peek().map(|Reverse(e)| e.time())
     }
 
     /// The next event if it is at `time`.
     pub(crate) fn pop_at(&mut self, time: Nanos) -> Option<Payload> {
         match self.heap.peek() {
-            Some(Reverse(e)) if e.time == time => self.heap.pop().map(|Reverse(e)| e.payload),
+            Some(Reverse(e)) if e.time() == time => self.heap.pop().map(|Reverse(e)| e.payload),
             _ => None,
         }
     }

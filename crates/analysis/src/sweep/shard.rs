@@ -186,6 +186,17 @@ pub fn run_prepared_shard(
     progress: &(dyn Fn(u64) -> bool + Sync),
 ) -> Result<ShardResult, SweepError> {
     check_count(count)?;
+    if let Some(t) = prepared.missing_simulator() {
+        return Err(rtlab_model::generate::GenerateError::invalid(
+            "test",
+            format!(
+                "{} needs the simulator: run it from rtlab sweep or rtlab.sweep (in Rust, \
+                 Prepared::with_simulator with rtlab_sim::sweep_test::simulator())",
+                t.name()
+            ),
+        )
+        .into());
+    }
     let shard = Shard::of(index, count, prepared.samples()).ok_or_else(|| {
         rtlab_model::generate::GenerateError::invalid(
             "shard",
@@ -270,6 +281,7 @@ fn count_samples(
                             prepared.spec.cpus,
                             &prepared.options,
                             heuristic,
+                            prepared.simulator.as_deref(),
                         );
                         let slot = match verdict {
                             Some(true) => 0,

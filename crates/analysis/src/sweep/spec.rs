@@ -10,7 +10,9 @@ use rtlab_model::overheads::Overheads;
 use rtlab_model::Nanos;
 use serde::{Deserialize, Serialize};
 
-use super::{SweepColumn, SweepError, MAX_SWEEP_TASKS};
+use std::sync::Arc;
+
+use super::{Simulate, SweepColumn, SweepError, MAX_SWEEP_TASKS};
 use crate::overhead_rta::TimerModel;
 use crate::partition::Heuristic;
 use crate::suite::Options;
@@ -313,7 +315,9 @@ impl SweepSpec {
         }
         let has_overheads = |t: &SweepColumn| match t {
             SweepColumn::Uniprocessor(t) => t.test.has_overheads(),
-            SweepColumn::Multiprocessor(_) | SweepColumn::Locking(_) => false,
+            SweepColumn::Multiprocessor(_)
+            | SweepColumn::Locking(_)
+            | SweepColumn::Simulated(_) => false,
         };
         if let Some(t) = self.tests.iter().find(|t| has_overheads(t)) {
             if self.overheads.is_none() {
@@ -389,6 +393,7 @@ impl SweepSpec {
             options,
             timer,
             sharing,
+            simulator: None,
         })
     }
 }
@@ -409,9 +414,29 @@ pub struct Prepared {
     /// The sections added to every set and the partitioned protocols'
     /// heuristic, when the spec shares resources.
     pub sharing: Option<(SharingModel, Heuristic)>,
+    /// What runs the `:sim` columns ([`Prepared::with_simulator`]).
+    pub simulator: Option<Arc<dyn Simulate>>,
 }
 
 impl Prepared {
+    /// The sweep with `simulator` running its `:sim` columns (without one
+    /// a shard with such a column is refused).
+    pub fn with_simulator(mut self, simulator: Arc<dyn Simulate>) -> Prepared {
+        self.simulator = Some(simulator);
+        self
+    }
+
+    /// The first `:sim` column when no simulator was given.
+    pub(crate) fn missing_simulator(&self) -> Option<&SweepColumn> {
+        if self.simulator.is_some() {
+            return None;
+        }
+        self.spec
+            .tests
+            .iter()
+            .find(|t| matches!(t, SweepColumn::Simulated(_)))
+    }
+
     /// Task sets in the whole sweep: steps × sets per step.
     pub fn samples(&self) -> u64 {
         (self.generators.len() as u64).saturating_mul(self.spec.sets)

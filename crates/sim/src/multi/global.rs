@@ -19,8 +19,9 @@
 use rtlab_model::results::{JobRecord, JobSink, Totals};
 use rtlab_model::{Nanos, Task};
 
+use super::ready_set::ReadySet;
 use crate::config::{MissRule, SimConfig};
-use crate::engine::BacklogStop;
+use crate::engine::{earliest, BacklogStop};
 use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{ProcessorMetrics, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
@@ -118,8 +119,11 @@ pub struct GlobalSim {
     order: Vec<(Key, usize)>,
     /// Processors freed by preemption in the last pick, reused likewise.
     freed: Vec<(Key, usize)>,
-    /// Per task, its ready job and key under a static rule (EDF, FP).
-    static_keys: Vec<Option<(Key, usize)>>,
+    /// Under a static rule (EDF, FP): each ready task under its job's key
+    /// ([`ReadySet`]: the m most urgent kept in order, the rest in an
+    /// indexed heap), so a decision reads them without collecting and
+    /// sorting every ready job.
+    ready: ReadySet<Key>,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -166,7 +170,7 @@ impl GlobalSim {
             next_ready_seq: 0,
             order: Vec::with_capacity(n),
             freed: Vec::with_capacity(m as usize),
-            static_keys: vec![None; n],
+            ready: ReadySet::new(n, m as usize),
             trace,
             finished: false,
         };
@@ -251,10 +255,10 @@ impl GlobalSim {
     fn next_time(&self) -> Option<Nanos> {
         let mut next = self.queue.peek_time();
         for cpu in &self.cpus {
-            next = min_opt(next, cpu.completion(&self.jobs));
+            next = earliest(next, cpu.completion(&self.jobs));
         }
         if self.rule.watches_time() {
-            next = min_opt(next, self.change_time());
+            next = earliest(next, self.change_time());
         }
         next
     }
@@ -266,7 +270,7 @@ impl GlobalSim {
         for slot in self.backlog.heads() {
             let job = &self.jobs[slot];
             let at = self.rule.change_at(job, job.on_cpu.is_some(), self.now);
-            next = min_opt(next, at.filter(|&at| at > self.now));
+            next = earliest(next, at.filter(|&at| at > self.now));
         }
         next
     }
@@ -377,7 +381,7 @@ impl GlobalSim {
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.rule.is_static() {
-            self.static_keys[job.task] = Some((self.rule.key(job, false), slot));
+            self.ready.insert(job.task, self.rule.key(job, false));
         }
     }
 
@@ -464,7 +468,7 @@ impl GlobalSim {
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
-        self.static_keys[task] = None;
+        self.ready.remove(task);
         if let Some(next) = self.backlog.retire(task) {
             self.make_ready(next);
         }
@@ -478,8 +482,29 @@ impl GlobalSim {
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
         freed.clear();
+        let chosen;
         if self.rule.is_static() {
-            order.extend(self.static_keys.iter().flatten().copied());
+            // The m most urgent, in order, as the ready set keeps them; a
+            // running job is preempted when it is no longer among them.
+            for &(key, task) in self.ready.top() {
+                if let Some(slot) = self.backlog.head(task) {
+                    order.push((key, slot));
+                }
+            }
+            chosen = order.len();
+            for c in 0..m {
+                let Some(slot) = self.cpus[c].job else {
+                    continue;
+                };
+                let job = &mut self.jobs[slot];
+                if self.ready.is_top(job.task) {
+                    continue;
+                }
+                job.on_cpu = None;
+                job.preemptions += 1;
+                self.cpus[c].job = None;
+                freed.push((self.rule.key(&self.jobs[slot], false), c));
+            }
         } else {
             for task in 0..self.tasks.len() {
                 let Some(slot) = self.backlog.head(task) else {
@@ -490,22 +515,22 @@ impl GlobalSim {
                 self.rule.update(job, running, now);
                 order.push((self.rule.key(job, running), slot));
             }
-        }
-        // The m most urgent first, in order; the rest in any order.
-        if order.len() > m {
-            order.select_nth_unstable(m);
-        }
-        let chosen = order.len().min(m);
-        order[..chosen].sort_unstable();
-        // Preempt the running jobs that were not chosen; their processors
-        // go least urgent job first.
-        for &(key, slot) in &order[chosen..] {
-            if let Some(c) = self.jobs[slot].on_cpu.take() {
-                self.jobs[slot].preemptions += 1;
-                self.cpus[c as usize].job = None;
-                freed.push((key, c as usize));
+            // The m most urgent first, in order; the rest in any order.
+            if order.len() > m {
+                order.select_nth_unstable(m);
+            }
+            chosen = order.len().min(m);
+            order[..chosen].sort_unstable();
+            // Preempt the running jobs that were not chosen.
+            for &(key, slot) in &order[chosen..] {
+                if let Some(c) = self.jobs[slot].on_cpu.take() {
+                    self.jobs[slot].preemptions += 1;
+                    self.cpus[c as usize].job = None;
+                    freed.push((key, c as usize));
+                }
             }
         }
+        // The preempted jobs' processors go least urgent job first.
         freed.sort_unstable_by(|a, b| b.cmp(a));
         for &(_, slot) in &order[..chosen] {
             if self.jobs[slot].on_cpu.is_some() {
@@ -650,12 +675,5 @@ impl GlobalSim {
             deadlock: None,
             processors,
         }
-    }
-}
-
-fn min_opt(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

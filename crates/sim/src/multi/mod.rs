@@ -39,6 +39,7 @@ pub mod gfp;
 pub mod gllf;
 pub mod global;
 pub mod linux_dl;
+pub mod ready_set;
 pub mod rule;
 
 pub use rule::GlobalRule;

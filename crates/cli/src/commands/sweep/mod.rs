@@ -59,7 +59,8 @@ use rtlab_report::sweep_text;
     rtlab sweep --test rm:rta,rm:rta-overheads --overheads builtin:rtmach --tick 1ms --json\n  \
     rtlab sweep --tasks 10 --sets 1000 --seed 1 --shard 0/2 --out shard-0.json --threads 1\n  \
     rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 4.0 --step 0.4 --sets 200 --test gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing --plot mp.svg\n  \
-    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 3.2 --step 0.4 --sets 50 --locking all --resources 4 --sharing 0.3 --cs-length 50us..200us"
+    rtlab sweep --cpus 4 --tasks 8 --from 0.4 --to 3.2 --step 0.4 --sets 50 --locking all --resources 4 --sharing 0.3 --cs-length 50us..200us\n  \
+    rtlab sweep --cpus 4 --tasks 8 --from 2.0 --to 4.0 --step 0.4 --sets 50 --test gedf:bcl,gedf:rta,gedf:sim --plot gap.svg"
 )]
 pub struct SweepArgs {
     /// Merge shard files (`rtlab sweep merge shard-*.json`).
@@ -100,7 +101,9 @@ pub struct SweepArgs {
 
     /// Tests to count, comma-separated POLICY:TEST (e.g. rm:rta,edf:edf-demand) [default:
     /// rm:liu-layland,rm:hyperbolic,rm:rta,dm:rta,edf:edf-demand]; with --cpus M > 1, multiprocessor
-    /// tests [default: gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing].
+    /// tests [default: gedf:gfb,gedf:bcl,gedf:rta,gfp:rta,pedf:ff-decreasing]. SCHEDULER:sim
+    /// simulates each set instead (edf, fp-rm, fp-dm; with --cpus gedf, gfp-rm, gfp-dm, pedf,
+    /// pfp-rm, pfp-dm): synchronous release, every job at its WCET.
     #[arg(long = "test", value_delimiter = ',', value_parser = SweepColumn::parse)]
     pub tests: Option<Vec<SweepColumn>>,
 
@@ -293,7 +296,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     }
     let spec = args.load_spec()?;
     let refusal = |e| flag_error(e, args.spec.as_deref());
-    let prepared = spec.prepare().map_err(refusal)?;
+    let prepared = spec
+        .prepare()
+        .map_err(refusal)?
+        .with_simulator(rtlab_sim::sweep_test::simulator());
     let (index, count) = args.shard.unwrap_or((0, 1));
     let shard = spec
         .shards(count)

@@ -1,0 +1,264 @@
+//! The global engine's ready set under a static rule (global EDF, global
+//! FP): the m most urgent ready tasks kept incrementally, in order, above
+//! an indexed binary min-heap of the others.
+//!
+//! | operation | cost |
+//! | --- | --- |
+//! | [`ReadySet::insert`], [`ReadySet::remove`] | O(m + log n) |
+//! | [`ReadySet::top`] (the m most urgent, in order) | O(1): kept |
+//! | [`ReadySet::is_top`] | O(1) |
+//!
+//! Each ready task has one entry `(key, task)`, compared as a pair, so
+//! equal keys go to the lower task index. A key never changes while its
+//! job is ready (EDF's deadline, FP's level), so a job enters once when it
+//! becomes its task's head and leaves once when it completes or is
+//! aborted. Every entry of `top` is smaller than every entry of the heap,
+//! and `top` holds `min(m, len)` entries; an insertion smaller than the
+//! last of `top` pushes that last one down into the heap, and a removal
+//! from `top` lifts the heap's minimum up. The engine used to collect
+//! every ready job and select and sort the m most urgent at each
+//! scheduling point (O(n) per decision plus a sort); now a decision reads
+//! `top` as it is.
+//!
+//! Nothing allocates after the first decisions: `top` holds at most m
+//! entries and the heap at most one per task.
+
+/// Ready tasks' keys: the `m` smallest in order, the rest in a heap; ids
+/// are task indices `0..n`.
+#[derive(Clone, Debug)]
+pub struct ReadySet<K> {
+    m: usize,
+    /// The `min(m, len)` smallest entries, ascending.
+    top: Vec<(K, usize)>,
+    /// The others: `heap[i] <= heap[2i + 1], heap[2i + 2]`.
+    heap: Vec<(K, usize)>,
+    /// Per id: [`ABSENT`], [`IN_TOP`], or its index in `heap`.
+    position: Vec<usize>,
+}
+
+const ABSENT: usize = usize::MAX;
+const IN_TOP: usize = usize::MAX - 1;
+
+impl<K: Ord + Copy> ReadySet<K> {
+    /// An empty set for ids `0..n` whose `m` smallest are kept in order.
+    pub fn new(n: usize, m: usize) -> ReadySet<K> {
+        ReadySet {
+            m,
+            top: Vec::with_capacity(m + 1),
+            heap: Vec::with_capacity(n),
+            position: vec![ABSENT; n],
+        }
+    }
+
+    /// Ready ids.
+    pub fn len(&self) -> usize {
+        self.top.len() + self.heap.len()
+    }
+
+    /// True when no id is ready.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when `id` is in the set.
+    pub fn contains(&self, id: usize) -> bool {
+        self.position.get(id).is_some_and(|&p| p != ABSENT)
+    }
+
+    /// True when `id` is one of the `m` smallest.
+    pub fn is_top(&self, id: usize) -> bool {
+        self.position.get(id) == Some(&IN_TOP)
+    }
+
+    /// The `min(m, len)` smallest `(key, id)`, smallest first.
+    pub fn top(&self) -> &[(K, usize)] {
+        &self.top
+    }
+
+    /// The key of `id`, when it is in the set.
+    pub fn key(&self, id: usize) -> Option<K> {
+        match *self.position.get(id)? {
+            ABSENT => None,
+            IN_TOP => self.top.iter().find(|e| e.1 == id).map(|e| e.0),
+            at => Some(self.heap[at].0),
+        }
+    }
+
+    /// Adds `id` with `key`, or replaces its key.
+    pub fn insert(&mut self, id: usize, key: K) {
+        if self.contains(id) {
+            self.remove(id);
+        }
+        let entry = (key, id);
+        if self.top.len() < self.m {
+            // The heap is empty while `top` is not full.
+            self.insert_top(entry);
+        } else if self.top.last().is_some_and(|&last| entry < last) {
+            self.insert_top(entry);
+            if let Some(last) = self.top.pop() {
+                self.heap_push(last);
+            }
+        } else {
+            self.heap_push(entry);
+        }
+    }
+
+    /// Removes `id` (nothing when absent); returns its key.
+    pub fn remove(&mut self, id: usize) -> Option<K> {
+        match *self.position.get(id)? {
+            ABSENT => None,
+            IN_TOP => {
+                let at = self.top.iter().position(|e| e.1 == id)?;
+                let (key, _) = self.top.remove(at);
+                self.position[id] = ABSENT;
+                if let Some(least) = self.heap_pop() {
+                    self.position[least.1] = IN_TOP;
+                    self.top.push(least);
+                }
+                Some(key)
+            }
+            at => {
+                let (key, _) = self.heap_remove(at);
+                Some(key)
+            }
+        }
+    }
+
+    fn insert_top(&mut self, entry: (K, usize)) {
+        let at = self.top.partition_point(|&e| e < entry);
+        self.top.insert(at, entry);
+        self.position[entry.1] = IN_TOP;
+    }
+
+    fn heap_push(&mut self, entry: (K, usize)) {
+        let at = self.heap.len();
+        self.heap.push(entry);
+        self.position[entry.1] = at;
+        self.sift_up(at);
+    }
+
+    fn heap_pop(&mut self) -> Option<(K, usize)> {
+        if self.heap.is_empty() {
+            return None;
+        }
+        Some(self.heap_remove(0))
+    }
+
+    fn heap_remove(&mut self, at: usize) -> (K, usize) {
+        let entry = self.heap.swap_remove(at);
+        self.position[entry.1] = ABSENT;
+        if at < self.heap.len() {
+            self.position[self.heap[at].1] = at;
+            // The moved entry may belong above or below `at`.
+            let at = self.sift_up(at);
+            self.sift_down(at);
+        }
+        entry
+    }
+
+    fn sift_up(&mut self, mut at: usize) -> usize {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if self.heap[parent] <= self.heap[at] {
+                break;
+            }
+            self.swap(at, parent);
+            at = parent;
+        }
+        at
+    }
+
+    fn sift_down(&mut self, mut at: usize) {
+        let n = self.heap.len();
+        loop {
+            let (left, right) = (2 * at + 1, 2 * at + 2);
+            let mut least = at;
+            if left < n && self.heap[left] < self.heap[least] {
+                least = left;
+            }
+            if right < n && self.heap[right] < self.heap[least] {
+                least = right;
+            }
+            if least == at {
+                return;
+            }
+            self.swap(at, least);
+            at = least;
+        }
+    }
+
+    fn swap(&mut self, a: usize, b: usize) {
+        self.heap.swap(a, b);
+        self.position[self.heap[a].1] = a;
+        self.position[self.heap[b].1] = b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn keeps_the_m_smallest_in_order() {
+        let mut set = ReadySet::new(6, 3);
+        for (id, key) in [(0, 50u64), (1, 10), (2, 40), (3, 30), (4, 20), (5, 60)] {
+            set.insert(id, key);
+        }
+        assert_eq!(set.top(), &[(10, 1), (20, 4), (30, 3)]);
+        assert!(set.is_top(4) && !set.is_top(2));
+        assert_eq!(set.key(2), Some(40));
+        assert_eq!(set.remove(4), Some(20));
+        assert_eq!(set.remove(4), None);
+        assert_eq!(set.top(), &[(10, 1), (30, 3), (40, 2)]);
+        set.insert(1, 70);
+        assert_eq!(set.top(), &[(30, 3), (40, 2), (50, 0)]);
+        assert_eq!(set.len(), 5);
+        // Equal keys: the lower id first.
+        set.insert(4, 30);
+        assert_eq!(set.top(), &[(30, 3), (30, 4), (40, 2)]);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(usize, u8),
+        Remove(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0..12usize, any::<u8>()).prop_map(|(i, k)| Op::Insert(i, k)),
+            (0..12usize).prop_map(Op::Remove),
+        ]
+    }
+
+    proptest! {
+        /// Against the obvious model: every entry in a vector, sorted on
+        /// demand, for every m from 0 to past the number of ids.
+        #[test]
+        fn agrees_with_sorting_everything(m in 0..14usize, ops in proptest::collection::vec(op(), 1..200)) {
+            let mut set = ReadySet::new(12, m);
+            let mut model: Vec<Option<u8>> = vec![None; 12];
+            for op in ops {
+                match op {
+                    Op::Insert(id, k) => {
+                        set.insert(id, k);
+                        model[id] = Some(k);
+                    }
+                    Op::Remove(id) => prop_assert_eq!(set.remove(id), model[id].take()),
+                }
+                let mut all: Vec<(u8, usize)> = (0..12)
+                    .filter_map(|id| model[id].map(|k| (k, id)))
+                    .collect();
+                all.sort_unstable();
+                prop_assert_eq!(set.len(), all.len());
+                all.truncate(m);
+                prop_assert_eq!(set.top(), &all[..]);
+                for (id, &key) in model.iter().enumerate() {
+                    prop_assert_eq!(set.key(id), key);
+                    prop_assert_eq!(set.is_top(id), all.iter().any(|e| e.1 == id));
+                }
+            }
+        }
+    }
+}
