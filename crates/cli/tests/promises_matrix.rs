@@ -14,11 +14,12 @@
 //!   SIGINT, the text output saying `interrupted`), the kernel settings as
 //!   before, the run saved (status `interrupted`) when it was asked to save.
 //!
-//! Rows that run real-time threads need root and skip with a printed reason
-//! without it. The rows run one after the other (they are real-time runs,
-//! and the kernel settings are compared before and after each): run the
-//! tests under the machine-wide lock, `flock /tmp/rtlab-realtime.lock cargo
-//! test -p rtlab-cli --test promises_matrix`.
+//! Rows that run real-time threads need root: their tests are
+//! `#[ignore = "needs root"]` (run them as root with `-- --ignored`). The
+//! rows run one after the other (they are real-time runs, and the kernel
+//! settings are compared before and after each): run the tests under the
+//! machine-wide lock, `flock /tmp/rtlab-realtime.lock cargo test -p
+//! rtlab-cli --test promises_matrix -- --include-ignored`.
 
 mod common;
 
@@ -28,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::is_root;
 use serde_json::Value;
 
 /// A command and how the matrix runs it. In `args`, `{dir}` is a scratch
@@ -524,9 +524,6 @@ fn kernel() -> Kernel {
     }
 }
 
-/// One test of this file at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The scratch folder with its fixtures, one test at a time.
 struct Bench {
     dir: tempfile::TempDir,
@@ -535,7 +532,7 @@ struct Bench {
 
 impl Bench {
     fn new() -> Bench {
-        let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let one = common::serial();
         let dir = tempfile::tempdir().unwrap();
         let bench = Bench {
             dir,
@@ -657,19 +654,23 @@ fn rtlab_ok(args: &[&str]) {
     );
 }
 
-/// Why a row cannot run here, if it cannot.
-fn skip_reason(row: &Row) -> Option<&'static str> {
-    (row.root && !is_root()).then_some("needs root (real-time threads)")
+#[test]
+fn a_full_disk_or_a_closed_pipe_on_stdout_is_one_error_line_and_exit_1() {
+    full_or_closed_stdout(ROWS.iter().filter(|r| !r.root));
 }
 
 #[test]
-fn a_full_disk_or_a_closed_pipe_on_stdout_is_one_error_line_and_exit_1() {
+#[ignore = "needs root"]
+fn a_full_disk_or_a_closed_pipe_on_stdout_of_a_real_time_run_is_one_error_line_and_exit_1() {
+    rtlab_testkit::require_root();
+    full_or_closed_stdout(ROWS.iter().filter(|r| r.root));
+}
+
+/// Runs each row with standard output on `/dev/full` and on a pipe whose
+/// reader is gone.
+fn full_or_closed_stdout<'a>(rows: impl Iterator<Item = &'a Row>) {
     let bench = Bench::new();
-    for row in ROWS {
-        if let Some(why) = skip_reason(row) {
-            println!("skipping `{}`: {why}", row.path);
-            continue;
-        }
+    for row in rows {
         for target in ["/dev/full", "a closed pipe"] {
             let stdout = || {
                 if target == "/dev/full" {
@@ -770,17 +771,21 @@ fn says_interrupted(doc: &Value) -> bool {
     }
 }
 
+/// Every measuring row runs real-time threads.
 #[test]
+#[ignore = "needs root"]
 fn each_stop_signal_ends_a_measuring_command_cleanly() {
+    rtlab_testkit::require_root();
     let bench = Bench::new();
     for row in ROWS {
         let Some((long, settle)) = row.measure else {
             continue;
         };
-        if let Some(why) = skip_reason(row) {
-            println!("skipping `{}`: {why}", row.path);
-            continue;
-        }
+        assert!(
+            row.root,
+            "{}: a measuring row runs real-time threads",
+            row.path
+        );
         // Each signal with --json, then SIGINT with the human output.
         for (signal, json) in [("INT", true), ("TERM", true), ("HUP", true), ("INT", false)] {
             let mut args = bench.args(long);
@@ -980,11 +985,9 @@ fn an_export_that_meets_a_bad_row_prints_nothing() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn an_immutable_store_is_refused_before_measuring() {
-    if !is_root() {
-        println!("skipping: chattr +i needs root");
-        return;
-    }
+    let _one = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db").display().to_string();
     rtlab_ok(&[
@@ -1002,7 +1005,7 @@ fn an_immutable_store_is_refused_before_measuring() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        println!("skipping: chattr +i is not supported here");
+        common::unavailable("chattr +i is not supported here");
         return;
     }
     let started = Instant::now();
@@ -1025,11 +1028,9 @@ fn an_immutable_store_is_refused_before_measuring() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn every_failure_of_a_run_is_said_once_and_a_lost_thread_fails_it() {
-    if !is_root() {
-        println!("skipping: real-time threads need root");
-        return;
-    }
+    rtlab_testkit::require_root();
     let _bench = Bench::new();
     let dir = tempfile::tempdir().unwrap();
     // The job file on a full disk and the plot in a folder that is not
