@@ -8,6 +8,7 @@ use std::io::BufWriter;
 use anyhow::Context;
 use clap::Args;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::file::OutputFile;
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::placement::{self, Placement, Scope};
@@ -426,13 +427,21 @@ pub fn execute(
     let traced = cfg.kernel_trace.is_some();
     // With a kernel trace the executor keeps every job for the attribution,
     // and the job rows, which gain its columns, are written after the run.
+    // Each file is written beside its path and put there once complete
+    // (`OutputFile`): `pending` is in the order of `files`.
     let mut sinks = Vec::with_capacity(files.len());
+    let mut pending = Vec::with_capacity(files.len());
     for f in files {
         if traced && f.flag == "jobs" {
+            pending.push(None);
             continue;
         }
-        let created = File::create(f.path)
-            .and_then(|out| (f.open)(BufWriter::new(out), &loaded.set))
+        let created = OutputFile::create(f.path)
+            .and_then(|out| {
+                let (out, place) = out.into_parts();
+                pending.push(Some(place));
+                (f.open)(BufWriter::new(out), &loaded.set)
+            })
             .with_context(|| format!("--{}: cannot create {}", f.flag, f.path))?;
         sinks.push(created);
     }
@@ -456,10 +465,9 @@ pub fn execute(
     let (report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
-            // Refused before the first release: leave no empty files behind.
-            for f in files {
-                let _ = std::fs::remove_file(f.path);
-            }
+            // Refused before the first release: no file is made (dropping
+            // `pending` removes the partial ones; a device is untouched).
+            drop(pending);
             return Err(refused(e));
         }
     };
@@ -467,12 +475,14 @@ pub fn execute(
     // below when traced, takes its place).
     let mut results = written.into_iter();
     let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
-    for f in files {
-        if traced && f.flag == "jobs" {
+    for (f, place) in files.iter().zip(pending) {
+        let Some(place) = place else {
             written.push(Ok(()));
             continue;
-        }
+        };
         let result = results.next().unwrap_or(Ok(()));
+        // A file whose writer failed stays out (its partial removed).
+        let result = result.and_then(|()| place.commit());
         written.push(result.with_context(|| format!("--{}: cannot write {}", f.flag, f.path)));
     }
     written.extend(results.map(|r| r.context("--save: cannot spool the jobs")));

@@ -838,25 +838,45 @@ fn each_stop_signal_ends_a_measuring_command_cleanly() {
 
 /// `rtlab ARGS`: exit code, stdout, stderr; killed (and failed) after 20 s.
 fn exit_of(args: &[&str]) -> (Option<i32>, String, String) {
-    let mut child = Command::new(rtlab_path())
-        .args(args)
+    exit_within(
+        Command::new(rtlab_path()).args(args),
+        Duration::from_secs(20),
+    )
+}
+
+/// Runs `command`: exit code, stdout, stderr; killed (and failed) after
+/// `limit`. The outputs are read as they come (a full pipe would stop it).
+fn exit_within(command: &mut Command, limit: Duration) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let reader = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = reader(Box::new(child.stdout.take().unwrap()));
+    let stderr = reader(Box::new(child.stderr.take().unwrap()));
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
             let _ = child.kill();
-            panic!("rtlab {args:?} still running after 20 s");
+            panic!("{command:?} still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    };
     (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        status.code(),
+        stdout.join().unwrap(),
+        stderr.join().unwrap(),
     )
 }
 
@@ -1104,5 +1124,801 @@ fn every_failure_of_a_run_is_said_once_and_a_lost_thread_fails_it() {
     } else {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("did not report back in time"), "{err}");
+    }
+}
+
+// Output files (issue 39, item 1): every flag that names a file rtlab
+// writes goes through one writer (`rtlab_model::file::OutputFile`).
+
+/// A flag that names a file (or folder) rtlab writes, and a short run that
+/// writes it: `{out}` in `args` is the path under test.
+struct Output {
+    /// The command path as `rtlab __commands` prints it.
+    path: &'static str,
+    /// The flag, as its help spells it.
+    flag: &'static str,
+    args: &'static [&'static str],
+    /// What the path names.
+    kind: OutputKind,
+    /// Runs real-time threads or records a kernel trace (needs root).
+    root: bool,
+    /// Tried with every kind of path; false for a flag that is the same
+    /// flattened flag as a tried row's (`--kernel-trace` of every real-run
+    /// command is `KernelTraceFlags`, tried on `run`).
+    tried: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OutputKind {
+    /// A file: a regular file replaced whole, a device or pipe written in
+    /// place, a link followed.
+    File,
+    /// A file rtlab reads back (`--kernel-trace=FILE`): a regular file or a
+    /// link to one; a device or pipe is refused before anything runs.
+    RegularFile,
+    /// A folder the files go into (made when missing).
+    Folder,
+    /// A file, or a folder that is there (`study --csv DIR|FILE`).
+    FileOrFolder,
+}
+
+const fn output(path: &'static str, flag: &'static str, args: &'static [&'static str]) -> Output {
+    Output {
+        path,
+        flag,
+        args,
+        kind: OutputKind::File,
+        root: false,
+        tried: true,
+    }
+}
+
+/// `--kernel-trace=FILE` of `path`: the one `KernelTraceFlags`, tried on
+/// `run`.
+const fn kernel_trace(path: &'static str) -> Output {
+    Output {
+        path,
+        flag: "--kernel-trace",
+        args: &[],
+        kind: OutputKind::RegularFile,
+        root: true,
+        tried: false,
+    }
+}
+
+/// Every output flag of every command (`every_output_flag_has_a_row`
+/// keeps this complete).
+const OUTPUTS: &[Output] = &[
+    output(
+        "taskset export",
+        "--out",
+        &[
+            "taskset",
+            "export",
+            "builtin:avionics",
+            "--format",
+            "simso",
+            "-d",
+            "1s",
+            "--out",
+            "{out}",
+        ],
+    ),
+    output(
+        "taskset import",
+        "--out",
+        &["taskset", "import", "{dir}/a.xml", "--out", "{out}"],
+    ),
+    Output {
+        kind: OutputKind::Folder,
+        ..output(
+            "taskset gen",
+            "--out",
+            &[
+                "taskset", "gen", "-n", "3", "-u", "0.5", "--count", "2", "--out", "{out}",
+            ],
+        )
+    },
+    // As root the demo runs real threads (and waits for a busy CPU 1).
+    Output {
+        kind: OutputKind::Folder,
+        root: true,
+        ..output(
+            "demo",
+            "--out",
+            &["demo", "--out", "{out}", "--report", "{dir}/demo.html"],
+        )
+    },
+    Output {
+        root: true,
+        ..output(
+            "demo",
+            "--report",
+            &["demo", "--out", "{dir}/demo", "--report", "{out}"],
+        )
+    },
+    output(
+        "partition",
+        "--out",
+        &[
+            "partition",
+            "builtin:dhall",
+            "--cpus",
+            "2",
+            "--out",
+            "{out}",
+        ],
+    ),
+    Output {
+        kind: OutputKind::FileOrFolder,
+        ..output(
+            "study edf-vs-fps",
+            "--csv",
+            &[
+                "study",
+                "edf-vs-fps",
+                "--sections",
+                "utilization",
+                "--sets",
+                "2",
+                "--tasks",
+                "3",
+                "--from",
+                "90",
+                "--to",
+                "95",
+                "--step",
+                "5",
+                "--types",
+                "implicit/short-mid",
+                "--csv",
+                "{out}",
+            ],
+        )
+    },
+    Output {
+        kind: OutputKind::Folder,
+        ..output(
+            "study edf-vs-fps",
+            "--plot",
+            &[
+                "study",
+                "edf-vs-fps",
+                "--sections",
+                "utilization",
+                "--sets",
+                "2",
+                "--tasks",
+                "3",
+                "--from",
+                "90",
+                "--to",
+                "95",
+                "--step",
+                "5",
+                "--types",
+                "implicit/short-mid",
+                "--plot",
+                "{out}",
+            ],
+        )
+    },
+    output(
+        "sweep",
+        "--out",
+        &[
+            "sweep", "--tasks", "3", "--from", "0.5", "--to", "0.6", "--step", "0.1", "--sets",
+            "5", "--shard", "1/5", "--out", "{out}",
+        ],
+    ),
+    output(
+        "sweep",
+        "--csv",
+        &[
+            "sweep", "--tasks", "3", "--from", "0.5", "--to", "0.6", "--step", "0.1", "--sets",
+            "5", "--csv", "{out}",
+        ],
+    ),
+    output(
+        "sweep",
+        "--plot",
+        &[
+            "sweep", "--tasks", "3", "--from", "0.5", "--to", "0.6", "--step", "0.1", "--sets",
+            "5", "--plot", "{out}",
+        ],
+    ),
+    output(
+        "sweep merge",
+        "--csv",
+        &[
+            "sweep",
+            "merge",
+            "{dir}/shard-0.json",
+            "{dir}/shard-1.json",
+            "--csv",
+            "{out}",
+        ],
+    ),
+    output(
+        "sweep merge",
+        "--plot",
+        &[
+            "sweep",
+            "merge",
+            "{dir}/shard-0.json",
+            "{dir}/shard-1.json",
+            "--plot",
+            "{out}",
+        ],
+    ),
+    output(
+        "sim",
+        "--trace",
+        &[
+            "sim",
+            "builtin:lf-scenario-1",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--trace",
+            "{out}",
+        ],
+    ),
+    output(
+        "sim",
+        "--gantt",
+        &[
+            "sim",
+            "builtin:lf-scenario-1",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--gantt",
+            "{out}",
+        ],
+    ),
+    output(
+        "sim",
+        "--plot",
+        &[
+            "sim",
+            "builtin:lf-scenario-1",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--plot",
+            "{out}",
+        ],
+    ),
+    output(
+        "hartstone",
+        "--csv",
+        &[
+            "hartstone",
+            "--test",
+            "1",
+            "-s",
+            "edf",
+            "--max-iterations",
+            "2",
+            "--csv",
+            "{out}",
+        ],
+    ),
+    output(
+        "hartstone",
+        "--plot",
+        &[
+            "hartstone",
+            "--test",
+            "1",
+            "-s",
+            "edf",
+            "--max-iterations",
+            "2",
+            "--plot",
+            "{out}",
+        ],
+    ),
+    output(
+        "run",
+        "--jobs",
+        &[
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "-d",
+            "200ms",
+            "--jobs",
+            "{out}",
+        ],
+    ),
+    output(
+        "run",
+        "--trace",
+        &[
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "-d",
+            "200ms",
+            "--trace",
+            "{out}",
+        ],
+    ),
+    output(
+        "run",
+        "--plot",
+        &[
+            "run",
+            "builtin:lf-scenario-1",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "-d",
+            "200ms",
+            "--plot",
+            "{out}",
+        ],
+    ),
+    Output {
+        kind: OutputKind::RegularFile,
+        root: true,
+        ..output(
+            "run",
+            "--kernel-trace",
+            &[
+                "run",
+                "builtin:lf-scenario-1",
+                "--policy",
+                "other",
+                "--no-mlock",
+                "-d",
+                "200ms",
+                "--kernel-trace={out}",
+            ],
+        )
+    },
+    kernel_trace("breakdown"),
+    kernel_trace("study edf-vs-fps"),
+    kernel_trace("study global-vs-partitioned"),
+    kernel_trace("hartstone"),
+    kernel_trace("compare"),
+    kernel_trace("latency"),
+    kernel_trace("characterize"),
+    output(
+        "latency",
+        "--series",
+        &[
+            "latency", "--policy", "other", "--loops", "50", "--series", "{out}",
+        ],
+    ),
+    output(
+        "latency",
+        "--histogram",
+        &[
+            "latency",
+            "--policy",
+            "other",
+            "--loops",
+            "50",
+            "--histogram",
+            "{out}",
+        ],
+    ),
+    output(
+        "latency",
+        "--plot",
+        &[
+            "latency", "--policy", "other", "--loops", "50", "--plot", "{out}",
+        ],
+    ),
+    output(
+        "latency",
+        "--json",
+        &[
+            "latency",
+            "--policy",
+            "other",
+            "--loops",
+            "50",
+            "--json={out}",
+        ],
+    ),
+    output(
+        "drift",
+        "--csv",
+        &[
+            "drift", "-T", "1ms", "-D", "200ms", "--policy", "other", "--csv", "{out}",
+        ],
+    ),
+    output(
+        "drift",
+        "--plot",
+        &[
+            "drift", "-T", "1ms", "-D", "200ms", "--policy", "other", "--plot", "{out}",
+        ],
+    ),
+    output(
+        "report",
+        "--out",
+        &[
+            "report", "--store", "{store}", "--last", "1", "--out", "{out}",
+        ],
+    ),
+    Output {
+        root: true,
+        ..output(
+            "breakdown",
+            "--plot",
+            &[
+                "breakdown",
+                "builtin:avionics",
+                "--policy",
+                "rm",
+                "--overheads",
+                "builtin:rtmach",
+                "--time-scale",
+                "0.1",
+                "--duration-per-step",
+                "300ms",
+                "--repeat",
+                "1",
+                "--resolution",
+                "0.1",
+                "--plot",
+                "{out}",
+            ],
+        )
+    },
+    Output {
+        root: true,
+        ..output(
+            "characterize",
+            "--out",
+            &[
+                "characterize",
+                "--threads",
+                "2",
+                "--samples",
+                "10",
+                "--out",
+                "{out}",
+            ],
+        )
+    },
+    Output {
+        root: true,
+        ..output(
+            "characterize",
+            "--csv",
+            &[
+                "characterize",
+                "--threads",
+                "2",
+                "--samples",
+                "10",
+                "--csv",
+                "{out}",
+            ],
+        )
+    },
+    Output {
+        root: true,
+        ..output(
+            "lag-study",
+            "--csv",
+            &[
+                "lag-study",
+                "--periods",
+                "1ms",
+                "--utilizations",
+                "50",
+                "--samples",
+                "20",
+                "--csv",
+                "{out}",
+            ],
+        )
+    },
+];
+
+/// Flags whose value names a file or folder rtlab only reads (or a store).
+const READ_PATHS: &[&str] = &["--overheads", "--store", "--spec", "--from-json"];
+
+/// Flags that write a file whatever their value is called.
+const OUTPUT_NAMES: &[&str] = &[
+    "--out",
+    "--csv",
+    "--plot",
+    "--trace",
+    "--gantt",
+    "--jobs",
+    "--report",
+    "--series",
+    "--histogram",
+];
+
+/// The flags of `rtlab PATH` that take a value naming a file rtlab
+/// writes: by name (`OUTPUT_NAMES`), by a value that may be a file
+/// (`--json[=<FILE>]`, `--kernel-trace[=<FILE>]`), or by a value called a
+/// FILE, DIR or `*.svg`-like that no read flag (`READ_PATHS`) explains.
+fn output_flags(path: &str) -> Vec<String> {
+    let mut args: Vec<&str> = path.split(' ').collect();
+    args.push("--help");
+    let help = String::from_utf8(
+        Command::new(rtlab_path())
+            .args(&args)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let mut flags = Vec::new();
+    for line in help.lines() {
+        // Option lines are indented by at most 6 spaces (`  -s, --scheduler
+        // <S>`, `      --trace <TRACE>`); their descriptions by more.
+        let text = line.trim_start();
+        if line.len() - text.len() > 6 {
+            continue;
+        }
+        let text = match text.split_once(", ") {
+            Some((short, rest)) if short.len() == 2 && short.starts_with('-') => rest,
+            _ => text,
+        };
+        let mut words = text.split_whitespace();
+        let Some(spec) = words.next().filter(|w| w.starts_with("--")) else {
+            continue;
+        };
+        let (flag, value) = match spec.find(['=', '[']) {
+            Some(i) => (&spec[..i], &spec[i..]),
+            None => (
+                spec,
+                words.next().filter(|w| w.starts_with('<')).unwrap_or(""),
+            ),
+        };
+        let named = OUTPUT_NAMES.contains(&flag);
+        let file_value = ["FILE", "DIR", ".svg", ".csv", ".json", ".toml", ".html"]
+            .iter()
+            .any(|w| value.contains(w));
+        if !value.is_empty() && (named || (file_value && !READ_PATHS.contains(&flag))) {
+            flags.push(flag.to_string());
+        }
+    }
+    flags.sort();
+    flags.dedup();
+    flags
+}
+
+#[test]
+fn every_output_flag_has_a_row() {
+    for command in commands() {
+        for flag in output_flags(&command) {
+            assert!(
+                OUTPUTS.iter().any(|o| o.path == command && o.flag == flag),
+                "`rtlab {command} {flag}` writes a file and has no row in OUTPUTS (tests/promises_matrix.rs): \
+                 add one, and write it with rtlab_model::file::OutputFile"
+            );
+        }
+    }
+    for o in OUTPUTS {
+        assert!(
+            output_flags(o.path).iter().any(|f| f == o.flag),
+            "OUTPUTS has a row for `rtlab {} {}`, which is not an output flag",
+            o.path,
+            o.flag
+        );
+    }
+}
+
+/// What a path under test is made as before the run.
+#[derive(Clone, Copy, Debug)]
+enum Made {
+    /// A character device node that takes no byte (`mknod c 1 7`, as
+    /// `/dev/full`).
+    FullDevice,
+    /// A named pipe, read by a thread.
+    Fifo,
+    /// A link to a regular file in another folder.
+    Link,
+    /// A regular file with mode 0600.
+    Regular,
+    /// A folder.
+    Folder,
+}
+
+/// Runs `o` with `{out}` made as `made` in a fresh folder of `bench`, and
+/// checks the promise: the path is what it was (a device, a pipe, a link,
+/// a folder), a regular file is replaced whole and keeps its mode, nothing
+/// `.partial` stays, a failure is one `error:` line with exit 1.
+fn check_output(bench: &Bench, o: &Output, made: Made) {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let elsewhere = scratch.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let target = elsewhere.join("real");
+    let mut reader = None;
+    match made {
+        Made::FullDevice => {
+            let ok = Command::new("mknod")
+                .args(["-m", "666", out.to_str().unwrap(), "c", "1", "7"])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "mknod");
+        }
+        Made::Fifo => {
+            assert!(Command::new("mkfifo").arg(&out).status().unwrap().success());
+            let fifo = out.clone();
+            reader = Some(std::thread::spawn(move || {
+                std::fs::read(fifo).map(|b| b.len()).unwrap_or(0)
+            }));
+        }
+        Made::Link => {
+            std::fs::write(&target, "old").unwrap();
+            std::os::unix::fs::symlink(&target, &out).unwrap();
+        }
+        Made::Regular => {
+            std::fs::write(&out, "old").unwrap();
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        Made::Folder => std::fs::create_dir(&out).unwrap(),
+    }
+    let args: Vec<String> = bench
+        .args(o.args)
+        .into_iter()
+        .map(|a| a.replace("{out}", out.to_str().unwrap()))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // A state folder of its own: a measuring run does not wait for other
+    // rtlab runs on the machine's CPU 1 (what is checked is the file). The
+    // demo takes seconds, more on a loaded machine.
+    let (code, _, err) = exit_within(
+        Command::new(rtlab_path())
+            .args(&args)
+            .env("RTLAB_STATE_DIR", scratch.path().join("state")),
+        Duration::from_secs(180),
+    );
+    if let Some(reader) = reader {
+        if code != Some(0) {
+            // Unblock a reader the run never wrote to.
+            let _ = std::fs::OpenOptions::new().write(true).open(&out);
+        }
+        let read = reader.join().unwrap();
+        if code == Some(0) {
+            assert!(
+                read > 0,
+                "`rtlab {}` wrote nothing into the pipe",
+                args.join(" ")
+            );
+        }
+    }
+    let what = format!(
+        "`rtlab {}` onto {made:?}: exit {code:?}: {err}",
+        args.join(" ")
+    );
+    assert!(!err.contains("panicked"), "{what}");
+    let kind = std::fs::symlink_metadata(&out).unwrap().file_type();
+    let failed = |what: &str| {
+        assert_eq!(code, Some(1), "{what}");
+        let errors = err.lines().filter(|l| l.starts_with("error:")).count();
+        assert_eq!(errors, 1, "{what}");
+    };
+    match (made, o.kind) {
+        (Made::FullDevice, OutputKind::File | OutputKind::FileOrFolder) => {
+            failed(&what);
+            assert!(err.contains("No space left on device"), "{what}");
+            assert!(kind.is_char_device(), "{what}: the device was replaced");
+        }
+        (Made::FullDevice | Made::Fifo, OutputKind::RegularFile) => {
+            failed(&what);
+            assert!(err.contains("not a regular file"), "{what}");
+            assert!(kind.is_char_device() || kind.is_fifo(), "{what}: replaced");
+        }
+        (Made::FullDevice | Made::Fifo | Made::Link | Made::Regular, OutputKind::Folder) => {
+            failed(&what);
+            assert!(!kind.is_dir(), "{what}: made a folder");
+        }
+        (Made::Fifo, OutputKind::File | OutputKind::FileOrFolder) => {
+            assert_eq!(code, Some(0), "{what}");
+            assert!(kind.is_fifo(), "{what}: the pipe was replaced");
+        }
+        (Made::Link, _) => {
+            assert_eq!(code, Some(0), "{what}");
+            assert!(kind.is_symlink(), "{what}: the link was replaced");
+            let written = std::fs::read(&target).unwrap();
+            assert!(
+                !written.is_empty() && written != b"old",
+                "{what}: the target is not written"
+            );
+        }
+        (Made::Regular, _) => {
+            assert_eq!(code, Some(0), "{what}");
+            assert!(kind.is_file(), "{what}");
+            let written = std::fs::read(&out).unwrap();
+            assert!(
+                !written.is_empty() && written != b"old",
+                "{what}: not written"
+            );
+            let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{what}: the file's mode was not kept");
+        }
+        (Made::Folder, OutputKind::Folder | OutputKind::FileOrFolder) => {
+            assert_eq!(code, Some(0), "{what}");
+            assert!(
+                std::fs::read_dir(&out).unwrap().count() > 0,
+                "{what}: nothing in it"
+            );
+        }
+        (Made::Folder, _) => {
+            failed(&what);
+            assert!(kind.is_dir(), "{what}");
+            assert!(
+                std::fs::read_dir(&out).unwrap().next().is_none(),
+                "{what}: wrote into it"
+            );
+        }
+    }
+    let partial = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+    };
+    assert!(
+        !partial(scratch.path()) && !partial(&elsewhere),
+        "{what}: a .partial stays"
+    );
+}
+
+/// The variants each kind of output is tried with.
+fn variants(kind: OutputKind) -> &'static [Made] {
+    match kind {
+        OutputKind::File | OutputKind::RegularFile | OutputKind::FileOrFolder => &[
+            Made::FullDevice,
+            Made::Fifo,
+            Made::Link,
+            Made::Regular,
+            Made::Folder,
+        ],
+        OutputKind::Folder => &[Made::FullDevice, Made::Folder],
+    }
+}
+
+/// No output flag replaces a device, a pipe or a link with a file, and a
+/// regular file is replaced whole (issue 39: `--out myfull` made the
+/// device node a JSON file; as root that was `/dev/full`).
+#[test]
+fn no_output_flag_replaces_a_device_a_pipe_or_a_link() {
+    let bench = Bench::new();
+    for o in OUTPUTS.iter().filter(|o| o.tried && !o.root) {
+        for &made in variants(o.kind) {
+            check_output(&bench, o, made);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn no_output_flag_of_a_real_time_run_replaces_a_device_a_pipe_or_a_link() {
+    rtlab_testkit::require_root();
+    let bench = Bench::new();
+    for o in OUTPUTS.iter().filter(|o| o.tried && o.root) {
+        // The demo takes seconds: its outputs are tried on a device only.
+        let variants = if o.path == "demo" {
+            &[Made::FullDevice][..]
+        } else {
+            variants(o.kind)
+        };
+        for &made in variants {
+            check_output(&bench, o, made);
+        }
     }
 }

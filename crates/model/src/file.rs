@@ -54,7 +54,10 @@ use crate::time::Nanos;
 
 mod decode;
 mod document;
+mod output;
 mod rtapp;
+
+pub use output::{write_output, OutputFile, PendingOutput};
 
 use document::Node;
 

@@ -158,7 +158,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         run.host = host.clone();
     }
     let html = render_html(&runs);
-    std::fs::write(&args.report, &html)
+    rtlab_model::file::write_output(&args.report, &html)
         .with_context(|| format!("--report: cannot write {}", args.report.display()))?;
     outln!(
         "\n== Report: {} ({} KiB, {} runs: analysis, 2 simulations, {} real-thread runs, a sweep, a latency run;",

@@ -230,7 +230,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         cells: cells.iter().map(cell_json).collect(),
     };
     if let Some(path) = &args.csv {
-        std::fs::write(path, lag_study_text::csv(&doc.cells))
+        rtlab_model::file::write_output(path, lag_study_text::csv(&doc.cells))
             .with_context(|| format!("writing {}", path.display()))?;
         crate::wrote::wrote(path, "one row per cell, CSV");
     }

@@ -88,7 +88,8 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
             Format::Json => file::to_json_string(&placed) + "\n",
             Format::Toml => file::to_toml_string(&placed),
         };
-        std::fs::write(out, text).with_context(|| format!("--out {out}: cannot write"))?;
+        rtlab_model::file::write_output(out, text)
+            .with_context(|| format!("--out {out}: cannot write"))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -69,7 +69,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             _ => Ok::<_, anyhow::Error>(Cow::Borrowed(run)),
         }
     })?;
-    std::fs::write(&args.out, &html)
+    rtlab_model::file::write_output(&args.out, &html)
         .with_context(|| format!("--out: cannot write {}", args.out.display()))?;
     outln!(
         "report: {} run{} ({} KiB) written to {}",

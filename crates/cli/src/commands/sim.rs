@@ -292,7 +292,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         crate::wrote::wrote(path, "Chrome trace, open in Perfetto or chrome://tracing");
     }
     if let (Some(svg), Some(path)) = (outcome.gantt, &args.gantt) {
-        std::fs::write(path, svg?).with_context(|| format!("--gantt: cannot write {path}"))?;
+        rtlab_model::file::write_output(path, svg?)
+            .with_context(|| format!("--gantt: cannot write {path}"))?;
         let what = match plot_window {
             Some(w) => format!("Gantt chart of {}..{}, SVG", w.from, w.to),
             None => "Gantt chart, SVG".to_string(),
@@ -332,10 +333,13 @@ fn simulate_uni(
     if let Some(mut sink) = sink {
         sim.on_job(move |job| sink(job));
     }
+    let mut place = None;
     if let Some(path) = &args.trace {
         // Streamed as the run goes: memory does not grow with the window.
-        let file =
-            std::fs::File::create(path).with_context(|| format!("--trace: cannot write {path}"))?;
+        let (file, pending) = rtlab_model::file::OutputFile::create(path)
+            .with_context(|| format!("--trace: cannot write {path}"))?
+            .into_parts();
+        place = Some(pending);
         sim.stream_chrome_trace(
             Box::new(std::io::BufWriter::new(file)),
             args.gantt.is_some(),
@@ -343,7 +347,9 @@ fn simulate_uni(
     }
     sim.run();
     let report = sim.report();
-    let trace_written = sim.finish_trace();
+    let trace_written = sim
+        .finish_trace()
+        .and_then(|()| place.map_or(Ok(()), |p| p.commit()));
     Ok(Outcome {
         report,
         gantt: args.gantt.as_ref().and(sim.trace()).map(gantt_svg),
@@ -365,10 +371,10 @@ fn simulate_multi(
     let out = rtlab_sim::multi::run(set, spec, config, sink).map_err(flag_error)?;
     let mut trace_written = Ok(());
     if let (Some(path), Some(trace)) = (&args.trace, &out.trace) {
-        trace_written = std::fs::File::create(path).and_then(|f| {
+        trace_written = rtlab_model::file::OutputFile::create(path).and_then(|f| {
             let mut w = std::io::BufWriter::new(f);
             serde_json::to_writer(&mut w, &trace.to_chrome_json())?;
-            std::io::Write::flush(&mut w)
+            w.into_inner().map_err(|e| e.into_error())?.commit()
         });
     }
     Ok(Outcome {

@@ -663,13 +663,13 @@ fn write_csv(path: &Path, doc: &StudyDocument) -> anyhow::Result<()> {
             .with_context(|| format!("--csv: cannot create {}", path.display()))?;
         for (name, text) in csvs {
             let file = path.join(name);
-            std::fs::write(&file, text)
+            rtlab_model::file::write_output(&file, text)
                 .with_context(|| format!("--csv: cannot write {}", file.display()))?;
         }
         Ok(())
     } else {
         let text = csvs.into_iter().next().map(|(_, t)| t).unwrap_or_default();
-        std::fs::write(path, text)
+        rtlab_model::file::write_output(path, text)
             .with_context(|| format!("--csv: cannot write {}", path.display()))
     }
 }
@@ -693,7 +693,7 @@ fn write_plots(dir: &Path, document: &serde_json::Value) -> anyhow::Result<()> {
             })
             .collect();
         let path = dir.join(format!("{name}.svg"));
-        std::fs::write(&path, svg)
+        rtlab_model::file::write_output(&path, svg)
             .with_context(|| format!("--plot: cannot write {}", path.display()))?;
     }
     Ok(())

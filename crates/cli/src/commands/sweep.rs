@@ -335,11 +335,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     }
 }
 
-/// Writes a shard file whole or not at all (a temporary file renamed).
+/// Writes a shard file whole or not at all (`write_output`: a `.partial`
+/// renamed; a device or pipe written in place, never replaced).
 fn write_shard(path: &Path, shard: &ShardResult) -> anyhow::Result<()> {
-    let temporary = path.with_extension("json.partial");
-    std::fs::write(&temporary, shard.to_json() + "\n")
-        .and_then(|()| std::fs::rename(&temporary, path))
+    rtlab_model::file::write_output(path, shard.to_json() + "\n")
         .with_context(|| format!("--out: cannot write {}", path.display()))
 }
 
@@ -370,7 +369,7 @@ fn run_merge(args: &MergeArgs) -> anyhow::Result<Value> {
 /// and `--save`.
 fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     if let Some(path) = &output.csv {
-        std::fs::write(path, csv(result))
+        rtlab_model::file::write_output(path, csv(result))
             .with_context(|| format!("cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "acceptance ratio per utilization, CSV");
     }

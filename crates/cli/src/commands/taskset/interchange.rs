@@ -214,7 +214,7 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<ExitCode> {
     match out {
-        Some(path) => std::fs::write(path, text)
+        Some(path) => rtlab_model::file::write_output(path, text)
             .with_context(|| format!("--out {}: cannot write", path.display()))?,
         None => out!("{text}"),
     }
