@@ -56,6 +56,12 @@ use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 /// so some 6 minutes at 100,000, for each set of each step.
 pub const MAX_SWEEP_TASKS: usize = 10_000;
 
+/// Most worker threads a sweep starts (`rtlab sweep --threads`, Python's
+/// `threads=`): a thread is a stack and a kernel task, and past the CPUs a
+/// CPU-bound sweep gains nothing (65,535 took over a minute to start for
+/// 2 sets, and under 1 GiB of address space aborted).
+pub const MAX_SWEEP_THREADS: usize = 1024;
+
 /// One column of the experiment: a test under a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SweepTest {
@@ -401,6 +407,35 @@ mod shard_tests {
             .1
             .contains("one of 4 shards"));
         assert_eq!(merge(&[]).unwrap_err(), SweepError::NoShards);
+    }
+
+    /// A shard count comes from the user or a file: it never sizes an
+    /// allocation (10^12 aborted for 16 TB, 2^64 - 1 panicked), whether the
+    /// shard is a real empty one or an edited one with its digest redone.
+    #[test]
+    fn a_huge_shard_count_is_one_missing_shard_not_an_allocation() {
+        for count in [1_000_000_000_000, u64::MAX] {
+            let empty = run_shard(&spec(), 0, count).unwrap();
+            assert!(empty.shard.is_empty());
+            let problem = match merge(&[empty]).unwrap_err() {
+                SweepError::Merge { problem, .. } => problem,
+                other => panic!("{other}"),
+            };
+            assert_eq!(problem, format!("shard 1 of {count} is missing"));
+            let mut edited = run_shard(&spec(), 0, 2).unwrap();
+            edited.shard.count = count;
+            edited.digest = edited.expected_digest();
+            let problem = match merge(&[edited]).unwrap_err() {
+                SweepError::Merge { problem, .. } => problem,
+                other => panic!("{other}"),
+            };
+            assert_eq!(
+                problem,
+                format!("shard 0 of {count} should hold samples 0..0, not 0..26")
+            );
+        }
+        let last = run_shard(&spec(), u64::MAX - 1, u64::MAX).unwrap();
+        assert_eq!((last.shard.first, last.shard.end), (51, 52));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rtlab_analysis::sweep::{
-    merge, run_prepared_shard, ShardResult, SweepError, SweepResult, SweepSpec,
+    merge, run_prepared_shard, ShardResult, SweepError, SweepResult, SweepSpec, MAX_SWEEP_THREADS,
 };
 
 use crate::convert::json_to_py;
@@ -56,13 +56,19 @@ fn run_shard_polling(
     threads: Option<usize>,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ShardResult> {
+    if let Some(n) = threads.filter(|n| !(1..=MAX_SWEEP_THREADS).contains(n)) {
+        return Err(error(
+            Kind::Usage,
+            format!("threads={n}: use 1 to {MAX_SWEEP_THREADS} worker threads"),
+        ));
+    }
     let prepared = spec.prepare().map_err(sweep_error)?;
     let total =
         rtlab_analysis::sweep::Shard::of(index, count, prepared.samples()).map_or(0, |s| s.len());
     let pool = threads
         .map(|n| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
+                .num_threads(n)
                 .build()
                 .map_err(|e| error(Kind::Sweep, format!("cannot start {n} threads: {e}")))
         })

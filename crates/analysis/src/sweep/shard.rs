@@ -65,18 +65,6 @@ impl Shard {
     }
 }
 
-impl SweepSpec {
-    /// The spec cut into `count` shards, in index order. `count` must be at
-    /// least 1; the spec's settings are checked (not its overheads file).
-    pub fn shards(&self, count: u64) -> Result<Vec<Shard>, SweepError> {
-        check_count(count)?;
-        let total = self.samples()?;
-        Ok((0..count)
-            .filter_map(|i| Shard::of(i, count, total))
-            .collect())
-    }
-}
-
 fn check_count(count: u64) -> Result<(), SweepError> {
     if count == 0 {
         return Err(rtlab_model::generate::GenerateError::invalid(

@@ -43,6 +43,7 @@ use rtlab_model::generate::{DeadlineModel, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
 
+use crate::setup::say;
 use crate::usage::usage;
 use rtlab_report::table;
 
@@ -138,8 +139,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE", requires = "shard")]
     pub out: Option<PathBuf>,
 
-    /// Worker threads (default: one per CPU). The numbers do not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads, 1 to 1024 (default: one per CPU). The numbers do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=sweep::MAX_SWEEP_THREADS as i64))]
     pub threads: Option<u16>,
 
     #[command(flatten)]
@@ -291,12 +292,14 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     let refusal = |e| flag_error(e, args.spec.as_deref());
     let prepared = spec.prepare().map_err(refusal)?;
     let (index, count) = args.shard.unwrap_or((0, 1));
-    let shard = spec
-        .shards(count)
-        .map_err(refusal)?
-        .into_iter()
-        .nth(index as usize)
-        .context("no such shard")?;
+    // One shard is computed, not the N (N comes from the user: up to 2^64 - 1).
+    let shard = sweep::Shard::of(index, count, prepared.samples()).context("no such shard")?;
+    if shard.is_empty() {
+        say(&format!(
+            "note: shard {index}/{count} holds no sample: the sweep has {} samples for {count} shards",
+            prepared.samples()
+        ));
+    }
     let bar = ProgressBar::new(shard.len());
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})")
