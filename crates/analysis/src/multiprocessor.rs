@@ -19,6 +19,7 @@
 
 use rtlab_model::TaskSet;
 
+use crate::error::AnalysisError;
 use crate::global::priority::GlobalPriority;
 use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc};
 use crate::partition::{self, Heuristic, Partition};
@@ -216,6 +217,32 @@ impl std::fmt::Display for MultiprocessorTest {
     }
 }
 
+impl MultiprocessorTest {
+    /// True when the test reads the tasks' `priority` fields (`gfp-given`,
+    /// `pfp-given`).
+    pub fn reads_priorities(self) -> bool {
+        matches!(
+            self,
+            MultiprocessorTest::Gfp(GlobalPriority::Given, _)
+                | MultiprocessorTest::Partitioned(Partitioned::Fixed(PriorityAssignment::Given), _)
+        )
+    }
+
+    /// Refuses a set the test cannot read (a task without a priority under
+    /// a `-given` test), instead of a verdict of "not proven".
+    pub fn check(self, set: &TaskSet) -> Result<(), AnalysisError> {
+        match self {
+            MultiprocessorTest::Partitioned(kind, _) => {
+                kind.uniprocessor_test().check(set, &Options::default())
+            }
+            _ if self.reads_priorities() => {
+                crate::priority::assign(set, PriorityAssignment::Given).map(|_| ())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A multiprocessor test's result on one set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiprocessorOutcome {
@@ -333,13 +360,17 @@ pub fn processor_documents(
 
 /// `rtlab analyze` on `m` processors: every test of `tests`, the response
 /// bounds of the RTAs, Devi & Anderson's tardiness bounds and, when every
-/// task has a `cpu`, the verdicts of that assignment.
+/// task has a `cpu`, the verdicts of that assignment. A test the set cannot
+/// be read by ([`MultiprocessorTest::check`]) is refused.
 pub fn analyze_document(
     set: &TaskSet,
     origin: &str,
     m: u32,
     tests: &[MultiprocessorTest],
-) -> MultiprocessorAnalyzeDocument {
+) -> Result<MultiprocessorAnalyzeDocument, AnalysisError> {
+    for test in tests {
+        test.check(set)?;
+    }
     let outcomes: Vec<MultiprocessorOutcome> = tests.iter().map(|&t| analyse(set, m, t)).collect();
     let tardiness = global::tardiness::bounds(set, m);
     let assignment = set.assignment().and_then(|cpus| {
@@ -367,7 +398,7 @@ pub fn analyze_document(
             wcet_ns: t.wcet.as_ns(),
         })
         .collect();
-    MultiprocessorAnalyzeDocument {
+    Ok(MultiprocessorAnalyzeDocument {
         assignment,
         origin: origin.to_string(),
         processors: m,
@@ -388,7 +419,7 @@ pub fn analyze_document(
             })
             .collect(),
         utilization: set.utilization(),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ use rtlab_model::TaskSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::blocking::EdfBlocking;
+use crate::error::AnalysisError;
 use crate::multiprocessor::{self, MultiprocessorTest};
 use crate::overhead_rta;
 use crate::priority;
@@ -90,6 +91,25 @@ impl SweepTest {
     /// `policy:test`, e.g. `rm:rta`, `edf:edf-demand`.
     pub fn name(&self) -> String {
         format!("{}:{}", self.policy.name(), self.test.name())
+    }
+
+    /// True when the test reads the tasks' `priority` fields (policy
+    /// `given`).
+    pub fn reads_priorities(&self) -> bool {
+        self.policy == AnalysedPolicy::Fixed(PriorityAssignment::Given)
+    }
+
+    /// Refuses what the test cannot read, instead of a verdict that only
+    /// looks like one: policy `given` on a task without a priority, an
+    /// overhead-aware test without overheads in `options`.
+    pub fn check(&self, set: &TaskSet, options: &Options) -> Result<(), AnalysisError> {
+        if self.reads_priorities() {
+            priority::assign(set, PriorityAssignment::Given)?;
+        }
+        if self.test.has_overheads() && options.overheads.is_none() {
+            return Err(AnalysisError::MissingOverheads(self.name()));
+        }
+        Ok(())
     }
 
     /// Parses `policy:test`; `Err` explains what is accepted.

@@ -932,6 +932,53 @@ fn flags_that_cannot_mean_anything_are_usage_errors() {
         ),
         // An empty report and exit 0 before.
         (&["report", "--last", "0"], "--last 0 names no run"),
+        // Issue 39: "0 of 15 placed" and exit 0 (partition takes no overheads).
+        (
+            &[
+                "partition",
+                "builtin:avionics",
+                "--cpus",
+                "2",
+                "--test",
+                "edf:edf-demand-overheads",
+            ],
+            "--test edf:edf-demand-overheads charges scheduler overheads, and `rtlab partition` takes none",
+        ),
+        // Issue 39: the overheads were ignored by the multiprocessor tests.
+        (
+            &[
+                "sweep",
+                "--cpus",
+                "4",
+                "--test",
+                "gedf:gfb",
+                "--overheads",
+                "builtin:rtmach",
+            ],
+            "--overheads builtin:rtmach is read by none of the tests counted",
+        ),
+        // Generated sets have no priorities: every set was "inconclusive".
+        (
+            &["sweep", "--test", "given:rta"],
+            "--test given:rta reads each task's priority, and generated sets have none",
+        ),
+        // Issue 39: exit 1 for a scheduler that does not fit --cpus.
+        (
+            &[
+                "taskset",
+                "export",
+                "builtin:avionics",
+                "--format",
+                "simso",
+                "-s",
+                "edf",
+                "--cpus",
+                "2",
+                "-d",
+                "1s",
+            ],
+            "--scheduler: `edf` schedules one processor",
+        ),
     ];
     for (args, says) in cases {
         let (code, out, err) = exit_of(args);
@@ -940,6 +987,82 @@ fn flags_that_cannot_mean_anything_are_usage_errors() {
         assert!(err.contains(says), "rtlab {args:?}: {err}");
         assert!(out.is_empty(), "rtlab {args:?}: {out}");
     }
+}
+
+/// Issue 39: a test or scheduler that reads priorities, on a set without
+/// them, said "fits no processor" (or "not proven"): now the task without a
+/// priority is named, exit 1, whichever command asks.
+#[test]
+fn a_test_reading_priorities_names_the_task_without_one() {
+    let cases: &[&[&str]] = &[
+        &[
+            "partition",
+            "builtin:dhall",
+            "--cpus",
+            "2",
+            "--test",
+            "given:rta",
+        ],
+        &[
+            "analyze",
+            "builtin:dhall",
+            "--cpus",
+            "2",
+            "--test",
+            "pfp-given:ff",
+        ],
+        &[
+            "analyze",
+            "builtin:dhall",
+            "--cpus",
+            "2",
+            "--test",
+            "gfp-given:rta",
+        ],
+        &[
+            "sim",
+            "builtin:dhall",
+            "--cpus",
+            "2",
+            "-s",
+            "pfp:given",
+            "--partition",
+            "ff",
+            "-d",
+            "1s",
+        ],
+    ];
+    for args in cases {
+        let (code, out, err) = exit_of(args);
+        assert_eq!(code, Some(1), "rtlab {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "rtlab {args:?}: {err}");
+        assert!(
+            err.contains("task `light1` has no priority"),
+            "rtlab {args:?}: {err}"
+        );
+        assert!(out.is_empty(), "rtlab {args:?}: {out}");
+    }
+}
+
+/// Issue 39: a spec's missing keys take the flags' defaults, `test` with
+/// them: `"cpus": 4` alone counts the multiprocessor tests, as `--cpus 4`.
+#[test]
+fn a_spec_without_tests_counts_what_the_flags_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.json");
+    std::fs::write(
+        &spec,
+        r#"{"cpus": 4, "sets": 2, "from": 1, "to": 2, "step": 1}"#,
+    )
+    .unwrap();
+    let (code, from_spec, err) = exit_of(&["sweep", "--spec", spec.to_str().unwrap(), "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, from_flags, err) = exit_of(&[
+        "sweep", "--cpus", "4", "--sets", "2", "--from", "1", "--to", "2", "--step", "1", "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(from_spec, from_flags);
+    assert!(from_spec.contains("gedf:gfb"), "{from_spec}");
 }
 
 #[test]

@@ -32,16 +32,10 @@ fn sweep_error(e: SweepError) -> PyErr {
 
 /// The spec from its JSON text (unknown keys refused). Without `tests`, the
 /// tests are `rtlab sweep`'s defaults for its `cpus` (multiprocessor tests
-/// on more than one processor), as on the command line.
+/// on more than one processor), as on the command line: `SweepSpec` reads
+/// them so.
 fn spec(text: &str) -> PyResult<SweepSpec> {
-    let mut spec = SweepSpec::from_json(text).map_err(sweep_error)?;
-    let names_tests = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .is_some_and(|v| v.get("tests").is_some());
-    if !names_tests {
-        spec.tests = SweepSpec::default_tests(spec.cpus);
-    }
-    Ok(spec)
+    SweepSpec::from_json(text).map_err(sweep_error)
 }
 
 /// Runs shard `index` of `count` with the GIL released, on `threads`

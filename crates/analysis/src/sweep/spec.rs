@@ -30,9 +30,11 @@ pub const MAX_SWEEP_STEPS: u64 = 10_000;
 ///  "overheads": null, "tick": null, "cpus": 1}
 /// ```
 ///
-/// The utilization axis is the total utilization U of a set.
+/// The utilization axis is the total utilization U of a set. Without
+/// `tests`, the tests are the flag's default for the spec's `cpus`
+/// ([`SweepSpec::default_tests`]), as on the command line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "SpecKeys")]
 pub struct SweepSpec {
     /// Tasks per generated set (`--tasks`).
     pub tasks: usize,
@@ -87,6 +89,67 @@ impl Default for SweepSpec {
             overheads: None,
             tick: None,
             cpus: 1,
+        }
+    }
+}
+
+/// A spec as written: every key optional, unknown keys refused. A missing
+/// key takes the flag's default ([`SweepSpec::default`]); missing `tests`
+/// take the default tests of the spec's `cpus`, as `--test` does.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecKeys {
+    #[serde(default, deserialize_with = "present")]
+    tasks: Option<usize>,
+    #[serde(default, deserialize_with = "present")]
+    from: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    to: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    step: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    sets: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    seed: Option<u64>,
+    #[serde(default, deserialize_with = "as_text::present")]
+    method: Option<UtilizationMethod>,
+    #[serde(default, deserialize_with = "as_text::present")]
+    deadlines: Option<DeadlineModel>,
+    #[serde(default, deserialize_with = "present")]
+    tests: Option<Vec<SweepColumn>>,
+    #[serde(default)]
+    overheads: Option<String>,
+    #[serde(default)]
+    tick: Option<Nanos>,
+    #[serde(default, deserialize_with = "present")]
+    cpus: Option<u32>,
+}
+
+/// A key that is there must hold a value (`null` is refused, as for a key
+/// of a plain type); a missing key is `None` (`#[serde(default)]`).
+fn present<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+impl From<SpecKeys> for SweepSpec {
+    fn from(keys: SpecKeys) -> SweepSpec {
+        let d = SweepSpec::default();
+        let cpus = keys.cpus.unwrap_or(d.cpus);
+        SweepSpec {
+            tasks: keys.tasks.unwrap_or(d.tasks),
+            from: keys.from.unwrap_or(d.from),
+            to: keys.to.unwrap_or(d.to),
+            step: keys.step.unwrap_or(d.step),
+            sets: keys.sets.unwrap_or(d.sets),
+            seed: keys.seed.unwrap_or(d.seed),
+            method: keys.method.unwrap_or(d.method),
+            deadlines: keys.deadlines.unwrap_or(d.deadlines),
+            tests: keys.tests.unwrap_or_else(|| SweepSpec::default_tests(cpus)),
+            overheads: keys.overheads,
+            tick: keys.tick,
+            cpus,
         }
     }
 }
@@ -249,6 +312,32 @@ impl SweepSpec {
                 .into());
             }
         }
+        // A setting no test reads would be ignored while looking applied.
+        if let Some(overheads) = &self.overheads {
+            if !self.tests.iter().any(has_overheads) {
+                return invalid(
+                    "overheads",
+                    format!(
+                        "{overheads} is read by none of the tests counted: only the uniprocessor \
+                         rta-overheads and edf-demand-overheads charge overheads"
+                    ),
+                );
+            }
+        }
+        let reads_priorities = |t: &SweepColumn| match t {
+            SweepColumn::Uniprocessor(t) => t.reads_priorities(),
+            SweepColumn::Multiprocessor(t) => t.reads_priorities(),
+        };
+        if let Some(t) = self.tests.iter().find(|t| reads_priorities(t)) {
+            return invalid(
+                "test",
+                format!(
+                    "{} reads each task's priority, and generated sets have none: use rm, dm or opa \
+                     (or gfp, gfp-dkc, pfp-rm, pfp-dm)",
+                    t.name()
+                ),
+            );
+        }
         match self.tick {
             Some(_) if self.overheads.is_none() => {
                 return Err(GenerateError::invalid_naming(
@@ -351,11 +440,63 @@ mod as_text {
         let text = String::deserialize(d)?;
         text.parse().map_err(de::Error::custom)
     }
+
+    /// [`deserialize`] for a key that may be missing (`None`).
+    pub fn present<'de, T, D>(d: D) -> Result<Option<T>, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        deserialize(d).map(Some)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A spec's missing keys take the flags' defaults, the tests those of
+    /// its `cpus` (issue 39: `"cpus": 4` alone counted uniprocessor tests);
+    /// a key that is there must hold a value.
+    #[test]
+    fn missing_keys_take_the_flags_defaults_tests_by_cpus() {
+        let spec = SweepSpec::from_json(r#"{"cpus": 4}"#).unwrap();
+        assert_eq!(spec.tests, SweepSpec::default_tests(4));
+        assert_eq!(
+            SweepSpec {
+                cpus: 4,
+                tests: SweepSpec::default_tests(4),
+                ..SweepSpec::default()
+            },
+            spec
+        );
+        assert_eq!(SweepSpec::from_json("{}").unwrap(), SweepSpec::default());
+        let round = SweepSpec::from_json(&spec.to_json()).unwrap();
+        assert_eq!(round, spec);
+        assert!(SweepSpec::from_json(r#"{"tasks": null}"#).is_err());
+        assert!(SweepSpec::from_json(r#"{"task": 3}"#).is_err());
+        assert!(SweepSpec::from_json(r#"{"overheads": null, "tick": null}"#).is_ok());
+    }
+
+    /// Settings no test reads are refused, not ignored (issue 39).
+    #[test]
+    fn settings_no_test_reads_are_refused() {
+        let setting = |spec: SweepSpec| match spec.prepare().unwrap_err() {
+            SweepError::Setting(e) => e.to_string(),
+            other => panic!("{other}"),
+        };
+        let gfb = SweepSpec::from_json(
+            r#"{"cpus": 4, "tests": ["gedf:gfb"], "overheads": "builtin:rtmach"}"#,
+        )
+        .unwrap();
+        assert!(setting(gfb)
+            .starts_with("overheads builtin:rtmach is read by none of the tests counted"));
+        let given = SweepSpec::from_json(r#"{"tests": ["given:rta"]}"#).unwrap();
+        assert!(setting(given).contains("given:rta reads each task's priority"));
+        let pfp = SweepSpec::from_json(r#"{"cpus": 2, "tests": ["pfp-given:ff"]}"#).unwrap();
+        assert!(setting(pfp).contains("pfp-given:ff reads each task's priority"));
+    }
 
     #[test]
     fn utilization_steps_are_exact_and_inclusive() {

@@ -61,6 +61,19 @@ fn parse_heuristic(text: &str) -> Result<Heuristic, String> {
 
 /// Runs `rtlab partition`.
 pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
+    // `partition` takes no overheads: an overhead-aware test would admit no
+    // processor.
+    if args.test.test.has_overheads() {
+        let instead = if args.test.policy == rtlab_model::policy::AnalysedPolicy::Edf {
+            "edf:edf-demand"
+        } else {
+            "rm:rta or dm:rta"
+        };
+        return Err(usage(format!(
+            "--test {} charges scheduler overheads, and `rtlab partition` takes none: use {instead}",
+            args.test.name()
+        )));
+    }
     let loaded = file::load(&args.file)?;
     let set = &loaded.set;
     let m = match args.cpus {

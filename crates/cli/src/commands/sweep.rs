@@ -65,27 +65,27 @@ pub struct SweepArgs {
     pub command: Option<SweepCommand>,
 
     /// Tasks per generated set.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = SweepSpec::default().tasks)]
     pub tasks: usize,
 
     /// First utilization step (total utilization U of a set).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = SweepSpec::default().from)]
     pub from: f64,
 
     /// Last utilization step (included).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = SweepSpec::default().to)]
     pub to: f64,
 
     /// Utilization increment.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = SweepSpec::default().step)]
     pub step: f64,
 
     /// Random task sets per utilization step.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = SweepSpec::default().sets)]
     pub sets: u64,
 
     /// Seed: the same seed gives the same numbers on every machine.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = SweepSpec::default().seed)]
     pub seed: u64,
 
     /// Utilization generator: uunifast, uunifast-discard or randfixedsum.
@@ -114,7 +114,7 @@ pub struct SweepArgs {
 
     /// Processors M (1 to 1024): the utilization steps are the total U (up to M), the tests
     /// multiprocessor ones, the plot against U/M.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = SweepSpec::default().cpus, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
     /// Read the sweep from a JSON spec instead of the flags above (README
