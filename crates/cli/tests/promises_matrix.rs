@@ -2045,3 +2045,91 @@ fn no_output_flag_of_a_real_time_run_replaces_a_device_a_pipe_or_a_link() {
         }
     }
 }
+
+// Read-only commands create nothing (issue 39, item 6): every row that
+// reads `{store}` (and saves nothing) opens it read-only.
+
+/// The rows that read a store: `{store}` in their arguments, no save.
+fn store_readers() -> impl Iterator<Item = &'static Row> {
+    ROWS.iter()
+        .filter(|r| !r.saves && r.args.contains(&"{store}"))
+}
+
+#[test]
+fn commands_that_read_a_store_create_nothing() {
+    use std::os::unix::fs::FileTypeExt;
+    let bench = Bench::new();
+    assert!(store_readers().count() >= 5);
+    let names = |dir: &Path, prefix: &str| -> BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect()
+    };
+    for row in store_readers() {
+        let scratch = tempfile::tempdir().unwrap();
+        let run = |store: &str| {
+            let args: Vec<String> = bench
+                .args(row.args)
+                .into_iter()
+                .map(|a| a.replace(&bench.path("store.db"), store))
+                .collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, out, err) = exit_of(&args);
+            (
+                format!("`rtlab {}`: {code:?}: {err}", args.join(" ")),
+                code,
+                out,
+                err,
+            )
+        };
+        // A store that is not there (as `--store /nonexistent/x/y.sqlite`,
+        // which made the folders and a database).
+        let missing = scratch.path().join("no/such/s.sqlite");
+        let (what, code, out, err) = run(missing.to_str().unwrap());
+        if row.path == "results list" {
+            assert_eq!(code, Some(0), "{what}");
+            assert!(out.starts_with("no saved runs in "), "{what}");
+        } else {
+            assert_eq!(code, Some(1), "{what}");
+            assert!(
+                err.contains("there is none (nothing was saved there"),
+                "{what}"
+            );
+        }
+        assert!(
+            !scratch.path().join("no").exists(),
+            "{what}: made its folder"
+        );
+        // A device (as `--store /dev/null`, which left /dev/null-journal).
+        let device = scratch.path().join("null");
+        let made = Command::new("mknod")
+            .args(["-m", "666", device.to_str().unwrap(), "c", "1", "3"])
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (what, code, _, err) = run(device.to_str().unwrap());
+        assert_eq!(code, Some(1), "{what}");
+        assert!(
+            err.contains("not an rtlab results store (a device)"),
+            "{what}"
+        );
+        assert_eq!(err.lines().count(), 1, "{what}");
+        assert_eq!(
+            names(scratch.path(), "null"),
+            BTreeSet::from(["null".to_string()]),
+            "{what}"
+        );
+        assert!(std::fs::metadata(&device)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        // The store itself: no -wal, -shm or -journal left beside it.
+        let before = names(bench.dir.path(), "store.db");
+        let (what, code, _, _) = run(&bench.path("store.db"));
+        assert_eq!(code, Some(0), "{what}");
+        assert_eq!(names(bench.dir.path(), "store.db"), before, "{what}");
+    }
+}

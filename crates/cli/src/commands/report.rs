@@ -88,7 +88,7 @@ fn stored_runs(args: &ReportArgs) -> anyhow::Result<(Option<Store>, Vec<RunView>
     if args.ids.is_empty() && args.last.is_none() {
         return Ok((None, Vec::new()));
     }
-    let store = args.store.open()?;
+    let store = args.store.open_read_only()?;
     let mut ids = args.ids.clone();
     if let Some(n) = args.last {
         ids.extend(store.last(n)?);
