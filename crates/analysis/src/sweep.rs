@@ -458,6 +458,41 @@ mod shard_tests {
         assert_eq!((last.shard.first, last.shard.end), (51, 52));
     }
 
+    /// Issue 39: a row's utilization edited (its digest redone) was merged
+    /// as if the spec said so; the spec fixes every step's utilization.
+    #[test]
+    fn a_row_at_another_utilization_than_the_specs_is_refused() {
+        let mut edited = run_shard(&spec(), 0, 1).unwrap();
+        edited.rows[1].utilization = 0.85;
+        edited.digest = edited.expected_digest();
+        let problem = match merge(&[edited]).unwrap_err() {
+            SweepError::Merge { problem, .. } => problem,
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            problem,
+            "its row 1 is at utilization 0.85, where the spec's step 1 is 0.8"
+        );
+    }
+
+    /// Issue 39: a spec or shard given as a JSON array was read by position
+    /// (`[1, 2]`: 1 task, from 2).
+    #[test]
+    fn documents_that_are_not_objects_are_refused() {
+        for text in ["[1, 2]", "\"x\"", "3", "null"] {
+            let e = SweepSpec::from_json(text).unwrap_err().to_string();
+            assert!(
+                e.contains("must be a JSON object of keys, not"),
+                "{text}: {e}"
+            );
+            let e = ShardResult::from_json(text).unwrap_err().to_string();
+            assert!(
+                e.contains("must be a JSON object of keys, not"),
+                "{text}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn cancelling_stops_the_run() {
         let prepared = spec().prepare().unwrap();

@@ -2133,3 +2133,260 @@ fn commands_that_read_a_store_create_nothing() {
         assert_eq!(names(bench.dir.path(), "store.db"), before, "{what}");
     }
 }
+
+// Invalid input refused (issue 39, item 7): each was accepted before.
+
+/// `rtlab ARGS` in `dir`: exit code, stdout, stderr.
+fn exit_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    exit_within(
+        Command::new(rtlab_path()).args(args).current_dir(dir),
+        Duration::from_secs(20),
+    )
+}
+
+#[test]
+fn invalid_input_is_refused_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        name.to_string()
+    };
+    let task = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n";
+    let mode = |name: &str, start: &str| {
+        format!("[[mode]]\nname = \"{name}\"\nstart = \"{start}\"\ntasks = [\"a\"]\n")
+    };
+    let xml = {
+        let (code, out, err) = exit_in(
+            dir.path(),
+            &[
+                "taskset",
+                "export",
+                "builtin:dhall",
+                "--format",
+                "simso",
+                "--cpus",
+                "2",
+                "-s",
+                "gedf",
+                "-d",
+                "1s",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        out.replacen("name=\"CPU 2\" id=\"2\"", "name=\"CPU 2\" id=\"1\"", 1)
+    };
+    let (code, _, err) = exit_in(
+        dir.path(),
+        &[
+            "sweep",
+            "--tasks",
+            "3",
+            "--sets",
+            "4",
+            "--from",
+            "0.5",
+            "--to",
+            "0.6",
+            "--step",
+            "0.1",
+            "--shard",
+            "0/1",
+            "--out",
+            "shard.json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let shard = std::fs::read_to_string(dir.path().join("shard.json")).unwrap();
+    let mut edited: Value = serde_json::from_str(&shard).unwrap();
+    edited["rows"][1]["utilization"] = Value::from(0.65);
+    edited.as_object_mut().unwrap().remove("digest");
+    let digest = {
+        // The digest of the edited document, as an editor would redo it
+        // (sha256 of the compact JSON with sorted keys, as serde_json writes).
+        let out = Command::new("sha256sum")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(edited.to_string().as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        format!(
+            "sha256:{}",
+            String::from_utf8_lossy(&out.stdout)
+                .split(' ')
+                .next()
+                .unwrap()
+        )
+    };
+    edited["digest"] = Value::from(digest);
+    let run = r#"{"id": 1, "created": "2026-11-23T06:00:00Z", "rtlab_version": "0.1.0",
+        "command": "rtlab sim", "kind": "KIND", "host": {}, "status": "STATUS",
+        "document": {}, "jobs": [{"task": "a", "job": 0, "release_ns": 0, "deadline_ns": 10,
+        "start_ns": START, "finish_ns": 5, "preemptions": 0, "voluntary_switches": 0, "cpu": null}]}"#;
+    let run = |kind: &str, status: &str, start: &str| {
+        run.replace("KIND", kind)
+            .replace("STATUS", status)
+            .replace("START", start)
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "taskset".into(),
+                "validate".into(),
+                at("cl.toml", &format!("processors = 2\nclusters = []\n{task}")),
+            ],
+            "cl.toml:2:12: `clusters` is empty: it names no cluster",
+        ),
+        (
+            vec![
+                "taskset".into(),
+                "validate".into(),
+                at(
+                    "twice.toml",
+                    &format!("{task}{}{}", mode("m", "0ms"), mode("m", "5ms")),
+                ),
+            ],
+            "twice.toml:10:8: mode `m` is named twice",
+        ),
+        (
+            vec![
+                "taskset".into(),
+                "validate".into(),
+                at("empty.toml", &format!("{task}{}", mode("", "0ms"))),
+            ],
+            "empty.toml:6:8: a mode's `name` is empty",
+        ),
+        (
+            vec!["taskset".into(), "validate".into(), at("two.xml", &xml)],
+            "processor id 1 is given twice (processors #1 and #2)",
+        ),
+        (
+            vec![
+                "report".into(),
+                "--from-json".into(),
+                at("kind.json", &run("bogus", "complete", "1")),
+                "--out".into(),
+                "r.html".into(),
+            ],
+            "kind.json: kind `bogus` is none of rtlab's commands that save",
+        ),
+        (
+            vec![
+                "report".into(),
+                "--from-json".into(),
+                at("status.json", &run("sim", "half", "1")),
+                "--out".into(),
+                "r.html".into(),
+            ],
+            "status.json: status `half` is neither complete nor interrupted",
+        ),
+        (
+            vec![
+                "report".into(),
+                "--from-json".into(),
+                at("late.json", &run("sim", "complete", "7")),
+                "--out".into(),
+                "r.html".into(),
+            ],
+            "late.json: job 0 of task `a` starts at 7 ns, after it finishes at 5 ns",
+        ),
+        (
+            vec!["sweep".into(), "--spec".into(), at("array.json", "[1, 2]")],
+            "array.json: must be a JSON object of keys, not an array",
+        ),
+        (
+            vec![
+                "sweep".into(),
+                "merge".into(),
+                at("edited.json", &edited.to_string()),
+            ],
+            "edited.json: its row 1 is at utilization 0.65, where the spec's step 1 is 0.6",
+        ),
+        (
+            vec![
+                "partition".into(),
+                "builtin:dhall".into(),
+                "--cpus".into(),
+                "1".into(),
+                "--out".into(),
+                "p.toml".into(),
+            ],
+            "--out p.toml: not written: task `light1` fits no processor",
+        ),
+    ];
+    for (args, says) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = exit_in(dir.path(), &args);
+        // `validate` reports on standard output; the others on stderr.
+        let said = if args[0] == "taskset" { out } else { err };
+        assert_eq!(code, Some(1), "rtlab {args:?}: {said}");
+        assert_eq!(said.lines().count(), 1, "rtlab {args:?}: {said}");
+        assert!(said.contains(says), "rtlab {args:?}: {said}");
+    }
+    assert!(!dir.path().join("r.html").exists() && !dir.path().join("p.toml").exists());
+    // `validate` reports every task's bad `cpu`, not the first only.
+    let cpus = at(
+        "cpus.toml",
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\ncpu = \"x\"\n\
+         [[task]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"1ms\"\ncpu = 7\n",
+    );
+    let (code, out, _) = exit_in(dir.path(), &["taskset", "validate", &cpus]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("cpus.toml:5:7: `cpu` must be a processor number"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cpus.toml:10:7: task `b`: cpu 7 does not exist"),
+        "{out}"
+    );
+}
+
+/// Issue 39, item 10: `results export --format json` is read back by
+/// `report --from-json` (it said "missing field `id`"), rows and schedule
+/// with it.
+#[test]
+fn an_exported_run_is_read_back_by_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    let (code, _, err) = exit_in(
+        dir.path(),
+        &[
+            "sim",
+            "builtin:lf-scenario-1",
+            "-s",
+            "edf",
+            "-d",
+            "100ms",
+            "--store",
+            store,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (code, exported, err) = exit_in(
+        dir.path(),
+        &[
+            "results", "export", "1", "--format", "json", "--store", store,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&exported).unwrap();
+    assert!(doc["jobs"].as_array().is_some_and(|j| !j.is_empty()) && doc["schedule"].is_array());
+    std::fs::write(dir.path().join("e.json"), &exported).unwrap();
+    let (code, out, err) = exit_in(
+        dir.path(),
+        &["report", "--from-json", "e.json", "--out", "e.html"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("report: 1 run "), "{out}");
+    let html = std::fs::read_to_string(dir.path().join("e.html")).unwrap();
+    assert!(html.contains("lf-scenario-1"));
+}

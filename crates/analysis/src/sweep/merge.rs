@@ -88,7 +88,7 @@ impl SweepResult {
 
     /// Reads [`SweepResult::to_json`]'s output back.
     pub fn from_json(text: &str) -> Result<SweepResult, SweepError> {
-        serde_json::from_str(text).map_err(|e| SweepError::document("sweep result", &e))
+        SweepError::read_object("sweep result", text)
     }
 }
 
@@ -111,7 +111,7 @@ pub fn merge(shards: &[ShardResult]) -> Result<SweepResult, SweepError> {
     let at = |position: usize, problem: String| SweepError::Merge { position, problem };
     let count = first.shard.count;
     let total = first.spec.samples()?;
-    let steps = first.spec.utilizations()?.len();
+    let utilizations = first.spec.utilizations()?;
     let tests = first.spec.tests.len();
     if count == 0 {
         return Err(at(0, format!("a shard count of {count} cannot be merged")));
@@ -169,7 +169,7 @@ pub fn merge(shards: &[ShardResult]) -> Result<SweepResult, SweepError> {
                 ),
             ));
         }
-        check_rows(shard, steps, tests).map_err(|problem| at(position, problem))?;
+        check_rows(shard, &utilizations, tests).map_err(|problem| at(position, problem))?;
         if let Some(earlier) = by_index.insert(index, position) {
             return Err(at(
                 position,
@@ -189,10 +189,9 @@ pub fn merge(shards: &[ShardResult]) -> Result<SweepResult, SweepError> {
             problem: format!("shard {missing} of {count} is missing"),
         });
     }
-    let mut rows: Vec<SweepRow> = first
-        .rows
+    let mut rows: Vec<SweepRow> = utilizations
         .iter()
-        .map(|row| SweepRow::empty(row.utilization, tests))
+        .map(|&u| SweepRow::empty(u, tests))
         .collect();
     for &position in by_index.values() {
         for (row, add) in rows.iter_mut().zip(&shards[position].rows) {
@@ -216,9 +215,11 @@ fn differing_key(a: &SweepSpec, b: &SweepSpec) -> Option<(String, String, String
     })
 }
 
-/// One row per step; per row, the samples of the shard that fall in that
-/// step, and per test accepted + rejected + inconclusive = sets.
-fn check_rows(shard: &ShardResult, steps: usize, tests: usize) -> Result<(), String> {
+/// One row per step, at the step's utilization (the spec fixes it); per
+/// row, the samples of the shard that fall in that step, and per test
+/// accepted + rejected + inconclusive = sets.
+fn check_rows(shard: &ShardResult, utilizations: &[f64], tests: usize) -> Result<(), String> {
+    let steps = utilizations.len();
     if shard.rows.len() != steps {
         return Err(format!(
             "it has {} rows for the spec's {steps} utilization steps",
@@ -227,6 +228,12 @@ fn check_rows(shard: &ShardResult, steps: usize, tests: usize) -> Result<(), Str
     }
     let sets = shard.spec.sets;
     for (step, row) in shard.rows.iter().enumerate() {
+        if row.utilization.to_bits() != utilizations[step].to_bits() {
+            return Err(format!(
+                "its row {step} is at utilization {}, where the spec's step {step} is {}",
+                row.utilization, utilizations[step]
+            ));
+        }
         let (lo, hi) = (step as u64 * sets, (step as u64 + 1) * sets);
         let covered = shard
             .shard

@@ -124,8 +124,7 @@ impl ShardResult {
     /// has unknown keys, another format, or a digest that does not match its
     /// contents.
     pub fn from_json(text: &str) -> Result<ShardResult, SweepError> {
-        let shard: ShardResult =
-            serde_json::from_str(text).map_err(|e| SweepError::document("sweep shard", &e))?;
+        let shard: ShardResult = SweepError::read_object("sweep shard", text)?;
         if shard.format != SHARD_FORMAT {
             return Err(SweepError::whole_document(
                 "sweep shard",

@@ -192,7 +192,7 @@ impl SweepSpec {
     /// Reads a spec from JSON; unknown keys and ill-typed values are
     /// refused with serde's line and column.
     pub fn from_json(text: &str) -> Result<SweepSpec, SweepError> {
-        serde_json::from_str(text).map_err(|e| SweepError::document("sweep spec", &e))
+        SweepError::read_object("sweep spec", text)
     }
 
     /// The spec as compact JSON (keys in declaration order).

@@ -3,7 +3,8 @@
 //! (`rtlab_analysis::partition`), and print or write the assignment.
 //!
 //! A set that does not fit is a result, not an error: the command says
-//! which task fits no processor and exits 0 (`--json` has `"fits": false`).
+//! which task fits no processor and exits 0 (`--json` has `"fits": false`);
+//! with `--out` it writes no file and exits 1 (no partition to write).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -96,6 +97,14 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
         out!("{}", human(&doc, m));
     }
     if let Some(out) = &args.out {
+        // A partitioned set gives every task a `cpu`: a set that does not
+        // fit has none to write (the result above says why).
+        if let Some(task) = found.unplaced {
+            anyhow::bail!(
+                "--out {out}: not written: task `{}` fits no processor, so the set has no partition to write",
+                printable(&set.tasks[task].name)
+            );
+        }
         let placed = found.apply(set);
         let text = match Format::from_path(Path::new(out)) {
             Format::Json => file::to_json_string(&placed) + "\n",

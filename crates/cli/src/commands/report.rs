@@ -119,7 +119,8 @@ fn check_rows(id: i64, kind: &str, rows: u64, max: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One run or a list of runs from a JSON file of at most
+/// One run or a list of runs (or an export of `rtlab results export
+/// --format json`) from a JSON file of at most
 /// [`MAX_REPORT_JSON_BYTES`] (a larger file, or `/dev/zero`, is refused
 /// once that much is read); an error names file:line:col.
 fn read_runs(path: &PathBuf) -> anyhow::Result<Vec<RunView>> {
@@ -140,10 +141,6 @@ fn read_runs(path: &PathBuf) -> anyhow::Result<Vec<RunView>> {
     // Syntax errors first, with their position; then the shape.
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
-    let runs = match value {
-        serde_json::Value::Array(_) => serde_json::from_value::<Vec<RunView>>(value),
-        other => serde_json::from_value::<RunView>(other).map(|r| vec![r]),
-    }
-    .map_err(|e| anyhow::anyhow!("{}: not a stored run: {e}", path.display()))?;
-    Ok(runs)
+    rtlab_report::view::runs_from_json(value)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
