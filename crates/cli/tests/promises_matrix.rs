@@ -2390,3 +2390,108 @@ fn an_exported_run_is_read_back_by_the_report() {
     let html = std::fs::read_to_string(dir.path().join("e.html")).unwrap();
     assert!(html.contains("lf-scenario-1"));
 }
+
+/// Issue 39, item 8: each error names what the user gave, not a flag or a
+/// cause they did not.
+#[test]
+fn errors_name_their_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        name.to_string()
+    };
+    let modes = at(
+        "modes.toml",
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n\
+         [[mode]]\nname = \"m\"\nstart = \"0ms\"\ntasks = [\"a\"]\n",
+    );
+    let foreign = dir.path().join("other.sqlite");
+    let made = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import sqlite3; c = sqlite3.connect('{}'); c.execute('create table runs(x)'); c.commit()",
+                foreign.display()
+            ),
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    let instance = at(
+        "instance.json",
+        r#"{"tasks": {"t": {"instance": -1, "run": 1000, "timer": {"ref": "unique", "period": 10000}}}}"#,
+    );
+    let period = at(
+        "period.json",
+        r#"{"tasks": {"t": {"run": 1000, "timer": {"ref": "unique", "period": 0}}}}"#,
+    );
+    let mut cases: Vec<(Vec<&str>, i32, &str, &str)> = vec![
+        // Was "--utilization must be > 0".
+        (
+            vec!["sweep", "--from", "1e308", "--to", "1e308"],
+            2,
+            "--to 1e308 is above the most a set of 10 tasks can reach",
+            "--utilization",
+        ),
+        // Was "--phase overload phases are not modelled" with no --phase.
+        (
+            vec!["sim", &modes, "--cpus", "2", "-s", "gedf", "-d", "100ms"],
+            2,
+            "modes.toml: the file's modes run as phases",
+            "--phase",
+        ),
+        // Was "--overheads ...".
+        (
+            vec![
+                "sim",
+                "builtin:lf-scenario-1",
+                "--cpus",
+                "2",
+                "-s",
+                "gedf",
+                "--tick",
+                "1ms",
+                "-d",
+                "100ms",
+            ],
+            2,
+            "--tick is not modelled under gedf",
+            "--overheads",
+        ),
+        // Was "(rt-app's times are microseconds)".
+        (
+            vec!["taskset", "validate", &instance],
+            1,
+            "`instance` must be a whole number >= 0",
+            "microseconds",
+        ),
+        // Was "has no `timer`" beside the period's own error.
+        (
+            vec!["taskset", "validate", &period],
+            1,
+            "timer period 0 is refused",
+            "has no `timer`",
+        ),
+    ];
+    let foreign = foreign.display().to_string();
+    if made {
+        // Was SQLite's CREATE TABLE statement, 1,140 characters.
+        cases.push((
+            vec!["sim", "builtin:lf-scenario-1", "-s", "edf", "-d", "100ms", "--store", &foreign],
+            1,
+            "not an rtlab results store (an SQLite database with 1 tables and no rtlab schema version)",
+            "CREATE TABLE",
+        ));
+    } else {
+        common::unavailable("python3's sqlite3 module, to make another program's database");
+    }
+    for (args, exit, says, not) in &cases {
+        let (code, out, err) = exit_in(dir.path(), args);
+        let said = if args[0] == "taskset" { out } else { err };
+        assert_eq!(code, Some(*exit), "rtlab {args:?}: {said}");
+        assert_eq!(said.lines().count(), 1, "rtlab {args:?}: {said}");
+        assert!(
+            said.contains(says) && !said.contains(not),
+            "rtlab {args:?}: {said}"
+        );
+    }
+}

@@ -225,6 +225,21 @@ impl SweepSpec {
             step > 0.0,
             GenerateError::invalid("step", format!("must be greater than 0 (got {step})")),
         )?;
+        // A task's utilization is at most 1, so a set's at most its task
+        // count: above it the generator has nothing to draw (and near 1e308
+        // a step rounded to 9 decimals is infinite).
+        let most = self.tasks.max(1) as f64;
+        check(
+            to <= most,
+            GenerateError::invalid(
+                "to",
+                format!(
+                    "{} is above the most a set of {} tasks can reach ({most}: a task's utilization is at most 1)",
+                    if to >= 1e9 { format!("{to:e}") } else { to.to_string() },
+                    self.tasks
+                ),
+            ),
+        )?;
         // Counted as a float first: a tiny step (1e-20) makes more steps
         // than a u64 holds, and the cast would saturate then overflow.
         let steps = ((to - from) / step + 1e-9).floor() + 1.0;
@@ -477,6 +492,27 @@ mod tests {
         assert!(SweepSpec::from_json(r#"{"tasks": null}"#).is_err());
         assert!(SweepSpec::from_json(r#"{"task": 3}"#).is_err());
         assert!(SweepSpec::from_json(r#"{"overheads": null, "tick": null}"#).is_ok());
+    }
+
+    /// A total utilization past what the set's tasks can reach names `to`
+    /// (issue 39: `--from 1e308` said "--utilization must be > 0").
+    #[test]
+    fn a_utilization_no_set_can_reach_names_to() {
+        let e = |from: f64, to: f64| match (SweepSpec {
+            from,
+            to,
+            ..SweepSpec::default()
+        })
+        .utilizations()
+        {
+            Err(SweepError::Setting(e)) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(1e308, 1e308),
+            "to 1e308 is above the most a set of 10 tasks can reach (10: a task's utilization is at most 1)"
+        );
+        assert!(e(0.5, 10.5).starts_with("to 10.5 is above the most a set of 10 tasks"));
     }
 
     /// Settings no test reads are refused, not ignored (issue 39).

@@ -222,6 +222,26 @@ fn flag_error(e: SimError) -> anyhow::Error {
     }
 }
 
+/// [`flag_error`], except that phases the run has only from the task-set
+/// file's modes (`modes_of`: the file) are blamed on the file, not on a
+/// `--phase` that was not given.
+fn phases_error(e: SimError, modes_of: Option<&str>) -> anyhow::Error {
+    match (e, modes_of) {
+        (
+            SimError::Setting {
+                setting: "phase",
+                message,
+            },
+            Some(origin),
+        ) => usage(format!(
+            "{}: the file's modes run as phases, and {}",
+            printable(origin),
+            printable(&message)
+        )),
+        (e, _) => flag_error(e),
+    }
+}
+
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
@@ -270,10 +290,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             }
         }) as rtlab_sim::multi::JobSink
     });
+    // Phases that come only from the file's modes are not `--phase`'s.
+    let modes_of = (args.phases.is_empty() && args.overload.is_none() && !loaded.modes.is_empty())
+        .then_some(loaded.origin.as_str());
     let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
-        simulate_multi(args, &loaded.set, &spec, &config, sink)?
+        simulate_multi(args, &loaded.set, &spec, &config, sink, modes_of)?
     } else {
-        simulate_uni(args, &loaded.set, &spec, config, sink)?
+        simulate_uni(args, &loaded.set, &spec, config, sink, modes_of)?
     };
     let report = &outcome.report;
     if args.json {
@@ -328,8 +351,9 @@ fn simulate_uni(
     spec: &SchedulerSpec,
     config: SimConfig,
     sink: Option<rtlab_sim::multi::JobSink>,
+    modes_of: Option<&str>,
 ) -> anyhow::Result<Outcome> {
-    let mut sim = Simulator::new(set, spec, config).map_err(flag_error)?;
+    let mut sim = Simulator::new(set, spec, config).map_err(|e| phases_error(e, modes_of))?;
     if let Some(mut sink) = sink {
         sim.on_job(move |job| sink(job));
     }
@@ -367,8 +391,10 @@ fn simulate_multi(
     spec: &SchedulerSpec,
     config: &SimConfig,
     sink: Option<rtlab_sim::multi::JobSink>,
+    modes_of: Option<&str>,
 ) -> anyhow::Result<Outcome> {
-    let out = rtlab_sim::multi::run(set, spec, config, sink).map_err(flag_error)?;
+    let out =
+        rtlab_sim::multi::run(set, spec, config, sink).map_err(|e| phases_error(e, modes_of))?;
     let mut trace_written = Ok(());
     if let (Some(path), Some(trace)) = (&args.trace, &out.trace) {
         trace_written = rtlab_model::file::OutputFile::create(path).and_then(|f| {
