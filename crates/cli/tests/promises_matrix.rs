@@ -1774,6 +1774,33 @@ const OUTPUT_NAMES: &[&str] = &[
 /// (`--json[=<FILE>]`, `--kernel-trace[=<FILE>]`), or by a value called a
 /// FILE, DIR or `*.svg`-like that no read flag (`READ_PATHS`) explains.
 fn output_flags(path: &str) -> Vec<String> {
+    let mut flags: Vec<String> = value_flags(path)
+        .into_iter()
+        .filter(|(flag, value)| {
+            let named = OUTPUT_NAMES.contains(&flag.as_str());
+            let file_value = ["FILE", "DIR", ".svg", ".csv", ".json", ".toml", ".html"]
+                .iter()
+                .any(|w| value.contains(w));
+            named || (file_value && !READ_PATHS.contains(&flag.as_str()))
+        })
+        .map(|(flag, _)| flag)
+        .collect();
+    flags.sort();
+    flags.dedup();
+    flags
+}
+
+/// The flags of `rtlab PATH` that take a value, with the value as the help
+/// spells it (`<TASKS>`, `[=<FILE>]`), read from `rtlab PATH --help`.
+fn value_flags(path: &str) -> Vec<(String, String)> {
+    value_flags_with_short(path)
+        .into_iter()
+        .map(|(_, flag, value)| (flag, value))
+        .collect()
+}
+
+/// [`value_flags`] with each flag's short form (`-n`), if it has one.
+fn value_flags_with_short(path: &str) -> Vec<(Option<String>, String, String)> {
     let mut args: Vec<&str> = path.split(' ').collect();
     args.push("--help");
     let help = String::from_utf8(
@@ -1792,9 +1819,11 @@ fn output_flags(path: &str) -> Vec<String> {
         if line.len() - text.len() > 6 {
             continue;
         }
-        let text = match text.split_once(", ") {
-            Some((short, rest)) if short.len() == 2 && short.starts_with('-') => rest,
-            _ => text,
+        let (short, text) = match text.split_once(", ") {
+            Some((short, rest)) if short.len() == 2 && short.starts_with('-') => {
+                (Some(short.to_string()), rest)
+            }
+            _ => (None, text),
         };
         let mut words = text.split_whitespace();
         let Some(spec) = words.next().filter(|w| w.starts_with("--")) else {
@@ -1807,16 +1836,10 @@ fn output_flags(path: &str) -> Vec<String> {
                 words.next().filter(|w| w.starts_with('<')).unwrap_or(""),
             ),
         };
-        let named = OUTPUT_NAMES.contains(&flag);
-        let file_value = ["FILE", "DIR", ".svg", ".csv", ".json", ".toml", ".html"]
-            .iter()
-            .any(|w| value.contains(w));
-        if !value.is_empty() && (named || (file_value && !READ_PATHS.contains(&flag))) {
-            flags.push(flag.to_string());
+        if !value.is_empty() {
+            flags.push((short, flag.to_string(), value.to_string()));
         }
     }
-    flags.sort();
-    flags.dedup();
     flags
 }
 
@@ -2494,4 +2517,144 @@ fn errors_name_their_cause() {
             "rtlab {args:?}: {said}"
         );
     }
+}
+
+// Sizes from the user (issue 39, item 2): no value any flag takes makes
+// rtlab allocate past 1 GiB, abort or panic. Every value-taking flag of
+// every row is given 2^64 - 1 (with a unit if it wants one) under
+// `ulimit -v` 1 GiB; what is still running after a few seconds (a long
+// request: `sim -d 18446744073709551615ns`) is stopped with SIGINT.
+
+/// What a run under the limit did.
+struct Limited {
+    status: ExitStatus,
+    stderr: String,
+    /// It was still running after the time given and was stopped.
+    stopped: bool,
+}
+
+/// `rtlab ARGS` under `ulimit -v` 1 GiB, a private state folder in `dir`,
+/// stopped with SIGINT after `limit` (SIGKILL 20 s later).
+fn limited_run(args: &[String], dir: &Path, limit: Duration) -> Limited {
+    let err_path = dir.join("stderr");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+        .arg(rtlab_path())
+        .args(args)
+        .current_dir(dir)
+        .env("RTLAB_STATE_DIR", dir.join("state"))
+        .stdout(Stdio::null())
+        .stderr(File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut stopped = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let waited = started.elapsed();
+        if waited > limit + Duration::from_secs(20) {
+            let _ = child.kill();
+        } else if waited > limit && !stopped {
+            let _ = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status();
+            stopped = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Limited {
+        status,
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+        stopped,
+    }
+}
+
+/// `args` with `flag` (or its `short` form) set to `value`: its value
+/// replaced where the row gives it, else the flag added.
+fn with_flag(args: &[String], short: Option<&str>, flag: &str, value: &str) -> Vec<String> {
+    let mut out = args.to_vec();
+    match out
+        .iter()
+        .position(|a| a == flag || Some(a.as_str()) == short)
+    {
+        Some(i) if i + 1 < out.len() => out[i + 1] = value.to_string(),
+        _ => match out.iter().position(|a| a.starts_with(&format!("{flag}="))) {
+            Some(i) => out[i] = format!("{flag}={value}"),
+            None if value.is_empty() => out.push(flag.to_string()),
+            None => out.push(format!("{flag}={value}")),
+        },
+    }
+    out
+}
+
+/// Every value-taking flag of `rows` given 2^64 - 1.
+fn huge_values<'a>(rows: impl Iterator<Item = &'a Row>) {
+    let bench = Bench::new();
+    let mut tried = 0;
+    for row in rows {
+        let base = bench.args(row.args);
+        for (short, flag, value) in value_flags_with_short(row.path) {
+            // Files and stores are the output and store matrices' (a huge
+            // number is a file name there).
+            if OUTPUT_NAMES.contains(&flag.as_str())
+                || READ_PATHS.contains(&flag.as_str())
+                || output_flags(row.path).contains(&flag)
+                || value.contains("FILE")
+            {
+                continue;
+            }
+            let scratch = tempfile::tempdir().unwrap();
+            let mut huge = "18446744073709551615".to_string();
+            let mut outcome;
+            loop {
+                let args = with_flag(&base, short.as_deref(), &flag, &huge);
+                outcome = limited_run(&args, scratch.path(), Duration::from_secs(3));
+                // A duration without a unit is refused: try it in ns.
+                if outcome.status.code() == Some(2)
+                    && outcome.stderr.contains("unit")
+                    && !huge.ends_with("ns")
+                {
+                    huge.push_str("ns");
+                    continue;
+                }
+                break;
+            }
+            tried += 1;
+            let what = format!(
+                "`rtlab {}` with {flag} {huge}: {:?}{}: {}",
+                row.path,
+                outcome.status,
+                if outcome.stopped { " (stopped)" } else { "" },
+                outcome.stderr
+            );
+            assert!(!outcome.stderr.contains("panicked"), "{what}");
+            if !outcome.stopped {
+                use std::os::unix::process::ExitStatusExt;
+                assert_eq!(outcome.status.signal(), None, "{what}");
+                assert!(matches!(outcome.status.code(), Some(0..=2)), "{what}");
+            }
+            let errors = outcome
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with("error"))
+                .count();
+            assert!(errors <= 1, "{what}");
+        }
+    }
+    assert!(tried > 0);
+}
+
+#[test]
+fn no_flag_value_allocates_past_a_gib_or_panics() {
+    huge_values(ROWS.iter().filter(|r| !r.root && r.path != "demo"));
+}
+
+#[test]
+#[ignore = "needs root"]
+fn no_flag_value_of_a_real_time_command_allocates_past_a_gib_or_panics() {
+    rtlab_testkit::require_root();
+    huge_values(ROWS.iter().filter(|r| r.root || r.path == "demo"));
 }
