@@ -21,7 +21,7 @@ use rtlab_model::TaskSet;
 
 use crate::error::AnalysisError;
 use crate::global::priority::GlobalPriority;
-use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc};
+use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc, Work};
 use crate::partition::{self, Heuristic, Partition};
 use crate::schema::{
     MultiprocessorAnalyzeDocument, MultiprocessorTaskDocument, MultiprocessorTestDocument,
@@ -256,6 +256,9 @@ pub struct MultiprocessorOutcome {
     pub responses: Vec<Response>,
     /// The partition found (partitioned tests).
     pub partition: Option<Partition>,
+    /// The analysis reached its [`global::WORK_CAP`] and gave up: what it
+    /// did not bound is "not proven" for that reason.
+    pub gave_up: bool,
 }
 
 /// Runs `test` on `set` on `m` processors (the set's own platform is not
@@ -266,22 +269,30 @@ pub fn analyse(set: &TaskSet, m: u32, test: MultiprocessorTest) -> Multiprocesso
         schedulable: None,
         responses: Vec::new(),
         partition: None,
+        gave_up: false,
     };
     match test {
         MultiprocessorTest::Gedf(GedfTest::Gfb) => out.schedulable = gfb::verdict(set, m),
         MultiprocessorTest::Gedf(GedfTest::Bak) => out.schedulable = bak::verdict(set, m),
         MultiprocessorTest::Gedf(GedfTest::Bcl) => out.schedulable = bcl::verdict(set, m),
+        // Each RTA once, its verdict from its bounds, within its work cap.
         MultiprocessorTest::Gedf(GedfTest::Rta) => {
-            out.responses = edf_rta::response_times(set, m);
-            out.schedulable = edf_rta::verdict(set, m);
+            let work = Work::default();
+            out.responses = edf_rta::response_times_within(set, m, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Gfp(order, GfpTest::Rta) => {
-            out.responses = fp_rta::response_times(set, m, order);
-            out.schedulable = fp_rta::verdict(set, m, order);
+            let work = Work::default();
+            out.responses = fp_rta::response_times_within(set, m, order, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Gfp(order, GfpTest::RtaLc) => {
-            out.responses = rta_lc::response_times(set, m, order);
-            out.schedulable = rta_lc::verdict(set, m, order);
+            let work = Work::default();
+            out.responses = rta_lc::response_times_within(set, m, order, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Partitioned(kind, heuristic) => {
             if global::exceeds_processors(set, m) {
@@ -416,6 +427,7 @@ pub fn analyze_document(
                     .as_ref()
                     .and_then(|p| p.unplaced)
                     .map(|i| set.tasks[i].name.clone()),
+                gave_up: o.gave_up,
             })
             .collect(),
         utilization: set.utilization(),
