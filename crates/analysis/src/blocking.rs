@@ -9,7 +9,7 @@
 //!   once per resource and at most once per lower-priority task, so
 //!   `Bi = min( Σ_{r: ceil(r) >= Pi} max_{k ∈ lp(i)} len(k, r),
 //!              Σ_{k ∈ lp(i)} max_{r: ceil(r) >= Pi} len(k, r) )`.
-//! - **PCP / IPCP**, (immediate) priority ceiling (same paper; Baker's SRP
+//! - **IPCP** (also read as `pcp`), (immediate) priority ceiling (same paper; Baker's SRP
 //!   under fixed priorities gives the same bound): at most one section,
 //!   `Bi = max { len(k, r) : k ∈ lp(i), ceil(r) >= Pi }`.
 //! - **SRP** under EDF (Baker, *Stack-based scheduling of realtime
@@ -29,30 +29,7 @@ use rtlab_model::{Nanos, TaskSet};
 
 use crate::priority::Priorities;
 
-/// A resource access protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LockingProtocol {
-    /// Priority inheritance (fixed priorities).
-    Pip,
-    /// Priority ceiling or immediate priority ceiling (fixed priorities).
-    Pcp,
-    /// Stack resource policy (EDF; under fixed priorities, as PCP).
-    Srp,
-    /// Deadline floor protocol (EDF; under fixed priorities, as PCP).
-    Dfp,
-}
-
-impl LockingProtocol {
-    /// The stable short name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            LockingProtocol::Pip => "pip",
-            LockingProtocol::Pcp => "pcp",
-            LockingProtocol::Srp => "srp",
-            LockingProtocol::Dfp => "dfp",
-        }
-    }
-}
+pub use rtlab_model::policy::LockingProtocol;
 
 /// True when some task has a critical section.
 pub fn has_critical_sections(set: &TaskSet) -> bool {
@@ -60,6 +37,10 @@ pub fn has_critical_sections(set: &TaskSet) -> bool {
 }
 
 /// Per-task blocking Bi under fixed priorities (zeros without sections).
+/// `ipcp`, `srp` and `dfp` share the ceiling bound; `npp` (Mok 1983) is
+/// blocked by the longest section of any lower-priority task, whatever its
+/// resource; `none` is unbounded (`Nanos::MAX`) wherever a lower-priority
+/// task shares a resource with τi or a more urgent task.
 pub fn fixed_priority(
     set: &TaskSet,
     priorities: &Priorities,
@@ -104,11 +85,19 @@ pub fn fixed_priority(
                     let per_task = sum_of_max(&blocking, |&(k, _, _)| k);
                     per_resource.min(per_task)
                 }
-                _ => blocking
+                LockingProtocol::Ipcp | LockingProtocol::Srp | LockingProtocol::Dfp => blocking
                     .iter()
                     .map(|&(_, _, len)| len)
                     .max()
                     .unwrap_or_default(),
+                LockingProtocol::Npp => sections
+                    .iter()
+                    .filter(|&&(k, _, _, _)| priorities.level(k) < pi)
+                    .map(|&(_, _, len, _)| len)
+                    .max()
+                    .unwrap_or_default(),
+                LockingProtocol::None if blocking.is_empty() => Nanos::ZERO,
+                LockingProtocol::None => Nanos::MAX,
             }
         })
         .collect()
@@ -250,7 +239,7 @@ mod tests {
         // M: L's a (3) has ceiling H >= M, L's b (4) has ceiling H >= M → 4.
         // L: nothing below.
         assert_eq!(
-            fixed_priority(&set, &p, LockingProtocol::Pcp),
+            fixed_priority(&set, &p, LockingProtocol::Ipcp),
             vec![ms(4), ms(4), ms(0)]
         );
     }

@@ -298,7 +298,10 @@ pub fn search(bound: &DemandBound, lo: u128, hi: Option<u128>) -> Verdict {
     }
     let Some(hi) = hi else {
         let mut forward = Forward::new(bound, lo);
-        for _ in 0..FORWARD_CAP {
+        for step in 0..FORWARD_CAP {
+            if step.is_multiple_of(4096) && rtlab_model::cancel::requested() {
+                return None;
+            }
             match forward.next() {
                 Some((p, w)) if w > p => return Some(false),
                 Some(_) => {}
@@ -320,6 +323,10 @@ pub fn search(bound: &DemandBound, lo: u128, hi: Option<u128>) -> Verdict {
                 .is_some_and(|f| f.frontier().is_none_or(|f| u < f))
         {
             return Some(true);
+        }
+        // W(u) costs O(n): poll the caller's stop flag at each step.
+        if rtlab_model::cancel::requested() {
+            return None;
         }
         let w = bound.at(u);
         if w > u {

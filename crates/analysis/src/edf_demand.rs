@@ -229,6 +229,10 @@ fn every_point(tasks: &[DemandTask], blocking: &EdfBlocking, below: u128) -> Ver
     let mut next: Vec<u128> = tasks.iter().map(|k| k.d).collect();
     let mut h: u128 = 0;
     for _ in 0..POINT_CAP {
+        // Each point costs O(n): poll the caller's stop flag at each.
+        if rtlab_model::cancel::requested() {
+            return None;
+        }
         let deadline = next.iter().copied().min().unwrap_or(u128::MAX);
         let t = breaks.peek().copied().unwrap_or(u128::MAX).min(deadline);
         if t >= below {

@@ -73,6 +73,10 @@ pub struct StepOutcome {
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<serde_json::Value>,
+    /// A real step that missed and was run once more before it counted
+    /// (`rtlab_study::confirm`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<rtlab_model::disturbance::Rerun>,
 }
 
 impl StepOutcome {
@@ -176,6 +180,10 @@ pub struct Step {
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<serde_json::Value>,
+    /// A real step that missed and was run once more before it counted;
+    /// absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<rtlab_model::disturbance::Rerun>,
 }
 
 /// The result of a search.
@@ -247,6 +255,7 @@ impl<E> Searcher<'_, E> {
                 interrupted: outcome.interrupted,
                 refused: outcome.refused,
                 kernel_trace: outcome.kernel_trace,
+                rerun: outcome.rerun,
             };
             (self.observe)(&step);
             let (pass, interrupted) = (step.pass, step.interrupted);

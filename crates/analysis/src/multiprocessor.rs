@@ -140,16 +140,18 @@ impl MultiprocessorTest {
         let usage = || {
             format!(
                 "invalid multiprocessor test `{text}`: write gedf:gfb|bak|bcl|rta, \
-                 gfp[-rm|-dm|-given|-dkc]:rta|rta-lc, pedf:HEURISTIC or pfp[-rm|-dm|-given]:HEURISTIC \
+                 gfp[:rm|:dm|:given|:dkc]:rta|rta-lc, pedf:HEURISTIC or pfp[:rm|:dm|:given]:HEURISTIC (or gfp-dm, pfp-dm, ...) \
                  (HEURISTIC: {})",
                 Heuristic::names()
             )
         };
-        let (scheduler, test) = text.split_once(':').ok_or_else(usage)?;
+        // The scheduler as the simulator spells it (`gfp:dm:rta`) or with a
+        // dash (`gfp-dm:rta`): the test is after the last `:`.
+        let (scheduler, test) = text.rsplit_once(':').ok_or_else(usage)?;
         let fixed = |order: &str| match order {
-            "" | "-dm" => Some(PriorityAssignment::DeadlineMonotonic),
-            "-rm" => Some(PriorityAssignment::RateMonotonic),
-            "-given" => Some(PriorityAssignment::Given),
+            "" | "-dm" | ":dm" => Some(PriorityAssignment::DeadlineMonotonic),
+            "-rm" | ":rm" => Some(PriorityAssignment::RateMonotonic),
+            "-given" | ":given" => Some(PriorityAssignment::Given),
             _ => None,
         };
         if scheduler == "gedf" {
@@ -166,7 +168,7 @@ impl MultiprocessorTest {
             let order = match order {
                 "" => GlobalPriority::Dm,
                 o => o
-                    .strip_prefix('-')
+                    .strip_prefix(['-', ':'])
                     .and_then(GlobalPriority::from_name)
                     .ok_or_else(usage)?,
             };
@@ -505,5 +507,25 @@ mod tests {
                 "{test}"
             );
         }
+    }
+
+    /// The scheduler part spelt as the simulator spells it (`gfp:dm`) names
+    /// the same test as the dashed spelling (`gfp-dm`).
+    #[test]
+    fn a_test_reads_the_simulators_spelling_of_its_scheduler() {
+        for (colon, dash) in [
+            ("gfp:dm:rta", "gfp-dm:rta"),
+            ("gfp:rm:rta-lc", "gfp-rm:rta-lc"),
+            ("pfp:dm:wf-decreasing", "pfp-dm:wf-decreasing"),
+            ("pfp:given:ff", "pfp-given:ff"),
+        ] {
+            assert_eq!(
+                MultiprocessorTest::from_name(colon),
+                MultiprocessorTest::from_name(dash),
+                "{colon}"
+            );
+            assert!(MultiprocessorTest::from_name(colon).is_ok(), "{colon}");
+        }
+        assert!(MultiprocessorTest::from_name("gfp:xx:rta").is_err());
     }
 }

@@ -267,6 +267,13 @@ pub fn partition(
     let mut unplaced = None;
     let mut current = 0usize;
     for task in placement_order(set, heuristic.order) {
+        // Each placement runs a processor's test (O(n) or more): stop when
+        // the caller's flag is raised (rtlab_model::cancel), the partition
+        // then incomplete and thrown away by the caller.
+        if rtlab_model::cancel::requested() {
+            unplaced = unplaced.or(Some(task));
+            break;
+        }
         let fits = |bins: &[Vec<usize>], k: usize| {
             let mut with = bins[k].clone();
             with.push(task);

@@ -68,6 +68,11 @@ pub struct Analysed {
 /// The worst-case response time of `task` when `interferers` preempt it, by
 /// the busy-period recurrence above.
 pub fn response_time(task: &Analysed, interferers: &[Interferer]) -> Response {
+    // Every step below costs O(n): poll the caller's stop flag
+    // (rtlab_model::cancel) before the first and at each.
+    if rtlab_model::cancel::requested() {
+        return Response::Unknown;
+    }
     if task.period == 0 || interferers.iter().any(|j| j.period == 0) {
         return Response::Unknown;
     }
@@ -87,7 +92,7 @@ pub fn response_time(task: &Analysed, interferers: &[Interferer]) -> Response {
         // Least fixed point of w(q), from below.
         loop {
             steps += 1;
-            if steps > ITERATION_CAP {
+            if steps > ITERATION_CAP || rtlab_model::cancel::requested() {
                 return Response::Unknown;
             }
             let mut next = b + (q + 1) * c;
@@ -158,6 +163,11 @@ pub fn analyse(set: &TaskSet, priorities: &Priorities, blocking: &[Nanos]) -> Ou
     let mut interferers = Vec::with_capacity(set.tasks.len());
     let responses = (0..set.tasks.len())
         .map(|i| {
+            // O(n) per task even before its recurrence: poll the caller's
+            // stop flag (rtlab_model::cancel) first.
+            if rtlab_model::cancel::requested() {
+                return Response::Unknown;
+            }
             interferers.clear();
             interferers.extend(higher_or_equal(set, priorities, i));
             response_time(&analysed(set, i, blocking[i]), &interferers)

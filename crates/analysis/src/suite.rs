@@ -34,7 +34,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            fixed_protocol: LockingProtocol::Pcp,
+            fixed_protocol: LockingProtocol::Ipcp,
             edf_protocol: LockingProtocol::Srp,
             overheads: None,
             timers: Vec::new(),
@@ -44,6 +44,20 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The options with `protocol` as the locking protocol of the policies
+    /// it applies to: `none`, `npp`, `pip`, `ipcp` under fixed priorities,
+    /// `srp`, `dfp` under EDF (the other keeps its default).
+    pub fn with_locking(mut self, protocol: LockingProtocol) -> Options {
+        match protocol {
+            LockingProtocol::None
+            | LockingProtocol::Npp
+            | LockingProtocol::Pip
+            | LockingProtocol::Ipcp => self.fixed_protocol = protocol,
+            LockingProtocol::Srp | LockingProtocol::Dfp => self.edf_protocol = protocol,
+        }
+        self
+    }
+
     /// The timer models the overhead-aware test runs with: `timers` when
     /// any was given, else the overheads file's model (tickless without a
     /// file, or when the file states none).

@@ -231,27 +231,6 @@ pub fn on_cpus(
     }
 }
 
-/// `sim --scheduler` in `run`'s and `analyze`'s words too: `rm`, `dm` and
-/// `given` are the fixed-priority schedulers `fp:rm`, `fp:dm`, `fp:given`.
-pub fn scheduler_spelling(text: &str) -> String {
-    match text.trim() {
-        name @ ("rm" | "dm" | "given") => format!("fp:{name}"),
-        other => other.to_string(),
-    }
-}
-
-/// `run --policy` in `sim`'s words too: `fp:rm`, `fp:dm`, `fp:given` are
-/// `rm`, `dm`, `given` (`edf` and `rr` are spelt alike; `sim`'s `fifo`
-/// is not `run`'s `fifo-order`, so it is not translated).
-pub fn policy_spelling(text: &str) -> &str {
-    match text.trim() {
-        "fp:rm" => "rm",
-        "fp:dm" => "dm",
-        "fp:given" => "given",
-        other => other,
-    }
-}
-
 /// `CPUn` or a whole number of ns per loop (`flag` names it in the error).
 pub fn parse_calibration(text: &str, flag: &str) -> anyhow::Result<Calibration> {
     if let Some(cpu) = text.strip_prefix("CPU").and_then(|n| n.parse().ok()) {
@@ -365,19 +344,5 @@ pub fn phase_usage(e: PhaseError) -> anyhow::Error {
             "--phase {phase} overlaps --phase {other}: phases must not overlap"
         )),
         other => usage(format!("--{}", printable(&other.to_string()))),
-    }
-}
-
-#[cfg(test)]
-mod spelling_tests {
-    use super::*;
-
-    #[test]
-    fn each_command_accepts_the_others_policy_words_where_unambiguous() {
-        assert_eq!(scheduler_spelling("rm"), "fp:rm");
-        assert_eq!(scheduler_spelling("fp:dm"), "fp:dm");
-        assert_eq!(scheduler_spelling("edf"), "edf");
-        assert_eq!(policy_spelling("fp:given"), "given");
-        assert_eq!(policy_spelling("fifo"), "fifo");
     }
 }

@@ -14,7 +14,7 @@ use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{JobRecord, JobsCsv, RunReport};
 use rtlab_sim::schedule_spans::simulated_spans;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig};
+use rtlab_sim::{MissRule, SchedulerSpec, SimConfig};
 
 use crate::setup::say;
 
@@ -23,7 +23,7 @@ use crate::setup::say;
 pub struct KernelTraceFlags {
     /// Record the kernel's scheduling events of the run's CPUs (a private tracefs instance;
     /// root) and explain every job's waits and misses by cause; `=FILE` keeps the raw trace.
-    /// README: "Kernel trace".
+    /// The guide: "Kernel trace".
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub kernel_trace: Option<String>,
 }
@@ -180,7 +180,7 @@ pub fn schedule_spans(
     set: &TaskSet,
     jobs_seen: &[JobRecord],
     report: &RunReport,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     phases: &[rtlab_model::phase::Phase],
 ) -> Vec<ScheduleSpan> {
     let window = schedule_window(report.ended_ns, report.first_miss_ns);
@@ -204,9 +204,10 @@ pub fn schedule_spans(
         origin,
         window,
     );
-    let Some(spec) = report.scheduler.as_deref() else {
+    let Some(model) = report.scheduler else {
         return spans;
     };
+    let spec = SchedulerSpec::from(model);
     let cpus = report
         .cpus
         .clone()
@@ -218,13 +219,7 @@ pub fn schedule_spans(
         .filter(|p| p.start.as_ns() < window.1)
         .cloned()
         .collect();
-    let simulated = spec
-        .parse::<SchedulerSpec>()
-        .map_err(|e| e.to_string())
-        .and_then(|spec| {
-            simulated_spans(set, &spec, &config, window, &cpus).map_err(|e| e.to_string())
-        });
-    match simulated {
+    match simulated_spans(set, &spec, &config, window, &cpus) {
         Ok(sim) => spans.extend(sim),
         Err(e) => say(&format!(
             "note: the saved schedule has no simulated side: the simulator refuses {spec}: {e}"

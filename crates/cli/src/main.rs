@@ -24,9 +24,11 @@ mod placement;
 mod plot_file;
 mod progress;
 mod real_run;
+mod reference;
 mod save;
 mod set_files;
 mod setup;
+mod trace_output;
 mod usage;
 mod wrote;
 
@@ -45,6 +47,10 @@ mod wrote;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print every column of every table, whatever the width; by default tables fit the
+    /// terminal (or `COLUMNS`), leaving out the columns a reader needs least and saying which.
+    #[arg(long, global = true)]
+    wide: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,9 +67,9 @@ enum Command {
     Analyze(commands::analyze::AnalyzeArgs),
     /// Place tasks on M processors with a bin-packing heuristic (ff, bf, wf, nf), each admitted by a uniprocessor test.
     Partition(commands::partition::PartitionArgs),
-    /// Paper 004's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
+    /// Arakawa et al. 1993's experiment: ideal, overhead-aware, simulated and measured breakdown utilization.
     Breakdown(commands::breakdown::BreakdownArgs),
-    /// Experiments that compare schedulers: `edf-vs-fps` (paper 001's study).
+    /// Experiments that compare schedulers: `edf-vs-fps` (Carletto & Vardanega 2017's study).
     #[command(subcommand)]
     Study(commands::study::StudyCommand),
     /// Schedulability-ratio sweep over random task sets (parallel, deterministic per seed).
@@ -71,7 +77,7 @@ enum Command {
     /// Simulate a task set under a scheduler (FP, EDF, FIFO, NP-EDF, RR, I+PI, Multiburst, hybrid; G-EDF, EDZL, P-EDF, ... on m CPUs).
     #[command(after_help = commands::sim::examples())]
     Sim(commands::sim::SimArgs),
-    /// Hartstone PH tests 1-4 and the extended Hartstone (paper 002 ch. 4), simulated and on real threads.
+    /// Hartstone PH tests 1-4 and the extended Hartstone (Golchin 2017 ch. 4), simulated and on real threads.
     #[command(after_help = commands::hartstone::EXAMPLES)]
     Hartstone(commands::hartstone::HartstoneArgs),
     /// Run a task set on real threads under a Linux policy, recording every job.
@@ -80,13 +86,13 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Wake-up latency and period jitter of timer threads (cyclictest's measurement).
     Latency(commands::latency::LatencyArgs),
-    /// Measure this machine's scheduling costs (paper 004's C_preempt, C_exit, C_nonpreempt, C_timer) and write an overheads file.
+    /// Measure this machine's scheduling costs (Arakawa et al. 1993's C_preempt, C_exit, C_nonpreempt, C_timer) and write an overheads file.
     Characterize(commands::characterize::CharacterizeArgs),
     /// Run a background load (hackbench, CPU spinners) for a bounded time.
     Load(commands::load::LoadArgs),
-    /// Paper 000 section 4.1: lags per period x utilization, with and without the lag controller.
+    /// Soyer 2024 section 4.1: lags per period x utilization, with and without the lag controller.
     LagStudy(commands::lag_study::LagStudyArgs),
-    /// Seed 003's relative versus absolute sleeps: periodic loops with one period, and how far apart they drift.
+    /// The ECE Paris RTOS lab's (2018) relative versus absolute sleeps: periodic loops with one period, and how far apart they drift.
     Drift(commands::drift::DriftArgs),
     /// The platform's real-time state before measuring; --restore undoes what killed runs left.
     Doctor(commands::doctor::DoctorArgs),
@@ -95,6 +101,18 @@ enum Command {
     /// The results store: list, show, diff, export and remove runs saved with --save.
     #[command(subcommand)]
     Results(commands::results::ResultsCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for rtlab.
+    Completions(commands::completions::CompletionsArgs),
+    /// Write rtlab's man pages (one per command) into a directory.
+    Man(commands::man::ManArgs),
+    /// The guide's command reference (docs/src/reference/cli.md) in
+    /// Markdown, generated from this command-line definition.
+    #[command(
+        name = "__reference",
+        hide = true,
+        after_help = "Example:\n  rtlab __reference"
+    )]
+    Reference,
     /// Every command, one path a line (`taskset gen`, `sim`, ...): the test
     /// of the promises every command keeps (tests/promises_matrix.rs) takes
     /// its list from here, so a new command cannot escape it.
@@ -107,6 +125,7 @@ enum Command {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    rtlab_report::table::set_wide(cli.wide);
     match cli.command {
         Command::Taskset(command) => commands::taskset::run(command),
         Command::Demo(args) => commands::demo::run(&args),
@@ -127,6 +146,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Results(command) => commands::results::run(&command),
+        Command::Completions(args) => commands::completions::run(&args),
+        Command::Man(args) => commands::man::run(&args),
+        Command::Reference => {
+            out!("{}", reference::markdown(&mut command()));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Commands => {
             for path in leaf_commands(&Cli::command()) {
                 outln!("{path}");
@@ -166,6 +191,12 @@ fn leaf_commands(cmd: &clap::Command) -> Vec<String> {
 /// template is never wrapped. So the text moves into the template (the
 /// flags above it are still wrapped). It must hold no `{`, which templates
 /// read as a tag.
+///
+/// Every command's usage line is also fixed to the one its `--help`
+/// prints: in an error, clap would list the flags the command line used as
+/// if they were required (`rtlab run --policy <POLICY> --duration
+/// <DURATION> <TASKSET>` after `rtlab run x -d 1s`, where `--duration`
+/// defaults to 10 s).
 fn command() -> clap::Command {
     fn unwrapped(cmd: clap::Command) -> clap::Command {
         let cmd = cmd.mut_subcommands(unwrapped);
@@ -176,7 +207,14 @@ fn command() -> clap::Command {
             "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{after}"
         ))
     }
-    unwrapped(Cli::command())
+    fn fixed_usage(mut cmd: clap::Command) -> clap::Command {
+        let usage = cmd.render_usage().to_string();
+        let usage = usage.trim().trim_start_matches("Usage:").trim().to_string();
+        cmd.mut_subcommands(fixed_usage).override_usage(usage)
+    }
+    let mut cmd = unwrapped(Cli::command());
+    cmd.build();
+    fixed_usage(cmd)
 }
 
 /// Whether `command` measures or changes kernel settings, and so gets the
@@ -207,6 +245,9 @@ fn handles_stops(command: &Command) -> bool {
         | Command::Sim(_)
         | Command::Report(_)
         | Command::Results(_)
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Reference
         | Command::Commands => false,
     }
 }

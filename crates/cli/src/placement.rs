@@ -6,7 +6,7 @@
 use rtlab_analysis::partition::{partition, Heuristic};
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::{printable, TaskSet};
-use rtlab_sim::{PartitionedPolicy, SchedulerSpec};
+use rtlab_sim::SchedulerSpec;
 
 use crate::usage::usage;
 
@@ -54,14 +54,16 @@ pub fn for_scheduler(
     heuristic: &str,
     outcome: &str,
 ) -> anyhow::Result<TaskSet> {
-    let SchedulerSpec::Partitioned(policy) = spec else {
-        return Err(usage(format!(
-            "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
-        )));
-    };
-    let test = match policy {
-        PartitionedPolicy::Edf => "edf:edf-demand".to_string(),
-        PartitionedPolicy::Fp(p) => format!("{}:rta", p.name()),
+    // Each processor is admitted by the exact test of its uniprocessor
+    // scheduler: EDF's demand, or RTA under that priority order.
+    let test = match spec.per_processor() {
+        Some(SchedulerSpec::Edf) => "edf:edf-demand".to_string(),
+        Some(SchedulerSpec::Fp(p)) => format!("{}:rta", p.name()),
+        _ => {
+            return Err(usage(format!(
+                "--partition places tasks for a partitioned scheduler (pedf, pfp:rm|dm|given), not {spec}"
+            )))
+        }
     };
     partitioned(set, heuristic, &test, outcome)
 }

@@ -26,7 +26,7 @@ pub const MAX_SAVED_SAMPLES: u64 = 1_000_000;
 /// simulates or sweeps.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SaveFlags {
-    /// Save the run in the results store (see `rtlab results`; README "Results store").
+    /// Save the run in the results store (see `rtlab results`; the guide "Results store").
     #[arg(long)]
     pub save: bool,
     /// The results database to save in (implies --save; default: $RTLAB_STORE, else
@@ -90,9 +90,21 @@ pub struct Saver {
 }
 
 impl Saver {
+    /// Takes the host's metadata again now that the measurement starts
+    /// (after the wait for the CPU lock, during which another run may
+    /// have had RT throttling off).
+    pub fn measurement_starts(&self) {
+        if let Ok(host) = serde_json::to_value(rtlab_host::platform::host_metadata()) {
+            self.writer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .set_host(host);
+        }
+    }
+
     /// A job sink for the executor's writer thread that adds every job as a
     /// row.
-    pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink> {
+    pub fn job_sink(&self, set: &TaskSet) -> Box<dyn JobSink + Send> {
         Box::new(StoreSink {
             writer: Arc::clone(&self.writer),
             set: set.clone(),
@@ -114,7 +126,7 @@ impl Saver {
             if w.job_count() < MAX_SAVED_SIM_JOBS {
                 // A spool that cannot be written fails again at finish,
                 // which reports it.
-                let _ = w.job(&rtlab_report::sources::job_row(record, &set));
+                let _ = w.job(&rtlab_store::JobRow::from((record, &set)));
             }
         }
     }
@@ -212,7 +224,7 @@ struct StoreSink {
 
 impl JobSink for StoreSink {
     fn job(&mut self, j: &JobRecord, _ended: Nanos) -> std::io::Result<()> {
-        let row = rtlab_report::sources::job_row(j, &self.set);
+        let row = rtlab_store::JobRow::from((j, &self.set));
         self.writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -82,7 +82,7 @@ pub fn restore_left_state_first() {
 #[derive(Debug, Clone, Default, Args)]
 pub struct CpuLockFlags {
     /// Refuse (exit 1) instead of waiting when another rtlab measures on the same CPU
-    /// (README: "One measurement per CPU").
+    /// (the guide: "One measurement per CPU").
     #[arg(long)]
     pub no_wait: bool,
 }
@@ -123,4 +123,46 @@ impl CpuLockFlags {
 /// may be gone after SIGHUP).
 pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The CPUs a measurement uses: `pinned`, or every CPU this process may
+/// use (unpinned threads may run anywhere).
+pub fn measured_cpus(pinned: Option<&[usize]>) -> Vec<usize> {
+    match pinned {
+        Some(c) => c.to_vec(),
+        None => rtlab_host::policy::allowed_cpus().unwrap_or_default(),
+    }
+}
+
+/// `--isolate`, on every command that measures on real threads.
+#[derive(Debug, Clone, Default, Args)]
+pub struct IsolateFlags {
+    /// Shield the measured CPUs for the measurement: every thread and interrupt that may move is
+    /// moved off them (as `cset shield`), and put back afterwards, also after a kill (guide:
+    /// how-to/trust-a-real-result.md). Needs root and a cgroup-v1 cpuset hierarchy.
+    #[arg(long)]
+    pub isolate: bool,
+}
+
+impl IsolateFlags {
+    /// Refuses a shield of `cpus` that cannot be raised (not root, the
+    /// measured CPUs are every CPU, another tool's cpusets, cgroup v2),
+    /// before the command waits for its CPUs or changes anything.
+    pub fn check(&self, cpus: &[usize]) -> anyhow::Result<()> {
+        if self.isolate {
+            rtlab_host::shield::ShieldPlan::new(cpus)?;
+        }
+        Ok(())
+    }
+
+    /// Raises the shield of `cpus` when asked (after the measurement lock
+    /// is held), saying on standard error what it moved.
+    pub fn raise(&self, cpus: &[usize]) -> anyhow::Result<Option<rtlab_host::shield::Shield>> {
+        if !self.isolate {
+            return Ok(None);
+        }
+        let shield = rtlab_host::shield::Shield::raise(cpus)?;
+        say(&shield.line());
+        Ok(Some(shield))
+    }
 }

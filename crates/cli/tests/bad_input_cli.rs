@@ -375,7 +375,12 @@ fn control_characters_in_names_are_escaped_on_output() {
             .any(|c| c != '\n' && (c.is_control() || c == '\u{202e}')),
         "{svg}"
     );
-    assert!(svg.contains(">a\\nb</text>"), "{svg}");
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+        .collect();
+    assert!(texts.contains(&"a\\nb"), "{texts:?}");
     // Error messages too: one line, escaped.
     let bad = write(
         dir.path(),
@@ -580,7 +585,17 @@ fn scheduler_and_policy_errors_name_their_flag() {
         (
             &["run", s4, "--policy", "fifo", "-d", "10ms"],
             2,
-            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf, or on --cpus gedf, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]\n",
+            "error: --policy `fifo`: use other, fifo-order, rm, dm, given, rr or edf, or on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given], pfp[:rm|dm|given]\n",
+        ),
+        (
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "gedf", "-d", "10ms"],
+            2,
+            "error: --policy `gedf`: gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl\n",
+        ),
+        (
+            &["sim", s4, "-s", "EDF", "-d", "10ms"],
+            2,
+            "error: --scheduler `EDF`: unknown scheduler; did you mean `edf`?\n",
         ),
         (
             &["run", s4, "--policy", "given", "-d", "10ms"],
@@ -809,7 +824,7 @@ fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
     let balance = std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance").ok();
     let cases: &[(&[&str], i32, &str)] = &[
         (
-            &["run", "builtin:dhall-linux", "--cpus", "0,4095", "--policy", "gedf", "-d", "100ms"],
+            &["run", "builtin:dhall-linux", "--cpus", "0,4095", "--policy", "linux-dl", "-d", "100ms"],
             1,
             "invalid --cpus 0,4095: CPU 4095 is offline or does not exist",
         ),
@@ -819,7 +834,7 @@ fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
             "1000 CPUs asked for, but this machine has",
         ),
         (
-            &["run", "builtin:dhall-linux", "--cpus", "0,x", "--policy", "gedf"],
+            &["run", "builtin:dhall-linux", "--cpus", "0,x", "--policy", "linux-dl"],
             2,
             "--cpus `0,x`",
         ),
@@ -834,7 +849,7 @@ fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
             "--policy pedf needs every task's cpu (in the file) or --partition HEURISTIC",
         ),
         (
-            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "gedf", "--partition", "ff"],
+            &["run", "builtin:dhall-linux", "--cpus", "0,1", "--policy", "linux-dl", "--partition", "ff"],
             2,
             "--partition places tasks for pedf or pfp",
         ),
@@ -842,7 +857,7 @@ fn multiprocessor_runs_refuse_cpus_they_cannot_have_in_one_line() {
             // ff-decreasing puts the heavy task (0.99) alone on CPU 0: over 0.90.
             &["run", "builtin:dhall", "--cpus", "0,1", "--policy", "pedf", "--partition", "ff-decreasing", "-d", "100ms"],
             1,
-            "SCHED_DEADLINE admission: the tasks on CPU(s) 0 (`heavy`) need sum C/T = 0.990, over the limit of that root domain",
+            "SCHED_DEADLINE admission: the tasks on CPU(s) 0 (`heavy`) need sum C/T = 1038194 (0.990099) in the kernel's units of 2^-20 of a CPU, ",
         ),
     ];
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
@@ -993,8 +1008,14 @@ fn a_phase_past_the_deadline_admission_limit_is_refused_before_the_run() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with(
-            "error: rtlab run --policy edf: phase 300ms..600ms:x2.5 makes the SCHED_DEADLINE set inadmissible: sum of runtime/period 1.020 above the limit 0."
+            "error: rtlab run --policy edf: phase 300ms..600ms:x2.5 makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = "
         ),
+        "{err}"
+    );
+    // The numbers show the excess, in the kernel's own units.
+    assert!(
+        err.contains("in the kernel's units of 2^-20 of a CPU, ")
+            && err.contains(" admits on 1 CPU;"),
         "{err}"
     );
     assert!(err.contains("add --no-rt-throttling"), "{err}");

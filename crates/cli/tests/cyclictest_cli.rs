@@ -159,6 +159,10 @@ fn a_real_time_run_writes_cyclictest_json() {
     assert!(stdout.contains("\nT: 1 ("), "{stdout}");
     assert!(stdout.contains("P:99 I:1000"), "{stdout}");
     assert!(
+        !stdout.contains("I:1500"),
+        "-h gives every thread the same interval, as cyclictest does: {stdout}"
+    );
+    assert!(
         stdout.contains("# Histogram\n000000 "),
         "-h 50 prints the histogram: {stdout}"
     );
@@ -174,10 +178,11 @@ fn a_real_time_run_writes_cyclictest_json() {
             "-a pins thread i to the i-th CPU"
         );
         assert_eq!(t["node"], 0);
-        // 1 s at 1000 us and 1500 us: at most 1000 and 667 loops (fewer
-        // when a late wake-up skips periods).
+        // 1 s at 1000 us: as in cyclictest, -h gives every thread the same
+        // interval (no distance), so at most 1000 loops each (fewer when a
+        // late wake-up skips periods).
         let cycles = t["cycles"].as_u64().unwrap();
-        let most = 1_000_000 / (1000 + 500 * i as u64) + 1;
+        let most = 1_000_000 / 1000 + 1;
         assert!((1..=most).contains(&cycles), "thread {i}: {cycles} loops");
         assert!(t["histogram"]
             .as_object()

@@ -9,12 +9,12 @@
 //! failure under CI); as root (CI) every example must succeed.
 
 mod common;
+mod example_runs;
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
 
 use common::is_root;
+use example_runs::{run_line, shortened};
 
 /// The help text of `rtlab ARGS --help`.
 fn help(args: &[&str]) -> String {
@@ -84,64 +84,6 @@ fn all_examples() -> Vec<(String, Vec<String>)> {
     }
     out.sort();
     out
-}
-
-/// Commands that run real threads or a load: their run lengths are cut.
-const TIMED: [&str; 6] = ["run", "compare", "latency", "load", "lag-study", "drift"];
-
-/// The example with its long runs made short: durations 300 ms, Hartstone
-/// iterations 500 ms (their shortest), loops 300,
-/// samples 20, sets 20, one lag-study round with a short grid and no
-/// cooldown (added where the default is long).
-fn shortened(command: &str, example: &str) -> String {
-    let words: Vec<&str> = example.split_whitespace().collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let word = words[i];
-        out.push(word.to_string());
-        let short = match word {
-            "--duration" | "-D" if TIMED.contains(&command) => Some("300ms"),
-            // rt-app runs for whole seconds.
-            "-d" if example.contains("--with rt-app") => Some("1s"),
-            "-d" if TIMED.contains(&command) && command != "latency" => Some("300ms"),
-            "--loops" | "-l" => Some("300"),
-            "--samples" => Some("20"),
-            "--sets" => Some("20"),
-            "--rounds" => Some("1"),
-            "--cooldown" => Some("0s"),
-            "--iteration-duration" if command == "hartstone" => Some("500ms"),
-            "--duration-per-step" => Some("300ms"),
-            "--repeat" if command == "breakdown" => Some("1"),
-            _ => None,
-        };
-        if let Some(short) = short {
-            out.push(short.to_string());
-            i += 1;
-        }
-        i += 1;
-    }
-    if command == "lag-study" && !words.contains(&"--samples") {
-        out.push("--samples 20".into());
-    }
-    if command == "lag-study" && !words.contains(&"--cooldown") {
-        out.push("--cooldown 0s".into());
-    }
-    if command == "breakdown" {
-        for (flag, short) in [
-            ("--duration-per-step", "300ms"),
-            ("--repeat", "1"),
-            ("--resolution", "0.05"),
-        ] {
-            if !words.contains(&flag) {
-                out.push(format!("{flag} {short}"));
-            }
-        }
-    }
-    if command == "sweep" && !words.contains(&"--sets") {
-        out.push("--sets 20".into());
-    }
-    out.join(" ")
 }
 
 /// The `rt-app` on `PATH`, if any.
@@ -235,16 +177,7 @@ fn every_example_in_every_help_runs() {
                 continue;
             }
             let line = shortened(command, &example);
-            let mut child = Command::new("sh");
-            child
-                .args(["-c", &line])
-                .current_dir(dir.path())
-                .env("RTLAB_STORE", &store)
-                .env("PATH", &path);
-            let out = assert_cmd::Command::from_std(child)
-                .timeout(Duration::from_secs(180))
-                .output()
-                .unwrap();
+            let out = run_line(&line, dir.path(), &store, &path);
             ran += 1;
             let err = String::from_utf8_lossy(&out.stderr);
             let first = err.lines().next().unwrap_or_default();

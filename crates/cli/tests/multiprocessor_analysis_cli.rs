@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{failure, json_of, stdout_of, write};
+use common::{failure, json_of, rtlab, stdout_of, write};
 
 #[test]
 fn partition_places_dhall_and_writes_a_loadable_file() {
@@ -188,4 +188,49 @@ fn platform_refusals_are_one_line() {
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
+}
+
+/// `--policy` chooses uniprocessor tests: on a 2-processor file (or with
+/// `--test`) it would be ignored, so it is refused in one line that says
+/// what to use, where it used to print the multiprocessor table and exit 0
+/// (issue 36).
+#[test]
+fn a_uniprocessor_policy_on_several_processors_is_refused() {
+    for args in [
+        vec!["analyze", "builtin:dhall", "--policy", "edf"],
+        vec![
+            "analyze",
+            "builtin:avionics",
+            "--cpus",
+            "2",
+            "--policy",
+            "rm",
+        ],
+        vec![
+            "analyze",
+            "builtin:avionics",
+            "--policy",
+            "rm",
+            "--test",
+            "gedf:gfb",
+        ],
+    ] {
+        let (code, err) = failure(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("is for one processor") && err.contains("--test"),
+            "{err}"
+        );
+    }
+    // Without --policy the multiprocessor tests run, and one processor
+    // still takes it.
+    rtlab()
+        .args(["analyze", "builtin:dhall"])
+        .assert()
+        .success();
+    rtlab()
+        .args(["analyze", "builtin:dhall", "--cpus", "1", "--policy", "edf"])
+        .assert()
+        .success();
 }

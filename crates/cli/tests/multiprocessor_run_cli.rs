@@ -104,7 +104,7 @@ fn dhall_misses_under_gedf_and_meets_under_pedf_on_real_threads() {
         "--cpus",
         "0,1",
         "--policy",
-        "gedf",
+        "linux-dl",
         "-d",
         "1s",
         "--json",

@@ -1,4 +1,4 @@
-//! The promises every command keeps (README "Kernel settings and
+//! The promises every command keeps (the guide, docs/src/reference/promises.md: "Kernel settings and
 //! interrupted runs"; issue 24), checked for every command the CLI defines.
 //!
 //! The command list comes from the CLI itself (`rtlab __commands`, a hidden
@@ -426,6 +426,11 @@ const ROWS: &[Row] = &[
     Row {
         prints: false,
         ..row("results rm", &["results", "rm", "1", "--store", "{fresh}"])
+    },
+    row("completions", &["completions", "bash"]),
+    Row {
+        prints: false,
+        ..row("man", &["man", "--out", "{dir}/man"])
     },
 ];
 
@@ -1205,7 +1210,7 @@ fn every_failure_of_a_run_is_said_once_and_a_lost_thread_fails_it() {
     // A process stopped past the end of its run (SIGSTOP 7 s, then
     // SIGCONT): the threads report back as soon as they run again and keep
     // their jobs (they were dropped before); a thread that still does not
-    // report is lost, and README says a lost thread fails the run.
+    // report is lost, and the guide says a lost thread fails the run.
     let child = Command::new(rtlab_path())
         .args([
             "run",

@@ -165,6 +165,38 @@ fn bad_flags_are_one_line_errors_naming_the_flag() {
     }
 }
 
+/// An error's usage line is the one `--help` prints: clap would list the
+/// flags the command line used as if they were required, `--duration
+/// <DURATION>` among them although it defaults to 10 s (issue 36).
+#[test]
+fn usage_lines_in_errors_do_not_make_given_flags_required() {
+    for args in [
+        vec!["run", "builtin:gap", "-d", "1s"],
+        vec![
+            "run",
+            "builtin:gap",
+            "-P",
+            "rm",
+            "-d",
+            "1s",
+            "--cpu",
+            "1",
+            "--no-pin",
+        ],
+    ] {
+        let out = rtlab().args(&args).assert().code(2).get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let usage = err
+            .lines()
+            .find(|l| l.starts_with("Usage:"))
+            .unwrap_or_else(|| panic!("{args:?}: {err}"));
+        assert_eq!(
+            usage, "Usage: rtlab run [OPTIONS] --policy <POLICY> <TASKSET>",
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs root"]
 fn compare_hartstone_under_rm_agrees_on_zero_misses() {
@@ -411,7 +443,7 @@ fn protocols_linux_does_not_offer_are_refused_with_words() {
         ),
         ("dm", "srp", "Linux has no stack resource policy"),
         ("dm", "npp", "rtlab sim --protocol npp"),
-        ("dm", "pcp", "--protocol `pcp`: use none, pip or ipcp"),
+        ("dm", "hlp", "--protocol `hlp`: use none, pip or ipcp"),
         (
             "edf",
             "ipcp",

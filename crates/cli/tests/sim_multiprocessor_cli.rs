@@ -121,8 +121,17 @@ fn gantt_and_trace_get_one_row_per_processor() {
         trace.to_str().unwrap(),
     ]);
     let svg = std::fs::read_to_string(svg).unwrap();
+    // The texts of the chart: its row labels among them.
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+        .collect();
     for c in 0..3 {
-        assert!(svg.contains(&format!(">cpu {c}<")), "row cpu {c}");
+        assert!(
+            texts.contains(&format!("cpu {c}").as_str()),
+            "row cpu {c}: {texts:?}"
+        );
     }
     let trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();

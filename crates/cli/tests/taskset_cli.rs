@@ -29,7 +29,7 @@ fn show_prints_a_readable_table() {
             "lf-scenario-4 (builtin:lf-scenario-4): 2 tasks, U = 0.9200",
         ))
         .stdout(predicate::str::contains("constrained deadlines"))
-        .stdout(predicate::str::is_match(r"t1\s+25ms\s+23ms\s+3ms\s+1ms").unwrap());
+        .stdout(predicate::str::is_match(r"t1\s+25 ms\s+23 ms\s+3 ms\s+1 ms").unwrap());
 }
 
 #[test]

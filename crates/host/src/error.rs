@@ -141,6 +141,15 @@ pub enum HostError {
         /// What failed or stands in the way, with the path.
         why: String,
     },
+    /// `--isolate`: the shield of the measured CPUs is refused or could
+    /// not be raised.
+    #[error("--isolate: cannot shield CPU {cpus}: {why}")]
+    Shield {
+        /// The measured CPUs, e.g. `1`.
+        cpus: String,
+        /// Why, and what to do.
+        why: String,
+    },
     /// A kernel setting could not be changed, or its original not recorded
     /// (see [`crate::kernel_state`]); e.g. another live rtlab holds it.
     #[error(transparent)]

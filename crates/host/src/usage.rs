@@ -16,6 +16,15 @@ pub fn peak_rss_bytes() -> Option<u64> {
     rusage(libc::RUSAGE_SELF).map(|u| (u.ru_maxrss as u64).saturating_mul(1024))
 }
 
+/// The process's CPU time so far, user plus system, every thread that ran
+/// included (`RUSAGE_SELF`), in ns.
+pub fn process_cpu_ns() -> Option<u64> {
+    rusage(libc::RUSAGE_SELF).map(|u| {
+        let us = |t: libc::timeval| (t.tv_sec as u64) * 1_000_000 + t.tv_usec as u64;
+        (us(u.ru_utime) + us(u.ru_stime)) * 1000
+    })
+}
+
 #[inline]
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
     rtlab_sys::resource::getrusage(who).ok()

@@ -21,9 +21,18 @@
 //!
 //! **Lateness split** (missed jobs): with lateness L = end - deadline and
 //! the waits w_i summing to W, a cause gets L * w_i / W when W >= L;
-//! otherwise each gets w_i and `execution` (the job's own time beyond its
-//! deadline) gets L - W. Integer shares; the rounding remainder goes to
-//! the largest.
+//! otherwise each gets w_i and the rest, X = L - W, is the time the job
+//! was on its CPU beyond its deadline. That time is split in two when the
+//! job's own CPU time C is known ([`SetThreads::own_cpu`]): the thread was
+//! on the CPU for R ns (its running spans, interrupts carved out), of
+//! which C - I was its own work (I: the interrupts' time in R's job, which
+//! the thread's CPU clock also counts on a kernel without IRQ time
+//! accounting, [`SetThreads::irq_in_task_time`]) and S = R - (C - I) was
+//! not the job's although the thread was on the CPU: the vCPU stalled by
+//! the host (paravirtual steal is not charged to the thread). `host-stall`
+//! gets min(X, S) and `execution` the rest, X - min(X, S): "execution"
+//! is the job's own work only. Integer shares; the rounding remainder goes
+//! to the largest.
 
 use std::collections::BTreeMap;
 
@@ -128,6 +137,11 @@ pub struct JobKernel {
     pub lateness: BTreeMap<String, u64>,
     /// The trace does not cover the job (no span of its thread in it).
     pub untraced: bool,
+    /// Time its thread was on the CPU in the window, interrupts carved
+    /// out (ns).
+    pub on_cpu: u64,
+    /// Interrupt and softirq time while its thread was on the CPU (ns).
+    pub interrupted_on_cpu: u64,
 }
 
 impl JobKernel {
@@ -170,6 +184,14 @@ pub struct SetThreads {
     pub tasks: Vec<(String, Option<i32>)>,
     /// The class of every task thread.
     pub class: ThreadClass,
+    /// Per task: each job's own CPU time (ns, its C as the executor burns
+    /// it on the thread's CPU clock), when it is the same for every job
+    /// (no phases); empty or `None`: unknown, the lateness beyond the waits
+    /// stays `execution` whole.
+    pub own_cpu: Vec<Option<u64>>,
+    /// The thread's CPU clock counts interrupt time (a kernel without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`, as here).
+    pub irq_in_task_time: bool,
 }
 
 impl SetThreads {
@@ -236,10 +258,17 @@ pub fn attribute(
         add(&mut k, "softirq".into(), CauseKind::Softirq, soft);
         match span.state {
             ThreadState::Running => {
+                let busy_until = job.previous_finish.unwrap_or(0).clamp(s, e);
+                // Its own job's part of the span (after the previous
+                // job's finish).
+                if e > busy_until {
+                    let (i, so) = schedule.interrupted(span.cpu, busy_until, e);
+                    k.on_cpu += (e - busy_until).saturating_sub(i + so);
+                    k.interrupted_on_cpu += i + so;
+                }
                 // Before the previous job's finish the thread was busy
                 // with it (after it, up to the job's start, it was on its
                 // own release path: not a wait).
-                let busy_until = job.previous_finish.unwrap_or(0).clamp(s, e);
                 let busy = (busy_until - s).saturating_sub(irq + soft);
                 add(&mut k, "backlog".into(), CauseKind::Backlog, busy);
                 if span.start >= a {
@@ -263,7 +292,16 @@ pub fn attribute(
         }
     }
     if missed {
-        split_lateness(&mut k, b.saturating_sub(job.deadline));
+        let own = set.own_cpu.get(job.task).copied().flatten();
+        let stall = own.map(|c| {
+            let work = if set.irq_in_task_time {
+                c.saturating_sub(k.interrupted_on_cpu)
+            } else {
+                c
+            };
+            k.on_cpu.saturating_sub(work)
+        });
+        split_lateness(&mut k, b.saturating_sub(job.deadline), stall);
     }
     k
 }
@@ -307,15 +345,24 @@ fn classify(
     )
 }
 
-/// Splits `late` ns among the waits (see the module docs).
-fn split_lateness(k: &mut JobKernel, late: u64) {
+/// Splits `late` ns among the waits, and beyond them between
+/// `host-stall` (at most `stall`: on the CPU, not the job's) and
+/// `execution` (see the module docs).
+fn split_lateness(k: &mut JobKernel, late: u64, stall: Option<u64>) {
     if late == 0 {
         return;
     }
     let total: u64 = k.waits.values().sum();
     if total < late {
         k.lateness = k.waits.clone();
-        k.lateness.insert("execution".into(), late - total);
+        let beyond = late - total;
+        let stalled = stall.unwrap_or(0).min(beyond);
+        if stalled > 0 {
+            k.lateness.insert("host-stall".into(), stalled);
+        }
+        if beyond > stalled {
+            k.lateness.insert("execution".into(), beyond - stalled);
+        }
         return;
     }
     let mut given = 0;
@@ -399,18 +446,117 @@ mod tests {
     #[test]
     fn lateness_is_split_in_proportion_to_the_waits_or_beyond_them_to_execution() {
         let mut k = waits(&[("set:a", 4_000_000), ("irq", 2_000_000)]);
-        split_lateness(&mut k, 3_000_000);
+        split_lateness(&mut k, 3_000_000, None);
         assert_eq!(k.lateness["set:a"], 2_000_000);
         assert_eq!(k.lateness["irq"], 1_000_000);
         assert_eq!(k.main_cause(), "set:a");
         let mut k = waits(&[("set:a", 4_000_000), ("irq", 2_000_000)]);
-        split_lateness(&mut k, 10_000_000);
+        split_lateness(&mut k, 10_000_000, None);
         assert_eq!(k.lateness["execution"], 4_000_000);
         assert_eq!(k.lateness["set:a"], 4_000_000);
         // Rounding: 1 ns over three equal waits goes to one of them.
         let mut k = waits(&[("a", 1), ("b", 1), ("c", 1)]);
-        split_lateness(&mut k, 1);
+        split_lateness(&mut k, 1, None);
         assert_eq!(k.lateness.values().sum::<u64>(), 1);
+    }
+
+    /// A hand-made trace of CPU 1: t (pid 10, D 4 ms) is woken at 0 and
+    /// runs from 0 to 6 ms, IRQ 19 in 1..1.5 ms. Late by L = 2 ms; waits W
+    /// = 0.5 ms (the IRQ); on the CPU R = 5.5 ms. With C = 3 ms counted on
+    /// a CPU clock that includes the IRQ, its own work was 2.5 ms, so 3 ms
+    /// of R were not the job's (the host): of X = L - W = 1.5 ms,
+    /// host-stall 1.5 ms, execution 0. With C = 5.5 ms the stall is 0.5 ms
+    /// and execution 1 ms; with C unknown, execution keeps all 1.5 ms.
+    #[test]
+    fn execution_beyond_the_waits_is_split_into_own_work_and_host_stall() {
+        use crate::decode::{Comm, Event, Kind};
+        let o = 1_000_000_000u64;
+        let ms = |x: f64| o + (x * 1e6) as u64;
+        let switch = |ts, prev: (i32, i64), next: i32| Event {
+            ts,
+            cpu: 1,
+            pid: prev.0,
+            kind: Kind::Switch {
+                prev_pid: prev.0,
+                prev_prio: if prev.0 == 0 { 120 } else { 90 },
+                prev_state: prev.1,
+                prev_comm: Comm::new(if prev.0 == 0 { b"swapper/1" } else { b"t" }),
+                next_pid: next,
+                next_prio: if next == 0 { 120 } else { 90 },
+                next_comm: Comm::new(if next == 0 { b"swapper/1" } else { b"t" }),
+            },
+        };
+        let on = |ts, pid, kind| Event {
+            ts,
+            cpu: 1,
+            pid,
+            kind,
+        };
+        let events = vec![
+            switch(ms(-1.0), (0, 0), 0),
+            on(
+                ms(0.0),
+                0,
+                Kind::Waking {
+                    pid: 10,
+                    target_cpu: 1,
+                },
+            ),
+            switch(ms(0.0), (0, 0), 10),
+            on(ms(1.0), 10, Kind::IrqEntry { irq: 19 }),
+            on(ms(1.5), 10, Kind::IrqExit { irq: 19 }),
+            switch(ms(6.0), (10, 1), 0),
+            switch(ms(7.0), (0, 0), 0),
+        ];
+        let schedule = Schedule::build(&events, &[10]);
+        let job = JobWindow {
+            task: 0,
+            release: ms(0.0),
+            deadline: ms(4.0),
+            end: ms(6.0),
+            start: Some(ms(0.0)),
+            previous_finish: None,
+        };
+        let explain = |own: Option<u64>| {
+            let set = SetThreads {
+                tasks: vec![("t".into(), Some(10))],
+                class: ThreadClass::RealTime,
+                own_cpu: vec![own],
+                irq_in_task_time: true,
+            };
+            attribute(&schedule, &set, &job, true)
+        };
+        let k = explain(Some(3_000_000));
+        assert_eq!(k.on_cpu, 5_500_000);
+        assert_eq!(k.interrupted_on_cpu, 500_000);
+        let lateness = |k: &JobKernel| {
+            k.lateness
+                .iter()
+                .map(|(l, v)| (l.clone(), *v))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            lateness(&k),
+            [
+                ("host-stall".to_string(), 1_500_000),
+                ("irq".to_string(), 500_000)
+            ]
+        );
+        assert_eq!(
+            lateness(&explain(Some(5_500_000))),
+            [
+                ("execution".to_string(), 1_000_000),
+                ("host-stall".to_string(), 500_000),
+                ("irq".to_string(), 500_000)
+            ]
+        );
+        assert_eq!(
+            lateness(&explain(None)),
+            [
+                ("execution".to_string(), 1_500_000),
+                ("irq".to_string(), 500_000)
+            ]
+        );
     }
 
     #[test]

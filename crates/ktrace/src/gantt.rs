@@ -225,6 +225,8 @@ mod tests {
         let set = SetThreads {
             tasks: vec![("t1".into(), Some(10))],
             class: ThreadClass::Deadline,
+            own_cpu: Vec::new(),
+            irq_in_task_time: true,
         };
         let irqs = [(19, "virtio0".to_string())].into_iter().collect();
         let misses = [MissMark {

@@ -67,12 +67,15 @@ impl KernelTrace {
     /// Ends `recording` and explains `jobs` (times relative to the run's
     /// start at absolute monotonic `start_ns`; a job that did not finish
     /// ends at `ended`) of the threads `tasks` (name, thread id) of
-    /// `class`.
+    /// `class`, each job's own CPU time per task `own_cpu` (see
+    /// [`SetThreads::own_cpu`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &self,
         recording: Recording,
         tasks: Vec<(String, Option<i32>)>,
         class: ThreadClass,
+        own_cpu: Vec<Option<u64>>,
         start_ns: u64,
         ended: Nanos,
         jobs: &[JobRecord],
@@ -83,7 +86,13 @@ impl KernelTrace {
             .is_some()
             .then(|| recorded.file.display().to_string());
         let windows = crate::jobs::windows(jobs, start_ns, ended);
-        let analysis = analyse(recorded, SetThreads { tasks, class }, &windows)?;
+        let set = SetThreads {
+            tasks,
+            class,
+            own_cpu,
+            irq_in_task_time: !rtlab_host::disturbance::irq_time_accounted(),
+        };
+        let analysis = analyse(recorded, set, &windows)?;
         let summary = analysis.summary(kept.as_deref());
         Ok(Traced { analysis, summary })
     }
@@ -95,6 +104,7 @@ impl KernelTrace {
             recording,
             Vec::new(),
             ThreadClass::Other,
+            Vec::new(),
             0,
             Nanos::ZERO,
             &[],

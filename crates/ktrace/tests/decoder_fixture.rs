@@ -93,6 +93,8 @@ fn slow_is_ready_while_fast_runs_and_its_waits_are_charged_to_fast() {
     let set = SetThreads {
         tasks: vec![("fast".into(), Some(FAST)), ("slow".into(), Some(SLOW))],
         class: ThreadClass::RealTime,
+        own_cpu: Vec::new(),
+        irq_in_task_time: true,
     };
     let job = JobWindow {
         task: 1,

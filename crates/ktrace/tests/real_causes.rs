@@ -14,7 +14,7 @@ use rtlab_host::{Policy, RtThrottling};
 use rtlab_ktrace::{Analysis, KernelTrace};
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::{Nanos, Task, TaskSet};
-use rtlab_rt::executor::{run_traced, Overrun, RunConfig, RunReport};
+use rtlab_rt::executor::{run_traced, MissRule, RunConfig, RunReport};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -204,7 +204,7 @@ fn rt_throttling_above_the_limit_is_named_as_the_cause() {
         vec![Task::new("heavy", ms(10), Nanos::from_us(9_800))],
     );
     let mut cfg = RunConfig::new(ms(2200), RunPolicy::RateMonotonic);
-    cfg.on_miss = Overrun::Skip;
+    cfg.on_miss = MissRule::Skip;
     let Some((report, a)) = traced_run(&set, &cfg, |_| Hog::none()) else {
         return;
     };

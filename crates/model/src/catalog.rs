@@ -78,7 +78,7 @@ const ENTRIES: &[CatalogEntry] = &[
         name: "hartstone-ph",
         summary:
             "Hartstone PH baseline: 2-32 Hz, 32-2 kilo-whets per period, U = 0.40, RM priorities",
-        source: "paper 002 Table 4.1 (Weiderman & Kamenoff, Hartstone)",
+        source: "Golchin 2017 Table 4.1 (Weiderman & Kamenoff, Hartstone)",
         parameters: HARTSTONE_PARAMS,
     },
     CatalogEntry {
@@ -90,45 +90,45 @@ const ENTRIES: &[CatalogEntry] = &[
     CatalogEntry {
         name: "avionics",
         summary: "the 15-task avionics set (gap without Weapon Release), U = 0.8301",
-        source: "paper 004 section 5",
+        source: "Arakawa et al. 1993 section 5",
         parameters: &[],
     },
     CatalogEntry {
         name: "ins",
         summary: "Inertial Navigation System, 6 tasks, 2.5 ms - 1.25 s, U = 0.8840",
-        source: "paper 004 Table 2",
+        source: "Arakawa et al. 1993 Table 2",
         parameters: &[],
     },
     CatalogEntry {
         name: "ins-big",
         summary: "ins with periods and execution times x10, U = 0.8840",
-        source: "paper 004 section 5",
+        source: "Arakawa et al. 1993 section 5",
         parameters: &[],
     },
     CatalogEntry {
         name: "lf-scenario-1",
         summary: "2 tasks, T = 50 ms; t2 has D = 25 ms: FIFO meets it only if t2 is declared first",
-        source: "paper 000 section 4.2, Figure 4.7",
+        source: "Soyer 2024 section 4.2, Figure 4.7",
         parameters: &[],
     },
     CatalogEntry {
         name: "lf-scenario-2",
         summary:
             "2 tasks, T = 50 ms and 25 ms, implicit deadlines: FIFO by declaration misses, DM meets",
-        source: "paper 000 section 4.2, Figure 4.8",
+        source: "Soyer 2024 section 4.2, Figure 4.8",
         parameters: &[],
     },
     CatalogEntry {
         name: "lf-scenario-3",
         summary:
             "scenario 1 with the tight-deadline task released 1 ms late: FIFO misses, DM meets",
-        source: "paper 000 section 4.2, Figure 4.9",
+        source: "Soyer 2024 section 4.2, Figure 4.9",
         parameters: &[],
     },
     CatalogEntry {
         name: "lf-scenario-4",
         summary: "T = 25/50 ms, D = 23/45 ms, C = 3/40 ms, t1 offset 1 ms: DM misses, EDF meets",
-        source: "paper 000 section 4.2, Figure 4.10",
+        source: "Soyer 2024 section 4.2, Figure 4.10",
         parameters: &[],
     },
     CatalogEntry {

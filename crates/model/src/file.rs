@@ -307,6 +307,18 @@ fn parse_foreign(
 /// this keeps a load under about 650 MB.
 pub const MAX_FILE_BYTES: u64 = 8 << 20;
 
+/// A named pipe (Unix; elsewhere, as on Windows, there are none to open by path).
+#[cfg(unix)]
+fn is_fifo(file_type: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    file_type.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::FileType) -> bool {
+    false
+}
+
 /// The whole text of `path`, at most [`MAX_FILE_BYTES`]: a larger file (or a
 /// device or pipe that never ends) is refused once that much has been read,
 /// never read into memory whole. The error is the reason, in words.
@@ -317,11 +329,10 @@ pub const MAX_FILE_BYTES: u64 = 8 << 20;
 /// `/proc/self/fd` or `/dev/std*`) is read as usual.
 pub fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read as _;
-    use std::os::unix::fs::FileTypeExt as _;
     let already_open = ["/dev/fd/", "/proc/self/fd/", "/dev/std"]
         .iter()
         .any(|p| path.to_string_lossy().starts_with(p));
-    let is_fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    let is_fifo = std::fs::metadata(path).is_ok_and(|m| is_fifo(&m.file_type()));
     if is_fifo && !already_open {
         return Err(
             "a named pipe (FIFO), not a regular file: opening it would block until something writes to it; \
@@ -995,6 +1006,18 @@ length = "500us"
             "{err}"
         );
         assert!(err.contains("set.toml:3:1: unknown field `perod`"), "{err}");
+        // Beside well-spelt [[task]] tables too (issue 36): the fields of
+        // the misspelt table are still reported, at their own lines.
+        let err = all(
+            "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"2ms\"\n\n\
+                       [[tasks]]\nname = \"b\"\nperod = \"10ms\"\nwcet = \"20xs\"\n",
+        );
+        assert!(err.contains("set.toml:6:3: unknown field `tasks`"), "{err}");
+        assert!(err.contains("set.toml:8:1: unknown field `perod`"), "{err}");
+        assert!(
+            err.contains("set.toml:9:8: invalid duration `20xs`"),
+            "{err}"
+        );
     }
 
     /// Issue 39: what files could say and was accepted: `clusters = []`,

@@ -312,6 +312,14 @@ pub struct IterationResult {
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<serde_json::Value>,
+    /// A real iteration's disturbance verdict (`clean`, `disturbed: ...`);
+    /// absent when simulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// A real iteration that missed and was run once more before it
+    /// counted ([`crate::disturbance::Rerun`]); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<crate::disturbance::Rerun>,
 }
 
 /// How a test series is run.
@@ -325,6 +333,9 @@ pub struct TestConfig {
     pub window: Nanos,
     /// Iterations run at most ([`DEFAULT_MAX_ITERATIONS`]).
     pub max_iterations: u32,
+    /// Run a real iteration that missed once more before it ends the
+    /// series (on by default; simulated iterations are never rerun).
+    pub confirm: bool,
 }
 
 /// One iteration as the series reports it.

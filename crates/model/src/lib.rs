@@ -13,6 +13,7 @@
 //! - [`generate`]: random task sets (UUniFast, RandFixedSum, ...), deterministic per seed;
 //! - [`hartstone`]: the Hartstone PH pools, the stop-at-first-miss driver and the extended profile (paper 002 ch. 4);
 //! - [`phase`]: phases of a run (overloads, mode changes) and their one interpretation ([`phase::PhasePlan`]);
+//! - [`disturbance`]: what else ran on a real run's CPUs, and its verdict (clean or disturbed);
 //! - [`text`]: names made safe to print ([`printable`]);
 //! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
 //!   scheduler that models a real-thread policy;
@@ -21,7 +22,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cancel;
 pub mod catalog;
+pub mod disturbance;
 pub mod file;
 pub mod generate;
 pub mod hartstone;

@@ -341,7 +341,7 @@ impl Overheads {
         let exit = LinearCost::from_ps(740_000, 28_800_000);
         Overheads {
             name: "rtmach".into(),
-            source: "Arakawa et al., SIGMETRICS 1993 (paper 004), section 4".into(),
+            source: "Arakawa et al., SIGMETRICS 1993, section 4".into(),
             timer: LinearCost::from_ps(0, 7_920_000),
             preempt: LinearCost::from_ps(790_000, 30_100_000),
             exit,
@@ -401,7 +401,7 @@ impl Overheads {
         })?;
         let timing = match (doc.releases.as_deref(), doc.tick) {
             (None, None) => Timing::Unstated,
-            (None, Some(_)) => return Err(syntax_at(text, origin, "tick", "`tick` needs `releases = \"tick\"` (paper 004's timer-driven model) or `releases = \"hrtimer\"` (Linux)")),
+            (None, Some(_)) => return Err(syntax_at(text, origin, "tick", "`tick` needs `releases = \"tick\"` (Arakawa et al. 1993's timer-driven model) or `releases = \"hrtimer\"` (Linux)")),
             (Some("tick"), Some(tick)) => Timing::Tick(tick.0),
             (Some("tick"), None) => return Err(syntax_at(text, origin, "releases", "`releases = \"tick\"` needs `tick`, the tick's period (e.g. tick = \"4ms\")")),
             (Some("hrtimer"), tick) => Timing::Hrtimer { tick: tick.map(|t| t.0) },

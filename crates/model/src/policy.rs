@@ -1,38 +1,52 @@
-//! One vocabulary for "which scheduler", shared by the analysis, the
-//! simulator and the real-thread executor. Each idea has one type here:
+//! One vocabulary for scheduling, shared by the analysis, the simulator,
+//! the real-thread executor, the CLI and Python. One type per idea, each
+//! with its `FromStr` and `Display` written once; a name means one thing
+//! wherever rtlab reads or prints it.
 //!
-//! | type | what it names | who chooses it |
-//! | --- | --- | --- |
-//! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment (OPA) | every fixed-priority scheduler below |
-//! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests: fixed priorities under an assignment, or EDF | `analyze --policy`, `sweep` |
-//! | [`RunPolicy`] | how the task threads of a real run are scheduled: `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | `run --policy`, `hartstone`, `breakdown` |
-//! | [`ModelScheduler`] | the simulator scheduler that models one of the above, on one CPU or several (`linux-dl`, `pedf`, `gfp:dm`, ...), as a type rather than a `--scheduler` string | `compare`, `run --json`'s `scheduler`, `hartstone`, `breakdown`, the global-vs-partitioned study |
+//! | type | the idea | names | who chooses it |
+//! | --- | --- | --- | --- |
+//! | [`PriorityAssignment`] | how fixed priorities are chosen: rate monotonic (Liu & Layland 1973), deadline monotonic (Leung & Whitehead 1982), the file's own priorities, Audsley's optimal assignment | `rm`, `dm`, `given`, `opa` | every fixed-priority scheduler |
+//! | [`Scope`] | where a scheduler runs | `uni`, `global`, `partitioned`, `clustered` | the registry (per scheduler), a real run (per `--policy`) |
+//! | [`AnalysedPolicy`] | a uniprocessor policy the analysis tests | `rm`, `dm`, `given`, `opa`, `edf` | `analyze --policy`, `sweep` |
+//! | [`RunPolicy`] | the Linux policy of a real run's threads | `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`, `edf` | inside [`RealScheduler`] |
+//! | [`RealScheduler`] | the real scheduler a user names: a policy with its scope | the above on one CPU; `linux-dl`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` on several | `run`/`compare --policy`, the global-vs-partitioned study, `RunReport::policy` |
+//! | [`ModelScheduler`] | the simulator scheduler that models a real one (a type, not a `--scheduler` string) | `fp:rm`, `edf`, `fifo`, `rr:Q:linux`, `linux-dl`, `pedf`, `cedf`, `gfp:dm`, `pfp:dm`, `hybrid:dm` | `compare`, `RunReport::scheduler`, `hartstone`, `breakdown`, the studies' `Runner` |
+//! | [`LockingProtocol`] | the resource-access protocol of critical sections | `none`, `npp`, `pip`, `ipcp` (`pcp` read as it), `srp`, `dfp` | `sim --protocol`, `analyze --locking`, `run --protocol` (none, pip, ipcp) |
+//! | [`MissRule`] | what happens to a late job | `continue`, `abort` (simulator only), `skip` | `--on-miss` of `sim`, `run`, `hartstone` |
 //!
-//! [`PriorityAssignment::levels`] is the one place the RM/DM orders and
-//! their tie rules are written.
+//! A name differs where the thing differs: `gedf` is the simulator's
+//! global EDF with LITMUS^RT's tie rule (the task declared first wins a
+//! deadline tie even against a running job), which no Linux policy has;
+//! SCHED_DEADLINE over several CPUs is `linux-dl` in `sim` and in `run`
+//! alike.
 //!
 //! Conversions, each written once: `AnalysedPolicy -> ModelScheduler`
 //! (`From`), `RunPolicy -> ModelScheduler` ([`RunPolicy::model_scheduler`],
-//! which needs the kernel's SCHED_RR quantum; on several CPUs
-//! `rtlab_rt::executor::Placement::model_scheduler`, which needs how the
-//! CPUs are shared), `RunPolicy -> PriorityAssignment`
-//! ([`RunPolicy::priority_assignment`]), and in the simulator
-//! `ModelScheduler -> SchedulerSpec` (`From`). None goes through a string.
+//! which needs the kernel's SCHED_RR quantum), `RealScheduler ->
+//! ModelScheduler` ([`RealScheduler::model_scheduler`]), `RunPolicy ->
+//! PriorityAssignment` ([`RunPolicy::priority_assignment`]), and in the
+//! simulator `ModelScheduler -> SchedulerSpec` (`From`). None goes through
+//! a string.
 //!
-//! Two other types live elsewhere on purpose:
+//! Other types that name a scheduler live elsewhere on purpose, each a
+//! different idea:
 //!
-//! * `rtlab_sim::SchedulerSpec` is the simulator's parameterised registry
-//!   (every `--scheduler`, multiprocessor ones included, with their
-//!   parameters and parsing) and builds the engine's schedulers
-//!   (`SchedulerSpec::build`), so it stays in `sim`;
+//! * `rtlab_sim::SchedulerSpec` is the simulator's registry entry as parsed
+//!   (every `--scheduler`, with its parameters, e.g. `ipi:burst=4ms`); it
+//!   builds the engine's schedulers, so it stays in `sim`
+//!   (`crates/sim/src/registry.rs`);
+//! * [`crate::simso::SimsoScheduler`] names a scheduler in the SimSo file
+//!   format's terms (its class names); the simulator converts it `From`
+//!   into `SchedulerSpec`;
 //! * `rtlab_host::policy::Policy` is one thread's kernel attributes for
-//!   `sched_setattr` (SCHED_FIFO priority, SCHED_DEADLINE runtime, ...);
-//!   `rtlab_rt::executor::thread_policies` computes one per task from a
-//!   [`RunPolicy`], since it needs the host.
-//!
-//! [`crate::simso::SimsoScheduler`] names a scheduler both rtlab and SimSo
-//! have, in the SimSo file format's terms (its class names); the simulator
-//! converts it `From` into `SchedulerSpec` as well.
+//!   `sched_setattr` (a SCHED_FIFO priority, a SCHED_DEADLINE runtime);
+//!   the CLI's `PolicyName` is the measuring thread's kernel class of
+//!   `latency`/`drift` (other, fifo, rr, deadline): neither chooses how a
+//!   task set is scheduled;
+//! * `rtlab_sim::PolicyKind` (fixed priorities, deadlines, other) is what
+//!   kind of priorities a built scheduler uses, for the locking protocols;
+//! * the global-vs-partitioned study's `Method` is the study's closed set
+//!   of four arms, each named by its [`RealScheduler`].
 //!
 //! Levels follow the SCHED_FIFO convention: a **larger number is more
 //! urgent**. RM and DM give distinct levels `n` (most urgent) down to `1`;
@@ -330,6 +344,307 @@ impl FromStr for RunPolicy {
     }
 }
 
+/// Where a scheduler runs: on one processor, or on m processors globally
+/// (one ready set), partitioned (each task fixed to one processor) or
+/// clustered (global inside each cluster of the platform). The simulator's
+/// registry gives every scheduler one; a real run on several CPUs has one
+/// ([`RealScheduler`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// One processor.
+    Uni,
+    /// m processors, one ready set.
+    Global,
+    /// m processors, each task fixed to one.
+    Partitioned,
+    /// Clusters of processors, global inside each.
+    Clustered,
+}
+
+impl Scope {
+    /// `uni`, `global`, `partitioned` or `clustered`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scope::Uni => "uni",
+            Scope::Global => "global",
+            Scope::Partitioned => "partitioned",
+            Scope::Clustered => "clustered",
+        }
+    }
+
+    /// True for the multiprocessor scopes.
+    pub fn is_multi(self) -> bool {
+        self != Scope::Uni
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The scheduler of a real run as the user names it (`rtlab run --policy`):
+/// a Linux policy for the task threads and, on several CPUs, how the CPUs
+/// are shared. One CPU: `other`, `fifo-order`, `rm`, `dm`, `given`, `rr`,
+/// `edf` (SCHED_DEADLINE). Several CPUs (`--cpus`): `linux-dl`
+/// (SCHED_DEADLINE over one root domain of every CPU: global EDF as the
+/// kernel runs it, the simulator's `linux-dl`), `pedf` and `cedf`
+/// (SCHED_DEADLINE, one root domain per CPU or per cluster), `gfp[:ORDER]`
+/// and `pfp[:ORDER]` (SCHED_FIFO floating or pinned; ORDER rm, dm (the
+/// default) or given).
+///
+/// `gedf` is the simulator's global EDF with LITMUS^RT's tie rule, which no
+/// Linux policy has; the SCHED_DEADLINE run it used to name is `linux-dl`
+/// (a real run given `gedf` is refused with that hint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RealScheduler {
+    /// The task threads' policy.
+    pub policy: RunPolicy,
+    /// [`Scope::Uni`] on one CPU; otherwise how the CPUs are shared.
+    pub scope: Scope,
+}
+
+/// The real schedulers' names, for messages.
+pub const REAL_SCHEDULERS: &str = "other, fifo-order, rm, dm, given, rr or edf; on --cpus linux-dl, pedf, cedf, gfp[:rm|dm|given] or pfp[:rm|dm|given]";
+
+impl RealScheduler {
+    /// A one-CPU run under `policy`.
+    pub const fn uni(policy: RunPolicy) -> RealScheduler {
+        RealScheduler {
+            policy,
+            scope: Scope::Uni,
+        }
+    }
+
+    /// The simulator scheduler that models the run (`None` for `other`, and
+    /// for policies the simulator has no multiprocessor model of).
+    /// `rr_timeslice` is the kernel's SCHED_RR quantum.
+    pub fn model_scheduler(self, rr_timeslice: Nanos) -> Option<ModelScheduler> {
+        match (self.scope, self.policy) {
+            (Scope::Uni, p) => p.model_scheduler(rr_timeslice),
+            (Scope::Global, RunPolicy::Edf) => Some(ModelScheduler::LinuxDl),
+            (Scope::Partitioned, RunPolicy::Edf) => Some(ModelScheduler::PartitionedEdf),
+            (Scope::Clustered, RunPolicy::Edf) => Some(ModelScheduler::ClusteredEdf),
+            (Scope::Global, p) => p
+                .priority_assignment()
+                .map(ModelScheduler::GlobalFixedPriority),
+            (Scope::Partitioned, p) => p
+                .priority_assignment()
+                .map(ModelScheduler::PartitionedFixedPriority),
+            (Scope::Clustered, _) => None,
+        }
+    }
+}
+
+impl fmt::Display for RealScheduler {
+    /// The name it is parsed from: the policy's on one CPU, `linux-dl`,
+    /// `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` on several (`SCOPE-POLICY`,
+    /// e.g. `global-fifo-order`, for a pairing no flag makes).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fixed = self.policy.priority_assignment().is_some();
+        match (self.scope, self.policy) {
+            (Scope::Uni, p) => write!(f, "{p}"),
+            (Scope::Global, RunPolicy::Edf) => f.write_str("linux-dl"),
+            (Scope::Partitioned, RunPolicy::Edf) => f.write_str("pedf"),
+            (Scope::Clustered, RunPolicy::Edf) => f.write_str("cedf"),
+            (Scope::Global, p) if fixed => write!(f, "gfp:{p}"),
+            (Scope::Partitioned, p) if fixed => write!(f, "pfp:{p}"),
+            (scope, p) => write!(f, "{scope}-{p}"),
+        }
+    }
+}
+
+impl FromStr for RealScheduler {
+    type Err = String;
+
+    /// A one-CPU policy ([`RunPolicy`], also in the simulator's spellings
+    /// `fp:rm`, `fp:dm`, `fp:given`), or a
+    /// multiprocessor one; the error lists them.
+    fn from_str(s: &str) -> Result<RealScheduler, String> {
+        let s = s.trim();
+        let unknown = || {
+            match s {
+            "gedf" => "gedf is the simulator's global EDF with LITMUS^RT's tie rule, which Linux has not; SCHED_DEADLINE over several CPUs is linux-dl".to_string(),
+            _ => format!("unknown policy `{s}` (use {REAL_SCHEDULERS})"),
+        }
+        };
+        let (head, order) = match s.split_once(':') {
+            Some((h, o)) => (h, Some(o)),
+            None => (s, None),
+        };
+        let fixed = |scope| {
+            let policy = match order.unwrap_or("dm") {
+                "rm" => RunPolicy::RateMonotonic,
+                "dm" => RunPolicy::DeadlineMonotonic,
+                "given" => RunPolicy::Given,
+                _ => return Err(unknown()),
+            };
+            Ok(RealScheduler { policy, scope })
+        };
+        let multi = |scope| RealScheduler {
+            policy: RunPolicy::Edf,
+            scope,
+        };
+        match (head, order) {
+            ("linux-dl", None) => Ok(multi(Scope::Global)),
+            ("pedf", None) => Ok(multi(Scope::Partitioned)),
+            ("cedf", None) => Ok(multi(Scope::Clustered)),
+            ("gfp", _) => fixed(Scope::Global),
+            ("pfp", _) => fixed(Scope::Partitioned),
+            // The simulator's spellings of the one-CPU policies.
+            ("fp", Some(order)) => order
+                .parse::<RunPolicy>()
+                .ok()
+                .filter(|p| p.priority_assignment().is_some())
+                .map(RealScheduler::uni)
+                .ok_or_else(unknown),
+            _ => s
+                .parse::<RunPolicy>()
+                .map(RealScheduler::uni)
+                .map_err(|_| unknown()),
+        }
+    }
+}
+
+/// Serialized as their names (`Display`), as the reports have always
+/// printed them.
+macro_rules! serialize_as_display {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    )*};
+}
+
+serialize_as_display!(
+    RealScheduler,
+    ModelScheduler,
+    RunPolicy,
+    Scope,
+    PriorityAssignment
+);
+
+/// What happens to a job that misses its deadline, in the simulator and
+/// on real threads (`--on-miss`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum MissRule {
+    /// It keeps running to completion; later jobs of its task queue behind it.
+    #[default]
+    Continue,
+    /// It is removed at its deadline (counted as missed and aborted);
+    /// simulator only.
+    Abort,
+    /// It runs to completion, and releases of its task that fall while it is
+    /// late are skipped: the next release is the first period boundary after
+    /// its completion, as Hartstone counts (Donohoe, Shapiro, Weiderman 1990).
+    Skip,
+}
+
+/// The miss rules' names, for messages.
+pub const MISS_RULES: &str = "continue, abort or skip";
+
+impl MissRule {
+    /// `continue`, `abort` or `skip`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MissRule::Continue => "continue",
+            MissRule::Abort => "abort",
+            MissRule::Skip => "skip",
+        }
+    }
+}
+
+impl fmt::Display for MissRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for MissRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MissRule, String> {
+        match s {
+            "continue" => Ok(MissRule::Continue),
+            "abort" => Ok(MissRule::Abort),
+            "skip" => Ok(MissRule::Skip),
+            _ => Err(format!("unknown miss rule `{s}` (use {MISS_RULES})")),
+        }
+    }
+}
+
+serialize_as_display!(MissRule, LockingProtocol);
+
+/// A resource-access protocol for the tasks' critical sections: what the
+/// simulator runs (`sim --protocol`), what the analysis bounds (`analyze
+/// --locking`) and what a real run's mutexes do (`run --protocol`: `none`,
+/// `pip`, `ipcp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum LockingProtocol {
+    /// Plain locks: a job that finds a lock taken waits; priority inversion
+    /// is unbounded.
+    #[default]
+    None,
+    /// Non-preemptive critical sections (Mok 1983): a job holding a lock is
+    /// not preempted.
+    Npp,
+    /// Priority inheritance (Sha, Rajkumar & Lehoczky 1990): a holder runs at
+    /// the highest priority of the jobs it blocks, transitively.
+    Pip,
+    /// Immediate priority ceiling (a.k.a. highest locker; the analysis's
+    /// bound is the priority ceiling protocol's, Sha, Rajkumar & Lehoczky
+    /// 1990): a holder runs at the ceiling of its locks, the highest priority
+    /// of their users. `pcp` is read as `ipcp` (the analysis's old name).
+    Ipcp,
+    /// Stack resource policy (Baker 1991): a job may start only if its
+    /// preemption level exceeds the ceiling of every lock held.
+    Srp,
+    /// Deadline floor (Burns, Gutierrez, Aldea & Gonzalez Harbour 2015): a
+    /// holder's absolute deadline drops to now plus the floor of the lock,
+    /// the shortest relative deadline of its users.
+    Dfp,
+}
+
+/// The protocols' names, for messages.
+pub const LOCKING_PROTOCOLS: &str = "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)";
+
+impl LockingProtocol {
+    /// `none`, `npp`, `pip`, `ipcp`, `srp` or `dfp`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LockingProtocol::None => "none",
+            LockingProtocol::Npp => "npp",
+            LockingProtocol::Pip => "pip",
+            LockingProtocol::Ipcp => "ipcp",
+            LockingProtocol::Srp => "srp",
+            LockingProtocol::Dfp => "dfp",
+        }
+    }
+}
+
+impl fmt::Display for LockingProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for LockingProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LockingProtocol, String> {
+        match s {
+            "none" => Ok(LockingProtocol::None),
+            "npp" => Ok(LockingProtocol::Npp),
+            "pip" => Ok(LockingProtocol::Pip),
+            "ipcp" | "pcp" => Ok(LockingProtocol::Ipcp),
+            "srp" => Ok(LockingProtocol::Srp),
+            "dfp" => Ok(LockingProtocol::Dfp),
+            _ => Err(format!("unknown protocol `{s}` (use {LOCKING_PROTOCOLS})")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,6 +737,44 @@ mod tests {
             .map(|&p| ModelScheduler::from(p).to_string())
             .collect();
         assert_eq!(names, ["fp:rm", "fp:dm", "fp:given", "fp:opa", "edf"]);
+    }
+
+    #[test]
+    fn real_schedulers_round_trip_and_gedf_is_not_sched_deadline() {
+        for name in [
+            "other",
+            "fifo-order",
+            "rm",
+            "dm",
+            "given",
+            "rr",
+            "edf",
+            "linux-dl",
+            "pedf",
+            "cedf",
+            "gfp:rm",
+            "gfp:dm",
+            "pfp:given",
+        ] {
+            let s: RealScheduler = name.parse().unwrap();
+            assert_eq!(s.to_string(), name);
+        }
+        assert_eq!("fp:rm".parse::<RealScheduler>().unwrap().to_string(), "rm");
+        assert_eq!(
+            "gfp".parse::<RealScheduler>().unwrap().to_string(),
+            "gfp:dm"
+        );
+        let e = "gedf".parse::<RealScheduler>().unwrap_err();
+        assert!(e.contains("linux-dl"), "{e}");
+        let model = |n: &str| {
+            n.parse::<RealScheduler>()
+                .unwrap()
+                .model_scheduler(ms(100))
+                .map(|m| m.to_string())
+        };
+        assert_eq!(model("linux-dl").as_deref(), Some("linux-dl"));
+        assert_eq!(model("pfp:rm").as_deref(), Some("pfp:rm"));
+        assert_eq!(model("other"), None);
     }
 
     #[test]

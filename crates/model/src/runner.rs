@@ -82,6 +82,11 @@ pub struct RunCounts {
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<serde_json::Value>,
+    /// What else ran on a real run's CPUs, and its verdict
+    /// ([`crate::disturbance`]); absent for a simulated run (which is how
+    /// an experiment knows a miss may need a confirming rerun).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<crate::disturbance::DisturbanceAccount>,
 }
 
 impl RunCounts {

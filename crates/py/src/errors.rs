@@ -1,11 +1,23 @@
-//! Library errors as Python exceptions of the `rtlab.Error` hierarchy,
-//! defined in Python (python/rtlab/_errors.py) so that a class can also be a
-//! `ValueError`; the message is the one line the CLI prints after `error:`.
+//! Library errors as Python exceptions of the `rtlab.Error` hierarchy.
+//!
+//! The classes are defined once, in Python (python/rtlab/_errors.py), so
+//! that one can also be a `ValueError` (`UsageError`); this module imports
+//! each once (`import_exception!` keeps the type object after the first
+//! use). The message is the one line the CLI prints after `error:`, with
+//! the CLI's flags spelt as Python's arguments (`duration=`, not
+//! `--duration`).
 
 use std::fmt::Display;
 
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+
+pyo3::import_exception!(rtlab._errors, UsageError);
+pyo3::import_exception!(rtlab._errors, TaskSetError);
+pyo3::import_exception!(rtlab._errors, AnalysisError);
+pyo3::import_exception!(rtlab._errors, SimulationError);
+pyo3::import_exception!(rtlab._errors, StoreError);
+pyo3::import_exception!(rtlab._errors, SweepError);
+pyo3::import_exception!(rtlab._errors, SweepSpecError);
 
 /// Which `rtlab` exception to raise.
 #[derive(Debug, Clone, Copy)]
@@ -26,33 +38,19 @@ pub enum Kind {
     SweepSpec,
 }
 
-impl Kind {
-    fn class_name(self) -> &'static str {
-        match self {
-            Kind::Usage => "UsageError",
-            Kind::TaskSet => "TaskSetError",
-            Kind::Analysis => "AnalysisError",
-            Kind::Simulation => "SimulationError",
-            Kind::Store => "StoreError",
-            Kind::Sweep => "SweepError",
-            Kind::SweepSpec => "SweepSpecError",
-        }
-    }
-}
-
-/// The `rtlab` exception of `kind` with `message`, in one line.
+/// The `rtlab` exception of `kind` with `message`, in one line. Needs no
+/// GIL: the exception is made when Python first looks at it.
 pub fn error(kind: Kind, message: impl Display) -> PyErr {
     let message = rtlab_model::printable(&message.to_string()).into_owned();
-    Python::attach(|py| {
-        let class = py
-            .import("rtlab._errors")
-            .and_then(|m| m.getattr(kind.class_name()))
-            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
-        match class {
-            Ok(class) => PyErr::from_type(class, message),
-            Err(e) => e,
-        }
-    })
+    match kind {
+        Kind::Usage => UsageError::new_err(message),
+        Kind::TaskSet => TaskSetError::new_err(message),
+        Kind::Analysis => AnalysisError::new_err(message),
+        Kind::Simulation => SimulationError::new_err(message),
+        Kind::Store => StoreError::new_err(message),
+        Kind::Sweep => SweepError::new_err(message),
+        Kind::SweepSpec => SweepSpecError::new_err(message),
+    }
 }
 
 /// Maps a library result's error to the `rtlab` exception of `kind`.
@@ -65,4 +63,10 @@ impl<T, E: Display> OrRaise<T> for Result<T, E> {
     fn or_raise(self, kind: Kind) -> PyResult<T> {
         self.map_err(|e| error(kind, e))
     }
+}
+
+/// `--setting` as Python spells it: the keyword argument `setting=`
+/// (dashes become underscores).
+pub fn argument(setting: &str) -> String {
+    format!("{}=", setting.trim_start_matches("--").replace('-', "_"))
 }

@@ -9,6 +9,7 @@ use rtlab_model::generate::{
 
 use crate::convert::nanos;
 use crate::errors::{error, Kind};
+use crate::interrupt::interruptible_sized;
 use crate::taskset::PyTaskSet;
 
 fn parsed<T: std::str::FromStr>(text: &str, name: &str) -> PyResult<T>
@@ -16,7 +17,7 @@ where
     T::Err: std::fmt::Display,
 {
     text.parse()
-        .map_err(|e| error(Kind::Usage, format!("--{name} `{text}`: {e}")))
+        .map_err(|e| error(Kind::Usage, format!("{name}=`{text}`: {e}")))
 }
 
 /// `count` random sets (the `rtlab taskset gen` flags as keywords).
@@ -43,8 +44,8 @@ pub fn generate(
     prefix: &str,
 ) -> PyResult<Vec<PyTaskSet>> {
     let duration = |value: Option<&Bound<'_, PyAny>>, name: &str, default: &str| match value {
-        Some(v) => nanos(v, name),
-        None => Ok(default.parse().expect("a valid default duration")),
+        Some(v) if !v.is_none() => nanos(v, name),
+        _ => Ok(default.parse().expect("a valid default duration")),
     };
     let config = GeneratorConfig {
         tasks,
@@ -61,19 +62,17 @@ pub fn generate(
         seed,
         name_prefix: prefix.to_string(),
     };
-    let sets = py
-        .detach(move || generate_sets(&config, count))
-        .map_err(|e| {
-            error(
-                Kind::Usage,
-                e.message_with(&|setting| format!("--{setting}")),
-            )
-        })?;
+    // The CLI's `taskset gen` entry; Ctrl-C stops it between sets. The
+    // settings named as this function's arguments (`max_task_utilization`).
+    let size = tasks.saturating_mul(usize::try_from(count).unwrap_or(usize::MAX));
+    let sets = interruptible_sized(py, size, |_| generate_sets(&config, count))?.map_err(|e| {
+        error(
+            Kind::Usage,
+            e.message_with(&|setting| setting.replace('-', "_")),
+        )
+    })?;
     Ok(sets
         .into_iter()
-        .map(|set| PyTaskSet {
-            set,
-            origin: "generated".to_string(),
-        })
+        .map(|set| PyTaskSet::plain(set, "generated"))
         .collect())
 }

@@ -2,14 +2,19 @@
 //! pure-Python package `rtlab` (python/rtlab) re-exports. Each Python call
 //! is a thin wrapper over the library crates: task sets (`rtlab-model`),
 //! analysis (`rtlab-analysis`), simulation (`rtlab-sim`), the results store
-//! (`rtlab-store`) and sweeps. Long calls release the GIL and poll for
-//! Ctrl-C between slices of work; library errors become the `rtlab.Error`
-//! hierarchy (python/rtlab/_errors.py) with the CLI's one-line messages.
+//! (`rtlab-store`) and sweeps; nothing of the real-time stack (`rt`,
+//! `host`, `sys`), so the module builds wherever those crates' Linux
+//! system calls do not. Long calls release the GIL and run on a worker
+//! thread that Ctrl-C stops ([`interrupt`]); results cross as Python
+//! objects, made once; library errors become the `rtlab.Error` hierarchy
+//! (python/rtlab/_errors.py, imported once in [`errors`]) with the CLI's
+//! one-line messages, naming this module's arguments.
 
 mod analysis;
 mod convert;
 mod errors;
 mod generate;
+mod interrupt;
 mod results;
 mod simulation;
 mod sweep;

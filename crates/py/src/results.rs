@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use rtlab_store::{Store, StoredRun};
 
-use crate::convert::{json_to_py, to_py};
+use crate::convert::to_py;
 use crate::errors::{Kind, OrRaise};
 use crate::simulation::{jobs_frame, PyJob};
 
@@ -41,11 +41,13 @@ pub fn results_load(py: Python<'_>, id: i64, store: Option<PathBuf>) -> PyResult
         let jobs = store.jobs(id).or_raise(Kind::Store)?;
         Ok((run, jobs))
     })?;
-    let document = serde_json::to_string(&run).or_raise(Kind::Store)?;
+    let ended_ns = run.ended_ns().unwrap_or(0);
     Ok(PyStoredRun {
-        jobs: jobs.iter().map(PyJob::from).collect(),
+        jobs: jobs.iter().map(|j| PyJob::new(j, ended_ns)).collect(),
+        document: to_py(py, &run.document)?.unbind(),
+        host: to_py(py, &run.host)?.unbind(),
+        whole: to_py(py, &run)?.unbind(),
         run,
-        document,
     })
 }
 
@@ -54,7 +56,10 @@ pub fn results_load(py: Python<'_>, id: i64, store: Option<PathBuf>) -> PyResult
 #[pyclass(module = "rtlab._rtlab", name = "StoredRun", frozen)]
 pub struct PyStoredRun {
     run: StoredRun,
-    document: String,
+    /// `run.document`, `run.host` and the whole run as Python objects, made once.
+    document: Py<PyAny>,
+    host: Py<PyAny>,
+    whole: Py<PyAny>,
     jobs: Vec<PyJob>,
 }
 
@@ -90,17 +95,18 @@ impl PyStoredRun {
     fn taskset(&self) -> Option<&str> {
         self.run.taskset.as_deref()
     }
-    /// The command's `--json` document.
+    /// The command's `--json` document (the same dict at each access).
     #[getter]
-    fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.run.document)
+    fn document(&self, py: Python<'_>) -> Py<PyAny> {
+        self.document.clone_ref(py)
     }
-    /// Host metadata.
+    /// Host metadata (the same dict at each access).
     #[getter]
-    fn host<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.run.host)
+    fn host(&self, py: Python<'_>) -> Py<PyAny> {
+        self.host.clone_ref(py)
     }
-    /// The stored job rows.
+    /// The stored job rows (`Job.missed` decided by the run's end, as the
+    /// run's counts were).
     #[getter]
     fn jobs(&self) -> Vec<PyJob> {
         self.jobs.clone()
@@ -109,9 +115,9 @@ impl PyStoredRun {
     fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         jobs_frame(py, &self.jobs)
     }
-    /// The whole run (without its rows) as a dict.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &self.document)
+    /// The whole run (without its rows) as a dict (the same dict at each call).
+    fn to_dict(&self, py: Python<'_>) -> Py<PyAny> {
+        self.whole.clone_ref(py)
     }
     fn __repr__(&self) -> String {
         format!(

@@ -4,8 +4,7 @@
 //! counts never depend on the split: sample `g` is drawn from stream
 //! `(seed, g)` whichever shard runs it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -13,11 +12,9 @@ use rtlab_analysis::sweep::{
     merge, run_prepared_shard, ShardResult, SweepError, SweepResult, SweepSpec, MAX_SWEEP_THREADS,
 };
 
-use crate::convert::json_to_py;
+use crate::convert::to_py;
 use crate::errors::{error, Kind};
-
-/// How often the waiting thread checks for Ctrl-C and reports progress.
-const POLL: Duration = Duration::from_millis(50);
+use crate::interrupt::interruptible;
 
 /// A sweep error as the `rtlab` exception: spec problems (a bad key or
 /// value) are `SweepSpecError`s naming the spec key, the rest `SweepError`s.
@@ -68,53 +65,26 @@ fn run_shard_polling(
         })
         .transpose()?;
     let done = AtomicU64::new(0);
-    let cancel = AtomicBool::new(false);
     let progress: Option<Py<PyAny>> = progress.map(|p| p.clone().unbind());
-    let outcome = py.detach(|| {
-        std::thread::scope(|scope| {
-            // The worker says when it is done, so a short shard returns at
-            // once rather than at the next poll.
-            let (finished, wait) = std::sync::mpsc::channel::<()>();
-            let (done, cancel, prepared, pool) = (&done, &cancel, &prepared, &pool);
-            let worker = scope.spawn(move || {
-                let report = |sets: u64| {
-                    done.fetch_add(sets, Ordering::Relaxed);
-                    !cancel.load(Ordering::Relaxed)
-                };
-                let run = || run_prepared_shard(prepared, index, count, &report);
-                let result = match pool {
-                    Some(pool) => pool.install(run),
-                    None => run(),
-                };
-                let _ = finished.send(());
-                result
-            });
-            let mut interrupted: Option<PyErr> = None;
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(POLL) {
-                if interrupted.is_some() {
-                    continue;
-                }
-                let checked = Python::attach(|py| {
-                    py.check_signals()?;
-                    if let Some(p) = &progress {
-                        p.call1(py, (done.load(Ordering::Relaxed), total))?;
-                    }
-                    Ok::<(), PyErr>(())
-                });
-                if let Err(e) = checked {
-                    cancel.store(true, Ordering::Relaxed);
-                    interrupted = Some(e);
-                }
-            }
-            let result = worker
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            match interrupted {
-                Some(e) => Err(e),
-                None => result.map_err(sweep_error),
-            }
-        })
-    })?;
+    let report_progress = |py: Python<'_>| match &progress {
+        Some(p) => p.call1(py, (done.load(Ordering::Relaxed), total)).map(drop),
+        None => Ok(()),
+    };
+    let (done, prepared, pool) = (&done, &prepared, &pool);
+    let outcome = interruptible(py, Some(&report_progress), |cancel| {
+        // The shard runs on rayon's threads, which the cancel scope does
+        // not reach: its progress callback reads the flag instead.
+        let report = |sets: u64| {
+            done.fetch_add(sets, Ordering::Relaxed);
+            !cancel.is_cancelled()
+        };
+        let run = || run_prepared_shard(prepared, index, count, &report);
+        match pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
+    })?
+    .map_err(sweep_error)?;
     if let Some(p) = &progress {
         p.call1(py, (total, total))?;
     }
@@ -211,7 +181,7 @@ impl PySweepResult {
 
     /// The `rtlab sweep --json` document.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &self.0.document_json())
+        to_py(py, &self.0.document())
     }
 
     /// The `rtlab sweep --json` document's text, byte for byte.

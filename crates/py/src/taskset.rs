@@ -3,14 +3,17 @@
 //! tasks, read-only.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rtlab_model::file::{self, Format, LoadedTaskSet};
+use rtlab_model::phase::Mode;
 use rtlab_model::{Nanos, Task, TaskSet};
 
+use crate::convert::nanos;
 use crate::errors::{error, Kind, OrRaise};
 
-/// Keys of a task row whose values are durations: an int there is
-/// nanoseconds (task files want a unit, so it becomes `"<n>ns"`).
+/// Keys of a task row whose values are durations: a string with a unit or
+/// a `datetime.timedelta` (as every duration argument); the same key with
+/// `_ns` (`period_ns`) takes an int of nanoseconds, as `Task` reads back.
 const DURATION_KEYS: [&str; 6] = ["period", "deadline", "wcet", "bcet", "offset", "jitter"];
 
 /// A task set: `TaskSet.load("file.toml")`, `TaskSet.load("builtin:avionics")`,
@@ -22,6 +25,8 @@ pub struct PyTaskSet {
     pub set: TaskSet,
     /// Where it came from: the path, `builtin:NAME`, `rows`, `generated`.
     pub origin: String,
+    /// The file's `[[mode]]`s, which a simulation runs as `rtlab sim` does.
+    pub modes: Vec<Mode>,
 }
 
 impl PyTaskSet {
@@ -29,8 +34,77 @@ impl PyTaskSet {
         PyTaskSet {
             set: loaded.set,
             origin: loaded.origin,
+            modes: loaded.modes,
         }
     }
+
+    /// A set with no modes (generated, built from rows).
+    pub fn plain(set: TaskSet, origin: &str) -> PyTaskSet {
+        PyTaskSet {
+            set,
+            origin: origin.to_string(),
+            modes: Vec::new(),
+        }
+    }
+}
+
+/// One cell of `rows[i]` as a task file holds it: a duration key's value
+/// (or a `KEY_ns` int) as `"<n>ns"`; a float that is not finite refused.
+fn row_cell<'py>(
+    i: usize,
+    key: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<(String, Bound<'py, PyAny>)> {
+    let py = value.py();
+    let place = format!("rows[{i}].{key}");
+    if let Some(base) = key
+        .strip_suffix("_ns")
+        .filter(|b| DURATION_KEYS.contains(b))
+    {
+        let is_int = value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
+        let ns = value
+            .extract::<u64>()
+            .ok()
+            .filter(|_| is_int)
+            .ok_or_else(|| {
+                error(
+                    Kind::TaskSet,
+                    format!("{place}: an int of nanoseconds >= 0, e.g. {key}=10_000_000"),
+                )
+            })?;
+        return Ok((
+            base.to_string(),
+            PyString::new(py, &format!("{ns}ns")).into_any(),
+        ));
+    }
+    if DURATION_KEYS.contains(&key) && !value.is_instance_of::<PyString>() {
+        let bare = value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
+        let ns = nanos(value, &place).map_err(|e| {
+            let or_ns = if bare {
+                format!("; or give {key}_ns, an int of nanoseconds")
+            } else {
+                String::new()
+            };
+            error(Kind::TaskSet, format!("{}{or_ns}", e.value(py)))
+        })?;
+        return Ok((
+            key.to_string(),
+            PyString::new(py, &format!("{}ns", ns.as_ns())).into_any(),
+        ));
+    }
+    if value
+        .cast::<PyFloat>()
+        .is_ok_and(|f| !f.value().is_finite())
+    {
+        let shown = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+        return Err(error(
+            Kind::TaskSet,
+            format!(
+                "{place}={shown}: not a number (NaN or infinite: a missing value in a DataFrame?)"
+            ),
+        ));
+    }
+    Ok((key.to_string(), value.clone()))
 }
 
 #[pymethods]
@@ -66,8 +140,9 @@ impl PyTaskSet {
 
     /// Builds a set from rows, one dict per task with the file's keys
     /// (`name`, `period`, `wcet`, `deadline`, `offset`, `jitter`, `bcet`,
-    /// `priority`, ...): durations as strings with a unit ("25ms") or ints
-    /// of nanoseconds. Validated as a file is; errors name `rows`.
+    /// `priority`, ...): durations as strings with a unit ("25ms") or
+    /// `datetime.timedelta`s, or as ints of nanoseconds under the key with
+    /// `_ns` (`period_ns`). Validated as a file is; errors name `rows`.
     #[staticmethod]
     #[pyo3(signature = (rows, name = "rows"))]
     fn from_rows(py: Python<'_>, rows: &Bound<'_, PyList>, name: &str) -> PyResult<PyTaskSet> {
@@ -78,27 +153,11 @@ impl PyTaskSet {
                 .map_err(|_| error(Kind::TaskSet, format!("rows[{i}]: a task row is a dict")))?;
             let task = PyDict::new(py);
             for (key, value) in row.iter() {
-                let is_duration = key
-                    .extract::<String>()
-                    .is_ok_and(|k| DURATION_KEYS.contains(&k.as_str()));
-                let is_int = value.is_instance_of::<pyo3::types::PyInt>()
-                    && !value.is_instance_of::<pyo3::types::PyBool>();
-                if is_duration && is_int {
-                    task.set_item(
-                        key,
-                        format!(
-                            "{}ns",
-                            value.extract::<u64>().map_err(|_| {
-                                error(
-                                    Kind::TaskSet,
-                                    format!("rows[{i}]: a duration in nanoseconds is >= 0"),
-                                )
-                            })?
-                        ),
-                    )?;
-                } else {
-                    task.set_item(key, value)?;
-                }
+                let key: String = key
+                    .extract()
+                    .map_err(|_| error(Kind::TaskSet, format!("rows[{i}]: a key is a string")))?;
+                let (key, value) = row_cell(i, &key, &value)?;
+                task.set_item(key, value)?;
             }
             tasks.append(task)?;
         }
@@ -135,6 +194,32 @@ impl PyTaskSet {
         &self.origin
     }
 
+    /// Processors of its platform (the file's `processors`, else 1).
+    #[getter]
+    fn processors(&self) -> u32 {
+        self.set.processors()
+    }
+
+    /// The file's `[[mode]]`s in time order, each as `{"name", "start_ns",
+    /// "tasks"}` (task names); empty for most sets.
+    #[getter]
+    fn modes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for m in &self.modes {
+            let d = PyDict::new(py);
+            d.set_item("name", &m.name)?;
+            d.set_item("start_ns", m.start.as_ns())?;
+            let names: Vec<&str> = m
+                .tasks
+                .iter()
+                .filter_map(|&i| self.set.tasks.get(i).map(|t| t.name.as_str()))
+                .collect();
+            d.set_item("tasks", names)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
     /// Total utilization Σ C/T.
     #[getter]
     fn utilization(&self) -> f64 {
@@ -166,7 +251,7 @@ impl PyTaskSet {
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other
             .cast::<PyTaskSet>()
-            .is_ok_and(|o| o.get().set == self.set)
+            .is_ok_and(|o| o.get().set == self.set && o.get().modes == self.modes)
     }
 
     fn __repr__(&self) -> String {
@@ -179,22 +264,41 @@ impl PyTaskSet {
         )
     }
 
-    /// Pickles as `TaskSet._from_pickle(toml, origin)`.
+    /// Pickles as `TaskSet._from_pickle(toml, origin, modes)`, the modes
+    /// as `(name, start_ns, task indices)`.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let rebuild = py.get_type::<PyTaskSet>().getattr("_from_pickle")?;
         let this = slf.get();
-        let args = PyTuple::new(py, [this.to_toml(), this.origin.clone()])?;
+        let modes: Vec<(String, u64, Vec<usize>)> = this
+            .modes
+            .iter()
+            .map(|m| (m.name.clone(), m.start.as_ns(), m.tasks.clone()))
+            .collect();
+        let args = (this.to_toml(), this.origin.clone(), modes).into_pyobject(py)?;
         PyTuple::new(py, [rebuild, args.into_any()])
     }
 
     #[staticmethod]
-    fn _from_pickle(toml: &str, origin: &str) -> PyResult<PyTaskSet> {
+    #[pyo3(signature = (toml, origin, modes = Vec::new()))]
+    fn _from_pickle(
+        toml: &str,
+        origin: &str,
+        modes: Vec<(String, u64, Vec<usize>)>,
+    ) -> PyResult<PyTaskSet> {
         let loaded =
             file::parse_str(toml, Format::Toml, origin, "taskset").or_raise(Kind::TaskSet)?;
         Ok(PyTaskSet {
             set: loaded.set,
             origin: origin.to_string(),
+            modes: modes
+                .into_iter()
+                .map(|(name, start, tasks)| Mode {
+                    name,
+                    start: Nanos::from_ns(start),
+                    tasks,
+                })
+                .collect(),
         })
     }
 }

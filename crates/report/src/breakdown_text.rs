@@ -13,7 +13,7 @@ use crate::table;
 /// The line said on a terminal after each measured step.
 pub fn progress_line(scale: f64, s: &Step) -> String {
     format!(
-        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}{}",
+        "time scale {scale}: {:?} alpha {:.4} (U {:.2}%) run {}: {} misses of {} jobs{}{}{}",
         s.phase,
         s.alpha,
         s.utilization * 100.0,
@@ -24,7 +24,10 @@ pub fn progress_line(scale: f64, s: &Step) -> String {
         s.kernel_trace.as_ref().map_or(String::new(), |k| format!(
             "; {}",
             crate::kernel_trace::misses_line(k)
-        ))
+        )),
+        s.rerun
+            .as_ref()
+            .map_or(String::new(), |r| format!("; rerun: {}", r.describe()))
     )
 }
 
@@ -124,7 +127,7 @@ pub fn describe(doc: &BreakdownDocument) -> String {
             "\nnote: interrupted: the last time scale is partial, later ones were not run\n",
         );
     }
-    out
+    table::fit_text(&out)
 }
 
 fn steps_table(s: &ScaleResult) -> String {
@@ -186,6 +189,7 @@ mod tests {
             interrupted,
             refused: refused.map(str::to_string),
             kernel_trace: None,
+            rerun: None,
         }
     }
 

@@ -192,7 +192,7 @@ pub fn text(report: &DriftReport, load: &str) -> String {
             rounded(abs.max_lag.as_ns()),
         );
     }
-    out
+    table::fit_text(&out)
 }
 
 /// The CSV time series: `time_s` (grid time at the window's end) and, per

@@ -75,7 +75,7 @@ fn latency(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Latency histogram",
             plot::latency_histogram(&histograms),
-            "Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); latencies beyond the last bucket are the document's histogram_overflows.".into(),
+            format!("Wake-up latencies per thread in 1 us buckets, counts on a log scale (cyclictest's plot); the wake-ups beyond the measured histogram (its histogram_overflows) are counted from the stored samples, or else drawn as one bucket at the thread's maximum; from {} us on, the latency axis is logarithmic too.", plot::LONG_TAIL_US),
         )
     };
     let over_time = series::latency_over_time(run);
@@ -108,7 +108,7 @@ fn lag_study(run: &RunView) -> Vec<Figure> {
             Figure::drawn(
                 &format!("Lags under {us} us"),
                 plot::lag_shares(&bars, us),
-                format!("Share of lags (wake-up - release) under {us} us per period and utilization, one bar per controller (paper 000, figures 4.1 and 4.5)."),
+                format!("Share of lags (wake-up - release) under {us} us per period and utilization, one bar per controller (Soyer 2024, figures 4.1 and 4.5)."),
             )
         })
         .collect()
@@ -130,7 +130,7 @@ fn real_and_simulated(run: &RunView) -> Option<Figure> {
         .count();
     Some(Figure::drawn(
         "Real and simulated schedule",
-        plot::real_and_simulated(&chart),
+        plot::schedule(&chart),
         format!(
             "{:.1}..{:.1} ms of the run: above, the kernel's schedule of the run's CPUs (the set's jobs by task, other threads, interrupts, the set's throttled spans) from its --kernel-trace; {simulated}. {misses} deadline miss{} (red crosses at the deadline; the real ones labelled with the largest cause of their lateness).",
             chart.from_ns as f64 / 1e6,
@@ -167,11 +167,11 @@ fn job_schedule(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Gantt chart",
             plot::gantt(&g),
-            format!("Per task: the job's window release..deadline (pale), the job from start to finish, a tick at each release, preemptions as Np. A job that missed its deadline is red with a black outline and a cross at its deadline (red is no task's colour).{cut}"),
+            format!("{}: the job's window release..deadline (pale), the job from start to finish, a tick at each release, preemptions as Np. A job that missed its deadline is red with a black outline and a cross at its deadline (red is no task's colour).{cut}", if g.lanes.first().is_some_and(|l| l.starts_with("cpu ")) { "Per CPU (the job's colour is its task's, the CPU the one it finished on)" } else { "Per task" }),
         ),
         Figure::drawn(
             "Response times",
-            plot::lines(&series::responses(run), "release (s)", "response time (ms)", None),
+            plot::lines(&series::responses(run), "release (ms)", "response time (ms)", None),
             "Finish - release of every completed job, per task, against its release.".into(),
         ),
     ]
@@ -225,14 +225,14 @@ fn hartstone(run: &RunView) -> Vec<Figure> {
             "Extended Hartstone: deadline misses",
             "misses",
             "deadline misses in 120 s",
-            "Deadline misses over the 120 s of 48 %, 120 % and 48 % load, per test (paper 002 figure 4.7).",
+            "Deadline misses over the 120 s of 48 %, 120 % and 48 % load, per test (Golchin 2017 figure 4.7).",
         )
     } else {
         (
             "Hartstone: iterations to the first miss",
             "iterations_completed",
             "iterations without a miss",
-            "Iterations each scheduler completed before the first deadline miss, per test (paper 002 figures 4.3-4.6).",
+            "Iterations each scheduler completed before the first deadline miss, per test (Golchin 2017 figures 4.3-4.6).",
         )
     };
     let switches = series::hartstone_bars(run, extended, "context_switches_per_s");
@@ -245,7 +245,7 @@ fn hartstone(run: &RunView) -> Vec<Figure> {
         Figure::drawn(
             "Context switches per second",
             plot::bars(&switches, "context switches / s"),
-            "Context switches per second of each scheduler, per test (paper 002 figures 4.3-4.6, 4.8).".into(),
+            "Context switches per second of each scheduler, per test (Golchin 2017 figures 4.3-4.6, 4.8).".into(),
         ),
     ]
 }
@@ -255,7 +255,7 @@ fn breakdown_experiment(run: &RunView) -> Figure {
     Figure::drawn(
         "Breakdown utilization vs time scale",
         plot::breakdown_vs_time_scale(&series::breakdown_vs_time_scale(run)),
-        "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (paper 004, section 5).".into(),
+        "The largest scaling of every C with no deadline miss, as a utilization, predicted (ideal and overhead-aware analysis, simulation) and measured on real threads, against the factor every time of the set was multiplied by (Arakawa et al. 1993, section 5).".into(),
     )
 }
 
@@ -266,7 +266,7 @@ fn study(run: &RunView) -> Vec<Figure> {
             Figure::drawn(
                 &format!("Schedulable sets vs load {name}"),
                 plot::lines(&lines, "load (%)", "schedulable sets (%)", Some(105.0)),
-                format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (paper 001, highest schedulable utilization)."),
+                format!("Share of the {name} sets with no deadline miss at each load (every C scaled), under EDF and FPS (DM), simulated and, with --real, on real threads beside the simulation of the same sets (Carletto & Vardanega 2017, highest schedulable utilization)."),
             )
         })
         .collect();
@@ -274,7 +274,7 @@ fn study(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             &format!("Deadline misses vs load {profile} overload"),
             plot::lines(&lines, "load (%)", "deadline misses", None),
-            format!("Total deadline misses of the overload base set against the load level, {profile} profile, under EDF, FPS (DM) and the hybrid (paper 001: FPS degrades linearly, EDF depends on the nature of the overload)."),
+            format!("Total deadline misses of the overload base set against the load level, {profile} profile, under EDF, FPS (DM) and the hybrid (Carletto & Vardanega 2017: FPS degrades linearly, EDF depends on the nature of the overload)."),
         ));
     }
     let locking = series::study_locking(run);
@@ -282,7 +282,7 @@ fn study(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             "Lock overhead vs procedure length",
             plot::lines(&locking, "protected procedure length (ms)", "cumulative lock overhead (us)", None),
-            "Processor time spent in lock and unlock operations per run, IPCP under FPS against the Deadline Floor Protocol under EDF (which also reads the clock), against the length of the protected procedure (paper 001).".into(),
+            "Processor time spent in lock and unlock operations per run, IPCP under FPS against the Deadline Floor Protocol under EDF (which also reads the clock), against the length of the protected procedure (Carletto & Vardanega 2017).".into(),
         ));
     }
     out
@@ -295,7 +295,11 @@ fn analyze(run: &RunView) -> Vec<Figure> {
         out.push(Figure::drawn(
             "Response times vs deadlines",
             plot::response_bounds(&bounds),
-            "Exact worst-case response time per task and policy (no bar: above D), the deadline as a black mark.".into(),
+            if run.document.get("processors").and_then(serde_json::Value::as_u64) > Some(1) {
+                "The response-time bound of each test per task on the set's processors (no bar: not proven), the deadline as a black mark.".into()
+            } else {
+                "Exact worst-case response time per task and policy (no bar: above D), the deadline as a black mark.".into()
+            },
         ));
     }
     let b = series::breakdown(run);
@@ -309,4 +313,25 @@ fn analyze(run: &RunView) -> Vec<Figure> {
         ));
     }
     out
+}
+
+/// Every figure of `run` as an SVG file's name (its title in lower case,
+/// `-` for every other character, `.svg`) and its document, or why it was
+/// not drawn (`TITLE: why`).
+pub fn named_svgs(run: &RunView) -> Vec<(String, Result<String, String>)> {
+    figures(run)
+        .into_iter()
+        .map(|figure| {
+            let name: String = figure
+                .title
+                .chars()
+                .map(|c| match c.is_ascii_alphanumeric() {
+                    true => c.to_ascii_lowercase(),
+                    false => '-',
+                })
+                .collect();
+            let svg = figure.svg.map_err(|why| format!("{}: {why}", figure.title));
+            (format!("{name}.svg"), svg)
+        })
+        .collect()
 }

@@ -30,13 +30,13 @@ pub fn describe(doc: &GvpDocument) -> String {
         if real { " / met on real threads (refused by admission)" } else { "" },
         doc.sets,
     ));
-    let names: Vec<&str> = doc
+    let names: Vec<String> = doc
         .levels
         .first()
         .map(|l| l.methods.iter().map(|(m, _)| m.name()).collect())
         .unwrap_or_default();
     let mut header = vec!["U"];
-    header.extend(names.iter().copied());
+    header.extend(names.iter().map(String::as_str));
     let mut t = table::new(&header, &header);
     for level in &doc.levels {
         let mut row = vec![format!("{:.2}", level.utilization)];
@@ -101,5 +101,5 @@ pub fn describe(doc: &GvpDocument) -> String {
             ));
         }
     }
-    out
+    table::fit_text(&out)
 }

@@ -18,7 +18,7 @@ fn ending(outcome: &TestOutcome) -> String {
             "k={}: {} at {}",
             m.iteration,
             printable(&m.task),
-            Nanos::from_ns(m.at_ns)
+            table::ns(m.at_ns)
         ),
         (EndReason::Cap, _) => "no miss (cap)".into(),
         (EndReason::InvalidPool(why), _) => format!("invalid pool: {why}"),
@@ -48,7 +48,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
             .map_or(EXTENDED_LENGTH, Nanos::from_ns);
         let (from, to) = hartstone::ExtendedProfile::overload_window(length);
         out.push_str(&format!(
-            "extended Hartstone (paper 002 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
+            "extended Hartstone (Golchin 2017 §4.3): {length}, 48% in [0, {from}), 120% in [{from}, {to}), 48% to the end; kilo-whet {kw} ({}), on-miss {}\n",
             doc.kilo_whet_from, doc.on_miss
         ));
         for note in &doc.notes {
@@ -95,7 +95,7 @@ pub fn human(doc: &HartstoneDocument) -> String {
         }
     } else {
         out.push_str(&format!(
-            "Hartstone PH (paper 002 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
+            "Hartstone PH (Golchin 2017 §4.2): iterations of {} until the first deadline miss; kilo-whet {kw} ({}), on-miss {}\n",
             Nanos::from_ns(doc.iteration_duration_ns),
             doc.kilo_whet_from,
             doc.on_miss
@@ -126,8 +126,25 @@ pub fn human(doc: &HartstoneDocument) -> String {
                 }
             }
         }
+        t.wrapping("ended by").optional(&["preemptions", "cs/s"]);
         out.push_str(&table::render(&t));
         out.push('\n');
+        // Every real iteration run twice, and what the rerun found.
+        for run in &doc.runs {
+            for o in &run.tests {
+                for r in &o.iterations {
+                    if let Some(rerun) = &r.result.rerun {
+                        out.push_str(&format!(
+                            "rerun, {} test {} iteration {}: {}\n",
+                            run.label,
+                            o.test.number(),
+                            r.iteration,
+                            rerun.describe()
+                        ));
+                    }
+                }
+            }
+        }
         // The iteration that ended each traced series (its misses).
         for run in &doc.runs {
             for o in &run.tests {
@@ -160,11 +177,11 @@ pub fn human(doc: &HartstoneDocument) -> String {
     out.push('\n');
     if doc.extended {
         out.push_str(&format!(
-            "paper 002 (Golchin 2017, figures 4.7-4.8): {}\n",
+            "Golchin 2017 (figures 4.7-4.8): {}\n",
             hartstone::PAPER_EXTENDED_RANKING
         ));
     }
-    out
+    table::fit_text(&out)
 }
 
 /// `--csv`: one row per scheduler and test (columns in the module doc).
@@ -235,7 +252,7 @@ mod tests {
     use crate::view::RunView;
     use rtlab_model::catalog::DEFAULT_KILO_WHET;
     use rtlab_model::hartstone::{extended_profile, HartstoneTest, TestConfig};
-    use rtlab_sim::{OnMiss, SchedulerSpec};
+    use rtlab_sim::{MissRule, SchedulerSpec};
     use rtlab_study::hartstone::{simulated_extended, simulated_series};
 
     const SCHEDULERS: [&str; 2] = ["edf", "fp:rm"];
@@ -266,7 +283,7 @@ mod tests {
                     .map(|&t| extended_profile(t, DEFAULT_KILO_WHET).unwrap())
                     .collect();
                 doc.extended_runs.push(
-                    simulated_extended(name, &spec, OnMiss::Skip, &profiles, length).unwrap(),
+                    simulated_extended(name, &spec, MissRule::Skip, &profiles, length).unwrap(),
                 );
             } else {
                 let configs: Vec<TestConfig> = TESTS
@@ -276,10 +293,11 @@ mod tests {
                         kilo_whet: DEFAULT_KILO_WHET,
                         window: hartstone::MIN_WINDOW,
                         max_iterations: 4,
+                        confirm: true,
                     })
                     .collect();
                 doc.runs
-                    .push(simulated_series(name, &spec, OnMiss::Skip, &configs).unwrap());
+                    .push(simulated_series(name, &spec, MissRule::Skip, &configs).unwrap());
             }
         }
         doc.extended_length_ns = extended.then_some(length.as_ns());

@@ -29,13 +29,37 @@ pub struct Headline {
 /// The headline of `run`, by its kind.
 pub fn of(run: &RunView) -> Headline {
     let doc = &run.document;
-    match run.kind.as_str() {
+    let mut headline = match run.kind.as_str() {
         "sim" | "run" => schedule(doc),
         "compare" => compare(doc),
         "analyze" => analyze(doc),
         "sweep" => sweep(doc),
         "latency" => latency(doc),
         _ => generic(doc),
+    };
+    disturbance(&mut headline, doc);
+    headline
+}
+
+/// A real run's disturbance verdict as a fact (`machine`: `clean` or
+/// `disturbed: ...`), and a disturbed run's verdict marked as such.
+fn disturbance(headline: &mut Headline, doc: &Value) {
+    let account = doc
+        .get("disturbance")
+        .or_else(|| doc.get("real").and_then(|r| r.get("disturbance")));
+    let Some(summary) = account
+        .and_then(|a| a.get("verdict"))
+        .and_then(|v| v.get("summary"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    headline.facts.push(("machine".into(), summary.to_string()));
+    if summary.starts_with("disturbed") {
+        if let Some(v) = &mut headline.verdict {
+            v.text
+                .push_str(" (on a DISTURBED machine: see \"machine\")");
+        }
     }
 }
 
@@ -184,6 +208,7 @@ fn analyze(doc: &Value) -> Headline {
     });
     let mut facts = Vec::new();
     fact(&mut facts, "utilization", doc, "utilization");
+    fact(&mut facts, "processors", doc, "processors");
     let tasks = doc.get("tasks").and_then(Value::as_array);
     let distinct: Vec<&str> = tasks
         .into_iter()
@@ -204,11 +229,17 @@ fn analyze(doc: &Value) -> Headline {
 
 /// Per policy, in order: schedulable when one test proves it, not when a
 /// test refutes it and none proves it, else no verdict (only sufficient
-/// tests that failed).
+/// tests that failed). A multiprocessor analysis names no policy: its
+/// tests' scheduler is the test's name up to the colon (`gedf` of
+/// `gedf:bcl`, `pedf` of `pedf:ff-decreasing`).
 fn policy_verdicts(tests: &[&Value]) -> Vec<(String, Option<bool>)> {
     let mut policies: Vec<(String, Option<bool>)> = Vec::new();
     for t in tests {
-        let Some(policy) = t.get("policy").and_then(Value::as_str) else {
+        let scheduler = t
+            .get("test")
+            .and_then(Value::as_str)
+            .map(|name| name.split(':').next().unwrap_or(name));
+        let Some(policy) = t.get("policy").and_then(Value::as_str).or(scheduler) else {
             continue;
         };
         let said = t.get("schedulable").and_then(Value::as_bool);
@@ -424,6 +455,24 @@ mod tests {
             "schedulable under rm, edf; with rtmach: not schedulable under rm"
         );
         assert!(!v.good);
+    }
+
+    #[test]
+    fn a_disturbed_real_run_says_so_in_its_headline() {
+        let doc = json!({
+            "deadline_misses": 3, "first_miss_ns": 45_000_000,
+            "disturbance": {"verdict": {"kind": "disturbed", "summary": "disturbed: CPU 1: 38 ms stolen by the host"}}
+        });
+        let h = of(&RunView::unsaved("run", doc));
+        assert!(h
+            .verdict
+            .unwrap()
+            .text
+            .ends_with("(on a DISTURBED machine: see \"machine\")"));
+        assert!(h.facts.contains(&(
+            "machine".into(),
+            "disturbed: CPU 1: 38 ms stolen by the host".into()
+        )));
     }
 
     #[test]

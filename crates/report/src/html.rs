@@ -26,7 +26,7 @@ pre { background: #f5f5f5; padding: .6rem; overflow-x: auto; white-space: pre-wr
 table { border-collapse: collapse; margin: .4rem 0 1rem; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: .15rem .45rem; text-align: left; vertical-align: top; }
 th { background: #eef3f8; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .kv th { width: 16rem; }
 .scroll { overflow-x: auto; }
 .meta { color: #555; }
@@ -218,6 +218,10 @@ fn run_section(run: &RunView, index: usize, with_host: bool) -> String {
     for figure in figures(run) {
         out.push_str(&figure_html(&figure));
     }
+    // A part of the run's own account that needs more than the summary's
+    // rows (a real run's disturbance account and verdict, issue 35) goes
+    // here, as a `<h3>` section of its own before the details; its verdict
+    // beside the headline's (`headline::of`).
     out.push_str("<h3>Details</h3>\n");
     out.push_str(&folded("Summary", &key_value_table(&run.document), 0));
     for key in ["tasks", "threads", "cells", "rows", "tests", "breakdown"] {
@@ -293,8 +297,9 @@ fn figure_html(figure: &Figure) -> String {
 }
 
 /// The scalars of an object (and of objects inside it, one level down, as
-/// `outer inner`) as a two-column table in human units; arrays of objects
-/// are left to [`items_table`], empty values are left out.
+/// `outer inner`) as a two-column table in human units, in reading order
+/// ([`human::reading_order`]); arrays of objects are left to
+/// [`items_table`], empty values are left out.
 fn key_value_table(value: &Value) -> String {
     let mut rows = Vec::new();
     let mut push = |key: &str, full: &str, v: &Value| {
@@ -306,14 +311,18 @@ fn key_value_table(value: &Value) -> String {
         }
     };
     if let Some(map) = value.as_object() {
-        for (key, v) in map {
-            match v {
+        let mut keys: Vec<&String> = map.keys().collect();
+        human::reading_order(&mut keys);
+        for key in keys {
+            match &map[key] {
                 Value::Object(inner) => {
-                    for (k, v) in inner {
-                        push(&format!("{key} {k}"), &format!("{key}.{k}"), v);
+                    let mut inner_keys: Vec<&String> = inner.keys().collect();
+                    human::reading_order(&mut inner_keys);
+                    for k in inner_keys {
+                        push(&format!("{key} {k}"), &format!("{key}.{k}"), &inner[k]);
                     }
                 }
-                _ => push(key, key, v),
+                v => push(key, key, v),
             }
         }
     }
@@ -342,50 +351,129 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
-/// Columns shown first when a table has them, in this order.
-const LEADING_COLUMNS: [&str; 8] = [
-    "name",
-    "task",
-    "thread",
-    "policy",
-    "test",
-    "utilization",
-    "schedulable",
-    "sets",
-];
+/// Columns a detail table shows at most (the page is 1000 px wide); the
+/// others are in its folded table of every field.
+pub const MAX_TABLE_COLUMNS: usize = 10;
+
+/// A column of an item table: its label and where its value is (`key`, or
+/// `key` then `inner` for a field of an object inside the item, such as
+/// a multiprocessor analysis' `response_ns` per test).
+#[derive(Debug, Clone, PartialEq)]
+struct Column {
+    key: String,
+    inner: Option<String>,
+}
+
+impl Column {
+    fn value<'v>(&self, item: &'v Value) -> Option<&'v Value> {
+        let v = item.get(&self.key)?;
+        match &self.inner {
+            Some(inner) => v.get(inner),
+            None => Some(v),
+        }
+    }
+
+    fn label(&self) -> String {
+        match &self.inner {
+            Some(inner) => format!("{} {inner}", human::label(&self.key)),
+            None => human::label(&self.key),
+        }
+    }
+
+    /// The cell of `item` in human units, and whether it is a number.
+    fn cell(&self, item: &Value) -> (String, bool) {
+        match self.value(item) {
+            Some(v) => (
+                human::value(&self.key, v).unwrap_or_default(),
+                is_numeric(v),
+            ),
+            None => (String::new(), false),
+        }
+    }
+}
 
 /// An array of objects as a table in human units: one column per scalar
-/// field, names and verdicts first, at most [`MAX_TABLE_ROWS`] rows.
+/// field (and per field of an object in the items), in reading order, at
+/// most [`MAX_TABLE_ROWS`] rows. The columns that tell nothing (every
+/// value zero, no or empty) are left out, and at most
+/// [`MAX_TABLE_COLUMNS`] are shown, so the table fits the page; when any
+/// is left out, a folded table below has every one.
 fn items_table(items: &[Value]) -> String {
-    let mut columns: Vec<String> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
     for item in items.iter().filter_map(Value::as_object) {
         for (k, v) in item {
-            if human::value(k, v).is_some() && !columns.contains(k) {
-                columns.push(k.clone());
+            let shown = human::value(k, v).is_some() || v.is_object();
+            if shown && !keys.contains(k) {
+                keys.push(k.clone());
             }
         }
     }
-    columns.sort_by_key(|c| {
-        LEADING_COLUMNS
+    human::reading_order(&mut keys);
+    let mut columns: Vec<Column> = Vec::new();
+    for key in keys {
+        let mut inner: Vec<String> = Vec::new();
+        for item in items {
+            if let Some(map) = item.get(&key).and_then(Value::as_object) {
+                for (k, v) in map {
+                    if human::value(&key, v).is_some() && !inner.contains(k) {
+                        inner.push(k.clone());
+                    }
+                }
+            }
+        }
+        let nested = items
             .iter()
-            .position(|l| l == c)
-            .unwrap_or(LEADING_COLUMNS.len())
-    });
-    let rows: Vec<Vec<(String, bool)>> = items
+            .any(|i| i.get(&key).is_some_and(Value::is_object));
+        match nested {
+            true => columns.extend(inner.into_iter().map(|k| Column {
+                key: key.clone(),
+                inner: Some(k),
+            })),
+            false => columns.push(Column { key, inner: None }),
+        }
+    }
+    let telling: Vec<&Column> = columns
         .iter()
-        .take(MAX_TABLE_ROWS)
-        .map(|item| {
-            columns
-                .iter()
-                .map(|c| match item.get(c) {
-                    Some(v) => (human::value(c, v).unwrap_or_default(), is_numeric(v)),
-                    None => (String::new(), false),
-                })
-                .collect()
+        .filter(|c| {
+            human::is_verdict(&c.key)
+                || items
+                    .iter()
+                    .any(|i| c.value(i).is_some_and(tells_something))
         })
+        .take(MAX_TABLE_COLUMNS)
         .collect();
-    let labels: Vec<String> = columns.iter().map(|c| human::label(c)).collect();
-    table_html(&labels, &rows, items.len())
+    let table = |columns: &[&Column]| {
+        let rows: Vec<Vec<(String, bool)>> = items
+            .iter()
+            .take(MAX_TABLE_ROWS)
+            .map(|item| columns.iter().map(|c| c.cell(item)).collect())
+            .collect();
+        let labels: Vec<String> = columns.iter().map(|c| c.label()).collect();
+        table_html(&labels, &rows, items.len())
+    };
+    let mut out = table(&telling);
+    if telling.len() < columns.len() {
+        let all: Vec<&Column> = columns.iter().collect();
+        let _ = write!(
+            out,
+            "<details class=\"all-fields\"><summary>every field ({} columns)</summary>\n{}</details>\n",
+            all.len(),
+            table(&all)
+        );
+    }
+    out
+}
+
+/// Whether a value says anything: not zero, no, empty or missing.
+fn tells_something(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(_) => true,
+    }
 }
 
 /// A sweep's rows: the utilization, the sets, then each test's acceptance

@@ -9,13 +9,177 @@ use serde_json::Value;
 pub const SIGNIFICANT_DIGITS: i32 = 4;
 
 /// A key as a column or row label: `deadline_ns` -> `deadline`,
-/// `context_switches_per_s` -> `context switches per s`.
+/// `context_switches_per_s` -> `context switches per s`, `peak_rss_bytes`
+/// -> `peak rss`.
 pub fn label(key: &str) -> String {
     let base = key
         .strip_suffix("_ns")
         .or_else(|| key.strip_suffix("_us"))
+        .or_else(|| key.strip_suffix("_bytes"))
         .unwrap_or(key);
     base.replace('_', " ")
+}
+
+/// Keys a reader looks for first, in this order: what it is, then whether
+/// it met its deadlines, then how much ran.
+const LEADING_KEYS: [&str; 24] = [
+    "name",
+    "task",
+    "thread",
+    "test",
+    "policy",
+    "scheduler",
+    "taskset",
+    "origin",
+    "kind",
+    "schedulable",
+    "verdict",
+    "deadline_misses",
+    "misses",
+    "first_miss_ns",
+    "released",
+    "completed",
+    "jobs",
+    "loops",
+    "sets",
+    "utilization",
+    "duration_ns",
+    "ended_ns",
+    "processors",
+    "cpu",
+];
+
+/// Whether `key` is a verdict (deadline misses, schedulable): a table
+/// shows it even when every value is zero or none.
+pub fn is_verdict(key: &str) -> bool {
+    ["schedulable", "verdict", "deadline_misses", "misses"].contains(&key)
+}
+
+/// Keys a reader needs last: run bookkeeping and what rarely happens.
+const TRAILING_KEYS: [&str; 14] = [
+    "aborted",
+    "skipped",
+    "unfinished",
+    "start_deadline_misses",
+    "voluntary_switches",
+    "jobs_dropped",
+    "lock_errors",
+    "lost_tasks",
+    "lost_threads",
+    "series_dropped",
+    "events",
+    "seed",
+    "peak_rss_bytes",
+    "interrupted",
+];
+
+/// A statistic's place among a measure's (`min_response_ns`,
+/// `mean_response_ns`, ..., `max_response_ns`): min, mean or average,
+/// the percentiles rising, max; `None` for a key that is no statistic.
+fn statistic(key: &str) -> Option<(usize, String)> {
+    let base = key
+        .strip_suffix("_ns")
+        .or_else(|| key.strip_suffix("_us"))
+        .unwrap_or(key);
+    let words: Vec<&str> = base.split('_').collect();
+    let rank = |w: &str| -> Option<usize> {
+        match w {
+            "min" => Some(0),
+            "mean" | "avg" => Some(1),
+            // The last sample: after the distribution it is one draw of.
+            "act" => Some(10_001),
+            "max" => Some(10_000),
+            p if p.len() > 1 && p.starts_with('p') => {
+                let digits = &p[1..];
+                // p50 < p90 < p99 < p999: the digits read as 0.50, 0.90,
+                // 0.99, 0.999 of the distribution.
+                let fraction: f64 = format!("0.{digits}").parse().ok()?;
+                Some(3 + (fraction * 9_000.0) as usize)
+            }
+            _ => None,
+        }
+    };
+    let (i, r) = words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| Some((i, rank(w)?)))?;
+    let mut measure: Vec<&str> = words.clone();
+    measure.remove(i);
+    Some((r, measure.join("_")))
+}
+
+/// The order a reader takes a document's keys in (the documents sort them
+/// alphabetically, which puts `aborted` first and `p999` before `p99`):
+/// [`LEADING_KEYS`] first, in their order; then each measure's statistics
+/// together, from min through the percentiles to max; then the rest in
+/// natural order (numbers by value); [`TRAILING_KEYS`] last. Sorts `keys`
+/// in place, stably.
+pub fn reading_order<K: AsRef<str>>(keys: &mut [K]) {
+    keys.sort_by_key(|k| reading_rank(k.as_ref()));
+}
+
+/// The sort key of [`reading_order`].
+fn reading_rank(key: &str) -> (usize, String, usize, Vec<NaturalPart>) {
+    let last = key.rsplit(['.', ' ']).next().unwrap_or(key);
+    if let Some(i) = LEADING_KEYS.iter().position(|k| *k == key) {
+        return (i, String::new(), 0, Vec::new());
+    }
+    if let Some(i) = TRAILING_KEYS.iter().position(|k| *k == last) {
+        return (
+            usize::MAX - TRAILING_KEYS.len() + i,
+            String::new(),
+            0,
+            Vec::new(),
+        );
+    }
+    match statistic(key) {
+        Some((rank, measure)) => {
+            // Response times first, then how late, then lags and waits.
+            let order = ["response", "lateness", "lag", "latency", "blocked"];
+            let m = order
+                .iter()
+                .position(|o| *o == measure)
+                .unwrap_or(order.len());
+            (
+                LEADING_KEYS.len(),
+                format!("{m}{measure}"),
+                rank,
+                Vec::new(),
+            )
+        }
+        None => (LEADING_KEYS.len() + 1, String::new(), 0, natural(key)),
+    }
+}
+
+/// A piece of a key for natural ordering: text, or a number by value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum NaturalPart {
+    Number(u64),
+    Text(String),
+}
+
+/// `key` as text and numbers, so `t2` comes before `t10`.
+fn natural(key: &str) -> Vec<NaturalPart> {
+    let mut out = Vec::new();
+    let mut rest = key;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits > 0 {
+            out.push(NaturalPart::Number(
+                rest[..digits].parse().unwrap_or(u64::MAX),
+            ));
+            rest = &rest[digits..];
+        } else {
+            let text = rest
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            out.push(NaturalPart::Text(rest[..text].to_string()));
+            rest = &rest[text..];
+        }
+    }
+    out
 }
 
 /// True for keys whose numbers are times (`_ns` or `_us`).
@@ -59,6 +223,8 @@ fn scalar(key: &str, v: &Value) -> Option<String> {
             let f = n.as_f64()?;
             if key.ends_with("_ns") {
                 duration_ns(f)
+            } else if key.ends_with("_bytes") {
+                bytes(f)
             } else if key.ends_with("_us") {
                 duration_ns(f * 1e3)
             } else if is_fraction(key) && n.is_f64() {
@@ -83,6 +249,19 @@ pub fn duration_ns(ns: f64) -> String {
         _ => (ns, "ns"),
     };
     format!("{} {unit}", significant(scaled))
+}
+
+/// A size in bytes in binary units with four significant digits:
+/// 68694016 -> `65.51 MiB`.
+pub fn bytes(b: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut unit = 0;
+    while v.abs() >= 1024.0 && unit + 1 < units.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{} {}", significant(v), units[unit])
 }
 
 /// A fraction as a percentage: 0.8300932 -> `83.01 %`.
@@ -155,6 +334,73 @@ mod tests {
         assert_eq!(value("jobs", &json!(220)).unwrap(), "220");
         assert_eq!(value("first_miss_ns", &json!(null)).unwrap(), "—");
         assert_eq!(label("context_switches_per_s"), "context switches per s");
+        assert_eq!(
+            value("peak_rss_bytes", &json!(68_694_016)).unwrap(),
+            "65.51 MiB"
+        );
+        assert_eq!(label("peak_rss_bytes"), "peak rss");
         assert_eq!(label("wcrt_ns"), "wcrt");
+    }
+
+    /// Issue 36: `p999` came before `p99` and `aborted` first.
+    #[test]
+    fn keys_are_in_reading_order_not_alphabetical() {
+        let mut keys = vec![
+            "aborted",
+            "avg_ns",
+            "cpu",
+            "max_ns",
+            "min_ns",
+            "name",
+            "p50_ns",
+            "p999_ns",
+            "p99_ns",
+            "p90_ns",
+            "peak_rss_bytes",
+            "released",
+            "t10",
+            "t2",
+            "deadline_misses",
+        ];
+        reading_order(&mut keys);
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "deadline_misses",
+                "released",
+                "cpu",
+                "min_ns",
+                "avg_ns",
+                "p50_ns",
+                "p90_ns",
+                "p99_ns",
+                "p999_ns",
+                "max_ns",
+                "t2",
+                "t10",
+                "aborted",
+                "peak_rss_bytes",
+            ]
+        );
+        // Each measure's statistics together, min to max.
+        let mut keys = vec![
+            "max_lag_ns",
+            "max_response_ns",
+            "mean_lag_ns",
+            "mean_response_ns",
+            "min_response_ns",
+        ];
+        reading_order(&mut keys);
+        assert_eq!(
+            keys,
+            [
+                "min_response_ns",
+                "mean_response_ns",
+                "max_response_ns",
+                "mean_lag_ns",
+                "max_lag_ns"
+            ]
+        );
     }
 }

@@ -10,8 +10,10 @@
 
 use std::fmt::Display;
 
+use rtlab_host::RtThrottling;
 use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
+use rtlab_rt::lag_study::{CellResult, StudyConfig};
 use serde::Serialize;
 
 use crate::table;
@@ -136,7 +138,7 @@ pub fn human(
     }
     out += &describe(&doc.cells);
     out.push('\n');
-    out
+    table::fit_text(&out)
 }
 
 /// The progress of one measured cell of round `round` (from 0) of
@@ -274,6 +276,62 @@ pub fn csv(cells: &[LagCellDocument]) -> String {
     String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
+/// The study's document (`--json`): its configuration, the RT throttling
+/// limit read before it, whether it was cut short, the warnings said, and
+/// every measured cell.
+pub fn document(
+    cfg: &StudyConfig,
+    throttling: Option<RtThrottling>,
+    interrupted: bool,
+    warnings: &[String],
+    cells: &[CellResult],
+) -> LagStudyDocument {
+    LagStudyDocument {
+        config: LagStudyConfigDocument {
+            samples: cfg.samples,
+            rounds: cfg.rounds,
+            cooldown_ns: cfg.cooldown.as_ns(),
+            ki: cfg.ki,
+            threshold_ns: cfg.threshold.map(Nanos::as_ns),
+            controllers: cfg.waiters.iter().map(|w| w.name()).collect(),
+            spin_share: cfg.spin_share,
+            policy: cfg.policy.short_name(),
+            priority: cfg.policy.priority(),
+            cpu: cfg.cpu,
+        },
+        rt_throttling: throttling.map(RtThrottlingDocument::from),
+        interrupted,
+        warnings: warnings.to_vec(),
+        cells: cells.iter().map(cell_document).collect(),
+    }
+}
+
+/// A measured cell as its document.
+pub fn cell_document(c: &CellResult) -> LagCellDocument {
+    LagCellDocument {
+        period_ns: c.cell.period.as_ns(),
+        utilization: f64::from(c.cell.utilization) / 100.0,
+        controller: c.cell.waiter.is_controlled(),
+        controller_kind: c.cell.waiter.name(),
+        samples: c.samples,
+        below_10us: c.below_10us,
+        below_20us: c.below_20us,
+        mean_lag_ns: c.lag.mean().as_ns(),
+        p50_lag_ns: c.lag.p50.as_ns(),
+        p99_lag_ns: c.lag.p99.as_ns(),
+        p999_lag_ns: c.lag.p999.as_ns(),
+        max_lag_ns: c.lag.max.as_ns(),
+        busy_wait_share: c.busy_wait_share,
+        busy_wait_ns: c.busy_wait.as_ns(),
+        final_control_ns: c.final_control.as_ns(),
+        final_threshold_ns: c.final_threshold.as_ns(),
+        p99_worse_than_off: c.tail_vs_off.map(|t| t.p99_worse),
+        max_worse_than_off: c.tail_vs_off.map(|t| t.max_worse),
+        throttle_risk: c.throttle_risk,
+        wall_ns: c.wall.as_ns(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,5 +410,50 @@ mod tests {
             rt_throttling: None,
             warnings: vec!["w".into()],
         }));
+    }
+
+    #[test]
+    fn the_csv_pins_the_documented_columns_and_number_formats() {
+        use rtlab_rt::lag_study::{Cell, CellResult, TailVsOff};
+        use rtlab_rt::stats::Summary;
+        let cell = |waiter, tail_vs_off| CellResult {
+            cell: Cell {
+                period: Nanos::from_us(1000),
+                utilization: 50,
+                waiter,
+            },
+            samples: 2000,
+            below_10us: 0.25,
+            below_20us: 2.0 / 3.0,
+            lag: Summary {
+                mean_ns: 12_345.6,
+                p99: Nanos::from_us(40),
+                p999: Nanos::from_us(55),
+                max: Nanos::from_us(70),
+                ..Summary::default()
+            },
+            busy_wait: Nanos::from_ms(3),
+            busy_wait_share: 0.0125,
+            final_control: Nanos::from_us(9),
+            final_threshold: Nanos::from_us(30),
+            tail_vs_off,
+            throttle_risk: false,
+            wall: Nanos::from_ms(2000),
+            cut_short: false,
+        };
+        let tail = TailVsOff {
+            p99_worse: true,
+            max_worse: false,
+        };
+        let text = csv(&[
+            super::cell_document(&cell(rtlab_rt::lag_study::WaiterKind::Off, None)),
+            super::cell_document(&cell(rtlab_rt::lag_study::WaiterKind::Robust, Some(tail))),
+        ]);
+        assert_eq!(
+            text,
+            "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n\
+             1000000,0.5,false,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,off,55000,30000,,\n\
+             1000000,0.5,true,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,robust,55000,30000,true,false\n"
+        );
     }
 }

@@ -9,8 +9,10 @@
 //! not change by a byte (`rtlab_model::schema::keys_in_sorted_order` checks
 //! it in the tests below, `crates/cli/tests/json_pins.rs` against the binary).
 
+use rtlab_host::RtThrottling;
 use rtlab_model::schema::{LoadDocument, RtThrottlingDocument};
 use rtlab_model::Nanos;
+use rtlab_probe::latency::{self, Affinity, ProbeConfig, ProbeReport, ThreadReport, TimerMode};
 use serde::Serialize;
 
 use crate::table;
@@ -36,6 +38,10 @@ pub struct LatencyDocument {
     pub threads: Vec<LatencyThreadDocument>,
     /// Wall time of the whole measurement.
     pub wall_ns: u64,
+    /// What else ran on the measured CPUs, and the verdict
+    /// (`rtlab_host::disturbance`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<rtlab_model::disturbance::DisturbanceAccount>,
 }
 
 /// The `config` of a [`LatencyDocument`].
@@ -166,12 +172,15 @@ pub struct TextContext<'a> {
     pub outliers_asked: bool,
 }
 
+/// Microseconds (the tables' unit, cyclictest's) to four significant
+/// digits.
 fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1000.0)
+    crate::human::significant(ns as f64 / 1000.0)
 }
 
+/// Signed microseconds to four significant digits.
 fn signed_us(ns: i64) -> String {
-    format!("{:.1}", ns as f64 / 1000.0)
+    crate::human::significant(ns as f64 / 1000.0)
 }
 
 /// The human output: cyclictest lines, then percentile tables and outliers.
@@ -309,7 +318,135 @@ pub fn describe(doc: &LatencyDocument, context: TextContext<'_>) -> String {
             "error: thread {i} did not finish within the grace period after the run; its samples are lost\n"
         );
     }
-    out
+    table::fit_text(&out)
+}
+
+/// One finished measurement and what surrounded it: what [`describe`] and
+/// [`report_json`] both render.
+#[derive(Clone, Copy)]
+pub struct Measured<'a> {
+    /// The probe's configuration.
+    pub cfg: &'a ProbeConfig,
+    /// What it measured.
+    pub report: &'a ProbeReport,
+    /// The background load's statistics.
+    pub load: &'a LoadDocument,
+    /// Whether memory was locked.
+    pub mlock: bool,
+    /// RT throttling as read after the run (None when unreadable).
+    pub throttling: Option<RtThrottling>,
+    /// Notes of the settings held for the run (e.g. DMA latency refused).
+    pub notes: &'a [String],
+    /// Whether the worst wake-ups were asked for (`--outliers` above 0).
+    pub outliers_asked: bool,
+}
+
+/// The human output: cyclictest lines, then percentile tables and outliers
+/// ([`describe`] of the measurement's [`document`]).
+pub fn describe_measured(measured: Measured<'_>) -> String {
+    let policy = measured.cfg.policy_of(0).to_string();
+    let throttling_limit = measured.throttling.map(|t| t.describe_limit());
+    let cyclictest_lines: Vec<String> = measured
+        .report
+        .threads
+        .iter()
+        .map(latency::cyclictest_line)
+        .collect();
+    describe(
+        &document(measured),
+        TextContext {
+            policy: &policy,
+            throttling_limit: throttling_limit.as_deref(),
+            cyclictest_lines: &cyclictest_lines,
+            outliers_asked: measured.outliers_asked,
+        },
+    )
+}
+
+/// A measuring thread's report as its document.
+fn thread_document(t: &ThreadReport) -> LatencyThreadDocument {
+    let ns = |n: Nanos| n.as_ns();
+    let l = &t.latency;
+    let j = &t.jitter;
+    LatencyThreadDocument {
+        thread: t.index,
+        tid: t.tid,
+        cpu: t.cpu,
+        drift_ns: t.drift.map(Nanos::as_ns),
+        policy: t.policy.short_name(),
+        priority: t.policy.priority(),
+        interval_ns: ns(t.interval),
+        loops: t.loops,
+        requested_loops: t.requested_loops,
+        min_ns: ns(l.min),
+        avg_ns: ns(l.mean()),
+        max_ns: ns(l.max),
+        act_ns: ns(t.last),
+        p50_ns: ns(l.p50),
+        p90_ns: ns(l.p90),
+        p99_ns: ns(l.p99),
+        p999_ns: ns(l.p999),
+        missed_periods: t.missed_periods,
+        histogram_overflows: t.overflows,
+        series_dropped: t.series_dropped,
+        jitter: JitterDocument {
+            min_ns: t.jitter_min_ns,
+            max_ns: t.jitter_max_ns,
+            avg_abs_ns: ns(j.mean()),
+            p50_abs_ns: ns(j.p50),
+            p90_abs_ns: ns(j.p90),
+            p99_abs_ns: ns(j.p99),
+            p999_abs_ns: ns(j.p999),
+            max_abs_ns: ns(j.max),
+        },
+        outliers: t
+            .outliers
+            .iter()
+            .map(|o| OutlierDocument {
+                loop_index: o.loop_index,
+                time_ns: ns(o.at),
+                latency_ns: ns(o.latency),
+            })
+            .collect(),
+        histogram_us: t
+            .buckets_us
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(us, &n)| [us as u64, n])
+            .collect(),
+    }
+}
+
+/// The measurement as its document (`--json`).
+pub fn document(m: Measured<'_>) -> LatencyDocument {
+    let cfg = m.cfg;
+    LatencyDocument {
+        config: LatencyConfigDocument {
+            threads: cfg.threads,
+            timer: (cfg.timer == TimerMode::Relative).then_some(cfg.timer.name()),
+            interval_ns: cfg.interval.as_ns(),
+            distance_ns: cfg.distance.as_ns(),
+            policy: cfg.policy.short_name(),
+            priority: cfg.policy.priority(),
+            duration_ns: cfg.duration.map(Nanos::as_ns),
+            loops: cfg.loops,
+            mlock: m.mlock,
+            affinity: match &cfg.affinity {
+                Affinity::Unpinned => None,
+                Affinity::RoundRobin(c) => Some(c.clone()),
+            },
+        },
+        rt_throttling: m.throttling.map(RtThrottlingDocument::from),
+        load: m.load.clone(),
+        interrupted: m.report.interrupted,
+        lost_threads: m.report.lost_threads.clone(),
+        wall_ns: m.report.wall.as_ns(),
+        peak_rss_bytes: rtlab_host::usage::peak_rss_bytes(),
+        notes: m.notes.to_vec(),
+        threads: m.report.threads.iter().map(thread_document).collect(),
+        disturbance: None,
+    }
 }
 
 #[cfg(test)]
@@ -387,9 +524,67 @@ mod tests {
             }),
             threads: vec![thread],
             wall_ns: 1,
+            disturbance: None,
         };
         assert!(keys_in_sorted_order(&doc));
         let text = serde_json::to_string(&doc).unwrap();
         assert!(text.contains(r#""loop":3"#), "{text}");
+    }
+
+    #[test]
+    fn other_policy_run_prints_cyclictest_lines_and_json() {
+        // `rtlab latency --policy other --loops 50 --interval 500us -t 2`.
+        let cfg = ProbeConfig {
+            threads: 2,
+            interval: Nanos::from_us(500),
+            policy: rtlab_host::Policy::Other { nice: 0 },
+            loops: Some(50),
+            duration: None,
+            ..ProbeConfig::default()
+        };
+        static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let report = latency::run_probe(&cfg, &STOP).unwrap();
+        let load = rtlab_rt::load::LoadStats::default().document(rtlab_rt::load::LoadSpec::None);
+        let measured = Measured {
+            cfg: &cfg,
+            report: &report,
+            load: &load,
+            mlock: false,
+            throttling: None,
+            notes: &[],
+            outliers_asked: false,
+        };
+        let text = describe_measured(measured);
+        assert!(text.contains("T: 0 ("), "{text}");
+        assert!(text.contains("I:500 C:     50 Min:"), "{text}");
+        let doc = document(measured);
+        let doc = serde_json::to_value(doc).unwrap();
+        let t0 = &doc["threads"][0];
+        for key in [
+            "tid",
+            "policy",
+            "priority",
+            "interval_ns",
+            "loops",
+            "min_ns",
+            "avg_ns",
+            "max_ns",
+            "p50_ns",
+            "p99_ns",
+            "p999_ns",
+        ] {
+            assert!(!t0[key].is_null(), "missing {key}");
+        }
+        assert_eq!(t0["loops"], 50);
+        assert_eq!(t0["policy"], "other");
+        // histogram_us: non-empty [us, count] buckets in order, counting
+        // every loop that did not overflow.
+        let buckets = t0["histogram_us"].as_array().unwrap();
+        let counted: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(counted + t0["histogram_overflows"].as_u64().unwrap(), 50);
+        assert!(buckets.iter().all(|b| b[1].as_u64().unwrap() > 0));
+        assert!(buckets
+            .windows(2)
+            .all(|w| w[0][0].as_u64() < w[1][0].as_u64()));
     }
 }

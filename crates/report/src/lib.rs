@@ -6,7 +6,13 @@
 //! [`latency_text`], [`lag_study_text`], ...).
 #![forbid(unsafe_code)]
 
+pub mod analyze_text;
 pub mod breakdown_text;
+pub mod characterize_text;
+pub mod compare_text;
+pub mod demo_text;
+pub mod disturbance_text;
+pub mod doctor_text;
 pub mod drift;
 pub mod figures;
 pub mod global_partitioned;
@@ -17,10 +23,16 @@ pub mod human;
 pub mod kernel_trace;
 pub mod lag_study_text;
 pub mod latency_text;
+pub mod partition_text;
 pub mod plot;
+pub mod repeat;
+pub mod results_text;
+pub mod run_text;
 pub mod series;
+pub mod sim_text;
 pub mod sources;
 pub mod study_text;
+pub mod sweep_text;
 pub mod table;
 pub mod taskset_text;
 pub mod view;

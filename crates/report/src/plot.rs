@@ -103,28 +103,87 @@ fn nice_ceiling(value: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
-/// Writes the `i`-th name under the chart's x axis centred on x = i
-/// (`at` maps a chart x to the axis' pixel): category names, which
-/// plotters' numeric labels cannot give.
-fn category_labels<'n, DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    at: impl Fn(f64) -> (i32, i32),
-    names: impl Iterator<Item = &'n str>,
-) -> Result<(), PlotError>
-where
-    DB::ErrorType: 'static,
-{
-    let style = font().pos(Pos::new(HPos::Center, VPos::Top));
-    // About 7 px per character at 14 px: a name wider than its slot is cut.
-    let slot = (at(1.0).0 - at(0.0).0).unsigned_abs() as usize;
-    let fits = (slot / 7).max(3);
-    for (i, text) in names.enumerate() {
-        let (px, py) = at(i as f64);
-        let text = shortened(&label(text), fits);
-        root.draw(&Text::new(text, (px, py + 6), style.clone()))
-            .map_err(PlotError::from)?;
+/// Category names under a chart's x axis: whole and level when every name
+/// fits its slot (about 7 px a character at 14 px), else upright, each cut
+/// to at most [`UPRIGHT_CHARS`] characters and never two alike (a cut that
+/// would make two names read the same keeps more of each).
+struct Categories {
+    names: Vec<String>,
+    upright: bool,
+}
+
+/// Characters an upright category name keeps at most.
+const UPRIGHT_CHARS: usize = 22;
+
+impl Categories {
+    fn of<'n>(names: impl Iterator<Item = &'n str>) -> Categories {
+        let names: Vec<String> = names.map(label).collect();
+        // The plot's width less the y labels and margins, shared by the names.
+        let slot = (SIZE.0 as usize - 94) / names.len().max(1);
+        let level = (slot / 7).max(3);
+        if names.iter().all(|n| n.chars().count() <= level) {
+            return Categories {
+                names,
+                upright: false,
+            };
+        }
+        Categories {
+            names: distinct_shortened(&names, UPRIGHT_CHARS),
+            upright: true,
+        }
     }
-    Ok(())
+
+    /// The height under the x axis the names need (px).
+    fn area(&self) -> u32 {
+        match self.upright {
+            false => 40,
+            true => {
+                let longest = self.names.iter().map(|n| n.chars().count()).max();
+                16 + 7 * longest.unwrap_or(0) as u32
+            }
+        }
+    }
+
+    /// Writes the `i`-th name under the chart's x axis at x = i (`at` maps
+    /// a chart x to the axis' pixel): category names, which plotters'
+    /// numeric labels cannot give.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        at: impl Fn(f64) -> (i32, i32),
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let style = match self.upright {
+            false => font().pos(Pos::new(HPos::Center, VPos::Top)),
+            true => font()
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        };
+        for (i, text) in self.names.iter().enumerate() {
+            let (px, py) = at(i as f64);
+            root.draw(&Text::new(text.clone(), (px, py + 6), style.clone()))
+                .map_err(PlotError::from)?;
+        }
+        Ok(())
+    }
+}
+
+/// `names` each cut to `max` characters ([`shortened`]), or to as many more
+/// as keep every two distinct names distinct.
+fn distinct_shortened(names: &[String], max: usize) -> Vec<String> {
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let mut keep = max;
+    loop {
+        let cut: Vec<String> = names.iter().map(|n| shortened(n, keep)).collect();
+        let clash =
+            (0..cut.len()).any(|i| (0..i).any(|j| cut[i] == cut[j] && names[i] != names[j]));
+        if !clash || keep >= longest {
+            return cut;
+        }
+        keep += 1;
+    }
 }
 
 /// Lines, with a dot on each point when `dots` and there are few, and a
@@ -225,18 +284,36 @@ pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
         .flat_map(|h| h.buckets.iter().map(|b| b.1))
         .max()
         .unwrap_or(1);
+    // A tail far beyond the bulk (a 28.8 ms wake-up among 30 us ones) on
+    // a linear axis would squeeze the bulk into its first pixels: from
+    // LONG_TAIL_US on, the latency axis is logarithmic.
+    let long_tail = max_us >= LONG_TAIL_US;
     let lines: Vec<Line> = histograms
         .iter()
         .map(|h| Line {
             label: h.label.clone(),
-            points: steps(&h.buckets, HISTOGRAM_FLOOR),
+            points: steps(&h.buckets, HISTOGRAM_FLOOR)
+                .into_iter()
+                .map(|(x, y)| (if long_tail { x.max(LOG_AXIS_START) } else { x }, y))
+                .collect(),
         })
         .collect();
+    let y = (HISTOGRAM_FLOOR..nice_ceiling(max_count as f64 * 2.0)).log_scale();
     svg(|root| {
-        let mut chart = builder(root).build_cartesian_2d(
-            0f64..(max_us as f64 + 1.0).max(10.0),
-            (HISTOGRAM_FLOOR..nice_ceiling(max_count as f64 * 2.0)).log_scale(),
-        )?;
+        if long_tail {
+            let x = (LOG_AXIS_START..nice_ceiling(max_us as f64 + 1.0)).log_scale();
+            let mut chart = builder(root).build_cartesian_2d(x, y)?;
+            chart
+                .configure_mesh()
+                .x_desc("wake-up latency (us, log)")
+                .y_desc("samples (log)")
+                .label_style(font())
+                .light_line_style(WHITE)
+                .draw()?;
+            return draw_lines(&mut chart, &lines, false, SeriesLabelPosition::UpperRight);
+        }
+        let mut chart =
+            builder(root).build_cartesian_2d(0f64..(max_us as f64 + 1.0).max(10.0), y)?;
         chart
             .configure_mesh()
             .x_desc("wake-up latency (us)")
@@ -247,6 +324,14 @@ pub fn latency_histogram(histograms: &[Histogram]) -> PlotResult {
         draw_lines(&mut chart, &lines, false, SeriesLabelPosition::UpperRight)
     })
 }
+
+/// The largest latency (us) drawn on a linear axis: beyond it the
+/// histogram's latency axis is logarithmic.
+pub const LONG_TAIL_US: u64 = 2000;
+
+/// Where a logarithmic latency axis starts (us): the 0 us bucket's left
+/// edge is drawn there.
+const LOG_AXIS_START: f64 = 0.5;
 
 /// The bottom of the histogram's log axis (below one sample).
 const HISTOGRAM_FLOOR: f64 = 0.5;
@@ -318,8 +403,10 @@ fn grouped_bars(
 ) -> PlotResult {
     let per_group = names.len().max(1);
     let width = 0.8 / per_group as f64;
+    let categories = Categories::of(groups.iter().map(|g| g.0.as_str()));
     svg(|root| {
         let mut chart = builder(root)
+            .x_label_area_size(categories.area())
             .build_cartesian_2d(-0.5f64..(groups.len() as f64 - 0.5).max(0.5), 0f64..y_top)?;
         chart
             .configure_mesh()
@@ -351,8 +438,7 @@ fn grouped_bars(
                 });
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        let names = groups.iter().map(|g| g.0.as_str());
-        category_labels(root, |x| chart.backend_coord(&(x, 0.0)), names)
+        categories.draw(root, |x| chart.backend_coord(&(x, 0.0)))
     })
 }
 
@@ -473,11 +559,14 @@ pub fn response_bounds(bounds: &[ResponseBound]) -> PlotResult {
     let top = nice_ceiling(all.fold(0.0, f64::max) * 1.5);
     let bottom = low / 2.0;
     let width = 0.8 / policies.len().max(1) as f64;
+    let categories = Categories::of(tasks.iter().map(|t| t.0.as_str()));
     svg(|root| {
-        let mut chart = builder(root).build_cartesian_2d(
-            -0.5f64..(tasks.len() as f64 - 0.5).max(0.5),
-            (bottom..top).log_scale(),
-        )?;
+        let mut chart = builder(root)
+            .x_label_area_size(categories.area())
+            .build_cartesian_2d(
+                -0.5f64..(tasks.len() as f64 - 0.5).max(0.5),
+                (bottom..top).log_scale(),
+            )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -521,8 +610,7 @@ pub fn response_bounds(bounds: &[ResponseBound]) -> PlotResult {
             .label("deadline D")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
         legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        let names = tasks.iter().map(|t| t.0.as_str());
-        category_labels(root, |x| chart.backend_coord(&(x, bottom)), names)
+        categories.draw(root, |x| chart.backend_coord(&(x, bottom)))
     })
 }
 
@@ -688,18 +776,24 @@ pub const INTERRUPT: RGBColor = RGBColor(0x30, 0x30, 0x30);
 pub const THROTTLED: RGBColor = RGBColor(0xff, 0x98, 0x96);
 /// Scheduling overheads in the simulator.
 pub const OVERHEAD: RGBColor = RGBColor(0x60, 0x60, 0x60);
+/// A job resuming on another processor (a dot where it resumes).
+pub const MIGRATION: RGBColor = RGBColor(0x55, 0x00, 0x88);
 
 /// Misses labelled with their cause at most; past that, the crosses alone
 /// (the caption and the legend say what they mean).
 const MAX_MISS_LABELS: usize = 12;
 
-/// A run's real (kernel) schedule above its simulated one for the same
-/// window: a lane per row (`real CPU 1`, its interrupts, a task's
-/// throttled spans, `sim CPU 1`), the set's jobs in their task's colour,
-/// other threads grey, interrupts near black, throttling pale red,
-/// simulated overheads dark grey, and each deadline miss a red cross at
-/// the deadline labelled with the largest cause of its lateness.
-pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
+/// The one drawing of a schedule window, a lane per row: a real run's
+/// kernel schedule above the simulated one (`real CPU 1`, its interrupts,
+/// a task's throttled spans, `sim CPU 1`; [`crate::series::schedule_chart`])
+/// or the simulator's own window (`rtlab sim --gantt`: a row per task, or
+/// per processor; [`crate::series::window_chart`]). The set's jobs are in
+/// their task's colour, other threads grey, interrupts near black,
+/// throttling pale red, simulated overheads dark grey, each release a tick
+/// in its task's colour, each migration a dot where the job resumes, and
+/// each deadline miss a red cross at the deadline labelled with the largest
+/// cause of its lateness (or the job).
+pub fn schedule(c: &ScheduleChart) -> PlotResult {
     let ms = |ns: u64| ns as f64 / 1e6;
     let lanes = c.lanes.len().max(1);
     let y = |lane: usize| (lanes - 1 - lane) as f64;
@@ -757,6 +851,40 @@ pub fn real_and_simulated(c: &ScheduleChart) -> PlotResult {
             }
             let bars = of_kind.map(|(lane, _, s)| bar(*lane, s.start_ns, s.end_ns, colour));
             chart.draw_series(bars)?.label(name).legend(sample(colour));
+        }
+        // Releases: a tick on their task's row, in its colour.
+        let colour_of = |label: &str| {
+            c.tasks
+                .iter()
+                .position(|t| t == label)
+                .map_or(OTHER_THREAD, color)
+        };
+        chart.draw_series(
+            c.spans
+                .iter()
+                .filter(|(_, _, s)| s.kind == SpanKind::Release)
+                .map(|(lane, _, s)| {
+                    let yy = y(*lane);
+                    PathElement::new(
+                        vec![(ms(s.start_ns), yy - 0.4), (ms(s.start_ns), yy + 0.4)],
+                        colour_of(&s.label).stroke_width(2),
+                    )
+                }),
+        )?;
+        let mut migrations = c
+            .spans
+            .iter()
+            .filter(|(_, _, s)| s.kind == SpanKind::Migration)
+            .peekable();
+        if migrations.peek().is_some() {
+            chart
+                .draw_series(migrations.map(|(lane, _, s)| {
+                    Circle::new((ms(s.start_ns), y(*lane)), 4, MIGRATION.filled())
+                }))?
+                .label("migration")
+                .legend(|(x, y)| {
+                    Circle::new((x + 7, y), 4, MIGRATION.mix(LEGEND_OPACITY).filled())
+                });
         }
         let misses: Vec<_> = c
             .spans
@@ -858,6 +986,30 @@ mod tests {
             ]
         );
         assert!(steps(&[], 0.5).is_empty());
+    }
+
+    /// Issue 36: the avionics set's names were cut to `dis…ate` three
+    /// times under the response-time bars.
+    #[test]
+    fn category_names_that_do_not_fit_stand_upright_and_stay_distinct() {
+        let set = rtlab_model::file::load("builtin:avionics").unwrap().set;
+        let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
+        let c = Categories::of(names.iter().copied());
+        assert!(c.upright);
+        for (i, a) in c.names.iter().enumerate() {
+            assert!(a.chars().count() <= UPRIGHT_CHARS, "{a}");
+            for b in &c.names[..i] {
+                assert_ne!(a, b, "two names read alike: {:?}", c.names);
+            }
+        }
+        assert!(c.area() > 40 && c.area() < SIZE.1 / 2);
+        let short = Categories::of(["t1", "t2", "t3"].into_iter());
+        assert!(!short.upright);
+        assert_eq!(short.names, ["t1", "t2", "t3"]);
+        // A cut that would make two names alike keeps more of them.
+        let long = ["display-stores-update", "display-stat-update"].map(String::from);
+        let cut = distinct_shortened(&long, 8);
+        assert_ne!(cut[0], cut[1]);
     }
 
     #[test]

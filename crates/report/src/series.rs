@@ -8,7 +8,7 @@
 //! [`MAX_LINE_POINTS`] points (the maximum of each bin, so spikes stay
 //! visible) and a Gantt chart at most [`MAX_GANTT_JOBS`] jobs.
 
-use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
+use rtlab_model::results::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 use serde_json::Value;
 
 use crate::view::{JobRow, RunView, SampleRow};
@@ -41,23 +41,40 @@ pub struct Histogram {
 
 /// Per thread, the wake-up latency histogram: the document's
 /// `threads[].histogram_us` when it has one, else counted from the
-/// stored samples (bucket = latency_ns / 1000).
+/// stored samples (bucket = latency_ns / 1000). The document's buckets end
+/// where the measurement's histogram ended (`--histogram-buckets`): the
+/// wake-ups beyond it (`histogram_overflows`) are counted from the stored
+/// samples when the run has them, else they are one more bucket at the
+/// thread's maximum (`max_ns`), so the histogram reaches it.
 pub fn latency_histograms(run: &RunView) -> Vec<Histogram> {
+    let overflowed = array(&run.document, "threads")
+        .iter()
+        .any(|t| t.get("histogram_overflows").and_then(Value::as_u64) > Some(0));
     let from_document: Vec<Histogram> = array(&run.document, "threads")
         .iter()
+        .filter(|_| !overflowed || run.samples.is_empty())
         .filter_map(|t| {
             let buckets = t.get("histogram_us")?.as_array()?;
+            let mut buckets: Vec<(u64, u64)> = buckets
+                .iter()
+                .filter_map(|b| Some((b.get(0)?.as_u64()?, b.get(1)?.as_u64()?)))
+                .filter(|&(_, count)| count > 0)
+                .collect();
+            let overflows = t.get("histogram_overflows").and_then(Value::as_u64);
+            let max_us = t.get("max_ns").and_then(Value::as_u64).map(|ns| ns / 1000);
+            if let (Some(n @ 1..), Some(max_us)) = (overflows, max_us) {
+                match buckets.last_mut() {
+                    Some(last) if last.0 >= max_us => last.1 += n,
+                    _ => buckets.push((max_us, n)),
+                }
+            }
             Some(Histogram {
                 label: format!("thread {}", t.get("thread")?.as_u64()?),
-                buckets: buckets
-                    .iter()
-                    .filter_map(|b| Some((b.get(0)?.as_u64()?, b.get(1)?.as_u64()?)))
-                    .filter(|&(_, count)| count > 0)
-                    .collect(),
+                buckets,
             })
         })
         .collect();
-    if !from_document.is_empty() {
+    if !from_document.is_empty() || run.samples.is_empty() {
         return from_document;
     }
     by_thread(&run.samples)
@@ -139,15 +156,15 @@ pub struct GanttBar {
     pub task: usize,
     /// The job as stored.
     pub row: JobRow,
-    /// Finished after its deadline, or unfinished with the deadline
-    /// passed by the end of the run.
+    /// Missed ([`JobRow::missed`]): finished after its deadline, aborted
+    /// at it, or unfinished with the deadline passed by the end of the run.
     pub missed: bool,
 }
 
 /// The jobs of a run as a Gantt chart: one lane per task, or, for a
 /// multiprocessor run (a document with `processors`), one lane per
 /// processor holding the jobs that finished on it (unfinished ones on the
-/// processor they started on, when known).
+/// processor they started on, when the run recorded it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gantt {
     /// Task names, one per lane, in the document's task order.
@@ -160,22 +177,44 @@ pub struct Gantt {
     pub total_jobs: usize,
 }
 
+/// The CPUs a run's jobs ran on, by the numbers its job rows give: a
+/// simulation on m processors says `processors` (0..m), a real run on
+/// several CPUs `cpus` (the CPU numbers, `--cpus 2,3`); empty on one.
+fn run_cpus(doc: &Value) -> Vec<u64> {
+    let processors = array(doc, "processors").len();
+    if processors > 1 {
+        return (0..processors as u64).collect();
+    }
+    let real: Vec<u64> = array(doc, "cpus")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    if real.len() > 1 {
+        return real;
+    }
+    Vec::new()
+}
+
 /// The first [`MAX_GANTT_JOBS`] jobs by release (ties by task order)
 /// with their windows release..finish, start and preemptions.
 pub fn gantt(run: &RunView) -> Gantt {
     let tasks = task_lanes(run);
-    let processors = array(&run.document, "processors").len();
-    let lanes = if processors > 1 {
-        (0..processors).map(|c| format!("cpu {c}")).collect()
+    let cpus = run_cpus(&run.document);
+    let lanes = if cpus.len() > 1 {
+        cpus.iter().map(|c| format!("cpu {c}")).collect()
     } else {
         tasks.clone()
     };
     let ended = run_end_ns(&run.document);
     let mut jobs: Vec<&JobRow> = run.jobs.iter().collect();
     let task_of = |name: &str| tasks.iter().position(|l| l == name).unwrap_or(0);
-    let lane_of = |j: &JobRow| match processors {
+    let lane_of = |j: &JobRow| match cpus.len() {
         0 | 1 => task_of(&j.task),
-        _ => j.cpu.map_or(0, |c| (c as usize).min(processors - 1)),
+        _ => j
+            .cpu
+            .or(j.start_cpu)
+            .and_then(|c| cpus.iter().position(|&p| p == u64::from(c)))
+            .unwrap_or(0),
     };
     jobs.sort_by_key(|j| (j.release_ns, task_of(&j.task), j.job));
     let bars: Vec<GanttBar> = jobs
@@ -185,10 +224,7 @@ pub fn gantt(run: &RunView) -> Gantt {
             lane: lane_of(j),
             task: task_of(&j.task),
             row: (*j).clone(),
-            missed: match j.finish_ns {
-                Some(f) => f > j.deadline_ns,
-                None => ended.is_some_and(|e| j.deadline_ns <= e),
-            },
+            missed: j.missed(ended.unwrap_or(0)),
         })
         .collect();
     let end_ns = bars
@@ -216,7 +252,7 @@ pub fn responses(run: &RunView) -> Vec<Line> {
                 .filter(|j| j.task == task)
                 .filter_map(|j| {
                     let response = j.finish_ns?.checked_sub(j.release_ns)?;
-                    Some((j.release_ns as f64 / 1e9, response as f64 / 1e6))
+                    Some((j.release_ns as f64 / 1e6, response as f64 / 1e6))
                 })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -299,29 +335,44 @@ pub fn sweep_cpus(run: &RunView) -> u64 {
 pub struct ResponseBound {
     /// Task name.
     pub task: String,
-    /// Priority policy (`rm`, `dm`, ...).
+    /// Priority policy (`rm`, `dm`, ...), or the test of a multiprocessor
+    /// analysis (`gedf:rta`, ...).
     pub policy: String,
-    /// Exact worst-case response time (`None`: above D, or not computed).
+    /// Exact worst-case response time, or the test's bound (`None`: above
+    /// D, not proven, or not computed).
     pub wcrt_ns: Option<u64>,
     /// Relative deadline.
     pub deadline_ns: u64,
 }
 
 /// From `rtlab analyze --json`: `tasks[]` of every fixed-priority policy
-/// (EDF has no per-task response time there).
+/// (EDF has no per-task response time there), or on m processors every
+/// task's bound per response-time test (`response_ns`).
 pub fn response_bounds(run: &RunView) -> Vec<ResponseBound> {
-    array(&run.document, "tasks")
-        .iter()
-        .filter_map(|t| {
-            Some(ResponseBound {
-                task: t.get("name")?.as_str()?.to_string(),
-                policy: t.get("policy")?.as_str()?.to_string(),
-                wcrt_ns: t.get("wcrt_ns").and_then(Value::as_u64),
-                deadline_ns: t.get("deadline_ns")?.as_u64()?,
-            })
-        })
-        .filter(|b| b.policy != "edf")
-        .collect()
+    let mut out = Vec::new();
+    for t in array(&run.document, "tasks") {
+        let (Some(task), Some(deadline_ns)) = (
+            t.get("name").and_then(Value::as_str),
+            t.get("deadline_ns").and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        let bound = |policy: &str, wcrt_ns: Option<u64>| ResponseBound {
+            task: task.to_string(),
+            policy: policy.to_string(),
+            wcrt_ns,
+            deadline_ns,
+        };
+        // A multiprocessor analysis: a bound per response-time test.
+        if let Some(per_test) = t.get("response_ns").and_then(Value::as_object) {
+            out.extend(per_test.iter().map(|(test, r)| bound(test, r.as_u64())));
+        } else if let Some(policy) = t.get("policy").and_then(Value::as_str) {
+            if policy != "edf" {
+                out.push(bound(policy, t.get("wcrt_ns").and_then(Value::as_u64)));
+            }
+        }
+    }
+    out
 }
 
 /// Breakdown utilization against the tick.
@@ -443,10 +494,7 @@ fn task_lanes(run: &RunView) -> Vec<String> {
 /// How long the run lasted: `ended_ns` (real runs) or `duration_ns`
 /// (simulations), also inside a comparison's `real`.
 fn run_end_ns(document: &Value) -> Option<u64> {
-    let doc = document.get("real").unwrap_or(document);
-    doc.get("ended_ns")
-        .or_else(|| doc.get("duration_ns"))
-        .and_then(Value::as_u64)
+    rtlab_store::run_end_ns(document)
 }
 
 /// Samples grouped per thread, threads in increasing order, each in
@@ -643,6 +691,43 @@ pub struct ScheduleChart<'a> {
     pub to_ns: u64,
     /// Each span with its lane and, for a job, its task's colour index.
     pub spans: Vec<(usize, Option<usize>, &'a ScheduleSpan)>,
+}
+
+/// A simulated schedule window as lanes (`rtlab sim --gantt`): its rows
+/// in order, jobs coloured by task (a row named after a task, in row order,
+/// keeps that task's colour; other tasks in the order they appear).
+pub fn window_chart(window: &ScheduleWindow) -> ScheduleChart<'_> {
+    let mut tasks: Vec<String> = Vec::new();
+    for row in &window.rows {
+        if window
+            .spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Job && s.label == *row)
+        {
+            tasks.push(row.clone());
+        }
+    }
+    let spans = window
+        .spans
+        .iter()
+        .filter_map(|s| {
+            let lane = window.rows.iter().position(|r| *r == s.row)?;
+            let task = (s.kind == SpanKind::Job).then(|| {
+                tasks.iter().position(|t| *t == s.label).unwrap_or_else(|| {
+                    tasks.push(s.label.clone());
+                    tasks.len() - 1
+                })
+            });
+            Some((lane, task, s))
+        })
+        .collect();
+    ScheduleChart {
+        lanes: window.rows.clone(),
+        tasks,
+        from_ns: window.from_ns,
+        to_ns: window.to_ns,
+        spans,
+    }
 }
 
 /// The schedule window of `run`, or `None` when it has no real side (a

@@ -11,24 +11,6 @@ use rtlab_model::{Nanos, TaskSet};
 use crate::series::MAX_GANTT_JOBS;
 use crate::view::{JobRow, SampleRow};
 
-/// One job of a real-thread run as a row.
-pub fn job_row(record: &JobRecord, set: &TaskSet) -> JobRow {
-    JobRow {
-        task: set
-            .tasks
-            .get(record.task)
-            .map_or_else(String::new, |t| t.name.clone()),
-        job: record.job,
-        release_ns: record.release.as_ns(),
-        deadline_ns: record.deadline.as_ns(),
-        start_ns: record.start.map(Nanos::as_ns),
-        finish_ns: record.finish.map(Nanos::as_ns),
-        preemptions: record.involuntary_switches,
-        voluntary_switches: record.voluntary_switches,
-        cpu: record.cpu,
-    }
-}
-
 /// One wake-up of latency thread `thread` as a row.
 pub fn sample_row(thread: usize, point: &SeriesPoint) -> SampleRow {
     SampleRow {
@@ -70,7 +52,11 @@ impl GanttRows {
     /// The kept jobs as rows of `set`'s tasks, task by task.
     pub fn rows(&self, set: &TaskSet) -> Vec<JobRow> {
         let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
-        records.iter().flatten().map(|r| job_row(r, set)).collect()
+        records
+            .iter()
+            .flatten()
+            .map(|r| JobRow::from((r, set)))
+            .collect()
     }
 }
 

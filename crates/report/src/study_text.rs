@@ -25,8 +25,9 @@ pub fn describe(doc: &StudyDocument) -> String {
         parts.push(utilization::describe_utilization(u));
     }
     if let Some(o) = &doc.overload {
-        let mut text =
-            String::from("EDF vs FPS (paper 001): overload, transient (a burst) and permanent\n");
+        let mut text = String::from(
+            "EDF vs FPS (Carletto & Vardanega 2017): overload, transient (a burst) and permanent\n",
+        );
         text.push_str(&overload_table(&o.simulated, "simulated"));
         if let Some(real) = &o.real {
             for (world, section) in [
@@ -49,13 +50,13 @@ pub fn describe(doc: &StudyDocument) -> String {
     }
     if let Some(l) = &doc.locking {
         let mut text = String::from(
-            "EDF vs FPS (paper 001): locking, IPCP under FPS against DFP under EDF (simulated: \
+            "EDF vs FPS (Carletto & Vardanega 2017): locking, IPCP under FPS against DFP under EDF (simulated: \
              Linux has no DFP)\n",
         );
         text.push_str(&locking_table(l));
         parts.push(text);
     }
-    parts.join("\n")
+    table::fit_text(&parts.join("\n"))
 }
 
 /// The CSV of each section that ran, named after it.
@@ -137,22 +138,23 @@ pub fn overload_table(section: &OverloadSection, world: &str) -> String {
     for r in &section.rows {
         t.add_row(vec![
             r.profile.name().to_string(),
-            format!("{:.0}%", r.load_pct),
+            table::percent(r.load_pct / 100.0),
             rtlab_study::runner::name(r.scheduler).to_string(),
             r.released.to_string(),
             r.misses.to_string(),
-            format!("{:.1}%", r.miss_ratio * 100.0),
+            table::percent(r.miss_ratio),
             format!("{}/{}", r.tasks_missing, section.tasks.len()),
             r.misses_on_lowest_ranks
                 .map_or("-".into(), |b| if b { "yes" } else { "no" }.to_string()),
             r.misses_in_burst.map_or("-".into(), |m| m.to_string()),
             match (r.recovery_ns, r.recovered_before_end) {
-                (Some(ns), Some(false)) => format!(">{}", Nanos::from_ns(ns)),
-                (Some(ns), _) => Nanos::from_ns(ns).to_string(),
+                (Some(ns), Some(false)) => format!(">{}", table::ns(ns)),
+                (Some(ns), _) => table::ns(ns),
                 _ => "-".into(),
             },
         ]);
     }
+    t.optional(&["lowest ranks only", "released", "in burst", "tasks missing"]);
     out.push_str(&table::render(&t));
     out.push('\n');
     for f in &section.fits {
@@ -196,28 +198,29 @@ pub fn locking_table(section: &LockingSection) -> String {
     let mut t = table::new(&header, &header[2..]);
     for r in &section.rows {
         t.add_row(vec![
-            Nanos::from_ns(r.length_ns).to_string(),
+            table::ns(r.length_ns),
             r.protocol.name().to_string(),
-            format!("{:.3}", r.utilization),
+            table::percent(r.utilization),
             r.misses.to_string(),
-            Nanos::from_ns(r.max_blocking_bound_ns).to_string(),
+            table::ns(r.max_blocking_bound_ns),
             format!(
                 "{}{}",
-                Nanos::from_ns(r.max_observed_inversion_ns),
+                table::ns(r.max_observed_inversion_ns),
                 if r.trace_complete { "" } else { " (partial)" }
             ),
             r.operations.map_or("-".into(), |n| n.to_string()),
-            Nanos::from_ns(r.overhead_ns).to_string(),
-            format!("{}", Nanos::from_ns(r.overhead_ns_per_s.round() as u64)),
+            table::ns(r.overhead_ns),
+            table::ns(r.overhead_ns_per_s.round() as u64),
         ]);
     }
+    t.optional(&["operations", "overhead"]);
     out.push_str(&table::render(&t));
     out.push('\n');
     for c in &section.comparisons {
         out.push_str(&format!(
-            "length {}: DFP - IPCP = {} ns, DFP / IPCP = {}\n",
-            Nanos::from_ns(c.length_ns),
-            c.dfp_minus_ipcp_ns,
+            "length {}: DFP - IPCP = {}, DFP / IPCP = {}\n",
+            table::ns(c.length_ns),
+            table::signed_ns(c.dfp_minus_ipcp_ns),
             opt_f(c.dfp_over_ipcp, 3)
         ));
     }

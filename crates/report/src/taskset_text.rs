@@ -11,7 +11,7 @@ use crate::table;
 pub fn describe_taskset(set: &TaskSet, origin: &str) -> String {
     let origin = printable(origin);
     let hyper = match set.hyperperiod() {
-        Ok(h) => h.to_string(),
+        Ok(h) => table::ns(h.as_ns()),
         Err(_) => "overflows 64-bit ns".to_string(),
     };
     let mut out = format!(
@@ -41,15 +41,15 @@ pub fn describe_taskset(set: &TaskSet, origin: &str) -> String {
     for task in &set.tasks {
         let mut row = vec![
             printable(&task.name).into_owned(),
-            task.period.to_string(),
-            task.deadline.to_string(),
+            table::ns(task.period.as_ns()),
+            table::ns(task.deadline.as_ns()),
             match task.bcet {
-                Some(b) => format!("{b}..{}", task.wcet),
-                None => task.wcet.to_string(),
+                Some(b) => format!("{}..{}", table::ns(b.as_ns()), table::ns(task.wcet.as_ns())),
+                None => table::ns(task.wcet.as_ns()),
             },
-            task.offset.to_string(),
+            table::ns(task.offset.as_ns()),
             task.priority.map_or("-".into(), |p| p.to_string()),
-            format!("{:.4}", task.utilization()),
+            table::percent(task.utilization()),
         ];
         if has_cpu {
             row.push(task.cpu.map_or("-".into(), |c| c.to_string()));
@@ -64,9 +64,11 @@ pub fn describe_taskset(set: &TaskSet, origin: &str) -> String {
         }
         t.add_row(row);
     }
+    t.wrapping("critical sections")
+        .optional(&["offset", "prio"]);
     out.push_str(&table::render(&t));
     out.push('\n');
-    out
+    table::fit_text(&out)
 }
 
 /// A table of generated sets: name, file, tasks, U, hyperperiod.
@@ -80,10 +82,31 @@ pub fn generated_sets_table(sets: &[TaskSet], paths: &[PathBuf]) -> String {
             printable(&set.name).into_owned(),
             printable(&path.display().to_string()).into_owned(),
             set.tasks.len().to_string(),
-            format!("{:.4}", set.utilization()),
+            table::percent(set.utilization()),
             set.hyperperiod()
-                .map_or("overflows".into(), |h| h.to_string()),
+                .map_or("overflows".into(), |h| table::ns(h.as_ns())),
         ]);
     }
+    t.wrapping("file").optional(&["hyperperiod"]);
+    table::render(&t)
+}
+
+/// `rtlab taskset list`: one row per built-in set (`(name, tasks, U, what
+/// it is, source)`), the description and the source wrapped between words.
+pub fn catalog_table(rows: &[(String, usize, f64, &str, &str)]) -> String {
+    let mut t = table::new(
+        &["name", "tasks", "U", "what it is", "source"],
+        &["tasks", "U"],
+    );
+    for (name, tasks, u, what, source) in rows {
+        t.add_row(vec![
+            printable(name).into_owned(),
+            tasks.to_string(),
+            table::percent(*u),
+            what.to_string(),
+            source.to_string(),
+        ]);
+    }
+    t.wrapping("what it is").wrapping("source");
     table::render(&t)
 }

@@ -261,3 +261,50 @@ fn every_plot_draws_marks_in_the_browser() {
         );
     }
 }
+
+/// Issue 36: a run's detail tables scrolled sideways (every field of every
+/// task a column). In the browser, at the report's width, no shown table
+/// may be wider than its box: a script added to a copy of the page counts
+/// the `div.scroll` boxes outside closed `<details>` whose content is wider
+/// than they are (the folded table of every field, opened on demand, may
+/// scroll).
+#[test]
+fn the_detail_tables_fit_the_page_without_scrolling() {
+    let Some(browser) = browser() else { return };
+    let (_keep, dir) = work_dir();
+    let mut runs = fixtures::all();
+    runs.push(fixtures::wide_run());
+    let count = "<script>\
+        const wide = [...document.querySelectorAll('div.scroll')]\
+            .filter(d => !d.closest('details:not([open])'))\
+            .filter(d => d.scrollWidth > d.clientWidth + 1).length;\
+        document.title = 'wide tables: ' + wide;\
+        </script></body>";
+    let page = render_html(&runs).replace("</body>", count);
+    let path = dir.join("tables.html");
+    std::fs::write(&path, page).unwrap();
+    let out = Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--window-size=1100,2000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("profile-tables").display()
+        ))
+        .arg(format!("file://{}", path.display()))
+        .stderr(Stdio::null())
+        .output()
+        .expect("the browser runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let title = dom
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap_or_default();
+    assert_eq!(title, "wide tables: 0", "the browser said: {title}");
+}

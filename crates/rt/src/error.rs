@@ -18,28 +18,30 @@ pub enum RtError {
     #[error(transparent)]
     KernelTrace(#[from] rtlab_ktrace::TraceError),
     /// The WCETs of a SCHED_DEADLINE run alone exceed what admission control
-    /// allows on the CPUs it uses, so some thread would be refused.
+    /// allows on the CPUs it uses, so some thread would be refused. Sums
+    /// are in the kernel's units ([`rtlab_host::dl_bandwidth`]), so the
+    /// excess shows even where three decimals would not.
     #[error(
-        "the WCETs alone need {need:.3} of {cpus} CPU(s) under SCHED_DEADLINE, more than admission control \
-         allows ({limit:.3} = sched_rt_runtime_us / sched_rt_period_us{note}); run with --no-rt-throttling \
+        "the WCETs alone need sum C/T = {need} of {cpus} CPU(s) in the kernel's units of 2^-20 of a CPU, \
+         {over} more than SCHED_DEADLINE admission allows, {limit}; run with --no-rt-throttling \
          (lifts the limit for the run), on more CPUs (--no-pin), or with a lighter set"
     )]
     DeadlineOverLimit {
-        /// Sum of C/T.
-        need: f64,
+        /// Sum of C/T, in the kernel's units and as a share.
+        need: String,
+        /// By how much it exceeds the limit.
+        over: String,
         /// CPUs the run uses.
         cpus: usize,
-        /// The admission limit for those CPUs.
-        limit: f64,
-        /// How the limit is made up (the fair server's share).
-        note: String,
+        /// The admission limit for those CPUs and how it is made up.
+        limit: String,
     },
     /// A root domain of a multiprocessor SCHED_DEADLINE run (one CPU under
     /// pedf, a cluster under cedf, every CPU under gedf) whose tasks' WCETs
     /// alone exceed what admission control allows on it.
     #[error(
-        "SCHED_DEADLINE admission: the tasks on CPU(s) {cpus} ({tasks}) need sum C/T = {need:.3}, over the \
-         limit of that root domain, {limit:.3} = {note} (sched_rt_runtime_us / sched_rt_period_us); \
+        "SCHED_DEADLINE admission: the tasks on CPU(s) {cpus} ({tasks}) need sum C/T = {need} in the \
+         kernel's units of 2^-20 of a CPU, {over} more than that root domain admits, {limit}; \
          place them otherwise (--partition, the file's cpu fields), use more CPUs, or run with \
          --no-rt-throttling (lifts the limit for the run); nothing was changed"
     )]
@@ -48,29 +50,29 @@ pub enum RtError {
         cpus: String,
         /// Its tasks, quoted.
         tasks: String,
-        /// Sum of C/T of its tasks.
-        need: f64,
-        /// The admission limit of the domain.
-        limit: f64,
-        /// How the limit is made up.
-        note: String,
+        /// Sum of C/T of its tasks, in the kernel's units and as a share.
+        need: String,
+        /// By how much it exceeds the limit.
+        over: String,
+        /// The admission limit of the domain and how it is made up.
+        limit: String,
     },
     /// A phase during which the SCHED_DEADLINE threads' budgets sum above
     /// what admission control accepts (every thread keeps its bandwidth for
     /// the whole run, a suspended one or a phase's task outside its phase
     /// included).
-    #[error("{phase} makes the SCHED_DEADLINE set inadmissible: sum of runtime/period {need:.3} above the limit {limit:.3} ({cpus} CPU{}{note}); add --no-rt-throttling to switch admission control off for the run", if *.cpus == 1 { "" } else { "s" })]
+    #[error("{phase} makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = {need} in the kernel's units of 2^-20 of a CPU, {over} more than {limit} admits on {cpus} CPU{}; add --no-rt-throttling to switch admission control off for the run", if *.cpus == 1 { "" } else { "s" })]
     PhaseOverLimit {
         /// `phase 30s..45s:120%`, or `the phases' tasks` before any phase.
         phase: String,
-        /// Sum of runtime/period in it.
-        need: f64,
+        /// Sum of runtime/period in it, in the kernel's units and as a share.
+        need: String,
+        /// By how much it exceeds the limit.
+        over: String,
         /// CPUs the run uses.
         cpus: usize,
-        /// The admission limit for those CPUs.
-        limit: f64,
-        /// How the limit is made up (the fair server's share).
-        note: String,
+        /// The admission limit for those CPUs and how it is made up.
+        limit: String,
     },
     /// A setting of a run or measurement that rtlab refuses before starting:
     /// `invalid {setting} {value}: {why}`, e.g. `invalid interval 5us: use at

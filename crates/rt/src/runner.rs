@@ -111,7 +111,7 @@ impl<'a> RealRunner<'a> {
         config.policy = policy;
         let on_time = Arc::new(Mutex::new(vec![0u64; set.tasks.len()]));
         let missed = Arc::new(Mutex::new(Vec::new()));
-        let sinks: Vec<Box<dyn JobSink>> = if self.job_counts {
+        let sinks: Vec<Box<dyn JobSink + Send>> = if self.job_counts {
             vec![Box::new(OnTime {
                 on_time: Arc::clone(&on_time),
                 missed: Arc::clone(&missed),
@@ -139,6 +139,7 @@ impl<'a> RealRunner<'a> {
             duration_ns: report.ended_ns,
             interrupted: report.interrupted,
             kernel_trace: report.kernel_trace,
+            disturbance: report.disturbance,
         })
     }
 }

@@ -15,7 +15,7 @@ use std::time::Instant;
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::executor::{
-    run, run_recording, JobRecord, JobSink, LockProtocol, Overrun, RunConfig, RunReport,
+    run, run_recording, JobRecord, JobSink, LockingProtocol, MissRule, RunConfig, RunReport,
 };
 use rtlab_rt::RtError;
 
@@ -139,7 +139,10 @@ fn a_light_set_under_rm_records_every_job_and_misses_nothing() {
     assert_eq!(report.completed, report.released);
     assert!(!report.interrupted);
     assert_eq!(report.ended_ns, duration.as_ns());
-    assert_eq!(report.scheduler.as_deref(), Some("fp:rm"));
+    assert_eq!(
+        report.scheduler.map(|m| m.to_string()).as_deref(),
+        Some("fp:rm")
+    );
     // Pinned: every job finished on the CPU asked for.
     let cpu = cfg.cpu.unwrap() as u32;
     assert!(recorded.jobs.iter().all(|j| j.cpu == Some(cpu)));
@@ -195,7 +198,7 @@ fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for(
     let duration = ms(300);
     // Held across both runs and the cool-down below.
     let _one_at_a_time = common::one_at_a_time();
-    for on_miss in [Overrun::Continue, Overrun::Skip] {
+    for on_miss in [MissRule::Continue, MissRule::Skip] {
         let mut cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
         cfg.on_miss = on_miss;
         let began = Instant::now();
@@ -213,8 +216,9 @@ fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for(
             "{on_miss:?}: the job running at the end is unfinished"
         );
         match on_miss {
-            Overrun::Continue => assert_eq!(t.skipped, 0),
-            Overrun::Skip => assert!(t.skipped > 0),
+            MissRule::Continue => assert_eq!(t.skipped, 0),
+            MissRule::Skip => assert!(t.skipped > 0),
+            MissRule::Abort => unreachable!("not a real-run rule"),
         }
     }
     // CPU 1 was kept 100% busy at SCHED_FIFO for about 0.7 s: let the
@@ -334,8 +338,9 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
     };
     let text = e.to_string();
     assert!(
-        text.contains("the WCETs alone need 1.000 of 1 CPU(s)")
-            && text.contains("--no-rt-throttling"),
+        text.contains(
+            "the WCETs alone need sum C/T = 1048576 (1.000000) of 1 CPU(s) in the kernel's units"
+        ) && text.contains("--no-rt-throttling"),
         "{text}"
     );
     let stale = std::fs::read_dir("/sys/fs/cgroup/cpuset")
@@ -419,7 +424,7 @@ fn a_day_long_run_interrupted_early_misses_nothing_and_records_every_job() {
 
 /// `builtin:priority-inversion` under SCHED_FIFO (dm) on one CPU, one
 /// protocol, three periods.
-fn inversion_run(protocol: LockProtocol) -> Recorded {
+fn inversion_run(protocol: LockingProtocol) -> Recorded {
     let set = file::load("builtin:priority-inversion").unwrap().set;
     let mut cfg = RunConfig::new(ms(300), RunPolicy::DeadlineMonotonic);
     cfg.protocol = protocol;
@@ -438,9 +443,13 @@ fn finish_of(jobs: &[JobRecord], task: usize, k: u64) -> Nanos {
 #[ignore = "needs root"]
 fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp() {
     rtlab_testkit::require_root();
-    for protocol in [LockProtocol::None, LockProtocol::Pip, LockProtocol::Ipcp] {
+    for protocol in [
+        LockingProtocol::None,
+        LockingProtocol::Pip,
+        LockingProtocol::Ipcp,
+    ] {
         let r = inversion_run(protocol);
-        assert_eq!(r.report.protocol, protocol.name());
+        assert_eq!(r.report.protocol, protocol);
         assert_eq!(r.report.lock_errors, 0, "{protocol}");
         // Every job recorded once, all finished (U = 0.56).
         assert_eq!(r.jobs.len(), 9, "{protocol}: {:?}", r.jobs);
@@ -449,7 +458,7 @@ fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp()
         let inverted = high > mid;
         assert_eq!(
             inverted,
-            protocol == LockProtocol::None,
+            protocol == LockingProtocol::None,
             "{protocol}: high's first job finished at {high}, mid's at {mid}"
         );
         // Lock wait: present for the lockers only; high waits for low's
@@ -470,7 +479,7 @@ fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp()
             .iter()
             .filter(|j| j.task != 1)
             .all(|j| j.blocked.is_some()));
-        if protocol != LockProtocol::Ipcp {
+        if protocol != LockingProtocol::Ipcp {
             assert!(high_wait > Some(Nanos::ZERO), "{protocol}: {high_wait:?}");
         }
         let m = &r.report.tasks[0];
@@ -500,7 +509,7 @@ fn under_sched_deadline_high_starts_first_and_pip_does_not_reorder_the_holder() 
     rtlab_testkit::require_root();
     let set = file::load("builtin:priority-inversion").unwrap().set;
     let mut cfg = RunConfig::new(ms(300), RunPolicy::Edf);
-    cfg.protocol = LockProtocol::Pip;
+    cfg.protocol = LockingProtocol::Pip;
     let r = execute(&set, &cfg).unwrap();
     assert_eq!(r.report.lock_errors, 0);
     assert_eq!(r.jobs.len(), 9, "{:?}", r.jobs);
@@ -542,7 +551,7 @@ fn lock_held_past_the_end() -> TaskSet {
 #[test]
 fn a_run_ends_on_time_with_a_job_holding_a_lock_and_another_waiting_for_it() {
     // SCHED_OTHER, memory not locked: no privilege needed.
-    for protocol in [LockProtocol::None, LockProtocol::Pip] {
+    for protocol in [LockingProtocol::None, LockingProtocol::Pip] {
         let mut cfg = RunConfig::new(ms(200), RunPolicy::Other);
         cfg.mlock = false;
         cfg.protocol = protocol;
@@ -565,7 +574,7 @@ fn ipcp_is_refused_for_deadline_and_other_threads_before_anything_runs() {
     let set = file::load("builtin:priority-inversion").unwrap().set;
     for policy in [RunPolicy::Edf, RunPolicy::Other] {
         let mut cfg = RunConfig::new(ms(100), policy);
-        cfg.protocol = LockProtocol::Ipcp;
+        cfg.protocol = LockingProtocol::Ipcp;
         let e = rtlab_rt::executor::run(&set, &cfg, &AtomicBool::new(false)).unwrap_err();
         assert!(
             e.to_string()

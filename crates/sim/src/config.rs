@@ -9,49 +9,9 @@ use rtlab_model::overheads::{Overheads, Timing};
 use rtlab_model::Nanos;
 
 pub use rtlab_model::phase::{check_phases, Phase, Scale};
+pub use rtlab_model::policy::{LockingProtocol, MissRule};
 
 use crate::error::SimError;
-
-/// What happens to a job that misses its deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum OnMiss {
-    /// It keeps running to completion; later jobs of its task queue behind it.
-    #[default]
-    Continue,
-    /// It is removed at its deadline (counted as missed and aborted).
-    Abort,
-    /// It runs to completion, and releases of its task that fall while it is
-    /// late are skipped: the next release is the first period boundary after
-    /// its completion, as Hartstone counts (paper 002 §4.2).
-    Skip,
-}
-
-impl OnMiss {
-    /// `continue`, `abort` or `skip`.
-    pub fn name(self) -> &'static str {
-        match self {
-            OnMiss::Continue => "continue",
-            OnMiss::Abort => "abort",
-            OnMiss::Skip => "skip",
-        }
-    }
-}
-
-impl FromStr for OnMiss {
-    type Err = SimError;
-    fn from_str(s: &str) -> Result<OnMiss, SimError> {
-        match s {
-            "continue" => Ok(OnMiss::Continue),
-            "abort" => Ok(OnMiss::Abort),
-            "skip" => Ok(OnMiss::Skip),
-            _ => Err(SimError::Choice {
-                setting: "on-miss",
-                value: s.to_string(),
-                accepted: "continue, abort or skip",
-            }),
-        }
-    }
-}
 
 /// How long each job executes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -122,70 +82,6 @@ impl FromStr for JitterModel {
     }
 }
 
-/// A resource-access protocol for the tasks' critical sections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// Plain locks: a job that finds a lock taken waits; priority inversion
-    /// is unbounded.
-    #[default]
-    None,
-    /// Non-preemptive critical sections (Mok 1983): a job holding a lock is
-    /// not preempted.
-    Npp,
-    /// Priority inheritance (Sha, Rajkumar & Lehoczky 1990): a holder runs at
-    /// the highest priority of the jobs it blocks, transitively.
-    Pip,
-    /// Immediate priority ceiling (a.k.a. highest locker): a holder runs at
-    /// the ceiling of its locks, the highest priority of their users.
-    Ipcp,
-    /// Stack resource policy (Baker 1991): a job may start only if its
-    /// preemption level exceeds the ceiling of every lock held.
-    Srp,
-    /// Deadline floor (Burns, Gutierrez, Aldea & Gonzalez Harbour 2015;
-    /// paper 001): a holder's absolute deadline drops to now plus the
-    /// floor of the lock, the shortest relative deadline of its users.
-    Dfp,
-}
-
-impl Protocol {
-    /// The flag value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::None => "none",
-            Protocol::Npp => "npp",
-            Protocol::Pip => "pip",
-            Protocol::Ipcp => "ipcp",
-            Protocol::Srp => "srp",
-            Protocol::Dfp => "dfp",
-        }
-    }
-}
-
-impl FromStr for Protocol {
-    type Err = SimError;
-    fn from_str(s: &str) -> Result<Protocol, SimError> {
-        match s {
-            "none" => Ok(Protocol::None),
-            "npp" => Ok(Protocol::Npp),
-            "pip" => Ok(Protocol::Pip),
-            "ipcp" => Ok(Protocol::Ipcp),
-            "srp" => Ok(Protocol::Srp),
-            "dfp" => Ok(Protocol::Dfp),
-            _ => Err(SimError::Choice {
-                setting: "protocol",
-                value: s.to_string(),
-                accepted: "none, npp, pip, ipcp (fixed priority), srp or dfp (EDF)",
-            }),
-        }
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// A time window of the schedule to record for `--trace` / `--gantt`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceWindow {
@@ -202,7 +98,7 @@ pub struct SimConfig {
     /// `duration` are still processed.
     pub duration: Nanos,
     /// Deadline-miss policy.
-    pub on_miss: OnMiss,
+    pub on_miss: MissRule,
     /// Execution-time model.
     pub exec: ExecModel,
     /// Seed of the execution-time and jitter streams.
@@ -219,7 +115,7 @@ pub struct SimConfig {
     /// unless `tick` is set.
     pub overheads: Option<Overheads>,
     /// Resource-access protocol for critical sections.
-    pub protocol: Protocol,
+    pub protocol: LockingProtocol,
     /// Extra processor time per lock or unlock operation (DFP reads the
     /// clock; ceilings touch a stack).
     pub lock_cost: Nanos,
@@ -250,13 +146,13 @@ impl SimConfig {
     pub fn new(duration: Nanos) -> SimConfig {
         SimConfig {
             duration,
-            on_miss: OnMiss::Continue,
+            on_miss: MissRule::Continue,
             exec: ExecModel::Wcet,
             seed: 0,
             jitter: JitterModel::None,
             tick: None,
             overheads: None,
-            protocol: Protocol::None,
+            protocol: LockingProtocol::None,
             lock_cost: Nanos::ZERO,
             phases: Vec::new(),
             trace: None,

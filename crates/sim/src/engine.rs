@@ -47,29 +47,30 @@
 //!   [`MAX_PENDING_JOBS`] wait, the run stops there ([`Simulator::stopped`])
 //!   and the report covers the time simulated so far.
 
-use std::collections::VecDeque;
-
-use rand_chacha::ChaCha8Rng;
 use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::phase::PhasePlan;
-use rtlab_model::random::{below, stream_rng};
 use rtlab_model::{lock_steps, Nanos, Task, TaskSet};
 
-use crate::config::{ExecModel, JitterModel, OnMiss, Protocol, SimConfig};
+use crate::config::{LockingProtocol, MissRule, SimConfig};
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
 use crate::kernel_servers::{KernelServers, ThrottlingReport};
+use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{Deadlock, DeadlockLink, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 use crate::trace::{Trace, TraceRecord};
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
+use rtlab_model::results::{EachJob, JobRecord, JobSink, Totals};
 
 /// Jobs that may wait behind an unfinished job of their task, all tasks
 /// together, before the run stops (about 200 bytes each, 200 MB in all).
 /// Only an overloaded set under `--on-miss continue` builds such a backlog:
 /// it grows with the duration and never drains.
 pub const MAX_PENDING_JOBS: usize = 1_000_000;
+
+/// Instants between two polls of the caller's stop flag
+/// ([`rtlab_model::cancel`]) in `run`: well under a millisecond of work.
+pub const CANCEL_POLL_STEPS: u32 = 4096;
 
 /// Why a run ended before its configured duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,30 +167,21 @@ pub struct Simulator {
     jobs: Vec<Job>,
     free: Vec<u32>,
     ready: Vec<JobId>,
-    head: Vec<Option<JobId>>,
-    pending: Vec<VecDeque<JobId>>,
-    /// Jobs in all of `pending`.
-    pending_jobs: usize,
-    stopped: Option<BacklogStop>,
+    /// Each task's ready job and the jobs waiting behind it.
+    backlog: Backlog<JobId>,
     running: Option<JobId>,
     run_from: Nanos,
     busy_until: Nanos,
     last_task: Option<usize>,
     callback: Option<Nanos>,
-    rngs: Vec<ChaCha8Rng>,
-    /// Release-jitter streams, one per task (see [`JitterModel::Uniform`]).
-    jitter_rngs: Vec<ChaCha8Rng>,
-    /// When each task's latest job was released (made ready): jitter never
-    /// lets a job overtake its predecessor.
-    last_ready: Vec<Nanos>,
+    /// Execution-time and jitter draws.
+    draws: Draws,
     resources: Vec<Resource>,
     ops: Vec<Vec<LockOp>>,
     srp_levels: Vec<u64>,
     /// Each task's jobs, folded in as they leave (completed, aborted, or
-    /// unfinished at the end).
-    summaries: Vec<TaskSummary>,
-    /// Called with every job record, when set ([`Simulator::on_job`]).
-    job_sink: Option<JobSink>,
+    /// unfinished at the end), and the job sink ([`Simulator::on_job`]).
+    ledger: Ledger,
     context_switches: u64,
     overhead_ns: u64,
     executed_ns: u64,
@@ -208,9 +200,6 @@ pub struct Simulator {
     finished: bool,
 }
 
-/// Where [`Simulator::on_job`] sends job records.
-type JobSink = Box<dyn FnMut(&JobRecord)>;
-
 /// Simulates `set` under `spec` with `config` and returns the report. A run
 /// stopped at the backlog limit ([`MAX_PENDING_JOBS`]) reports a
 /// `duration_ns` shorter than the configured one; use [`Simulator`] and
@@ -220,12 +209,7 @@ pub fn simulate(
     spec: &SchedulerSpec,
     config: &SimConfig,
 ) -> Result<SimReport, SimError> {
-    if spec.is_multiprocessor() || set.processors() != 1 {
-        return crate::multi::run(set, spec, config, None).map(|run| run.report);
-    }
-    let mut sim = Simulator::new(set, spec, config.clone())?;
-    sim.run();
-    Ok(sim.report())
+    crate::run(set, spec, config, None).map(|run| run.report)
 }
 
 impl Simulator {
@@ -235,6 +219,12 @@ impl Simulator {
         spec: &SchedulerSpec,
         config: SimConfig,
     ) -> Result<Simulator, SimError> {
+        if set.processors() != 1 && !spec.is_multiprocessor() {
+            return Err(SimError::Setup {
+                scheduler: spec.to_string(),
+                why: crate::registry::uniprocessor_only(spec.entry().on_many, set.processors()),
+            });
+        }
         let tasks = all_tasks(set, &config);
         let scheduler = spec.build(&tasks)?;
         Simulator::with_scheduler(set, scheduler, config)
@@ -262,7 +252,7 @@ impl Simulator {
         if set.processors() != 1 {
             return Err(SimError::Setup {
                 scheduler: scheduler.name(),
-                why: crate::multi::uniprocessor_only(set.processors()),
+                why: crate::registry::uniprocessor_only("", set.processors()),
             });
         }
         let timing = config.timing();
@@ -292,12 +282,6 @@ impl Simulator {
             || !config.lock_cost.is_zero();
         let (resources, ops, srp_levels) =
             build_locks(&tasks, scheduler.as_ref(), config.protocol)?;
-        let rngs = (0..tasks.len())
-            .map(|i| stream_rng(config.seed, i as u64))
-            .collect();
-        let jitter_rngs = (0..tasks.len())
-            .map(|i| stream_rng(config.seed, JITTER_STREAMS | i as u64))
-            .collect();
         let trace = config
             .trace
             .map(|w| Trace::new(w, tasks.iter().map(|t| t.name.clone()).collect()));
@@ -317,8 +301,7 @@ impl Simulator {
         let mut sim = Simulator {
             servers,
             servers_skipped,
-            summaries: vec![TaskSummary::default(); n],
-            job_sink: None,
+            ledger: Ledger::new(n),
             scheduler_name: scheduler.name(),
             taskset_name: set.name.clone(),
             phases,
@@ -332,18 +315,13 @@ impl Simulator {
             jobs: Vec::new(),
             free: Vec::new(),
             ready: Vec::new(),
-            head: vec![None; n],
-            pending: vec![VecDeque::new(); n],
-            pending_jobs: 0,
-            stopped: None,
+            backlog: Backlog::new(n),
             running: None,
             run_from: Nanos::ZERO,
             busy_until: Nanos::ZERO,
             last_task: None,
             callback: None,
-            rngs,
-            jitter_rngs,
-            last_ready: vec![Nanos::ZERO; n],
+            draws: Draws::new(config.seed, n),
             resources,
             ops,
             srp_levels,
@@ -380,8 +358,20 @@ impl Simulator {
     }
 
     /// Runs to the end of the configured duration.
+    ///
+    /// Stops early when the caller's stop flag is raised
+    /// ([`rtlab_model::cancel`], polled every [`CANCEL_POLL_STEPS`]
+    /// instants); the report is then of the part run.
     pub fn run(&mut self) {
-        while self.step() {}
+        let mut steps = 0u32;
+        while self.step() {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
+                && rtlab_model::cancel::requested()
+            {
+                break;
+            }
+        }
     }
 
     /// Runs every instant up to and including `until` (or the end).
@@ -524,26 +514,12 @@ impl Simulator {
     fn schedule_release(&mut self, task: usize, at: Nanos) {
         let period = self.tasks[task].period;
         if let Some(at) = self.phases.release(task, period, at, self.config.duration) {
-            let ready = at
-                .saturating_add(self.jitter_delay(task))
-                .max(self.last_ready[task]);
-            self.last_ready[task] = ready;
+            let ready = self
+                .draws
+                .ready_at(task, &self.tasks[task], at, self.config.jitter);
             let notice = self.notice_time(ready);
             self.queue
                 .push(notice, Class::Release, Payload::Release { task, at });
-        }
-    }
-
-    /// How long after its arrival the next job of `task` is released.
-    fn jitter_delay(&mut self, task: usize) -> Nanos {
-        let jitter = self.tasks[task].jitter;
-        match self.config.jitter {
-            JitterModel::None => Nanos::ZERO,
-            JitterModel::Max => jitter,
-            JitterModel::Uniform if jitter.is_zero() => Nanos::ZERO,
-            JitterModel::Uniform => {
-                Nanos::from_ns(below(&mut self.jitter_rngs[task], jitter.as_ns() + 1))
-            }
         }
     }
 
@@ -565,10 +541,10 @@ impl Simulator {
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
-        if self.config.on_miss == OnMiss::Skip {
-            if let Some(h) = self.head[task] {
+        if self.config.on_miss == MissRule::Skip {
+            if let Some(h) = self.backlog.head(task) {
                 if self.jobs[h.index()].deadline <= at {
-                    self.summaries[task].record_skipped(1);
+                    self.ledger.skipped(task);
                     return;
                 }
             }
@@ -577,23 +553,8 @@ impl Simulator {
         let uid = self.next_uid;
         self.next_uid += 1;
         let job = Job {
-            task,
-            index,
-            release: at,
-            deadline: at.saturating_add(deadline),
-            demand,
-            executed: Nanos::ZERO,
-            start: None,
-            preemptions: 0,
-            state: JobState::Pending,
-            boost: None,
             uid,
-            op_cursor: 0,
-            held: Vec::new(),
-            boost_stack: Vec::new(),
-            blocked_on: None,
-            blocked_since: None,
-            blocked: Nanos::ZERO,
+            ..Job::new(task, index, at, at.saturating_add(deadline), demand)
         };
         let abs_deadline = job.deadline;
         let id = match self.free.pop() {
@@ -613,33 +574,26 @@ impl Simulator {
                 at,
             });
         }
-        if self.config.on_miss == OnMiss::Abort {
+        if self.config.on_miss == MissRule::Abort {
             self.queue.push(
                 abs_deadline,
                 Class::Deadline,
                 Payload::Deadline { slot: id.0, uid },
             );
         }
-        if self.head[task].is_none() {
+        let was_stopped = self.backlog.stopped().is_some();
+        if self.backlog.arrive(task, id, self.now) {
             self.make_ready(id);
-        } else {
-            self.pending[task].push_back(id);
-            self.pending_jobs += 1;
-            if self.pending_jobs > MAX_PENDING_JOBS && self.stopped.is_none() {
-                // End the run at this instant: the events already due now
-                // are handled, nothing after.
-                self.stopped = Some(BacklogStop {
-                    at: self.now,
-                    pending: self.pending_jobs,
-                });
-                self.config.duration = self.now.max(Nanos::from_ns(1));
-            }
+        } else if !was_stopped && self.backlog.stopped().is_some() {
+            // End the run at this instant: the events already due now are
+            // handled, nothing after.
+            self.config.duration = self.now.max(Nanos::from_ns(1));
         }
     }
 
     fn make_ready(&mut self, id: JobId) {
         let task = self.jobs[id.index()].task;
-        self.head[task] = Some(id);
+        self.backlog.set_head(task, id);
         self.jobs[id.index()].state = JobState::Ready;
         self.ready.push(id);
         self.instant.releases.push(id);
@@ -648,14 +602,7 @@ impl Simulator {
     }
 
     fn draw_demand(&mut self, task: usize, at: Nanos) -> Nanos {
-        let t = &self.tasks[task];
-        let mut demand = t.wcet;
-        if self.config.exec == ExecModel::Uniform {
-            if let Some(bcet) = t.bcet.filter(|&b| b < t.wcet) {
-                let span = (t.wcet - bcet).as_ns() + 1;
-                demand = bcet + Nanos::from_ns(below(&mut self.rngs[task], span));
-            }
-        }
+        let demand = self.draws.demand(task, &self.tasks[task], self.config.exec);
         self.phases.demand(demand, at)
     }
 
@@ -730,8 +677,7 @@ impl Simulator {
             });
         }
         if state == JobState::Pending {
-            self.pending[task].retain(|&j| j != id);
-            self.pending_jobs -= 1;
+            self.backlog.drop_waiting(task, id);
             self.jobs[id.index()].state = JobState::Done;
             self.free.push(id.0);
             return;
@@ -767,10 +713,7 @@ impl Simulator {
             blocked: (!self.ops[j.task].is_empty()).then(|| j.lock_wait(self.now)),
             demand: Some(j.demand),
         };
-        self.summaries[j.task].record(&record, self.config.duration);
-        if let Some(sink) = &mut self.job_sink {
-            sink(&record);
-        }
+        self.ledger.record(&record, self.config.duration);
     }
 
     /// Removes a ready or blocked job from the system and promotes the next
@@ -787,9 +730,7 @@ impl Simulator {
         }
         self.jobs[id.index()].state = JobState::Done;
         self.free.push(id.0);
-        self.head[task] = None;
-        if let Some(next) = self.pending[task].pop_front() {
-            self.pending_jobs -= 1;
+        if let Some(next) = self.backlog.retire(task) {
             self.make_ready(next);
         }
     }
@@ -884,8 +825,8 @@ impl Simulator {
     fn grant(&mut self, id: JobId, r: usize) {
         self.resources[r].owner = Some(id);
         let boost = match self.config.protocol {
-            Protocol::Ipcp => self.resources[r].ceiling,
-            Protocol::Dfp => Some(Priority::deadline(
+            LockingProtocol::Ipcp => self.resources[r].ceiling,
+            LockingProtocol::Dfp => Some(Priority::deadline(
                 self.now.saturating_add(self.resources[r].floor),
             )),
             _ => None,
@@ -907,7 +848,7 @@ impl Simulator {
         let saved = job.boost_stack.pop().flatten();
         job.boost = saved;
         self.resources[r].owner = None;
-        if self.config.protocol == Protocol::Pip {
+        if self.config.protocol == LockingProtocol::Pip {
             self.recompute_inheritance(id);
         }
         // Hand the lock to the most urgent waiter (FIFO among equals).
@@ -934,7 +875,7 @@ impl Simulator {
             self.instant.other = true;
             let sys = view!(self);
             self.scheduler.on_unblock(w, &sys);
-            if self.config.protocol == Protocol::Pip {
+            if self.config.protocol == LockingProtocol::Pip {
                 self.recompute_inheritance(w);
             }
         }
@@ -949,7 +890,7 @@ impl Simulator {
     /// Priority inheritance: `owner` runs at the highest effective priority
     /// of the jobs waiting for its locks, and so on down the chain of owners.
     fn recompute_inheritance(&mut self, owner: JobId) {
-        if self.config.protocol != Protocol::Pip {
+        if self.config.protocol != LockingProtocol::Pip {
             return;
         }
         let mut current = owner;
@@ -973,7 +914,7 @@ impl Simulator {
     }
 
     fn srp_ceiling(&self) -> Option<u64> {
-        if self.config.protocol != Protocol::Srp {
+        if self.config.protocol != LockingProtocol::Srp {
             return None;
         }
         self.resources
@@ -994,7 +935,7 @@ impl Simulator {
         // Ticks alone do not invoke the scheduler; under NPP a lock holder
         // keeps the processor.
         let keep = !invoked
-            || self.config.protocol == Protocol::Npp
+            || self.config.protocol == LockingProtocol::Npp
                 && previous.is_some_and(|p| self.jobs[p.index()].holds_locks());
         let choice = if keep {
             previous
@@ -1078,12 +1019,7 @@ impl Simulator {
     /// The report (finishes the run first if it was not).
     pub fn report(&mut self) -> SimReport {
         self.run();
-        let tasks: Vec<_> = self
-            .summaries
-            .iter()
-            .zip(&self.tasks)
-            .map(|(s, t)| s.metrics(&t.name))
-            .collect();
+        let tasks = self.ledger.metrics(&self.tasks);
         let totals = Totals::of(&tasks);
         let duration = self.config.duration;
         let busy = self
@@ -1135,7 +1071,19 @@ impl Simulator {
     /// (completed, aborted, or unfinished at the end), the records the
     /// per-task summaries are folded from (call before running).
     pub fn on_job(&mut self, sink: impl FnMut(&JobRecord) + 'static) {
-        self.job_sink = Some(Box::new(sink));
+        self.ledger.set_sink(Box::new(EachJob(sink)));
+    }
+
+    /// Sends the record of every job to `sink` as it leaves the run (call
+    /// before running); [`Simulator::finish_jobs`] ends its output.
+    pub fn with_sink(&mut self, sink: Box<dyn JobSink>) {
+        self.ledger.set_sink(sink);
+    }
+
+    /// Finishes the run and ends the job sink's output; its first error.
+    pub fn finish_jobs(&mut self) -> std::io::Result<()> {
+        self.run();
+        self.ledger.finish()
     }
 
     /// The recorded trace, if a window was configured.
@@ -1143,10 +1091,16 @@ impl Simulator {
         self.trace.as_ref()
     }
 
+    /// The recorded trace, taken out (after the run).
+    pub fn take_trace(&mut self) -> Option<Trace> {
+        self.trace.take()
+    }
+
     /// Streams the trace window as a Chrome trace-event document to `out`
     /// while the run goes (call before running; nothing happens without a
     /// configured window). `keep_records` false keeps no records in memory
-    /// (they are needed only for [`Trace::to_svg`]). Call
+    /// (they are needed only for the Gantt chart,
+    /// [`crate::schedule_spans::gantt_window`]). Call
     /// [`Simulator::finish_trace`] after the run to end the document.
     pub fn stream_chrome_trace(&mut self, out: Box<dyn std::io::Write + Send>, keep_records: bool) {
         if let Some(trace) = &mut self.trace {
@@ -1167,7 +1121,7 @@ impl Simulator {
     /// Why the run ended before the configured duration, if it did: too
     /// many jobs waiting (see [`MAX_PENDING_JOBS`]).
     pub fn stopped(&self) -> Option<BacklogStop> {
-        self.stopped
+        self.backlog.stopped()
     }
 }
 
@@ -1181,7 +1135,7 @@ type LockTables = (Vec<Resource>, Vec<Vec<LockOp>>, Vec<u64>);
 fn build_locks(
     tasks: &[Task],
     scheduler: &dyn Scheduler,
-    protocol: Protocol,
+    protocol: LockingProtocol,
 ) -> Result<LockTables, SimError> {
     let kind = scheduler.kind();
     let refuse = |needs: &str| {
@@ -1191,15 +1145,15 @@ fn build_locks(
         })
     };
     match (protocol, kind) {
-        (Protocol::Pip | Protocol::Srp, PolicyKind::Other) => {
+        (LockingProtocol::Pip | LockingProtocol::Srp, PolicyKind::Other) => {
             return refuse("a fixed-priority or EDF scheduler (fp:*, edf, np-edf)")
         }
-        (Protocol::Ipcp, k) if k != PolicyKind::FixedPriority => {
+        (LockingProtocol::Ipcp, k) if k != PolicyKind::FixedPriority => {
             return refuse(
                 "a fixed-priority scheduler (fp:rm, fp:dm, fp:given; with edf use srp or dfp)",
             )
         }
-        (Protocol::Dfp, k) if k != PolicyKind::Deadline => {
+        (LockingProtocol::Dfp, k) if k != PolicyKind::Deadline => {
             return refuse("an EDF scheduler (edf, np-edf; with fp use ipcp or pip)")
         }
         _ => {}

@@ -13,6 +13,11 @@ use crate::scheduler::Priority;
 pub struct JobId(pub(crate) u32);
 
 impl JobId {
+    /// The id of slot `index` of an engine's job table.
+    pub fn new(index: u32) -> JobId {
+        JobId(index)
+    }
+
     /// The slot number (dense, small: at most the number of live jobs).
     pub fn index(self) -> usize {
         self.0 as usize
@@ -76,6 +81,32 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job of task `task` (its `index`-th), released at `release` with
+    /// absolute `deadline`, needing `demand`; pending, nothing executed,
+    /// no lock held. An engine marks it [`JobState::Ready`] when its task's
+    /// earlier jobs are done.
+    pub fn new(task: usize, index: u64, release: Nanos, deadline: Nanos, demand: Nanos) -> Job {
+        Job {
+            task,
+            index,
+            release,
+            deadline,
+            demand,
+            executed: Nanos::ZERO,
+            start: None,
+            preemptions: 0,
+            state: JobState::Pending,
+            boost: None,
+            uid: 0,
+            op_cursor: 0,
+            held: Vec::new(),
+            boost_stack: Vec::new(),
+            blocked_on: None,
+            blocked_since: None,
+            blocked: Nanos::ZERO,
+        }
+    }
+
     /// Its lock wait at `now`: the waits that ended plus the current one.
     pub fn lock_wait(&self, now: Nanos) -> Nanos {
         let current = self

@@ -26,21 +26,9 @@
 use rtlab_model::overheads::{Reservation, Throttling};
 use rtlab_model::Nanos;
 
-/// What the servers did in a run (the report's `throttling`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ThrottlingReport {
-    /// The limits modelled (`rt 950ms per 1s, fair server 50ms per 1s`), or
-    /// why none is (`not modelled under edf: ...`).
-    pub model: String,
-    /// RT-throttling blackouts.
-    pub rt_throttles: u64,
-    /// Processor time in them.
-    pub rt_throttled_ns: u64,
-    /// Fair-server runs that took the processor.
-    pub fair_server_runs: u64,
-    /// Processor time in them.
-    pub fair_server_ns: u64,
-}
+/// What the servers did in a run: the document type lives in the result
+/// model, beside [`SimReport`](rtlab_model::results::SimReport).
+pub use rtlab_model::results::ThrottlingReport;
 
 /// RT throttling's state: the current window and its job execution.
 #[derive(Debug, Clone)]

@@ -34,23 +34,26 @@ pub mod engine;
 pub mod error;
 pub mod job;
 pub mod kernel_servers;
+mod lifecycle;
 pub mod metrics;
 pub mod multi;
 pub mod queue;
+pub mod registry;
+mod run;
 pub mod runner;
 pub mod schedule_spans;
 pub mod scheduler;
 pub mod trace;
 
 pub use config::{
-    check_phases, ExecModel, JitterModel, OnMiss, Phase, Protocol, Scale, SimConfig, TraceWindow,
+    check_phases, ExecModel, JitterModel, LockingProtocol, MissRule, Phase, Scale, SimConfig,
+    TraceWindow,
 };
 pub use engine::{simulate, BacklogStop, Simulator, MAX_PENDING_JOBS};
 pub use error::SimError;
 pub use job::{Job, JobId, JobState};
 pub use metrics::{Deadlock, DeadlockLink, ProcessorMetrics, SimReport, TaskMetrics};
-pub use scheduler::{
-    GlobalPolicy, PartitionedPolicy, PolicyKind, Priority, Scheduler, SchedulerSpec, System,
-    SCHEDULERS,
-};
+pub use registry::{SchedulerEntry, SchedulerSpec, SCHEDULERS};
+pub use run::{run, run_with, Finished, OpenOutput, Outputs, RunError};
+pub use scheduler::{PolicyKind, Priority, Scheduler, System};
 pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};

@@ -6,12 +6,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rtlab_model::overheads::Overheads;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::runner::{earliest_miss, RunCounts, RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
 
-use crate::config::{OnMiss, SimConfig};
-use crate::engine::Simulator;
+use crate::config::{MissRule, SimConfig};
 use crate::error::SimError;
 use crate::scheduler::SchedulerSpec;
 
@@ -30,7 +29,7 @@ use crate::scheduler::SchedulerSpec;
 pub struct SimRunner {
     /// The deadline-miss rule: `continue` (the study: a late job runs on
     /// and delays its task's next job) or `skip` (Hartstone's count).
-    pub on_miss: OnMiss,
+    pub on_miss: MissRule,
     /// A simulator scheduler that replaces the spec's
     /// ([`RunSpec::scheduler`]): for experiments that compare schedulers
     /// with no Linux counterpart (`ipi`, `multiburst`, `rr:2ms`).
@@ -44,14 +43,14 @@ impl SimRunner {
     /// The spec's scheduler, a late job running on (`--on-miss continue`).
     pub fn new() -> SimRunner {
         SimRunner {
-            on_miss: OnMiss::Continue,
+            on_miss: MissRule::Continue,
             scheduler: None,
             overheads: None,
         }
     }
 
     /// Runs `scheduler` whatever the spec says.
-    pub fn pinned(scheduler: SchedulerSpec, on_miss: OnMiss) -> SimRunner {
+    pub fn pinned(scheduler: SchedulerSpec, on_miss: MissRule) -> SimRunner {
         SimRunner {
             on_miss,
             scheduler: Some(scheduler),
@@ -97,13 +96,7 @@ impl Runner for SimRunner {
                 }
             }
         };
-        let report = if scheduler.is_multiprocessor() || set.processors() != 1 {
-            crate::multi::run(set, &scheduler, &config, Some(Box::new(sink)))?.report
-        } else {
-            let mut sim = Simulator::new(set, &scheduler, config)?;
-            sim.on_job(sink);
-            sim.report()
-        };
+        let report = crate::run(set, &scheduler, &config, Some(Box::new(EachJob(sink))))?.report;
         let mut missed = missed.take();
         missed.sort();
         let on_time = on_time.take();
@@ -116,6 +109,7 @@ impl Runner for SimRunner {
             duration_ns: report.duration_ns,
             interrupted: false,
             kernel_trace: None,
+            disturbance: None,
         })
     }
 }
@@ -192,7 +186,7 @@ mod tests {
             .unwrap();
         assert_eq!(hybrid.totals().deadline_misses, 0);
         // A pinned scheduler replaces the spec's.
-        let pinned = SimRunner::pinned(SchedulerSpec::Fp(dm), OnMiss::Continue)
+        let pinned = SimRunner::pinned(SchedulerSpec::Fp(dm), MissRule::Continue)
             .run(&set, &spec(ModelScheduler::Edf, ms(30)))
             .unwrap();
         assert_eq!(pinned.tasks, fps.tasks);

@@ -1,17 +1,18 @@
 //! The simulated schedule of a window as the spans of a drawn Gantt chart
 //! ([`ScheduleSpan`], source [`SpanSource::Sim`]): what the report draws
 //! under a real run's kernel schedule (`run --kernel-trace --save`), so
-//! the two can be read one above the other.
+//! the two can be read one above the other ([`simulated_spans`]), and the
+//! simulator's own Gantt chart of a window, `rtlab sim --gantt`
+//! ([`gantt_window`]). The simulator keeps the data; `rtlab-report` draws.
 
 use rtlab_model::results::schedule::MAX_SCHEDULE_SPANS;
-use rtlab_model::results::{ScheduleSpan, SpanKind, SpanSource};
+use rtlab_model::results::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 use rtlab_model::{Nanos, TaskSet};
 
 use crate::config::{SimConfig, TraceWindow};
 use crate::error::SimError;
 use crate::scheduler::SchedulerSpec;
 use crate::trace::{Trace, TraceRecord, NO_CPU};
-use crate::Simulator;
 
 /// Simulates `set` under `spec` from 0 to `to` (ns) with `base`'s
 /// settings and returns the schedule of `[from, to)`; processor `p` of
@@ -30,13 +31,8 @@ pub fn simulated_spans(
         from: Nanos::from_ns(from),
         to: Nanos::from_ns(to.max(1)),
     });
-    if spec.is_multiprocessor() || set.processors() != 1 {
-        let run = crate::multi::run(set, spec, &config, None)?;
-        return Ok(run.trace.map_or_else(Vec::new, |t| spans_of(&t, cpus)));
-    }
-    let mut sim = Simulator::new(set, spec, config)?;
-    sim.run();
-    Ok(sim.trace().map_or_else(Vec::new, |t| spans_of(t, cpus)))
+    let run = crate::run(set, spec, &config, None)?;
+    Ok(run.trace.map_or_else(Vec::new, |t| spans_of(&t, cpus)))
 }
 
 /// The spans of a trace's kept records, at most [`MAX_SCHEDULE_SPANS`]:
@@ -93,24 +89,138 @@ pub fn spans_of(trace: &Trace, cpus: &[usize]) -> Vec<ScheduleSpan> {
     out
 }
 
+/// The Gantt chart of a trace's window: on one processor a row per task
+/// (its jobs' execution, its releases and misses) and a `kernel` row for
+/// the overheads, if any; on several a row per processor (`cpu 0`, ...:
+/// the jobs it ran, its migration costs as overheads, the migrations that
+/// resumed a job there), each miss on the row of the processor its task
+/// last ran on. `None` when the window held more records than a trace
+/// keeps ([`crate::trace::MAX_KEPT_RECORDS`]): the chart would be partial.
+pub fn gantt_window(trace: &Trace) -> Option<ScheduleWindow> {
+    if trace.dropped > 0 {
+        return None;
+    }
+    let (from, to) = (trace.window.from, trace.window.to);
+    let span = |row: String, kind, label: String, start: Nanos, end: Nanos| ScheduleSpan {
+        source: SpanSource::Sim,
+        row,
+        kind,
+        label,
+        start_ns: start.max(from).as_ns(),
+        end_ns: end.min(to).max(start).as_ns(),
+    };
+    let mut spans = Vec::with_capacity(trace.records.len());
+    if !trace.per_processor {
+        for r in &trace.records {
+            let name = |task: usize| trace.tasks[task].clone();
+            spans.push(match *r {
+                TraceRecord::Run {
+                    task, start, end, ..
+                } => span(name(task), SpanKind::Job, name(task), start, end),
+                TraceRecord::Kernel { start, end } => span(
+                    "kernel".into(),
+                    SpanKind::Overhead,
+                    "kernel".into(),
+                    start,
+                    end,
+                ),
+                TraceRecord::Release { task, at, .. } => {
+                    span(name(task), SpanKind::Release, name(task), at, at)
+                }
+                TraceRecord::Miss { task, job, at } => span(
+                    name(task),
+                    SpanKind::Miss,
+                    format!("{}#{job} missed", name(task)),
+                    at,
+                    at,
+                ),
+                TraceRecord::Complete { .. } => continue,
+            });
+        }
+        let mut rows = trace.tasks.clone();
+        if spans.iter().any(|s| s.kind == SpanKind::Overhead) {
+            rows.push("kernel".into());
+        }
+        return Some(ScheduleWindow {
+            rows,
+            spans,
+            from_ns: from.as_ns(),
+            to_ns: to.as_ns(),
+        });
+    }
+    let cpu = |p: u32| format!("cpu {p}");
+    let mut last_cpu = vec![0u32; trace.tasks.len()];
+    for (r, &p) in trace.records.iter().zip(&trace.record_cpus) {
+        match *r {
+            TraceRecord::Run {
+                task, start, end, ..
+            } => {
+                last_cpu[task] = p;
+                let name = trace.tasks[task].clone();
+                spans.push(span(cpu(p), SpanKind::Job, name, start, end));
+            }
+            TraceRecord::Kernel { start, end } => {
+                spans.push(span(
+                    cpu(p),
+                    SpanKind::Overhead,
+                    "migration".into(),
+                    start,
+                    end,
+                ));
+            }
+            TraceRecord::Miss { task, job, at } => spans.push(span(
+                cpu(last_cpu[task]),
+                SpanKind::Miss,
+                format!("{}#{job} missed", trace.tasks[task]),
+                at,
+                at,
+            )),
+            TraceRecord::Release { .. } | TraceRecord::Complete { .. } => {}
+        }
+    }
+    for m in &trace.migrations {
+        spans.push(span(
+            cpu(m.to),
+            SpanKind::Migration,
+            format!("{}#{} from cpu {}", trace.tasks[m.task], m.job, m.from),
+            m.at,
+            m.at,
+        ));
+    }
+    Some(ScheduleWindow {
+        rows: (0..trace.processors).map(cpu).collect(),
+        spans,
+        from_ns: from.as_ns(),
+        to_ns: to.as_ns(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::SimConfig;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_ns(v * 1_000_000)
+    }
+
+    /// Two tasks (C, T): a (1, 4), b (2, 6).
+    fn pair() -> TaskSet {
+        TaskSet::new(
+            "pair",
+            vec![
+                rtlab_model::Task::new("a", ms(4), ms(1)),
+                rtlab_model::Task::new("b", ms(6), ms(2)),
+            ],
+        )
+    }
 
     /// Two tasks under RM on one processor (C, T): a (1, 4), b (2, 6).
     /// 0..1 a, 1..3 b, 4..5 a, 6..8 b, 8..9 a: the window 3..9 holds
     /// a 4..5, b 6..8, a 8..9.
     #[test]
     fn a_window_of_a_hand_computed_schedule() {
-        let ms = |v: u64| Nanos::from_ns(v * 1_000_000);
-        let set = TaskSet::new(
-            "pair",
-            vec![
-                rtlab_model::Task::new("a", ms(4), ms(1)),
-                rtlab_model::Task::new("b", ms(6), ms(2)),
-            ],
-        );
+        let set = pair();
         let spec: SchedulerSpec = "fp:rm".parse().unwrap();
         let spans = simulated_spans(
             &set,
@@ -135,5 +245,52 @@ mod tests {
         assert!(spans
             .iter()
             .all(|s| s.source == SpanSource::Sim && s.kind == SpanKind::Job));
+    }
+
+    /// The same pair from 0 to 9 ms as `sim --gantt` draws it: a row per
+    /// task, the jobs where they ran, each release on its task's row.
+    #[test]
+    fn the_gantt_window_of_one_processor_has_a_row_per_task() {
+        let set = pair();
+        let mut config = SimConfig::new(ms(9));
+        config.trace = Some(TraceWindow {
+            from: Nanos::ZERO,
+            to: ms(9),
+        });
+        let run = crate::run(&set, &"fp:rm".parse().unwrap(), &config, None).unwrap();
+        let window = gantt_window(run.trace.as_ref().unwrap()).unwrap();
+        assert_eq!(window.rows, ["a", "b"]);
+        assert_eq!((window.from_ns, window.to_ns), (0, 9_000_000));
+        let of = |kind| -> Vec<(&str, u64, u64)> {
+            let mut v: Vec<_> = window
+                .spans
+                .iter()
+                .filter(|s| s.kind == kind)
+                .map(|s| (s.row.as_str(), s.start_ns / 1_000_000, s.end_ns / 1_000_000))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(
+            of(SpanKind::Job),
+            [
+                ("a", 0, 1),
+                ("a", 4, 5),
+                ("a", 8, 9),
+                ("b", 1, 3),
+                ("b", 6, 8)
+            ]
+        );
+        assert_eq!(
+            of(SpanKind::Release),
+            [
+                ("a", 0, 0),
+                ("a", 4, 4),
+                ("a", 8, 8),
+                ("b", 0, 0),
+                ("b", 6, 6)
+            ]
+        );
+        assert!(of(SpanKind::Miss).is_empty());
     }
 }

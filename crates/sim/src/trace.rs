@@ -1,6 +1,8 @@
 //! Schedule traces: what ran when, for a window of the run, exported as a
 //! Chrome trace-event document (`--trace F.json`, opens in Perfetto UI or
-//! `chrome://tracing`) or an SVG Gantt chart (`--gantt F.svg`).
+//! `chrome://tracing`) or, as the spans of a drawn schedule
+//! ([`crate::schedule_spans::gantt_window`]), an SVG Gantt chart
+//! (`--gantt F.svg`, drawn by `rtlab-report`).
 //!
 //! Memory stays bounded whatever the window: the Chrome document is
 //! streamed to its writer as the events happen
@@ -9,7 +11,6 @@
 //! (for the Gantt chart and library users); the rest are counted in
 //! [`Trace::dropped`].
 
-use std::fmt::Write as _;
 use std::io;
 
 use rtlab_chrome_trace::{Event, TraceWriter};
@@ -360,114 +361,25 @@ impl Trace {
     /// misses. Times are in microseconds as the format requires. The same
     /// document as the streamed one when nothing was dropped.
     pub fn to_chrome_json(&self) -> Value {
-        if self.per_processor {
-            return self.to_chrome_json_cpus();
-        }
         let mut bytes = Vec::new();
-        let mut stream = ChromeStream::new(&mut bytes, &self.tasks);
-        for r in &self.records {
-            stream.record(&self.tasks, r);
-        }
         // Writing to memory cannot fail, and the writer makes valid JSON.
-        let _ = stream.finish();
+        let _ = self.write_chrome(&mut bytes);
         serde_json::from_slice(&bytes).unwrap_or(Value::Null)
     }
 
-    /// A self-contained SVG Gantt chart of the window: one row per task,
-    /// execution as bars, releases as up-ticks, misses as red marks, and a
-    /// kernel row when overheads were recorded.
-    pub fn to_svg(&self) -> String {
+    /// Writes the Chrome trace-event document of the kept records to `out`
+    /// with the one writer the streamed trace uses (one row per task on one
+    /// processor, one row per processor on several: see
+    /// [`Trace::to_chrome_json`]); the first write error, if any.
+    pub fn write_chrome<W: io::Write>(&self, out: W) -> io::Result<()> {
         if self.per_processor {
-            return self.to_svg_cpus();
+            return self.write_chrome_cpus(out);
         }
-        let has_kernel = self
-            .records
-            .iter()
-            .any(|r| matches!(r, TraceRecord::Kernel { .. }));
-        let rows = self.tasks.len() + usize::from(has_kernel);
-        let (left, width, row_h, top) = (110.0, 1000.0, 28.0, 20.0);
-        let height = top + row_h * rows as f64 + 40.0;
-        let span = (self.window.to - self.window.from).as_ns().max(1) as f64;
-        let x =
-            |t: Nanos| left + (t.saturating_sub(self.window.from).as_ns() as f64 / span) * width;
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">"#,
-            left + width + 20.0
-        );
-        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let palette = PALETTE;
-        let row_y = |row: usize| top + row_h * row as f64;
-        for (i, name) in self.tasks.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                r#"<text x="5" y="{:.1}">{}</text>"#,
-                row_y(i) + row_h * 0.6,
-                escape(name)
-            );
-        }
-        if has_kernel {
-            let _ = writeln!(
-                s,
-                r#"<text x="5" y="{:.1}">kernel</text>"#,
-                row_y(self.tasks.len()) + row_h * 0.6
-            );
-        }
+        let mut stream = ChromeStream::new(out, &self.tasks);
         for r in &self.records {
-            match *r {
-                TraceRecord::Run {
-                    task,
-                    job,
-                    start,
-                    end,
-                } => {
-                    let _ = writeln!(
-                        s,
-                        r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}"><title>{}#{job} {start}..{end}</title></rect>"#,
-                        x(start),
-                        row_y(task) + 6.0,
-                        (x(end) - x(start)).max(0.5),
-                        row_h - 10.0,
-                        palette[task % palette.len()],
-                        escape(&self.tasks[task])
-                    );
-                }
-                TraceRecord::Kernel { start, end } => {
-                    let _ = writeln!(
-                        s,
-                        r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="gray"/>"#,
-                        x(start),
-                        row_y(self.tasks.len()) + 6.0,
-                        (x(end) - x(start)).max(0.5),
-                        row_h - 10.0
-                    );
-                }
-                TraceRecord::Release { task, at, .. } => {
-                    let (xx, y) = (x(at), row_y(task));
-                    let _ = writeln!(
-                        s,
-                        r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="black"/>"#,
-                        y + 2.0,
-                        y + row_h - 4.0
-                    );
-                }
-                TraceRecord::Miss { task, at, .. } => {
-                    let (xx, y) = (x(at), row_y(task));
-                    let _ = writeln!(
-                        s,
-                        r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="red" stroke-width="3"/>"#,
-                        y,
-                        y + row_h
-                    );
-                }
-                TraceRecord::Complete { .. } => {}
-            }
+            stream.record(&self.tasks, r);
         }
-        let axis_y = row_y(rows) + 5.0;
-        axis(&mut s, &self.window, left, width, axis_y, &x);
-        s.push_str("</svg>\n");
-        s
+        stream.finish()
     }
 }
 
@@ -478,10 +390,9 @@ impl Trace {
     /// a `migrate` instant on the destination row for every migration
     /// (args: the job and the processor it came from), then one row per
     /// task (tid m + task) for its releases, completions and misses.
-    fn to_chrome_json_cpus(&self) -> Value {
-        let mut bytes = Vec::new();
+    fn write_chrome_cpus<W: io::Write>(&self, out: W) -> io::Result<()> {
         let mut out = ChromeStream {
-            out: TraceWriter::new(&mut bytes),
+            out: TraceWriter::new(out),
         };
         let m = self.processors as usize;
         for c in 0..m {
@@ -523,141 +434,7 @@ impl Trace {
                 from_cpu: mig.from,
             }));
         }
-        let _ = out.finish();
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-    }
-
-    /// The multiprocessor SVG Gantt chart: one row per processor, each
-    /// job's execution a bar in its task's colour (the task named in the
-    /// bar's tooltip and the legend), migration costs in gray, each
-    /// migration a purple line from the row it left to the row it
-    /// resumes on with a dot there, deadline misses red marks on the axis.
-    fn to_svg_cpus(&self) -> String {
-        let m = self.processors as usize;
-        let (left, width, row_h, top) = (110.0, 1000.0, 28.0, 20.0);
-        let legend_rows = self.tasks.len().div_ceil(6);
-        let height = top + row_h * m as f64 + 40.0 + 18.0 * legend_rows as f64;
-        let span = (self.window.to - self.window.from).as_ns().max(1) as f64;
-        let x =
-            |t: Nanos| left + (t.saturating_sub(self.window.from).as_ns() as f64 / span) * width;
-        let row_y = |row: usize| top + row_h * row as f64;
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">"#,
-            left + width + 20.0
-        );
-        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        for c in 0..m {
-            let _ = writeln!(
-                s,
-                r#"<text x="5" y="{:.1}">cpu {c}</text>"#,
-                row_y(c) + row_h * 0.6
-            );
-        }
-        for (r, &cpu) in self.records.iter().zip(&self.record_cpus) {
-            let (start, end, fill, title) = match *r {
-                TraceRecord::Run {
-                    task,
-                    job,
-                    start,
-                    end,
-                } => (
-                    start,
-                    end,
-                    PALETTE[task % PALETTE.len()],
-                    format!("{}#{job} {start}..{end}", escape(&self.tasks[task])),
-                ),
-                TraceRecord::Kernel { start, end } => {
-                    (start, end, "gray", format!("migration {start}..{end}"))
-                }
-                _ => continue,
-            };
-            let _ = writeln!(
-                s,
-                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{fill}"><title>{title}</title></rect>"#,
-                x(start),
-                row_y(cpu as usize) + 6.0,
-                (x(end) - x(start)).max(0.5),
-                row_h - 10.0,
-            );
-        }
-        for mig in &self.migrations {
-            let xx = x(mig.at);
-            let (y1, y2) = (
-                row_y(mig.from as usize) + row_h / 2.0,
-                row_y(mig.to as usize) + row_h / 2.0,
-            );
-            let _ = writeln!(
-                s,
-                r#"<line x1="{xx:.2}" y1="{y1:.1}" x2="{xx:.2}" y2="{y2:.1}" stroke="purple" stroke-width="1.5"><title>{}#{} migrates cpu {} to cpu {} at {}</title></line><circle cx="{xx:.2}" cy="{y2:.1}" r="3" fill="purple"/>"#,
-                escape(&self.tasks[mig.task]),
-                mig.job,
-                mig.from,
-                mig.to,
-                mig.at
-            );
-        }
-        let axis_y = row_y(m) + 5.0;
-        for r in &self.records {
-            if let TraceRecord::Miss { task, job, at } = *r {
-                let xx = x(at);
-                let _ = writeln!(
-                    s,
-                    r#"<line x1="{xx:.2}" y1="{:.1}" x2="{xx:.2}" y2="{:.1}" stroke="red" stroke-width="3"><title>{}#{job} misses its deadline {at}</title></line>"#,
-                    axis_y - 8.0,
-                    axis_y,
-                    escape(&self.tasks[task])
-                );
-            }
-        }
-        axis(&mut s, &self.window, left, width, axis_y, &x);
-        for (i, name) in self.tasks.iter().enumerate() {
-            let (lx, ly) = (
-                left + 165.0 * (i % 6) as f64,
-                axis_y + 32.0 + 18.0 * (i / 6) as f64,
-            );
-            let _ = writeln!(
-                s,
-                r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{ly:.1}">{}</text>"#,
-                ly - 9.0,
-                PALETTE[i % PALETTE.len()],
-                lx + 14.0,
-                escape(name)
-            );
-        }
-        s.push_str("</svg>\n");
-        s
-    }
-}
-
-/// The tasks' colours in the Gantt charts.
-const PALETTE: [&str; 8] = [
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
-];
-
-/// The time axis under a chart: a line and ten labelled steps.
-fn axis(
-    s: &mut String,
-    window: &TraceWindow,
-    left: f64,
-    width: f64,
-    axis_y: f64,
-    x: &dyn Fn(Nanos) -> f64,
-) {
-    let _ = writeln!(
-        s,
-        r#"<line x1="{left}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
-        left + width
-    );
-    for k in 0..=10u64 {
-        let t = window.from + Nanos::from_ns((window.to - window.from).as_ns() / 10 * k);
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
-            x(t),
-            axis_y + 15.0
-        );
+        out.finish()
     }
 }
 
@@ -701,14 +478,4 @@ impl<W: io::Write> ChromeStream<W> {
         let instant = Event::instant(name, task, at).in_category("job");
         self.write(&instant.with_args(JobArgs { job }));
     }
-}
-
-/// A name as SVG text: control and bidi characters escaped as in every
-/// human output (XML cannot hold most control characters at all), then
-/// XML's special characters.
-fn escape(text: &str) -> String {
-    rtlab_model::printable(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

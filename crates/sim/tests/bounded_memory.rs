@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_sim::{
-    OnMiss, SchedulerSpec, SimConfig, Simulator, TraceWindow, MAX_KEPT_RECORDS, MAX_PENDING_JOBS,
+    MissRule, SchedulerSpec, SimConfig, Simulator, TraceWindow, MAX_KEPT_RECORDS, MAX_PENDING_JOBS,
 };
 
 /// A writer the test can read back after the simulator owned it.
@@ -87,7 +87,7 @@ fn an_ever_growing_backlog_stops_the_run_at_the_limit_and_says_when() {
         vec![Task::new("t", Nanos::from_us(1), Nanos::from_us(2)).with_deadline(Nanos::from_us(2))],
     );
     let mut config = SimConfig::new(Nanos::from_secs(10));
-    config.on_miss = OnMiss::Continue;
+    config.on_miss = MissRule::Continue;
     let spec: SchedulerSpec = "fp:rm".parse().unwrap();
     let mut sim = Simulator::new(&set, &spec, config).unwrap();
     sim.run();
@@ -109,7 +109,7 @@ fn an_ever_growing_backlog_stops_the_run_at_the_limit_and_says_when() {
 
     // Skip never builds a backlog: the same set runs to the end.
     let mut config = SimConfig::new(Nanos::from_secs(3));
-    config.on_miss = OnMiss::Skip;
+    config.on_miss = MissRule::Skip;
     let mut sim = Simulator::new(&set, &spec, config).unwrap();
     sim.run();
     assert_eq!(sim.stopped(), None);

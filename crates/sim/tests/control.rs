@@ -1,7 +1,7 @@
 //! The control schedulers (paper 002) and the hybrid (paper 001).
 
 use rtlab_model::{file, Nanos, Task, TaskSet};
-use rtlab_sim::{simulate, OnMiss, Phase, SchedulerSpec, SimConfig, SimReport};
+use rtlab_sim::{simulate, MissRule, Phase, SchedulerSpec, SimConfig, SimReport};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -137,7 +137,7 @@ fn hybrid_is_edf_when_feasible_and_fixed_priority_under_overload() {
     let set = file::load("builtin:hartstone-ph").unwrap().set;
     let mut config = SimConfig::new(Nanos::from_secs(60));
     config.phases = Phase::extended_hartstone();
-    config.on_miss = OnMiss::Skip;
+    config.on_miss = MissRule::Skip;
     let edf = run(&set, "edf", &config);
     let fp = run(&set, "fp:rm", &config);
     let hybrid = run(&set, "hybrid", &config);

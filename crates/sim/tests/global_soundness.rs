@@ -18,9 +18,8 @@ use rtlab_analysis::global::priority::order;
 use rtlab_analysis::multiprocessor::{analyse, MultiprocessorTest, Partitioned};
 use rtlab_model::catalog::build;
 use rtlab_model::policy::PriorityAssignment;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{Nanos, Platform, Task, TaskSet};
-use rtlab_sim::multi;
 use rtlab_sim::{simulate, SchedulerSpec, SimConfig};
 
 /// Periods with a small least common multiple (120 units of 1 us).
@@ -95,11 +94,13 @@ fn records(set: &TaskSet, spec: &str) -> (u64, Vec<JobRecord>) {
     let sink = Rc::new(RefCell::new(Vec::new()));
     let into = Rc::clone(&sink);
     let spec: SchedulerSpec = spec.parse().unwrap();
-    let out = multi::run(
+    let out = rtlab_sim::run(
         set,
         &spec,
         &SimConfig::new(horizon(set)),
-        Some(Box::new(move |r: &JobRecord| into.borrow_mut().push(*r))),
+        Some(Box::new(EachJob(move |r: &JobRecord| {
+            into.borrow_mut().push(*r)
+        }))),
     )
     .unwrap();
     let records = sink.borrow().clone();

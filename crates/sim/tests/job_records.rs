@@ -7,12 +7,12 @@ use std::rc::Rc;
 
 use rtlab_model::results::{JobRecord, TaskSummary};
 use rtlab_model::{file, Nanos};
-use rtlab_sim::{ExecModel, OnMiss, Protocol, SimConfig, Simulator};
+use rtlab_sim::{ExecModel, LockingProtocol, MissRule, SimConfig, Simulator};
 
 fn records_and_report(
     set: &str,
     scheduler: &str,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     duration: Nanos,
 ) -> (Vec<JobRecord>, rtlab_sim::SimReport) {
     let set = file::load(set).unwrap().set;
@@ -20,7 +20,7 @@ fn records_and_report(
     config.on_miss = on_miss;
     config.exec = ExecModel::Uniform;
     config.seed = 9;
-    config.protocol = Protocol::None;
+    config.protocol = LockingProtocol::None;
     let mut sim = Simulator::new(&set, &scheduler.parse().unwrap(), config).unwrap();
     let records = Rc::new(RefCell::new(Vec::new()));
     let sink = Rc::clone(&records);
@@ -34,11 +34,11 @@ fn records_and_report(
 #[test]
 fn the_report_is_the_summary_of_the_emitted_job_records() {
     let cases = [
-        ("builtin:lf-scenario-4", "fp:dm", OnMiss::Continue, 1_000),
-        ("builtin:lf-scenario-4", "fp:dm", OnMiss::Abort, 1_000),
-        ("builtin:lf-scenario-4", "np-edf", OnMiss::Skip, 1_000),
-        ("builtin:hartstone-ph", "multiburst", OnMiss::Skip, 3_000),
-        ("builtin:avionics", "rr:2ms", OnMiss::Continue, 2_500),
+        ("builtin:lf-scenario-4", "fp:dm", MissRule::Continue, 1_000),
+        ("builtin:lf-scenario-4", "fp:dm", MissRule::Abort, 1_000),
+        ("builtin:lf-scenario-4", "np-edf", MissRule::Skip, 1_000),
+        ("builtin:hartstone-ph", "multiburst", MissRule::Skip, 3_000),
+        ("builtin:avionics", "rr:2ms", MissRule::Continue, 2_500),
     ];
     for (set, scheduler, on_miss, ms) in cases {
         let duration = Nanos::from_ms(ms);
@@ -66,7 +66,7 @@ fn aborted_and_unfinished_jobs_are_recorded_as_such() {
     let (records, report) = records_and_report(
         "builtin:lf-scenario-4",
         "fp:dm",
-        OnMiss::Abort,
+        MissRule::Abort,
         Nanos::from_ms(1_000),
     );
     let aborted = records.iter().filter(|r| r.aborted).count() as u64;
@@ -79,7 +79,7 @@ fn aborted_and_unfinished_jobs_are_recorded_as_such() {
     let (records, report) = records_and_report(
         "builtin:lf-scenario-4",
         "fp:dm",
-        OnMiss::Continue,
+        MissRule::Continue,
         Nanos::from_ms(1_000),
     );
     let unfinished = records.iter().filter(|r| r.finish.is_none()).count() as u64;

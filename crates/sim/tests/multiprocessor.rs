@@ -7,10 +7,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use proptest::prelude::*;
-use rtlab_model::results::JobRecord;
+use rtlab_model::results::{EachJob, JobRecord};
 use rtlab_model::{Nanos, Platform, Task, TaskSet};
-use rtlab_sim::multi::{self, MultiRun};
-use rtlab_sim::{simulate, SchedulerSpec, SimConfig, SimError, TraceWindow};
+use rtlab_sim::{simulate, Finished, SchedulerSpec, SimConfig, SimError, TraceWindow};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -41,15 +40,17 @@ fn fixed(set: TaskSet, cpus: &[u32]) -> TaskSet {
 }
 
 /// Every job record of a run, in the order jobs left it, and the run.
-fn run(set: &TaskSet, spec: &str, config: &SimConfig) -> (Vec<JobRecord>, MultiRun) {
+fn run(set: &TaskSet, spec: &str, config: &SimConfig) -> (Vec<JobRecord>, Finished) {
     let records = Rc::new(RefCell::new(Vec::new()));
     let sink = Rc::clone(&records);
     let spec: SchedulerSpec = spec.parse().unwrap();
-    let out = multi::run(
+    let out = rtlab_sim::run(
         set,
         &spec,
         config,
-        Some(Box::new(move |r: &JobRecord| sink.borrow_mut().push(*r))),
+        Some(Box::new(EachJob(move |r: &JobRecord| {
+            sink.borrow_mut().push(*r)
+        }))),
     )
     .unwrap();
     let mut records = records.borrow().clone();
@@ -87,6 +88,48 @@ fn three() -> TaskSet {
             vec![task("a", 2, 4), task("b", 3, 5), task("c", 4, 10)],
         ),
     )
+}
+
+/// a (C=4, D=10), b (C=1, D=8), c (C=2, D=9), periods 20, on 2 processors.
+fn laxities() -> TaskSet {
+    on(
+        2,
+        TaskSet::new(
+            "laxities",
+            vec![
+                task("a", 4, 20).with_deadline(ms(10)),
+                task("b", 1, 20).with_deadline(ms(8)),
+                task("c", 2, 20).with_deadline(ms(9)),
+            ],
+        ),
+    )
+}
+
+/// Global LLF by hand, comparing `d - remaining`. t=0: a 10-4=6, b 8-1=7,
+/// c 9-2=7: a and b run (b ties c, the task declared first wins), a on cpu
+/// 0, b on cpu 1. t=1: b done, c takes cpu 1, done at 3; a done at 4. G-EDF
+/// runs b and c (deadlines 8 and 9) first instead, and a from 1 to 5.
+#[test]
+fn global_least_laxity_first_on_two_processors_by_hand() {
+    let (records, out) = run(&laxities(), "gllf", &for_ms(20));
+    assert_eq!(
+        rows(&records),
+        vec![
+            (0, 0, 0, 4, 0, 0, 0, 0),
+            (1, 0, 0, 1, 1, 1, 0, 0),
+            (2, 0, 1, 3, 1, 1, 0, 0),
+        ]
+    );
+    assert_eq!(out.report.scheduler, "gllf");
+    let (records, _) = run(&laxities(), "gedf", &for_ms(20));
+    assert_eq!(
+        rows(&records),
+        vec![
+            (0, 0, 1, 5, 0, 0, 0, 0),
+            (1, 0, 0, 1, 0, 0, 0, 0),
+            (2, 0, 0, 2, 1, 1, 0, 0),
+        ]
+    );
 }
 
 /// G-EDF by hand. t=0: a0 (d4) on cpu 0, b0 (d5) on cpu 1, c0 (d10)
@@ -324,9 +367,15 @@ fn the_trace_has_one_row_per_processor_and_shows_migrations() {
     assert_eq!(trace.migrations.len(), 1);
     let mig = trace.migrations[0];
     assert_eq!((mig.task, mig.from, mig.to, mig.at), (2, 0, 1, ms(6)));
-    let svg = trace.to_svg();
-    assert!(svg.contains(">cpu 0<") && svg.contains(">cpu 1<"));
-    assert!(svg.contains("migrates cpu 0 to cpu 1"));
+    let window = rtlab_sim::schedule_spans::gantt_window(&trace).unwrap();
+    assert_eq!(window.rows, ["cpu 0", "cpu 1"]);
+    let migrations: Vec<_> = window
+        .spans
+        .iter()
+        .filter(|s| s.kind == rtlab_model::results::SpanKind::Migration)
+        .map(|s| (s.row.as_str(), s.label.as_str(), s.start_ns))
+        .collect();
+    assert_eq!(migrations, [("cpu 1", "c#0 from cpu 0", ms(6).as_ns())]);
     let chrome = trace.to_chrome_json().to_string();
     assert!(chrome.contains("\"cpu 1\"") && chrome.contains("migrate c#0"));
 }
@@ -391,13 +440,86 @@ fn cedf_runs_global_edf_inside_each_cluster() {
     }
 }
 
-/// README's table of the multiprocessor schedulers is the registry's.
+/// The guide's scheduler tables (`docs/src/reference/schedulers.md`) are
+/// the registry's, between their markers. `RTLAB_UPDATE_GUIDE=1 cargo test
+/// -p rtlab-sim --test multiprocessor guide` writes them.
 #[test]
-fn readme_lists_the_registrys_multiprocessor_schedulers() {
-    let readme = include_str!("../../../README.md");
-    let table = rtlab_sim::scheduler::multiprocessor_table();
-    assert!(
-        readme.contains(&table),
-        "README's `### Multiprocessor simulation` table differs from the registry's:\n{table}"
+fn the_guides_scheduler_tables_are_the_registrys() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/reference/schedulers.md"
     );
+    let mut page = std::fs::read_to_string(path).expect("the guide's schedulers page");
+    let tables = [
+        ("uniprocessor", rtlab_sim::scheduler::uniprocessor_table()),
+        (
+            "multiprocessor",
+            rtlab_sim::scheduler::multiprocessor_table(),
+        ),
+    ];
+    let update = std::env::var_os("RTLAB_UPDATE_GUIDE").is_some();
+    for (name, table) in tables {
+        let begin = format!("<!-- generated from the registry: {name} -->\n");
+        let end = "<!-- end of generated table -->";
+        let from = page.find(&begin).expect("the table's begin marker") + begin.len();
+        let to = from + page[from..].find(end).expect("the table's end marker");
+        if update {
+            page.replace_range(from..to, &table);
+        } else {
+            assert_eq!(
+                &page[from..to],
+                table,
+                "the guide's {name} table differs from the registry's (RTLAB_UPDATE_GUIDE=1 rewrites it)"
+            );
+        }
+    }
+    if update {
+        std::fs::write(path, page).expect("write the guide");
+    }
+}
+
+/// The global engine at the end of 64-bit time (issue 39): a job whose
+/// completion lies past `Nanos::MAX` must not spin the run forever, under
+/// every global and clustered rule, on one processor and two, with a
+/// period of 2^64 - 2 ns or an offset near the top. The run happens on
+/// another thread so that a regression fails here instead of hanging.
+#[test]
+fn global_runs_end_at_the_end_of_time() {
+    let top = Nanos::from_ns(u64::MAX - 1);
+    let sets = [
+        TaskSet::new("top-period", vec![Task::new("t", top, ms(1))]),
+        TaskSet::new(
+            "top-offset",
+            vec![Task::new("t", ms(10), ms(3)).with_offset(Nanos::from_ns(u64::MAX - 2))],
+        ),
+    ];
+    for spec in [
+        "gedf", "edzl", "linux-dl", "gfp:rm", "gllf", "cedf", "pedf", "edf",
+    ] {
+        for m in [1, 2] {
+            for set in &sets {
+                let set = on(m, set.clone());
+                let name = format!("{spec} on {m} ({})", set.name);
+                let (done, wait) = std::sync::mpsc::channel();
+                let spec: SchedulerSpec = spec.parse().unwrap();
+                if !spec.is_multiprocessor() && m > 1 {
+                    continue;
+                }
+                let set = if spec == SchedulerSpec::Pedf {
+                    fixed(set, &[0])
+                } else {
+                    set
+                };
+                std::thread::spawn(move || {
+                    let config = SimConfig::new(Nanos::MAX);
+                    let out = simulate(&set, &spec, &config).map(|r| r.released);
+                    done.send(out.map_err(|e| e.to_string())).unwrap();
+                });
+                let out = wait
+                    .recv_timeout(std::time::Duration::from_secs(20))
+                    .unwrap_or_else(|_| panic!("{name} did not end"));
+                assert!(out.is_ok(), "{name}: {out:?}");
+            }
+        }
+    }
 }

@@ -4,8 +4,8 @@
 use rtlab_model::overheads::{LinearCost, Overheads, Timing};
 use rtlab_model::{file, CriticalSection, Nanos, Task, TaskSet};
 use rtlab_sim::{
-    simulate, ExecModel, OnMiss, Phase, Protocol, SchedulerSpec, SimConfig, SimReport, Simulator,
-    TraceRecord, TraceWindow,
+    simulate, ExecModel, LockingProtocol, MissRule, Phase, SchedulerSpec, SimConfig, SimReport,
+    Simulator, TraceRecord, TraceWindow,
 };
 
 fn ms(v: u64) -> Nanos {
@@ -112,6 +112,42 @@ fn classic_pair_edf_meets_every_deadline_over_the_hyperperiod() {
     );
     assert_eq!(r.deadline_misses, 0);
     assert_eq!((r.released, r.completed), (12, 12));
+}
+
+// ---------------------------------------------------------------- least laxity first
+
+/// a (C=4, D=10), b (C=1, D=8), c (C=1, D=3, released at 2); periods 20.
+fn laxities() -> TaskSet {
+    TaskSet::new(
+        "laxities",
+        vec![
+            Task::new("a", ms(20), ms(4)).with_deadline(ms(10)),
+            Task::new("b", ms(20), ms(1)).with_deadline(ms(8)),
+            Task::new("c", ms(20), ms(1))
+                .with_deadline(ms(3))
+                .with_offset(ms(2)),
+        ],
+    )
+}
+
+/// LLF by hand, comparing `d - remaining` (laxity plus now). t=0: a 10-4=6,
+/// b 8-1=7: a runs although b's deadline is earlier. t=2: c arrives, 5-1=4,
+/// and preempts a (10-2=8). t=3: c done; b's 7 beats a's 8: b runs. t=4: a
+/// resumes, done at 6. EDF on the same set runs b first (deadline 8 < 10).
+#[test]
+fn least_laxity_first_by_hand_and_against_edf() {
+    let (r, s) = run_traced(&laxities(), "llf", SimConfig::new(ms(20)));
+    assert_eq!(
+        s,
+        segs(&[("a", 0, 2), ("c", 2, 3), ("b", 3, 4), ("a", 4, 6)])
+    );
+    assert_eq!(r.deadline_misses, 0);
+    assert_eq!(r.scheduler, "llf");
+    let (_, edf) = run_traced(&laxities(), "edf", SimConfig::new(ms(20)));
+    assert_eq!(
+        edf,
+        segs(&[("b", 0, 1), ("a", 1, 2), ("c", 2, 3), ("a", 3, 6)])
+    );
 }
 
 // ---------------------------------------------------------------- lf scenarios
@@ -374,7 +410,7 @@ fn overloaded() -> TaskSet {
 fn on_miss_abort_and_skip() {
     // RM: a 0-2, b 2-5, a 5-7, b 7-10: b has 1 ms left at 10.
     let mut c = SimConfig::new(ms(20));
-    c.on_miss = OnMiss::Abort;
+    c.on_miss = MissRule::Abort;
     let (r, s) = run_traced(&overloaded(), "fp:rm", c);
     let b = task(&r, "b");
     assert_eq!((b.released, b.completed, b.misses, b.aborted), (2, 0, 2, 2));
@@ -386,7 +422,7 @@ fn on_miss_abort_and_skip() {
     // Skip: b#0 continues (a 10-12 preempts, b resumes 12-13), the
     // release at 10 is skipped; next release 20.
     let mut c = SimConfig::new(ms(20));
-    c.on_miss = OnMiss::Skip;
+    c.on_miss = MissRule::Skip;
     let (r, _) = run_traced(&overloaded(), "fp:rm", c);
     let b = task(&r, "b");
     assert_eq!((b.released, b.completed, b.misses, b.skipped), (1, 1, 1, 1));
@@ -553,7 +589,7 @@ fn inversion() -> TaskSet {
     TaskSet::new("inversion", vec![l, h, m])
 }
 
-fn with_protocol(p: Protocol) -> SimConfig {
+fn with_protocol(p: LockingProtocol) -> SimConfig {
     let mut c = SimConfig::new(ms(20));
     c.protocol = p;
     c
@@ -562,7 +598,11 @@ fn with_protocol(p: Protocol) -> SimConfig {
 #[test]
 fn priority_inversion_unbounded_without_a_protocol() {
     // L 0-2, H blocks at 2, L 2-3, M preempts L 3-7, L 7-8 unlocks, H 8-10.
-    let (r, s) = run_traced(&inversion(), "fp:given", with_protocol(Protocol::None));
+    let (r, s) = run_traced(
+        &inversion(),
+        "fp:given",
+        with_protocol(LockingProtocol::None),
+    );
     assert_eq!(
         s,
         segs(&[("L", 0, 3), ("M", 3, 7), ("L", 7, 8), ("H", 8, 10)])
@@ -573,7 +613,11 @@ fn priority_inversion_unbounded_without_a_protocol() {
 #[test]
 fn pip_ipcp_and_npp_bound_blocking_to_the_critical_section() {
     // L 0-4 (inherits or holds the ceiling), H 4-6 (blocked 2 ms), M 6-10.
-    for p in [Protocol::Pip, Protocol::Ipcp, Protocol::Npp] {
+    for p in [
+        LockingProtocol::Pip,
+        LockingProtocol::Ipcp,
+        LockingProtocol::Npp,
+    ] {
         let (r, s) = run_traced(&inversion(), "fp:given", with_protocol(p));
         assert_eq!(s, segs(&[("L", 0, 4), ("H", 4, 6), ("M", 6, 10)]), "{p}");
         assert_eq!(task(&r, "H").max_response_ns, Some(ms(4).as_ns()), "{p}");
@@ -584,14 +628,14 @@ fn pip_ipcp_and_npp_bound_blocking_to_the_critical_section() {
 #[test]
 fn edf_srp_and_dfp_bound_blocking() {
     // Deadlines H 12, M 53, L 100. None: same inversion as FP.
-    let (_, s) = run_traced(&inversion(), "edf", with_protocol(Protocol::None));
+    let (_, s) = run_traced(&inversion(), "edf", with_protocol(LockingProtocol::None));
     assert_eq!(
         s,
         segs(&[("L", 0, 3), ("M", 3, 7), ("L", 7, 8), ("H", 8, 10)])
     );
     // DFP: L's deadline drops to 1 + 10 = 11 < 12 at the lock; SRP: H and M
     // may not start above the ceiling of R.
-    for p in [Protocol::Dfp, Protocol::Srp] {
+    for p in [LockingProtocol::Dfp, LockingProtocol::Srp] {
         let (r, s) = run_traced(&inversion(), "edf", with_protocol(p));
         assert_eq!(s, segs(&[("L", 0, 4), ("H", 4, 6), ("M", 6, 10)]), "{p}");
         assert_eq!(r.deadline_misses, 0);
@@ -628,10 +672,10 @@ fn lock_wait_per_job_is_the_time_spent_blocked_on_a_lock() {
     // never asks while L holds R (it cannot run), so it never waits: 0,
     // although it was delayed as long as under PIP. M has no section: None.
     let cases = [
-        (Protocol::None, 6),
-        (Protocol::Pip, 2),
-        (Protocol::Ipcp, 0),
-        (Protocol::Npp, 0),
+        (LockingProtocol::None, 6),
+        (LockingProtocol::Pip, 2),
+        (LockingProtocol::Ipcp, 0),
+        (LockingProtocol::Npp, 0),
     ];
     for (p, h_wait) in cases {
         let (r, records) = job_records(&inversion(), "fp:given", with_protocol(p));
@@ -655,7 +699,7 @@ fn lock_wait_is_absent_from_the_json_of_sets_without_critical_sections() {
     let r = simulate(
         &inversion(),
         &spec("fp:given"),
-        &with_protocol(Protocol::Pip),
+        &with_protocol(LockingProtocol::Pip),
     )
     .unwrap();
     let json = serde_json::to_string(&r).unwrap();
@@ -670,7 +714,7 @@ fn the_priority_inversion_example_under_none_pip_and_ipcp() {
     let cases = [
         // None: mid preempts low and runs its whole job while high waits.
         (
-            Protocol::None,
+            LockingProtocol::None,
             vec![
                 ("low", 0, 5),
                 ("high", 5, 6),
@@ -684,7 +728,7 @@ fn the_priority_inversion_example_under_none_pip_and_ipcp() {
         ),
         // PIP: low inherits high's priority at 6 and frees R at 15.
         (
-            Protocol::Pip,
+            LockingProtocol::Pip,
             vec![
                 ("low", 0, 5),
                 ("high", 5, 6),
@@ -697,7 +741,7 @@ fn the_priority_inversion_example_under_none_pip_and_ipcp() {
         ),
         // IPCP: low runs at the ceiling (high's priority) from 2 to 14.
         (
-            Protocol::Ipcp,
+            LockingProtocol::Ipcp,
             vec![
                 ("low", 0, 14),
                 ("high", 14, 20),
@@ -726,7 +770,11 @@ fn the_priority_inversion_example_under_none_pip_and_ipcp() {
         assert_eq!(task(&r, "low").max_blocked_ns, Some(0), "{p}");
         assert_eq!(task(&r, "mid").max_blocked_ns, None, "{p}");
         // Only plain locks make high miss its 20 ms deadline.
-        assert_eq!(high.misses, if p == Protocol::None { 3 } else { 0 }, "{p}");
+        assert_eq!(
+            high.misses,
+            if p == LockingProtocol::None { 3 } else { 0 },
+            "{p}"
+        );
         let (_, records) = job_records(&set, "fp:dm", config);
         let high_waits: Vec<Option<Nanos>> = records
             .iter()
@@ -759,7 +807,7 @@ fn opposite_lock_orders_deadlock_at_five_milliseconds() {
     // b runs 0-2 and takes r2 at 1; a preempts at 2, takes r1 at 3 and asks
     // for r2 at 4: blocked (under PIP b inherits a's priority). b resumes at
     // 4 and asks for r1 at 5 (3 ms into its job): a cycle.
-    for p in [Protocol::None, Protocol::Pip] {
+    for p in [LockingProtocol::None, LockingProtocol::Pip] {
         let (r, s) = run_traced(&opposite_orders(), "fp:rm", with_protocol(p));
         assert_eq!(s, segs(&[("b", 0, 2), ("a", 2, 4), ("b", 4, 5)]), "{p}");
         let d = r.deadlock.as_ref().expect("a deadlock");
@@ -789,7 +837,11 @@ fn opposite_lock_orders_deadlock_at_five_milliseconds() {
 fn ceiling_protocol_runs_opposite_lock_orders_without_deadlock() {
     // IPCP: b takes r2 at 1 and runs at a's priority (the ceiling) until it
     // releases r2 at 5; a runs 5-9; b finishes 9-10.
-    let (r, s) = run_traced(&opposite_orders(), "fp:rm", with_protocol(Protocol::Ipcp));
+    let (r, s) = run_traced(
+        &opposite_orders(),
+        "fp:rm",
+        with_protocol(LockingProtocol::Ipcp),
+    );
     assert_eq!(
         s,
         segs(&[("b", 0, 5), ("a", 5, 9), ("b", 9, 10), ("a", 12, 16)])
@@ -804,8 +856,8 @@ fn ceiling_protocol_runs_opposite_lock_orders_without_deadlock() {
 fn aborting_a_deadlocked_job_breaks_the_cycle_and_later_ones_are_counted() {
     // With --on-miss abort, a's job is removed at its deadline (12 ms),
     // releasing r1; b completes; the next jobs deadlock again.
-    let mut c = with_protocol(Protocol::None);
-    c.on_miss = OnMiss::Abort;
+    let mut c = with_protocol(LockingProtocol::None);
+    c.on_miss = MissRule::Abort;
     c.duration = ms(100);
     let r = simulate(&opposite_orders(), &spec("fp:rm"), &c).unwrap();
     let d = r.deadlock.as_ref().expect("a deadlock");
@@ -816,25 +868,37 @@ fn aborting_a_deadlocked_job_breaks_the_cycle_and_later_ones_are_counted() {
 
 #[test]
 fn protocols_are_refused_where_they_do_not_apply() {
-    let e = Simulator::new(&inversion(), &spec("edf"), with_protocol(Protocol::Ipcp))
-        .err()
-        .unwrap();
+    let e = Simulator::new(
+        &inversion(),
+        &spec("edf"),
+        with_protocol(LockingProtocol::Ipcp),
+    )
+    .err()
+    .unwrap();
     assert!(
         e.to_string()
             .starts_with("protocol ipcp needs a fixed-priority scheduler"),
         "{e}"
     );
-    let e = Simulator::new(&inversion(), &spec("fp:rm"), with_protocol(Protocol::Dfp))
-        .err()
-        .unwrap();
+    let e = Simulator::new(
+        &inversion(),
+        &spec("fp:rm"),
+        with_protocol(LockingProtocol::Dfp),
+    )
+    .err()
+    .unwrap();
     assert!(
         e.to_string()
             .starts_with("protocol dfp needs an EDF scheduler"),
         "{e}"
     );
-    let e = Simulator::new(&inversion(), &spec("rr:1ms"), with_protocol(Protocol::Pip))
-        .err()
-        .unwrap();
+    let e = Simulator::new(
+        &inversion(),
+        &spec("rr:1ms"),
+        with_protocol(LockingProtocol::Pip),
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().starts_with("protocol pip needs"), "{e}");
 }
 
@@ -871,7 +935,7 @@ fn overload_phase_scales_execution_times() {
         Phase::parse("0ms..10ms:48%").unwrap(),
         Phase::parse("10ms..30ms:120%").unwrap(),
     ];
-    c.on_miss = OnMiss::Abort;
+    c.on_miss = MissRule::Abort;
     let r = simulate(&set, &spec("edf"), &c).unwrap();
     assert_eq!((r.released, r.completed, r.aborted), (3, 1, 2));
 }
@@ -1273,4 +1337,29 @@ fn the_fair_server_takes_the_processor_at_zero_laxity_by_hand() {
         .unwrap()
         .model
         .starts_with("not modelled under edf"));
+}
+
+/// An engine outside the simulator (the real-clock dispatcher) drives a
+/// registry scheduler through the public view: jobs made with `Job::new`,
+/// the view with `System::new`. EDF picks the earlier deadline; LLF the
+/// smaller `d - remaining`, here the other job.
+#[test]
+fn an_outside_engine_drives_a_scheduler_through_the_public_view() {
+    let tasks = vec![
+        Task::new("a", ms(20), ms(4)).with_deadline(ms(10)),
+        Task::new("b", ms(20), ms(1)).with_deadline(ms(8)),
+    ];
+    let mut jobs = vec![
+        rtlab_sim::Job::new(0, 0, ms(0), ms(10), ms(4)),
+        rtlab_sim::Job::new(1, 0, ms(0), ms(8), ms(1)),
+    ];
+    for job in &mut jobs {
+        job.state = rtlab_sim::JobState::Ready;
+    }
+    let ready = [rtlab_sim::JobId::new(0), rtlab_sim::JobId::new(1)];
+    let view = rtlab_sim::System::new(ms(0), &tasks, &jobs, &ready, None);
+    let mut edf = spec("edf").build(&tasks).unwrap();
+    assert_eq!(edf.pick(&view), Some(ready[1]));
+    let mut llf = spec("llf").build(&tasks).unwrap();
+    assert_eq!(llf.pick(&view), Some(ready[0]));
 }

@@ -44,6 +44,14 @@ pub fn diff(left: &Value, right: &Value) -> Vec<DiffLine> {
     out
 }
 
+/// Every leaf of `document` by its path (as [`diff`] names them), in
+/// document order: what `rtlab results show` lists.
+pub fn leaves(document: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    flatten(document, String::new(), &mut out);
+    out
+}
+
 fn line(path: &str, left: Option<&Value>, right: Option<&Value>) -> DiffLine {
     let change = match (left.and_then(Value::as_f64), right.and_then(Value::as_f64)) {
         (Some(l), Some(r)) => Some(r - l),

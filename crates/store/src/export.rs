@@ -8,9 +8,14 @@ use serde::Serialize;
 use crate::error::StoreError;
 use crate::store::Store;
 
-/// The CSV header of job rows.
+/// The CSV header of job rows: the columns every run has. After them come
+/// those of [`JOBS_CSV_MULTIPROCESSOR_COLUMNS`], `aborted` and `blocked_ns`,
+/// each only when the run has them (see [`Store::export_csv`]).
 pub const JOBS_CSV_HEADER: &str =
     "task,job,release_ns,deadline_ns,start_ns,finish_ns,preemptions,voluntary_switches,cpu";
+/// The job columns of a multiprocessor run (one whose rows say on which
+/// CPU a job started or that it migrated).
+pub const JOBS_CSV_MULTIPROCESSOR_COLUMNS: &str = "start_cpu,migrations";
 /// The CSV header of sample rows.
 pub const SAMPLES_CSV_HEADER: &str = "thread,seq,t_ns,latency_ns";
 
@@ -31,26 +36,70 @@ impl Store {
         rows.done().map_err(|e| self.write_err(e))
     }
 
-    /// Writes the run's job rows as CSV ([`JOBS_CSV_HEADER`], empty cells
-    /// for `None`), or its sample rows ([`SAMPLES_CSV_HEADER`]) when it has
-    /// no job rows. A task name a spreadsheet would run as a formula gets a
-    /// leading `'` ([`rtlab_model::csv_cell`]). Returns how many rows were
-    /// written.
+    /// Writes the run's job rows as CSV ([`JOBS_CSV_HEADER`], then
+    /// `start_cpu,migrations` for a multiprocessor run, `aborted` when a
+    /// job was aborted, `blocked_ns` when a job waited on locks; empty
+    /// cells for `None`), or its sample rows ([`SAMPLES_CSV_HEADER`]) when
+    /// it has no job rows. A task name a spreadsheet would run as a
+    /// formula gets a leading `'` ([`rtlab_model::csv_cell`]). Returns how
+    /// many rows were written.
     pub fn export_csv(&self, id: i64, out: &mut impl Write) -> Result<u64, StoreError> {
         let has_jobs = self.list()?.iter().any(|r| r.id == id && r.jobs > 0);
-        let mut w = csv::Writer::from_writer(out);
-        let mut written: csv::Result<u64> = Ok(0);
-        if has_jobs {
-            self.for_each_job(id, |mut j| {
-                j.task = rtlab_model::csv_cell(&j.task).into_owned();
-                put(&mut w, &mut written, &j)
-            })?;
-        } else {
+        if !has_jobs {
+            let mut w = csv::Writer::from_writer(out);
+            let mut written: csv::Result<u64> = Ok(0);
             self.for_each_sample(id, |s| put(&mut w, &mut written, &s))?;
+            let n = written.map_err(|e| self.write_err(std::io::Error::other(e)))?;
+            w.flush().map_err(|e| self.write_err(e))?;
+            return Ok(n);
         }
-        let n = written.map_err(|e| self.write_err(std::io::Error::other(e)))?;
+        let columns = self.job_columns(id)?;
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(out);
+        let mut header: Vec<&str> = JOBS_CSV_HEADER.split(',').collect();
+        if columns.multiprocessor {
+            header.extend(JOBS_CSV_MULTIPROCESSOR_COLUMNS.split(','));
+        }
+        header.extend(columns.aborted.then_some("aborted"));
+        header.extend(columns.blocked.then_some("blocked_ns"));
+        let mut rows = 0u64;
+        let mut failed = w.write_record(&header).err();
+        self.for_each_job(id, |j| {
+            let cell = |v: Option<u64>| v.map_or_else(String::new, |v| v.to_string());
+            let mut record = vec![
+                rtlab_model::csv_cell(&j.task).into_owned(),
+                j.job.to_string(),
+                j.release_ns.to_string(),
+                j.deadline_ns.to_string(),
+                cell(j.start_ns),
+                cell(j.finish_ns),
+                j.preemptions.to_string(),
+                j.voluntary_switches.to_string(),
+                cell(j.cpu.map(u64::from)),
+            ];
+            if columns.multiprocessor {
+                record.push(cell(j.start_cpu.map(u64::from)));
+                record.push(j.migrations.to_string());
+            }
+            if columns.aborted {
+                record.push(j.aborted.to_string());
+            }
+            if columns.blocked {
+                record.push(cell(j.blocked_ns));
+            }
+            if failed.is_none() {
+                match w.write_record(&record) {
+                    Ok(()) => rows += 1,
+                    Err(e) => failed = Some(e),
+                }
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(self.write_err(std::io::Error::other(e)));
+        }
         w.flush().map_err(|e| self.write_err(e))?;
-        Ok(n)
+        Ok(rows)
     }
 }
 

@@ -26,9 +26,9 @@ pub mod schema;
 mod store;
 mod writer;
 
-pub use diff::{diff, DiffLine};
+pub use diff::{diff, leaves, DiffLine};
 pub use error::StoreError;
-pub use export::{JOBS_CSV_HEADER, SAMPLES_CSV_HEADER};
-pub use rows::{JobRow, NewRun, RunKind, RunStatus, RunSummary, SampleRow, StoredRun};
+pub use export::{JOBS_CSV_HEADER, JOBS_CSV_MULTIPROCESSOR_COLUMNS, SAMPLES_CSV_HEADER};
+pub use rows::{run_end_ns, JobRow, NewRun, RunKind, RunStatus, RunSummary, SampleRow, StoredRun};
 pub use store::Store;
 pub use writer::RunWriter;

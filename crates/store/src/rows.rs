@@ -1,5 +1,7 @@
 //! The plain data that goes in and comes out of the store.
 
+use rtlab_model::results::JobRecord;
+use rtlab_model::{Nanos, TaskSet};
 use serde::{Deserialize, Serialize};
 
 /// Which command produced a run (the `kind` column).
@@ -91,8 +93,14 @@ pub struct NewRun {
     pub host: serde_json::Value,
 }
 
-/// One job of a real or simulated run (the `jobs` table). Times are in ns
-/// from the start of the run.
+/// One job of a real or simulated run (the `jobs` table): every field of
+/// the [`JobRecord`] it is made from ([`JobRow::from`]) but the demand,
+/// with the task by name. Times are in ns from the start of the run.
+///
+/// The fields after `cpu` mean something only for some runs (the
+/// multiprocessor simulator's CPUs and migrations, `--on-miss abort`,
+/// critical sections): they are left out of the JSON when they hold their
+/// default, so a uniprocessor run's rows print as they always did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRow {
     /// The task's name.
@@ -113,6 +121,64 @@ pub struct JobRow {
     pub voluntary_switches: u64,
     /// The CPU it finished on, where known.
     pub cpu: Option<u32>,
+    /// The CPU it first ran on (the multiprocessor simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_cpu: Option<u32>,
+    /// Times it resumed on another CPU than the one it last ran on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub migrations: u64,
+    /// Removed at its deadline unfinished (`--on-miss abort`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub aborted: bool,
+    /// Time spent waiting for its critical sections' locks (`None`: its
+    /// task has none, or the run did not measure it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_ns: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A job record of `set`'s run as a row: the record names its task by
+/// index, the row by name (empty for an index the set does not have).
+impl From<(&JobRecord, &TaskSet)> for JobRow {
+    fn from((record, set): (&JobRecord, &TaskSet)) -> JobRow {
+        JobRow {
+            task: set
+                .tasks
+                .get(record.task)
+                .map_or_else(String::new, |t| t.name.clone()),
+            job: record.job,
+            release_ns: record.release.as_ns(),
+            deadline_ns: record.deadline.as_ns(),
+            start_ns: record.start.map(Nanos::as_ns),
+            finish_ns: record.finish.map(Nanos::as_ns),
+            preemptions: record.involuntary_switches,
+            voluntary_switches: record.voluntary_switches,
+            cpu: record.cpu,
+            start_cpu: record.start_cpu,
+            migrations: record.migrations,
+            aborted: record.aborted,
+            blocked_ns: record.blocked.map(Nanos::as_ns),
+        }
+    }
+}
+
+impl JobRow {
+    /// Missed its deadline, as [`JobRecord::missed`] decides: finished
+    /// after it, aborted at it, or unfinished when a run that lasted
+    /// `ended_ns` was past it.
+    pub fn missed(&self, ended_ns: u64) -> bool {
+        match self.finish_ns {
+            Some(f) => f > self.deadline_ns,
+            None => self.aborted || self.deadline_ns <= ended_ns,
+        }
+    }
 }
 
 /// One latency sample (the `samples` table).
@@ -168,4 +234,23 @@ pub struct StoredRun {
     pub document: serde_json::Value,
     /// `complete` or `interrupted`.
     pub status: String,
+}
+
+impl StoredRun {
+    /// How long the run lasted, in ns, as its document says (`ended_ns`
+    /// of a real run, else `duration_ns`; a comparison's real side): what
+    /// decides whether an unfinished job missed ([`JobRow::missed`]).
+    pub fn ended_ns(&self) -> Option<u64> {
+        run_end_ns(&self.document)
+    }
+}
+
+/// How long the run of a command's `--json` document lasted, in ns
+/// (`ended_ns` of a real run, else `duration_ns`; a comparison's `real`
+/// side), when it says.
+pub fn run_end_ns(document: &serde_json::Value) -> Option<u64> {
+    let doc = document.get("real").unwrap_or(document);
+    doc.get("ended_ns")
+        .or_else(|| doc.get("duration_ns"))
+        .and_then(serde_json::Value::as_u64)
 }

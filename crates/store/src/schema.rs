@@ -10,6 +10,8 @@
 //!         t_ns INTEGER, latency_ns INTEGER)
 //! schedule_spans(run_id -> runs ON DELETE CASCADE, source TEXT, lane TEXT,
 //!         kind TEXT, label TEXT, start_ns INTEGER, end_ns INTEGER)      -- version 2
+//! jobs(... start_cpu INTEGER NULL, migrations INTEGER DEFAULT 0,
+//!      aborted INTEGER DEFAULT 0, blocked_ns INTEGER NULL)               -- version 3
 //! ```
 //!
 //! `schedule_spans` holds a drawn window of a run's schedule
@@ -21,13 +23,15 @@
 //! 64-bit signed integers (enough for 292 years). `created` is RFC 3339
 //! UTC. A database with no `user_version` is created at [`VERSION`]; one
 //! at an older version is migrated in place (version 1 gains
-//! `schedule_spans`); one from a newer rtlab is refused.
+//! `schedule_spans`; version 2's `jobs` gains the columns of the
+//! multiprocessor simulator, `--on-miss abort` and lock waits, with their
+//! defaults in the rows it had); one from a newer rtlab is refused.
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Creates every table and index of version 1.
-pub(crate) const CREATE_V1: &str = "
+pub const CREATE_V1: &str = "
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     created TEXT NOT NULL,
@@ -63,7 +67,7 @@ CREATE INDEX samples_by_run ON samples(run_id, thread, seq);
 ";
 
 /// What version 2 adds to version 1.
-pub(crate) const CREATE_V2: &str = "
+pub const CREATE_V2: &str = "
 CREATE TABLE schedule_spans (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     source TEXT NOT NULL,
@@ -74,4 +78,13 @@ CREATE TABLE schedule_spans (
     end_ns INTEGER NOT NULL
 );
 CREATE INDEX schedule_spans_by_run ON schedule_spans(run_id);
+";
+
+/// What version 3 adds to version 2: every field of a job record
+/// (`rtlab_model::results::JobRecord`) the jobs table did not keep.
+pub const CREATE_V3: &str = "
+ALTER TABLE jobs ADD COLUMN start_cpu INTEGER;
+ALTER TABLE jobs ADD COLUMN migrations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN aborted INTEGER NOT NULL DEFAULT 0 CHECK (aborted IN (0, 1));
+ALTER TABLE jobs ADD COLUMN blocked_ns INTEGER;
 ";

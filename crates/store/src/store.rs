@@ -16,6 +16,15 @@ use crate::writer::RunWriter;
 /// are spooled during the run and written at its end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The job columns that only some runs fill: a multiprocessor run's
+/// `start_cpu` and `migrations`, `aborted`, `blocked_ns`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JobColumns {
+    pub multiprocessor: bool,
+    pub aborted: bool,
+    pub blocked: bool,
+}
+
 /// An open results database.
 #[derive(Debug)]
 pub struct Store {
@@ -201,13 +210,31 @@ impl Store {
     pub fn for_each_job(&self, id: i64, mut each: impl FnMut(JobRow)) -> Result<(), StoreError> {
         self.require(id)?;
         let sql = "SELECT task, job, release_ns, deadline_ns, start_ns, finish_ns, preemptions,
-                voluntary_switches, cpu FROM jobs WHERE run_id = ?1 ORDER BY task, job";
+                voluntary_switches, cpu, start_cpu, migrations, aborted, blocked_ns
+                FROM jobs WHERE run_id = ?1 ORDER BY task, job";
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
         let mut rows = stmt.query([id]).map_err(|e| self.err(e))?;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
             each(job_row(r).map_err(|e| self.err(e))?);
         }
         Ok(())
+    }
+
+    /// Which of the job columns that only some runs have hold anything in
+    /// run `id`'s rows.
+    pub(crate) fn job_columns(&self, id: i64) -> Result<JobColumns, StoreError> {
+        let sql = "SELECT COUNT(start_cpu) > 0 OR COALESCE(MAX(migrations), 0) > 0,
+                COALESCE(MAX(aborted), 0) > 0, COUNT(blocked_ns) > 0
+                FROM jobs WHERE run_id = ?1";
+        self.conn
+            .query_row(sql, [id], |r| {
+                Ok(JobColumns {
+                    multiprocessor: r.get(0)?,
+                    aborted: r.get(1)?,
+                    blocked: r.get(2)?,
+                })
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// Every job row of run `id` (see [`Store::for_each_job`] to stream).
@@ -537,6 +564,10 @@ fn job_row(r: &Row<'_>) -> rusqlite::Result<JobRow> {
         preemptions: r.get::<_, i64>(6)? as u64,
         voluntary_switches: r.get::<_, i64>(7)? as u64,
         cpu: r.get::<_, Option<i64>>(8)?.map(|c| c as u32),
+        start_cpu: r.get::<_, Option<i64>>(9)?.map(|c| c as u32),
+        migrations: r.get::<_, i64>(10)? as u64,
+        aborted: r.get::<_, bool>(11)?,
+        blocked_ns: opt(12)?,
     })
 }
 
@@ -577,6 +608,9 @@ fn migrate(conn: &mut Connection) -> Result<(), Migration> {
     }
     if version < 2 {
         tx.execute_batch(schema::CREATE_V2)?;
+    }
+    if version < 3 {
+        tx.execute_batch(schema::CREATE_V3)?;
     }
     if version < schema::VERSION {
         tx.pragma_update(None, "user_version", schema::VERSION)?;

@@ -95,6 +95,12 @@ impl RunWriter {
             .collect();
     }
 
+    /// Replaces the run's host metadata (taken again when the measurement
+    /// starts).
+    pub fn set_host(&mut self, host: serde_json::Value) {
+        self.run.host = host;
+    }
+
     /// Job rows added so far.
     pub fn job_count(&self) -> u64 {
         self.jobs
@@ -151,8 +157,9 @@ impl RunWriter {
             let mut job = tx
                 .prepare(
                     "INSERT INTO jobs (run_id, task, job, release_ns, deadline_ns, start_ns,
-                        finish_ns, preemptions, voluntary_switches, cpu)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        finish_ns, preemptions, voluntary_switches, cpu, start_cpu, migrations,
+                        aborted, blocked_ns)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .map_err(sql_err)?;
             let mut sample = tx
@@ -182,6 +189,10 @@ impl RunWriter {
                         sql_int(j.preemptions),
                         sql_int(j.voluntary_switches),
                         j.cpu,
+                        j.start_cpu,
+                        sql_int(j.migrations),
+                        j.aborted,
+                        j.blocked_ns.map(sql_int),
                     ]),
                     Spooled::S(s) => sample.execute(params![
                         id,

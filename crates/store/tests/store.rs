@@ -26,6 +26,10 @@ fn job(task: &str, n: u64) -> JobRow {
         preemptions: n % 3,
         voluntary_switches: 1,
         cpu: (!n.is_multiple_of(2)).then_some(1),
+        start_cpu: None,
+        migrations: 0,
+        aborted: false,
+        blocked_ns: None,
     }
 }
 
@@ -368,23 +372,33 @@ fn a_schedule_window_round_trips_and_each_source_is_bounded() {
     assert_eq!(left, spans.len() as i64);
 }
 
+/// A database as an older rtlab made it: the schema of `versions` (1, or
+/// 1 and 2), one run with one job row as it stored them, at that
+/// `user_version`; returns the run's id.
+fn old_store(path: &std::path::Path, versions: &[&str]) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    for sql in versions {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.execute_batch(&format!(
+        "INSERT INTO runs (created, rtlab_version, command, kind, taskset, host_json,
+            document_json, status) VALUES ('2026-01-01T00:00:00Z', '0.1.0', 'rtlab run x',
+            'run', NULL, '{{}}', '{{\"policy\":\"rm\"}}', 'complete');
+         INSERT INTO jobs (run_id, task, job, release_ns, deadline_ns, start_ns, finish_ns,
+            preemptions, voluntary_switches, cpu) VALUES (1, 'a', 0, 0, 5000000, 7, 1000000,
+            0, 1, NULL);
+         PRAGMA user_version = {};",
+        versions.len()
+    ))
+    .unwrap();
+    1
+}
+
 #[test]
 fn a_version_1_store_is_migrated_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.sqlite");
-    let id = {
-        let store = Store::open(&path).unwrap();
-        let mut w = store.begin(new_run(RunKind::Run)).unwrap();
-        w.job(&job("a", 0)).unwrap();
-        w.finish(&json!({"policy": "rm"}), RunStatus::Complete)
-            .unwrap()
-    };
-    // Made a version-1 store: no schedule table, user_version 1.
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("DROP TABLE schedule_spans; PRAGMA user_version = 1;")
-            .unwrap();
-    }
+    let id = old_store(&path, &[rtlab_store::schema::CREATE_V1]);
     let store = Store::open(&path).unwrap();
     assert_eq!(store.get(id).unwrap().document, json!({"policy": "rm"}));
     assert_eq!(store.jobs(id).unwrap(), vec![job("a", 0)]);
@@ -503,5 +517,154 @@ fn what_is_not_a_store_is_said_in_one_line() {
                 .contains("schema version 2 without its table `jobs`"),
             "{e}"
         );
+    }
+}
+
+/// A multiprocessor job: started on CPU 1, migrated twice, finished on 0.
+fn migrated_job() -> JobRow {
+    JobRow {
+        start_cpu: Some(1),
+        migrations: 2,
+        cpu: Some(0),
+        ..job("b", 1)
+    }
+}
+
+#[test]
+fn a_version_2_store_gains_the_job_columns_and_its_old_rows_read_with_their_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.sqlite");
+    let id = old_store(
+        &path,
+        &[
+            rtlab_store::schema::CREATE_V1,
+            rtlab_store::schema::CREATE_V2,
+        ],
+    );
+    let store = Store::open(&path).unwrap();
+    // The old row: no start CPU, no migration, not aborted, no lock wait.
+    assert_eq!(store.jobs(id).unwrap(), vec![job("a", 0)]);
+    let mut w = store.begin(new_run(RunKind::Sim)).unwrap();
+    let aborted = JobRow {
+        aborted: true,
+        finish_ns: None,
+        blocked_ns: Some(250),
+        ..job("c", 2)
+    };
+    w.job(&migrated_job()).unwrap();
+    w.job(&aborted).unwrap();
+    let new = w
+        .finish(&json!({"duration_ns": 1}), RunStatus::Complete)
+        .unwrap();
+    assert_eq!(store.jobs(new).unwrap(), vec![migrated_job(), aborted]);
+}
+
+#[test]
+fn exports_show_the_multiprocessor_abort_and_lock_columns_only_when_a_run_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("r.sqlite")).unwrap();
+    let csv_of = |id| {
+        let mut out = Vec::new();
+        store.export_csv(id, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let json_jobs = |id| {
+        let mut out = Vec::new();
+        store.export_json(id, &mut out).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out).unwrap()["jobs"].clone()
+    };
+    let save = |rows: &[JobRow]| {
+        let mut w = store.begin(new_run(RunKind::Sim)).unwrap();
+        for r in rows {
+            w.job(r).unwrap();
+        }
+        w.finish(&json!({}), RunStatus::Complete).unwrap()
+    };
+    // One processor: the columns and JSON keys of before.
+    let uni = save(&[job("a", 0)]);
+    assert_eq!(
+        csv_of(uni).lines().next(),
+        Some(rtlab_store::JOBS_CSV_HEADER)
+    );
+    assert_eq!(
+        json_jobs(uni)[0].as_object().unwrap().keys().count(),
+        rtlab_store::JOBS_CSV_HEADER.split(',').count()
+    );
+    // A multiprocessor run with an aborted job that waited on a lock.
+    let aborted = JobRow {
+        aborted: true,
+        finish_ns: None,
+        blocked_ns: Some(250),
+        ..job("c", 2)
+    };
+    let multi = save(&[migrated_job(), aborted]);
+    let text = csv_of(multi);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            &format!(
+                "{},{},aborted,blocked_ns",
+                rtlab_store::JOBS_CSV_HEADER,
+                rtlab_store::JOBS_CSV_MULTIPROCESSOR_COLUMNS
+            ) as &str,
+            "b,1,10000000,15000000,10000007,,1,1,0,1,2,false,",
+            "c,2,20000000,25000000,20000007,,2,1,,,0,true,250",
+        ]
+    );
+    let jobs = json_jobs(multi);
+    assert_eq!(
+        (
+            &jobs[0]["start_cpu"],
+            &jobs[0]["migrations"],
+            jobs[0].get("aborted")
+        ),
+        (&json!(1), &json!(2), None)
+    );
+    assert_eq!(
+        (&jobs[1]["aborted"], &jobs[1]["blocked_ns"]),
+        (&json!(true), &json!(250))
+    );
+}
+
+#[test]
+fn a_row_misses_as_its_job_record_does() {
+    let set = rtlab_model::TaskSet::new(
+        "one",
+        vec![rtlab_model::Task::new(
+            "a",
+            rtlab_model::Nanos::from_ms(10),
+            rtlab_model::Nanos::from_ms(1),
+        )],
+    );
+    let ms = rtlab_model::Nanos::from_ms;
+    let unfinished = rtlab_model::results::JobRecord::unstarted(0, 3, ms(30), ms(40));
+    let aborted = rtlab_model::results::JobRecord {
+        aborted: true,
+        start_cpu: Some(1),
+        migrations: 1,
+        blocked: Some(rtlab_model::Nanos::from_us(3)),
+        ..unfinished
+    };
+    for record in [unfinished, aborted] {
+        let row = JobRow::from((&record, &set));
+        assert_eq!(row.task, "a");
+        assert_eq!(
+            (row.start_cpu, row.migrations),
+            (record.start_cpu, record.migrations)
+        );
+        assert_eq!(
+            row.blocked_ns,
+            record.blocked.map(rtlab_model::Nanos::as_ns)
+        );
+        // Unfinished with its deadline (40 ms) after the end (35 ms): a
+        // miss only when it was aborted; at or before the end, a miss.
+        for ended in [ms(35), ms(40), ms(45)] {
+            assert_eq!(
+                row.missed(ended.as_ns()),
+                record.missed(ended),
+                "{record:?} {ended}"
+            );
+        }
     }
 }

@@ -19,6 +19,8 @@ use rtlab_analysis::breakdown_experiment::BreakdownDocument;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::ModelScheduler;
 use rtlab_model::runner::{RunSpec, Runner};
+
+use crate::confirm::{run_confirmed, Confirmed};
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::RunConfig;
 use rtlab_rt::runner::{RealRunError, RealRunner};
@@ -26,20 +28,22 @@ use rtlab_sim::runner::SimRunner;
 use rtlab_sim::SimError;
 
 /// One run of `set` scaled by `alpha_ppb` as a step's outcome: its misses
-/// and jobs, or the platform's refusal.
+/// and jobs, or the platform's refusal. A real step that misses is run once
+/// more before it counts ([`crate::confirm`]).
 pub fn step<R: Runner>(
     runner: &mut R,
     set: &TaskSet,
     spec: &RunSpec,
     alpha_ppb: u64,
 ) -> Result<StepOutcome, R::Error> {
-    match runner.run(&scale_wcets(set, alpha_ppb), spec) {
-        Ok(counts) => Ok(StepOutcome {
+    match run_confirmed(runner, &scale_wcets(set, alpha_ppb), spec, true) {
+        Ok(Confirmed { counts, rerun }) => Ok(StepOutcome {
             misses: counts.deadline_misses(),
             jobs: counts.released(),
             interrupted: counts.interrupted,
             refused: None,
             kernel_trace: counts.kernel_trace,
+            rerun,
         }),
         Err(e) => match runner.refusal(&e) {
             Some(why) => Ok(StepOutcome {

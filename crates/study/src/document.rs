@@ -9,6 +9,8 @@
 //! {"note", "simulated", "measured"}}, "locking": null | LOCKING}`; a
 //! section that did not run is `null`.
 
+use std::str::FromStr;
+
 use serde::Serialize;
 
 use crate::locking::LockingSection;
@@ -88,4 +90,32 @@ pub struct RealPart {
     /// (`--kernel-trace`; absent without it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernel_traces: Vec<crate::real::KernelTraceOfRun>,
+}
+
+/// A section of the study (Carletto & Vardanega 2017's questions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Highest schedulable utilization per task-set type.
+    Utilization,
+    /// Transient and permanent overload.
+    Overload,
+    /// IPCP against DFP.
+    Locking,
+}
+
+impl FromStr for Section {
+    type Err = String;
+
+    /// `utilization`, `overload` or `locking`.
+    fn from_str(text: &str) -> Result<Section, String> {
+        match text.trim() {
+            "utilization" => Ok(Section::Utilization),
+            "overload" => Ok(Section::Overload),
+            "locking" => Ok(Section::Locking),
+            other => Err(format!(
+                "`{}`: use utilization, overload or locking",
+                rtlab_model::printable(other)
+            )),
+        }
+    }
 }

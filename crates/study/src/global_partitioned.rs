@@ -35,7 +35,7 @@ use rtlab_analysis::multiprocessor::{decide, MultiprocessorTest};
 use rtlab_analysis::partition::{partition, Heuristic};
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::generate::{generate_set, GeneratorConfig, PeriodDistribution, UtilizationMethod};
-use rtlab_model::policy::{ModelScheduler, PriorityAssignment, RunPolicy};
+use rtlab_model::policy::{ModelScheduler, RealScheduler, RunPolicy, Scope};
 use rtlab_model::runner::{RunCounts, RunSpec, Runner};
 use rtlab_model::{Nanos, TaskSet};
 use rtlab_rt::executor::{KernelTrace, Placement, RunConfig};
@@ -45,52 +45,64 @@ use serde::Serialize;
 
 use crate::real::KernelTraceOfRun;
 
-/// The four schedulers of the study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// The study's four arms, a closed set (its matches are exhaustive); each
+/// is named by the real scheduler it runs ([`Method::scheduler`]), and
+/// every name, policy, placement and model comes from that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Global EDF (SCHED_DEADLINE on one root domain).
-    Gedf,
-    /// Partitioned EDF (one root domain per CPU).
+    /// Global EDF as SCHED_DEADLINE runs it on one root domain (`linux-dl`).
+    LinuxDl,
+    /// Partitioned EDF (one root domain per CPU, `pedf`).
     Pedf,
-    /// Global fixed priority, DM (SCHED_FIFO floating).
+    /// Global fixed priority, DM (SCHED_FIFO floating, `gfp:dm`).
     Gfp,
-    /// Partitioned fixed priority, DM (SCHED_FIFO pinned).
+    /// Partitioned fixed priority, DM (SCHED_FIFO pinned, `pfp:dm`).
     Pfp,
+}
+
+impl Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.scheduler().serialize(s)
+    }
 }
 
 impl Method {
     /// Every method, in report order.
-    pub const ALL: [Method; 4] = [Method::Gedf, Method::Pedf, Method::Gfp, Method::Pfp];
+    pub const ALL: [Method; 4] = [Method::LinuxDl, Method::Pedf, Method::Gfp, Method::Pfp];
 
-    /// `gedf`, `pedf`, `gfp:dm`, `pfp:dm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Gedf => "gedf",
-            Method::Pedf => "pedf",
-            Method::Gfp => "gfp:dm",
-            Method::Pfp => "pfp:dm",
-        }
+    /// The real scheduler it runs: `linux-dl`, `pedf`, `gfp:dm`, `pfp:dm`.
+    pub fn scheduler(self) -> RealScheduler {
+        let (policy, scope) = match self {
+            Method::LinuxDl => (RunPolicy::Edf, Scope::Global),
+            Method::Pedf => (RunPolicy::Edf, Scope::Partitioned),
+            Method::Gfp => (RunPolicy::DeadlineMonotonic, Scope::Global),
+            Method::Pfp => (RunPolicy::DeadlineMonotonic, Scope::Partitioned),
+        };
+        RealScheduler { policy, scope }
+    }
+
+    /// Its name, the real scheduler's.
+    pub fn name(self) -> String {
+        self.scheduler().to_string()
     }
 
     /// The simulator's scheduler that models the real run.
     pub fn simulated(self) -> ModelScheduler {
-        let dm = PriorityAssignment::DeadlineMonotonic;
-        match self {
-            Method::Gedf => ModelScheduler::LinuxDl,
-            Method::Pedf => ModelScheduler::PartitionedEdf,
-            Method::Gfp => ModelScheduler::GlobalFixedPriority(dm),
-            Method::Pfp => ModelScheduler::PartitionedFixedPriority(dm),
-        }
+        // Every arm has a model (a test checks it).
+        self.scheduler()
+            .model_scheduler(Nanos::ZERO)
+            .unwrap_or(ModelScheduler::LinuxDl)
     }
 
-    /// The analysis tests; a set is proven when any of them proves it.
+    /// The analysis tests, in the analysis's spelling `SCHEDULER:TEST`
+    /// with the scheduler as the simulator names it; a set is proven when
+    /// any of them proves it.
     pub fn tests(self) -> &'static [&'static str] {
         match self {
-            Method::Gedf => &["gedf:gfb", "gedf:bak", "gedf:bcl", "gedf:rta"],
+            Method::LinuxDl => &["gedf:gfb", "gedf:bak", "gedf:bcl", "gedf:rta"],
             Method::Pedf => &["pedf:wf-decreasing"],
-            Method::Gfp => &["gfp-dm:rta", "gfp-dm:rta-lc"],
-            Method::Pfp => &["pfp-dm:wf-decreasing"],
+            Method::Gfp => &["gfp:dm:rta", "gfp:dm:rta-lc"],
+            Method::Pfp => &["pfp:dm:wf-decreasing"],
         }
     }
 
@@ -98,15 +110,12 @@ impl Method {
         match self {
             Method::Pedf => Some("edf:edf-demand"),
             Method::Pfp => Some("dm:rta"),
-            _ => None,
+            Method::LinuxDl | Method::Gfp => None,
         }
     }
 
     fn run_policy(self) -> RunPolicy {
-        match self {
-            Method::Gedf | Method::Pedf => RunPolicy::Edf,
-            Method::Gfp | Method::Pfp => RunPolicy::DeadlineMonotonic,
-        }
+        self.scheduler().policy
     }
 }
 
@@ -324,7 +333,7 @@ pub fn real_config(
     cfg.cpu = None;
     cfg.no_rt_throttling = no_rt_throttling;
     cfg.placement = Some(match method {
-        Method::Gedf | Method::Gfp => Placement::global(cpus.to_vec(), set.tasks.len()),
+        Method::LinuxDl | Method::Gfp => Placement::global(cpus.to_vec(), set.tasks.len()),
         Method::Pedf | Method::Pfp => Placement::partitioned(cpus.to_vec(), set)
             .unwrap_or_else(|| Placement::global(cpus.to_vec(), set.tasks.len())),
     });
@@ -375,7 +384,7 @@ fn trace_of(set: &TaskSet, method: Method, counts: &RunCounts) -> Option<KernelT
     Some(KernelTraceOfRun {
         set: set.name.clone(),
         utilization: set.utilization(),
-        scheduler: method.name().to_string(),
+        scheduler: method.name(),
         misses: counts.deadline_misses(),
         kernel_trace: counts.kernel_trace.clone()?,
     })
@@ -485,7 +494,7 @@ pub fn run(
         let set = rtlab_model::file::load("builtin:dhall-linux")
             .map_err(|e| GvpError::Setting(e.to_string()))?
             .set;
-        for method in [Method::Gedf, Method::Pedf] {
+        for method in [Method::LinuxDl, Method::Pedf] {
             let Some(placed) = placed(&set, method) else {
                 continue;
             };
@@ -518,6 +527,24 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
+    /// Every arm has a simulator model, analysis tests that parse, and the
+    /// real scheduler's name.
+    #[test]
+    fn every_method_is_named_modelled_and_tested_by_its_real_scheduler() {
+        let names: Vec<String> = Method::ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(names, ["linux-dl", "pedf", "gfp:dm", "pfp:dm"]);
+        for m in Method::ALL {
+            assert_eq!(
+                m.scheduler().model_scheduler(Nanos::ZERO),
+                Some(m.simulated()),
+                "{m:?}"
+            );
+            for test in m.tests() {
+                assert!(MultiprocessorTest::from_name(test).is_ok(), "{test}");
+            }
+        }
+    }
+
     use super::*;
 
     fn config() -> GvpConfig {
@@ -571,7 +598,8 @@ mod tests {
         let set = rtlab_model::file::load("builtin:dhall-linux").unwrap().set;
         let d = Nanos::from_secs(1);
         assert!(
-            simulated_misses(&placed(&set, Method::Gedf).unwrap(), Method::Gedf, d).unwrap() > 0
+            simulated_misses(&placed(&set, Method::LinuxDl).unwrap(), Method::LinuxDl, d).unwrap()
+                > 0
         );
         let p = placed(&set, Method::Pedf).unwrap();
         assert_eq!(simulated_misses(&p, Method::Pedf, d).unwrap(), 0);

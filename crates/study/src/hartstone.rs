@@ -14,10 +14,12 @@ use rtlab_model::hartstone::{
 use rtlab_model::policy::ModelScheduler;
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::runner::{RunCounts, RunSpec, Runner};
+
+use crate::confirm::run_confirmed;
 use rtlab_model::Nanos;
 use rtlab_rt::runner::{RealRunError, RealRunner};
 use rtlab_sim::runner::SimRunner;
-use rtlab_sim::{OnMiss, SchedulerSpec, SimError};
+use rtlab_sim::{MissRule, SchedulerSpec, SimError};
 
 /// A run's counts as one Hartstone iteration: misses, the earliest missed
 /// deadline, context switches, preemptions and jobs over every task.
@@ -30,6 +32,8 @@ pub fn iteration_result(counts: RunCounts) -> IterationResult {
         context_switches: counts.context_switches,
         duration_ns: counts.duration_ns,
         kernel_trace: counts.kernel_trace,
+        verdict: counts.disturbance.map(|d| d.verdict.summary),
+        rerun: None,
     }
 }
 
@@ -37,7 +41,9 @@ pub fn iteration_result(counts: RunCounts) -> IterationResult {
 /// iteration for `config.window`, and stops at the first iteration with a
 /// deadline miss (Hartstone's rule), after `config.max_iterations`
 /// iterations, when the next pool is not a valid task set, or when the
-/// runner refuses it ([`Runner::refusal`]). `progress` sees every
+/// runner refuses it ([`Runner::refusal`]). A real iteration that misses
+/// is run once more first when `config.confirm` is on
+/// ([`crate::confirm`]): the series ends only when the rerun misses too. `progress` sees every
 /// iteration as it ends. A runner error ends the series with that error;
 /// a stop signal ends it with `None`.
 pub fn run_test<R: Runner>(
@@ -70,9 +76,12 @@ pub fn run_test<R: Runner>(
                 break;
             }
         };
-        let result = match runner.run(&set, &spec) {
-            Ok(counts) if counts.interrupted => return Ok(None),
-            Ok(counts) => iteration_result(counts),
+        let result = match run_confirmed(runner, &set, &spec, config.confirm) {
+            Ok(c) if c.counts.interrupted => return Ok(None),
+            Ok(c) => IterationResult {
+                rerun: c.rerun,
+                ..iteration_result(c.counts)
+            },
             Err(e) => match runner.refusal(&e) {
                 Some(why) => {
                     outcome.end = EndReason::Refused(format!("iteration {k}: {why}"));
@@ -200,7 +209,7 @@ pub fn extended_series<R: Runner>(
 pub fn simulated_series(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
 ) -> Result<SeriesRun, SimError> {
     let mut runner = SimRunner::pinned(scheduler.clone(), on_miss);
@@ -225,7 +234,7 @@ pub fn simulated_series(
 pub fn simulated_extended(
     name: &str,
     scheduler: &SchedulerSpec,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     profiles: &[ExtendedProfile],
     length: Nanos,
 ) -> Result<ExtendedRun, SimError> {
@@ -253,7 +262,7 @@ pub fn simulated_extended(
 pub fn add_counterpart(
     doc: &mut HartstoneDocument,
     model: ModelScheduler,
-    on_miss: OnMiss,
+    on_miss: MissRule,
     configs: &[TestConfig],
     profiles: Option<(&[ExtendedProfile], Nanos)>,
 ) -> Result<(), SimError> {
@@ -306,7 +315,7 @@ pub fn real_series(
     runner: &mut RealRunner<'_>,
     policies: &[RunPolicy],
     configs: &[TestConfig],
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, HartstoneTest, &IterationRecord),
 ) -> Result<bool, RealSeriesError> {
@@ -346,7 +355,7 @@ pub fn real_extended(
     policies: &[RunPolicy],
     profiles: &[ExtendedProfile],
     length: Nanos,
-    sim_on_miss: OnMiss,
+    sim_on_miss: MissRule,
     timeslice: Nanos,
     progress: &mut dyn FnMut(RunPolicy, &ExtendedResult),
 ) -> Result<bool, RealSeriesError> {

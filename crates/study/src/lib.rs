@@ -15,12 +15,14 @@
 //! so the same experiment runs in the simulator
 //! ([`rtlab_sim::runner::SimRunner`]) and, where Linux can run it, on real
 //! threads ([`rtlab_rt::runner::RealRunner`], set up by [`real::runner`]),
-//! and is testable with a scripted runner. The
+//! and is testable with a scripted runner. A real miss that would end a
+//! series is confirmed by a rerun first ([`confirm`]). The
 //! sections' results together are a [`document::StudyDocument`].
 
 #![forbid(unsafe_code)]
 
 pub mod breakdown;
+pub mod confirm;
 pub mod document;
 pub mod global_partitioned;
 pub mod hartstone;
@@ -28,5 +30,6 @@ pub mod lag_study;
 pub mod locking;
 pub mod overload;
 pub mod real;
+pub mod real_parts;
 pub mod runner;
 pub mod utilization;

@@ -53,7 +53,7 @@ use rtlab_analysis::blocking::{fixed_priority, EdfBlocking, LockingProtocol};
 use rtlab_analysis::priority::assign;
 use rtlab_model::policy::PriorityAssignment;
 use rtlab_model::{CriticalSection, Nanos, Task, TaskSet};
-use rtlab_sim::{Protocol, SchedulerSpec, SimConfig, SimError, Simulator, TraceWindow};
+use rtlab_sim::{SchedulerSpec, SimConfig, SimError, Simulator, TraceWindow};
 use serde::Serialize;
 
 use crate::overload::fit::least_squares;
@@ -164,52 +164,53 @@ impl Default for LockingConfig {
     }
 }
 
-/// The two protocols compared.
+/// The two arms of the study: a protocol with the scheduler it runs under
+/// (the protocol itself is the model's [`LockingProtocol`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LockProtocol {
+pub enum LockingArm {
     /// Immediate priority ceiling under FPS (`fp:dm`).
     Ipcp,
     /// Deadline floor under EDF (`edf`).
     Dfp,
 }
 
-impl LockProtocol {
+impl LockingArm {
     /// `ipcp` or `dfp`.
     pub fn name(self) -> &'static str {
         match self {
-            LockProtocol::Ipcp => "ipcp",
-            LockProtocol::Dfp => "dfp",
+            LockingArm::Ipcp => "ipcp",
+            LockingArm::Dfp => "dfp",
         }
     }
 
     /// The simulator scheduler it runs under.
     pub fn scheduler(self) -> SchedulerSpec {
         match self {
-            LockProtocol::Ipcp => SchedulerSpec::Fp(PriorityAssignment::DeadlineMonotonic),
-            LockProtocol::Dfp => SchedulerSpec::Edf,
+            LockingArm::Ipcp => SchedulerSpec::Fp(PriorityAssignment::DeadlineMonotonic),
+            LockingArm::Dfp => SchedulerSpec::Edf,
         }
     }
 
-    fn sim_protocol(self) -> Protocol {
+    fn sim_protocol(self) -> LockingProtocol {
         match self {
-            LockProtocol::Ipcp => Protocol::Ipcp,
-            LockProtocol::Dfp => Protocol::Dfp,
+            LockingArm::Ipcp => LockingProtocol::Ipcp,
+            LockingArm::Dfp => LockingProtocol::Dfp,
         }
     }
 
     /// Cost per lock or unlock operation: `c`, or `c + r` for DFP.
     pub fn operation_cost(self, config: &LockingConfig) -> Nanos {
         match self {
-            LockProtocol::Ipcp => config.priority_change_cost,
-            LockProtocol::Dfp => config
+            LockingArm::Ipcp => config.priority_change_cost,
+            LockingArm::Dfp => config
                 .priority_change_cost
                 .saturating_add(config.clock_read_cost),
         }
     }
 
     /// Both, IPCP first.
-    pub const ALL: [LockProtocol; 2] = [LockProtocol::Ipcp, LockProtocol::Dfp];
+    pub const ALL: [LockingArm; 2] = [LockingArm::Ipcp, LockingArm::Dfp];
 }
 
 /// Why the section could not be made.
@@ -242,7 +243,7 @@ pub struct LockingRow {
     /// The procedure's length `ℓ`.
     pub length_ns: u64,
     /// The protocol.
-    pub protocol: LockProtocol,
+    pub protocol: LockingArm,
     /// The simulator scheduler (`fp:dm` or `edf`).
     pub scheduler: String,
     /// The set's utilization at this length (costs not included).
@@ -278,7 +279,7 @@ pub struct LockingTaskRow {
     /// The procedure's length.
     pub length_ns: u64,
     /// The protocol.
-    pub protocol: LockProtocol,
+    pub protocol: LockingArm,
     /// Task name.
     pub task: String,
     /// Jobs released.
@@ -312,7 +313,7 @@ pub struct OverheadComparison {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OverheadGrowth {
     /// The protocol.
-    pub protocol: LockProtocol,
+    pub protocol: LockingArm,
     /// Least-squares slope of overhead (ns) against `log2 ℓ`: the growth
     /// per doubling of `ℓ`; `None` with fewer than two lengths.
     pub slope_ns_per_doubling: Option<f64>,
@@ -371,7 +372,7 @@ pub fn run(config: &LockingConfig) -> Result<LockingSection, LockingError> {
                 message: format!("with a {length} procedure: {}", e.message),
             });
         }
-        for protocol in LockProtocol::ALL {
+        for protocol in LockingArm::ALL {
             let (row, tasks) = run_protocol(&set, length, protocol, config)?;
             section.rows.push(row);
             section.task_rows.extend(tasks);
@@ -384,7 +385,7 @@ pub fn run(config: &LockingConfig) -> Result<LockingSection, LockingError> {
                 .find(|r| r.protocol == p)
                 .map_or(0, |r| r.overhead_ns)
         };
-        let (ipcp, dfp) = (overhead(LockProtocol::Ipcp), overhead(LockProtocol::Dfp));
+        let (ipcp, dfp) = (overhead(LockingArm::Ipcp), overhead(LockingArm::Dfp));
         section.comparisons.push(OverheadComparison {
             length_ns: length.as_ns(),
             ipcp_overhead_ns: ipcp,
@@ -393,7 +394,7 @@ pub fn run(config: &LockingConfig) -> Result<LockingSection, LockingError> {
             dfp_over_ipcp: (ipcp > 0).then(|| dfp as f64 / ipcp as f64),
         });
     }
-    section.growth = LockProtocol::ALL
+    section.growth = LockingArm::ALL
         .iter()
         .map(|&p| growth(&section.rows, p))
         .collect();
@@ -439,7 +440,7 @@ fn check(config: &LockingConfig) -> Result<(), LockingError> {
 fn run_protocol(
     set: &TaskSet,
     length: Nanos,
-    protocol: LockProtocol,
+    protocol: LockingArm,
     config: &LockingConfig,
 ) -> Result<(LockingRow, Vec<LockingTaskRow>), LockingError> {
     let sim_error = |source| LockingError::Sim {
@@ -464,14 +465,14 @@ fn run_protocol(
             message: e.to_string(),
         })?;
     let (bounds, urgency): (Vec<u64>, Urgency<'_>) = match protocol {
-        LockProtocol::Ipcp => (
-            fixed_priority(set, &priorities, LockingProtocol::Pcp)
+        LockingArm::Ipcp => (
+            fixed_priority(set, &priorities, LockingProtocol::Ipcp)
                 .into_iter()
                 .map(Nanos::as_ns)
                 .collect(),
             Urgency::Levels(&priorities.0),
         ),
-        LockProtocol::Dfp => {
+        LockingArm::Dfp => {
             let b = EdfBlocking::of(set);
             (
                 set.tasks.iter().map(|t| b.at(t.deadline.as_ns())).collect(),
@@ -526,7 +527,7 @@ fn run_protocol(
 }
 
 /// The growth of `protocol`'s overhead with `log2 ℓ`.
-fn growth(rows: &[LockingRow], protocol: LockProtocol) -> OverheadGrowth {
+fn growth(rows: &[LockingRow], protocol: LockingArm) -> OverheadGrowth {
     let points: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| r.protocol == protocol)

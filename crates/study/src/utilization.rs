@@ -175,6 +175,44 @@ pub const SET_TYPES: [SetType; 6] = [
     SetType::new(DeadlineKind::Implicit, PeriodClass::All),
 ];
 
+/// `50`, `50%` or `50.5`: a load in percent (of the set's own utilization),
+/// held in ppm as [`LoadSteps`] holds it.
+pub fn load_ppm(text: &str) -> Result<u64, String> {
+    let number = text.trim().trim_end_matches('%');
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a percentage like 50 or 50%"))?;
+    if !(value > 0.0 && value <= 1000.0) {
+        return Err(format!(
+            "`{text}`: use a percentage above 0 and at most 1000"
+        ));
+    }
+    let ppm = (value * 1e4).round() as u64;
+    if ppm == 0 {
+        return Err(format!("`{text}`: the smallest load is 0.0001%"));
+    }
+    Ok(ppm)
+}
+
+impl std::str::FromStr for SetType {
+    type Err = String;
+
+    /// `implicit/mid`, ... (one of [`SET_TYPES`]).
+    fn from_str(text: &str) -> Result<SetType, String> {
+        SET_TYPES
+            .into_iter()
+            .find(|t| t.name() == text.trim())
+            .ok_or_else(|| {
+                let names: Vec<String> = SET_TYPES.iter().map(|t| t.name()).collect();
+                format!(
+                    "`{}`: use {}",
+                    rtlab_model::printable(text),
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 impl SetType {
     /// The type of these deadlines and periods.
     pub const fn new(deadlines: DeadlineKind, periods: PeriodClass) -> SetType {
@@ -296,6 +334,10 @@ pub struct SchedulerSearch {
     pub refused: Option<String>,
     /// Runs made.
     pub runs: u64,
+    /// Real runs that missed and were run once more before they counted
+    /// ([`crate::confirm`]), with their load (ppm); absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reruns: Vec<(u64, rtlab_model::disturbance::Rerun)>,
 }
 
 impl SchedulerSearch {
@@ -399,9 +441,12 @@ where
                 continue;
             };
             search.runs += 1;
-            match runner.run(scaled, &plain(scheduler, duration)) {
-                Ok(counts) if counts.interrupted => search.refused = Some("interrupted".into()),
-                Ok(counts) => {
+            match crate::confirm::run_confirmed(runner, scaled, &plain(scheduler, duration), true) {
+                Ok(c) if c.counts.interrupted => search.refused = Some("interrupted".into()),
+                Ok(crate::confirm::Confirmed { counts, rerun }) => {
+                    if let Some(r) = rerun {
+                        search.reruns.push((load, r));
+                    }
                     let totals = counts.totals();
                     if totals.deadline_misses == 0 {
                         search.hsu_ppm = Some(load);

@@ -17,7 +17,7 @@ use rtlab_model::policy::RunPolicy;
 use rtlab_model::results::JobRecord;
 use rtlab_model::{Nanos, Task, TaskSet};
 use rtlab_rt::executor::{self, JobSink, RunConfig};
-use rtlab_sim::{OnMiss, SchedulerSpec, SimConfig, Simulator};
+use rtlab_sim::{MissRule, SchedulerSpec, SimConfig, Simulator};
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
@@ -67,7 +67,7 @@ fn phased() -> (TaskSet, Vec<Phase>, Nanos) {
 
 fn simulated(set: &TaskSet, phases: &[Phase], duration: Nanos) -> Jobs {
     let mut config = SimConfig::new(duration);
-    config.on_miss = OnMiss::Continue;
+    config.on_miss = MissRule::Continue;
     config.phases = phases.to_vec();
     let mut sim = Simulator::new(set, &SchedulerSpec::Edf, config).unwrap();
     let jobs = Arc::new(Mutex::new(Jobs::new()));

@@ -49,6 +49,9 @@ pub fn verdict(set: &TaskSet, m: u32) -> Verdict {
     tasks
         .iter()
         .all(|k| {
+            if rtlab_model::cancel::requested() {
+                return false;
+            }
             let lambda = k.c as f64 / k.d as f64;
             let sum: f64 = tasks.iter().map(|i| beta(i, k, lambda).min(1.0)).sum();
             sum <= m - (m - 1.0) * lambda - MARGIN

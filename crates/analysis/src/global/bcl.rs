@@ -56,7 +56,7 @@ pub fn verdict(set: &TaskSet, m: u32) -> Verdict {
         Err(v) => return v,
     };
     (0..tasks.len())
-        .all(|k| task_passes(&tasks, k, i128::from(m)))
+        .all(|k| !rtlab_model::cancel::requested() && task_passes(&tasks, k, i128::from(m)))
         .then_some(true)
 }
 

@@ -86,6 +86,9 @@ pub fn response_times_within(set: &TaskSet, m: u32, work: &Work) -> Vec<Response
     for _ in 0..ROUND_CAP {
         let mut updated = false;
         for k in 0..tasks.len() {
+            if rtlab_model::cancel::requested() {
+                return unknown(set);
+            }
             bounded[k] = false;
             if let Some(r) = response(&tasks, &slack, k, m, work) {
                 bounded[k] = true;

@@ -72,6 +72,9 @@ pub(crate) fn by_priority(
     let mut out = vec![Response::Unknown; tasks.len()];
     let mut hp: Vec<(Sporadic, i128)> = Vec::with_capacity(tasks.len());
     for k in order {
+        if rtlab_model::cancel::requested() {
+            return unknown(set);
+        }
         let tk = tasks[k];
         let r = analyse(&tk, &hp, i128::from(m), work);
         if let Some(r) = r {

@@ -152,7 +152,7 @@ fn ceiling_blocking_extends_response_times() {
     set.tasks[0].critical_sections = vec![cs(0, 500)];
     set.tasks[2].critical_sections = vec![cs(500, 3000)];
     let p = assign(&set, PriorityAssignment::RateMonotonic).unwrap();
-    let b = blocking::fixed_priority(&set, &p, LockingProtocol::Pcp);
+    let b = blocking::fixed_priority(&set, &p, LockingProtocol::Ipcp);
     assert_eq!(b, vec![ms(3), ms(3), ms(0)]);
     assert_eq!(rta::analyse(&set, &p, &b).responses, within(&[4, 6, 7]));
 }

@@ -12,7 +12,7 @@
 //!   "tests": [                             // every test of every policy
 //!     { "test": "rta", "policy": "rm",
 //!       "schedulable": true | false | null,   // null: sufficient test inconclusive
-//!       "tick_ns": 8000000 | null,            // *-overheads only: paper 004's tick; null = tickless or hrtimer
+//!       "tick_ns": 8000000 | null,            // *-overheads only: Arakawa et al. 1993's tick; null = tickless or hrtimer
 //!       "timer": "hrtimer + tick 4ms",        // only for Linux's model (overheads file releases = "hrtimer")
 //!       "periodic_tick_ns": 4000000 }         // only for Linux's model with a tick
 //!   ],
@@ -37,26 +37,21 @@
 //! priorities), `edf-utilization`, `edf-density`, `edf-demand`,
 //! `edf-demand-overheads` (EDF).
 
-use std::fmt::Write as _;
-
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_analysis::analyze_document::{all_policies, analyze_document};
-use rtlab_analysis::blocking::{self, LockingProtocol};
+use rtlab_analysis::blocking::LockingProtocol;
 use rtlab_analysis::multiprocessor::{self, MultiprocessorTest};
 use rtlab_analysis::overhead_rta::TimerModel;
-use rtlab_analysis::schema::{AnalyzeDocument, MultiprocessorAnalyzeDocument};
+use rtlab_analysis::schema::AnalyzeDocument;
 use rtlab_analysis::suite::{self, BreakdownRun, Options, PolicyReport};
-use rtlab_analysis::{Response, Test};
 use rtlab_model::file::LoadedTaskSet;
 use rtlab_model::overheads::Overheads;
 use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
-use rtlab_model::{printable, Nanos, TaskSet};
+use rtlab_model::{Nanos, TaskSet};
 
 use crate::usage::usage;
 use serde_json::Value;
-
-use rtlab_report::table;
 
 /// Arguments of `rtlab analyze`.
 #[derive(Debug, Args)]
@@ -73,25 +68,20 @@ pub struct AnalyzeArgs {
     /// Task-set file (TOML or JSON) or builtin:NAME.
     pub file: String,
 
-    /// Scheduling policies to analyse, comma-separated (`rm,edf`); `all` is rm, dm, opa, edf,
-    /// and given when every task has a priority. `sim`'s spellings (`fp:rm`, `--scheduler`) are
-    /// accepted too.
-    #[arg(
-        long,
-        alias = "scheduler",
-        value_enum,
-        value_delimiter = ',',
-        default_value = "all"
-    )]
+    /// Scheduling policies to analyse on one processor, comma-separated (`rm,edf`; default
+    /// `all`: rm, dm, opa, edf, and given when every task has a priority). `sim`'s spellings
+    /// (`fp:rm`, `--scheduler`) are accepted too. On several processors the tests of --test
+    /// decide instead, and --policy is refused.
+    #[arg(long, alias = "scheduler", value_enum, value_delimiter = ',')]
     pub policy: Vec<PolicyArg>,
 
-    /// Scheduler overheads for paper 004's cost model (rta-overheads under
+    /// Scheduler overheads for Arakawa et al. 1993's cost model (rta-overheads under
     /// fixed priorities, edf-demand-overheads under EDF): an overheads TOML
     /// file or builtin:rtmach.
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Timer tick(s) for paper 004's timer-driven model (releases wait for
+    /// Timer tick(s) for Arakawa et al. 1993's timer-driven model (releases wait for
     /// the next tick), comma-separated (e.g. 1ms,2ms,4ms); overrides the
     /// overheads file's `releases`/`tick`. Without it, the file's model
     /// (tickless when it states none).
@@ -103,10 +93,10 @@ pub struct AnalyzeArgs {
     #[arg(long, requires = "overheads")]
     pub threads: Option<usize>,
 
-    /// Locking protocol for critical sections: pip or pcp under fixed
-    /// priorities (default pcp); srp or dfp under EDF (same bound).
-    #[arg(long, value_enum)]
-    pub locking: Option<LockingArg>,
+    /// Locking protocol for critical sections: none, npp, pip or ipcp (also pcp) under fixed
+    /// priorities (default ipcp); srp or dfp under EDF (same bound).
+    #[arg(long, value_parser = clap::value_parser!(LockingProtocol))]
+    pub locking: Option<LockingProtocol>,
 
     /// Also search the breakdown utilization (scale all C until a miss),
     /// ideal and, with --overheads, for each tick.
@@ -120,12 +110,12 @@ pub struct AnalyzeArgs {
     pub cpus: Option<u32>,
 
     /// Multiprocessor tests, comma-separated (default: all of them):
-    /// gedf:gfb|bak|bcl|rta, gfp[-rm|-dm|-given|-dkc]:rta|rta-lc,
-    /// pedf:HEURISTIC, pfp[-rm|-dm|-given]:HEURISTIC (e.g. pedf:ff-decreasing).
+    /// gedf:gfb|bak|bcl|rta, gfp[:rm|:dm|:given|:dkc]:rta|rta-lc,
+    /// pedf:HEURISTIC, pfp[:rm|:dm|:given]:HEURISTIC (e.g. pedf:ff-decreasing).
     #[arg(long, value_delimiter = ',', value_parser = MultiprocessorTest::from_name)]
     pub test: Vec<MultiprocessorTest>,
 
-    /// Print the JSON document described in the README instead of tables.
+    /// Print the JSON document described in the guide instead of tables.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -151,19 +141,6 @@ pub enum PolicyArg {
     Edf,
     /// All of the above that apply.
     All,
-}
-
-/// `--locking` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LockingArg {
-    /// Priority inheritance (fixed priorities).
-    Pip,
-    /// (Immediate) priority ceiling (fixed priorities).
-    Pcp,
-    /// Stack resource policy (EDF).
-    Srp,
-    /// Deadline floor protocol (EDF).
-    Dfp,
 }
 
 fn parse_tick(text: &str) -> Result<Nanos, String> {
@@ -197,14 +174,17 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         threads: args.threads,
         ..Options::default()
     };
-    match args.locking {
-        Some(LockingArg::Pip) => options.fixed_protocol = LockingProtocol::Pip,
-        Some(LockingArg::Pcp) | None => options.fixed_protocol = LockingProtocol::Pcp,
-        Some(LockingArg::Srp) => options.edf_protocol = LockingProtocol::Srp,
-        Some(LockingArg::Dfp) => options.edf_protocol = LockingProtocol::Dfp,
+    if let Some(protocol) = args.locking {
+        options = options.with_locking(protocol);
     }
 
-    let policies = policies(&args.policy, set)?;
+    // No --policy: every policy that applies.
+    let asked: &[PolicyArg] = if args.policy.is_empty() {
+        &[PolicyArg::All]
+    } else {
+        &args.policy
+    };
+    let policies = policies(asked, set)?;
     let reports = policies
         .iter()
         .map(|&p| suite::analyse(set, p, &options).with_context(|| format!("policy {}", p.name())))
@@ -233,7 +213,13 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
         }
         out!(
             "{}",
-            human(&loaded.origin, set, &options, &reports, &breakdowns)
+            rtlab_report::analyze_text::describe(
+                &loaded.origin,
+                set,
+                &options,
+                &reports,
+                &breakdowns
+            )
         );
     }
     let doc = serde_json::to_value(&doc)?;
@@ -249,6 +235,21 @@ pub fn run(args: &AnalyzeArgs) -> anyhow::Result<Value> {
 
 /// `rtlab analyze` on `m` processors (or with `--test`).
 fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> anyhow::Result<Value> {
+    // A uniprocessor policy would be ignored here: the multiprocessor
+    // tests name their own scheduler (gedf:..., pfp-dm:...).
+    if let Some(policy) = args.policy.first() {
+        let name = policy
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string());
+        let why = if m > 1 {
+            format!("the set is analysed on {m} processors")
+        } else {
+            "--test asks for the multiprocessor tests".to_string()
+        };
+        return Err(usage(format!(
+            "--policy {name} is for one processor, and {why}: choose its tests with --test (e.g. --test gedf:rta,pedf:ff-decreasing), or analyse one processor with --cpus 1"
+        )));
+    }
     for (given, flag) in [
         (args.overheads.is_some(), "--overheads"),
         (args.breakdown, "--breakdown"),
@@ -280,7 +281,10 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        out!("{}", multiprocessor_human(&set, &doc));
+        out!(
+            "{}",
+            rtlab_report::analyze_text::describe_multiprocessor(&set, &doc)
+        );
     }
     let doc = serde_json::to_value(&doc)?;
     crate::save::save_document(
@@ -291,109 +295,6 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
         false,
     )?;
     Ok(doc)
-}
-
-fn multiprocessor_human(set: &TaskSet, doc: &MultiprocessorAnalyzeDocument) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({}): {} tasks, U = {:.4} on {} processors\n",
-        printable(&doc.taskset),
-        printable(&doc.origin),
-        doc.tasks.len(),
-        doc.utilization,
-        doc.processors
-    );
-    let mut t = table::new(&["test", "verdict", "paper"], &[]);
-    for test in &doc.tests {
-        let mut verdict = match test.schedulable {
-            Some(true) => "schedulable".to_string(),
-            Some(false) => "NOT schedulable (U > m)".to_string(),
-            None => "not proven".to_string(),
-        };
-        if let Some(task) = &test.unplaced {
-            let _ = write!(verdict, " (task `{}` fits no processor)", printable(task));
-        }
-        if test.gave_up {
-            verdict.push_str(" (gave up: the analysis reached its work cap)");
-        }
-        if let Some(cpus) = &test.assignment {
-            let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
-            let _ = write!(verdict, " (cpus {})", cpus.join(" "));
-        }
-        t.add_row(vec![test.test.clone(), verdict, test.paper.to_string()]);
-    }
-    out.push_str(&table::render(&t));
-    out.push('\n');
-    let rtas: Vec<&String> = doc
-        .tasks
-        .first()
-        .map(|t| t.response_ns.keys().collect())
-        .unwrap_or_default();
-    let has_cpu = set.has_cpu_fields();
-    let has_tardiness = doc.tasks.iter().any(|t| t.tardiness_bound_ns.is_some());
-    let mut header: Vec<String> = ["task", "C", "D", "T"].map(String::from).to_vec();
-    if has_cpu {
-        header.push("cpu".into());
-    }
-    header.extend(rtas.iter().map(|name| format!("R {name}")));
-    if has_tardiness {
-        header.push("tardiness <=".into());
-    }
-    let names: Vec<&str> = header.iter().map(String::as_str).collect();
-    let right: Vec<&str> = names.iter().copied().filter(|h| *h != "task").collect();
-    let mut t = table::new(&names, &right);
-    for (task, row) in set.tasks.iter().zip(&doc.tasks) {
-        let mut cells = vec![
-            printable(&task.name).into_owned(),
-            task.wcet.to_string(),
-            task.deadline.to_string(),
-            task.period.to_string(),
-        ];
-        if has_cpu {
-            cells.push(task.cpu.map_or("-".into(), |c| c.to_string()));
-        }
-        for name in &rtas {
-            let r = row.response_ns.get(*name).copied().flatten();
-            cells.push(r.map_or("-".into(), |r| Nanos::from_ns(r).to_string()));
-        }
-        if has_tardiness {
-            let b = row.tardiness_bound_ns;
-            cells.push(b.map_or("-".into(), |b| Nanos::from_ns(b).to_string()));
-        }
-        t.add_row(cells);
-    }
-    out.push('\n');
-    out.push_str(&table::render(&t));
-    out.push('\n');
-    if has_tardiness {
-        out.push_str("tardiness <=: Devi & Anderson 2008's bound on how late a job finishes under G-EDF (soft real-time)\n");
-    }
-    if let Some(assignment) = &doc.assignment {
-        out.push_str("\nthe file's assignment (cpu fields):\n");
-        let tests: Vec<String> = assignment
-            .first()
-            .map(|p| p.schedulable.keys().cloned().collect())
-            .unwrap_or_default();
-        let mut header = vec!["cpu", "U"];
-        header.extend(tests.iter().map(String::as_str));
-        header.push("tasks");
-        let mut t = table::new(&header, &["cpu", "U"]);
-        for p in assignment {
-            let mut cells = vec![p.cpu.to_string(), format!("{:.4}", p.utilization)];
-            cells.extend(
-                tests.iter().map(|name| {
-                    verdict_word(p.schedulable.get(name).copied().flatten()).to_string()
-                }),
-            );
-            let names: Vec<String> = p.tasks.iter().map(|n| printable(n).into_owned()).collect();
-            cells.push(names.join(" "));
-            t.add_row(cells);
-        }
-        out.push_str(&table::render(&t));
-        out.push('\n');
-    }
-    out
 }
 
 /// The policies of `--policy A,B,...`, each once, in the order given.
@@ -419,166 +320,6 @@ fn policies_of(arg: PolicyArg, set: &TaskSet) -> Vec<AnalysedPolicy> {
         PolicyArg::Edf => vec![AnalysedPolicy::Edf],
         PolicyArg::All => all_policies(set),
     }
-}
-
-fn verdict_word(v: Option<bool>) -> &'static str {
-    match v {
-        Some(true) => "schedulable",
-        Some(false) => "NOT schedulable",
-        None => "inconclusive",
-    }
-}
-
-fn test_label(test: Test, timer: Option<TimerModel>) -> String {
-    match timer {
-        Some(timer) => format!("{test} ({timer})"),
-        None => test.to_string(),
-    }
-}
-
-fn human(
-    origin: &str,
-    set: &TaskSet,
-    options: &Options,
-    reports: &[PolicyReport],
-    breakdowns: &[BreakdownRun],
-) -> String {
-    let origin = printable(origin);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({origin}): {} tasks, U = {:.4}{}",
-        printable(&set.name),
-        set.tasks.len(),
-        set.utilization(),
-        match &options.overheads {
-            Some(o) if !o.throttling.is_none() => format!(
-                ", overheads {} (throttling modelled: {})",
-                printable(&o.name),
-                o.throttling
-            ),
-            Some(o) => format!(", overheads {}", printable(&o.name)),
-            None => String::new(),
-        }
-    );
-    if blocking::has_critical_sections(set) {
-        let _ = writeln!(
-            out,
-            "critical sections: {} under fixed priorities, {} under EDF",
-            options.fixed_protocol.name(),
-            options.edf_protocol.name()
-        );
-    }
-    for report in reports {
-        let _ = writeln!(out, "\npolicy {}", report.policy.name());
-        let labels: Vec<String> = report
-            .runs
-            .iter()
-            .map(|run| test_label(run.outcome.test, run.timer))
-            .collect();
-        let width = labels.iter().map(String::len).max().unwrap_or(0).max(28);
-        for (run, label) in report.runs.iter().zip(&labels) {
-            let _ = writeln!(
-                out,
-                "  {label:<width$} {}",
-                verdict_word(run.outcome.schedulable)
-            );
-        }
-        if let Some(note) = &report.note {
-            let _ = writeln!(out, "  note: {note}");
-        }
-        let overhead_runs: Vec<_> = report
-            .runs
-            .iter()
-            .filter(|r| r.outcome.test == Test::RtaOverheads)
-            .collect();
-        let mut header = vec!["task", "priority", "C", "T", "D", "R", "slack", "verdict"];
-        let extra: Vec<String> = overhead_runs
-            .iter()
-            .map(|r| match r.timer {
-                Some(TimerModel::Tick(t)) => format!("R@{t}"),
-                _ => "R(oh)".to_string(),
-            })
-            .collect();
-        header.extend(extra.iter().map(String::as_str));
-        let mut right = header.clone();
-        right.retain(|h| *h != "task" && *h != "verdict");
-        let mut t = table::new(&header, &right);
-        let exact = report.exact_outcome();
-        for (i, task) in set.tasks.iter().enumerate() {
-            let response = exact.responses.get(i).copied().unwrap_or(Response::Unknown);
-            let (r, slack) = match response {
-                Response::Within(r) => (r.to_string(), (task.deadline - r).to_string()),
-                Response::Exceeds => ("> D".to_string(), "-".to_string()),
-                Response::Unknown => ("-".to_string(), "-".to_string()),
-            };
-            let verdict = match (response, report.policy) {
-                (Response::Unknown, AnalysedPolicy::Edf) => match exact.schedulable {
-                    Some(true) => "ok",
-                    Some(false) => "set misses",
-                    None => "?",
-                },
-                (Response::Within(_), _) => "ok",
-                (Response::Exceeds, _) => "MISS",
-                (Response::Unknown, _) => "?",
-            };
-            let mut row = vec![
-                printable(&task.name).into_owned(),
-                report
-                    .priorities
-                    .as_ref()
-                    .map_or("-".to_string(), |p| p.level(i).to_string()),
-                task.wcet.to_string(),
-                task.period.to_string(),
-                task.deadline.to_string(),
-                r,
-                slack,
-                verdict.to_string(),
-            ];
-            for run in &overhead_runs {
-                row.push(match run.outcome.responses.get(i) {
-                    Some(Response::Within(r)) => r.to_string(),
-                    Some(Response::Exceeds) => "> D".to_string(),
-                    _ => "-".to_string(),
-                });
-            }
-            t.add_row(row);
-        }
-        let _ = writeln!(out, "{}", indent(&table::render(&t)));
-    }
-    if !breakdowns.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nbreakdown utilization (all C scaled by alpha, periods fixed; alpha to 1e-6)"
-        );
-        let mut t = table::new(
-            &["policy", "overheads", "tick", "U*", "alpha"],
-            &["U*", "alpha"],
-        );
-        for b in breakdowns {
-            t.add_row(vec![
-                b.policy.name().to_string(),
-                b.overheads.clone().unwrap_or_else(|| "none (ideal)".into()),
-                match b.timer {
-                    Some(timer @ TimerModel::Hrtimer { .. }) => timer.to_string(),
-                    _ => b.tick.map_or("-".to_string(), |t| t.to_string()),
-                },
-                b.result.map_or("unschedulable".into(), |r| {
-                    format!("{:.2}%", r.utilization * 100.0)
-                }),
-                b.result.map_or("-".into(), |r| format!("{:.6}", r.scale)),
-            ]);
-        }
-        let _ = writeln!(out, "{}", indent(&table::render(&t)));
-    }
-    out
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn json_document(

@@ -34,7 +34,7 @@ const EXAMPLES: &str = "Examples:\n  \
     rm/dm, SCHED_DEADLINE for edf, as `rtlab run`) for --duration-per-step at each alpha, --repeat times;\n\
     bisection to --resolution finds the largest alpha with no miss, then a confirming run. Beside it: the\n\
     ideal and overhead-aware analytic breakdowns and the simulated one (same overheads). Ctrl-C ends the\n\
-    experiment and prints what was measured. README: \"Measured breakdown utilization\".";
+    experiment and prints what was measured. The guide: \"Measured breakdown utilization\".";
 
 /// The longest default step: one hyperperiod, but at most this.
 const DEFAULT_STEP_CAP: Nanos = Nanos::from_secs(10);
@@ -85,6 +85,8 @@ pub struct BreakdownArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 /// A positive decimal factor, held exactly in parts per billion.
@@ -223,8 +225,10 @@ pub fn run(args: &BreakdownArgs) -> anyhow::Result<ExitCode> {
         .save
         .begin(rtlab_store::RunKind::Breakdown, Some(&args.taskset))?;
     let flag = interrupt::install_interrupt_flag();
+    args.isolate.check(&[cpu])?;
     let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
     restore_left_state_first();
+    let _shield = args.isolate.raise(&[cpu])?;
     let progress = std::io::stderr().is_terminal();
     let mut doc = BreakdownDocument {
         taskset: loaded.set.name.clone(),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use rtlab_host::kernel_state::{Recovery, StateDir};
-use rtlab_host::platform::{self, Level, PlatformReport};
+use rtlab_host::platform::{self, PlatformReport};
 use serde::Serialize;
 
 const EXAMPLES: &str = "Examples:\n  \
@@ -18,7 +18,7 @@ const EXAMPLES: &str = "Examples:\n  \
     Each item says what it means for measurements; `cannot be read` is said, never guessed.\n\
     --restore (as root) puts back the kernel settings that rtlab runs ended by SIGKILL (or a crash) left\n\
     changed, as recorded in /run/rtlab; settings of rtlab runs still going are never touched.\n\
-    The --json schema is in README (\"rtlab doctor\").";
+    The --json schema is in the guide (\"rtlab doctor\").";
 
 /// `rtlab doctor`
 #[derive(Debug, Args)]
@@ -27,9 +27,13 @@ pub struct DoctorArgs {
     /// First restore what rtlab runs that ended without cleaning up left changed (needs root).
     #[arg(long)]
     pub restore: bool,
-    /// Print JSON (schema in README, "rtlab doctor").
+    /// Print JSON (schema in the guide, "rtlab doctor").
     #[arg(long)]
     pub json: bool,
+    /// The CPU whose shield (`--isolate` of a run measured there) doctor describes (default: 1,
+    /// or the first allowed CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
 }
 
 /// `rtlab doctor --json`: every item of the report, and what `--restore` did.
@@ -39,6 +43,9 @@ struct DoctorJson<'a> {
     report: &'a PlatformReport,
     /// One entry per process whose leftovers were restored (empty without --restore).
     restored: &'a [Recovery],
+    /// What `--isolate` would do on `--cpu`: `{"cpu", "would_move": [..lines]}` or `{"cpu",
+    /// "refused": why}`.
+    shield: serde_json::Value,
 }
 
 /// Runs `rtlab doctor`.
@@ -53,11 +60,24 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
     let report = platform::probe(&StateDir::from_env());
+    let cpu = args.cpu.unwrap_or_else(rtlab_rt::executor::default_cpu);
+    let plan = rtlab_host::shield::ShieldPlan::new(&[cpu]);
+    let shield = match &plan {
+        Ok(p) => serde_json::json!({
+            "cpu": cpu,
+            "threads_movable": p.movable.len(),
+            "threads_pinned": p.pinned.len(),
+            "irqs": p.irqs.len(),
+            "would_move": p.describe(),
+        }),
+        Err(e) => serde_json::json!({ "cpu": cpu, "refused": e.to_string() }),
+    };
     let mut out = crate::output::Stdout;
     if args.json {
         let doc = DoctorJson {
             report: &report,
             restored: &recoveries,
+            shield,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
@@ -76,36 +96,24 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         write!(
             out,
             "{}",
-            describe(&report, std::io::stdout().is_terminal())
+            rtlab_report::doctor_text::describe(&report, std::io::stdout().is_terminal())
         )?;
+        writeln!(
+            out,
+            "\nA shield of CPU {cpu} (--isolate on a run measured there):"
+        )?;
+        match &plan {
+            Ok(p) => {
+                for line in p.describe() {
+                    writeln!(out, "  {line}")?;
+                }
+            }
+            Err(e) => writeln!(out, "  refused: {e}")?,
+        }
     }
     Ok(if recoveries.iter().all(Recovery::complete) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// The human report: one line per item, `[ok]`, `[note]`, `[WARN]` or
-/// `[??]` (unreadable), then its advice indented below.
-pub fn describe(report: &PlatformReport, color: bool) -> String {
-    let mut out = String::from("rtlab doctor: the platform's real-time state\n\n");
-    for line in report.lines() {
-        let (tag, code) = match line.level {
-            Level::Ok => ("ok", "32"),
-            Level::Note => ("note", "36"),
-            Level::Warn => ("WARN", "1;31"),
-            Level::Unknown => ("??", "33"),
-        };
-        let tag = if color {
-            format!("\x1b[{code}m{tag:>4}\x1b[0m")
-        } else {
-            format!("{tag:>4}")
-        };
-        out += &format!("[{tag}] {:<18} {}\n", line.key, line.summary);
-        if let Some(advice) = line.advice {
-            out += &format!("{:26}{advice}\n", "");
-        }
-    }
-    out
 }

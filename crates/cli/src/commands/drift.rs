@@ -66,11 +66,13 @@ pub struct DriftArgs {
     /// Draw each loop's lag against time as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab drift").
+    /// Print JSON (schema in the guide, "rtlab drift").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 fn parse_kind(s: &str) -> Result<SleepKind, String> {
@@ -102,8 +104,11 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(args)?;
     let stop = interrupt::install_interrupt_flag();
     let pinned = args.cpu.map(|c| vec![c]);
+    let measured = crate::setup::measured_cpus(pinned.as_deref());
+    args.isolate.check(&measured)?;
     let _measuring = args.cpu_lock.hold(pinned.as_deref())?;
     let guards = set_up(args.mlock, !args.no_dma_latency)?;
+    let _shield = args.isolate.raise(&measured)?;
     let load = start_load(args.load)?;
     let progress = (!args.json)
         .then(|| Some(crate::progress::RunProgress::timed(cfg.duration)?.follow(cfg.duration)))

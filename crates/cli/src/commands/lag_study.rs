@@ -10,12 +10,9 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use rtlab_host::policy::allowed_cpus;
 use rtlab_host::{interrupt, RtThrottling};
-use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
-use rtlab_report::lag_study_text::{
-    self, LagCellDocument, LagStudyConfigDocument, LagStudyDocument,
-};
-use rtlab_rt::lag_study::{CellResult, StudyConfig, WaiterKind};
+use rtlab_report::lag_study_text;
+use rtlab_rt::lag_study::{StudyConfig, WaiterKind};
 
 use crate::flags::{parse_nanos, PolicyArgs};
 use crate::setup::set_up;
@@ -36,7 +33,7 @@ const EXAMPLES: &str = "Examples:\n  \
 pub enum ControllerChoice {
     /// Plain absolute sleep, no controller.
     Off,
-    /// Paper 000's Algorithm 2 as written (threshold = period, no bounds).
+    /// Soyer 2024's Algorithm 2 as written (threshold = period, no bounds).
     Paper,
     /// The robust controller: learnt threshold, bounded control, RT spin budget.
     Robust,
@@ -80,7 +77,7 @@ pub struct LagStudyArgs {
     #[arg(long, value_parser = parse_nanos)]
     pub threshold: Option<Nanos>,
     /// Run the grid this many times in turn, each cell with samples/rounds per round, and add
-    /// the rounds up (spreads platform noise over all controllers; see README).
+    /// the rounds up (spreads platform noise over all controllers; see the guide).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Pause between two cells, asleep, so that each starts with the CPU's RT-throttling and
@@ -105,13 +102,15 @@ pub struct LagStudyArgs {
     /// Write the cells as CSV.
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Print JSON (schema in README, "rtlab lag-study --json").
+    /// Print JSON (schema in the guide, "rtlab lag-study --json").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub save: crate::save::SaveFlags,
     #[command(flatten)]
     pub cpu_lock: crate::setup::CpuLockFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
 }
 
 impl LagStudyArgs {
@@ -182,10 +181,13 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     }
     let saver = args.save.begin(rtlab_store::RunKind::LagStudy, None)?;
     let stop = interrupt::install_interrupt_flag();
+    let measured = crate::setup::measured_cpus(cfg.cpu.as_ref().map(std::slice::from_ref));
+    args.isolate.check(&measured)?;
     let _measuring = args
         .cpu_lock
         .hold(cfg.cpu.as_ref().map(std::slice::from_ref))?;
     let guards = set_up(args.mlock, true)?;
+    let _shield = args.isolate.raise(&measured)?;
     warnings.extend(guards.notes.iter().cloned());
     let progress = !args.json && std::io::stderr().is_terminal();
     if progress {
@@ -206,29 +208,12 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         if progress {
             eprintln!(
                 "# [{done}/{steps}] {}",
-                lag_study_text::progress(round, cfg.rounds, &cell_json(c))
+                lag_study_text::progress(round, cfg.rounds, &lag_study_text::cell_document(c))
             );
         }
     })?;
     let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
-    let doc = LagStudyDocument {
-        config: LagStudyConfigDocument {
-            samples: cfg.samples,
-            rounds: cfg.rounds,
-            cooldown_ns: cfg.cooldown.as_ns(),
-            ki: cfg.ki,
-            threshold_ns: cfg.threshold.map(Nanos::as_ns),
-            controllers: cfg.waiters.iter().map(|w| w.name()).collect(),
-            spin_share: cfg.spin_share,
-            policy: cfg.policy.short_name(),
-            priority: cfg.policy.priority(),
-            cpu: cfg.cpu,
-        },
-        rt_throttling: throttling.map(RtThrottlingDocument::from),
-        interrupted,
-        warnings: warnings.clone(),
-        cells: cells.iter().map(cell_json).collect(),
-    };
+    let doc = lag_study_text::document(&cfg, throttling, interrupted, &warnings, &cells);
     if let Some(path) = &args.csv {
         rtlab_model::file::write_output(path, lag_study_text::csv(&doc.cells))
             .with_context(|| format!("writing {}", path.display()))?;
@@ -246,32 +231,6 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
         saver.finish(&serde_json::to_value(&doc)?, interrupted)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A measured cell as its document.
-fn cell_json(c: &CellResult) -> LagCellDocument {
-    LagCellDocument {
-        period_ns: c.cell.period.as_ns(),
-        utilization: f64::from(c.cell.utilization) / 100.0,
-        controller: c.cell.waiter.is_controlled(),
-        controller_kind: c.cell.waiter.name(),
-        samples: c.samples,
-        below_10us: c.below_10us,
-        below_20us: c.below_20us,
-        mean_lag_ns: c.lag.mean().as_ns(),
-        p50_lag_ns: c.lag.p50.as_ns(),
-        p99_lag_ns: c.lag.p99.as_ns(),
-        p999_lag_ns: c.lag.p999.as_ns(),
-        max_lag_ns: c.lag.max.as_ns(),
-        busy_wait_share: c.busy_wait_share,
-        busy_wait_ns: c.busy_wait.as_ns(),
-        final_control_ns: c.final_control.as_ns(),
-        final_threshold_ns: c.final_threshold.as_ns(),
-        p99_worse_than_off: c.tail_vs_off.map(|t| t.p99_worse),
-        max_worse_than_off: c.tail_vs_off.map(|t| t.max_worse),
-        throttle_risk: c.throttle_risk,
-        wall_ns: c.wall.as_ns(),
-    }
 }
 
 #[cfg(test)]
@@ -359,7 +318,7 @@ mod tests {
         static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let cells = rtlab_study::lag_study::run_study(&cfg, &STOP, |_, _| {}).unwrap();
         assert_eq!(cells.len(), 4);
-        let j = serde_json::to_value(cell_json(&cells[1])).unwrap();
+        let j = serde_json::to_value(lag_study_text::cell_document(&cells[1])).unwrap();
         for key in [
             "period_ns",
             "utilization",
@@ -382,8 +341,10 @@ mod tests {
         assert_eq!(j["samples"], 50);
         assert_eq!(j["controller"], true);
         assert_eq!(j["controller_kind"], "robust");
-        assert!(cell_json(&cells[0]).p99_worse_than_off.is_none());
-        let docs: Vec<LagCellDocument> = cells.iter().map(cell_json).collect();
+        assert!(lag_study_text::cell_document(&cells[0])
+            .p99_worse_than_off
+            .is_none());
+        let docs: Vec<_> = cells.iter().map(lag_study_text::cell_document).collect();
         let table = lag_study_text::describe(&docs);
         assert!(table.contains("<10us %") && table.contains("worse than off"));
         assert!(table.contains("robust") && table.contains("p99.9 us"));
@@ -391,50 +352,5 @@ mod tests {
         assert_eq!(csv.lines().count(), 5);
         let columns = csv.lines().next().unwrap().split(',').count();
         assert!(csv.lines().all(|l| l.split(',').count() == columns));
-    }
-
-    #[test]
-    fn the_csv_pins_the_documented_columns_and_number_formats() {
-        use rtlab_rt::lag_study::{Cell, CellResult, TailVsOff};
-        use rtlab_rt::stats::Summary;
-        let cell = |waiter, tail_vs_off| CellResult {
-            cell: Cell {
-                period: Nanos::from_us(1000),
-                utilization: 50,
-                waiter,
-            },
-            samples: 2000,
-            below_10us: 0.25,
-            below_20us: 2.0 / 3.0,
-            lag: Summary {
-                mean_ns: 12_345.6,
-                p99: Nanos::from_us(40),
-                p999: Nanos::from_us(55),
-                max: Nanos::from_us(70),
-                ..Summary::default()
-            },
-            busy_wait: Nanos::from_ms(3),
-            busy_wait_share: 0.0125,
-            final_control: Nanos::from_us(9),
-            final_threshold: Nanos::from_us(30),
-            tail_vs_off,
-            throttle_risk: false,
-            wall: Nanos::from_ms(2000),
-            cut_short: false,
-        };
-        let tail = TailVsOff {
-            p99_worse: true,
-            max_worse: false,
-        };
-        let text = lag_study_text::csv(&[
-            cell_json(&cell(WaiterKind::Off, None)),
-            cell_json(&cell(WaiterKind::Robust, Some(tail))),
-        ]);
-        assert_eq!(
-            text,
-            "period_ns,utilization,controller,samples,below_10us,below_20us,mean_lag_ns,p99_lag_ns,max_lag_ns,busy_wait_share,final_control_ns,throttle_risk,controller_kind,p999_lag_ns,final_threshold_ns,p99_worse_than_off,max_worse_than_off\n\
-             1000000,0.5,false,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,off,55000,30000,,\n\
-             1000000,0.5,true,2000,0.250000,0.666667,12346,40000,70000,0.012500,9000,false,robust,55000,30000,true,false\n"
-        );
     }
 }

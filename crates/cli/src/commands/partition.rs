@@ -6,20 +6,17 @@
 //! which task fits no processor and exits 0 (`--json` has `"fits": false`);
 //! with `--out` it writes no file and exits 1 (no partition to write).
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
 use clap::Args;
 use rtlab_analysis::partition::{self, Heuristic};
-use rtlab_analysis::schema::PartitionDocument;
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::file::{self, Format};
 use rtlab_model::{printable, MAX_PROCESSORS};
 
 use crate::usage::usage;
-use rtlab_report::table;
 
 /// Arguments of `rtlab partition`.
 #[derive(Debug, Args)]
@@ -45,7 +42,7 @@ pub struct PartitionArgs {
     #[arg(long, default_value = "edf:edf-demand", value_parser = SweepTest::parse)]
     pub test: SweepTest,
 
-    /// Print the JSON document (README, `rtlab partition`) instead of a table.
+    /// Print the JSON document (the guide, `rtlab partition`) instead of a table.
     #[arg(long)]
     pub json: bool,
 
@@ -94,7 +91,7 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
         for note in &loaded.notes {
             eprintln!("{note}");
         }
-        out!("{}", human(&doc, m));
+        out!("{}", rtlab_report::partition_text::describe(&doc, m));
     }
     if let Some(out) = &args.out {
         // A partitioned set gives every task a `cpu`: a set that does not
@@ -114,53 +111,4 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
             .with_context(|| format!("--out {out}: cannot write"))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
-}
-
-fn human(doc: &PartitionDocument, m: u32) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({}) on {m} processors: {}, each processor admitted by {}\n",
-        printable(&doc.taskset),
-        printable(&doc.origin),
-        doc.heuristic,
-        doc.test
-    );
-    let mut t = table::new(&["cpu", "U", "verdict", "tasks"], &["cpu", "U"]);
-    for p in &doc.processors {
-        let verdict = match p.schedulable.get(&doc.test).copied().flatten() {
-            Some(true) => "schedulable",
-            Some(false) => "NOT schedulable",
-            None => "inconclusive",
-        };
-        let names: Vec<String> = p.tasks.iter().map(|n| printable(n).into_owned()).collect();
-        t.add_row(vec![
-            p.cpu.to_string(),
-            format!("{:.4}", p.utilization),
-            verdict.to_string(),
-            names.join(" "),
-        ]);
-    }
-    out.push_str(&table::render(&t));
-    out.push('\n');
-    let placed = doc.tasks.iter().filter(|t| t.cpu.is_some()).count();
-    match &doc.unplaced {
-        None => {
-            let _ = writeln!(out, "\nall {placed} tasks placed");
-        }
-        Some(name) => {
-            let u = doc
-                .tasks
-                .iter()
-                .find(|t| &t.name == name)
-                .map_or(0.0, |t| t.utilization);
-            let _ = writeln!(
-                out,
-                "\ntask `{}` (U = {u:.4}) fits no processor: not partitioned ({placed} of {} placed)",
-                printable(name),
-                doc.tasks.len()
-            );
-        }
-    }
-    out
 }

@@ -5,14 +5,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use rtlab_model::printable;
-use rtlab_report::human;
+use rtlab_report::results_text;
 use rtlab_store::{diff, Store, StoreError};
-use serde_json::Value;
 
 use crate::save::StoreArg;
 use crate::usage::usage;
-use rtlab_report::table;
 
 /// `rtlab results ...`
 #[derive(Debug, Subcommand)]
@@ -125,22 +122,7 @@ fn list(store: &Store, json: bool) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let header = [
-        "id", "created", "kind", "status", "jobs", "samples", "command",
-    ];
-    let mut t = table::new(&header, &["id", "jobs", "samples"]);
-    for r in &runs {
-        t.add_row(vec![
-            r.id.to_string(),
-            r.created.clone(),
-            r.kind.clone(),
-            r.status.clone(),
-            r.jobs.to_string(),
-            r.samples.to_string(),
-            printable(&r.command).into_owned(),
-        ]);
-    }
-    outln!("{}", table::render(&t));
+    outln!("{}", results_text::list(&runs));
     Ok(())
 }
 
@@ -151,36 +133,7 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let summary = store.list()?.into_iter().find(|r| r.id == id);
-    outln!(
-        "run {} ({}, {}) saved {} by rtlab {}",
-        run.id,
-        run.kind,
-        run.status,
-        run.created,
-        run.rtlab_version
-    );
-    outln!("command: {}", printable(&run.command));
-    if let Some(s) = summary {
-        outln!("rows: {} jobs, {} samples", s.jobs, s.samples);
-    }
-    outln!("\nhost:");
-    if let Some(lines) = run.host["lines"].as_array() {
-        for l in lines {
-            if let (Some(k), Some(v)) = (l[0].as_str(), l[1].as_str()) {
-                outln!("  {k}: {}", printable(v));
-            }
-        }
-    }
-    if let Some(text) = &run.taskset {
-        outln!("\ntask set:");
-        for line in text.trim_end().lines() {
-            outln!("  {}", printable(line));
-        }
-    }
-    outln!(
-        "\ndocument:\n{}",
-        serde_json::to_string_pretty(&run.document)?
-    );
+    out!("{}", results_text::show(&run, summary.as_ref()));
     Ok(())
 }
 
@@ -191,42 +144,7 @@ fn diff_runs(store: &Store, a: i64, b: i64, json: bool) -> anyhow::Result<()> {
         outln!("{}", serde_json::to_string_pretty(&lines)?);
         return Ok(());
     }
-    outln!("run {a} ({}): {}", ra.kind, printable(&ra.command));
-    outln!("run {b} ({}): {}", rb.kind, printable(&rb.command));
-    if lines.is_empty() {
-        outln!("\nthe documents are the same");
-        return Ok(());
-    }
-    let (ha, hb) = (format!("run {a}"), format!("run {b}"));
-    let header = ["field", ha.as_str(), hb.as_str(), "change"];
-    let mut t = table::new(&header, &header[1..]);
-    for l in &lines {
-        // Values in their units (`3.042 ms`, `83.01 %`), as every other
-        // human output; `--json` keeps the exact numbers.
-        let key = l.path.rsplit(['.', ']']).next().unwrap_or(&l.path);
-        let cell = |v: &Option<Value>| match v {
-            None => "-".to_string(),
-            Some(Value::Object(_)) | Some(Value::Array(_)) => {
-                printable(&v.as_ref().unwrap().to_string()).into_owned()
-            }
-            Some(v) => {
-                printable(&human::value(key, v).unwrap_or_else(|| v.to_string())).into_owned()
-            }
-        };
-        let change = l.change.map_or(String::new(), |c| {
-            let sign = if c < 0.0 { "-" } else { "+" };
-            let magnitude = human::value(key, &serde_json::json!(c.abs()))
-                .unwrap_or_else(|| format!("{}", c.abs()));
-            format!("{sign}{magnitude}")
-        });
-        t.add_row(vec![
-            printable(&l.path).into_owned(),
-            cell(&l.left),
-            cell(&l.right),
-            change,
-        ]);
-    }
-    outln!("\n{}", table::render(&t));
+    out!("{}", results_text::diff(&ra, &rb, &lines));
     Ok(())
 }
 

@@ -5,18 +5,18 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::overheads::Overheads;
-use rtlab_model::results::JobRecord;
+use rtlab_model::policy::{LOCKING_PROTOCOLS, MISS_RULES};
+use rtlab_model::results::{EachJob, JobRecord, JobSink};
 use rtlab_model::{file, printable, Nanos};
 use rtlab_report::sources::GanttRows;
 use rtlab_report::view::RunView;
 use rtlab_sim::{
-    Deadlock, ExecModel, JitterModel, OnMiss, Protocol, SchedulerSpec, SimConfig, SimError,
-    SimReport, Simulator, Trace, TraceWindow, MAX_KEPT_RECORDS,
+    ExecModel, JitterModel, LockingProtocol, MissRule, SchedulerSpec, SimConfig, SimError,
+    SimReport, Trace, TraceWindow, MAX_KEPT_RECORDS,
 };
 
 use crate::flags::parse_nanos;
 use crate::usage::usage;
-use rtlab_report::table;
 
 /// The `after_help` of `rtlab sim`: examples, then the schedulers from the
 /// simulator's registry (`rtlab_sim::SCHEDULERS`), then the JSON schema.
@@ -32,7 +32,7 @@ pub fn examples() -> String {
     rtlab sim builtin:hartstone-ph -s multiburst -d 120s --overload hartstone-extended --on-miss skip\n  \
     rtlab sim builtin:avionics -s gedf --cpus 2 -d 1s --gantt avionics-gedf.svg\n\n\
     Schedulers:\n{}\n\
-    The --json schema is in README (\"rtlab sim --json\").",
+    The --json schema is in the guide (\"rtlab sim --json\").",
         rtlab_sim::scheduler::scheduler_help()
     )
 }
@@ -60,7 +60,7 @@ pub struct SimArgs {
     /// Simulated time (default: one hyperperiod, if at most 100 s).
     #[arg(long, short = 'd', value_parser = parse_nanos)]
     pub duration: Option<Nanos>,
-    /// Paper 004's timer-driven model: releases and quanta are noticed only at ticks of this
+    /// Arakawa et al. 1993's timer-driven model: releases and quanta are noticed only at ticks of this
     /// period. Overrides the overheads file's `releases`/`tick` (default: the file's model,
     /// tickless when it states none).
     #[arg(long, value_parser = parse_nanos)]
@@ -124,9 +124,21 @@ fn config(args: &SimArgs, set: &rtlab_model::TaskSet) -> anyhow::Result<SimConfi
         .as_deref()
         .map(|o| Overheads::load(o).map_err(|e| anyhow::anyhow!("--overheads: {e}")))
         .transpose()?;
-    c.protocol = args.protocol.parse::<Protocol>().map_err(flag_error)?;
+    c.protocol = args.protocol.parse::<LockingProtocol>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "protocol",
+            value: args.protocol.clone(),
+            accepted: LOCKING_PROTOCOLS,
+        })
+    })?;
     c.lock_cost = args.lock_cost;
-    c.on_miss = args.on_miss.parse::<OnMiss>().map_err(flag_error)?;
+    c.on_miss = args.on_miss.parse::<MissRule>().map_err(|_| {
+        flag_error(SimError::Choice {
+            setting: "on-miss",
+            value: args.on_miss.clone(),
+            accepted: MISS_RULES,
+        })
+    })?;
     c.exec = args.exec.parse::<ExecModel>().map_err(flag_error)?;
     c.jitter = args.jitter.parse::<JitterModel>().map_err(flag_error)?;
     c.seed = args.seed;
@@ -222,9 +234,7 @@ fn flag_error(e: SimError) -> anyhow::Error {
     }
 }
 
-/// [`flag_error`], except that phases the run has only from the task-set
-/// file's modes (`modes_of`: the file) are blamed on the file, not on a
-/// `--phase` that was not given.
+/// [`flag_error`], blaming phases from the file's modes alone (`modes_of`) on the file.
 fn phases_error(e: SimError, modes_of: Option<&str>) -> anyhow::Error {
     match (e, modes_of) {
         (
@@ -232,10 +242,10 @@ fn phases_error(e: SimError, modes_of: Option<&str>) -> anyhow::Error {
                 setting: "phase",
                 message,
             },
-            Some(origin),
+            Some(file),
         ) => usage(format!(
             "{}: the file's modes run as phases, and {}",
-            printable(origin),
+            printable(file),
             printable(&message)
         )),
         (e, _) => flag_error(e),
@@ -246,9 +256,7 @@ fn phases_error(e: SimError, modes_of: Option<&str>) -> anyhow::Error {
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
     loaded.set = crate::flags::on_cpus(loaded.set, args.cpus)?;
-    let spec: SchedulerSpec = crate::flags::scheduler_spelling(&args.scheduler)
-        .parse()
-        .map_err(flag_error)?;
+    let spec: SchedulerSpec = args.scheduler.parse().map_err(flag_error)?;
     if let Some(heuristic) = &args.partition {
         loaded.set = crate::placement::for_scheduler(
             &loaded.set,
@@ -281,28 +289,26 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         let kept = gantt.clone();
         let mut save_tap = saver.as_ref().map(|s| s.sim_job_tap(&loaded.set));
         let plot = args.plot.is_some();
-        Box::new(move |job: &JobRecord| {
+        Box::new(EachJob(move |job: &JobRecord| {
             if plot && plot_window.is_some_and(|w| (w.from..w.to).contains(&job.release)) {
                 kept.push(job);
             }
             if let Some(tap) = &mut save_tap {
                 tap(job);
             }
-        }) as rtlab_sim::multi::JobSink
+        })) as Box<dyn JobSink>
     });
-    // Phases that come only from the file's modes are not `--phase`'s.
     let modes_of = (args.phases.is_empty() && args.overload.is_none() && !loaded.modes.is_empty())
         .then_some(loaded.origin.as_str());
-    let outcome = if spec.is_multiprocessor() || loaded.set.processors() != 1 {
-        simulate_multi(args, &loaded.set, &spec, &config, sink, modes_of)?
-    } else {
-        simulate_uni(args, &loaded.set, &spec, config, sink, modes_of)?
-    };
+    let outcome = simulate(args, &loaded.set, &spec, &config, sink, modes_of)?;
     let report = &outcome.report;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        out!("{}", describe(report, &loaded.origin));
+        out!(
+            "{}",
+            rtlab_report::sim_text::describe(report, &loaded.origin)
+        );
     }
     if let Some(mut saver) = saver.take() {
         saver.jobs_left_out(report.released.saturating_sub(saver.jobs_saved()));
@@ -344,223 +350,50 @@ struct Outcome {
     stopped: Option<rtlab_sim::BacklogStop>,
 }
 
-/// The uniprocessor engine: the Chrome trace streamed as the run goes.
-fn simulate_uni(
-    args: &SimArgs,
-    set: &rtlab_model::TaskSet,
-    spec: &SchedulerSpec,
-    config: SimConfig,
-    sink: Option<rtlab_sim::multi::JobSink>,
-    modes_of: Option<&str>,
-) -> anyhow::Result<Outcome> {
-    let mut sim = Simulator::new(set, spec, config).map_err(|e| phases_error(e, modes_of))?;
-    if let Some(mut sink) = sink {
-        sim.on_job(move |job| sink(job));
-    }
-    let mut place = None;
-    if let Some(path) = &args.trace {
-        // Streamed as the run goes: memory does not grow with the window.
-        let (file, pending) = rtlab_model::file::OutputFile::create(path)
-            .with_context(|| format!("--trace: cannot write {path}"))?
-            .into_parts();
-        place = Some(pending);
-        sim.stream_chrome_trace(
-            Box::new(std::io::BufWriter::new(file)),
-            args.gantt.is_some(),
-        );
-    }
-    sim.run();
-    let report = sim.report();
-    let trace_written = sim
-        .finish_trace()
-        .and_then(|()| place.map_or(Ok(()), |p| p.commit()));
-    Ok(Outcome {
-        report,
-        gantt: args.gantt.as_ref().and(sim.trace()).map(gantt_svg),
-        trace_written,
-        stopped: sim.stopped(),
-    })
-}
-
-/// The multiprocessor schedulers ([`rtlab_sim::multi`]): the trace (at most
-/// `MAX_KEPT_RECORDS` records) is written after the run, one row per
-/// processor.
-fn simulate_multi(
+/// The run through the simulator's one entry ([`rtlab_sim::run_with`]):
+/// the Chrome trace written by its one writer (streamed as the run goes on
+/// one processor), the trace's records kept for --gantt only.
+fn simulate(
     args: &SimArgs,
     set: &rtlab_model::TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
-    sink: Option<rtlab_sim::multi::JobSink>,
+    sink: Option<Box<dyn JobSink>>,
     modes_of: Option<&str>,
 ) -> anyhow::Result<Outcome> {
-    let out =
-        rtlab_sim::multi::run(set, spec, config, sink).map_err(|e| phases_error(e, modes_of))?;
-    let mut trace_written = Ok(());
-    if let (Some(path), Some(trace)) = (&args.trace, &out.trace) {
-        trace_written = rtlab_model::file::OutputFile::create(path).and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, &trace.to_chrome_json())?;
-            w.into_inner().map_err(|e| e.into_error())?.commit()
-        });
-    }
+    let (chrome, placement) = crate::trace_output::open(args.trace.clone());
+    let outputs = rtlab_sim::Outputs {
+        jobs: sink,
+        chrome,
+        keep_trace: args.gantt.is_some(),
+    };
+    let mut out = rtlab_sim::run_with(set, spec, config, outputs).map_err(|e| match e {
+        rtlab_sim::RunError::Sim(e) => phases_error(e, modes_of),
+        rtlab_sim::RunError::Output(e) => anyhow::Error::new(e).context(format!(
+            "--trace: cannot write {}",
+            args.trace.as_deref().unwrap_or_default()
+        )),
+    })?;
+    out.trace_written = placement.commit(out.trace_written);
     Ok(Outcome {
         gantt: args.gantt.as_ref().and(out.trace.as_ref()).map(gantt_svg),
         report: out.report,
-        trace_written,
+        trace_written: out.trace_written,
         stopped: out.stopped,
     })
 }
 
-/// The SVG Gantt chart of a trace, refused when the window held more
-/// records than a trace keeps.
+/// The SVG Gantt chart of a trace's window (the simulator's spans, drawn
+/// by the report), refused when the window held more records than a trace
+/// keeps.
 fn gantt_svg(trace: &Trace) -> anyhow::Result<String> {
-    anyhow::ensure!(
-        trace.dropped == 0,
-        "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
-         completions, misses), too many for one chart; narrow --window (--trace writes them all)",
-        trace.window.from,
-        trace.window.to
-    );
-    Ok(trace.to_svg())
-}
-
-/// The human summary: a headline, a table per task, and the totals.
-pub fn describe(r: &SimReport, origin: &str) -> String {
-    let origin = printable(origin);
-    let tick = match (&r.timer, r.tick_ns) {
-        (Some(linux), _) => linux.clone(),
-        (None, Some(t)) => format!("tick {}", Nanos::from_ns(t)),
-        (None, None) => "tickless".to_string(),
-    };
-    let mut out = format!(
-        "{} ({origin}) under {} for {}: {tick}, protocol {}, on-miss {}, seed {}\n\n",
-        printable(&r.taskset),
-        r.scheduler,
-        Nanos::from_ns(r.duration_ns),
-        r.protocol,
-        r.on_miss,
-        r.seed
-    );
-    let header = [
-        "task",
-        "released",
-        "completed",
-        "misses",
-        "aborted",
-        "skipped",
-        "preempted",
-        "R min",
-        "R mean",
-        "R max",
-        "max lateness",
-        "first miss",
-    ];
-    let mut t = table::new(&header, &header[1..]);
-    for m in &r.tasks {
-        let lateness = m.max_lateness_ns.map_or("-".to_string(), |l| {
-            if l < 0 {
-                format!("-{}", Nanos::from_ns(l.unsigned_abs()))
-            } else {
-                Nanos::from_ns(l as u64).to_string()
-            }
-        });
-        t.add_row(vec![
-            printable(&m.name).into_owned(),
-            m.released.to_string(),
-            m.completed.to_string(),
-            m.misses.to_string(),
-            m.aborted.to_string(),
-            m.skipped.to_string(),
-            m.preemptions.to_string(),
-            table::opt_ns(m.min_response_ns),
-            table::opt_ns(m.mean_response_ns),
-            table::opt_ns(m.max_response_ns),
-            lateness,
-            table::opt_ns(m.first_miss_ns),
-        ]);
-    }
-    out.push_str(&table::render(&t));
-    out.push_str(&format!(
-        "\n\ntotal: {} released, {} completed, {} deadline misses{}, {} preemptions, {} context switches ({:.1}/s), overhead {}, idle {}\n",
-        r.released,
-        r.completed,
-        r.deadline_misses,
-        r.first_miss_ns.map_or(String::new(), |f| format!(" (first at {})", Nanos::from_ns(f))),
-        r.preemptions,
-        r.context_switches,
-        r.context_switches_per_s,
-        Nanos::from_ns(r.overhead_ns),
-        Nanos::from_ns(r.idle_ns),
-    ));
-    if let Some(d) = &r.deadlock {
-        out.push_str(&deadlock_line(d));
-    }
-    if let Some(t) = &r.throttling {
-        out.push_str(&format!(
-            "throttling ({}): RT throttling took {} in {} blackouts, the fair server {} in {} runs\n",
-            t.model,
-            Nanos::from_ns(t.rt_throttled_ns),
-            t.rt_throttles,
-            Nanos::from_ns(t.fair_server_ns),
-            t.fair_server_runs
-        ));
-    }
-    if !r.processors.is_empty() {
-        out.push_str(&processors_lines(r));
-    }
-    out
-}
-
-/// A multiprocessor run's migrations (per task that migrated, and in all)
-/// and each processor's utilization.
-fn processors_lines(r: &SimReport) -> String {
-    let per_task: Vec<String> = r
-        .tasks
-        .iter()
-        .filter(|t| t.migrations > 0)
-        .map(|t| format!("{} {}", printable(&t.name), t.migrations))
-        .collect();
-    let mut out = format!("migrations: {}", r.migrations);
-    if !per_task.is_empty() {
-        out.push_str(&format!(" ({})", per_task.join(", ")));
-    }
-    out.push('\n');
-    for p in &r.processors {
-        out.push_str(&format!(
-            "cpu {}: utilization {:.3} ({} executed, overhead {})\n",
-            p.cpu,
-            p.utilization,
-            Nanos::from_ns(p.executed_ns),
-            Nanos::from_ns(p.overhead_ns)
-        ));
-    }
-    out
-}
-
-/// `DEADLOCK at 5ms: b (job 0) waits for r1 held by a (job 0), a (job 0)
-/// waits for r2 held by b (job 0)`, and how many more formed.
-fn deadlock_line(d: &Deadlock) -> String {
-    let links: Vec<String> = d
-        .cycle
-        .iter()
-        .map(|l| {
-            format!(
-                "{} (job {}) waits for {} held by {} (job {})",
-                printable(&l.task),
-                l.job,
-                printable(&l.waits_for),
-                printable(&l.held_by),
-                l.held_job
-            )
-        })
-        .collect();
-    let more = match d.count {
-        1 => String::new(),
-        n => format!(" ({n} deadlocks in the run)"),
-    };
-    format!(
-        "DEADLOCK at {}: {}; none of them can proceed{more}\n",
-        Nanos::from_ns(d.at_ns),
-        links.join(", ")
-    )
+    let window = rtlab_sim::schedule_spans::gantt_window(trace).with_context(|| {
+        format!(
+            "--gantt: the window {}..{} holds more than {MAX_KEPT_RECORDS} records (bars, releases, \
+             completions, misses), too many for one chart; narrow --window (--trace writes them all)",
+            trace.window.from, trace.window.to
+        )
+    })?;
+    let chart = rtlab_report::series::window_chart(&window);
+    Ok(rtlab_report::plot::schedule(&chart)?)
 }

@@ -172,14 +172,13 @@ impl Decoder {
         let platform_decoded = self.problems.len() == problems_before;
         // A misspelt `[[tasks]]` is reported as an unknown field above; its
         // tasks are still read, so that their own problems are reported
-        // too (and not one at a time, after each fix).
-        if field(entries, "task").is_none() {
-            if let Some(Value::Array(items)) = field(entries, "tasks").map(|n| &n.value) {
-                for (i, item) in items.iter().enumerate() {
-                    let _ = self.task(i, item);
-                }
-                self.group = 0;
+        // too (and not one at a time, after each fix), whether or not the
+        // file also has well-spelt `[[task]]` tables.
+        if let Some(Value::Array(items)) = field(entries, "tasks").map(|n| &n.value) {
+            for (i, item) in items.iter().enumerate() {
+                let _ = self.task(i, item);
             }
+            self.group = 0;
         }
         let (indices, tasks) = match field(entries, "task") {
             None => (Vec::new(), Vec::new()),

@@ -56,13 +56,31 @@ impl DeadlineModel {
         }
     }
 
-    /// The deadline of a task with this period and wcet (`wcet ≤ period`);
-    /// the model must be valid.
-    pub(crate) fn draw<R: Rng + ?Sized>(&self, period: Nanos, wcet: Nanos, rng: &mut R) -> Nanos {
+    /// The random part of one task's deadline: x of
+    /// [`DeadlineModel::Constrained`] (one random word), nothing for
+    /// [`DeadlineModel::Implicit`]. The model must be valid.
+    pub(crate) fn draw_fraction<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<f64> {
         match *self {
-            DeadlineModel::Implicit => period,
+            DeadlineModel::Implicit => None,
             DeadlineModel::Constrained { x_min, x_max } => {
-                let x = x_min + (x_max - x_min) * unit_open(rng);
+                Some(x_min + (x_max - x_min) * unit_open(rng))
+            }
+        }
+    }
+
+    /// [`DeadlineModel::deadline`] of a fresh [`DeadlineModel::draw_fraction`].
+    #[cfg(test)]
+    fn draw<R: Rng + ?Sized>(&self, period: Nanos, wcet: Nanos, rng: &mut R) -> Nanos {
+        DeadlineModel::deadline(self.draw_fraction(rng), period, wcet)
+    }
+
+    /// The deadline of a task with this period and wcet (`wcet ≤ period`)
+    /// from its [`DeadlineModel::draw_fraction`]: T without one, else
+    /// C + round(x · (T − C)).
+    pub(crate) fn deadline(fraction: Option<f64>, period: Nanos, wcet: Nanos) -> Nanos {
+        match fraction {
+            None => period,
+            Some(x) => {
                 let slack = period.saturating_sub(wcet);
                 let extra = libm::round(x * slack.as_ns() as f64) as u64;
                 // extra ≤ slack in exact arithmetic; min() guards rounding.

@@ -13,12 +13,21 @@
 //! 2. the utilization vector u_1..u_n, by the [`UtilizationMethod`];
 //! 3. for each task i = 1..n in turn: its period T_i from the
 //!    [`PeriodDistribution`], then C_i = round(u_i · T_i) clamped to
-//!    [1 ns, T_i], then its deadline from the [`DeadlineModel`].
+//!    [1 ns, T_i], then the random part of its deadline from the
+//!    [`DeadlineModel`] (x of a constrained deadline);
+//! 4. the set is held to its target: while Σ C_i/T_i exceeds U (decided
+//!    exactly, see [`exceeds`]), the last task's C is lowered by the
+//!    nanoseconds that bring it back (then the one before it, should C
+//!    reach 1 ns), [`hold_utilization`];
+//! 5. each deadline from its C, T and x.
 //!
 //! Tasks are named `t1..tn` and the set `{name_prefix}-{index:04}`. Rounding
 //! C_i to whole nanoseconds moves each task's utilization by at most
-//! 0.5 ns / T_i (1 ns / T_i when the 1 ns floor applies), so the set's
-//! utilization is within Σ 1 ns / T_i of the target.
+//! 0.5 ns / T_i (1 ns / T_i when the 1 ns floor applies), and step 4 only
+//! lowers it, so the set's utilization is **never above the target** and
+//! within Σ 1 ns / T_i + 1 ns / T_n of it. (Before issue 36 step 4 did not
+//! exist and about half the sets of a target U = 1 were a few ns above it,
+//! which EDF's exact tests rightly refused.)
 //!
 //! The utilization algorithms are also available on their own:
 //! [`uunifast`], [`uunifast_discard`] and [`randfixedsum`].
@@ -138,7 +147,11 @@ pub fn generate_sets(config: &GeneratorConfig, count: u64) -> Result<Vec<TaskSet
         ));
     }
     let mut generator = SetGenerator::new(config)?;
+    // Stops between sets when the caller's flag is raised (crate::cancel):
+    // the sets drawn so far are then all there is, and the caller, which
+    // raised it, throws them away.
     (0..count)
+        .take_while(|_| !crate::cancel::requested())
         .map(|index| generator.generate(index).cloned())
         .collect()
 }
@@ -158,6 +171,10 @@ pub struct SetGenerator {
     deadlines: DeadlineModel,
     /// The utilization vector of the set being drawn.
     drawn: Vec<f64>,
+    /// The random part of each task's deadline in the set being drawn.
+    fractions: Vec<Option<f64>>,
+    /// The target U, to hold every set to.
+    target: f64,
     /// The last set generated; its task names `t1..tn` never change.
     set: TaskSet,
 }
@@ -184,6 +201,8 @@ impl SetGenerator {
             periods: PeriodPlan::new(&config.periods),
             deadlines: config.deadlines,
             drawn: Vec::with_capacity(config.tasks),
+            fractions: Vec::with_capacity(config.tasks),
+            target: config.utilization,
             set: TaskSet::new(String::new(), tasks),
         })
     }
@@ -195,17 +214,74 @@ impl SetGenerator {
         use std::fmt::Write;
         let mut rng = crate::random::stream_rng(self.seed, index);
         self.utilizations.draw_into(&mut rng, &mut self.drawn)?;
+        self.fractions.clear();
         for (task, &u) in self.set.tasks.iter_mut().zip(&self.drawn) {
             let period = self.periods.draw(&mut rng);
-            let wcet = wcet_for(u, period);
             task.period = period;
-            task.wcet = wcet;
-            task.deadline = self.deadlines.draw(period, wcet, &mut rng);
+            task.wcet = wcet_for(u, period);
+            self.fractions.push(self.deadlines.draw_fraction(&mut rng));
+        }
+        hold_utilization(&mut self.set.tasks, self.target);
+        for (task, &x) in self.set.tasks.iter_mut().zip(&self.fractions) {
+            task.deadline = DeadlineModel::deadline(x, task.period, task.wcet);
         }
         self.set.name.clear();
         // Writing to a String cannot fail.
         let _ = write!(self.set.name, "{}-{index:04}", self.name_prefix);
         Ok(&self.set)
+    }
+}
+
+/// 2^64 as the unit of [`exceeds`]' fixed point.
+const ONE: u128 = 1 << 64;
+
+/// `target` in units of 2^-64, rounded down (exact for every f64 target
+/// of 2^-12 and above, whose last bit is worth at least 2^-64).
+fn target_units(target: f64) -> u128 {
+    // Scaling by a power of two is exact; `as` saturates and maps NaN to 0.
+    libm::floor(target * 18_446_744_073_709_551_616.0) as u128
+}
+
+/// C/T in units of 2^-64, rounded up (C ≤ T < 2^64, so C · 2^64 fits).
+fn share_units(task: &Task) -> u128 {
+    let period = u128::from(task.period.as_ns().max(1));
+    (u128::from(task.wcet.as_ns()) * ONE).div_ceil(period)
+}
+
+/// By how much Σ C_i/T_i exceeds `target`, in units of 2^-64 (0 when it
+/// does not). Each share is rounded up and the target down, so a set this
+/// says is at or under its target is, exactly; one it says exceeds may be
+/// under by at most n · 2^-64, which only costs a nanosecond of C.
+#[cfg(test)]
+fn exceeds(tasks: &[Task], target: f64) -> u128 {
+    let sum: u128 = tasks.iter().map(share_units).sum();
+    sum.saturating_sub(target_units(target))
+}
+
+/// Lowers C, from the last task backwards, until Σ C_i/T_i ≤ `target`
+/// ([`exceeds`] is 0): each step takes from one task the whole nanoseconds
+/// that cover the excess, k = ⌈excess / ⌊2^64/T⌋⌉ (each ns of C is worth
+/// at least ⌊2^64/T⌋ units), never below 1 ns. Rounding C_i = round(u_i T_i)
+/// leaves a set at most Σ 0.5 ns / T_i above U, so this moves a few ns of
+/// one task; a set already under its target is not touched. Every task
+/// at 1 ns and still above (a target below Σ 1 ns / T_i): left as it is,
+/// the least any task can do. O(n).
+fn hold_utilization(tasks: &mut [Task], target: f64) {
+    let limit = target_units(target);
+    let mut sum: u128 = tasks.iter().map(share_units).sum();
+    for task in tasks.iter_mut().rev() {
+        while sum > limit && task.wcet.as_ns() > 1 {
+            let per_ns = (ONE / u128::from(task.period.as_ns().max(1))).max(1);
+            let k = u64::try_from((sum - limit).div_ceil(per_ns))
+                .unwrap_or(u64::MAX)
+                .min(task.wcet.as_ns() - 1);
+            let before = share_units(task);
+            task.wcet = Nanos::from_ns(task.wcet.as_ns() - k);
+            sum = sum - before + share_units(task);
+        }
+        if sum <= limit {
+            return;
+        }
     }
 }
 

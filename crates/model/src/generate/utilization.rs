@@ -424,6 +424,11 @@ impl TransitionTable {
         let mut row = vec![0.0_f64; n + 1];
         prev[1] = 1.0;
         for i in 2..=n {
+            // O(n²) in all (seconds at n = 100,000): stop when the caller's
+            // flag is raised (crate::cancel); the caller throws the table away.
+            if i.is_multiple_of(1024) && crate::cancel::requested() {
+                break;
+            }
             let fi = i as f64;
             let (start, cols) = &rows[i - 2];
             // w[i-1][c+1] = (w[i-2][c+1] s1[c] + w[i-2][c] s2[n-i+c]) / i for c in 0..i,
@@ -511,10 +516,26 @@ pub(crate) fn check_target(n: usize, total: f64, cap: f64) -> Result<(), Generat
         return Err(GenerateError::invalid_naming(
             "utilization",
             &["tasks", "max-task-utilization"],
-            format!("{total} exceeds tasks × max-task-utilization = {n} × {cap} = {reachable}"),
+            format!(
+                "{total} exceeds tasks × max-task-utilization = {n} × {cap} = {reachable}{}",
+                percent_hint(total, reachable)
+            ),
         ));
     }
     Ok(())
+}
+
+/// The hint for a total utilization that looks written as a percentage
+/// (`70` for 70 %): at most 100, over twice what the tasks can reach, and
+/// the fraction it would stand for reachable. `3.5` on 3 tasks gets none:
+/// that is a multiprocessor total a little too high.
+fn percent_hint(total: f64, reachable: f64) -> String {
+    let fraction = total / 100.0;
+    if total <= 100.0 && total > 2.0 * reachable && fraction <= reachable {
+        format!(" (utilization is a fraction of one processor, not a percentage: {fraction} for {total} %)")
+    } else {
+        String::new()
+    }
 }
 
 /// Which algorithm draws the utilization vector.
@@ -710,6 +731,13 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "utilization 3.5 exceeds tasks × max-task-utilization = 3 × 1 = 3"
+        );
+        assert_eq!(
+            uunifast_discard(5, 70.0, 1.0, &mut rng, 10)
+                .unwrap_err()
+                .to_string(),
+            "utilization 70 exceeds tasks × max-task-utilization = 5 × 1 = 5 (utilization is a \
+             fraction of one processor, not a percentage: 0.7 for 70 %)"
         );
         assert_eq!(
             uunifast_discard(0, 0.5, 1.0, &mut rng, 10)

@@ -12,15 +12,17 @@ mod job;
 mod metrics;
 pub mod schedule;
 mod series;
+pub mod sim_report;
 mod sink;
 mod summary;
 
 pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
 pub use metrics::{TaskMetrics, Totals};
-pub use schedule::{ScheduleSpan, SpanKind, SpanSource};
+pub use schedule::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 pub use series::SeriesPoint;
-pub use sink::JobSink;
+pub use sim_report::{SimReport, ThrottlingReport};
+pub use sink::{EachJob, JobSink};
 pub use summary::TaskSummary;
 
 /// For `skip_serializing_if`: a counter that is 0 is left out of the JSON

@@ -45,6 +45,12 @@ pub enum SpanKind {
     /// A deadline miss, at the deadline (`start == end`; label: the task
     /// and the largest cause of its lateness).
     Miss,
+    /// A job's release (`start == end`; label: the task): the simulator's
+    /// Gantt chart of one processor marks them on the task's row.
+    Release,
+    /// A job resuming on another processor (`start == end`, on the row of
+    /// the processor it resumes on; label: `task#job from cpu N`).
+    Migration,
 }
 
 impl SpanSource {
@@ -66,13 +72,15 @@ impl SpanSource {
 
 impl SpanKind {
     /// Every kind, in legend order.
-    pub const ALL: [SpanKind; 6] = [
+    pub const ALL: [SpanKind; 8] = [
         SpanKind::Job,
         SpanKind::Other,
         SpanKind::Irq,
         SpanKind::Throttled,
         SpanKind::Overhead,
         SpanKind::Miss,
+        SpanKind::Release,
+        SpanKind::Migration,
     ];
 
     /// The stored name.
@@ -84,6 +92,8 @@ impl SpanKind {
             SpanKind::Throttled => "throttled",
             SpanKind::Overhead => "overhead",
             SpanKind::Miss => "miss",
+            SpanKind::Release => "release",
+            SpanKind::Migration => "migration",
         }
     }
 
@@ -108,6 +118,21 @@ pub struct ScheduleSpan {
     pub start_ns: u64,
     /// To (ns since the run's start).
     pub end_ns: u64,
+}
+
+/// A window of a schedule to draw: its rows in order (a row may hold no
+/// span), its spans, and the window itself (ns since the run's start).
+/// The simulator fills one for `rtlab sim --gantt`; the report draws it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScheduleWindow {
+    /// The rows, top to bottom: a task's (`t1`) or a processor's (`cpu 0`).
+    pub rows: Vec<String>,
+    /// What happened on them.
+    pub spans: Vec<ScheduleSpan>,
+    /// From.
+    pub from_ns: u64,
+    /// To.
+    pub to_ns: u64,
 }
 
 /// The window to draw of a run that ended at `ended_ns` with its first

@@ -8,12 +8,17 @@ use rtlab_study::utilization::{TypeResult, UtilizationSection};
 
 use crate::table;
 
+/// A load in percent (of a CPU) with four significant digits.
 fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.2}%"))
+    v.map_or("-".into(), |v| table::percent(v / 100.0))
 }
 
+/// Percentage points, signed.
 fn pp(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:+.2}"))
+    v.map_or("-".into(), |v| match v < 0.0 {
+        true => table::number(v),
+        false => format!("+{}", table::number(v)),
+    })
 }
 
 fn section_title(s: &UtilizationSection, world: &str) -> String {
@@ -47,7 +52,7 @@ fn counts_cells(r: &TypeResult) -> Vec<String> {
 }
 
 /// The table rows of one section's types, each labelled with `world`.
-fn add_rows(t: &mut comfy_table::Table, world: &str, types: &[TypeResult]) {
+fn add_rows(t: &mut table::Table, world: &str, types: &[TypeResult]) {
     for r in types {
         let mut row = vec![
             r.name.clone(),
@@ -80,15 +85,21 @@ const HEADER: [&str; 13] = [
     "FPS RC", "FPS DM", "FPS PR", "capped",
 ];
 
-fn new_table() -> comfy_table::Table {
-    table::new(&HEADER, &HEADER[2..])
+/// The table of a section, the counts left out first on a narrow terminal
+/// (RC before PR before DM: misses matter most).
+fn new_table() -> table::Table {
+    let mut t = table::new(&HEADER, &HEADER[2..]);
+    t.optional(&[
+        "capped", "EDF RC", "FPS RC", "EDF PR", "FPS PR", "max load", "world",
+    ]);
+    t
 }
 
 /// The utilization section's tables.
 pub fn describe_utilization(part: &UtilizationPart) -> String {
     let sim = &part.simulated;
     let mut out = String::from(
-        "EDF vs FPS (paper 001): highest schedulable utilization (HSU) per task-set type\n",
+        "EDF vs FPS (Carletto & Vardanega 2017): highest schedulable utilization (HSU) per task-set type\n",
     );
     out.push_str(&section_title(sim, "simulated"));
     let mut t = new_table();
@@ -144,6 +155,18 @@ pub fn describe_utilization(part: &UtilizationPart) -> String {
             .collect();
         for r in &refusals {
             out.push_str(&format!("search ended: {r}\n"));
+        }
+        for s in real.measured.types.iter().flat_map(|r| &r.sets) {
+            for (name, search) in [("edf", &s.edf), ("fps", &s.fps)] {
+                for (load, rerun) in &search.reruns {
+                    out.push_str(&format!(
+                        "rerun: {} {name} at {}%: {}\n",
+                        s.name,
+                        *load as f64 / 1e4,
+                        rerun.describe()
+                    ));
+                }
+            }
         }
         if !refusals.is_empty() && !real.no_rt_throttling {
             out.push_str(

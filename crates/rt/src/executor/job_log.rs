@@ -149,12 +149,12 @@ pub struct JobWriter {
     /// (offset, period, deadline) of each task.
     timing: Vec<(Nanos, Nanos, Nanos)>,
     end: RunEnd,
-    sinks: Vec<(Box<dyn JobSink>, io::Result<()>)>,
+    sinks: Vec<(Box<dyn JobSink + Send>, io::Result<()>)>,
 }
 
 impl JobWriter {
     /// Writes the jobs of `set` to `sinks`.
-    pub fn new(set: &TaskSet, end: RunEnd, sinks: Vec<Box<dyn JobSink>>) -> JobWriter {
+    pub fn new(set: &TaskSet, end: RunEnd, sinks: Vec<Box<dyn JobSink + Send>>) -> JobWriter {
         JobWriter {
             timing: set
                 .tasks

@@ -25,8 +25,6 @@
 //! simulator's `npp`, `srp` and `dfp` have no Linux counterpart and are
 //! refused for real runs.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::AtomicBool;
 
 use rtlab_model::{lock_steps, Nanos, TaskSet};
@@ -42,62 +40,25 @@ use rtlab_model::policy::RunPolicy;
 /// The protocols a real run offers, for messages.
 pub const LOCK_PROTOCOLS: &str = "none, pip or ipcp";
 
-/// The locking protocol of a real run's mutexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LockProtocol {
-    /// Plain mutexes (`PTHREAD_PRIO_NONE`).
-    #[default]
-    None,
-    /// Priority (or deadline) inheritance (`PTHREAD_PRIO_INHERIT`).
-    Pip,
-    /// Immediate priority ceiling (`PTHREAD_PRIO_PROTECT`).
-    Ipcp,
-}
+pub use rtlab_model::policy::LockingProtocol;
 
-impl LockProtocol {
-    /// `none`, `pip` or `ipcp` (the simulator's names for the same rules).
-    pub fn name(self) -> &'static str {
-        match self {
-            LockProtocol::None => "none",
-            LockProtocol::Pip => "pip",
-            LockProtocol::Ipcp => "ipcp",
-        }
-    }
-
-    /// Refuses `ipcp` where threads have no SCHED_FIFO/RR priority to raise.
-    pub fn check_policy(self, policy: RunPolicy) -> Result<(), String> {
-        match (self, policy) {
-            (LockProtocol::Ipcp, RunPolicy::Edf) => Err(
-                "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline boost) or none"
-                    .into(),
-            ),
-            (LockProtocol::Ipcp, RunPolicy::Other) => Err(
-                "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
-                    .into(),
-            ),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl fmt::Display for LockProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for LockProtocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<LockProtocol, String> {
-        match s {
-            "none" => Ok(LockProtocol::None),
-            "pip" => Ok(LockProtocol::Pip),
-            "ipcp" => Ok(LockProtocol::Ipcp),
-            "dfp" => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
-            "srp" => Err("Linux has no stack resource policy; rtlab simulates it (`rtlab sim --protocol srp`)".into()),
-            "npp" => Err("Linux has no non-preemptive critical sections for user threads; rtlab simulates them (`rtlab sim --protocol npp`)".into()),
-            other => Err(format!("unknown protocol `{other}` (use {LOCK_PROTOCOLS})")),
-        }
+/// Refuses what a real run's mutexes cannot do: the simulator-only
+/// protocols (`npp`, `srp`, `dfp`: Linux has no such mutex), and `ipcp`
+/// where threads have no SCHED_FIFO/RR priority to raise.
+pub fn check_protocol(protocol: LockingProtocol, policy: RunPolicy) -> Result<(), String> {
+    match (protocol, policy) {
+        (LockingProtocol::Dfp, _) => Err("Linux has no deadline floor protocol; rtlab simulates it (`rtlab sim --protocol dfp`)".into()),
+        (LockingProtocol::Srp, _) => Err("Linux has no stack resource policy; rtlab simulates it (`rtlab sim --protocol srp`)".into()),
+        (LockingProtocol::Npp, _) => Err("Linux has no non-preemptive critical sections for user threads; rtlab simulates them (`rtlab sim --protocol npp`)".into()),
+        (LockingProtocol::Ipcp, RunPolicy::Edf) => Err(
+            "priority ceilings do not apply to SCHED_DEADLINE threads (they have no priority to raise); use pip (the kernel's deadline boost) or none"
+                .into(),
+        ),
+        (LockingProtocol::Ipcp, RunPolicy::Other) => Err(
+            "priority ceilings need SCHED_FIFO/RR threads; --policy other has no priority to raise (use fifo-order, rm, dm, given or rr, or --protocol pip or none)"
+                .into(),
+        ),
+        (LockingProtocol::None | LockingProtocol::Pip | LockingProtocol::Ipcp, _) => Ok(()),
     }
 }
 
@@ -126,21 +87,29 @@ impl Resources {
     pub fn new(
         set: &TaskSet,
         policies: &[Policy],
-        protocol: LockProtocol,
+        protocol: LockingProtocol,
     ) -> Result<Resources, RtError> {
         let names = resource_names(set);
         let mut mutexes = Vec::with_capacity(names.len());
         for name in &names {
             let kind = match protocol {
-                LockProtocol::None => MutexProtocol::None,
-                LockProtocol::Pip => MutexProtocol::Inherit,
-                LockProtocol::Ipcp => MutexProtocol::Protect {
+                LockingProtocol::None => MutexProtocol::None,
+                LockingProtocol::Pip => MutexProtocol::Inherit,
+                LockingProtocol::Ipcp => MutexProtocol::Protect {
                     ceiling: ceiling(set, policies, name).ok_or_else(|| RtError::Invalid {
                         what: format!("resource `{name}` under --protocol ipcp"),
                         why: "its users have no SCHED_FIFO/RR priority to take a ceiling from"
                             .into(),
                     })?,
                 },
+                LockingProtocol::Npp | LockingProtocol::Srp | LockingProtocol::Dfp => {
+                    return Err(RtError::Invalid {
+                        what: format!("--protocol {protocol}"),
+                        why: check_protocol(protocol, RunPolicy::Other)
+                            .err()
+                            .unwrap_or_default(),
+                    })
+                }
             };
             let mutex = PthreadMutex::new(kind).map_err(|e| RtError::Invalid {
                 what: format!("a {protocol} mutex for resource `{name}`"),
@@ -306,27 +275,19 @@ mod tests {
 
     #[test]
     fn sim_only_protocols_are_refused_with_words() {
-        assert_eq!("pip".parse(), Ok(LockProtocol::Pip));
-        let dfp = "dfp".parse::<LockProtocol>().unwrap_err();
+        let refusal = |p: LockingProtocol, policy| check_protocol(p, policy).unwrap_err();
+        let dm = RunPolicy::DeadlineMonotonic;
+        let dfp = refusal(LockingProtocol::Dfp, dm);
         assert!(
             dfp.starts_with("Linux has no deadline floor protocol"),
             "{dfp}"
         );
-        assert!("srp"
-            .parse::<LockProtocol>()
-            .unwrap_err()
-            .contains("rtlab sim --protocol srp"));
-        assert!("npp".parse::<LockProtocol>().unwrap_err().contains("npp"));
-        assert!("pi"
-            .parse::<LockProtocol>()
-            .unwrap_err()
-            .contains(LOCK_PROTOCOLS));
-        assert!(LockProtocol::Ipcp.check_policy(RunPolicy::Edf).is_err());
-        assert!(LockProtocol::Ipcp.check_policy(RunPolicy::Other).is_err());
-        assert!(LockProtocol::Ipcp
-            .check_policy(RunPolicy::RateMonotonic)
-            .is_ok());
-        assert!(LockProtocol::Pip.check_policy(RunPolicy::Edf).is_ok());
+        assert!(refusal(LockingProtocol::Srp, dm).contains("rtlab sim --protocol srp"));
+        assert!(refusal(LockingProtocol::Npp, dm).contains("npp"));
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::Edf).is_err());
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::Other).is_err());
+        assert!(check_protocol(LockingProtocol::Ipcp, RunPolicy::RateMonotonic).is_ok());
+        assert!(check_protocol(LockingProtocol::Pip, RunPolicy::Edf).is_ok());
     }
 
     #[test]
@@ -337,16 +298,16 @@ mod tests {
         assert_eq!(ceiling(&s, &policies, "b"), Some(30));
         assert_eq!(ceiling(&s, &policies, "a"), Some(10));
         assert_eq!(ceiling(&s, &[Policy::Other { nice: 0 }; 3], "a"), None);
-        let r = Resources::new(&s, &policies, LockProtocol::Ipcp).unwrap();
+        let r = Resources::new(&s, &policies, LockingProtocol::Ipcp).unwrap();
         assert_eq!(r.names(), ["b", "a"]);
-        let e = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockProtocol::Ipcp);
+        let e = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockingProtocol::Ipcp);
         assert!(e.is_err());
     }
 
     #[test]
     fn a_job_takes_nested_locks_as_a_stack_and_releases_them_all() {
         let s = set();
-        let r = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockProtocol::Pip).unwrap();
+        let r = Resources::new(&s, &[Policy::Other { nice: 0 }; 3], LockingProtocol::Pip).unwrap();
         let mut plan = SectionPlan::new(&s, 2);
         let order: Vec<(u64, usize, bool)> = plan
             .steps
@@ -386,7 +347,7 @@ mod tests {
         }];
         let s = Arc::new(TaskSet::new("s", vec![long.clone(), long]));
         let other = [Policy::Other { nice: 0 }; 2];
-        let r = Arc::new(Resources::new(&s, &other, LockProtocol::Pip).unwrap());
+        let r = Arc::new(Resources::new(&s, &other, LockingProtocol::Pip).unwrap());
         let stop = Arc::new(AtomicBool::new(false));
         let job = |task: usize| {
             let (s, r, stop) = (s.clone(), r.clone(), stop.clone());

@@ -70,13 +70,14 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
 use rtlab_model::phase::{Phase, PhasePlan};
-use rtlab_model::policy::RunPolicy;
+use rtlab_model::policy::{RealScheduler, RunPolicy};
 use rtlab_model::results::Totals;
 use rtlab_model::{Nanos, Task, TaskSet};
 
 use crate::error::RtError;
 use crate::lag::{ControllerKind, LagController, Waiter};
 use crate::stream::start_streams;
+use rtlab_host::dl_bandwidth::{self, DomainCapacity};
 use rtlab_host::policy::{self, Policy, RtThrottling};
 use rtlab_host::usage::{peak_rss_bytes, thread_switches};
 use rtlab_host::HostError;
@@ -86,54 +87,26 @@ pub use job_files::{
     ChromeTrace, JobList, JobSink, JobsCsv, JOBS_CSV_BLOCKED_COLUMN, JOBS_CSV_HEADER,
 };
 pub use job_log::job_ring_capacities;
-pub use locks::{LockProtocol, LOCK_PROTOCOLS};
+pub use locks::{check_protocol, LockingProtocol, LOCK_PROTOCOLS};
 pub use phases::{BudgetChanges, DeadlineBudgets};
-pub use placement::{Placement, Scope};
+pub use placement::Placement;
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
 use rtlab_ktrace::ThreadClass;
 pub use rtlab_ktrace::{KernelTrace, Traced};
+pub use rtlab_model::policy::Scope;
 pub use rtlab_model::results::TaskSummary;
 
 use job_log::{JobLog, JobMessage, JobWriter, RunEnd};
 use locks::{Resources, SectionPlan};
 use skip::Pending;
 
-/// The overrun rules' names, for messages.
+pub use rtlab_model::policy::MissRule;
+
+/// The miss rules a real run offers, for messages (`abort` is the
+/// simulator's only: a thread cannot be removed in the middle of a job).
 pub const OVERRUN_RULES: &str = "continue or skip";
-
-/// What to do with releases that fall while a job is late.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Overrun {
-    /// Every release makes a job; a late job delays the next.
-    #[default]
-    Continue,
-    /// Releases at or after the late job's deadline, before it finished,
-    /// are skipped (as Hartstone counts).
-    Skip,
-}
-
-impl Overrun {
-    /// `continue` or `skip`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Overrun::Continue => "continue",
-            Overrun::Skip => "skip",
-        }
-    }
-}
-
-impl std::str::FromStr for Overrun {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Overrun, String> {
-        match s {
-            "continue" => Ok(Overrun::Continue),
-            "skip" => Ok(Overrun::Skip),
-            _ => Err(format!("unknown overrun rule `{s}` (use {OVERRUN_RULES})")),
-        }
-    }
-}
 
 /// How to run a task set.
 #[derive(Debug, Clone)]
@@ -144,8 +117,8 @@ pub struct RunConfig {
     pub policy: RunPolicy,
     /// Pin every task thread to this CPU (`None`: let them roam).
     pub cpu: Option<usize>,
-    /// Overrun handling.
-    pub on_miss: Overrun,
+    /// MissRule handling.
+    pub on_miss: MissRule,
     /// Wait for releases with a lag controller (gain 1): the robust one, or
     /// paper 000's Algorithm 2 (outlier threshold = the task's period);
     /// `None`: plain absolute sleeps.
@@ -176,7 +149,7 @@ pub struct RunConfig {
     /// the run (`sched_rt_runtime_us = -1`, restored afterwards).
     pub no_rt_throttling: bool,
     /// The protocol of the critical sections' mutexes (see [`locks`]).
-    pub protocol: LockProtocol,
+    pub protocol: LockingProtocol,
     /// A multiprocessor run (`--cpus LIST`): its CPUs, domains and each
     /// task's domain (see [`placement`]); `cpu` is then `None`.
     pub placement: Option<Placement>,
@@ -197,25 +170,26 @@ impl RunConfig {
             duration,
             policy,
             cpu: Some(default_cpu()),
-            on_miss: Overrun::Continue,
+            on_miss: MissRule::Continue,
             lag_controller: None,
             edf_margin: None,
             edf_reclaim: true,
             mlock: true,
             no_rt_throttling: false,
-            protocol: LockProtocol::None,
+            protocol: LockingProtocol::None,
             placement: None,
             phases: Vec::new(),
             kernel_trace: None,
         }
     }
 
-    /// The run's name of its policy: `--policy` on one CPU, or on several
-    /// `gedf`, `pedf`, `cedf`, `gfp:ORDER`, `pfp:ORDER` ([`Placement::policy_name`]).
-    pub fn policy_name(&self) -> String {
-        match &self.placement {
-            Some(p) => p.policy_name(self.policy),
-            None => self.policy.name().to_string(),
+    /// The run's scheduler as the user names it: the policy on one CPU, or
+    /// with the placement's scope on several (`linux-dl`, `pedf`, `cedf`,
+    /// `gfp:ORDER`, `pfp:ORDER`).
+    pub fn scheduler(&self) -> RealScheduler {
+        RealScheduler {
+            policy: self.policy,
+            scope: self.placement.as_ref().map_or(Scope::Uni, |p| p.scope),
         }
     }
 }
@@ -302,13 +276,18 @@ pub fn check(set: &TaskSet, cfg: &RunConfig) -> Result<(), RtError> {
 
 fn checked_policies(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Policy>, RtError> {
     check_set(set, cfg)?;
-    cfg.protocol
-        .check_policy(cfg.policy)
-        .map_err(|why| RtError::Setting {
-            setting: "protocol",
-            value: Some(cfg.protocol.name().into()),
-            why,
-        })?;
+    check_protocol(cfg.protocol, cfg.policy).map_err(|why| RtError::Setting {
+        setting: "protocol",
+        value: Some(cfg.protocol.name().into()),
+        why,
+    })?;
+    if cfg.on_miss == MissRule::Abort {
+        return Err(RtError::Setting {
+            setting: "on-miss",
+            value: Some(cfg.on_miss.name().into()),
+            why: format!("real threads cannot abort a job; use {OVERRUN_RULES}"),
+        });
+    }
     let policies = thread_policies(set, cfg.policy, cfg.edf_margin)?;
     for p in &policies {
         p.validate()?;
@@ -360,7 +339,7 @@ pub fn run_recording(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     run_traced(set, cfg, interrupt, sinks).map(|(report, written, _)| (report, written))
 }
@@ -388,7 +367,7 @@ pub fn run_traced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    mut sinks: Vec<Box<dyn JobSink>>,
+    mut sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<TracedRun, RtError> {
     let Some(request) = &cfg.kernel_trace else {
         return run_untraced(set, cfg, interrupt, sinks).map(|(r, w)| (r, w, None));
@@ -410,10 +389,18 @@ pub fn run_traced(
         .zip(report.thread_ids.iter().chain(std::iter::repeat(&None)))
         .map(|(t, id)| (t.metrics.name.clone(), *id))
         .collect();
+    // Each job burns its task's C on the thread's CPU clock; under phases
+    // C changes, and is left unknown.
+    let own_cpu = set
+        .tasks
+        .iter()
+        .map(|t| cfg.phases.is_empty().then_some(t.wcet.as_ns()))
+        .collect();
     let traced = request.finish(
         recording,
         tasks,
         thread_class(cfg.policy),
+        own_cpu,
         report.start_monotonic_ns,
         Nanos::from_ns(report.ended_ns),
         &jobs,
@@ -440,7 +427,7 @@ fn run_untraced(
     set: &TaskSet,
     cfg: &RunConfig,
     interrupt: &AtomicBool,
-    sinks: Vec<Box<dyn JobSink>>,
+    sinks: Vec<Box<dyn JobSink + Send>>,
 ) -> Result<(RunReport, Vec<std::io::Result<()>>), RtError> {
     // The set's tasks and the phases' (each first released at its phase's
     // start plus its offset), every thread made before the first release.
@@ -589,6 +576,17 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The disturbance account's window opens with every thread made and
+    // closes once they have reported (read here, before the first release
+    // and after the last job: nothing is read during the run).
+    let window = first_error.is_none().then(|| {
+        let own: Vec<i32> = thread_ids
+            .iter()
+            .map(|id| id.load(Ordering::SeqCst))
+            .filter(|&t| t > 0)
+            .collect();
+        rtlab_host::disturbance::Window::open(&measured_cpus(cfg), &own)
+    });
     let start = monotonic_now().saturating_add(first_release_delay(set, cfg.policy));
     start_ns.store(start.as_ns(), Ordering::SeqCst);
     abort.store(first_error.is_some(), Ordering::SeqCst);
@@ -657,6 +655,14 @@ fn run_untraced(
             Err(_) => break,
         }
     }
+    // The task threads end once they have reported: their CPU time at the
+    // end is what they said.
+    let ended_own: Vec<(i32, u64)> = outcomes
+        .iter()
+        .zip(thread_ids.iter())
+        .filter_map(|(o, id)| Some((id.load(Ordering::SeqCst), o.as_ref()?.cpu_time_ns)))
+        .collect();
+    let disturbance = window.map(|w| w.close(&ended_own));
     let interrupted = watchdog.join().unwrap_or(false);
     for (handle, outcome) in handles.into_iter().zip(&outcomes) {
         if outcome.is_some() {
@@ -682,7 +688,18 @@ fn run_untraced(
         .map(|id| Some(id.load(Ordering::SeqCst)).filter(|&t| t > 0))
         .collect();
     report.start_monotonic_ns = start.as_ns();
+    report.disturbance = disturbance;
     Ok((report, written))
+}
+
+/// The CPUs a run measures on: its CPU, its placement's CPUs, or (threads
+/// free to run anywhere) every CPU this process may use.
+pub fn measured_cpus(cfg: &RunConfig) -> Vec<usize> {
+    match (&cfg.placement, cfg.cpu) {
+        (Some(p), _) => p.cpus.clone(),
+        (None, Some(cpu)) => vec![cpu],
+        (None, None) => policy::allowed_cpus().unwrap_or_default(),
+    }
 }
 
 /// Writes to `STACK_PREFAULT` bytes of the stack below the caller, so the
@@ -699,8 +716,9 @@ fn prefault_stack() {
 
 /// Fits the SCHED_DEADLINE budgets of `policies` into what the kernel
 /// admits on the run's CPUs under `throttling` ([`fit_deadline_budgets`]
-/// with the limit minus the fair server's share), or explains why the set
-/// cannot be admitted. Nothing to do without a limit.
+/// with the domain's capacity in the kernel's units,
+/// [`rtlab_host::dl_bandwidth`]), or explains why the set cannot be
+/// admitted. Nothing to do without a limit.
 pub fn fit_to_admission(
     set: &TaskSet,
     cfg: &RunConfig,
@@ -708,77 +726,70 @@ pub fn fit_to_admission(
     policies: &mut [Policy],
 ) -> Result<(), RtError> {
     if let Some(placement) = &cfg.placement {
-        let Some(limit) = throttling.and_then(|t| t.limit()) else {
+        let Some(throttling) = throttling else {
             return Ok(());
         };
-        return fit_domains_to_admission(set, placement, limit, policies);
+        return fit_domains_to_admission(set, placement, throttling, policies);
     }
     let Some(admitted) = admitted_limit(cfg, throttling) else {
         return Ok(());
     };
-    fit_deadline_budgets(set, policies, admitted.limit).map_err(|need| RtError::DeadlineOverLimit {
-        need,
-        cpus: admitted.cpus,
-        limit: admitted.limit,
-        note: admitted.note,
+    fit_deadline_budgets(set, policies, admitted.capacity.for_tasks()).map_err(|need| {
+        RtError::DeadlineOverLimit {
+            need: dl_bandwidth::show(need),
+            over: dl_bandwidth::show(need - admitted.capacity.for_tasks()),
+            cpus: admitted.cpus,
+            limit: admitted.capacity.describe(),
+        }
     })
 }
 
 /// What SCHED_DEADLINE admission accepts on the run's CPUs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdmittedLimit {
-    /// CPUs x (sched_rt_runtime_us / sched_rt_period_us - the fair
-    /// server's share).
-    pub limit: f64,
+    /// The root domain's capacity in the kernel's units (CPUs x
+    /// (sched_rt_runtime_us / sched_rt_period_us - the fair server's
+    /// share)).
+    pub capacity: DomainCapacity,
     /// CPUs the run uses.
     pub cpus: usize,
-    /// How the limit is made up (the fair server's share), for messages.
-    pub note: String,
 }
 
 /// The admission limit on the run's CPUs under `throttling`; `None`
 /// without a limit (RT throttling off).
 pub fn admitted_limit(cfg: &RunConfig, throttling: Option<RtThrottling>) -> Option<AdmittedLimit> {
-    let limit = throttling.and_then(|t| t.limit())?;
     let cpus = match cfg.cpu {
         Some(_) => 1,
         None => policy::allowed_cpus().map_or(1, |c| c.len().max(1)),
     };
-    let fair = policy::fair_server_share();
-    Some(AdmittedLimit {
-        limit: (limit - fair) * cpus as f64,
-        cpus,
-        note: if fair > 0.0 {
-            format!(" minus {fair:.3} per CPU reserved for the fair server since Linux 6.12")
-        } else {
-            String::new()
-        },
-    })
+    let capacity = DomainCapacity::new(throttling?, cpus)?;
+    Some(AdmittedLimit { capacity, cpus })
 }
 
 /// [`fit_to_admission`] per root domain: the kernel admits deadline
-/// bandwidth per root domain, up to its CPUs x (`limit` - the fair
-/// server's share). A domain whose WCETs alone exceed that is refused
-/// with its CPUs, tasks, sum and limit.
+/// bandwidth per root domain, up to its CPUs x (the RT limit - the fair
+/// server's share), in its own units. A domain whose WCETs alone exceed
+/// that is refused with its CPUs, tasks, sum and limit.
 fn fit_domains_to_admission(
     set: &TaskSet,
     placement: &Placement,
-    limit: f64,
+    throttling: RtThrottling,
     policies: &mut [Policy],
 ) -> Result<(), RtError> {
-    let fair = policy::fair_server_share();
     for (d, cpus) in placement.domains.iter().enumerate() {
         let members = placement.tasks_of(d);
         if members.is_empty() {
             continue;
         }
+        let Some(capacity) = DomainCapacity::new(throttling, cpus.len()) else {
+            return Ok(());
+        };
         let sub = TaskSet::new(
             set.name.clone(),
             members.iter().map(|&i| set.tasks[i].clone()).collect(),
         );
         let mut sub_policies: Vec<Policy> = members.iter().map(|&i| policies[i]).collect();
-        let admitted = (limit - fair) * cpus.len() as f64;
-        fit_deadline_budgets(&sub, &mut sub_policies, admitted).map_err(|need| {
+        fit_deadline_budgets(&sub, &mut sub_policies, capacity.for_tasks()).map_err(|need| {
             RtError::DomainOverLimit {
                 cpus: placement::list(cpus),
                 tasks: sub
@@ -787,16 +798,9 @@ fn fit_domains_to_admission(
                     .map(|t| format!("`{}`", t.name))
                     .collect::<Vec<_>>()
                     .join(", "),
-                need,
-                limit: admitted,
-                note: if fair > 0.0 {
-                    format!(
-                        "{} x ({limit:.3} - {fair:.3} for the fair server since Linux 6.12)",
-                        cpus.len()
-                    )
-                } else {
-                    format!("{} x {limit:.3}", cpus.len())
-                },
+                need: dl_bandwidth::show(need),
+                over: dl_bandwidth::show(need - capacity.for_tasks()),
+                limit: capacity.describe(),
             }
         })?;
         for (&i, p) in members.iter().zip(sub_policies) {
@@ -806,35 +810,63 @@ fn fit_domains_to_admission(
     Ok(())
 }
 
-/// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the sum of
-/// runtime/period stays under the admission limit `limit` (CPUs x
-/// (sched_rt_runtime_us / sched_rt_period_us - the fair server's share)). Each margin is
-/// scaled by the same factor f = (limit - 0.001 - sum C/T) / sum m/T, down to
-/// 0. When the WCETs alone leave no room (sum C/T > limit - 0.001) nothing
-/// changes and the error is sum C/T: every job would exhaust its budget.
-pub fn fit_deadline_budgets(set: &TaskSet, policies: &mut [Policy], limit: f64) -> Result<(), f64> {
-    let mut wcet_share = 0.0;
-    let mut margin_share = 0.0;
-    for (t, p) in set.tasks.iter().zip(policies.iter()) {
-        if let Policy::Deadline {
-            runtime, period, ..
-        } = *p
-        {
-            wcet_share += t.wcet.as_ns() as f64 / period.as_ns() as f64;
-            margin_share += runtime.saturating_sub(t.wcet).as_ns() as f64 / period.as_ns() as f64;
-        }
+/// Shrinks the SCHED_DEADLINE margins (never the WCETs) so that the
+/// threads' bandwidths, each `to_ratio(period, runtime)` in the kernel's
+/// units of 2^-20 of a CPU, sum to at most `capacity`, as the kernel
+/// admits them ([`rtlab_host::dl_bandwidth`]). Every margin m is scaled by
+/// the same k / 2^20, k the largest that fits (found by bisection: the sum
+/// grows with k), so the budgets are C + ⌊m k / 2^20⌋. When the WCETs alone
+/// exceed the capacity nothing changes and the error is their sum, in the
+/// kernel's units: every job would exhaust its budget.
+pub fn fit_deadline_budgets(
+    set: &TaskSet,
+    policies: &mut [Policy],
+    capacity: u64,
+) -> Result<(), u64> {
+    // (C, margin, period) of each deadline thread.
+    let threads: Vec<(usize, Nanos, Nanos, Nanos)> = set
+        .tasks
+        .iter()
+        .zip(policies.iter())
+        .enumerate()
+        .filter_map(|(i, (t, p))| match *p {
+            Policy::Deadline {
+                runtime, period, ..
+            } => Some((i, t.wcet, runtime.saturating_sub(t.wcet), period)),
+            _ => None,
+        })
+        .collect();
+    let budget = |c: Nanos, m: Nanos, k: u64| {
+        let extra = (u128::from(m.as_ns()) * u128::from(k)) >> dl_bandwidth::BW_SHIFT;
+        c.saturating_add(Nanos::from_ns(u64::try_from(extra).unwrap_or(u64::MAX)))
+    };
+    let sum_at = |k: u64| -> u64 {
+        threads
+            .iter()
+            .map(|&(_, c, m, t)| dl_bandwidth::to_ratio(t, budget(c, m, k)))
+            .sum()
+    };
+    let wcets = sum_at(0);
+    if wcets > capacity {
+        return Err(wcets);
     }
-    if wcet_share > limit - 0.001 {
-        return Err(wcet_share);
-    }
-    if margin_share <= 0.0 || wcet_share + margin_share <= limit - 0.001 {
+    let full = dl_bandwidth::BW_UNIT;
+    if sum_at(full) <= capacity {
         return Ok(());
     }
-    let factor = ((limit - 0.001 - wcet_share) / margin_share).clamp(0.0, 1.0);
-    for (t, p) in set.tasks.iter().zip(policies.iter_mut()) {
-        if let Policy::Deadline { runtime, .. } = p {
-            let margin = runtime.saturating_sub(t.wcet).as_ns() as f64 * factor;
-            *runtime = t.wcet.saturating_add(Nanos::from_ns(margin as u64));
+    // sum_at(lo) fits, sum_at(hi) does not.
+    let (mut lo, mut hi) = (0, full);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if sum_at(mid) <= capacity {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    for &(i, c, m, _) in &threads {
+        if let Policy::Deadline { runtime, .. } = &mut policies[i] {
+            *runtime = budget(c, m, lo);
         }
     }
     Ok(())
@@ -886,7 +918,7 @@ struct TaskThread {
     /// The CPUs of its domain on a multiprocessor run (`--cpus`).
     affinity: Option<Vec<usize>>,
     duration: Nanos,
-    on_miss: Overrun,
+    on_miss: MissRule,
     lag_controller: Option<ControllerKind>,
     /// SCHED_DEADLINE with `SCHED_FLAG_RECLAIM` ([`RunConfig::edf_reclaim`]).
     reclaim: bool,
@@ -969,7 +1001,7 @@ impl TaskThread {
         while let Some(release) = self.release_from(candidate) {
             candidate = release.saturating_add(t.period);
             let k = self.job_index(release);
-            if self.on_miss == Overrun::Skip && pending.skips(release) {
+            if self.on_miss == MissRule::Skip && pending.skips(release) {
                 log.summary.record_skipped(1);
                 continue;
             }
@@ -1041,7 +1073,7 @@ impl TaskThread {
             }
             // A finished job's record does not depend on the end.
             log.job(job, self.duration);
-            if self.on_miss == Overrun::Skip {
+            if self.on_miss == MissRule::Skip {
                 pending.push(deadline, finished);
             }
         }
@@ -1055,6 +1087,7 @@ impl TaskThread {
             jobs_dropped: log.dropped(),
             lock_errors,
             budget_changes: changes,
+            cpu_time_ns: rtlab_sys::clock::thread_cpu_time().as_ns(),
         }
     }
 
@@ -1088,7 +1121,7 @@ impl TaskThread {
         let t = &self.task;
         let plain = !self.phases.changes_releases_of(self.index);
         let remaining = |r: Nanos| ended.saturating_sub(r).div_ceil(t.period);
-        if self.on_miss == Overrun::Continue && plain {
+        if self.on_miss == MissRule::Continue && plain {
             if let Some(r) = self.release_from(from).filter(|r| *r < ended) {
                 log.unstarted(t, self.job_index(r), remaining(r), ended);
             }
@@ -1099,7 +1132,7 @@ impl TaskThread {
         while let Some(release) = self.release_from(candidate).filter(|r| *r < ended) {
             candidate = release.saturating_add(t.period);
             let k = self.job_index(release);
-            if self.on_miss == Overrun::Skip && pending.skips(release) {
+            if self.on_miss == MissRule::Skip && pending.skips(release) {
                 log.unstarted(t, run_from, run_len, ended);
                 run_len = 0;
                 if plain && pending.skips_all_from(release) {
@@ -1117,7 +1150,7 @@ impl TaskThread {
                 run_from = k;
             }
             run_len += 1;
-            if self.on_miss == Overrun::Skip {
+            if self.on_miss == MissRule::Skip {
                 pending.push(release.saturating_add(t.deadline), Nanos::MAX);
             }
         }
@@ -1237,20 +1270,16 @@ fn summarise(
     let totals = Totals::of(tasks.iter().map(|t| &t.metrics));
     let seconds = ended.as_secs_f64();
     RunReport {
-        policy: cfg.policy_name(),
-        scheduler: match &cfg.placement {
-            Some(p) => p.model_scheduler(cfg.policy),
-            None => cfg.policy.model_scheduler(rr_timeslice()),
-        }
-        .map(|m| m.to_string()),
+        policy: cfg.scheduler(),
+        scheduler: cfg.scheduler().model_scheduler(rr_timeslice()),
         cpus: cfg.placement.as_ref().map(|p| p.cpus.clone()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
         interrupted,
         cpu: cfg.cpu,
-        protocol: cfg.protocol.name().into(),
-        on_miss: cfg.on_miss.name().into(),
+        protocol: cfg.protocol,
+        on_miss: cfg.on_miss,
         tick_ns: None,
         seed: None,
         jitter: "none".into(),
@@ -1276,6 +1305,7 @@ fn summarise(
         lock_errors,
         peak_rss_bytes: peak_rss_bytes(),
         kernel_trace: None,
+        disturbance: None,
         thread_ids: Vec::new(),
         start_monotonic_ns: 0,
         phases: cfg.phases.iter().map(ToString::to_string).collect(),
@@ -1292,40 +1322,60 @@ mod tests {
         Nanos::from_ms(v)
     }
 
-    /// paper 000's scenario 4 under a 0.95 limit: C/T = 0.12 + 0.80 = 0.92,
-    /// default margins 0.15/25 + 2/50 = 0.046 would make 0.966; they shrink
-    /// by f = (0.949 - 0.92) / 0.046 = 0.6304...
+    /// Soyer 2024's scenario 4 on one CPU with the defaults (943719 units
+    /// for tasks): C/T = 0.12 + 0.80 = 0.92 (964689 units) does not fit;
+    /// its tasks at C/T = 0.12 + 0.78 = 0.90 exactly (943718 units) do,
+    /// as the kernel admits them (at or under the limit), with margins
+    /// shrunk to the last unit.
     #[test]
     fn deadline_margins_shrink_to_fit_and_wcets_over_the_limit_are_refused() {
-        let set = TaskSet::new(
-            "s4",
-            vec![
-                Task::new("t1", ms(25), ms(3)).with_deadline(ms(23)),
-                Task::new("t2", ms(50), ms(40)).with_deadline(ms(45)),
-            ],
+        let capacity = 943_719;
+        let set = |c2: u64| {
+            TaskSet::new(
+                "s4",
+                vec![
+                    Task::new("t1", ms(25), ms(3)).with_deadline(ms(23)),
+                    Task::new("t2", ms(50), ms(c2)).with_deadline(ms(45)),
+                ],
+            )
+        };
+        let sum = |set: &TaskSet, policies: &[Policy]| -> u64 {
+            set.tasks
+                .iter()
+                .zip(policies)
+                .map(|(t, p)| match p {
+                    Policy::Deadline { runtime, .. } => dl_bandwidth::to_ratio(t.period, *runtime),
+                    _ => unreachable!(),
+                })
+                .sum()
+        };
+        let four = set(40);
+        let mut policies = thread_policies(&four, RunPolicy::Edf, None).unwrap();
+        assert_eq!(
+            fit_deadline_budgets(&four, &mut policies, capacity),
+            Err(125_829 + 838_860)
         );
-        let mut policies = thread_policies(&set, RunPolicy::Edf, None).unwrap();
-        assert_eq!(fit_deadline_budgets(&set, &mut policies, 0.95), Ok(()));
-        let runtimes: Vec<u64> = policies
-            .iter()
-            .map(|p| match p {
-                Policy::Deadline { runtime, .. } => runtime.as_ns(),
-                _ => unreachable!(),
-            })
-            .collect();
-        let factor = (0.949 - 0.92) / (0.15 / 25.0 + 2.0 / 50.0);
-        let expect = |c_ms: f64, m_ms: f64| ((c_ms + m_ms * factor) * 1e6) as u64;
-        assert!(runtimes[0].abs_diff(expect(3.0, 0.15)) <= 1, "{runtimes:?}");
-        assert!(runtimes[1].abs_diff(expect(40.0, 2.0)) <= 1, "{runtimes:?}");
-        let total: f64 = runtimes[0] as f64 / 25e6 + runtimes[1] as f64 / 50e6;
-        assert!(total <= 0.949 + 1e-9);
+        let exact = set(39);
+        let mut policies = thread_policies(&exact, RunPolicy::Edf, None).unwrap();
+        assert_eq!(
+            fit_deadline_budgets(&exact, &mut policies, capacity),
+            Ok(())
+        );
+        let total = sum(&exact, &policies);
+        assert!(total <= capacity && total + 2 >= capacity, "{total}");
+        for (t, p) in exact.tasks.iter().zip(&policies) {
+            let Policy::Deadline { runtime, .. } = p else {
+                unreachable!()
+            };
+            assert!(*runtime >= t.wcet);
+        }
         // Room for the full margins: unchanged.
-        let mut roomy = thread_policies(&set, RunPolicy::Edf, None).unwrap();
-        assert_eq!(fit_deadline_budgets(&set, &mut roomy, 2.0), Ok(()));
-        assert_eq!(roomy, thread_policies(&set, RunPolicy::Edf, None).unwrap());
-        // 0.92 of WCET does not fit in 0.90.
-        let e = fit_deadline_budgets(&set, &mut roomy, 0.90).unwrap_err();
-        assert!((e - 0.92).abs() < 1e-9);
+        let mut roomy = thread_policies(&four, RunPolicy::Edf, None).unwrap();
+        assert_eq!(
+            fit_deadline_budgets(&four, &mut roomy, 2 * capacity),
+            Ok(())
+        );
+        assert_eq!(roomy, thread_policies(&four, RunPolicy::Edf, None).unwrap());
     }
 
     /// Only SCHED_DEADLINE runs with a constrained task wait longer than

@@ -42,6 +42,7 @@ use serde::Serialize;
 
 use super::{AdmittedLimit, RunConfig};
 use crate::error::RtError;
+use rtlab_host::dl_bandwidth;
 use rtlab_host::policy::Policy;
 
 /// The set the executor runs under `cfg.phases` (the set's tasks, then
@@ -158,8 +159,10 @@ impl DeadlineBudgets {
     }
 
     /// Per segment, the sum of runtime/period over every SCHED_DEADLINE
-    /// thread: `(segment start, sum)`.
-    pub fn sums(&self) -> Vec<(Nanos, f64)> {
+    /// thread in the kernel's units of 2^-20 of a CPU (each
+    /// `to_ratio(period, runtime)`, [`rtlab_host::dl_bandwidth`]):
+    /// `(segment start, sum)`.
+    pub fn sums(&self) -> Vec<(Nanos, u64)> {
         self.starts
             .iter()
             .enumerate()
@@ -170,7 +173,7 @@ impl DeadlineBudgets {
                     .zip(&self.periods)
                     .filter_map(|(ps, period)| match ps.get(s) {
                         Some(Policy::Deadline { runtime, .. }) => {
-                            Some(runtime.as_ns() as f64 / period.as_ns().max(1) as f64)
+                            Some(dl_bandwidth::to_ratio(*period, *runtime))
                         }
                         _ => None,
                     })
@@ -180,12 +183,14 @@ impl DeadlineBudgets {
             .collect()
     }
 
-    /// Refuses a run in which some segment's budgets sum above `limit`,
-    /// naming the phase that segment lies in (or, before every phase, the
-    /// phases' tasks, whose threads hold their budgets from the start).
+    /// Refuses a run in which some segment's budgets sum above what
+    /// `limit` admits (the kernel admits at or under it), naming the
+    /// phase that segment lies in (or, before every phase, the phases'
+    /// tasks, whose threads hold their budgets from the start).
     pub fn check(&self, phases: &[Phase], limit: AdmittedLimit) -> Result<(), RtError> {
+        let capacity = limit.capacity.for_tasks();
         for (from, need) in self.sums() {
-            if need > limit.limit - 0.001 {
+            if need > capacity {
                 let phase = phases
                     .iter()
                     .find(|p| p.start <= from && from < p.end)
@@ -195,10 +200,10 @@ impl DeadlineBudgets {
                     );
                 return Err(RtError::PhaseOverLimit {
                     phase,
-                    need,
+                    need: dl_bandwidth::show(need),
+                    over: dl_bandwidth::show(need - capacity),
                     cpus: limit.cpus,
-                    limit: limit.limit,
-                    note: limit.note,
+                    limit: limit.capacity.describe(),
                 });
             }
         }
@@ -243,6 +248,7 @@ impl BudgetChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_host::dl_bandwidth::DomainCapacity;
     use rtlab_model::Task;
 
     /// a (T 10, C 2, margin 0.1) and b (T 20, C 4); phase 100..200 ms at x2
@@ -276,17 +282,24 @@ mod tests {
             ]
         );
         assert_eq!(b.of(1), vec![(Nanos::ZERO, dl(us(4100), ms(20)))]);
-        let sums: Vec<f64> = b.sums().iter().map(|s| s.1).collect();
-        assert!((sums[1] - 0.615).abs() < 1e-9 && (sums[2] - 0.415).abs() < 1e-9);
-        let limit = |l: f64| AdmittedLimit {
-            limit: l,
-            cpus: 1,
-            note: String::new(),
+        // 2.1/10 + 4.1/20 = 0.415; x2 in the phase: 4.1/10 + 4.1/20 = 0.615.
+        let sums: Vec<u64> = b.sums().iter().map(|s| s.1).collect();
+        assert_eq!(sums[1], 429_916 + 214_958);
+        assert_eq!(sums[2], 220_200 + 214_958);
+        let limit = |cpus: usize, rt: u64| AdmittedLimit {
+            capacity: DomainCapacity {
+                cpus,
+                rt,
+                fair_server: 0,
+            },
+            cpus,
         };
-        assert!(b.check(&[phase.clone()], limit(0.95)).is_ok());
+        assert!(b.check(&[phase.clone()], limit(1, 996_147)).is_ok());
+        // Exactly the phase's sum fits (at or under), one unit less does not.
+        assert!(b.check(&[phase.clone()], limit(1, sums[1])).is_ok());
         assert_eq!(
-            b.check(&[phase], limit(0.5)).unwrap_err().to_string(),
-            "phase 100ms..200ms:x2 makes the SCHED_DEADLINE set inadmissible: sum of runtime/period 0.615 above the limit 0.500 (1 CPU); add --no-rt-throttling to switch admission control off for the run"
+            b.check(&[phase], limit(1, sums[1] - 1)).unwrap_err().to_string(),
+            "phase 100ms..200ms:x2 makes the SCHED_DEADLINE set inadmissible: its budgets need sum runtime/period = 644874 (0.615000) in the kernel's units of 2^-20 of a CPU, 1 (0.000001) more than 644873 (0.614999) = 1 x (644873 for sched_rt_runtime_us / sched_rt_period_us) admits on 1 CPU; add --no-rt-throttling to switch admission control off for the run"
         );
     }
 }

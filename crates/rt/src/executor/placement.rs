@@ -1,5 +1,5 @@
 //! Where the threads of a multiprocessor run go (`rtlab run --cpus LIST
-//! --policy gedf|pedf|cedf|gfp|pfp`), and the Linux rules that decide how.
+//! --policy linux-dl|pedf|cedf|gfp|pfp`), and the Linux rules that decide how.
 //!
 //! A run on m CPUs has *domains*: groups of CPUs inside which the kernel
 //! schedules globally. Global scheduling is one domain of every CPU of the
@@ -10,7 +10,7 @@
 //!   RT class pushes and pulls runnable threads between the CPUs of its
 //!   affinity, so a domain of several CPUs is global fixed priority (as far
 //!   as push/pull keeps up) and a domain of one CPU is partitioned.
-//! * **SCHED_DEADLINE** (`gedf`, `pedf`, `cedf`): global EDF *per root
+//! * **SCHED_DEADLINE** (`linux-dl`, `pedf`, `cedf`): global EDF *per root
 //!   domain*. The kernel refuses `sched_setattr` to a thread whose affinity
 //!   does not cover its whole root domain (EPERM), because its admission
 //!   test is made per root domain: the sum of runtime/period of the
@@ -29,29 +29,7 @@ use rtlab_model::TaskSet;
 
 use crate::error::RtError;
 
-use rtlab_model::policy::{ModelScheduler, RunPolicy};
-
-/// How the kernel schedules across the run's CPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// One domain of every CPU (`gedf`, `gfp`).
-    Global,
-    /// One domain per CPU (`pedf`, `pfp`).
-    Partitioned,
-    /// One domain per cluster (`cedf`).
-    Clustered,
-}
-
-impl Scope {
-    /// `global`, `partitioned` or `clustered`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Global => "global",
-            Scope::Partitioned => "partitioned",
-            Scope::Clustered => "clustered",
-        }
-    }
-}
+use rtlab_model::policy::Scope;
 
 /// The CPUs, domains and task placement of a multiprocessor run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,40 +90,6 @@ impl Placement {
                 .collect(),
             cpus,
             task_domain: task_cluster,
-        }
-    }
-
-    /// The run's policy name: `gedf`, `pedf`, `cedf` for SCHED_DEADLINE;
-    /// `gfp:ORDER`, `pfp:ORDER` for SCHED_FIFO (ORDER = rm, dm, given);
-    /// `SCOPE-POLICY` otherwise (e.g. `global-fifo-order`).
-    pub fn policy_name(&self, policy: RunPolicy) -> String {
-        match (self.scope, policy) {
-            (Scope::Global, RunPolicy::Edf) => "gedf".into(),
-            (Scope::Partitioned, RunPolicy::Edf) => "pedf".into(),
-            (Scope::Clustered, RunPolicy::Edf) => "cedf".into(),
-            (Scope::Global, p) if p.priority_assignment().is_some() => format!("gfp:{p}"),
-            (Scope::Partitioned, p) if p.priority_assignment().is_some() => format!("pfp:{p}"),
-            (scope, p) => format!("{}-{p}", scope.name()),
-        }
-    }
-
-    /// The simulator's scheduler that models the run: SCHED_DEADLINE on
-    /// one root domain is `linux-dl` (global EDF, a running job keeps its
-    /// CPU on a deadline tie), partitioned and clustered EDF `pedf` and
-    /// `cedf`, SCHED_FIFO `gfp:ORDER` and `pfp:ORDER`. `None` for policies
-    /// the simulator has no multiprocessor model of.
-    pub fn model_scheduler(&self, policy: RunPolicy) -> Option<ModelScheduler> {
-        match (self.scope, policy) {
-            (Scope::Global, RunPolicy::Edf) => Some(ModelScheduler::LinuxDl),
-            (Scope::Partitioned, RunPolicy::Edf) => Some(ModelScheduler::PartitionedEdf),
-            (Scope::Clustered, RunPolicy::Edf) => Some(ModelScheduler::ClusteredEdf),
-            (Scope::Global, p) => p
-                .priority_assignment()
-                .map(ModelScheduler::GlobalFixedPriority),
-            (Scope::Partitioned, p) => p
-                .priority_assignment()
-                .map(ModelScheduler::PartitionedFixedPriority),
-            (Scope::Clustered, _) => None,
         }
     }
 

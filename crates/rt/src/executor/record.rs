@@ -9,6 +9,7 @@
 
 use std::ops::Deref;
 
+use rtlab_model::policy::{LockingProtocol, MissRule, ModelScheduler, RealScheduler};
 use rtlab_model::results::{TaskMetrics, TaskSummary, Totals};
 use serde::Serialize;
 
@@ -72,10 +73,11 @@ impl Deref for TaskRunMetrics {
 /// The result of a run (`rtlab run --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
-    /// `--policy`: other, fifo-order, rm, dm, given, rr, edf.
-    pub policy: String,
+    /// `--policy`: other, fifo-order, rm, dm, given, rr, edf; on several
+    /// CPUs linux-dl, pedf, cedf, gfp:ORDER, pfp:ORDER.
+    pub policy: RealScheduler,
     /// The simulator scheduler that models the policy (null for `other`).
-    pub scheduler: Option<String>,
+    pub scheduler: Option<ModelScheduler>,
     /// The task set's name.
     pub taskset: String,
     /// Requested duration.
@@ -91,9 +93,9 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
     /// Locking protocol of the critical sections' mutexes: none, pip or ipcp.
-    pub protocol: String,
-    /// Overrun policy: continue or skip.
-    pub on_miss: String,
+    pub protocol: LockingProtocol,
+    /// The miss rule: continue or skip.
+    pub on_miss: MissRule,
     /// Always null: the kernel is tickless here (hrtimers).
     pub tick_ns: Option<u64>,
     /// Always null: real execution times are not drawn from a seed.
@@ -160,6 +162,11 @@ pub struct RunReport {
     /// was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_changes: Option<super::BudgetChanges>,
+    /// What else the machine did on the run's CPUs over the measured
+    /// window, and the verdict (`rtlab_host::disturbance`); absent only for
+    /// a run refused before its window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<rtlab_model::disturbance::DisturbanceAccount>,
 }
 
 impl std::ops::Deref for RunReport {
@@ -187,6 +194,9 @@ pub struct TaskOutcome {
     pub kernel_migrations: Option<u64>,
     /// Its SCHED_DEADLINE budget changes at phase boundaries.
     pub budget_changes: super::BudgetChanges,
+    /// Its CPU time at the end (`CLOCK_THREAD_CPUTIME_ID`, ns): the
+    /// disturbance account's own time, read after the thread is gone.
+    pub cpu_time_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

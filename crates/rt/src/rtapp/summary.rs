@@ -158,7 +158,7 @@ impl RtAppComparison {
             .collect();
         RtAppComparison {
             taskset: set.name.clone(),
-            policy: rtlab.policy.clone(),
+            policy: rtlab.policy.to_string(),
             tasks,
             rtlab,
             rtapp,

@@ -16,72 +16,33 @@
 //! ([`crate::engine`], [`crate::queue`]); locks, ticks, per-event kernel
 //! costs and overload phases are refused on m > 1 ([`super::check`]).
 
-use std::collections::VecDeque;
-
-use rand_chacha::ChaCha8Rng;
-use rtlab_model::random::{below, stream_rng};
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
+use rtlab_model::results::{JobRecord, JobSink, Totals};
 use rtlab_model::{Nanos, Task};
 
-use crate::config::{ExecModel, JitterModel, OnMiss, SimConfig};
-use crate::engine::{BacklogStop, MAX_PENDING_JOBS};
+use crate::config::{MissRule, SimConfig};
+use crate::engine::BacklogStop;
+use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{ProcessorMetrics, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
 use crate::trace::{Trace, TraceRecord};
 
-/// How a global scheduler orders ready jobs. Smaller keys run first.
+pub use super::rule::{GlobalRule, Key};
+
+/// One job in the global engine, as the rules ([`GlobalRule`]) see it.
 #[derive(Clone, Debug)]
-pub enum GlobalRule {
-    /// Global EDF: earliest absolute deadline; equal deadlines go to the
-    /// task declared first, even against a running job (LITMUS^RT's
-    /// `edf_higher_prio`, by task id). SimSo 0.8.5's `EDF` also picks the
-    /// first task among waiting jobs but keeps a running job on a tie.
-    Edf,
-    /// Global fixed priority: the task's level (larger is more urgent),
-    /// equal levels to the task declared first.
-    Fp(Vec<u64>),
-    /// EDZL (Lee 1994; Cho, Ravindran, Jensen 2002): a waiting job whose
-    /// laxity `d - t - remaining` reaches zero gets top priority and keeps
-    /// it; otherwise global EDF with its tie rule.
-    Edzl,
-    /// Linux SCHED_DEADLINE on one root domain: earliest deadline, but a
-    /// waiting job preempts only with a strictly earlier deadline (a
-    /// running job wins ties) and equal waiting jobs go in the order they
-    /// became ready (the rb-tree inserts equal keys to the right).
-    LinuxDl,
-}
-
-/// The key of a job: compared as a tuple, smaller first.
-type Key = (u64, u64, u64, u64);
-
-impl GlobalRule {
-    /// True when a job's key never changes while it is ready (EDF, FP):
-    /// it is then computed once, when the job becomes ready.
-    fn is_static(&self) -> bool {
-        matches!(self, GlobalRule::Edf | GlobalRule::Fp(_))
-    }
-
-    fn key(&self, job: &MJob, running: bool) -> Key {
-        let d = job.deadline.as_ns();
-        let (task, index) = (job.task as u64, job.index);
-        match self {
-            GlobalRule::Edf => (d, task, index, 0),
-            GlobalRule::Fp(levels) => (u64::MAX - levels[job.task], task, index, 0),
-            GlobalRule::Edzl => (u64::from(!job.zero_laxity), d, task, index),
-            GlobalRule::LinuxDl => (d, u64::from(!running), job.ready_seq, task),
-        }
-    }
-}
-
-/// One job in the global engine.
-#[derive(Clone, Debug)]
-struct MJob {
-    task: usize,
-    index: u64,
-    release: Nanos,
-    deadline: Nanos,
-    demand: Nanos,
-    executed: Nanos,
+pub struct GlobalJob {
+    /// Its task (declaration order).
+    pub task: usize,
+    /// Which release of its task it is.
+    pub index: u64,
+    /// Release time.
+    pub release: Nanos,
+    /// Absolute deadline.
+    pub deadline: Nanos,
+    /// Execution time it needs.
+    pub demand: Nanos,
+    /// Execution time received so far (current at every scheduling point).
+    pub executed: Nanos,
     start: Option<Nanos>,
     start_cpu: Option<u32>,
     last_cpu: Option<u32>,
@@ -89,16 +50,17 @@ struct MJob {
     preemptions: u64,
     uid: u64,
     /// Order in which jobs became ready (Linux's tie rule).
-    ready_seq: u64,
+    pub ready_seq: u64,
     /// EDZL: laxity reached zero while it waited.
-    zero_laxity: bool,
+    pub zero_laxity: bool,
     /// The processor running it now.
     on_cpu: Option<u32>,
     done: bool,
 }
 
-impl MJob {
-    fn remaining(&self) -> Nanos {
+impl GlobalJob {
+    /// Execution time still needed.
+    pub fn remaining(&self) -> Nanos {
         self.demand.saturating_sub(self.executed)
     }
 }
@@ -119,38 +81,35 @@ struct Processor {
 
 impl Processor {
     /// When its job completes, if nothing happens before.
-    fn completion(&self, jobs: &[MJob]) -> Option<Nanos> {
+    /// `None` when that lies beyond the last representable instant
+    /// ([`Nanos::MAX`]): a saturated completion at `Nanos::MAX` would be
+    /// handled without the job completing, then found again, forever (as
+    /// the uniprocessor engine's milestone, issue 39).
+    fn completion(&self, jobs: &[GlobalJob]) -> Option<Nanos> {
         let job = &jobs[self.job?];
-        Some(
-            self.run_from
-                .max(self.busy_until)
-                .saturating_add(job.remaining()),
-        )
+        self.run_from
+            .max(self.busy_until)
+            .checked_add(job.remaining())
     }
 }
 
 /// A global-scheduling run of `tasks` on `m` processors.
 pub struct GlobalSim {
     tasks: Vec<Task>,
-    rule: GlobalRule,
+    rule: Box<dyn GlobalRule>,
     name: String,
     taskset: String,
     config: SimConfig,
     migration_cost: Nanos,
     now: Nanos,
     queue: EventQueue,
-    jobs: Vec<MJob>,
+    jobs: Vec<GlobalJob>,
     free: Vec<usize>,
-    head: Vec<Option<usize>>,
-    pending: Vec<VecDeque<usize>>,
-    pending_jobs: usize,
-    stopped: Option<BacklogStop>,
+    /// Each task's ready job and the jobs waiting behind it.
+    backlog: Backlog<usize>,
     cpus: Vec<Processor>,
-    rngs: Vec<ChaCha8Rng>,
-    jitter_rngs: Vec<ChaCha8Rng>,
-    last_ready: Vec<Nanos>,
-    summaries: Vec<TaskSummary>,
-    sink: Option<super::JobSink>,
+    draws: Draws,
+    ledger: Ledger,
     context_switches: u64,
     events: u64,
     next_uid: u64,
@@ -170,7 +129,7 @@ impl GlobalSim {
     pub(crate) fn new(
         taskset: &str,
         tasks: Vec<Task>,
-        rule: GlobalRule,
+        rule: Box<dyn GlobalRule>,
         name: String,
         m: u32,
         config: SimConfig,
@@ -187,14 +146,9 @@ impl GlobalSim {
             t
         });
         let mut sim = GlobalSim {
-            rngs: (0..n).map(|i| stream_rng(config.seed, i as u64)).collect(),
-            jitter_rngs: (0..n)
-                .map(|i| stream_rng(config.seed, crate::engine::JITTER_STREAMS | i as u64))
-                .collect(),
-            last_ready: vec![Nanos::ZERO; n],
-            summaries: vec![TaskSummary::default(); n],
-            head: vec![None; n],
-            pending: vec![VecDeque::new(); n],
+            draws: Draws::new(config.seed, n),
+            ledger: Ledger::new(n),
+            backlog: Backlog::new(n),
             cpus: vec![Processor::default(); m as usize],
             tasks,
             rule,
@@ -206,9 +160,6 @@ impl GlobalSim {
             queue: EventQueue::default(),
             jobs: Vec::new(),
             free: Vec::new(),
-            pending_jobs: 0,
-            stopped: None,
-            sink: None,
             context_switches: 0,
             events: 0,
             next_uid: 0,
@@ -227,18 +178,36 @@ impl GlobalSim {
     }
 
     /// Sends every job record to `sink` as the job leaves the run.
-    pub fn on_job(&mut self, sink: impl FnMut(&JobRecord) + 'static) {
-        self.sink = Some(Box::new(sink));
+    pub fn with_sink(&mut self, sink: Box<dyn JobSink>) {
+        self.ledger.set_sink(sink);
+    }
+
+    /// Finishes the run and ends the job sink's output; its first error.
+    pub fn finish_jobs(&mut self) -> std::io::Result<()> {
+        self.run();
+        self.ledger.finish()
     }
 
     /// Runs to the end.
+    ///
+    /// Stops early when the caller's stop flag is raised
+    /// ([`rtlab_model::cancel`], polled every [`CANCEL_POLL_STEPS`]
+    /// instants); the report is then of the part run.
     pub fn run(&mut self) {
-        while self.step() {}
+        let mut steps = 0u32;
+        while self.step() {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
+                && rtlab_model::cancel::requested()
+            {
+                break;
+            }
+        }
     }
 
     /// Why the run stopped early, if it did.
     pub fn stopped(&self) -> Option<BacklogStop> {
-        self.stopped
+        self.backlog.stopped()
     }
 
     /// The recorded trace (after the run).
@@ -284,30 +253,22 @@ impl GlobalSim {
         for cpu in &self.cpus {
             next = min_opt(next, cpu.completion(&self.jobs));
         }
-        if matches!(self.rule, GlobalRule::Edzl) {
-            next = min_opt(next, self.zero_laxity_time());
+        if self.rule.watches_time() {
+            next = min_opt(next, self.change_time());
         }
         next
     }
 
-    /// EDZL: the next instant a waiting job's laxity reaches zero.
-    fn zero_laxity_time(&self) -> Option<Nanos> {
+    /// The next instant a ready job's key changes with no event (EDZL: a
+    /// waiting job's laxity reaches zero).
+    fn change_time(&self) -> Option<Nanos> {
         let mut next = None;
-        for slot in self.head.iter().flatten().copied() {
+        for slot in self.backlog.heads() {
             let job = &self.jobs[slot];
-            if job.zero_laxity || self.running_on(slot).is_some() {
-                continue;
-            }
-            let at = job.deadline.saturating_sub(job.remaining());
-            if at > self.now {
-                next = min_opt(next, Some(at));
-            }
+            let at = self.rule.change_at(job, job.on_cpu.is_some(), self.now);
+            next = min_opt(next, at.filter(|&at| at > self.now));
         }
         next
-    }
-
-    fn running_on(&self, slot: usize) -> Option<usize> {
-        self.jobs[slot].on_cpu.map(|c| c as usize)
     }
 
     fn advance(&mut self, t: Nanos) {
@@ -331,17 +292,9 @@ impl GlobalSim {
         if at >= self.config.duration {
             return;
         }
-        let jitter = self.tasks[task].jitter;
-        let delay = match self.config.jitter {
-            JitterModel::None => Nanos::ZERO,
-            JitterModel::Max => jitter,
-            JitterModel::Uniform if jitter.is_zero() => Nanos::ZERO,
-            JitterModel::Uniform => {
-                Nanos::from_ns(below(&mut self.jitter_rngs[task], jitter.as_ns() + 1))
-            }
-        };
-        let ready = at.saturating_add(delay).max(self.last_ready[task]);
-        self.last_ready[task] = ready;
+        let ready = self
+            .draws
+            .ready_at(task, &self.tasks[task], at, self.config.jitter);
         self.queue
             .push(ready, Class::Release, Payload::Release { task, at });
     }
@@ -353,10 +306,10 @@ impl GlobalSim {
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
-        if self.config.on_miss == OnMiss::Skip {
-            if let Some(h) = self.head[task] {
+        if self.config.on_miss == MissRule::Skip {
+            if let Some(h) = self.backlog.head(task) {
                 if self.jobs[h].deadline <= at {
-                    self.summaries[task].record_skipped(1);
+                    self.ledger.skipped(task);
                     return;
                 }
             }
@@ -364,7 +317,7 @@ impl GlobalSim {
         let demand = self.draw_demand(task);
         let uid = self.next_uid;
         self.next_uid += 1;
-        let job = MJob {
+        let job = GlobalJob {
             task,
             index,
             release: at,
@@ -400,7 +353,7 @@ impl GlobalSim {
                 at,
             });
         }
-        if self.config.on_miss == OnMiss::Abort {
+        if self.config.on_miss == MissRule::Abort {
             self.queue.push(
                 abs_deadline,
                 Class::Deadline,
@@ -410,24 +363,17 @@ impl GlobalSim {
                 },
             );
         }
-        if self.head[task].is_none() {
+        let was_stopped = self.backlog.stopped().is_some();
+        if self.backlog.arrive(task, slot, self.now) {
             self.make_ready(slot);
-        } else {
-            self.pending[task].push_back(slot);
-            self.pending_jobs += 1;
-            if self.pending_jobs > MAX_PENDING_JOBS && self.stopped.is_none() {
-                self.stopped = Some(BacklogStop {
-                    at: self.now,
-                    pending: self.pending_jobs,
-                });
-                self.config.duration = self.now.max(Nanos::from_ns(1));
-            }
+        } else if !was_stopped && self.backlog.stopped().is_some() {
+            self.config.duration = self.now.max(Nanos::from_ns(1));
         }
     }
 
     fn make_ready(&mut self, slot: usize) {
         let job = &mut self.jobs[slot];
-        self.head[job.task] = Some(slot);
+        self.backlog.set_head(job.task, slot);
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.rule.is_static() {
@@ -436,14 +382,7 @@ impl GlobalSim {
     }
 
     fn draw_demand(&mut self, task: usize) -> Nanos {
-        let t = &self.tasks[task];
-        match t.bcet.filter(|&b| b < t.wcet) {
-            Some(bcet) if self.config.exec == ExecModel::Uniform => {
-                let span = (t.wcet - bcet).as_ns() + 1;
-                bcet + Nanos::from_ns(below(&mut self.rngs[task], span))
-            }
-            _ => t.wcet,
-        }
+        self.draws.demand(task, &self.tasks[task], self.config.exec)
     }
 
     fn complete(&mut self, slot: usize) {
@@ -486,9 +425,8 @@ impl GlobalSim {
                 at: deadline,
             });
         }
-        if self.head[task] != Some(slot) {
-            self.pending[task].retain(|&j| j != slot);
-            self.pending_jobs -= 1;
+        if self.backlog.head(task) != Some(slot) {
+            self.backlog.drop_waiting(task, slot);
             self.jobs[slot].done = true;
             self.free.push(slot);
             return;
@@ -514,10 +452,7 @@ impl GlobalSim {
             blocked: None,
             demand: Some(j.demand),
         };
-        self.summaries[j.task].record(&record, self.config.duration);
-        if let Some(sink) = &mut self.sink {
-            sink(&record);
-        }
+        self.ledger.record(&record, self.config.duration);
     }
 
     fn retire(&mut self, slot: usize) {
@@ -527,10 +462,8 @@ impl GlobalSim {
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
-        self.head[task] = None;
         self.static_keys[task] = None;
-        if let Some(next) = self.pending[task].pop_front() {
-            self.pending_jobs -= 1;
+        if let Some(next) = self.backlog.retire(task) {
             self.make_ready(next);
         }
     }
@@ -539,7 +472,6 @@ impl GlobalSim {
     fn reschedule(&mut self) {
         let m = self.cpus.len();
         let now = self.now;
-        let edzl = matches!(self.rule, GlobalRule::Edzl);
         let mut order = std::mem::take(&mut self.order);
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
@@ -547,15 +479,13 @@ impl GlobalSim {
         if self.rule.is_static() {
             order.extend(self.static_keys.iter().flatten().copied());
         } else {
-            for task in 0..self.head.len() {
-                let Some(slot) = self.head[task] else {
+            for task in 0..self.tasks.len() {
+                let Some(slot) = self.backlog.head(task) else {
                     continue;
                 };
                 let job = &mut self.jobs[slot];
                 let running = job.on_cpu.is_some();
-                if edzl && !running && job.deadline.saturating_sub(job.remaining()) <= now {
-                    job.zero_laxity = true;
-                }
+                self.rule.update(job, running, now);
                 order.push((self.rule.key(job, running), slot));
             }
         }
@@ -663,12 +593,7 @@ impl GlobalSim {
     /// The report (runs to the end first).
     pub fn report(&mut self) -> SimReport {
         self.run();
-        let tasks: Vec<_> = self
-            .summaries
-            .iter()
-            .zip(&self.tasks)
-            .map(|(s, t)| s.metrics(&t.name))
-            .collect();
+        let tasks = self.ledger.metrics(&self.tasks);
         let totals = Totals::of(&tasks);
         let duration = self.config.duration;
         let processors: Vec<ProcessorMetrics> = self

@@ -33,46 +33,34 @@
 //! multiprocessor schedulers run too: `gedf` is then uniprocessor EDF with
 //! gedf's tie rule (task order), `pedf` is `edf`.
 
+pub mod edzl;
+pub mod gedf;
+pub mod gfp;
+pub mod gllf;
 pub mod global;
+pub mod linux_dl;
+pub mod rule;
+
+pub use rule::GlobalRule;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rtlab_model::results::{JobRecord, TaskSummary, Totals};
-use rtlab_model::{Task, TaskSet};
+use std::io;
 
-use crate::config::{Protocol, SimConfig};
+use rtlab_model::results::{JobRecord, JobSink, TaskSummary, Totals};
+use rtlab_model::{Nanos, Task, TaskSet};
+
+use crate::config::{LockingProtocol, SimConfig};
 use crate::engine::{BacklogStop, Simulator};
 use crate::error::SimError;
 use crate::metrics::{ProcessorMetrics, SimReport};
-use crate::scheduler::{fixed_levels, SchedulerSpec};
+use crate::registry::SchedulerSpec;
 use crate::trace::Trace;
-use global::{GlobalRule, GlobalSim};
-use rtlab_model::policy::PriorityAssignment;
+use global::GlobalSim;
+use rtlab_model::policy::Scope;
 
 pub use rtlab_model::MAX_PROCESSORS;
-
-/// A global scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GlobalPolicy {
-    /// `gedf`.
-    Edf,
-    /// `gfp:rm|dm|given`.
-    Fp(PriorityAssignment),
-    /// `edzl`.
-    Edzl,
-    /// `linux-dl`.
-    LinuxDl,
-}
-
-/// A partitioned scheduler: the uniprocessor policy of every processor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PartitionedPolicy {
-    /// `pedf`.
-    Edf,
-    /// `pfp:rm|dm|given`.
-    Fp(PriorityAssignment),
-}
 
 /// A finished multiprocessor run.
 pub struct MultiRun {
@@ -82,13 +70,38 @@ pub struct MultiRun {
     pub trace: Option<Trace>,
     /// Why (part of) the run stopped early, if it did.
     pub stopped: Option<BacklogStop>,
+    /// How the job sink's output went: its first error, if any.
+    pub jobs_written: io::Result<()>,
 }
 
 /// A sub-run: its processors and its tasks (indices into the set).
 pub type Group = (Vec<u32>, Vec<usize>);
 
-/// Where job records go.
-pub type JobSink = Box<dyn FnMut(&JobRecord)>;
+/// A sub-run's records, its tasks and processors numbered as the whole
+/// run's, to the run's one sink.
+struct Renumbered {
+    out: Rc<RefCell<Box<dyn JobSink>>>,
+    cpus: Vec<u32>,
+    tasks: Vec<usize>,
+}
+
+impl JobSink for Renumbered {
+    fn job(&mut self, r: &JobRecord, ended: Nanos) -> io::Result<()> {
+        let (cpus, tasks) = (&self.cpus, &self.tasks);
+        let mut r = *r;
+        r.task = tasks[r.task];
+        r.cpu = r.cpu.map(|c| cpus[c as usize]);
+        r.start_cpu = match (r.start_cpu, r.start) {
+            (Some(c), _) => Some(cpus[c as usize]),
+            (None, Some(_)) if cpus.len() == 1 => Some(cpus[0]),
+            _ => None,
+        };
+        if cpus.len() == 1 && r.finish.is_some() {
+            r.cpu = Some(cpus[0]);
+        }
+        self.out.borrow_mut().job(&r, ended)
+    }
+}
 
 /// Refuses what the multiprocessor simulation does not model, in words.
 pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<(), SimError> {
@@ -106,7 +119,10 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
     };
     if !spec.is_multiprocessor() {
         if m > 1 {
-            return Err(setup(uniprocessor_only(m)));
+            return Err(setup(crate::registry::uniprocessor_only(
+                spec.entry().on_many,
+                m,
+            )));
         }
         return Ok(());
     }
@@ -129,7 +145,7 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             });
         }
     }
-    if config.protocol != Protocol::None && m > 1 {
+    if config.protocol != LockingProtocol::None && m > 1 {
         return Err(SimError::Setting {
             setting: "protocol",
             message: format!(
@@ -144,8 +160,8 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
             message: format!("overload phases are not modelled under {name}"),
         });
     }
-    match spec {
-        SchedulerSpec::Global(_) => {
+    match spec.scope() {
+        Scope::Global => {
             if let Some(t) = set.tasks.iter().find(|t| t.cpu.is_some()) {
                 return Err(setup(format!(
                     "is global, but task `{}` is fixed to a processor (`cpu`): drop the `cpu` fields or use pedf, pfp:* or cedf",
@@ -183,26 +199,19 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
                 });
             }
         }
-        SchedulerSpec::Partitioned(_) => {
+        Scope::Partitioned => {
             if set.assignment().is_none() {
                 return Err(setup(
                     "needs every task's processor: give `cpu` in the task file or --partition HEURISTIC".into(),
                 ));
             }
         }
-        _ => {
+        Scope::Clustered => {
             clusters(set).map_err(setup)?;
         }
+        Scope::Uni => {}
     }
     Ok(())
-}
-
-/// Why a uniprocessor scheduler is refused on `m` processors.
-pub(crate) fn uniprocessor_only(m: u32) -> String {
-    format!(
-        "schedules one processor; on {m} processors use a multiprocessor scheduler ({})",
-        crate::scheduler::forms_of(true)
-    )
 }
 
 /// Runs `set` under the multiprocessor scheduler `spec` on the platform of
@@ -211,7 +220,7 @@ pub fn run(
     set: &TaskSet,
     spec: &SchedulerSpec,
     config: &SimConfig,
-    sink: Option<JobSink>,
+    sink: Option<Box<dyn JobSink>>,
 ) -> Result<MultiRun, SimError> {
     if let Some(e) = set.errors().first() {
         return Err(SimError::TaskSet {
@@ -229,9 +238,9 @@ pub fn run(
     let m = set.processors();
     let name = spec.to_string();
     let all: Vec<usize> = (0..set.tasks.len()).collect();
-    let groups: Vec<Group> = match spec {
-        SchedulerSpec::Global(_) => vec![((0..m).collect(), all)],
-        SchedulerSpec::Partitioned(_) => (0..m)
+    let groups: Vec<Group> = match spec.scope() {
+        Scope::Global | Scope::Uni => vec![((0..m).collect(), all)],
+        Scope::Partitioned => (0..m)
             .map(|c| {
                 let tasks = all
                     .iter()
@@ -241,12 +250,13 @@ pub fn run(
                 (vec![c], tasks)
             })
             .collect(),
-        _ => clusters(set).map_err(|why| SimError::Setup {
+        Scope::Clustered => clusters(set).map_err(|why| SimError::Setup {
             scheduler: name.clone(),
             why,
         })?,
     };
     let sink = sink.map(|s| Rc::new(RefCell::new(s)));
+    let mut written = Ok(());
     let mut merged = Merged::new(set, &name, config);
     for (cpus, tasks) in groups {
         if tasks.is_empty() {
@@ -266,46 +276,26 @@ pub fn run(
         )
         .on_platform(rtlab_model::Platform::new(cpus.len() as u32));
         let sub_config = config.clone();
-        let forward = sink.clone().map(|s| {
-            let (cpus, tasks) = (cpus.clone(), tasks.clone());
-            move |r: &JobRecord| {
-                let mut r = *r;
-                r.task = tasks[r.task];
-                r.cpu = r.cpu.map(|c| cpus[c as usize]);
-                r.start_cpu = match (r.start_cpu, r.start) {
-                    (Some(c), _) => Some(cpus[c as usize]),
-                    (None, Some(_)) if cpus.len() == 1 => Some(cpus[0]),
-                    _ => None,
-                };
-                if cpus.len() == 1 && r.finish.is_some() {
-                    r.cpu = Some(cpus[0]);
-                }
-                (s.borrow_mut())(&r);
-            }
+        let forward = sink.clone().map(|out| -> Box<dyn JobSink> {
+            Box::new(Renumbered {
+                out,
+                cpus: cpus.clone(),
+                tasks: tasks.clone(),
+            })
         });
-        let (report, trace, stopped) = match spec {
-            SchedulerSpec::Partitioned(policy) => {
-                let uni = match policy {
-                    PartitionedPolicy::Edf => SchedulerSpec::Edf,
-                    PartitionedPolicy::Fp(p) => SchedulerSpec::Fp(*p),
-                };
+        let rule = spec.global_rule(&sub_set.tasks)?;
+        let (report, trace, stopped) = match (spec.per_processor(), rule) {
+            (Some(uni), _) => {
                 let mut sim = Simulator::new(&sub_set, &uni, sub_config)?;
                 if let Some(f) = forward {
-                    sim.on_job(f);
+                    sim.with_sink(f);
                 }
                 sim.run();
                 let report = sim.report();
+                written = written.and(sim.finish_jobs());
                 (report, sim.trace().map(clone_trace), sim.stopped())
             }
-            _ => {
-                let rule = match spec {
-                    SchedulerSpec::Global(GlobalPolicy::Fp(policy)) => {
-                        GlobalRule::Fp(fixed_levels(*policy, &sub_set.tasks, &name)?)
-                    }
-                    SchedulerSpec::Global(GlobalPolicy::Edzl) => GlobalRule::Edzl,
-                    SchedulerSpec::Global(GlobalPolicy::LinuxDl) => GlobalRule::LinuxDl,
-                    _ => GlobalRule::Edf,
-                };
+            (None, Some(rule)) => {
                 let mut sim = GlobalSim::new(
                     &set.name,
                     sub_set.tasks.clone(),
@@ -315,16 +305,28 @@ pub fn run(
                     sub_config,
                 );
                 if let Some(f) = forward {
-                    sim.on_job(f);
+                    sim.with_sink(f);
                 }
                 let report = sim.report();
+                written = written.and(sim.finish_jobs());
                 (report, sim.take_trace(), sim.stopped())
+            }
+            (None, None) => {
+                return Err(SimError::Setup {
+                    scheduler: name,
+                    why: "is not a multiprocessor scheduler".into(),
+                })
             }
         };
         merged.add(&report, trace.as_ref(), &cpus, &tasks);
         merged.stopped = merged.stopped.or(stopped);
     }
-    Ok(merged.finish())
+    if let Some(out) = sink {
+        written = written.and_then(|()| out.borrow_mut().finish());
+    }
+    let mut run = merged.finish();
+    run.jobs_written = written;
+    Ok(run)
 }
 
 /// The groups of a clustered run: each cluster's processors and tasks
@@ -516,6 +518,7 @@ impl Merged {
             report: self.report,
             trace: self.trace,
             stopped: self.stopped,
+            jobs_written: Ok(()),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! | --- | --- | --- |
 //! | `fp:rm`, `fp:dm`, `fp:given` | [`fp`] | preemptive fixed priority |
 //! | `edf` | [`edf`] | preemptive earliest deadline first |
+//! | `llf` | [`llf`] | least laxity first at every scheduling point |
 //! | `fifo` | [`fifo`] | non-preemptive, release order |
 //! | `np-edf` | [`np_edf`] | non-preemptive earliest deadline first |
 //! | `rr:QUANTUM` | [`rr`] | round robin with a quantum |
@@ -24,22 +25,22 @@
 //! | `multiburst[:k=v,...]` | [`multiburst`] | PI Multiburst scheduler (paper 002 §3.2) |
 //! | `hybrid[:rm\|dm]` | [`hybrid`] | EDF, falling back to FP on overload (paper 001) |
 
-use std::fmt;
-use std::str::FromStr;
-
-use rtlab_model::policy::{ModelScheduler, PriorityAssignment};
-use rtlab_model::simso::SimsoScheduler;
-use rtlab_model::{Nanos, Task, TaskSet};
+use rtlab_model::policy::PriorityAssignment;
+use rtlab_model::{Nanos, Task};
 
 use crate::error::SimError;
 use crate::job::{Job, JobId, JobState};
-pub use crate::multi::{GlobalPolicy, PartitionedPolicy};
+pub use crate::registry::{
+    forms_of, multiprocessor_table, scheduler_forms, scheduler_help, uniprocessor_table,
+    SchedulerEntry, SchedulerSpec, SCHEDULERS,
+};
 
 pub mod edf;
 pub mod fifo;
 pub mod fp;
 pub mod hybrid;
 pub mod ipi;
+pub mod llf;
 pub mod multiburst;
 pub mod np_edf;
 pub mod rr;
@@ -85,6 +86,30 @@ pub struct System<'a> {
 }
 
 impl<'a> System<'a> {
+    /// The view an engine gives its scheduler: the time, the tasks, the
+    /// job table (indexed by [`JobId::index`]), the ready jobs in the order
+    /// they became ready, and the job on the processor. No stack resource
+    /// policy ceiling: [`System::may_start`] is then always true. An
+    /// engine outside the simulator (the real-clock dispatcher) drives a
+    /// [`Scheduler`] through this.
+    pub fn new(
+        now: Nanos,
+        tasks: &'a [Task],
+        jobs: &'a [Job],
+        ready: &'a [JobId],
+        running: Option<JobId>,
+    ) -> System<'a> {
+        System {
+            now,
+            tasks,
+            jobs,
+            ready,
+            running,
+            srp_ceiling: None,
+            srp_levels: &[],
+        }
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Nanos {
         self.now
@@ -261,473 +286,6 @@ pub fn fixed_levels(
     }
 }
 
-/// The simulator scheduler that models a real-thread policy.
-impl From<ModelScheduler> for SchedulerSpec {
-    fn from(model: ModelScheduler) -> SchedulerSpec {
-        match model {
-            ModelScheduler::FixedPriority(policy) => SchedulerSpec::Fp(policy),
-            ModelScheduler::Edf => SchedulerSpec::Edf,
-            ModelScheduler::Fifo => SchedulerSpec::Fifo,
-            ModelScheduler::RoundRobin(quantum) => SchedulerSpec::RrLinux(quantum),
-            ModelScheduler::LinuxDl => SchedulerSpec::Global(GlobalPolicy::LinuxDl),
-            ModelScheduler::PartitionedEdf => SchedulerSpec::Partitioned(PartitionedPolicy::Edf),
-            ModelScheduler::ClusteredEdf => SchedulerSpec::Cedf,
-            ModelScheduler::GlobalFixedPriority(order) => {
-                SchedulerSpec::Global(GlobalPolicy::Fp(order))
-            }
-            ModelScheduler::PartitionedFixedPriority(order) => {
-                SchedulerSpec::Partitioned(PartitionedPolicy::Fp(order))
-            }
-            ModelScheduler::Hybrid(policy) => SchedulerSpec::Hybrid(policy),
-        }
-    }
-}
-
-/// The simulator scheduler a SimSo scheduler is compared with (the one
-/// [`SimsoScheduler::rtlab_spec`] names).
-impl From<SimsoScheduler> for SchedulerSpec {
-    fn from(scheduler: SimsoScheduler) -> SchedulerSpec {
-        match scheduler {
-            SimsoScheduler::Edf => SchedulerSpec::Edf,
-            SimsoScheduler::FixedPriority(order) => SchedulerSpec::Fp(order),
-            SimsoScheduler::GlobalEdf => SchedulerSpec::Global(GlobalPolicy::Edf),
-            SimsoScheduler::GlobalFixedPriority(order) => {
-                SchedulerSpec::Global(GlobalPolicy::Fp(order))
-            }
-            SimsoScheduler::Edzl => SchedulerSpec::Global(GlobalPolicy::Edzl),
-            SimsoScheduler::PartitionedEdf => SchedulerSpec::Partitioned(PartitionedPolicy::Edf),
-            SimsoScheduler::PartitionedRm => {
-                SchedulerSpec::Partitioned(PartitionedPolicy::Fp(PriorityAssignment::RateMonotonic))
-            }
-        }
-    }
-}
-
-/// A scheduler as named on the command line (`--scheduler`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SchedulerSpec {
-    /// `fp:rm`, `fp:dm`, `fp:given`.
-    Fp(PriorityAssignment),
-    /// `edf`.
-    Edf,
-    /// `fifo`.
-    Fifo,
-    /// `np-edf`.
-    NpEdf,
-    /// `rr:QUANTUM`: a fresh quantum at every dispatch.
-    Rr(Nanos),
-    /// `rr:QUANTUM:linux`: Linux SCHED_RR, the timeslice kept across sleeps.
-    RrLinux(Nanos),
-    /// `ipi[:key=value,...]`.
-    Ipi(ipi::IpiParams),
-    /// `multiburst[:key=value,...]`.
-    Multiburst(multiburst::MultiburstParams),
-    /// `hybrid[:rm|dm]`.
-    Hybrid(PriorityAssignment),
-    /// `gedf`, `gfp:rm|dm|given`, `edzl`, `linux-dl`: global on m processors.
-    Global(GlobalPolicy),
-    /// `pedf`, `pfp:rm|dm|given`: partitioned on m processors.
-    Partitioned(PartitionedPolicy),
-    /// `cedf`: clustered EDF.
-    Cedf,
-}
-
-/// Which platforms a scheduler is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Platforms {
-    /// One processor (the uniprocessor engine).
-    Uni,
-    /// m >= 1 processors, one ready set ([`crate::multi::global`]).
-    Global,
-    /// m >= 1 processors, each task fixed to one.
-    Partitioned,
-    /// Clusters of processors, global inside each.
-    Clustered,
-}
-
-impl Platforms {
-    /// True for the multiprocessor schedulers ([`crate::multi`]).
-    pub fn is_multi(self) -> bool {
-        self != Platforms::Uni
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Platforms::Uni => "one processor",
-            Platforms::Global => "global",
-            Platforms::Partitioned => "partitioned",
-            Platforms::Clustered => "clustered",
-        }
-    }
-}
-
-/// One scheduler of the registry: everything parsing, `--help`, error
-/// messages and README's list need. Adding a scheduler is its module plus
-/// one entry here (and its variant of [`SchedulerSpec`]).
-pub struct SchedulerEntry {
-    /// The name before any `:` argument.
-    pub name: &'static str,
-    /// The accepted forms, e.g. `fp:rm|dm|given`.
-    pub forms: &'static str,
-    /// One line: what it does.
-    pub summary: &'static str,
-    /// Where it runs.
-    pub platforms: Platforms,
-    /// Whether a more urgent job preempts a running one.
-    pub preemptive: bool,
-    /// How equal priorities are ordered.
-    pub ties: &'static str,
-    /// Where the rule comes from.
-    pub paper: &'static str,
-    /// Parses the argument after `name:` (`None`: none given).
-    pub parse: fn(Option<&str>) -> Result<SchedulerSpec, String>,
-}
-
-/// Every scheduler, in the order help lists them.
-pub const SCHEDULERS: &[SchedulerEntry] = &[
-    SchedulerEntry {
-        name: "fp",
-        forms: "fp:rm|dm|given",
-        summary: "preemptive fixed priority (rate or deadline monotonic, or the file's priorities)",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "running job, then earlier release, then declaration order",
-        paper: "Liu & Layland 1973; Leung & Whitehead 1982",
-        parse: |a| fp_policy("fp", a).map(SchedulerSpec::Fp),
-    },
-    SchedulerEntry {
-        name: "edf",
-        forms: "edf",
-        summary: "preemptive earliest deadline first",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "running job, then earlier release, then declaration order",
-        paper: "Liu & Layland 1973",
-        parse: |a| no_arg("edf", a, SchedulerSpec::Edf),
-    },
-    SchedulerEntry {
-        name: "fifo",
-        forms: "fifo",
-        summary: "non-preemptive, release order",
-        platforms: Platforms::Uni,
-        preemptive: false,
-        ties: "declaration order",
-        paper: "paper 000",
-        parse: |a| no_arg("fifo", a, SchedulerSpec::Fifo),
-    },
-    SchedulerEntry {
-        name: "np-edf",
-        forms: "np-edf",
-        summary: "non-preemptive earliest deadline first",
-        platforms: Platforms::Uni,
-        preemptive: false,
-        ties: "earlier release, then declaration order",
-        paper: "",
-        parse: |a| no_arg("np-edf", a, SchedulerSpec::NpEdf),
-    },
-    SchedulerEntry {
-        name: "rr",
-        forms: "rr:QUANTUM[:linux]",
-        summary: "round robin with a quantum (e.g. rr:2ms); :linux keeps SCHED_RR's timeslice across sleeps",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "queue order",
-        paper: "",
-        parse: parse_rr,
-    },
-    SchedulerEntry {
-        name: "ipi",
-        forms: "ipi[:burst=4ms,bmin=200us,bmax=20ms,share=rate]",
-        summary: "I+PI control scheduler (paper 002 section 3.1.1)",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "paper 002",
-        paper: "paper 002",
-        parse: |a| ipi::IpiParams::parse(a.unwrap_or("")).map(SchedulerSpec::Ipi),
-    },
-    SchedulerEntry {
-        name: "multiburst",
-        forms: "multiburst[:burst=..,wake=[POLICY/]TASK:POLICY/..,reshare=ROUND:W1/W2/..]",
-        summary: "PI Multiburst scheduler (paper 002 section 3.2); POLICY: immediate, next-burst or end-of-round",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "paper 002",
-        paper: "paper 002",
-        parse: |a| {
-            multiburst::MultiburstParams::parse(a.unwrap_or("")).map(SchedulerSpec::Multiburst)
-        },
-    },
-    SchedulerEntry {
-        name: "hybrid",
-        forms: "hybrid[:rm|dm]",
-        summary: "EDF, falling back to fixed priority on overload (paper 001)",
-        platforms: Platforms::Uni,
-        preemptive: true,
-        ties: "as edf / fp",
-        paper: "paper 001",
-        parse: |a| match a {
-            None | Some("rm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::RateMonotonic)),
-            Some("dm") => Ok(SchedulerSpec::Hybrid(PriorityAssignment::DeadlineMonotonic)),
-            Some(_) => Err("write hybrid, hybrid:rm or hybrid:dm".into()),
-        },
-    },
-    SchedulerEntry {
-        name: "gedf",
-        forms: "gedf",
-        summary: "global EDF on m processors, equal deadlines to the task declared first",
-        platforms: Platforms::Global,
-        preemptive: true,
-        ties: "the task declared first, even against a running job (LITMUS^RT's rule by task id; SimSo's EDF keeps the running job, as linux-dl)",
-        paper: "Baker 2003; Goossens, Funk, Baruah 2003",
-        parse: |a| no_arg("gedf", a, SchedulerSpec::Global(GlobalPolicy::Edf)),
-    },
-    SchedulerEntry {
-        name: "gfp",
-        forms: "gfp:rm|dm|given",
-        summary: "global fixed priority on m processors",
-        platforms: Platforms::Global,
-        preemptive: true,
-        ties: "the task declared first",
-        paper: "Bertogna & Cirinei 2007",
-        parse: |a| fp_policy("gfp", a).map(|p| SchedulerSpec::Global(GlobalPolicy::Fp(p))),
-    },
-    SchedulerEntry {
-        name: "edzl",
-        forms: "edzl",
-        summary: "global EDF until zero laxity (Lee 1994; Cho, Ravindran, Jensen 2002)",
-        platforms: Platforms::Global,
-        preemptive: true,
-        ties: "zero-laxity jobs first (by deadline), then as gedf",
-        paper: "Lee 1994; Cho, Ravindran, Jensen 2002",
-        parse: |a| no_arg("edzl", a, SchedulerSpec::Global(GlobalPolicy::Edzl)),
-    },
-    SchedulerEntry {
-        name: "linux-dl",
-        forms: "linux-dl",
-        summary: "Linux SCHED_DEADLINE: global EDF, preempting only on a strictly earlier deadline",
-        platforms: Platforms::Global,
-        preemptive: true,
-        ties: "a running job keeps the processor; waiting jobs in the order they became ready",
-        paper: "Linux SCHED_DEADLINE (kernel/sched/deadline.c); Abeni & Buttazzo 1998 (CBS)",
-        parse: |a| no_arg("linux-dl", a, SchedulerSpec::Global(GlobalPolicy::LinuxDl)),
-    },
-    SchedulerEntry {
-        name: "pedf",
-        forms: "pedf",
-        summary: "partitioned EDF: each processor's tasks under edf (tasks' `cpu` or --partition)",
-        platforms: Platforms::Partitioned,
-        preemptive: true,
-        ties: "as edf on each processor",
-        paper: "Lopez, Diaz, Garcia 2004",
-        parse: |a| no_arg("pedf", a, SchedulerSpec::Partitioned(PartitionedPolicy::Edf)),
-    },
-    SchedulerEntry {
-        name: "pfp",
-        forms: "pfp:rm|dm|given",
-        summary: "partitioned fixed priority (tasks' `cpu` or --partition)",
-        platforms: Platforms::Partitioned,
-        preemptive: true,
-        ties: "as fp on each processor",
-        paper: "Dhall & Liu 1978",
-        parse: |a| {
-            fp_policy("pfp", a).map(|p| SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)))
-        },
-    },
-    SchedulerEntry {
-        name: "cedf",
-        forms: "cedf",
-        summary: "clustered EDF: global EDF inside each of the platform's clusters",
-        platforms: Platforms::Clustered,
-        preemptive: true,
-        ties: "as gedf inside each cluster",
-        paper: "Calandrino et al. 2007; Baker & Baruah 2007",
-        parse: |a| no_arg("cedf", a, SchedulerSpec::Cedf),
-    },
-];
-
-/// `spec` when no argument was given.
-fn no_arg(name: &str, arg: Option<&str>, spec: SchedulerSpec) -> Result<SchedulerSpec, String> {
-    match arg {
-        None => Ok(spec),
-        Some(_) => Err(format!("`{name}` takes no argument")),
-    }
-}
-
-/// `rm`, `dm` or `given` after `name:`.
-fn fp_policy(name: &str, arg: Option<&str>) -> Result<PriorityAssignment, String> {
-    match arg {
-        Some("rm") => Ok(PriorityAssignment::RateMonotonic),
-        Some("dm") => Ok(PriorityAssignment::DeadlineMonotonic),
-        Some("given") => Ok(PriorityAssignment::Given),
-        _ => Err(format!("write {name}:rm, {name}:dm or {name}:given")),
-    }
-}
-
-fn parse_rr(arg: Option<&str>) -> Result<SchedulerSpec, String> {
-    let arg = arg.ok_or("give a quantum, e.g. rr:2ms")?;
-    let (q, linux) = match arg.split_once(':') {
-        None => (arg, false),
-        Some((q, "linux")) => (q, true),
-        Some((_, other)) => {
-            return Err(format!(
-                "unknown round-robin variant `{other}` (write rr:QUANTUM or rr:QUANTUM:linux)"
-            ))
-        }
-    };
-    let q: Nanos = q.parse().map_err(|e| format!("{e}"))?;
-    if q.is_zero() {
-        return Err("the quantum must be greater than 0".into());
-    }
-    Ok(if linux {
-        SchedulerSpec::RrLinux(q)
-    } else {
-        SchedulerSpec::Rr(q)
-    })
-}
-
-/// The accepted forms of the multiprocessor schedulers (`multi`) or the
-/// uniprocessor ones, comma-separated.
-pub fn forms_of(multi: bool) -> String {
-    SCHEDULERS
-        .iter()
-        .filter(|e| e.platforms.is_multi() == multi)
-        .map(|e| e.forms)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Every accepted form, comma-separated (error messages).
-pub fn scheduler_forms() -> String {
-    SCHEDULERS
-        .iter()
-        .map(|e| e.forms)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// One line per scheduler, `  FORMS  summary`, for `--help`.
-pub fn scheduler_help() -> String {
-    let width = SCHEDULERS.iter().map(|e| e.forms.len()).max().unwrap_or(0);
-    SCHEDULERS
-        .iter()
-        .map(|e| {
-            let m = if e.platforms.is_multi() {
-                " [--cpus M]"
-            } else {
-                ""
-            };
-            format!("  {:width$}  {}{m}\n", e.forms, e.summary)
-        })
-        .collect()
-}
-
-/// README's table of the multiprocessor schedulers (a test keeps README's
-/// copy equal to it): name, scope, preemptive, tie rule, paper.
-pub fn multiprocessor_table() -> String {
-    let mut out = String::from(
-        "| scheduler | scope | preemptive | ties go to | paper |\n| --- | --- | --- | --- | --- |\n",
-    );
-    for e in SCHEDULERS.iter().filter(|e| e.platforms.is_multi()) {
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
-            e.forms.replace('|', "\\|"),
-            e.platforms.name(),
-            if e.preemptive { "yes" } else { "no" },
-            e.ties,
-            e.paper
-        ));
-    }
-    out
-}
-
-impl SchedulerSpec {
-    /// Whether it schedules m processors ([`crate::multi`]).
-    pub fn is_multiprocessor(&self) -> bool {
-        matches!(
-            self,
-            SchedulerSpec::Global(_) | SchedulerSpec::Partitioned(_) | SchedulerSpec::Cedf
-        )
-    }
-
-    /// Builds the scheduler for `tasks`.
-    pub fn build(&self, tasks: &[Task]) -> Result<Box<dyn Scheduler>, SimError> {
-        Ok(match self {
-            SchedulerSpec::Fp(policy) => Box::new(fp::FixedPriority::new(*policy, tasks)?),
-            SchedulerSpec::Edf => Box::new(edf::Edf),
-            SchedulerSpec::Fifo => Box::new(fifo::Fifo),
-            SchedulerSpec::NpEdf => Box::new(np_edf::NpEdf),
-            SchedulerSpec::Rr(q) => Box::new(rr::RoundRobin::new(*q)),
-            SchedulerSpec::RrLinux(q) => Box::new(rr_linux::LinuxRoundRobin::new(*q)),
-            SchedulerSpec::Ipi(p) => Box::new(ipi::Ipi::new(p.clone(), tasks)?),
-            SchedulerSpec::Multiburst(p) => {
-                Box::new(multiburst::Multiburst::new(p.clone(), tasks)?)
-            }
-            SchedulerSpec::Hybrid(policy) => Box::new(hybrid::Hybrid::new(*policy, tasks)?),
-            SchedulerSpec::Global(_) | SchedulerSpec::Partitioned(_) | SchedulerSpec::Cedf => {
-                return Err(SimError::Setup {
-                    scheduler: self.to_string(),
-                    why: "is a multiprocessor scheduler: run it with rtlab_sim::simulate or rtlab_sim::multi::run".into(),
-                })
-            }
-        })
-    }
-
-    /// Builds it for a task set.
-    pub fn build_for(&self, set: &TaskSet) -> Result<Box<dyn Scheduler>, SimError> {
-        self.build(&set.tasks)
-    }
-}
-
-impl fmt::Display for SchedulerSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SchedulerSpec::Fp(p) => write!(f, "fp:{}", p.name()),
-            SchedulerSpec::Edf => f.write_str("edf"),
-            SchedulerSpec::Fifo => f.write_str("fifo"),
-            SchedulerSpec::NpEdf => f.write_str("np-edf"),
-            SchedulerSpec::Rr(q) => write!(f, "rr:{q}"),
-            SchedulerSpec::RrLinux(q) => write!(f, "rr:{q}:linux"),
-            SchedulerSpec::Ipi(p) => write!(f, "{p}"),
-            SchedulerSpec::Multiburst(p) => write!(f, "{p}"),
-            SchedulerSpec::Hybrid(p) => write!(f, "hybrid:{}", p.name()),
-            SchedulerSpec::Global(GlobalPolicy::Edf) => f.write_str("gedf"),
-            SchedulerSpec::Global(GlobalPolicy::Fp(p)) => write!(f, "gfp:{}", p.name()),
-            SchedulerSpec::Global(GlobalPolicy::Edzl) => f.write_str("edzl"),
-            SchedulerSpec::Global(GlobalPolicy::LinuxDl) => f.write_str("linux-dl"),
-            SchedulerSpec::Partitioned(PartitionedPolicy::Edf) => f.write_str("pedf"),
-            SchedulerSpec::Partitioned(PartitionedPolicy::Fp(p)) => {
-                write!(f, "pfp:{}", p.name())
-            }
-            SchedulerSpec::Cedf => f.write_str("cedf"),
-        }
-    }
-}
-
-impl FromStr for SchedulerSpec {
-    type Err = SimError;
-
-    /// Looks the name (before the first `:`) up in [`SCHEDULERS`] and
-    /// hands the rest to its parser.
-    fn from_str(text: &str) -> Result<SchedulerSpec, SimError> {
-        let text = text.trim();
-        let (name, arg) = match text.split_once(':') {
-            Some((n, a)) => (n, Some(a)),
-            None => (text, None),
-        };
-        let bad = |why: String| SimError::Spec {
-            spec: text.to_string(),
-            why,
-        };
-        match SCHEDULERS.iter().find(|e| e.name == name) {
-            Some(entry) => (entry.parse)(arg).map_err(bad),
-            None => Err(bad(format!(
-                "unknown scheduler (use {})",
-                scheduler_forms()
-            ))),
-        }
-    }
-}
-
 /// Parses `key=value,key=value` parameter lists of the control schedulers;
 /// a key given twice is refused (which one was meant is anyone's guess).
 pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
@@ -747,52 +305,4 @@ pub(crate) fn parse_params(arg: &str) -> Result<Vec<(&str, &str)>, String> {
         }
     }
     Ok(params)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every model scheduler converts to the spec its printed name parses
-    /// to, so a report that prints the model names the scheduler that ran.
-    #[test]
-    fn a_model_scheduler_converts_to_the_spec_of_its_name() {
-        let dm = PriorityAssignment::DeadlineMonotonic;
-        for model in [
-            ModelScheduler::FixedPriority(dm),
-            ModelScheduler::Edf,
-            ModelScheduler::Fifo,
-            ModelScheduler::RoundRobin(Nanos::from_ms(100)),
-            ModelScheduler::LinuxDl,
-            ModelScheduler::PartitionedEdf,
-            ModelScheduler::ClusteredEdf,
-            ModelScheduler::GlobalFixedPriority(dm),
-            ModelScheduler::PartitionedFixedPriority(PriorityAssignment::Given),
-        ] {
-            let spec = SchedulerSpec::from(model);
-            let parsed: SchedulerSpec = model.to_string().parse().expect("a spec");
-            assert_eq!(parsed, spec, "{model}");
-            assert_eq!(spec.to_string(), model.to_string());
-        }
-    }
-
-    /// Every SimSo scheduler converts to the spec its rtlab name parses to.
-    #[test]
-    fn a_simso_scheduler_converts_to_the_spec_of_its_rtlab_name() {
-        let dm = PriorityAssignment::DeadlineMonotonic;
-        for scheduler in [
-            SimsoScheduler::Edf,
-            SimsoScheduler::FixedPriority(dm),
-            SimsoScheduler::GlobalEdf,
-            SimsoScheduler::GlobalFixedPriority(PriorityAssignment::Given),
-            SimsoScheduler::Edzl,
-            SimsoScheduler::PartitionedEdf,
-            SimsoScheduler::PartitionedRm,
-        ] {
-            let spec = SchedulerSpec::from(scheduler);
-            let parsed: SchedulerSpec = scheduler.rtlab_spec().parse().expect("a spec");
-            assert_eq!(parsed, spec, "{scheduler:?}");
-            assert_eq!(spec.to_string(), scheduler.rtlab_spec());
-        }
-    }
 }

@@ -42,6 +42,7 @@ fn config(test: HartstoneTest, max_iterations: u32) -> TestConfig {
         kilo_whet: KW,
         window: Nanos::from_secs(1),
         max_iterations,
+        confirm: true,
     }
 }
 
@@ -215,9 +216,9 @@ mod simulated {
     use super::*;
     use rtlab_model::hartstone::{extended_profile, EXTENDED_LENGTH};
     use rtlab_sim::runner::SimRunner;
-    use rtlab_sim::{OnMiss, SchedulerSpec};
+    use rtlab_sim::{MissRule, SchedulerSpec};
 
-    fn edf(on_miss: OnMiss) -> SimRunner {
+    fn edf(on_miss: MissRule) -> SimRunner {
         SimRunner::pinned(SchedulerSpec::Edf, on_miss)
     }
 
@@ -225,7 +226,7 @@ mod simulated {
     fn an_iteration_reports_the_earliest_miss() {
         // Test 4 at k = 8: U = 0.40 + 8 x 0.08 = 1.04, so EDF misses.
         let set = pool(HartstoneTest::Tasks, 8, KW).unwrap();
-        let mut runner = edf(OnMiss::Skip);
+        let mut runner = edf(MissRule::Skip);
         let spec = RunSpec {
             scheduler: EDF,
             duration: Nanos::from_secs(2),
@@ -256,7 +257,7 @@ mod simulated {
     fn the_extended_run_releases_each_phase_pool() {
         let released = |test| {
             let profile = extended_profile(test, KW).unwrap();
-            run_extended(&mut edf(OnMiss::Continue), EDF, &profile, EXTENDED_LENGTH)
+            run_extended(&mut edf(MissRule::Continue), EDF, &profile, EXTENDED_LENGTH)
                 .unwrap()
                 .unwrap()
                 .jobs
@@ -277,13 +278,13 @@ mod simulated {
     #[test]
     fn the_overload_makes_misses_and_the_normal_load_none() {
         let profile = extended_profile(HartstoneTest::Tasks, KW).unwrap();
-        let r = run_extended(&mut edf(OnMiss::Skip), EDF, &profile, EXTENDED_LENGTH)
+        let r = run_extended(&mut edf(MissRule::Skip), EDF, &profile, EXTENDED_LENGTH)
             .unwrap()
             .unwrap();
         assert!(r.misses > 0);
         assert_eq!(r.normal, "+1 task");
         // The same pool without the overload meets every deadline.
-        let calm = edf(OnMiss::Skip)
+        let calm = edf(MissRule::Skip)
             .run(
                 &profile.normal.set,
                 &RunSpec {

@@ -50,7 +50,7 @@ fn lock_costs_on_a_hand_computed_schedule() {
     let (ipcp, dfp) = (&section.rows[0], &section.rows[1]);
     assert_eq!(
         (ipcp.protocol, dfp.protocol),
-        (LockProtocol::Ipcp, LockProtocol::Dfp)
+        (LockingArm::Ipcp, LockingArm::Dfp)
     );
     assert_eq!(
         (ipcp.scheduler.as_str(), dfp.scheduler.as_str()),
@@ -79,7 +79,7 @@ fn lock_costs_on_a_hand_computed_schedule() {
     );
     assert!(ipcp.trace_complete && dfp.trace_complete);
 
-    let per_task: Vec<(LockProtocol, &str, Option<u64>, u64, u64)> = section
+    let per_task: Vec<(LockingArm, &str, Option<u64>, u64, u64)> = section
         .task_rows
         .iter()
         .map(|t| {
@@ -95,10 +95,10 @@ fn lock_costs_on_a_hand_computed_schedule() {
     assert_eq!(
         per_task,
         vec![
-            (LockProtocol::Ipcp, "H", Some(us(5400)), ms(2), ms(2)),
-            (LockProtocol::Ipcp, "L", Some(us(7400)), 0, 0),
-            (LockProtocol::Dfp, "H", Some(us(5600)), ms(2), ms(2)),
-            (LockProtocol::Dfp, "L", Some(us(7600)), 0, 0),
+            (LockingArm::Ipcp, "H", Some(us(5400)), ms(2), ms(2)),
+            (LockingArm::Ipcp, "L", Some(us(7400)), 0, 0),
+            (LockingArm::Dfp, "H", Some(us(5600)), ms(2), ms(2)),
+            (LockingArm::Dfp, "L", Some(us(7600)), 0, 0),
         ]
     );
 
@@ -138,7 +138,7 @@ fn without_costs_there_is_no_overhead_and_no_operation_count() {
 fn growth_is_fitted_against_log2_of_the_length() {
     let row = |length_ns, overhead_ns| LockingRow {
         length_ns,
-        protocol: LockProtocol::Dfp,
+        protocol: LockingArm::Dfp,
         scheduler: "edf".into(),
         utilization: 0.5,
         operation_cost_ns: 1,
@@ -159,14 +159,11 @@ fn growth_is_fitted_against_log2_of_the_length() {
         row(4000, 400),
         row(8000, 500),
     ];
-    let g = growth(&rows, LockProtocol::Dfp);
+    let g = growth(&rows, LockingArm::Dfp);
     assert!((g.slope_ns_per_doubling.unwrap() - 100.0).abs() < 1e-9);
     assert!((g.r_squared.unwrap() - 1.0).abs() < 1e-12);
     assert!((g.last_step_change.unwrap() - 0.25).abs() < 1e-12);
-    assert_eq!(
-        growth(&rows, LockProtocol::Ipcp).slope_ns_per_doubling,
-        None
-    );
+    assert_eq!(growth(&rows, LockingArm::Ipcp).slope_ns_per_doubling, None);
 }
 
 #[test]

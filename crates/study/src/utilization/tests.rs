@@ -424,3 +424,22 @@ fn bad_settings_name_the_flag() {
         .to_string()
         .starts_with("--duration 1ms"));
 }
+
+#[test]
+fn set_types_parse_by_name_and_a_wrong_one_lists_them() {
+    assert_eq!("implicit/mid".parse::<SetType>(), Ok(SET_TYPES[4]));
+    assert!("implicit/long"
+        .parse::<SetType>()
+        .unwrap_err()
+        .contains("implicit/mid"));
+}
+
+#[test]
+fn percentages_parse_to_ppm() {
+    assert_eq!(load_ppm("50"), Ok(500_000));
+    assert_eq!(load_ppm("50%"), Ok(500_000));
+    assert_eq!(load_ppm("0.5"), Ok(5_000));
+    for bad in ["0", "-1", "x", "", "2000"] {
+        assert!(load_ppm(bad).is_err(), "{bad}");
+    }
+}

@@ -15,7 +15,7 @@ use rtlab_model::schema::{
 use rtlab_model::{catalog, printable, Nanos, Severity, TaskSet};
 
 use rtlab_report::table;
-use rtlab_report::taskset_text::describe_taskset;
+use rtlab_report::taskset_text::{self, describe_taskset};
 
 /// `rtlab taskset ...`
 #[derive(Debug, Subcommand)]
@@ -52,7 +52,7 @@ const EXPORT_EXAMPLES: &str = "Examples:\n  \
     rtlab taskset export builtin:hartstone-ph --format rt-app --policy rm -d 10s\n  \
     rtlab taskset export builtin:lf-scenario-4 --format rt-app --policy edf --calibration 20\n\n\
     rt-app's times are whole microseconds and its duration whole seconds: finer values are\n\
-    refused, never rounded. README \"Other tools' formats\" lists what maps to what.";
+    refused, never rounded. The guide \"Other tools' formats\" lists what maps to what.";
 
 const IMPORT_EXAMPLES: &str = "A SimSo configuration (root <simulation>) and an rt-app workload (a JSON \
     object with a `tasks` object) are recognised by their content wherever a task-set file is \
@@ -73,9 +73,6 @@ pub struct ListArgs {
     /// Print JSON: a list of {name, tasks, utilization, summary, source, parameters}.
     #[arg(long)]
     pub json: bool,
-    /// Print the table in full width; by default it is fitted to the terminal (long cells wrap).
-    #[arg(long)]
-    pub wide: bool,
 }
 
 /// `rtlab taskset show`
@@ -83,7 +80,7 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// A task-set file (.toml or .json) or `builtin:NAME`.
     pub taskset: String,
-    /// Print JSON (schema in README, "rtlab taskset show --json").
+    /// Print JSON (schema in the guide, "rtlab taskset show --json").
     #[arg(long)]
     pub json: bool,
 }
@@ -140,38 +137,34 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table::new(
-        &["name", "tasks", "U", "what it is", "source"],
-        &["tasks", "U"],
-    );
-    for (entry, set) in &rows {
-        t.add_row(vec![
-            format!("builtin:{}", entry.name),
-            set.tasks.len().to_string(),
-            format!("{:.4}", set.utilization()),
-            entry.summary.to_string(),
-            entry.source.to_string(),
-        ]);
-    }
-    table::fit_to_terminal(!args.wide);
-    outln!("{}", table::render(&t));
+    let table_rows: Vec<_> = rows
+        .iter()
+        .map(|(entry, set)| {
+            (
+                format!("builtin:{}", entry.name),
+                set.tasks.len(),
+                set.utilization(),
+                entry.summary,
+                entry.source,
+            )
+        })
+        .collect();
+    outln!("{}", taskset_text::catalog_table(&table_rows));
     for (entry, _) in &rows {
         for p in entry.parameters {
             outln!(
-                "\nbuiltin:{} takes ?{}=VALUE (default {}): {}; e.g. builtin:{}?{}=1ms",
-                entry.name,
-                p.name,
-                p.default,
-                p.meaning,
-                entry.name,
-                p.name
+                "{}",
+                table::fit_text(&format!(
+                    "\nbuiltin:{} takes ?{}=VALUE (default {}): {}; e.g. builtin:{}?{}=1ms",
+                    entry.name, p.name, p.default, p.meaning, entry.name, p.name
+                ))
             );
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `show --json` document (schema in README).
+/// The `show --json` document (schema in the guide).
 pub fn taskset_json(set: &TaskSet, origin: &str, notes: &[LocatedDiagnostic]) -> TasksetDocument {
     let ns = |n: Nanos| n.as_ns();
     TasksetDocument {

@@ -8,34 +8,29 @@
 //! [`rtlab_model::hartstone::document::HartstoneDocument`]; the text and CSV
 //! are `rtlab_report::hartstone_text`.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
 use rtlab_model::hartstone::document::HartstoneDocument as Document;
 use rtlab_model::hartstone::{
-    self, extended_profile, overload_iteration, ExtendedProfile, HartstoneTest, TestConfig,
-    DEFAULT_MAX_ITERATIONS,
+    self, extended_profile, ExtendedProfile, HartstoneTest, TestConfig, DEFAULT_MAX_ITERATIONS,
 };
 use rtlab_model::policy::{RunPolicy, RUN_POLICIES};
 use rtlab_model::{printable, Nanos};
-use rtlab_report::hartstone_text::{csv, human, traced_line};
-use rtlab_rt::executor::{self, rr_timeslice, Overrun, RunConfig};
-use rtlab_rt::runner::{RealRunError, RealRunner};
+use rtlab_report::hartstone_text::{csv, human};
 use rtlab_rt::work::FixedWork;
-use rtlab_sim::{OnMiss, SchedulerSpec};
-use rtlab_study::hartstone::{
-    rankings, real_extended, real_series, simulated_extended, simulated_series, RealSeriesError,
-};
+use rtlab_sim::{MissRule, SchedulerSpec};
+use rtlab_study::hartstone::{rankings, simulated_extended, simulated_series};
+
+mod real;
 
 use crate::flags::parse_nanos;
-use crate::setup::{restore_left_state_first, say};
-use crate::usage::{naming_the_flag, usage};
+use crate::setup::say;
+use crate::usage::usage;
 
 /// Length of one iteration by default: the original Hartstone's experiment
-/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; paper 002 does
+/// (Weiderman & Kamenoff 1992 run each experiment for 10 s; Golchin 2017 does
 /// not state its window).
 pub const DEFAULT_ITERATION: &str = "10s";
 
@@ -63,11 +58,11 @@ pub struct HartstoneArgs {
     /// with --policy on real threads too (RT throttling and admission off for those runs).
     #[arg(long)]
     pub extended: bool,
-    /// Length of the extended Hartstone run (default 120s, paper 002's); the overload keeps its
+    /// Length of the extended Hartstone run (default 120s, Golchin 2017's); the overload keeps its
     /// place, [1/4, 3/8) of it (e.g. 12s: overload in [3, 4.5) s).
     #[arg(long, value_parser = parse_nanos, default_value = "120s")]
     pub extended_length: Nanos,
-    /// Execution time of one kilo-whet (default 1.25ms, paper 002's busy wait).
+    /// Execution time of one kilo-whet (default 1.25ms, Golchin 2017's busy wait).
     #[arg(long, value_parser = parse_nanos, conflicts_with = "calibrate")]
     pub kilo_whet: Option<Nanos>,
     /// Measure the kilo-whet on this machine (rtlab_rt::work::FixedWork, median of 7 passes).
@@ -86,7 +81,7 @@ pub struct HartstoneArgs {
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Hard SCHED_DEADLINE budgets for --policy edf: no SCHED_FLAG_RECLAIM (GRUB), a job past
-    /// C + margin is throttled (README: "Budgets and reclaiming").
+    /// C + margin is throttled (the guide: "Budgets and reclaiming").
     #[arg(long)]
     pub no_edf_reclaim: bool,
     /// Print the JSON document instead of tables.
@@ -104,6 +99,12 @@ pub struct HartstoneArgs {
     pub cpu_lock: crate::setup::CpuLockFlags,
     #[command(flatten)]
     pub kernel: crate::kernel_trace::KernelTraceFlags,
+    #[command(flatten)]
+    pub isolate: crate::setup::IsolateFlags,
+    /// Let a real iteration's miss end the series at once; by default it is run once more first
+    /// and ends the series only when the rerun misses too (guide: how-to/trust-a-real-result.md).
+    #[arg(long)]
+    pub no_confirm: bool,
 }
 
 fn parse_tests(text: &str) -> anyhow::Result<Vec<HartstoneTest>> {
@@ -175,21 +176,18 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             "--no-edf-reclaim applies to --policy edf (SCHED_DEADLINE budgets)",
         ));
     }
-    let sim_on_miss: OnMiss = args.on_miss.parse().map_err(|_| {
+    let sim_on_miss: MissRule = args.on_miss.parse().map_err(|_| {
         usage(format!(
             "--on-miss `{}`: use skip or continue",
             printable(&args.on_miss)
         ))
     })?;
-    let real_on_miss: Overrun = match sim_on_miss {
-        OnMiss::Skip => Overrun::Skip,
-        OnMiss::Continue => Overrun::Continue,
-        OnMiss::Abort => {
-            return Err(usage(
-                "--on-miss abort: real threads cannot abort a job; use skip or continue",
-            ))
-        }
-    };
+    if sim_on_miss == MissRule::Abort {
+        return Err(usage(
+            "--on-miss abort: real threads cannot abort a job; use skip or continue",
+        ));
+    }
+    let real_on_miss = sim_on_miss;
     // Refused before any real-time work (the calibration included).
     args.kernel.needs(!policies.is_empty(), "--policy LIST")?;
     let (kilo_whet, kilo_whet_from) = match (args.kilo_whet, args.calibrate) {
@@ -238,6 +236,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
             kilo_whet,
             window: args.iteration_duration,
             max_iterations: args.max_iterations,
+            confirm: !args.no_confirm,
         })
         .collect();
     let profiles: Vec<ExtendedProfile> = if args.extended {
@@ -269,7 +268,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     let mut interrupted = false;
     if !policies.is_empty() {
         interrupted = if args.extended {
-            run_real_extended(
+            real::run_real_extended(
                 args,
                 &profiles,
                 &policies,
@@ -278,7 +277,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
                 &mut doc,
             )?
         } else {
-            run_real(
+            real::run_real(
                 args,
                 &configs,
                 &policies,
@@ -314,157 +313,4 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
         interrupted,
     )?;
     Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// The PH series on real threads, one policy after the other, each beside
-/// its simulator counterpart. Says up front how long it can take (each test
-/// stops at the latest at the first pool above U = 1) and prints one line
-/// per iteration on stderr. Returns true when Ctrl-C cut it short.
-fn run_real(
-    args: &HartstoneArgs,
-    configs: &[TestConfig],
-    policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
-    kilo_whet: Nanos,
-    doc: &mut Document,
-) -> anyhow::Result<bool> {
-    let bound: u64 = configs
-        .iter()
-        .map(|c| {
-            u64::from(
-                overload_iteration(c.test, kilo_whet, args.max_iterations)
-                    .map_or(args.max_iterations, |k| k + 1),
-            )
-        })
-        .sum();
-    let most = Nanos::from_ns(
-        args.iteration_duration
-            .as_ns()
-            .saturating_mul(bound)
-            .saturating_mul(policies.len() as u64),
-    );
-    say(&format!(
-        "real threads: at most {bound} iterations of {} per policy (each test ends at its first miss, at the latest at its first pool above U = 1), {} policies: up to {most} in all",
-        args.iteration_duration,
-        policies.len()
-    ));
-    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
-    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
-    restore_left_state_first();
-    let mut base = RunConfig::new(args.iteration_duration, policies[0]);
-    base.on_miss = on_miss;
-    base.cpu = Some(cpu);
-    base.edf_reclaim = !args.no_edf_reclaim;
-    base.kernel_trace = args.kernel.request_per_run();
-    let mut runner = RealRunner::new(base, interrupt);
-    let timeslice = rr_timeslice();
-    let started = Instant::now();
-    let mut progress = |policy, test, r: &rtlab_model::hartstone::IterationRecord| {
-        say(&format!(
-            "[{:>5.0}s] real {policy} {test} iteration {}: U = {:.3}, {} misses, {} context switches{}",
-            started.elapsed().as_secs_f64(),
-            r.iteration,
-            r.utilization,
-            r.result.misses,
-            r.result.context_switches,
-            traced_line(r.result.kernel_trace.as_ref()),
-        ));
-        let _ = std::io::stderr().flush();
-    };
-    let cut = real_series(
-        doc,
-        &mut runner,
-        policies,
-        configs,
-        sim_on_miss,
-        timeslice,
-        &mut progress,
-    )
-    .map_err(|e| real_error("rtlab hartstone --policy", e))?;
-    if cut {
-        say("interrupted: the tests finished so far follow");
-    }
-    Ok(cut)
-}
-
-/// A real series' error as the command reports it, naming the flag of a
-/// setting the kernel refused.
-fn real_error(command: &str, e: RealSeriesError) -> anyhow::Error {
-    let (policy, e) = match e {
-        RealSeriesError::Run(policy, e) => (policy, e),
-        RealSeriesError::Sim(e) => return e.into(),
-    };
-    let message = match &e {
-        RealRunError::Rt(rt @ rtlab_rt::RtError::Setting { .. }) => naming_the_flag(rt),
-        other => other.to_string(),
-    };
-    anyhow::anyhow!("{command} {policy}: {message}")
-}
-
-/// The extended Hartstone on real threads, one policy after the other, each
-/// beside its simulator counterpart (the same phase, the same length). RT
-/// throttling and SCHED_DEADLINE admission are switched off for each run
-/// (the 120 % needs more than either leaves; the note in the output says
-/// so). Returns true when Ctrl-C cut it short.
-fn run_real_extended(
-    args: &HartstoneArgs,
-    profiles: &[ExtendedProfile],
-    policies: &[RunPolicy],
-    on_miss: Overrun,
-    sim_on_miss: OnMiss,
-    doc: &mut Document,
-) -> anyhow::Result<bool> {
-    let length = args.extended_length;
-    let (from, to) = hartstone::ExtendedProfile::overload_window(length);
-    let note = format!(
-        "real threads: RT throttling and SCHED_DEADLINE admission switched off for each run (sched_rt_runtime_us = -1, restored after): the 120 % overload in [{from}, {to}) needs more of the CPU than SCHED_FIFO/RR throttling (0.95) or SCHED_DEADLINE admission (0.90) leave, and the benchmark compares schedulers, not the throttle"
-    );
-    say(&format!("note: {note}"));
-    doc.notes.push(note);
-    say(&format!(
-        "real threads: {} runs of {length} ({} tests x {} policies)",
-        profiles.len() * policies.len(),
-        profiles.len(),
-        policies.len()
-    ));
-    let interrupt = rtlab_host::interrupt::install_interrupt_flag();
-    let cpu = args.cpu.unwrap_or_else(executor::default_cpu);
-    let _measuring = args.cpu_lock.hold(Some(&[cpu]))?;
-    restore_left_state_first();
-    let timeslice = rr_timeslice();
-    let started = Instant::now();
-    let mut config = RunConfig::new(length, policies[0]);
-    config.on_miss = on_miss;
-    config.cpu = Some(cpu);
-    config.no_rt_throttling = true;
-    config.kernel_trace = args.kernel.request_per_run();
-    let mut runner = RealRunner::new(config, interrupt);
-    let mut progress = |policy, r: &rtlab_model::hartstone::ExtendedResult| {
-        say(&format!(
-            "[{:>5.0}s] real {policy} {}: {} misses of {} jobs, {:.1} context switches/s{}",
-            started.elapsed().as_secs_f64(),
-            r.test,
-            r.misses,
-            r.jobs,
-            r.context_switches_per_s,
-            traced_line(r.kernel_trace.as_ref()),
-        ));
-    };
-    let cut = real_extended(
-        doc,
-        &mut runner,
-        policies,
-        profiles,
-        length,
-        sim_on_miss,
-        timeslice,
-        &mut progress,
-    )
-    .map_err(|e| real_error("rtlab hartstone --extended --policy", e))?;
-    if cut {
-        say("interrupted: the tests finished so far follow");
-    }
-    Ok(cut)
 }

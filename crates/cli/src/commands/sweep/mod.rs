@@ -45,7 +45,7 @@ use serde_json::Value;
 
 use crate::setup::say;
 use crate::usage::usage;
-use rtlab_report::table;
+use rtlab_report::sweep_text;
 
 /// Arguments of `rtlab sweep`.
 #[derive(Debug, Args)]
@@ -106,7 +106,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE|builtin:rtmach")]
     pub overheads: Option<String>,
 
-    /// Tick for paper 004's timer-driven model in rta-overheads and
+    /// Tick for Arakawa et al. 1993's timer-driven model in rta-overheads and
     /// edf-demand-overheads; overrides the overheads file's
     /// `releases`/`tick` (without either: tickless).
     #[arg(long, requires = "overheads", value_parser = parse_tick)]
@@ -117,7 +117,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = SweepSpec::default().cpus, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
-    /// Read the sweep from a JSON spec instead of the flags above (README
+    /// Read the sweep from a JSON spec instead of the flags above (the guide
     /// "Sweeps on a cluster"; keys tasks, from, to, step, sets, seed, method,
     /// deadlines, tests, overheads, tick, cpus, all optional).
     #[arg(
@@ -372,14 +372,14 @@ fn run_merge(args: &MergeArgs) -> anyhow::Result<Value> {
 /// and `--save`.
 fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     if let Some(path) = &output.csv {
-        rtlab_model::file::write_output(path, csv(result))
+        rtlab_model::file::write_output(path, sweep_text::csv(result))
             .with_context(|| format!("cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "acceptance ratio per utilization, CSV");
     }
     if output.json {
         outln!("{}", result.document_json());
     } else {
-        out!("{}", human(result));
+        out!("{}", sweep_text::describe(result));
     }
     let doc = serde_json::to_value(result.document())?;
     if let Some(path) = &output.plot {
@@ -390,130 +390,5 @@ fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     Ok(doc)
 }
 
-/// `--csv`: `utilization,sets,<test>...`, numbers as Rust prints them.
-fn csv(result: &SweepResult) -> String {
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let header = ["utilization".to_string(), "sets".to_string()];
-    let names = result.test_names();
-    // Writing to a Vec cannot fail.
-    let _ = out.write_record(header.into_iter().chain(names.iter().cloned()));
-    for row in &result.rows {
-        let ratios = (0..names.len()).map(|k| row.ratio(k).to_string());
-        let cells = [row.utilization.to_string(), row.sets.to_string()];
-        let _ = out.write_record(cells.into_iter().chain(ratios));
-    }
-    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn human(result: &SweepResult) -> String {
-    let names = result.test_names();
-    // A `TEST ?` column (sets without a verdict) for each test with any.
-    let undecided: Vec<usize> = (0..names.len())
-        .filter(|&k| result.rows.iter().any(|r| r.inconclusive[k] > 0))
-        .collect();
-    let undecided_names: Vec<String> = undecided
-        .iter()
-        .map(|&k| format!("{} ?", names[k]))
-        .collect();
-    let cpus = result.spec.cpus;
-    let mut header = vec!["U"];
-    if cpus > 1 {
-        header.push("U/m");
-    }
-    header.extend(names.iter().map(String::as_str));
-    header.extend(undecided_names.iter().map(String::as_str));
-    let mut t = table::new(&header, &header);
-    for row in &result.rows {
-        let mut cells = vec![format!("{:.3}", row.utilization)];
-        if cpus > 1 {
-            cells.push(format!("{:.3}", row.utilization / f64::from(cpus)));
-        }
-        cells.extend((0..names.len()).map(|k| format!("{:.3}", row.ratio(k))));
-        cells.extend(undecided.iter().map(|&k| row.inconclusive[k].to_string()));
-        t.add_row(cells);
-    }
-    let note = if undecided.is_empty() {
-        ""
-    } else {
-        "TEST ?: sets without a verdict (a sufficient test that did not pass, or an exact test that gave up)\n"
-    };
-    let timer = result
-        .timer
-        .map_or(String::new(), |t| format!(", overhead-aware tests {t}"));
-    let platform = if cpus > 1 {
-        format!(" on {cpus} processors (U: total utilization)")
-    } else {
-        String::new()
-    };
-    format!(
-        "schedulability ratio: {} sets of {} tasks per step{platform}, seed {}{timer}\n{}\n{note}",
-        result.spec.sets,
-        result.spec.tasks,
-        result.spec.seed,
-        table::render(&t)
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rtlab_analysis::sweep::DEFAULT_TESTS;
-
-    #[test]
-    fn the_default_tests_are_the_libraries() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Line {
-            #[command(flatten)]
-            args: SweepArgs,
-        }
-        let args = Line::parse_from(["sweep"]).args;
-        assert_eq!(args.tests, None);
-        let spec = args.spec_of_flags();
-        assert_eq!(spec, SweepSpec::default());
-        assert_eq!(
-            spec.tests.iter().map(SweepColumn::name).collect::<Vec<_>>(),
-            DEFAULT_TESTS
-        );
-    }
-
-    #[test]
-    fn shard_flags_read_i_of_n() {
-        assert_eq!(parse_shard("3/8"), Ok((3, 8)));
-        assert!(parse_shard("8/8").unwrap_err().contains("outside 0..8"));
-        assert!(parse_shard("1/0").unwrap_err().contains("at least 1"));
-        assert!(parse_shard("3").unwrap_err().contains("I/N"));
-    }
-
-    #[test]
-    fn the_csv_has_a_ratio_column_per_test_in_the_documented_bytes() {
-        let test = |t: &str| SweepColumn::parse(t).unwrap();
-        let row =
-            |utilization: f64, sets: u64, accepted: Vec<u64>| rtlab_analysis::sweep::SweepRow {
-                utilization,
-                sets,
-                inconclusive: vec![0; accepted.len()],
-                rejected: accepted.iter().map(|a| sets - a).collect(),
-                accepted,
-            };
-        let result = SweepResult {
-            spec: SweepSpec {
-                tests: vec![test("rm:rta"), test("edf:edf-demand")],
-                ..SweepSpec::default()
-            },
-            timer: None,
-            rows: vec![
-                row(0.5, 4, vec![4, 4]),
-                row(0.95, 3, vec![1, 2]),
-                row(1.0, 0, vec![0, 0]),
-            ],
-        };
-        assert_eq!(
-            csv(&result),
-            "utilization,sets,rm:rta,edf:edf-demand\n\
-             0.5,4,1,1\n\
-             0.95,3,0.3333333333333333,0.6666666666666666\n\
-             1,0,0,0\n"
-        );
-    }
-}
+mod tests;

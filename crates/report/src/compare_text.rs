@@ -1,0 +1,233 @@
+//! `rtlab compare`'s text: a real run beside the simulation of the same
+//! set ([`describe`]), or beside rt-app's run of it ([`describe_rtapp`]).
+
+use rtlab_model::results;
+use rtlab_model::results::SimReport;
+use rtlab_model::{printable, Nanos};
+use rtlab_rt::executor::RunReport;
+use rtlab_rt::rtapp::RtAppComparison;
+
+use crate::table;
+
+/// `rtlab compare --json`: a real run and its simulation.
+pub type Comparison = results::Comparison<RunReport, SimReport>;
+
+/// The mark of a cell that differs by more than the tolerance.
+const MARK: &str = " !";
+
+/// The side-by-side table; differing cells carry a `!` (bold red when
+/// `color`), then what the columns mean.
+pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -> String {
+    let mark = |text: String, differs: bool| match differs {
+        false => text,
+        true => format!("{text}{MARK}"),
+    };
+    let mut out = format!(
+        "{} ({}): real threads under {} vs the simulator's {} for {}\n\n",
+        printable(&c.taskset),
+        printable(origin),
+        c.policy,
+        c.scheduler,
+        Nanos::from_ns(c.real.ended_ns)
+    );
+    let locks = c.tasks.iter().any(|t| t.locks());
+    let mut header = vec![
+        "task",
+        "misses real",
+        "misses sim",
+        "R max real",
+        "R max sim",
+        "delta",
+        "R mean real",
+        "R mean sim",
+        "preempted real",
+        "preempted sim",
+    ];
+    if locks {
+        header.extend(["lock wait max real", "lock wait max sim"]);
+    }
+    let multi = c.real.cpus.is_some();
+    if multi {
+        header.extend([
+            "migrated jobs real",
+            "migrations sim",
+            "kernel migrations real",
+        ]);
+    }
+    let mut t = table::new(&header, &header[1..]);
+    for task in &c.tasks {
+        let differs = |f: &str| task.differences.iter().any(|d| d == f);
+        let mut row = vec![
+            printable(&task.name).into_owned(),
+            mark(task.misses.0.to_string(), differs("misses")),
+            task.misses.1.to_string(),
+            mark(
+                table::opt_ns(task.max_response_ns.0),
+                differs("max_response"),
+            ),
+            table::opt_ns(task.max_response_ns.1),
+            task.max_response_delta_ns.map_or("-".into(), |d| match d {
+                d if d < 0 => table::signed_ns(d),
+                d => format!("+{}", table::signed_ns(d)),
+            }),
+            mark(
+                table::opt_ns(task.mean_response_ns.0),
+                differs("mean_response"),
+            ),
+            table::opt_ns(task.mean_response_ns.1),
+            task.preemptions.0.to_string(),
+            task.preemptions.1.to_string(),
+        ];
+        if locks {
+            row.push(table::opt_ns(task.max_blocked_ns.0));
+            row.push(table::opt_ns(task.max_blocked_ns.1));
+        }
+        if multi {
+            row.push(task.migrations.0.to_string());
+            row.push(task.migrations.1.to_string());
+            let kernel = c
+                .real
+                .tasks
+                .iter()
+                .find(|t| t.name == task.name)
+                .and_then(|t| t.kernel_migrations);
+            row.push(kernel.map_or("-".into(), |k| k.to_string()));
+        }
+        t.add_row(row);
+    }
+    t.optional(&[
+        "kernel migrations real",
+        "preempted sim",
+        "preempted real",
+        "lock wait max sim",
+        "migrations sim",
+        "R mean sim",
+        "R mean real",
+    ]);
+    let rendered = t.render();
+    out.push_str(&match color {
+        true => rendered.replace(MARK, " \x1b[1;31m!\x1b[0m"),
+        false => rendered,
+    });
+    let differing: Vec<std::borrow::Cow<str>> = c
+        .tasks
+        .iter()
+        .filter(|t| !t.differences.is_empty())
+        .map(|t| printable(&t.name))
+        .collect();
+    out.push_str(&format!(
+        "\n\nmisses: real {} vs simulated {} ({}); response times within {tolerance_pct}%: {}\n",
+        c.real.deadline_misses,
+        c.sim.deadline_misses,
+        if c.misses_agree { "agree" } else { "DIFFER" },
+        if differing.is_empty() {
+            "every task".to_string()
+        } else {
+            format!("not for {}", differing.join(", "))
+        },
+    ));
+    out.push_str(
+        "real R includes wake-up latency and kernel overheads the model leaves out; \
+         real preemptions are involuntary context switches during jobs (interrupts and kernel threads count too)\n",
+    );
+    if multi {
+        out.push_str(
+            "migrations: real = jobs that finished on another CPU than they started on (sched_getcpu; a job \
+             moved and moved back counts 0), sim = every resumption on another processor; kernel = every move \
+             of the thread, between jobs too\n",
+        );
+    }
+    if locks {
+        out.push_str(&format!(
+            "critical sections under --protocol {}: lock wait = time a job spent waiting to take a lock \
+             (real: inside pthread_mutex_lock; simulated: blocked on the resource; 0 when a ceiling \
+             keeps the job from asking)\n",
+            c.real.protocol
+        ));
+    }
+    // What disturbed the real run, beside the tasks whose misses differ.
+    if let Some(d) = &c.real.disturbance {
+        let differing: Vec<String> = c
+            .tasks
+            .iter()
+            .filter(|t| t.misses.0 != t.misses.1)
+            .map(|t| printable(&t.name).into_owned())
+            .collect();
+        out.push_str(&crate::disturbance_text::compare_note(d, &differing));
+    }
+    table::fit_text(&out)
+}
+
+/// `compare --with rt-app`: the side-by-side table, then what the columns
+/// mean.
+pub fn describe_rtapp(c: &RtAppComparison, origin: &str) -> String {
+    let mut out = format!(
+        "{} ({}): rtlab run vs rt-app under {} for {}, calibration {}{}\n\n",
+        printable(&c.taskset),
+        printable(origin),
+        c.policy,
+        Nanos::from_ns(c.rtapp.duration_ns),
+        c.rtapp.calibration,
+        c.rtapp
+            .ns_per_loop
+            .map_or(String::new(), |ns| format!(" ({ns} ns per loop)")),
+    );
+    let header = [
+        "task",
+        "C",
+        "jobs rtlab",
+        "jobs rt-app",
+        "misses rtlab",
+        "misses rt-app",
+        "wake mean rtlab",
+        "wake mean rt-app",
+        "wake max rtlab",
+        "wake max rt-app",
+        "R mean rtlab",
+        "R mean rt-app",
+        "R max rtlab",
+        "R max rt-app",
+        "rt-app run mean",
+        "run vs C",
+    ];
+    let mut t = table::new(&header, &header[1..]);
+    for task in &c.tasks {
+        t.add_row(vec![
+            printable(&task.name).into_owned(),
+            table::ns(task.wcet_ns),
+            task.jobs.0.to_string(),
+            task.jobs.1.to_string(),
+            task.misses.0.to_string(),
+            task.misses.1.to_string(),
+            table::opt_ns(task.mean_wakeup_latency_ns.0),
+            table::opt_ns(task.mean_wakeup_latency_ns.1),
+            table::opt_ns(task.max_wakeup_latency_ns.0),
+            table::opt_ns(task.max_wakeup_latency_ns.1),
+            table::opt_ns(task.mean_response_ns.0),
+            table::opt_ns(task.mean_response_ns.1),
+            table::opt_ns(task.max_response_ns.0),
+            table::opt_ns(task.max_response_ns.1),
+            table::opt_ns(task.rtapp_mean_run_ns),
+            task.rtapp_run_overshoot_pct
+                .map_or("-".to_string(), |p| format!("{p:+.1}%")),
+        ]);
+    }
+    t.optional(&[
+        "jobs rt-app",
+        "jobs rtlab",
+        "wake mean rtlab",
+        "wake mean rt-app",
+        "R mean rtlab",
+        "R mean rt-app",
+        "rt-app run mean",
+        "C",
+    ]);
+    out.push_str(&t.render());
+    out.push_str(
+        "\n\nwake: rtlab's lag (start - release) vs rt-app's wu_lat (timer wake-up); R: release to the \
+         end of the job (rt-app: timer period - slack, whole us); run vs C: rt-app's mean wall-clock \
+         time in `run` over the requested C (its calibrated loop's error, plus preemption for lower \
+         priorities); rtlab executes exactly C of CPU time per job\n",
+    );
+    table::fit_text(&out)
+}
