@@ -1317,6 +1317,10 @@ const fn kernel_trace(path: &'static str) -> Output {
 /// Every output flag of every command (`every_output_flag_has_a_row`
 /// keeps this complete).
 const OUTPUTS: &[Output] = &[
+    Output {
+        kind: OutputKind::Folder,
+        ..output("man", "--out", &["man", "--out", "{out}"])
+    },
     output(
         "taskset export",
         "--out",

@@ -205,6 +205,14 @@ impl SweepSpec {
     pub fn utilizations(&self) -> Result<Vec<f64>, SweepError> {
         let (from, to, step) = (self.from, self.to, self.step);
         let check = |ok: bool, error: GenerateError| if ok { Ok(()) } else { Err(error) };
+        // A number as the user can read it: 1e308 in exponent form.
+        let shown = |x: f64| {
+            if x.abs() >= 1e9 {
+                format!("{x:e}")
+            } else {
+                x.to_string()
+            }
+        };
         check(
             from.is_finite() && to.is_finite() && step.is_finite(),
             GenerateError::invalid_naming("from", &["to", "step"], ", to and step must be numbers"),
@@ -218,7 +226,7 @@ impl SweepSpec {
             GenerateError::invalid_naming(
                 "to",
                 &["from"],
-                format!("({to}) must not be below from ({from})"),
+                format!("({}) must not be below from ({})", shown(to), shown(from)),
             ),
         )?;
         check(
@@ -235,7 +243,7 @@ impl SweepSpec {
                 "to",
                 format!(
                     "{} is above the most a set of {} tasks can reach ({most}: a task's utilization is at most 1)",
-                    if to >= 1e9 { format!("{to:e}") } else { to.to_string() },
+                    shown(to),
                     self.tasks
                 ),
             ),
