@@ -606,6 +606,11 @@ fn migrate(conn: &mut Connection) -> Result<(), Migration> {
         }
         tx.execute_batch(schema::CREATE_V1)?;
     }
+    if version > 0 {
+        // A store of an older version is migrated from its tables: without
+        // them it is not a store (said in one line, not SQLite's error).
+        check_tables(&tx, version).map_err(Migration::Foreign)?;
+    }
     if version < 2 {
         tx.execute_batch(schema::CREATE_V2)?;
     }
