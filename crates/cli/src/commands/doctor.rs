@@ -103,11 +103,11 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "\nA shield of CPU {cpu} (--isolate on a run measured there):"
         )?;
         match &plan {
-            Ok(p) => {
-                for line in p.describe() {
-                    writeln!(out, "  {line}")?;
-                }
-            }
+            Ok(p) => write!(
+                out,
+                "{}",
+                rtlab_report::doctor_text::shield_plan(&p.describe())
+            )?,
             Err(e) => writeln!(out, "  refused: {e}")?,
         }
     }
