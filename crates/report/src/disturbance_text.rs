@@ -23,6 +23,19 @@ pub fn verdict_line(a: &DisturbanceAccount) -> String {
     format!("verdict: {}{shield}", a.verdict.summary)
 }
 
+/// [`verdict_line`] as `latency`'s comment lines: `# verdict: ...`, wrapped
+/// to the terminal's width with every piece a `# ` comment (a list of
+/// disturbing threads is long).
+pub fn verdict_comment(a: &DisturbanceAccount) -> String {
+    let line = verdict_line(a);
+    let fitted = match crate::table::width() {
+        Some(w) => crate::table::fit_text_within(&line, w.saturating_sub(2)),
+        None => line,
+    };
+    let pieces: Vec<String> = fitted.lines().map(|l| format!("# {l}")).collect();
+    pieces.join("\n")
+}
+
 /// The account in full, one item per line, for `rtlab run` and `compare`.
 pub fn account_text(a: &DisturbanceAccount) -> String {
     let mut out = String::new();

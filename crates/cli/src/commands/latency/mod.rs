@@ -173,7 +173,7 @@ pub fn measure_with_tap(
     } else if !args.stdout_is_json() {
         out!("{}", latency_text::describe_measured(measured));
         if let Some(d) = &doc.disturbance {
-            outln!("# {}", rtlab_report::disturbance_text::verdict_line(d));
+            outln!("{}", rtlab_report::disturbance_text::verdict_comment(d));
         }
         if let Some(k) = &kernel_trace {
             outln!("{}", rtlab_report::kernel_trace::events_line(k));
