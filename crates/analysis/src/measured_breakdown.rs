@@ -72,7 +72,7 @@ pub struct StepOutcome {
     /// The kernel's account of a real run (`--kernel-trace`: events,
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<rtlab_model::kernel_trace::KernelTraceSummary>,
     /// A real step that missed and was run once more before it counted
     /// (`rtlab_study::confirm`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,7 +179,7 @@ pub struct Step {
     /// The kernel's account of a real run (`--kernel-trace`: events,
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<rtlab_model::kernel_trace::KernelTraceSummary>,
     /// A real step that missed and was run once more before it counted;
     /// absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -98,6 +98,16 @@ fn a_characterised_file_is_read_by_analyze() {
     );
     let text = std::fs::read_to_string(&toml).unwrap();
     assert_eq!(doc["overheads_toml"].as_str().unwrap(), text);
+    // The disturbance account of the measured CPU and its verdict (issue
+    // 35); a disturbed profile says so in the file.
+    let account = &doc["disturbance"];
+    assert_eq!(account["cpus"].as_array().unwrap().len(), 1, "{account}");
+    assert!(account["window_ns"].as_u64().unwrap() > 0, "{account}");
+    match account["verdict"]["kind"].as_str().unwrap() {
+        "clean" => assert!(!text.contains("# measured"), "{text}"),
+        "disturbed" => assert!(text.contains("\n# measured disturbed: "), "{text}"),
+        other => panic!("verdict {other}"),
+    }
     assert!(
         text.starts_with("name = \"here\"\nsource = \"rtlab characterize on "),
         "{text}"

@@ -75,6 +75,14 @@ fn drift_puts_the_relative_loop_behind_by_at_least_its_work() {
     let loops = doc["loops"].as_array().unwrap();
     let kinds: Vec<&str> = loops.iter().map(|l| l["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["absolute", "relative", "compensated"]);
+    // The disturbance account of the loops' CPUs (unpinned: every CPU the
+    // process may use) and its verdict (issue 35).
+    let account = &doc["disturbance"];
+    assert!(!account["cpus"].as_array().unwrap().is_empty(), "{account}");
+    assert!(
+        ["clean", "disturbed"].contains(&account["verdict"]["kind"].as_str().unwrap()),
+        "{account}"
+    );
     let rel = &loops[1];
     let wakeups = rel["wakeups"].as_u64().unwrap();
     assert!(wakeups > 50 && wakeups <= 400, "{wakeups}");

@@ -36,6 +36,7 @@
 
 use std::collections::BTreeMap;
 
+pub use rtlab_model::kernel_trace::MissCause;
 use serde::Serialize;
 
 use crate::schedule::{Schedule, ThreadState};
@@ -381,15 +382,15 @@ fn split_lateness(k: &mut JobKernel, late: u64, stall: Option<u64>) {
     k.lateness.retain(|_, v| *v > 0);
 }
 
-/// One line of "misses by cause".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MissCause {
-    /// The cause label.
-    pub cause: String,
-    /// Missed jobs whose largest share of lateness it is.
-    pub misses: u64,
-    /// Lateness charged to it over all missed jobs, ns.
-    pub lateness_ns: u64,
+/// Whether a cause label is a disturbance from outside the set: another
+/// thread (`thread:...`), an interrupt (`irq`, `softirq`), the host
+/// (`host-stall`) or the CPU idle in the guest while the thread was
+/// runnable (`idle-or-host`: wake-up latency or the host). The set's own
+/// causes (`set:...`, `execution`, `backlog`) and throttling (the kernel's
+/// rule for the set's own load, `throttled:...`) are not.
+pub fn outside_the_set(label: &str) -> bool {
+    label.starts_with("thread:")
+        || matches!(label, "irq" | "softirq" | "host-stall" | "idle-or-host")
 }
 
 /// Sums missed jobs' lateness splits into "misses by cause", most
@@ -432,6 +433,29 @@ impl MissesByCause {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_disturbance_is_a_cause_from_outside_the_set() {
+        for label in [
+            "thread:cc1(other)",
+            "irq",
+            "softirq",
+            "host-stall",
+            "idle-or-host",
+        ] {
+            assert!(outside_the_set(label), "{label}");
+        }
+        for label in [
+            "set:T1",
+            "execution",
+            "backlog",
+            "throttled:rt",
+            "throttled:deadline",
+            "none",
+        ] {
+            assert!(!outside_the_set(label), "{label}");
+        }
+    }
 
     fn waits(pairs: &[(&str, u64)]) -> JobKernel {
         JobKernel {

@@ -36,7 +36,7 @@ pub use schedule::Schedule;
 pub use session::{KernelTrace, Traced};
 pub use trace::Trace;
 
-use serde::Serialize;
+pub use rtlab_model::kernel_trace::{KernelTraceSummary, MissCause, TraceSummary};
 
 /// A finished recording, decoded, with every job's causes.
 #[derive(Debug, Clone)]
@@ -53,6 +53,9 @@ pub struct Analysis {
     pub jobs: Vec<JobKernel>,
     /// Misses by cause.
     pub misses: MissesByCause,
+    /// Per task name: missed jobs whose largest share of lateness came
+    /// from outside the set ([`causes::outside_the_set`]).
+    pub disturbed_misses: std::collections::BTreeMap<String, u64>,
     /// The rebuilt schedule (for drawing).
     pub schedule: Schedule,
     /// The set's threads.
@@ -80,12 +83,17 @@ pub fn analyse(
     let watched: Vec<i32> = set.tasks.iter().filter_map(|(_, t)| *t).collect();
     let schedule = Schedule::build(&trace.events, &watched);
     let mut misses = MissesByCause::default();
+    let mut disturbed_misses = std::collections::BTreeMap::new();
     let explained: Vec<JobKernel> = jobs
         .iter()
         .map(|j| {
             let k = attribute(&schedule, &set, &j.window, j.missed);
             if j.missed {
                 misses.add(&k);
+                if causes::outside_the_set(&k.main_cause()) {
+                    let name = set.tasks.get(j.window.task).map_or("?", |(n, _)| n);
+                    *disturbed_misses.entry(name.to_string()).or_insert(0) += 1;
+                }
             }
             k
         })
@@ -97,46 +105,11 @@ pub fn analyse(
         recorded,
         jobs: explained,
         misses,
+        disturbed_misses,
         schedule,
         set,
         irq_names: trace.irq_names,
     })
-}
-
-/// The `kernel_trace` object of a run's JSON.
-#[derive(Debug, Clone, Serialize)]
-pub struct TraceSummary {
-    /// Events decoded.
-    pub events: u64,
-    /// Pages read from the kernel.
-    pub pages: u64,
-    /// Events the kernel overwrote before they were read.
-    pub lost_overrun: u64,
-    /// Events the kernel dropped.
-    pub lost_dropped: u64,
-    /// Pages flagged as following lost events.
-    pub pages_after_loss: u64,
-    /// Pages the trace file could not take (full disk).
-    pub pages_unwritten: u64,
-    /// Decoding stopped at the event limit.
-    pub truncated: bool,
-    /// Host steal time on the traced CPUs (`/proc/stat`), ns.
-    pub steal_ns: u64,
-    /// Jobs the trace did not cover.
-    pub jobs_untraced: u64,
-    /// Preemptions of the set's threads as the kernel counted them (switched out runnable).
-    pub kernel_preemptions: u64,
-    /// Switches out of the set's threads within jobs.
-    pub kernel_switches: u64,
-    /// Switches the kernel did not record (away from idle, on the
-    /// Firecracker guest), put back from the thread each event was
-    /// recorded in ([`schedule`]).
-    pub inferred_switches: u64,
-    /// Misses by cause, most lateness first.
-    pub misses_by_cause: Vec<causes::MissCause>,
-    /// The kept trace file (`--kernel-trace FILE`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
 }
 
 impl Analysis {
@@ -158,6 +131,7 @@ impl Analysis {
             inferred_switches: self.schedule.inferred_switches,
             misses_by_cause: self.misses.lines(),
             file: kept.map(str::to_string),
+            disturbed_misses: self.disturbed_misses.clone(),
         }
     }
 }

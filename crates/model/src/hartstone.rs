@@ -311,7 +311,7 @@ pub struct IterationResult {
     /// The kernel's account of a real run (`--kernel-trace`: events,
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<crate::kernel_trace::KernelTraceSummary>,
     /// A real iteration's disturbance verdict (`clean`, `disturbed: ...`);
     /// absent when simulated.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -570,7 +570,7 @@ pub struct ExtendedResult {
     /// The kernel's account of a real run (`--kernel-trace`: events,
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<crate::kernel_trace::KernelTraceSummary>,
 }
 
 /// `round(num / den)` for `den > 0`, half up.

@@ -14,6 +14,7 @@
 //! - [`hartstone`]: the Hartstone PH pools, the stop-at-first-miss driver and the extended profile (paper 002 ch. 4);
 //! - [`phase`]: phases of a run (overloads, mode changes) and their one interpretation ([`phase::PhasePlan`]);
 //! - [`disturbance`]: what else ran on a real run's CPUs, and its verdict (clean or disturbed);
+//! - [`kernel_trace`]: the summary of a real run's kernel trace (losses, misses by cause);
 //! - [`text`]: names made safe to print ([`printable`]);
 //! - [`policy`]: priority assignments (RM, DM, given, OPA) and the simulator
 //!   scheduler that models a real-thread policy;
@@ -28,6 +29,7 @@ pub mod disturbance;
 pub mod file;
 pub mod generate;
 pub mod hartstone;
+pub mod kernel_trace;
 pub mod overheads;
 pub mod phase;
 pub mod platform;

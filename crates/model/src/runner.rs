@@ -81,7 +81,7 @@ pub struct RunCounts {
     /// The kernel's account of a real run (`--kernel-trace`: events,
     /// losses, misses by cause); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<crate::kernel_trace::KernelTraceSummary>,
     /// What else ran on a real run's CPUs, and its verdict
     /// ([`crate::disturbance`]); absent for a simulated run (which is how
     /// an experiment knows a miss may need a confirming rerun).

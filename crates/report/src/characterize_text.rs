@@ -9,7 +9,7 @@ use rtlab_probe::characterize::fit::{CostStats, LineFit, Statistic};
 use rtlab_probe::characterize::kernel::KernelCharacterization;
 use rtlab_probe::characterize::{Characterization, ScenarioPoint};
 
-use crate::table;
+use crate::{disturbance_text, table};
 
 /// A cost in its unit (`1.234 us`).
 fn us(ns: u64) -> String {
@@ -158,6 +158,22 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
     }
     for note in &doc.notes {
         out.push(format!("note: {note}"));
+    }
+    out.push(String::new());
+    // A disturbed measurement shows its account in full (ending with the
+    // verdict); a clean one its verdict.
+    if doc.disturbance.verdict.is_disturbed() {
+        out.push(
+            disturbance_text::account_text(&doc.disturbance)
+                .trim_end()
+                .to_string(),
+        );
+        out.push(
+            "  the costs above hold the disturbance's time too: measure again on a quiet machine, or with --isolate"
+                .into(),
+        );
+    } else {
+        out.push(disturbance_text::verdict_line(&doc.disturbance));
     }
     table::fit_text(&out.join("\n"))
 }

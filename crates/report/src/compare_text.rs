@@ -7,6 +7,7 @@ use rtlab_model::{printable, Nanos};
 use rtlab_rt::executor::RunReport;
 use rtlab_rt::rtapp::RtAppComparison;
 
+use crate::disturbance_text::DifferingTask;
 use crate::table;
 
 /// `rtlab compare --json`: a real run and its simulation.
@@ -147,11 +148,17 @@ pub fn describe(c: &Comparison, origin: &str, tolerance_pct: f64, color: bool) -
     }
     // What disturbed the real run, beside the tasks whose misses differ.
     if let Some(d) = &c.real.disturbance {
-        let differing: Vec<String> = c
+        let traced = c.real.kernel_trace.as_ref().and_then(|k| k.summary());
+        let differing: Vec<DifferingTask> = c
             .tasks
             .iter()
             .filter(|t| t.misses.0 != t.misses.1)
-            .map(|t| printable(&t.name).into_owned())
+            .map(|t| DifferingTask {
+                name: printable(&t.name).into_owned(),
+                real: t.misses.0,
+                simulated: t.misses.1,
+                disturbed: traced.map(|k| k.disturbed_misses.get(&t.name).copied().unwrap_or(0)),
+            })
             .collect();
         out.push_str(&crate::disturbance_text::compare_note(d, &differing));
     }

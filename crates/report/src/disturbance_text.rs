@@ -23,19 +23,6 @@ pub fn verdict_line(a: &DisturbanceAccount) -> String {
     format!("verdict: {}{shield}", a.verdict.summary)
 }
 
-/// [`verdict_line`] as `latency`'s comment lines: `# verdict: ...`, wrapped
-/// to the terminal's width with every piece a `# ` comment (a list of
-/// disturbing threads is long).
-pub fn verdict_comment(a: &DisturbanceAccount) -> String {
-    let line = verdict_line(a);
-    let fitted = match crate::table::width() {
-        Some(w) => crate::table::fit_text_within(&line, w.saturating_sub(2)),
-        None => line,
-    };
-    let pieces: Vec<String> = fitted.lines().map(|l| format!("# {l}")).collect();
-    pieces.join("\n")
-}
-
 /// The account in full, one item per line, for `rtlab run` and `compare`.
 pub fn account_text(a: &DisturbanceAccount) -> String {
     let mut out = String::new();
@@ -116,18 +103,55 @@ pub fn account_text(a: &DisturbanceAccount) -> String {
     out
 }
 
-/// What `rtlab compare` adds under its table: the real run's verdict, and
+/// A task whose real and simulated misses differ, for [`compare_note`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DifferingTask {
+    /// Its name, printable.
+    pub name: String,
+    /// Its misses on real threads.
+    pub real: u64,
+    /// Its misses in the simulation.
+    pub simulated: u64,
+    /// Of its real misses, those the kernel trace found late mostly from
+    /// outside the set (another thread, an interrupt, the host); `None`
+    /// without a kernel trace.
+    pub disturbed: Option<u64>,
+}
+
+/// What `rtlab compare` adds under its table: the real run's verdict;
 /// when real and simulated disagree on the misses of a disturbed run, that
-/// the tasks named may differ because of the machine, not the scheduler.
-pub fn compare_note(a: &DisturbanceAccount, differing: &[String]) -> String {
+/// the tasks named may differ because of the machine, not the scheduler;
+/// and with `--kernel-trace`, per such task, how many of its real misses
+/// were jobs a disturbance made late (their largest share of lateness from
+/// outside the set), and so how many the scheduler's own.
+pub fn compare_note(a: &DisturbanceAccount, differing: &[DifferingTask]) -> String {
     let mut out = format!("{}\n", verdict_line(a));
     if a.verdict.is_disturbed() && !differing.is_empty() {
+        let names: Vec<&str> = differing.iter().map(|t| t.name.as_str()).collect();
         let _ = writeln!(
             out,
             "real and simulated disagree on the misses of {} in a DISTURBED run: the difference may be the \
              machine's, not the scheduler's; rerun (--repeat 3) or shield the CPU (--isolate) before drawing \
              a conclusion",
-            differing.join(", ")
+            names.join(", ")
+        );
+    }
+    let per_job: Vec<String> = differing
+        .iter()
+        .filter_map(|t| {
+            let d = t.disturbed?;
+            Some(format!(
+                "{} missed {} real vs {} simulated, {d} of the {} late mostly from outside the set",
+                t.name, t.real, t.simulated, t.real
+            ))
+        })
+        .collect();
+    if !per_job.is_empty() {
+        let _ = writeln!(
+            out,
+            "disturbed jobs (kernel trace: a miss whose largest share of lateness was another thread, an \
+             interrupt or the host): {}",
+            per_job.join("; ")
         );
     }
     out
@@ -149,6 +173,44 @@ pub fn iteration_note(r: &IterationResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compare_names_the_disturbed_jobs_of_each_task_that_differs() {
+        let mut disturbed = DisturbanceAccount::default();
+        disturbed.verdict.kind = rtlab_model::disturbance::VerdictKind::Disturbed;
+        disturbed.verdict.summary = "disturbed: CPU 1: 38 ms stolen by the host".into();
+        let t1 = DifferingTask {
+            name: "T1".into(),
+            real: 3,
+            simulated: 0,
+            disturbed: Some(2),
+        };
+        let note = compare_note(&disturbed, std::slice::from_ref(&t1));
+        assert!(
+            note.starts_with("verdict: disturbed: CPU 1: 38 ms stolen by the host\n"),
+            "{note}"
+        );
+        assert!(
+            note.contains("disagree on the misses of T1 in a DISTURBED run"),
+            "{note}"
+        );
+        assert!(
+            note.ends_with(
+                "T1 missed 3 real vs 0 simulated, 2 of the 3 late mostly from outside the set\n"
+            ),
+            "{note}"
+        );
+        // Without a kernel trace, no per-job line; a clean run with no
+        // difference, only its verdict.
+        let untraced = DifferingTask {
+            disturbed: None,
+            ..t1
+        };
+        assert!(!compare_note(&disturbed, &[untraced]).contains("disturbed jobs"));
+        let mut clean = DisturbanceAccount::default();
+        clean.verdict.summary = "clean".into();
+        assert_eq!(compare_note(&clean, &[]), "verdict: clean\n");
+    }
     use rtlab_model::disturbance::{CpuDisturbance, Culprit, Rerun};
 
     #[test]

@@ -35,15 +35,3 @@ pub fn describe(report: &PlatformReport, color: bool) -> String {
     }
     out
 }
-
-/// The lines of a shield's plan (`rtlab_host::shield`'s `describe`), two
-/// blanks in, each wrapped between words to the terminal's width (a list
-/// of 150 thread names or 18 interrupts is one long line).
-pub fn shield_plan(lines: &[String]) -> String {
-    let mut out = String::new();
-    for line in lines {
-        out.push_str(&crate::table::fit_text(&format!("  {line}")));
-        out.push('\n');
-    }
-    out
-}

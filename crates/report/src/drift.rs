@@ -2,6 +2,7 @@
 //! time series and the plot of lag against time, from a
 //! [`DriftRun`](rtlab_model::results::drift::DriftRun) (`rtlab_rt::drift` measures it).
 
+use rtlab_model::disturbance::DisturbanceAccount;
 use rtlab_model::results::drift::{DriftLoop as LoopReport, DriftRun as DriftReport, SleepKind};
 use rtlab_model::Nanos;
 use serde::Serialize;
@@ -65,6 +66,10 @@ pub struct DriftDocument {
     pub wall_ns: u64,
     /// One per loop.
     pub loops: Vec<DriftLoopDocument>,
+    /// What else ran on the loops' CPUs while they ran, and its verdict
+    /// (`rtlab_host::disturbance`): the latencies and lags of a
+    /// `disturbed` run hold the disturbance's time.
+    pub disturbance: DisturbanceAccount,
 }
 
 fn loop_document(report: &DriftReport, l: &LoopReport) -> DriftLoopDocument {
@@ -87,8 +92,13 @@ fn loop_document(report: &DriftReport, l: &LoopReport) -> DriftLoopDocument {
     }
 }
 
-/// The `--json` document of a run under `load`.
-pub fn document(report: &DriftReport, load: &str) -> DriftDocument {
+/// The `--json` document of a run under `load`, with its disturbance
+/// account.
+pub fn document(
+    report: &DriftReport,
+    load: &str,
+    disturbance: &DisturbanceAccount,
+) -> DriftDocument {
     let c = report;
     DriftDocument {
         period_ns: c.period.as_ns(),
@@ -106,6 +116,7 @@ pub fn document(report: &DriftReport, load: &str) -> DriftDocument {
             .iter()
             .map(|l| loop_document(report, l))
             .collect(),
+        disturbance: disturbance.clone(),
     }
 }
 
@@ -128,8 +139,9 @@ fn signed(ns: i64) -> String {
     format!("{sign}{}", rounded(ns.unsigned_abs()))
 }
 
-/// The human summary: what ran, one row per loop, and the observation.
-pub fn text(report: &DriftReport, load: &str) -> String {
+/// The human summary: what ran, one row per loop, the observation and the
+/// disturbance verdict.
+pub fn text(report: &DriftReport, load: &str, disturbance: &DisturbanceAccount) -> String {
     let c = report;
     let mut out = format!(
         "# rtlab drift: period {}, {}, {}, {}, work {} a period, load {}\n",
@@ -192,6 +204,7 @@ pub fn text(report: &DriftReport, load: &str) -> String {
             rounded(abs.max_lag.as_ns()),
         );
     }
+    out += &format!("\n{}\n", crate::disturbance_text::verdict_line(disturbance));
     table::fit_text(&out)
 }
 
@@ -354,7 +367,7 @@ mod tests {
     #[test]
     fn text_and_document_show_the_drift_per_hour() {
         let r = report();
-        let doc = document(&r, "none");
+        let doc = document(&r, "none", &DisturbanceAccount::default());
         assert_eq!(doc.loops[1].drift_per_hour_ns, 7.2e9);
         assert_eq!(
             doc.loops[1].offset_from_absolute_ns,
@@ -362,7 +375,7 @@ mod tests {
         );
         assert_eq!(doc.loops[1].offset_drift_per_hour_ns, Some(7.2e9));
         assert_eq!(doc.loops[0].offset_from_absolute_ns, None);
-        let text = text(&r, "none");
+        let text = text(&r, "none", &DisturbanceAccount::default());
         assert!(text.contains("7.2s/h"), "{text}");
         assert!(
             text.contains("The relative loop fell 4ms behind the grid in 3000 wake-ups"),

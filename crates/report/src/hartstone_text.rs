@@ -28,7 +28,7 @@ fn ending(outcome: &TestOutcome) -> String {
 }
 
 /// `; misses by cause: ...` after a traced run's progress line.
-pub fn traced_line(summary: Option<&serde_json::Value>) -> String {
+pub fn traced_line(summary: Option<&rtlab_model::kernel_trace::KernelTraceSummary>) -> String {
     summary.map_or(String::new(), |k| {
         format!("; {}", kernel_trace::misses_line(k))
     })

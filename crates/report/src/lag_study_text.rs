@@ -11,6 +11,7 @@
 use std::fmt::Display;
 
 use rtlab_host::RtThrottling;
+use rtlab_model::disturbance::DisturbanceAccount;
 use rtlab_model::schema::RtThrottlingDocument;
 use rtlab_model::Nanos;
 use rtlab_rt::lag_study::{CellResult, StudyConfig};
@@ -25,6 +26,13 @@ pub struct LagStudyDocument {
     pub cells: Vec<LagCellDocument>,
     /// The study's settings.
     pub config: LagStudyConfigDocument,
+    /// What else ran on the measured CPUs over the whole study (its cells
+    /// and the cool-downs between them), and its verdict
+    /// (`rtlab_host::disturbance`); absent only in documents built without
+    /// a measurement. Its own keys keep the account's order, as in `rtlab
+    /// run --json`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<DisturbanceAccount>,
     /// Whether it ended before every cell was measured in full.
     pub interrupted: bool,
     /// The RT throttling limits, when readable.
@@ -138,6 +146,9 @@ pub fn human(
     }
     out += &describe(&doc.cells);
     out.push('\n');
+    if let Some(d) = &doc.disturbance {
+        out += &format!("# {}\n", crate::disturbance_text::verdict_line(d));
+    }
     table::fit_text(&out)
 }
 
@@ -300,6 +311,7 @@ pub fn document(
             cpu: cfg.cpu,
         },
         rt_throttling: throttling.map(RtThrottlingDocument::from),
+        disturbance: None,
         interrupted,
         warnings: warnings.to_vec(),
         cells: cells.iter().map(cell_document).collect(),
@@ -406,6 +418,7 @@ mod tests {
                 spin_share: 0.2,
                 threshold_ns: None,
             },
+            disturbance: None,
             interrupted: false,
             rt_throttling: None,
             warnings: vec!["w".into()],

@@ -88,7 +88,7 @@ pub fn runner(
 
 /// One traced real run of a study (`--real --kernel-trace`): which set,
 /// under what, and the kernel's account of it (events, losses, misses by
-/// cause: [`rtlab_ktrace::TraceSummary`] as JSON).
+/// cause).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelTraceOfRun {
     /// The set's name.
@@ -100,7 +100,7 @@ pub struct KernelTraceOfRun {
     /// Its deadline misses on real threads.
     pub misses: u64,
     /// The summary.
-    pub kernel_trace: serde_json::Value,
+    pub kernel_trace: rtlab_model::kernel_trace::KernelTraceSummary,
 }
 
 #[cfg(test)]

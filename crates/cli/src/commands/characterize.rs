@@ -102,6 +102,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     });
     let extra = characterize::kernel::extra_events();
     let recording = args.kernel.start_with(Some(&[cfg.cpu]), &extra)?;
+    let window = rtlab_host::disturbance::Window::open_process(&[cfg.cpu]);
     let measured = characterize::characterize(&cfg, stop, &mut |done, _, what| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
@@ -109,6 +110,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         }
     })
     .context("rtlab characterize")?;
+    let disturbance = window.close(&[]);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -158,8 +160,11 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         config: ConfigDocument::new(&cfg, args.stat, &args.name),
         measured,
         fits,
-        overheads_toml: profile.as_ref().map(Overheads::to_toml_string),
+        overheads_toml: profile
+            .as_ref()
+            .map(|o| document::overheads_file(o.to_toml_string(), &disturbance)),
         notes,
+        disturbance,
         kernel_trace,
     };
     if args.json {

@@ -103,11 +103,16 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "\nA shield of CPU {cpu} (--isolate on a run measured there):"
         )?;
         match &plan {
-            Ok(p) => write!(
-                out,
-                "{}",
-                rtlab_report::doctor_text::shield_plan(&p.describe())
-            )?,
+            Ok(p) => {
+                for line in p.describe() {
+                    // Long lists of names wrap between words.
+                    write!(
+                        out,
+                        "{}",
+                        rtlab_report::table::fit_text(&format!("  {line}\n"))
+                    )?;
+                }
+            }
             Err(e) => writeln!(out, "  refused: {e}")?,
         }
     }

@@ -113,7 +113,9 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let progress = (!args.json)
         .then(|| Some(crate::progress::RunProgress::timed(cfg.duration)?.follow(cfg.duration)))
         .flatten();
+    let window = rtlab_host::disturbance::Window::open_process(&measured);
     let result = drift::run_drift(&cfg, stop);
+    let disturbance = window.close(&[]);
     if let Some(progress) = progress {
         progress.finish();
     }
@@ -123,13 +125,13 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&page::document(&report, &load_name))?
+            serde_json::to_string_pretty(&page::document(&report, &load_name, &disturbance))?
         );
     } else {
         for note in &guards.notes {
             outln!("# {note}");
         }
-        out!("{}", page::text(&report, &load_name));
+        out!("{}", page::text(&report, &load_name, &disturbance));
     }
     if let Some(path) = &args.csv {
         let text = page::csv(&report).context("--csv")?;

@@ -203,6 +203,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let total = cfg.cells().len();
     let steps = total * cfg.rounds as usize;
     let mut done = 0;
+    let window = rtlab_host::disturbance::Window::open_process(&measured);
     let cells = rtlab_study::lag_study::run_study(&cfg, stop, |round, c| {
         done += 1;
         if progress {
@@ -212,8 +213,10 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
             );
         }
     })?;
+    let disturbance = window.close(&[]);
     let interrupted = cells.len() < total || cells.iter().any(|c| c.samples < cfg.samples);
-    let doc = lag_study_text::document(&cfg, throttling, interrupted, &warnings, &cells);
+    let mut doc = lag_study_text::document(&cfg, throttling, interrupted, &warnings, &cells);
+    doc.disturbance = Some(disturbance);
     if let Some(path) = &args.csv {
         rtlab_model::file::write_output(path, lag_study_text::csv(&doc.cells))
             .with_context(|| format!("writing {}", path.display()))?;

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::fit::{Fits, Statistic};
 use super::{Characterization, CharacterizeConfig, ScenarioPoint};
 use rtlab_host::platform::HostMetadata;
+use rtlab_model::disturbance::DisturbanceAccount;
 
 /// The `--json` document of `rtlab characterize`.
 #[derive(Debug, Clone, Serialize)]
@@ -24,9 +25,30 @@ pub struct CharacterizeDocument {
     pub overheads_toml: Option<String>,
     /// Notes on the fit (clamped slopes or intercepts) and the run.
     pub notes: Vec<String>,
+    /// What else ran on the measured CPU while the costs were measured,
+    /// and its verdict (`rtlab_host::disturbance`): costs measured
+    /// `disturbed` hold the disturbance's time, not only the kernel's.
+    pub disturbance: DisturbanceAccount,
     /// The costs from kernel timestamps (`--kernel-trace` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_trace: Option<super::kernel::KernelCharacterization>,
+}
+
+/// The overheads file's text for a profile measured under `disturbance`:
+/// the profile as `Overheads::to_toml_string` writes it, with a closing
+/// comment naming the disturbance when the verdict is `disturbed` (so the
+/// file says it wherever it goes; TOML readers skip it).
+pub fn overheads_file(toml: String, disturbance: &DisturbanceAccount) -> String {
+    if !disturbance.verdict.is_disturbed() {
+        return toml;
+    }
+    let summary: String = disturbance
+        .verdict
+        .summary
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("{toml}# measured {summary}\n")
 }
 
 /// The settings of the run.
@@ -122,4 +144,38 @@ pub fn hostname() -> String {
 /// The time now in UTC, RFC 3339 to the second.
 pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_model::disturbance::{Verdict, VerdictKind};
+
+    #[test]
+    fn a_disturbed_profile_says_so_in_a_closing_comment() {
+        let toml = "name = \"here\"\n".to_string();
+        let clean = DisturbanceAccount::default();
+        assert_eq!(overheads_file(toml.clone(), &clean), toml);
+        let disturbed = DisturbanceAccount {
+            verdict: Verdict {
+                kind: VerdictKind::Disturbed,
+                reasons: vec![],
+                summary: "disturbed: CPU 1: 38 ms stolen\nby the host".into(),
+            },
+            ..DisturbanceAccount::default()
+        };
+        let file = overheads_file(toml, &disturbed);
+        assert_eq!(
+            file,
+            "name = \"here\"\n# measured disturbed: CPU 1: 38 ms stolen by the host\n"
+        );
+        // The comment leaves the profile as analyze reads it.
+        let rtmach = rtlab_model::overheads::Overheads::rtmach();
+        let path =
+            std::env::temp_dir().join(format!("rtlab-disturbed-{}.toml", std::process::id()));
+        std::fs::write(&path, overheads_file(rtmach.to_toml_string(), &disturbed)).unwrap();
+        let read = rtlab_model::overheads::Overheads::load(path.to_str().unwrap());
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(read.unwrap().to_toml_string(), rtmach.to_toml_string());
+    }
 }

@@ -93,8 +93,8 @@ pub use placement::Placement;
 pub use policy_map::{deadline_runtime, rr_timeslice, thread_policies};
 pub use record::{JobRecord, RunReport, TaskOutcome, TaskRunMetrics};
 pub use rtlab_host::cpuset::{CpusetDoor, DomainCpusets, ExclusiveCpuset};
-use rtlab_ktrace::ThreadClass;
 pub use rtlab_ktrace::{KernelTrace, Traced};
+use rtlab_ktrace::{KernelTraceSummary, ThreadClass};
 pub use rtlab_model::policy::Scope;
 pub use rtlab_model::results::TaskSummary;
 
@@ -406,8 +406,10 @@ pub fn run_traced(
         &jobs,
     );
     report.kernel_trace = Some(match &traced {
-        Ok(t) => serde_json::to_value(&t.summary).unwrap_or_default(),
-        Err(e) => serde_json::json!({ "error": e.to_string() }),
+        Ok(t) => KernelTraceSummary::Read(t.summary.clone()),
+        Err(e) => KernelTraceSummary::Unread {
+            error: e.to_string(),
+        },
     });
     Ok((report, written, Some(KernelAccount { jobs, traced })))
 }

@@ -145,7 +145,7 @@ pub struct RunReport {
     /// What the kernel's own trace of the run says (`--kernel-trace`:
     /// events, lost events, misses by cause); absent without a trace.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_trace: Option<serde_json::Value>,
+    pub kernel_trace: Option<rtlab_model::kernel_trace::KernelTraceSummary>,
     /// The kernel thread id of each task's thread, in declaration order
     /// (`None`: the thread never reported it), to find them in a kernel
     /// trace. Not in the JSON.

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::kernel_trace::KernelTraceSummary;
 use rtlab_model::Nanos;
 use rtlab_probe::cyclictest_json::{self, CyclictestRun, SysInfo};
 use rtlab_probe::latency::{self, Affinity};
@@ -115,9 +116,11 @@ pub fn measure_with_tap(
         (Some(request), Some(recording)) => Some(match request.finish_without_jobs(recording) {
             Ok(traced) => {
                 crate::kernel_trace::said(&traced, &args.kernel);
-                serde_json::to_value(&traced.summary)?
+                KernelTraceSummary::Read(traced.summary)
             }
-            Err(e) => serde_json::json!({ "error": e.to_string() }),
+            Err(e) => KernelTraceSummary::Unread {
+                error: e.to_string(),
+            },
         }),
         _ => None,
     };
@@ -156,7 +159,7 @@ pub fn measure_with_tap(
     let traced_doc = match &kernel_trace {
         Some(k) => {
             let mut d = serde_json::to_value(&doc)?;
-            d["kernel_trace"] = k.clone();
+            d["kernel_trace"] = serde_json::to_value(k)?;
             Some(d)
         }
         None => None,
@@ -173,7 +176,13 @@ pub fn measure_with_tap(
     } else if !args.stdout_is_json() {
         out!("{}", latency_text::describe_measured(measured));
         if let Some(d) = &doc.disturbance {
-            outln!("{}", rtlab_report::disturbance_text::verdict_comment(d));
+            out!(
+                "{}",
+                rtlab_report::table::fit_text(&format!(
+                    "# {}\n",
+                    rtlab_report::disturbance_text::verdict_line(d)
+                ))
+            );
         }
         if let Some(k) = &kernel_trace {
             outln!("{}", rtlab_report::kernel_trace::events_line(k));
