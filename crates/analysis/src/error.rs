@@ -10,6 +10,11 @@ pub enum AnalysisError {
     /// Policy `given` needs an explicit priority on every task.
     #[error("task `{0}` has no priority (policy `given` needs `priority = N` on every task; larger is more urgent)")]
     MissingPriority(String),
+    /// An overhead-aware test was asked for without overheads.
+    #[error(
+        "{0} charges scheduler overheads and was given none (an overheads file or builtin:rtmach)"
+    )]
+    MissingOverheads(String),
     /// A global fixed-priority analysis needs a strict order.
     #[error("task `{0}` shares its priority level with another task (global fixed-priority analysis needs distinct priorities)")]
     SharedPriority(String),

@@ -19,8 +19,9 @@
 
 use rtlab_model::TaskSet;
 
+use crate::error::AnalysisError;
 use crate::global::priority::GlobalPriority;
-use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc};
+use crate::global::{self, bak, bcl, edf_rta, fp_rta, gfb, rta_lc, Work};
 use crate::partition::{self, Heuristic, Partition};
 use crate::schema::{
     MultiprocessorAnalyzeDocument, MultiprocessorTaskDocument, MultiprocessorTestDocument,
@@ -218,6 +219,32 @@ impl std::fmt::Display for MultiprocessorTest {
     }
 }
 
+impl MultiprocessorTest {
+    /// True when the test reads the tasks' `priority` fields (`gfp-given`,
+    /// `pfp-given`).
+    pub fn reads_priorities(self) -> bool {
+        matches!(
+            self,
+            MultiprocessorTest::Gfp(GlobalPriority::Given, _)
+                | MultiprocessorTest::Partitioned(Partitioned::Fixed(PriorityAssignment::Given), _)
+        )
+    }
+
+    /// Refuses a set the test cannot read (a task without a priority under
+    /// a `-given` test), instead of a verdict of "not proven".
+    pub fn check(self, set: &TaskSet) -> Result<(), AnalysisError> {
+        match self {
+            MultiprocessorTest::Partitioned(kind, _) => {
+                kind.uniprocessor_test().check(set, &Options::default())
+            }
+            _ if self.reads_priorities() => {
+                crate::priority::assign(set, PriorityAssignment::Given).map(|_| ())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A multiprocessor test's result on one set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiprocessorOutcome {
@@ -231,6 +258,9 @@ pub struct MultiprocessorOutcome {
     pub responses: Vec<Response>,
     /// The partition found (partitioned tests).
     pub partition: Option<Partition>,
+    /// The analysis reached its [`global::WORK_CAP`] and gave up: what it
+    /// did not bound is "not proven" for that reason.
+    pub gave_up: bool,
 }
 
 /// Runs `test` on `set` on `m` processors (the set's own platform is not
@@ -241,22 +271,30 @@ pub fn analyse(set: &TaskSet, m: u32, test: MultiprocessorTest) -> Multiprocesso
         schedulable: None,
         responses: Vec::new(),
         partition: None,
+        gave_up: false,
     };
     match test {
         MultiprocessorTest::Gedf(GedfTest::Gfb) => out.schedulable = gfb::verdict(set, m),
         MultiprocessorTest::Gedf(GedfTest::Bak) => out.schedulable = bak::verdict(set, m),
         MultiprocessorTest::Gedf(GedfTest::Bcl) => out.schedulable = bcl::verdict(set, m),
+        // Each RTA once, its verdict from its bounds, within its work cap.
         MultiprocessorTest::Gedf(GedfTest::Rta) => {
-            out.responses = edf_rta::response_times(set, m);
-            out.schedulable = edf_rta::verdict(set, m);
+            let work = Work::default();
+            out.responses = edf_rta::response_times_within(set, m, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Gfp(order, GfpTest::Rta) => {
-            out.responses = fp_rta::response_times(set, m, order);
-            out.schedulable = fp_rta::verdict(set, m, order);
+            let work = Work::default();
+            out.responses = fp_rta::response_times_within(set, m, order, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Gfp(order, GfpTest::RtaLc) => {
-            out.responses = rta_lc::response_times(set, m, order);
-            out.schedulable = rta_lc::verdict(set, m, order);
+            let work = Work::default();
+            out.responses = rta_lc::response_times_within(set, m, order, &work);
+            out.schedulable = global::verdict_of(set, m, &out.responses);
+            out.gave_up = work.gave_up();
         }
         MultiprocessorTest::Partitioned(kind, heuristic) => {
             if global::exceeds_processors(set, m) {
@@ -335,13 +373,17 @@ pub fn processor_documents(
 
 /// `rtlab analyze` on `m` processors: every test of `tests`, the response
 /// bounds of the RTAs, Devi & Anderson's tardiness bounds and, when every
-/// task has a `cpu`, the verdicts of that assignment.
+/// task has a `cpu`, the verdicts of that assignment. A test the set cannot
+/// be read by ([`MultiprocessorTest::check`]) is refused.
 pub fn analyze_document(
     set: &TaskSet,
     origin: &str,
     m: u32,
     tests: &[MultiprocessorTest],
-) -> MultiprocessorAnalyzeDocument {
+) -> Result<MultiprocessorAnalyzeDocument, AnalysisError> {
+    for test in tests {
+        test.check(set)?;
+    }
     let outcomes: Vec<MultiprocessorOutcome> = tests.iter().map(|&t| analyse(set, m, t)).collect();
     let tardiness = global::tardiness::bounds(set, m);
     let assignment = set.assignment().and_then(|cpus| {
@@ -369,7 +411,7 @@ pub fn analyze_document(
             wcet_ns: t.wcet.as_ns(),
         })
         .collect();
-    MultiprocessorAnalyzeDocument {
+    Ok(MultiprocessorAnalyzeDocument {
         assignment,
         origin: origin.to_string(),
         processors: m,
@@ -387,10 +429,11 @@ pub fn analyze_document(
                     .as_ref()
                     .and_then(|p| p.unplaced)
                     .map(|i| set.tasks[i].name.clone()),
+                gave_up: o.gave_up,
             })
             .collect(),
         utilization: set.utilization(),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -257,6 +257,9 @@ pub fn partition(
     if set.tasks.is_empty() {
         return Err(AnalysisError::EmptySet);
     }
+    // A test that cannot read the set admits no processor: say why, rather
+    // than "fits no processor".
+    test.check(set, options)?;
     let m = m.max(1) as usize;
     let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
     let mut load = vec![0.0f64; m];
@@ -382,6 +385,24 @@ mod tests {
                 })
                 .collect(),
         )
+    }
+
+    /// A test that cannot read the set refuses it, naming why, instead of
+    /// "fits no processor" (issue 39).
+    #[test]
+    fn a_test_that_cannot_read_the_set_is_refused() {
+        let s = set(&[(1, 10), (2, 20)]);
+        let given = SweepTest::parse("given:rta").unwrap();
+        let ff = Heuristic::from_name("ff").unwrap();
+        assert_eq!(
+            partition(&s, 2, ff, given, &Options::default()).unwrap_err(),
+            AnalysisError::MissingPriority("t0".into())
+        );
+        let costs = SweepTest::parse("edf:edf-demand-overheads").unwrap();
+        assert_eq!(
+            partition(&s, 2, ff, costs, &Options::default()).unwrap_err(),
+            AnalysisError::MissingOverheads("edf:edf-demand-overheads".into())
+        );
     }
 
     fn run(s: &TaskSet, m: u32, h: &str, test: &str) -> Partition {

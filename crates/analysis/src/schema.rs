@@ -193,6 +193,11 @@ pub struct MultiprocessorTestDocument {
     /// tests that placed every task); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assignment: Option<Vec<u32>>,
+    /// The response-time analysis reached its work cap
+    /// ([`crate::global::WORK_CAP`]) and gave up: `schedulable` is `null`
+    /// for that reason. Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gave_up: bool,
     /// The paper.
     pub paper: &'static str,
     /// `true` proven, `null` not proven, `false` infeasible (`U > m`).
@@ -345,6 +350,7 @@ mod tests {
             taskset: "s".into(),
             tests: vec![MultiprocessorTestDocument {
                 assignment: Some(vec![0]),
+                gave_up: true,
                 paper: "p",
                 schedulable: None,
                 test: "pedf:ff".into(),

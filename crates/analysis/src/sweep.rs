@@ -46,6 +46,7 @@ use rtlab_model::TaskSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::blocking::EdfBlocking;
+use crate::error::AnalysisError;
 use crate::multiprocessor::{self, MultiprocessorTest};
 use crate::overhead_rta;
 use crate::priority;
@@ -59,6 +60,12 @@ use rtlab_model::policy::{AnalysedPolicy, PriorityAssignment};
 /// O(n²) per set, about 4 s for one set of 10,000 tasks on a 2-core VM and
 /// so some 6 minutes at 100,000, for each set of each step.
 pub const MAX_SWEEP_TASKS: usize = 10_000;
+
+/// Most worker threads a sweep starts (`rtlab sweep --threads`, Python's
+/// `threads=`): a thread is a stack and a kernel task, and past the CPUs a
+/// CPU-bound sweep gains nothing (65,535 took over a minute to start for
+/// 2 sets, and under 1 GiB of address space aborted).
+pub const MAX_SWEEP_THREADS: usize = 1024;
 
 /// One column of the experiment: a test under a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +95,25 @@ impl SweepTest {
     /// `policy:test`, e.g. `rm:rta`, `edf:edf-demand`.
     pub fn name(&self) -> String {
         format!("{}:{}", self.policy.name(), self.test.name())
+    }
+
+    /// True when the test reads the tasks' `priority` fields (policy
+    /// `given`).
+    pub fn reads_priorities(&self) -> bool {
+        self.policy == AnalysedPolicy::Fixed(PriorityAssignment::Given)
+    }
+
+    /// Refuses what the test cannot read, instead of a verdict that only
+    /// looks like one: policy `given` on a task without a priority, an
+    /// overhead-aware test without overheads in `options`.
+    pub fn check(&self, set: &TaskSet, options: &Options) -> Result<(), AnalysisError> {
+        if self.reads_priorities() {
+            priority::assign(set, PriorityAssignment::Given)?;
+        }
+        if self.test.has_overheads() && options.overheads.is_none() {
+            return Err(AnalysisError::MissingOverheads(self.name()));
+        }
+        Ok(())
     }
 
     /// Parses `policy:test`; `Err` explains what is accepted.
@@ -519,6 +545,70 @@ mod shard_tests {
             .1
             .contains("one of 4 shards"));
         assert_eq!(merge(&[]).unwrap_err(), SweepError::NoShards);
+    }
+
+    /// A shard count comes from the user or a file: it never sizes an
+    /// allocation (10^12 aborted for 16 TB, 2^64 - 1 panicked), whether the
+    /// shard is a real empty one or an edited one with its digest redone.
+    #[test]
+    fn a_huge_shard_count_is_one_missing_shard_not_an_allocation() {
+        for count in [1_000_000_000_000, u64::MAX] {
+            let empty = run_shard(&spec(), 0, count).unwrap();
+            assert!(empty.shard.is_empty());
+            let problem = match merge(&[empty]).unwrap_err() {
+                SweepError::Merge { problem, .. } => problem,
+                other => panic!("{other}"),
+            };
+            assert_eq!(problem, format!("shard 1 of {count} is missing"));
+            let mut edited = run_shard(&spec(), 0, 2).unwrap();
+            edited.shard.count = count;
+            edited.digest = edited.expected_digest();
+            let problem = match merge(&[edited]).unwrap_err() {
+                SweepError::Merge { problem, .. } => problem,
+                other => panic!("{other}"),
+            };
+            assert_eq!(
+                problem,
+                format!("shard 0 of {count} should hold samples 0..0, not 0..26")
+            );
+        }
+        let last = run_shard(&spec(), u64::MAX - 1, u64::MAX).unwrap();
+        assert_eq!((last.shard.first, last.shard.end), (51, 52));
+    }
+
+    /// Issue 39: a row's utilization edited (its digest redone) was merged
+    /// as if the spec said so; the spec fixes every step's utilization.
+    #[test]
+    fn a_row_at_another_utilization_than_the_specs_is_refused() {
+        let mut edited = run_shard(&spec(), 0, 1).unwrap();
+        edited.rows[1].utilization = 0.85;
+        edited.digest = edited.expected_digest();
+        let problem = match merge(&[edited]).unwrap_err() {
+            SweepError::Merge { problem, .. } => problem,
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            problem,
+            "its row 1 is at utilization 0.85, where the spec's step 1 is 0.8"
+        );
+    }
+
+    /// Issue 39: a spec or shard given as a JSON array was read by position
+    /// (`[1, 2]`: 1 task, from 2).
+    #[test]
+    fn documents_that_are_not_objects_are_refused() {
+        for text in ["[1, 2]", "\"x\"", "3", "null"] {
+            let e = SweepSpec::from_json(text).unwrap_err().to_string();
+            assert!(
+                e.contains("must be a JSON object of keys, not"),
+                "{text}: {e}"
+            );
+            let e = ShardResult::from_json(text).unwrap_err().to_string();
+            assert!(
+                e.contains("must be a JSON object of keys, not"),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! `--kernel-trace[=FILE]`: the flag every real-run command shares, and
 //! the wiring from a run to `rtlab-ktrace` (record, decode, attribute).
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
@@ -9,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use rtlab_ktrace::gantt::{real_spans, MissMark};
 use rtlab_ktrace::{jobs, Analysis, KernelTrace, Recording, Traced};
+use rtlab_model::file::OutputFile;
 use rtlab_model::results::schedule::schedule_window;
 use rtlab_model::results::ScheduleSpan;
 use rtlab_model::{Nanos, TaskSet};
@@ -120,7 +120,9 @@ pub fn write_jobs_csv(
     report: &RunReport,
 ) -> anyhow::Result<()> {
     let ended = Nanos::from_ns(report.ended_ns);
-    let out = File::create(path).with_context(|| format!("--jobs: cannot create {path}"))?;
+    let (out, place) = OutputFile::create(path)
+        .with_context(|| format!("--jobs: cannot create {path}"))?
+        .into_parts();
     let columns: &[&str] = if analysis.is_some() {
         &jobs::JOB_COLUMNS
     } else {
@@ -136,6 +138,10 @@ pub fn write_jobs_csv(
             .with_context(|| format!("--jobs: cannot write {path}"))?;
     }
     rtlab_model::results::JobSink::finish(&mut csv)
+        .and_then(|()| {
+            drop(csv);
+            place.commit()
+        })
         .with_context(|| format!("--jobs: cannot write {path}"))?;
     crate::wrote::wrote(path, "one record per job, with the kernel's account of it");
     Ok(())
@@ -149,9 +155,11 @@ pub fn write_schedule(
     report: &RunReport,
 ) -> anyhow::Result<()> {
     let path = PathBuf::from(trace_path).with_extension("kernel.json");
-    let out = File::create(&path)
-        .with_context(|| format!("--trace: cannot create {}", path.display()))?;
+    let (out, place) = OutputFile::create(&path)
+        .with_context(|| format!("--trace: cannot create {}", path.display()))?
+        .into_parts();
     rtlab_ktrace::perfetto::write(BufWriter::new(out), analysis, report.start_monotonic_ns)
+        .and_then(|_| place.commit())
         .with_context(|| format!("--trace: cannot write {}", path.display()))?;
     crate::wrote::wrote(
         &path,

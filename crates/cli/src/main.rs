@@ -30,6 +30,7 @@ mod reference;
 mod save;
 mod set_files;
 mod setup;
+mod trace_output;
 mod usage;
 mod wrote;
 

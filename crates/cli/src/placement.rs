@@ -30,7 +30,8 @@ pub fn partitioned(
     })?;
     let test = SweepTest::parse(test).map_err(anyhow::Error::msg)?;
     let m = set.processors();
-    let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())?;
+    let placed = partition(set, m, h, test, &rtlab_analysis::suite::Options::default())
+        .map_err(|e| anyhow::anyhow!("--partition {}: {e}", h.name()))?;
     if let Some(task) = placed.unplaced {
         anyhow::bail!(
             "--partition {}: task `{}` fits on none of the {m} processors ({} admits each processor); {outcome}",

@@ -15,7 +15,7 @@ pub fn write(path: &Path, run: &RunView) -> anyhow::Result<()> {
     let svg = figure
         .svg
         .map_err(|why| anyhow::anyhow!("--plot: {}: {why}", figure.title))?;
-    std::fs::write(path, svg)
+    rtlab_model::file::write_output(path, svg)
         .with_context(|| format!("--plot: cannot write {}", path.display()))?;
     crate::wrote::wrote(path, &format!("{}, SVG", figure.title));
     Ok(())

@@ -243,9 +243,20 @@ pub struct StoreArg {
 }
 
 impl StoreArg {
-    /// Opens the database these flags name.
+    /// The database these flags name.
+    pub fn path(&self) -> PathBuf {
+        self.store.clone().unwrap_or_else(Store::default_path)
+    }
+
+    /// Opens the database these flags name to change it (`results rm`),
+    /// creating it when it is not there.
     pub fn open(&self) -> anyhow::Result<Store> {
-        let path = self.store.clone().unwrap_or_else(Store::default_path);
-        Ok(Store::open(path)?)
+        Ok(Store::open(self.path())?)
+    }
+
+    /// Opens the database these flags name to read it, creating nothing
+    /// (`results list|show|diff|export`, `report`).
+    pub fn open_read_only(&self) -> Result<Store, rtlab_store::StoreError> {
+        Store::open_read_only(self.path())
     }
 }

@@ -45,7 +45,7 @@ pub fn write_sets(
     sets.iter()
         .map(|set| {
             let path = dir.join(format!("{}.{}", set.name, format.extension()));
-            std::fs::write(&path, format.render(set))
+            rtlab_model::file::write_output(&path, format.render(set))
                 .with_context(|| format!("{}: cannot write", path.display()))?;
             Ok(path)
         })

@@ -1,28 +1,12 @@
 //! End-to-end tests of `rtlab characterize`: bad flags are one-line usage
 //! errors naming the flag; without privilege the one-line reason; as root,
 //! a short characterisation writes a file that `rtlab analyze` reads. The
-//! measuring test needs root and prints why it skips without it (run it
-//! under the machine-wide real-time lock).
+//! measuring tests need root: `#[ignore = "needs root"]`, run them as root
+//! with `-- --ignored` under the machine-wide real-time lock.
 
 mod common;
 
-use std::time::Duration;
-
-use common::{is_root, rtlab};
-
-/// Runs `rtlab ARGS` and returns (exit code, stdout, stderr).
-fn outcome(args: &[&str]) -> (i32, String, String) {
-    let out = rtlab()
-        .args(args)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::outcome;
 
 #[test]
 fn bad_flags_are_one_line_usage_errors_naming_the_flag() {
@@ -47,27 +31,13 @@ fn bad_flags_are_one_line_usage_errors_naming_the_flag() {
 
 #[test]
 fn without_privilege_the_reason_is_one_line_and_the_exit_is_1() {
-    // As root, drop to nobody for the run (setpriv, util-linux).
-    if !is_root()
-        || std::process::Command::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_err()
-    {
-        eprintln!("skipped: needs root and setpriv to run rtlab as an unprivileged user");
+    let Some(out) = common::unprivileged(
+        &["characterize", "--threads", "2", "--samples", "10"],
+        "rtlab-charz-nobody",
+    ) else {
         return;
-    }
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
-        .args(["characterize", "--threads", "2", "--samples", "10"])
-        .output()
-        .unwrap();
+    };
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("Permission denied") {
-        eprintln!("skipped: nobody cannot execute the test binary here: {stderr}");
-        return;
-    }
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
@@ -79,11 +49,9 @@ fn without_privilege_the_reason_is_one_line_and_the_exit_is_1() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_characterised_file_is_read_by_analyze() {
-    if !is_root() {
-        eprintln!("skipped: rtlab characterize needs root (SCHED_FIFO)");
-        return;
-    }
+    let _one = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("my.toml");
     let csv = dir.path().join("costs.csv");
@@ -170,9 +138,10 @@ fn a_characterised_file_is_read_by_analyze() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn with_kernel_trace_each_cost_is_given_both_ways_and_the_stalls_apart() {
-    if !is_root() || !std::path::Path::new("/sys/kernel/tracing").exists() {
-        eprintln!("skipped: needs root and tracefs");
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let (code, stdout, stderr) = outcome(&[
@@ -226,32 +195,20 @@ fn with_kernel_trace_each_cost_is_given_both_ways_and_the_stalls_apart() {
 
 #[test]
 fn kernel_trace_without_root_is_refused_in_one_line_before_measuring() {
-    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root (to drop it) and setpriv");
-        return;
-    }
-    let out = std::process::Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
-        .args([
+    let Some(out) = common::unprivileged(
+        &[
             "characterize",
             "--threads",
             "2",
             "--samples",
             "10",
             "--kernel-trace",
-        ])
-        .env(
-            "RTLAB_STATE_DIR",
-            std::env::temp_dir().join("rtlab-charz-nobody"),
-        )
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    if err.contains("Permission denied") {
-        eprintln!("skipped: nobody cannot execute the test binary here: {err}");
+        ],
+        "rtlab-charz-nobody",
+    ) else {
         return;
-    }
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--kernel-trace needs root"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");

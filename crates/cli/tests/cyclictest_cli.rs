@@ -3,12 +3,13 @@
 //! (`fixtures/cyclictest-2.40.json`, from `cyclictest -q -m -p99 -i1000 -t2
 //! -a -D1 -h 50 --json=...`), with values that agree with the run.
 //!
-//! The real-time test needs root; run it under the machine's lock:
-//! `flock /tmp/rtlab-realtime.lock cargo test -p rtlab-cli --test cyclictest_cli`.
+//! The real-time tests need root (`#[ignore = "needs root"]`); run them
+//! under the machine's lock: `flock /tmp/rtlab-realtime.lock cargo test -p
+//! rtlab-cli --test cyclictest_cli -- --ignored`.
 
 mod common;
 
-use common::{is_root, stdout_of};
+use common::stdout_of;
 use serde_json::Value;
 
 fn fixture() -> Value {
@@ -144,11 +145,9 @@ fn json_file_has_cyclictests_layout() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_real_time_run_writes_cyclictest_json() {
-    if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root");
-        return;
-    }
+    let _one = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("ct.json");
     let arg = format!("--json={}", file.display());
@@ -214,13 +213,11 @@ fn t_line(text: &str) -> (u64, u64, u64, u64) {
 /// figures themselves are noise on a shared machine: README "Relative and
 /// absolute sleeps" has a measured comparison.
 #[test]
+#[ignore = "needs root"]
 fn relative_timers_measure_what_cyclictest_r_measures() {
-    if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root");
-        return;
-    }
+    let _one = common::real_time();
     let Ok(cyclictest) = which_cyclictest() else {
-        eprintln!("skipped: cyclictest (rt-tests) is not installed");
+        common::unavailable("cyclictest (rt-tests) is not installed (apt-get install rt-tests)");
         return;
     };
     let options = ["-r", "-q", "-m", "-p99", "-i1000", "-l300"];

@@ -8,18 +8,16 @@
 //!
 //! The real runs are short (a second or less) and assert what must hold on
 //! a noisy machine (counts, fields, exit codes, restored settings), never
-//! timings. They run one at a time and skip without root.
+//! timings. They run one at a time and need root (`#[ignore = "needs
+//! root"]`: `.ci/run` runs them).
 
 mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{is_root, json_of, rtlab};
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use common::{json_of, rtlab};
 
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
@@ -27,13 +25,6 @@ fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-fn root(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("skipped {test}: needs root (real-time priorities)");
-    }
-    is_root()
 }
 
 /// Exit status and one-line standard error of `rtlab ARGS`.
@@ -89,9 +80,12 @@ fn what_the_dispatcher_cannot_run_is_refused_in_one_line() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn without_real_time_rights_the_dispatcher_is_refused_in_one_line() {
-    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root (to drop it) and setpriv");
+    // Root, to become nobody.
+    rtlab_testkit::require_root();
+    if !Path::new("/usr/bin/setpriv").exists() {
+        common::unavailable("needs /usr/bin/setpriv");
         return;
     }
     let out = Command::new("/usr/bin/setpriv")
@@ -124,11 +118,9 @@ fn without_real_time_rights_the_dispatcher_is_refused_in_one_line() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_dispatched_run_records_every_release_with_the_dispatchers_costs() {
-    if !root("a dispatched run") {
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::real_time();
     let r = json_of(&[
         "run",
         "builtin:hartstone-ph",
@@ -158,11 +150,9 @@ fn a_dispatched_run_records_every_release_with_the_dispatchers_costs() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn compare_matches_a_dispatched_run_job_for_job() {
-    if !root("compare --dispatcher") {
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::real_time();
     let c = json_of(&[
         "compare",
         "builtin:hartstone-ph",
@@ -185,11 +175,9 @@ fn compare_matches_a_dispatched_run_job_for_job() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn hartstone_puts_the_dispatched_series_beside_the_simulated_one() {
-    if !root("hartstone --dispatcher") {
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::real_time();
     let doc = json_of(&[
         "hartstone",
         "--test",
@@ -235,11 +223,9 @@ fn hartstone_puts_the_dispatched_series_beside_the_simulated_one() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_watchdog_ends_a_hung_dispatcher_in_one_line_with_the_run_so_far_and_settings_restored() {
-    if !root("the watchdog") {
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::real_time();
     let before = read(RT_RUNTIME);
     let out = rtlab()
         .args([
@@ -275,11 +261,9 @@ fn the_watchdog_ends_a_hung_dispatcher_in_one_line_with_the_run_so_far_and_setti
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_sigkilled_dispatched_run_leaves_settings_that_doctor_restore_puts_back() {
-    if !root("SIGKILL") {
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::real_time();
     let before = read(RT_RUNTIME);
     let state = tempfile::tempdir().unwrap();
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("rtlab"))

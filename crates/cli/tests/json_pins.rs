@@ -8,8 +8,9 @@
 //! * Real-thread commands (`run`, `compare`, `latency`, `lag-study`) are not
 //!   deterministic: their *schema* is pinned instead, the ordered keys of
 //!   every object at every level (`tests/pins/<name>.keys`). They need root
-//!   (but `latency --policy other`) and run under the machine-wide real-time
-//!   lock (`flock /tmp/rtlab-realtime.lock`).
+//!   (but `latency --policy other`): `#[ignore = "needs root"]`, run them
+//!   as root with `-- --ignored` under the machine-wide real-time lock
+//!   (`flock /tmp/rtlab-realtime.lock`).
 //!
 //! `RTLAB_UPDATE_PINS=1 cargo test -p rtlab-cli --test json_pins` rewrites
 //! the pins from the current binary (then review the diff).
@@ -18,7 +19,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{is_root, rtlab};
+use common::rtlab;
 
 fn pins_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pins")
@@ -480,11 +481,9 @@ fn pin_schema(name: &str, args: &[&str]) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn run_and_compare_json_keep_their_schema() {
-    if !is_root() {
-        eprintln!("skipped: real-time runs need root");
-        return;
-    }
+    let _one = common::real_time();
     pin_schema(
         "run-other",
         &[
@@ -513,9 +512,10 @@ fn run_and_compare_json_keep_their_schema() {
 
 /// `latency` and `lag-study` measure real threads: their schema is pinned
 /// like `run`'s (both keep at least one outlier and one cell, so every
-/// object level is present in the output).
+/// object level is present in the output). `latency --policy other` needs
+/// no privilege.
 #[test]
-fn latency_and_lag_study_json_keep_their_schema() {
+fn latency_json_keeps_its_schema() {
     pin_schema(
         "latency-other",
         &[
@@ -529,10 +529,13 @@ fn latency_and_lag_study_json_keep_their_schema() {
             "--json",
         ],
     );
-    if !is_root() {
-        eprintln!("skipped: the lag study runs SCHED_FIFO and needs root");
-        return;
-    }
+}
+
+/// The lag study runs SCHED_FIFO threads.
+#[test]
+#[ignore = "needs root"]
+fn lag_study_json_keeps_its_schema() {
+    let _one = common::real_time();
     pin_schema(
         "lag-study",
         &[

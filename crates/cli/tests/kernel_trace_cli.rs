@@ -1,16 +1,19 @@
 //! `--kernel-trace` from the command line: the job rows gain the kernel's
 //! columns, the JSON its `kernel_trace` object, `--trace` a schedule file;
 //! without root the flag is refused (exit 1) before any real-time work.
+//! The traced runs need root: `#[ignore = "needs root"]`, run them as root
+//! with `-- --ignored`.
 
 mod common;
 
-use common::{is_root, json_of, rtlab};
+use common::{json_of, rtlab};
 use serde_json::Value;
 
 #[test]
+#[ignore = "needs root"]
 fn a_traced_run_gives_kernel_columns_a_summary_and_the_kernels_schedule() {
-    if !is_root() || !std::path::Path::new("/sys/kernel/tracing").exists() {
-        eprintln!("skipped: needs root and tracefs");
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -123,10 +126,6 @@ fn saved_schedule_is_drawn(store: &std::path::Path, report: &Value) {
 
 #[test]
 fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
-    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root (to drop it) and setpriv");
-        return;
-    }
     refused_without_root(
         &[
             "run",
@@ -142,9 +141,10 @@ fn without_root_the_flag_is_refused_in_one_line_before_any_real_time_work() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
-    if !is_root() || !std::path::Path::new("/sys/kernel/tracing/instances").exists() {
-        eprintln!("skipped: needs root and tracefs");
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let state = tempfile::tempdir().unwrap();
@@ -188,15 +188,6 @@ fn a_killed_traced_run_leaves_an_instance_that_doctor_restore_removes() {
     assert!(!instance.exists(), "doctor --restore removed it");
 }
 
-/// Root with tracefs, else the test is skipped (said on stderr).
-fn can_trace() -> bool {
-    let ok = is_root() && std::path::Path::new("/sys/kernel/tracing").exists();
-    if !ok {
-        eprintln!("skipped: needs root and tracefs");
-    }
-    ok
-}
-
 /// A `kernel_trace` summary of a real run: events decoded, the losses
 /// counted, misses by cause listed.
 fn assert_summary(k: &Value) {
@@ -209,8 +200,10 @@ fn assert_summary(k: &Value) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn hartstone_traces_each_real_iteration() {
-    if !can_trace() {
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let doc = json_of(&[
@@ -251,10 +244,6 @@ fn hartstone_traces_each_real_iteration() {
 
 #[test]
 fn hartstone_without_root_refuses_the_trace_before_calibrating() {
-    if !is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root (to drop it) and setpriv");
-        return;
-    }
     refused_without_root(
         &[
             "hartstone",
@@ -269,19 +258,15 @@ fn hartstone_without_root_refuses_the_trace_before_calibrating() {
     );
 }
 
-/// Runs `rtlab ARGS` as nobody (uid 65534, its own state directory
-/// `state` under the temporary directory) and checks the refusal: exit 1,
-/// one line saying `--kernel-trace` needs root, nothing on stdout.
+/// Runs `rtlab ARGS` without privilege (its own state directory `state`)
+/// and checks the refusal: exit 1, one line saying `--kernel-trace` needs
+/// root, nothing on stdout.
 fn refused_without_root(args: &[&str], state: &str) {
-    let out = std::process::Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
-        .args(args)
-        .env("RTLAB_STATE_DIR", std::env::temp_dir().join(state))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let Some(out) = common::unprivileged(args, state) else {
+        return;
+    };
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--kernel-trace needs root"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty(), "nothing ran");
@@ -306,8 +291,10 @@ fn the_trace_without_a_real_run_is_a_usage_error() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn breakdown_traces_each_real_step() {
-    if !can_trace() {
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let doc = json_of(&[
@@ -336,8 +323,10 @@ fn breakdown_traces_each_real_step() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn edf_vs_fps_real_traces_each_real_run() {
-    if !can_trace() {
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let doc = json_of(&[
@@ -378,8 +367,10 @@ fn edf_vs_fps_real_traces_each_real_run() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn global_vs_partitioned_real_traces_each_real_run() {
-    if !can_trace() {
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let doc = json_of(&[
@@ -410,8 +401,10 @@ fn global_vs_partitioned_real_traces_each_real_run() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn latency_traces_the_measured_cpu_and_counts_what_it_lost() {
-    if !can_trace() {
+    let _one = common::real_time();
+    if !common::can_trace() {
         return;
     }
     let doc = json_of(&[

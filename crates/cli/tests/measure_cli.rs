@@ -1,11 +1,11 @@
 //! End-to-end tests of `rtlab latency`, `rtlab load` and `rtlab lag-study`.
 //! They assert what must hold on a noisy VM (counts, ranges, that runs end),
-//! never tight timings. Real-time policies need root; those tests print a
-//! reason and return early without it.
+//! never tight timings. Real-time policies need root: those tests are
+//! `#[ignore = "needs root"]` (run them as root with `-- --ignored`).
 
 mod common;
 
-use common::{is_root, json_of, rtlab, run_measured};
+use common::{json_of, rtlab, run_measured};
 use serde_json::Value;
 
 use predicates::prelude::*;
@@ -41,11 +41,9 @@ fn latency_other_records_the_requested_loops() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn latency_fifo_two_pinned_threads_cyclictest_lines() {
-    if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root");
-        return;
-    }
+    let _one = common::real_time();
     rtlab()
         .args([
             "latency", "-t", "2", "-p", "80", "-i", "1ms", "-l", "100", "-a", "-m",
@@ -87,11 +85,9 @@ fn latency_writes_histogram_and_series() {
 /// longer writes hundreds of thousands more points, every one of them, in
 /// the same memory.
 #[test]
+#[ignore = "needs root"]
 fn latency_series_is_streamed_in_memory_that_does_not_grow_with_the_run() {
-    if !is_root() {
-        eprintln!("skipped: SCHED_FIFO at 100us needs root");
-        return;
-    }
+    let _one = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let run = |duration: &str| {
         let series = dir.path().join(format!("series-{duration}.csv"));
@@ -192,11 +188,9 @@ fn load_runs_for_its_duration_and_stops() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn lag_study_one_period_two_controllers() {
-    if !is_root() {
-        eprintln!("skipped: the lag study runs SCHED_FIFO and needs root");
-        return;
-    }
+    let _one = common::real_time();
     let doc = json_of(&[
         "lag-study",
         "--periods",

@@ -92,6 +92,75 @@ fn sweep_of_a_hundred_thousand_tasks_is_refused_in_one_line() {
     assert!(stderr.contains("limit of 10000 tasks"), "{stderr}");
 }
 
+/// Issue 39: `--shard 0/18446744073709551615` built all N shards to pick
+/// one (22 GB in 30 s); now the one shard is computed, empty and said so.
+#[test]
+fn a_shard_of_a_huge_count_is_computed_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "sweep",
+        "--tasks",
+        "3",
+        "--sets",
+        "5",
+        "--from",
+        "0.5",
+        "--to",
+        "0.6",
+        "--step",
+        "0.1",
+        "--shard",
+        "0/18446744073709551615",
+        "--out",
+        "z.json",
+    ];
+    let (code, stderr) = run(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(
+            "note: shard 0/18446744073709551615 holds no sample: the sweep has 10 samples"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Issue 39: merging a shard whose `count` says 10^12 aborted (16 TB asked
+/// for), 2^64 - 1 panicked; the count sizes nothing now.
+#[test]
+fn a_shard_file_claiming_a_huge_count_is_one_missing_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    for count in ["1000000000000", "18446744073709551615"] {
+        let shard = format!("0/{count}");
+        let args = [
+            "sweep", "--tasks", "3", "--sets", "5", "--from", "0.5", "--to", "0.6", "--step",
+            "0.1", "--shard", &shard, "--out", "e.json",
+        ];
+        assert_eq!(run(dir.path(), &args).0, 0);
+        let (code, stderr) = run(dir.path(), &["sweep", "merge", "e.json"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("error: rtlab sweep merge: shard 1 of {count} is missing")
+        );
+    }
+}
+
+/// Issue 39: `--threads 65535` started 65,535 threads for 2 sets (over a
+/// minute; under this limit an abort).
+#[test]
+fn sweep_threads_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = limited(dir.path(), &["sweep", "--threads", "65535", "--sets", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: invalid value '65535' for '--threads <N>': 65535 is not in 1..=1024"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_long_trace_window_is_streamed_to_its_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -350,14 +350,10 @@ cpu = 0
 critical_sections = [{ resource = "bus", start = "1ms", length = "1ms" }]
 "#;
 
-/// On real threads (root, 2 CPUs): partitioned RM with FIFO futex locks
-/// and boosting (fmlp+), non-preemptive FIFO spinning (msrp) and a
-/// priority-ordered PI queue with boosting (mpcp) run every job, with no
-/// failed lock call and each locker's wait recorded as remote blocking;
-/// the protocols that need a dispatcher are refused naming it. Counts
-/// only: timing on this machine is noisy.
+/// The protocols that need a dispatcher are refused on real threads,
+/// naming it (before anything runs: no privilege needed).
 #[test]
-fn partitioned_protocols_run_on_real_threads_and_the_others_are_named() {
+fn protocols_that_need_a_dispatcher_are_refused_on_real_threads() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(&dir, "real.toml", REAL);
     for (protocol, why) in [
@@ -384,11 +380,24 @@ fn partitioned_protocols_run_on_real_threads_and_the_others_are_named() {
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(why) && text.contains("dispatcher"), "{text}");
     }
+}
+
+/// On real threads (root, 2 CPUs): partitioned RM with FIFO futex locks
+/// and boosting (fmlp+), non-preemptive FIFO spinning (msrp) and a
+/// priority-ordered PI queue with boosting (mpcp) run every job, with no
+/// failed lock call and each locker's wait recorded as remote blocking.
+/// Counts only: timing on this machine is noisy.
+#[test]
+#[ignore = "needs root"]
+fn partitioned_protocols_run_on_real_threads() {
+    let _one = common::real_time();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if !common::is_root() || online.trim() == "0" {
-        println!("skipping the real runs: they need root and 2 online CPUs");
+    if online.trim() == "0" {
+        common::unavailable("needs 2 online CPUs");
         return;
     }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "real.toml", REAL);
     for protocol in ["fmlp+", "msrp", "mpcp"] {
         let run = json_of(&[
             "run",

@@ -5,20 +5,7 @@
 
 mod common;
 
-use common::{json_of, rtlab, stdout_of};
-
-fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
-/// The one line of standard error of a failing run, and its exit status.
-fn failure(args: &[&str]) -> (i32, String) {
-    let out = rtlab().args(args).assert().failure().get_output().clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    (out.status.code().unwrap(), stderr.trim_end().to_string())
-}
+use common::{failure, json_of, rtlab, stdout_of, write};
 
 #[test]
 fn partition_places_dhall_and_writes_a_loadable_file() {

@@ -1,31 +1,16 @@
 //! `rtlab run` and `rtlab compare` end to end. Real-thread runs are short,
-//! one at a time (`SERIAL`: they share CPU 1), and assert what must hold on
-//! a noisy machine: counts, agreement between the outputs, explained errors.
+//! one at a time (`common::serial`: they share CPU 1), and assert what must
+//! hold on a noisy machine: counts, agreement between the outputs,
+//! explained errors. Those with real-time policies need root:
+//! `#[ignore = "needs root"]`, run as root with `-- --ignored`.
 
 mod common;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
-use common::{is_root, json_of, rtlab};
+use common::{is_root, json_of, rtlab, serial};
 use predicates::prelude::*;
 use serde_json::Value;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `SERIAL`, when the tests run as root; otherwise says why `test` skips.
-fn real_time(why: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    if is_root() {
-        Some(serial())
-    } else {
-        println!("skipping: {why} needs root");
-        None
-    }
-}
 
 /// (instant events, complete events) of a Chrome trace file: one per
 /// release, one per finished job.
@@ -213,10 +198,9 @@ fn usage_lines_in_errors_do_not_make_given_flags_required() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn compare_hartstone_under_rm_agrees_on_zero_misses() {
-    let Some(_one) = real_time("SCHED_FIFO") else {
-        return;
-    };
+    let _one = common::real_time();
     let c = json_of(&[
         "compare",
         "builtin:hartstone-ph",
@@ -245,10 +229,9 @@ fn compare_hartstone_under_rm_agrees_on_zero_misses() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn lf_scenario_4_misses_under_dm_and_runs_under_edf_with_the_limit_lifted() {
-    let Some(_one) = real_time("SCHED_FIFO/SCHED_DEADLINE") else {
-        return;
-    };
+    let _one = common::real_time();
     let dm = json_of(&[
         "run",
         "builtin:lf-scenario-4",
@@ -322,10 +305,9 @@ fn interrupted_long_run(args: &[&str]) -> Value {
 /// of job records and fault them in after the first release, missing
 /// hundreds of deadlines in its first seconds. Now: no miss, bounded memory.
 #[test]
+#[ignore = "needs root"]
 fn a_day_long_run_interrupted_after_3s_misses_nothing_in_bounded_memory() {
-    let Some(_one) = real_time("SCHED_FIFO with mlockall") else {
-        return;
-    };
+    let _one = common::real_time();
     let report = interrupted_long_run(&[
         "run",
         "builtin:gap",
@@ -343,10 +325,9 @@ fn a_day_long_run_interrupted_after_3s_misses_nothing_in_bounded_memory() {
 /// same memory as any other duration, and the job files streamed during an
 /// interrupted run hold exactly the jobs the summary counts.
 #[test]
+#[ignore = "needs root"]
 fn a_ten_million_second_run_interrupted_streams_exactly_the_recorded_jobs() {
-    let Some(_one) = real_time("SCHED_FIFO with mlockall") else {
-        return;
-    };
+    let _one = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("jobs.csv");
     let trace = dir.path().join("trace.json");
@@ -397,21 +378,25 @@ fn a_ten_million_second_run_interrupted_streams_exactly_the_recorded_jobs() {
     assert_eq!(Value::from(spans), report["completed"]);
 }
 
-/// `--lag-controller` alone waits with the robust controller and
-/// `--lag-controller=paper` with paper 000's Algorithm 2 (kept for
-/// reproduction); either way every release of hartstone-ph's 2..32 Hz tasks
-/// in 1 s is recorded once, and the JSON says which controller ran.
+/// A `--lag-controller` of no known kind is a usage error naming the flag.
 #[test]
-fn lag_controller_kinds_record_every_release() {
+fn an_unknown_lag_controller_is_a_usage_error() {
     rtlab()
         .args(["run", "builtin:hartstone-ph", "--policy", "rm"])
         .arg("--lag-controller=pid")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--lag-controller"));
-    let Some(_one) = real_time("a SCHED_FIFO run") else {
-        return;
-    };
+}
+
+/// `--lag-controller` alone waits with the robust controller and
+/// `--lag-controller=paper` with paper 000's Algorithm 2 (kept for
+/// reproduction); either way every release of hartstone-ph's 2..32 Hz tasks
+/// in 1 s is recorded once, and the JSON says which controller ran.
+#[test]
+#[ignore = "needs root"]
+fn lag_controller_kinds_record_every_release() {
+    let _one = common::real_time();
     for (flag, kind) in [
         ("--lag-controller", "robust"),
         ("--lag-controller=paper", "paper"),

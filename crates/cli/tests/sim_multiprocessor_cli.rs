@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{json_of, rtlab, stdout_of};
+use common::{json_of, rtlab, stdout_of, write};
 
 /// Dhall's example as a file: two light tasks (C=2, T=10 ms) fixed to cpu
 /// 1, a heavy one (C=10, T=11 ms) to cpu 0.
@@ -26,12 +26,6 @@ period = "11ms"
 wcet = "10ms"
 cpu = 0
 "#;
-
-fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
-}
 
 #[test]
 fn the_files_platform_and_cpu_fields_drive_pedf_and_gedf_misses_dhall() {

@@ -20,7 +20,7 @@
 //! simso` writes the XML SimSo simulates, and `rtlab sim` reads that same XML.
 //! SimSo is installed into a virtual environment under the target directory
 //! on first use; without Python or the network the test prints why and
-//! passes, unless `RTLAB_REQUIRE_SIMSO=1` is set.
+//! passes, unless `CI` or `RTLAB_REQUIRE_SIMSO=1` is set (then it fails).
 
 mod common;
 
@@ -40,10 +40,7 @@ fn simso_python() -> Result<PathBuf, String> {
     // The tests of this file run on threads of one process: the first
     // makes the virtual environment while the others wait for it (two
     // `python3 -m venv` of one directory at once fail with "File exists").
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _setting_up = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _setting_up = common::serial();
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simso-venv");
     let python = venv.join("bin/python");
     let has_simso = |python: &Path| {
@@ -146,16 +143,19 @@ fn has_ties(set: &TaskSet, scheduler: &str) -> bool {
     false
 }
 
-/// SimSo's Python, or `None` (with the reason printed) when the test is to
-/// pass without it.
+/// SimSo's Python, or `None` when it cannot be had here (said through
+/// `common::unavailable`: a failure under CI or with
+/// `RTLAB_REQUIRE_SIMSO=1`).
 fn simso_or_skip() -> Option<PathBuf> {
     match simso_python() {
         Ok(p) => Some(p),
-        Err(why) if std::env::var("RTLAB_REQUIRE_SIMSO").as_deref() != Ok("1") => {
-            eprintln!("skipped: SimSo is not available ({why}); set RTLAB_REQUIRE_SIMSO=1 to fail instead");
+        Err(why) if std::env::var("RTLAB_REQUIRE_SIMSO").as_deref() == Ok("1") => {
+            panic!("SimSo is required (RTLAB_REQUIRE_SIMSO=1) but not available: {why}")
+        }
+        Err(why) => {
+            common::unavailable(format!("SimSo is not available ({why})"));
             None
         }
-        Err(why) => panic!("SimSo is required but not available: {why}"),
     }
 }
 

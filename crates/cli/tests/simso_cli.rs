@@ -205,9 +205,9 @@ fn partitioned_exports_carry_the_assignment_back() {
             "taskset", "export", toml, "--format", "simso", "--cpus", "2", "-s", "edf", "-d", "1s",
         ])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
-            "`edf` schedules one processor; on 2 processors export gedf",
+            "error: --scheduler: `edf` schedules one processor; on 2 processors export gedf",
         ));
     rtlab()
         .args([

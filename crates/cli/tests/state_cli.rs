@@ -4,24 +4,22 @@
 //! SIGTERM, SIGHUP and SIGQUIT restore and print what was measured; a
 //! second rtlab is refused while the first holds the settings.
 //!
-//! The kernel tests need root and a cgroup-v1 cpuset hierarchy (they print
-//! why they skip otherwise), run one at a time (`SERIAL`), and put the
-//! machine back as they found it even when they fail (`Machine`'s drop).
-//! Run them under the machine-wide lock: `flock /tmp/rtlab-realtime.lock
-//! cargo test -p rtlab-cli --test state_cli`.
+//! The kernel tests need root (`#[ignore = "needs root"]`) and a cgroup-v1
+//! cpuset hierarchy (without it they say why, and fail under CI), run one
+//! at a time (`common::serial`), and put the machine back as they found it
+//! even when they fail (`Machine`'s drop). Run them under the machine-wide
+//! lock: `flock /tmp/rtlab-realtime.lock cargo test -p rtlab-cli --test
+//! state_cli -- --ignored`.
 
 mod common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{is_root, json_of, rtlab};
+use common::{json_of, rtlab, serial};
 use serde_json::Value;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
@@ -55,17 +53,6 @@ fn state_files_of(pid: u32) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// Why a kernel test cannot run here, if it cannot.
-fn cannot_run() -> Option<&'static str> {
-    if !is_root() {
-        Some("needs root (SCHED_DEADLINE, RT throttling, cpusets)")
-    } else if !Path::new(CPUSET_ROOT).join("cpuset.cpus").exists() {
-        Some("needs a cgroup-v1 cpuset hierarchy at /sys/fs/cgroup/cpuset")
-    } else {
-        None
-    }
-}
-
 /// The settings as the test found them, and the runs it started; dropping
 /// it kills those runs and puts everything back, so a failing test leaves
 /// the machine as it was.
@@ -79,14 +66,15 @@ struct Machine {
 }
 
 impl Machine {
-    /// The machine, one test at a time; `None` (with the reason printed)
-    /// where the kernel tests cannot run.
+    /// The machine, one test at a time, for a test marked
+    /// `#[ignore = "needs root"]` (it fails without root); `None` (said
+    /// through `common::unavailable`) without a cgroup-v1 cpuset hierarchy.
     fn take() -> Option<Machine> {
-        if let Some(why) = cannot_run() {
-            println!("skipping: {why}");
+        let one = common::real_time();
+        if !Path::new(CPUSET_ROOT).join("cpuset.cpus").exists() {
+            common::unavailable("needs a cgroup-v1 cpuset hierarchy at /sys/fs/cgroup/cpuset");
             return None;
         }
-        let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         Some(Machine {
             runtime: read(RT_RUNTIME),
             balance: read(balance_path()),
@@ -274,6 +262,7 @@ fn assert_leaked(pid: u32) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sigkill_leaves_state_that_doctor_reports_and_restore_or_the_next_run_undoes() {
     let Some(mut m) = Machine::take() else {
         return;
@@ -341,6 +330,7 @@ fn sigkill_leaves_state_that_doctor_reports_and_restore_or_the_next_run_undoes()
 }
 
 #[test]
+#[ignore = "needs root"]
 fn each_stop_signal_restores_and_prints_what_was_measured() {
     let Some(mut m) = Machine::take() else {
         return;
@@ -364,6 +354,7 @@ fn each_stop_signal_restores_and_prints_what_was_measured() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_second_signal_restores_before_exiting_at_once() {
     let Some(mut m) = Machine::take() else {
         return;
@@ -385,6 +376,7 @@ fn a_second_signal_restores_before_exiting_at_once() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_second_rtlab_is_refused_while_the_first_holds_the_settings() {
     let Some(mut m) = Machine::take() else {
         return;
@@ -408,14 +400,15 @@ fn a_second_rtlab_is_refused_while_the_first_holds_the_settings() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_terminal_that_hangs_up_does_not_keep_the_run_from_restoring() {
-    if Command::new("script").arg("--version").output().is_err() {
-        println!("skipping: needs `script` (util-linux) to give the run a terminal that hangs up");
-        return;
-    }
     let Some(mut m) = Machine::take() else {
         return;
     };
+    if Command::new("script").arg("--version").output().is_err() {
+        common::unavailable("needs `script` (util-linux) to give the run a terminal that hangs up");
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let pid_file = tmp.path().join("pid");
     let err_file = tmp.path().join("stderr");
@@ -460,7 +453,7 @@ fn a_terminal_that_hangs_up_does_not_keep_the_run_from_restoring() {
 #[test]
 fn doctor_json_has_the_documented_keys() {
     // Not while a kernel test has RT throttling off.
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial();
     let doc = json_of(&["doctor", "--json"]);
     for key in [
         "kernel",

@@ -6,13 +6,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use common::{json_of, rtlab};
+use common::{json_of, rtlab, serial};
 use serde_json::Value;
-
-/// Real-thread runs one at a time (they share CPU 1).
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn store_in(dir: &Path) -> PathBuf {
     dir.join("results.sqlite")
@@ -311,7 +307,7 @@ fn rtlab_store_names_the_database_when_no_flag_does() {
 
 #[test]
 fn latency_saves_every_sample() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial(); // real-thread runs one at a time (they share CPU 1)
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let (out, err) = saved(
@@ -378,7 +374,7 @@ fn released(doc: &Value) -> u64 {
 
 #[test]
 fn a_real_run_is_saved_with_every_job() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial(); // real-thread runs one at a time (they share CPU 1)
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let (out, err) = saved(
@@ -411,7 +407,7 @@ fn a_real_run_is_saved_with_every_job() {
 
 #[test]
 fn a_run_ended_by_sigint_is_saved_as_interrupted_with_its_jobs() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial(); // real-thread runs one at a time (they share CPU 1)
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let m = common::run_measured(
@@ -585,7 +581,7 @@ fn eight_concurrent_first_saves_into_a_new_store_are_all_stored() {
 /// printed in full, the error names the database and why, the exit is 1.
 #[test]
 fn a_store_that_fails_at_the_end_still_prints_the_result_and_exits_1() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial(); // real-thread runs one at a time (they share CPU 1)
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_rtlab"))
@@ -634,7 +630,7 @@ fn a_store_that_fails_at_the_end_still_prints_the_result_and_exits_1() {
 /// shows that run alone.
 #[test]
 fn report_last_4_shows_the_sim_latency_run_and_sweep_just_saved() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = serial(); // real-thread runs one at a time (they share CPU 1)
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let s = |args: &[&str]| saved(&store, args);

@@ -720,11 +720,9 @@ mod tests {
     /// SCHED_FLAG_RECLAIM is asked for only with a deadline policy, and the
     /// kernel keeps it (read back with sched_getattr). Needs root.
     #[test]
+    #[ignore = "needs root"]
     fn reclaiming_deadline_threads_carry_the_flag() {
-        if !has_cap_sys_nice() {
-            println!("skipping: needs root or CAP_SYS_NICE");
-            return;
-        }
+        rtlab_testkit::require_root();
         let dl = Policy::Deadline {
             runtime: Nanos::from_us(100),
             deadline: Nanos::from_ms(100),
@@ -743,7 +741,7 @@ mod tests {
             // Another run's cpuset narrows the root domain: a thread that
             // may run on every CPU is refused there; not what is tested.
             Err(e @ (HostError::DeadlineAffinity | HostError::DeadlineAdmission { .. })) => {
-                println!("skipping: {e}");
+                rtlab_testkit::unavailable(e);
                 return;
             }
             Err(e) => panic!("{e}"),
@@ -758,18 +756,24 @@ mod tests {
         assert!(!kernel_at_least(999, 0));
     }
 
-    /// A thread refused (EAGAIN/ENOMEM) while memory is locked is blamed on
-    /// RLIMIT_MEMLOCK with the limit and the fixes; otherwise it is the
+    /// A thread refused (EAGAIN/ENOMEM) while memory is not locked is the
     /// plain spawn error.
     #[test]
-    fn a_refused_thread_under_mlockall_names_rlimit_memlock() {
+    fn a_refused_thread_without_mlockall_is_the_plain_spawn_error() {
         let eagain = || std::io::Error::from_raw_os_error(libc::EAGAIN);
         let plain = HostError::spawn("rtlab-t1".into(), eagain());
         assert!(matches!(plain, HostError::Spawn { .. }), "{plain}");
-        let Ok(lock) = lock_memory() else {
-            println!("skipping the locked half: mlockall refused (not root?)");
-            return;
-        };
+    }
+
+    /// A thread refused (EAGAIN/ENOMEM) while memory is locked is blamed on
+    /// RLIMIT_MEMLOCK with the limit and the fixes; another error stays the
+    /// plain spawn error. Locking memory needs root here.
+    #[test]
+    #[ignore = "needs root"]
+    fn a_refused_thread_under_mlockall_names_rlimit_memlock() {
+        rtlab_testkit::require_root();
+        let eagain = || std::io::Error::from_raw_os_error(libc::EAGAIN);
+        let lock = lock_memory().expect("mlockall as root");
         let e = HostError::spawn("rtlab-t1".into(), eagain());
         let other = HostError::spawn(
             "rtlab-t1".into(),

@@ -36,6 +36,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rtlab_host::kernel_state::{ledger, SettingGuard};
+use rtlab_model::file::{OutputFile, PendingOutput};
 use serde::{Deserialize, Serialize};
 
 use crate::decode::EVENTS;
@@ -123,7 +124,10 @@ pub struct Recording {
     guard: Option<SettingGuard>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<ReaderEnd>>,
+    /// The file being written (a kept file's `.partial`, or the temporary).
     file: PathBuf,
+    /// `--kernel-trace=FILE`: what puts the written file at FILE, and FILE.
+    kept: Option<(PendingOutput, PathBuf)>,
     /// Holds a temporary trace file (no `--kernel-trace FILE`) until drop.
     _temporary: Option<tempfile::TempPath>,
     cpus: Vec<usize>,
@@ -177,6 +181,28 @@ impl Recording {
         extra: &[&str],
     ) -> Result<Recording, TraceError> {
         let root = check_available()?;
+        // The kept file is checked before the kernel is touched: it is
+        // written beside its path and put there when the recording ends
+        // (`OutputFile`); it is read back, so it must be a regular file.
+        let kept = match keep {
+            Some(path) => {
+                let cannot = |source| TraceError::Io {
+                    what: format!("--kernel-trace: cannot create {}", path.display()),
+                    source,
+                };
+                let out = OutputFile::create(path).map_err(cannot)?;
+                let Some(partial) = out.partial_path().map(Path::to_path_buf) else {
+                    return Err(TraceError::Unavailable(format!(
+                        "--kernel-trace={}: not a regular file; the raw trace is kept in a regular \
+                         file (rtlab reads it back)",
+                        path.display()
+                    )));
+                };
+                let (file, pending) = out.into_parts();
+                Some((file, partial, pending, path.to_path_buf()))
+            }
+            None => None,
+        };
         static RECORDINGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = RECORDINGS.fetch_add(1, Ordering::SeqCst);
         let name = match n {
@@ -233,8 +259,8 @@ impl Recording {
                 })?;
             pipes.push((cpu as u32, pipe));
         }
-        let (file, temporary) = match keep {
-            Some(p) => (p.to_path_buf(), None),
+        let (mut out, file, temporary, kept) = match kept {
+            Some((out, partial, pending, path)) => (out, partial, None, Some((pending, path))),
             None => {
                 let t = tempfile::Builder::new()
                     .prefix("rtlab-ktrace-")
@@ -244,13 +270,13 @@ impl Recording {
                         source,
                     })?
                     .into_temp_path();
-                (t.to_path_buf(), Some(t))
+                let out = File::create(&t).map_err(|source| TraceError::Io {
+                    what: format!("--kernel-trace: cannot create {}", t.display()),
+                    source,
+                })?;
+                (out, t.to_path_buf(), Some(t), None)
             }
         };
-        let mut out = File::create(&file).map_err(|source| TraceError::Io {
-            what: format!("--kernel-trace: cannot create {}", file.display()),
-            source,
-        })?;
         let header = TraceHeader {
             page_size,
             cpus: cpus.to_vec(),
@@ -284,6 +310,7 @@ impl Recording {
             stop,
             reader: Some(reader),
             file,
+            kept,
             _temporary: temporary,
             cpus: cpus.to_vec(),
             steal_before,
@@ -314,11 +341,21 @@ impl Recording {
         if let Some(g) = self.guard.take() {
             let _ = g.restore();
         }
+        let mut write_error = end.first_write_error;
+        let mut file = self.file.clone();
+        if let Some((pending, path)) = self.kept.take() {
+            match pending.commit() {
+                Ok(()) => file = path,
+                Err(e) => {
+                    write_error.get_or_insert(format!("{}: {e}", path.display()));
+                }
+            }
+        }
         let recorded = Recorded {
-            file: self.file.clone(),
+            file,
             pages: end.pages,
             losses,
-            write_error: end.first_write_error,
+            write_error,
             steal_ns: steal_after.saturating_sub(self.steal_before) * 10_000_000,
         };
         (recorded, self._temporary.take())

@@ -1,6 +1,7 @@
 //! Real threads, real kernel trace: a miss of each kind is induced and
-//! the cause rtlab names is checked (issue 23). Needs root and tracefs;
-//! skips with the reason otherwise. Asserts causes, not timings.
+//! the cause rtlab names is checked (issue 23). Needs root and tracefs:
+//! `#[ignore = "needs root"]`, run as root with `-- --ignored`. Asserts
+//! causes, not timings.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,16 +38,13 @@ fn traced_run(
     let (cpu, others) = match cpus() {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            rtlab_testkit::unavailable(why);
             return None;
         }
     };
     // One run at a time in this process too (the tests run on threads of
     // one process, which the per-CPU lock does not keep apart).
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _serial = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = rtlab_testkit::serial();
     let _lock = lock_cpus(&StateDir::from_env(), &[cpu], WhenBusy::Wait, |_| {}).unwrap();
     let mut cfg = cfg.clone();
     cfg.cpu = Some(cpu);
@@ -120,7 +118,9 @@ fn top_cause(a: &Analysis) -> String {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_higher_priority_hog_thread_is_named_as_the_cause_of_the_misses_it_makes() {
+    rtlab_testkit::require_root();
     // C = 2 ms, D = T = 20 ms: only a long stall of the CPU makes it miss.
     // The hog's 50 ms bursts make a miss whatever their phase: a job
     // released in a burst waits for its end, over 30 ms after any release
@@ -162,7 +162,9 @@ fn a_higher_priority_hog_thread_is_named_as_the_cause_of_the_misses_it_makes() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_deadline_budget_without_margin_is_exhausted_and_named_throttled() {
+    rtlab_testkit::require_root();
     // Budget = C exactly (--edf-margin 0): the wake-up path is charged to
     // the budget too, so each job runs out just before its end and waits
     // for its next period: CBS throttling.
@@ -185,11 +187,13 @@ fn a_deadline_budget_without_margin_is_exhausted_and_named_throttled() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn rt_throttling_above_the_limit_is_named_as_the_cause() {
+    rtlab_testkit::require_root();
     match RtThrottling::read() {
         Ok(t) if t.limit().is_some_and(|l| l < 0.98) => {}
         _ => {
-            eprintln!("skipped: RT throttling is off or above 0.98 here");
+            rtlab_testkit::unavailable("RT throttling is off or above 0.98 here");
             return;
         }
     }

@@ -54,7 +54,10 @@ use crate::time::Nanos;
 
 mod decode;
 mod document;
+mod output;
 mod rtapp;
+
+pub use output::{write_output, OutputFile, PendingOutput};
 
 use document::Node;
 
@@ -452,9 +455,10 @@ pub fn parse_str(
     Ok(loaded)
 }
 
-/// The modes with their task names resolved to indices; an unknown name,
-/// a task named twice, or a mode that does not start after the previous
-/// one is an error placed at the name or the start.
+/// The modes with their task names resolved to indices; an empty or
+/// repeated mode name, an unknown task name, a task named twice, or a mode
+/// that does not start after the previous one is an error placed at the
+/// name or the start.
 fn resolve_modes(
     set: &TaskSet,
     written: &[decode::ModeEntry],
@@ -462,8 +466,24 @@ fn resolve_modes(
 ) -> Vec<crate::phase::Mode> {
     let mut modes = Vec::with_capacity(written.len());
     let mut previous: Option<&decode::ModeEntry> = None;
-    for m in written {
+    for (k, m) in written.iter().enumerate() {
         let who = printable(&m.name);
+        if m.name.is_empty() {
+            diagnostics.push((
+                m.name_offset,
+                Severity::Error,
+                "a mode's `name` is empty: give each mode a name".to_string(),
+            ));
+        } else if let Some(first) = written[..k].iter().find(|e| e.name == m.name) {
+            diagnostics.push((
+                m.name_offset,
+                Severity::Error,
+                format!(
+                    "mode `{who}` is named twice (also the mode starting at {}): give each mode its own name",
+                    first.start
+                ),
+            ));
+        }
         if let Some(p) = previous.filter(|p| p.start >= m.start) {
             diagnostics.push((
                 m.start_offset,
@@ -510,6 +530,7 @@ fn resolve_modes(
 /// `wcet = "3msec"`), placed at their fields. Set-wide checks (names,
 /// count) wait for a document whose every task decodes.
 fn task_errors(root: &Node, partial: decode::Decoded) -> Vec<(usize, String)> {
+    let platform_decoded = partial.platform_decoded;
     let set = TaskSet {
         name: String::new(),
         tasks: partial.tasks,
@@ -518,13 +539,13 @@ fn task_errors(root: &Node, partial: decode::Decoded) -> Vec<(usize, String)> {
     set.validate()
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
-        // Only the tasks' own fields: the platform (`processors`,
-        // `clusters`) and a task's `cpu` checked against it wait with the
-        // set-wide checks, as the platform may be one of the shape problems
-        // (`processors = -2` decodes as 1 processor).
+        // Only the tasks' own fields; a task's `cpu` checked against the
+        // platform only when `processors` and `clusters` decoded (with
+        // `processors = -2`, which decodes as 1 processor, every `cpu` 1
+        // would look out of range).
         .filter(|d| {
             d.path.0.first() == Some(&PathSegment::Key("task"))
-                && !d.path.0.contains(&PathSegment::Key("cpu"))
+                && (platform_decoded || !d.path.0.contains(&PathSegment::Key("cpu")))
         })
         .filter_map(|d| {
             let mut path = d.path.clone();
@@ -1066,6 +1087,47 @@ length = "500us"
             err.contains("set.toml:9:8: invalid duration `20xs`"),
             "{err}"
         );
+    }
+
+    /// Issue 39: what files could say and was accepted: `clusters = []`,
+    /// an empty or repeated mode name; and a task's `cpu` out of range hidden
+    /// behind another task's unreadable `cpu`.
+    #[test]
+    fn empty_clusters_unnamed_or_repeated_modes_and_every_bad_cpu_are_refused() {
+        let all = |text: &str| match parse_str(text, Format::Toml, "set.toml", "set") {
+            Err(LoadError::Invalid { errors, .. }) => {
+                errors.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+            }
+            other => panic!("{other:?}"),
+        };
+        let task = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\n";
+        assert_eq!(
+            all(&format!("processors = 2\nclusters = []\n{task}")),
+            ["set.toml:2:12: `clusters` is empty: it names no cluster; leave it out for one cluster of every processor, or list them, e.g. [[0, 1], [2, 3]]"]
+        );
+        let mode = |name: &str, start: &str| {
+            format!("[[mode]]\nname = \"{name}\"\nstart = \"{start}\"\ntasks = [\"a\"]\n")
+        };
+        assert_eq!(
+            all(&format!("{task}{}{}", mode("m", "0ms"), mode("m", "5ms"))),
+            ["set.toml:10:8: mode `m` is named twice (also the mode starting at 0ns): give each mode its own name"]
+        );
+        assert_eq!(
+            all(&format!("{task}{}", mode("", "0ms"))),
+            ["set.toml:6:8: a mode's `name` is empty: give each mode a name"]
+        );
+        let cpus = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"1ms\"\ncpu = \"x\"\n\
+                    [[task]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"1ms\"\ncpu = 7\n";
+        assert_eq!(
+            all(cpus),
+            [
+                "set.toml:5:7: `cpu` must be a processor number (0, 1, ...), not the string \"x\"",
+                "set.toml:10:7: task `b`: cpu 7 does not exist (processors = 1 numbers its one processor 0)"
+            ]
+        );
+        // With `processors` unreadable, a `cpu` is not judged against it.
+        let unreadable = format!("processors = -2\n{}", cpus.replace("cpu = 7", "cpu = 1"));
+        assert_eq!(all(&unreadable).len(), 2, "{:?}", all(&unreadable));
     }
 
     #[test]

@@ -1,37 +1,19 @@
 //! `rtlab characterize`'s measurements against the kernel, with loose
 //! sanity bounds only (a noisy 2-core VM): every n measured with the
 //! samples asked for, costs positive and (at the median) below a
-//! millisecond, a tick found. Needs root (SCHED_FIFO); prints why it skips
-//! without it. Run under the machine-wide real-time lock.
+//! millisecond, a tick found. Needs root (SCHED_FIFO): `#[ignore = "needs
+//! root"]`, run as root with `-- --ignored`. Run under the machine-wide
+//! real-time lock.
 
 // The real-thread tests' shared lock helper lives with rt's tests.
 #[path = "../../rt/tests/common/mod.rs"]
 mod common;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
 
-use rtlab_host::policy::has_cap_sys_nice;
 use rtlab_probe::characterize::{characterize, CharacterizeConfig, ScenarioPoint};
 use rtlab_rt::executor::default_cpu;
 use rtlab_rt::RtError;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> (
-    std::sync::MutexGuard<'static, ()>,
-    rtlab_host::cpu_lock::CpuLock,
-) {
-    common::one_at_a_time(&SERIAL)
-}
-
-fn privileged(test: &str) -> bool {
-    let ok = has_cap_sys_nice();
-    if !ok {
-        println!("skipping {test}: needs root or CAP_SYS_NICE");
-    }
-    ok
-}
 
 fn sane(what: &str, points: &[ScenarioPoint], threads: &[usize], samples: usize) {
     let ns: Vec<usize> = points.iter().map(|p| p.n).collect();
@@ -47,11 +29,10 @@ fn sane(what: &str, points: &[ScenarioPoint], threads: &[usize], samples: usize)
 }
 
 #[test]
+#[ignore = "needs root"]
 fn every_scenario_is_measured_at_every_n() {
-    if !privileged("every_scenario_is_measured_at_every_n") {
-        return;
-    }
-    let _serial = one_at_a_time();
+    rtlab_testkit::require_root();
+    let _serial = common::one_at_a_time();
     static STOP: AtomicBool = AtomicBool::new(false);
     let cfg = CharacterizeConfig {
         cpu: default_cpu(),
@@ -91,11 +72,10 @@ fn every_scenario_is_measured_at_every_n() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_stop_before_the_start_measures_nothing_and_ends() {
-    if !privileged("a_stop_before_the_start_measures_nothing_and_ends") {
-        return;
-    }
-    let _serial = one_at_a_time();
+    rtlab_testkit::require_root();
+    let _serial = common::one_at_a_time();
     static STOP: AtomicBool = AtomicBool::new(true);
     let cfg = CharacterizeConfig::new(default_cpu());
     let started = std::time::Instant::now();

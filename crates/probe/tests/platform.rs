@@ -1,6 +1,7 @@
-//! Tests against the real kernel. Those that need root (or CAP_SYS_NICE)
-//! print why they skip when it is missing. Real-time runs are kept to a few
-//! hundred loops and assert only what must hold on a noisy machine.
+//! Tests against the real kernel. Those that need root are
+//! `#[ignore = "needs root"]` (run them as root with `-- --ignored`).
+//! Real-time runs are kept to a few hundred loops and assert only what must
+//! hold on a noisy machine.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
@@ -14,23 +15,14 @@ use rtlab_model::Nanos;
 use rtlab_probe::latency::{run_probe, run_probe_with_series, Affinity, ProbeConfig};
 use rtlab_rt::RtError;
 
-fn privileged(test: &str) -> bool {
-    let ok = has_cap_sys_nice();
-    if !ok {
-        println!("skipping {test}: needs root or CAP_SYS_NICE");
-    }
-    ok
-}
-
 fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(f).join().unwrap()
 }
 
 #[test]
+#[ignore = "needs root"]
 fn fifo_rr_and_other_are_set_and_read_back() {
-    if !privileged("fifo_rr_and_other_are_set_and_read_back") {
-        return;
-    }
+    rtlab_testkit::require_root();
     for policy in [
         Policy::Fifo { priority: 10 },
         Policy::RoundRobin { priority: 20 },
@@ -46,10 +38,9 @@ fn fifo_rr_and_other_are_set_and_read_back() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn deadline_is_set_and_its_errors_say_what_to_do() {
-    if !privileged("deadline_is_set_and_its_errors_say_what_to_do") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let dl = |runtime_us, period_us| Policy::Deadline {
         runtime: Nanos::from_us(runtime_us),
         deadline: Nanos::from_us(period_us),
@@ -103,10 +94,9 @@ fn deadline_is_set_and_its_errors_say_what_to_do() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn memory_lock_and_dma_latency_guards() {
-    if !privileged("memory_lock_and_dma_latency_guards") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let lock = lock_memory().unwrap();
     let dma = hold_dma_latency_zero().unwrap();
     drop((dma, lock));
@@ -151,10 +141,9 @@ fn unprivileged_fifo_gives_the_plain_words_error() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn fifo_probe_records_the_requested_loops_on_pinned_threads() {
-    if !privileged("fifo_probe_records_the_requested_loops_on_pinned_threads") {
-        return;
-    }
+    rtlab_testkit::require_root();
     static STOP: AtomicBool = AtomicBool::new(false);
     let cfg = ProbeConfig {
         threads: 2,

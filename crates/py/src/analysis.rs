@@ -532,7 +532,8 @@ fn analyze_multiprocessor(
     let tests = tests.unwrap_or_else(|| MultiprocessorTest::ALL.to_vec());
     let origin = &taskset.origin;
     let document = interruptible_sized(py, set.tasks.len(), |_| {
-        let doc = multiprocessor::analyze_document(&set, origin, m, &tests);
+        let doc =
+            multiprocessor::analyze_document(&set, origin, m, &tests).map_err(|e| e.to_string())?;
         serde_json::to_value(&doc).map_err(|e| e.to_string())
     })?
     .map_err(|e| error(Kind::Analysis, e))?;

@@ -10,16 +10,24 @@ use crate::convert::to_py;
 use crate::errors::{Kind, OrRaise};
 use crate::simulation::{jobs_frame, PyJob};
 
+/// The store to read, opened read-only: reading creates nothing.
 fn open(store: Option<PathBuf>) -> PyResult<Store> {
     let path = store.unwrap_or_else(Store::default_path);
-    Store::open(&path).or_raise(Kind::Store)
+    Store::open_read_only(&path).or_raise(Kind::Store)
 }
 
 /// Every saved run, as dicts (`rtlab results list --json`).
 #[pyfunction]
 #[pyo3(signature = (store = None))]
 pub fn results_list(py: Python<'_>, store: Option<PathBuf>) -> PyResult<Bound<'_, PyAny>> {
-    let runs = py.detach(move || open(store)?.list().or_raise(Kind::Store))?;
+    let runs = py.detach(move || {
+        let path = store.unwrap_or_else(Store::default_path);
+        match Store::open_read_only(&path) {
+            // No store there: no run (as `rtlab results list`), nothing created.
+            Err(rtlab_store::StoreError::Missing { .. }) => Ok(Vec::new()),
+            opened => opened.and_then(|s| s.list()).or_raise(Kind::Store),
+        }
+    })?;
     to_py(py, &runs)
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use rtlab_analysis::sweep::{
-    merge, run_prepared_shard, ShardResult, SweepError, SweepResult, SweepSpec,
+    merge, run_prepared_shard, ShardResult, SweepError, SweepResult, SweepSpec, MAX_SWEEP_THREADS,
 };
 
 use crate::convert::to_py;
@@ -29,16 +29,10 @@ fn sweep_error(e: SweepError) -> PyErr {
 
 /// The spec from its JSON text (unknown keys refused). Without `tests`, the
 /// tests are `rtlab sweep`'s defaults for its `cpus` (multiprocessor tests
-/// on more than one processor), as on the command line.
+/// on more than one processor), as on the command line: `SweepSpec` reads
+/// them so.
 fn spec(text: &str) -> PyResult<SweepSpec> {
-    let mut spec = SweepSpec::from_json(text).map_err(sweep_error)?;
-    let names_tests = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .is_some_and(|v| v.get("tests").is_some());
-    if !names_tests {
-        spec.tests = SweepSpec::default_tests(spec.cpus);
-    }
-    Ok(spec)
+    SweepSpec::from_json(text).map_err(sweep_error)
 }
 
 /// Runs shard `index` of `count` with the GIL released, on `threads`
@@ -53,6 +47,12 @@ fn run_shard_polling(
     threads: Option<usize>,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ShardResult> {
+    if let Some(n) = threads.filter(|n| !(1..=MAX_SWEEP_THREADS).contains(n)) {
+        return Err(error(
+            Kind::Usage,
+            format!("threads={n}: use 1 to {MAX_SWEEP_THREADS} worker threads"),
+        ));
+    }
     let prepared = spec
         .prepare()
         .map_err(sweep_error)?
@@ -62,7 +62,7 @@ fn run_shard_polling(
     let pool = threads
         .map(|n| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
+                .num_threads(n)
                 .build()
                 .map_err(|e| error(Kind::Sweep, format!("cannot start {n} threads: {e}")))
         })

@@ -204,6 +204,9 @@ pub fn describe_multiprocessor(set: &TaskSet, doc: &MultiprocessorAnalyzeDocumen
         if let Some(task) = &test.unplaced {
             let _ = write!(verdict, " (task `{}` fits no processor)", printable(task));
         }
+        if test.gave_up {
+            verdict.push_str(" (gave up: the analysis reached its work cap)");
+        }
         if let Some(cpus) = &test.assignment {
             let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
             let _ = write!(verdict, " (cpus {})", cpus.join(" "));

@@ -106,3 +106,107 @@ impl RunView {
 /// Job and sample rows are the results store's own types: one definition
 /// of a stored row.
 pub use rtlab_store::{JobRow, SampleRow};
+
+/// `rtlab results export --format json`'s document: the run, its rows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Exported {
+    run: rtlab_store::StoredRun,
+    #[serde(default)]
+    jobs: Vec<JobRow>,
+    #[serde(default)]
+    samples: Vec<SampleRow>,
+    #[serde(default)]
+    schedule: Vec<ScheduleSpan>,
+}
+
+impl From<Exported> for RunView {
+    fn from(e: Exported) -> RunView {
+        RunView {
+            schedule: e.schedule,
+            ..RunView::from_stored(e.run, e.jobs, e.samples)
+        }
+    }
+}
+
+/// The runs of a JSON document as `rtlab report --from-json` reads it: one
+/// run or a list of runs, each a [`RunView`] or what `rtlab results export
+/// --format json` writes (`{"run": ..., "jobs": [...], "samples": [...]}`),
+/// every run checked ([`RunView::check`]). `Err` says what is wrong, and
+/// in which run of a list.
+pub fn runs_from_json(value: serde_json::Value) -> Result<Vec<RunView>, String> {
+    let one = |value: serde_json::Value| -> Result<RunView, String> {
+        let run = if value.get("run").is_some() {
+            serde_json::from_value::<Exported>(value).map(RunView::from)
+        } else {
+            serde_json::from_value::<RunView>(value)
+        }
+        .map_err(|e| format!("not a stored run: {e}"))?;
+        run.check()?;
+        Ok(run)
+    };
+    match value {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| one(v).map_err(|e| format!("run #{} of the list: {e}", k + 1)))
+            .collect(),
+        other => one(other).map(|r| vec![r]),
+    }
+}
+
+impl RunView {
+    /// Refuses what no rtlab command stores: a `kind` or `status` the store
+    /// does not know, a job that starts after it finishes or whose deadline
+    /// is before its release, a schedule span that ends before it starts.
+    pub fn check(&self) -> Result<(), String> {
+        let text = |s: &str| serde_json::Value::String(s.to_string());
+        if serde_json::from_value::<rtlab_store::RunKind>(text(&self.kind)).is_err() {
+            return Err(format!(
+                "kind `{}` is none of rtlab's commands that save (sim, run, latency, sweep, analyze, \
+                 compare, lag-study, hartstone, breakdown, characterize, study)",
+                rtlab_model::printable(&self.kind)
+            ));
+        }
+        if serde_json::from_value::<rtlab_store::RunStatus>(text(&self.status)).is_err() {
+            return Err(format!(
+                "status `{}` is neither complete nor interrupted",
+                rtlab_model::printable(&self.status)
+            ));
+        }
+        for j in &self.jobs {
+            let job = || {
+                format!(
+                    "job {} of task `{}`",
+                    j.job,
+                    rtlab_model::printable(&j.task)
+                )
+            };
+            if let (Some(start), Some(finish)) = (j.start_ns, j.finish_ns) {
+                if start > finish {
+                    return Err(format!(
+                        "{} starts at {start} ns, after it finishes at {finish} ns",
+                        job()
+                    ));
+                }
+            }
+            if j.deadline_ns < j.release_ns {
+                return Err(format!(
+                    "{} has its deadline at {} ns, before its release at {} ns",
+                    job(),
+                    j.deadline_ns,
+                    j.release_ns
+                ));
+            }
+        }
+        if let Some(s) = self.schedule.iter().find(|s| s.end_ns < s.start_ns) {
+            return Err(format!(
+                "a schedule span of `{}` ends at {} ns, before it starts at {} ns",
+                rtlab_model::printable(&s.row),
+                s.end_ns,
+                s.start_ns
+            ));
+        }
+        Ok(())
+    }
+}

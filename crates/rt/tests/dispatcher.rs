@@ -2,7 +2,8 @@
 //! noisy 2-core VM (every job recorded once, in release order per task,
 //! the dispatcher's counts and costs present, the run ends, the watchdog
 //! ends a hung dispatcher) and never tight timings. They run one at a time
-//! (`SERIAL`) under the per-CPU measurement lock, and skip without root.
+//! under the per-CPU measurement lock, and need root
+//! (`#[ignore = "needs root"]`: `.ci/run` runs them).
 
 mod common;
 
@@ -11,26 +12,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rtlab_host::policy::has_cap_sys_nice;
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::policy::{LockingProtocol, MissRule};
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::dispatcher::{run_dispatched, DispatchConfig};
 use rtlab_rt::executor::{JobRecord, JobSink, RunConfig, RunReport};
 
-static SERIAL: Mutex<()> = Mutex::new(());
 static NEVER: AtomicBool = AtomicBool::new(false);
 
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
-}
-
-fn privileged(test: &str) -> bool {
-    let ok = has_cap_sys_nice();
-    if !ok {
-        println!("skipping {test}: needs root or CAP_SYS_NICE");
-    }
-    ok
 }
 
 struct Collect(Arc<Mutex<Vec<JobRecord>>>);
@@ -43,7 +34,7 @@ impl JobSink for Collect {
 }
 
 fn dispatched(set: &TaskSet, cfg: &RunConfig, d: &DispatchConfig) -> (RunReport, Vec<JobRecord>) {
-    let _serial = common::one_at_a_time(&SERIAL);
+    let _serial = common::one_at_a_time();
     let jobs = Arc::new(Mutex::new(Vec::new()));
     let (report, written, _) =
         run_dispatched(set, cfg, d, &NEVER, vec![Box::new(Collect(jobs.clone()))])
@@ -81,10 +72,9 @@ fn every_job_once(set: &TaskSet, report: &RunReport, jobs: &[JobRecord]) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn hartstone_runs_under_edf_and_multiburst_every_job_recorded_with_the_dispatchers_costs() {
-    if !privileged("dispatcher hartstone") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = file::load("builtin:hartstone-ph").unwrap().set;
     for spec in ["edf", "multiburst"] {
         let mut cfg = RunConfig::new(ms(1200), RunPolicy::FifoOrder);
@@ -115,10 +105,9 @@ fn hartstone_runs_under_edf_and_multiburst_every_job_recorded_with_the_dispatche
 }
 
 #[test]
+#[ignore = "needs root"]
 fn critical_sections_go_through_the_dispatcher_under_ipcp() {
-    if !privileged("dispatcher ipcp") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = file::load("builtin:priority-inversion").unwrap().set;
     let cfg = RunConfig::new(ms(600), RunPolicy::FifoOrder);
     let mut d = DispatchConfig::new("fp:dm".parse().unwrap());
@@ -135,10 +124,9 @@ fn critical_sections_go_through_the_dispatcher_under_ipcp() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_watchdog_ends_a_hung_dispatcher_with_what_was_recorded() {
-    if !privileged("dispatcher watchdog") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = TaskSet::new(
         "two",
         vec![Task::new("a", ms(10), ms(2)), Task::new("b", ms(20), ms(5))],

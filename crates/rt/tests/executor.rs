@@ -1,8 +1,9 @@
 //! The real-thread executor against the kernel. These tests assert what
 //! must hold on a noisy 2-core VM (every job recorded once, ordering,
 //! counts, the run ends) and never tight timings. They share CPU 1 and the
-//! cpuset hierarchy, so they run one at a time (`SERIAL`). Those that need
-//! root print why they skip without it.
+//! cpuset hierarchy, so they run one at a time (`common::one_at_a_time`).
+//! Those that need root are `#[ignore = "needs root"]` (run them as root
+//! with `-- --ignored`).
 
 mod common;
 
@@ -11,7 +12,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rtlab_host::policy::has_cap_sys_nice;
 use rtlab_model::policy::RunPolicy;
 use rtlab_model::{file, Nanos, Task, TaskSet};
 use rtlab_rt::executor::{
@@ -19,25 +19,8 @@ use rtlab_rt::executor::{
 };
 use rtlab_rt::RtError;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> (
-    std::sync::MutexGuard<'static, ()>,
-    rtlab_host::cpu_lock::CpuLock,
-) {
-    common::one_at_a_time(&SERIAL)
-}
-
 fn ms(v: u64) -> Nanos {
     Nanos::from_ms(v)
-}
-
-fn privileged(test: &str) -> bool {
-    let ok = has_cap_sys_nice();
-    if !ok {
-        println!("skipping {test}: needs root or CAP_SYS_NICE");
-    }
-    ok
 }
 
 /// A run's report and every job record its writer received, in the order
@@ -72,7 +55,7 @@ fn record(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
 }
 
 fn execute(set: &TaskSet, cfg: &RunConfig) -> Result<Recorded, RtError> {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = common::one_at_a_time();
     record(set, cfg)
 }
 
@@ -143,10 +126,9 @@ fn assert_every_job_recorded_once(set: &TaskSet, recorded: &Recorded, duration: 
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_light_set_under_rm_records_every_job_and_misses_nothing() {
-    if !privileged("a_light_set_under_rm_records_every_job_and_misses_nothing") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = light_set();
     let duration = Nanos::from_secs(2);
     let cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
@@ -183,10 +165,9 @@ fn sched_other_runs_without_privileges_and_records_every_job() {
 /// every 50 ms; t1 is declared first, so it runs first and t2 (23 ms, D =
 /// 25 ms) cannot finish before 15 + 23 = 38 ms: every t2 job misses.
 #[test]
+#[ignore = "needs root"]
 fn fifo_order_runs_simultaneous_releases_in_declaration_order() {
-    if !privileged("fifo_order_runs_simultaneous_releases_in_declaration_order") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = file::load("builtin:lf-scenario-1").unwrap().set;
     let duration = ms(500);
     let recorded = execute(&set, &RunConfig::new(duration, RunPolicy::FifoOrder)).unwrap();
@@ -209,15 +190,14 @@ fn fifo_order_runs_simultaneous_releases_in_declaration_order() {
 /// C = 30 ms every 10 ms: an overload. The run still ends at its duration,
 /// every release is accounted for, and the unfinished job is recorded.
 #[test]
+#[ignore = "needs root"]
 fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for() {
-    if !privileged("an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let hog = Task::new("hog", ms(10), ms(30)).with_deadline(ms(40));
     let set = TaskSet::new("overload", vec![hog]);
     let duration = ms(300);
     // Held across both runs and the cool-down below.
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = common::one_at_a_time();
     for on_miss in [MissRule::Continue, MissRule::Skip] {
         let mut cfg = RunConfig::new(duration, RunPolicy::RateMonotonic);
         cfg.on_miss = on_miss;
@@ -248,16 +228,15 @@ fn an_overrunning_task_is_stopped_at_the_end_and_every_release_is_accounted_for(
 }
 
 #[test]
+#[ignore = "needs root"]
 fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
-    if !privileged("edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards") {
-        return;
-    }
+    rtlab_testkit::require_root();
     if !std::path::Path::new("/sys/fs/cgroup/cpuset/cpuset.cpus").exists() {
-        println!("skipping: no cgroup-v1 cpuset hierarchy");
+        rtlab_testkit::unavailable("no cgroup-v1 cpuset hierarchy");
         return;
     }
     let balance = || std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance");
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = common::one_at_a_time();
     let before = balance().unwrap();
     let set = light_set();
     let duration = ms(600);
@@ -301,12 +280,11 @@ fn edf_on_one_cpu_runs_in_a_cpuset_that_is_removed_afterwards() {
 /// of the time it runs (GRUB), so its 2 ms budget lasts about 9.5 ms and
 /// nothing is throttled: misses only from noise.
 #[test]
+#[ignore = "needs root"]
 fn edf_reclaim_absorbs_what_a_hard_budget_throttles() {
-    if !privileged("edf_reclaim_absorbs_what_a_hard_budget_throttles") {
-        return;
-    }
+    rtlab_testkit::require_root();
     if !std::path::Path::new("/sys/fs/cgroup/cpuset/cpuset.cpus").exists() {
-        println!("skipping: no cgroup-v1 cpuset hierarchy");
+        rtlab_testkit::unavailable("no cgroup-v1 cpuset hierarchy");
         return;
     }
     let set = TaskSet::new("overrun", vec![Task::new("tight", ms(10), ms(2))]);
@@ -315,7 +293,7 @@ fn edf_reclaim_absorbs_what_a_hard_budget_throttles() {
         cfg.edf_margin = Some(Nanos::ZERO);
         cfg.edf_reclaim = reclaim;
         let report = {
-            let _one_at_a_time = one_at_a_time();
+            let _one_at_a_time = common::one_at_a_time();
             run(&set, &cfg, &AtomicBool::new(false)).unwrap()
         };
         let policy = &report.tasks[0].thread_policy;
@@ -342,16 +320,15 @@ fn edf_reclaim_absorbs_what_a_hard_budget_throttles() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn edf_admission_refusal_is_explained_and_cleans_up() {
-    if !privileged("edf_admission_refusal_is_explained_and_cleans_up") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = TaskSet::new(
         "too-much",
         vec![Task::new("a", ms(10), ms(6)), Task::new("b", ms(10), ms(4))],
     );
     let e = {
-        let _one_at_a_time = one_at_a_time();
+        let _one_at_a_time = common::one_at_a_time();
         run(
             &set,
             &RunConfig::new(ms(100), RunPolicy::Edf),
@@ -378,7 +355,7 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
 #[test]
 fn policy_errors_are_explained_before_any_thread_runs() {
     let fails = |set: &TaskSet, cfg: &RunConfig| {
-        let _one_at_a_time = one_at_a_time();
+        let _one_at_a_time = common::one_at_a_time();
         run(set, cfg, &AtomicBool::new(false)).unwrap_err()
     };
     let e = fails(&light_set(), &RunConfig::new(ms(100), RunPolicy::Given));
@@ -398,13 +375,12 @@ fn policy_errors_are_explained_before_any_thread_runs() {
 /// after 2 s it must have missed nothing, recorded every release before the
 /// interrupt exactly once through the rings, and dropped no record.
 #[test]
+#[ignore = "needs root"]
 fn a_day_long_run_interrupted_early_misses_nothing_and_records_every_job() {
-    if !privileged("a_day_long_run_interrupted_early_misses_nothing_and_records_every_job") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = file::load("builtin:gap").unwrap().set;
     let cfg = RunConfig::new(Nanos::from_secs(86_400), RunPolicy::RateMonotonic);
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = common::one_at_a_time();
     let interrupt = Arc::new(AtomicBool::new(false));
     let ctrl_c = {
         let interrupt = interrupt.clone();
@@ -464,10 +440,9 @@ fn finish_of(jobs: &[JobRecord], task: usize, k: u64) -> Nanos {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp() {
-    if !privileged("the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp") {
-        return;
-    }
+    rtlab_testkit::require_root();
     for protocol in [
         LockingProtocol::None,
         LockingProtocol::Pip,
@@ -529,10 +504,9 @@ fn the_priority_inversion_example_inverts_under_none_and_not_under_pip_or_ipcp()
 ///   (D 100) holding `R` still yields to `mid` (D 68), so `high` finishes
 ///   after `mid`, as under `none` with SCHED_FIFO.
 #[test]
+#[ignore = "needs root"]
 fn under_sched_deadline_high_starts_first_and_pip_does_not_reorder_the_holder() {
-    if !privileged("under_sched_deadline_high_starts_first_and_pip_does_not_reorder_the_holder") {
-        return;
-    }
+    rtlab_testkit::require_root();
     let set = file::load("builtin:priority-inversion").unwrap().set;
     let mut cfg = RunConfig::new(ms(300), RunPolicy::Edf);
     cfg.protocol = LockingProtocol::Pip;
@@ -620,11 +594,10 @@ fn ipcp_is_refused_for_deadline_and_other_threads_before_anything_runs() {
 /// Prints the measured figure; asserts only the throttling's order of
 /// magnitude.
 #[test]
+#[ignore = "needs root"]
 fn a_budget_raised_in_flight_applies_from_the_next_replenishment() {
-    if !privileged("a_budget_raised_in_flight_applies_from_the_next_replenishment") {
-        return;
-    }
-    let _one_at_a_time = one_at_a_time();
+    rtlab_testkit::require_root();
+    let _one_at_a_time = common::one_at_a_time();
     let took = std::thread::spawn(|| {
         use rtlab_host::policy::{set_current_thread_policy, Policy};
         use rtlab_rt::work::burn_cpu;

@@ -302,23 +302,17 @@ fn a_log_in_another_layout_is_refused_with_its_line() {
     assert_eq!(log::parse(&partial).unwrap().rows.len(), 10);
 }
 
-fn is_root() -> bool {
-    rtlab_host::policy::has_cap_sys_nice()
-}
-
 /// A real rt-app run of a small set: every task logged jobs. Run it under
 /// the machine-wide lock (`flock /tmp/rtlab-realtime.lock cargo test -p
 /// rtlab-rt --test rtapp`).
 #[test]
+#[ignore = "needs root"]
 fn rt_app_runs_a_set_and_every_task_has_jobs() {
+    rtlab_testkit::require_root();
     let Some(binary) = rtapp::find_rtapp() else {
-        println!("skipping: {}", rtapp::INSTALL_HINT);
+        rtlab_testkit::unavailable(rtapp::INSTALL_HINT);
         return;
     };
-    if !is_root() {
-        println!("skipping: rt-app's SCHED_FIFO threads need root");
-        return;
-    }
     let set = TaskSet::new(
         "small",
         vec![

@@ -50,6 +50,22 @@ pub enum StoreError {
         /// The newest this build knows.
         supported: i64,
     },
+    /// A read-only command named a store that is not there: nothing was
+    /// saved at that path (a read-only open creates nothing).
+    #[error("results store {path}: there is none (nothing was saved there: --save or --store on a command that saves makes it)")]
+    Missing {
+        /// The database.
+        path: PathBuf,
+    },
+    /// The file is not an rtlab results store: not a regular file, another
+    /// program's SQLite database, or one whose tables are not rtlab's.
+    #[error("results store {path}: not an rtlab results store ({why}); name another --store")]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        why: String,
+    },
     /// No run with this id.
     #[error("results store {path}: no run {id} (`rtlab results list` shows the ids)")]
     NoSuchRun {

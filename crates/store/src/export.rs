@@ -21,16 +21,18 @@ pub const SAMPLES_CSV_HEADER: &str = "thread,seq,t_ns,latency_ns";
 
 impl Store {
     /// Writes `{"run": <StoredRun>, "jobs": [<JobRow>...], "samples":
-    /// [<SampleRow>...]}` and a newline.
+    /// [<SampleRow>...], "schedule": [<ScheduleSpan>...]}` and a newline:
+    /// what `rtlab report --from-json` reads back.
     pub fn export_json(&self, id: i64, out: &mut impl Write) -> Result<(), StoreError> {
         let run = self.get(id)?;
+        let schedule = self.schedule(id)?;
         let mut rows = Rows::new(out);
         rows.raw(&format!("{{\"run\":{},\"jobs\":[", json(&run)));
         self.for_each_job(id, |j| rows.element(&json(&j)))?;
         rows.raw("],\"samples\":[");
         rows.count = 0;
         self.for_each_sample(id, |s| rows.element(&json(&s)))?;
-        rows.raw("]}\n");
+        rows.raw(&format!("],\"schedule\":{}}}\n", json(&schedule)));
         rows.done().map_err(|e| self.write_err(e))
     }
 

@@ -30,13 +30,21 @@ pub(crate) struct JobColumns {
 pub struct Store {
     path: PathBuf,
     conn: Connection,
+    /// Its schema version (`PRAGMA user_version`): [`schema::VERSION`],
+    /// or older when opened read-only (never migrated then).
+    version: i64,
 }
 
 impl Store {
     /// Opens the database at `path`, creating it (and its directory) with
-    /// the current schema when it does not exist.
+    /// the current schema when it does not exist, and migrating an older
+    /// one. For commands that save; the others use
+    /// [`Store::open_read_only`].
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref().to_path_buf();
+        if let Ok(meta) = std::fs::metadata(&path) {
+            not_a_file(&path, &meta)?;
+        }
         let mut conn = connect(&path)?;
         migrate(&mut conn).map_err(|e| match e {
             Migration::Sqlite(source) => StoreError::Sqlite {
@@ -48,8 +56,70 @@ impl Store {
                 found,
                 supported: schema::VERSION,
             },
+            Migration::Foreign(why) => StoreError::NotAStore {
+                path: path.clone(),
+                why,
+            },
         })?;
-        Ok(Store { path, conn })
+        check_tables(&conn, schema::VERSION).map_err(|why| StoreError::NotAStore {
+            path: path.clone(),
+            why,
+        })?;
+        Ok(Store {
+            path,
+            conn,
+            version: schema::VERSION,
+        })
+    }
+
+    /// Opens an existing database to read it, creating nothing: no
+    /// directory, no database, no journal, no migration (an older schema
+    /// is read as it is). A path with no store is [`StoreError::Missing`];
+    /// a file that is not a store (a device, another program's database)
+    /// is [`StoreError::NotAStore`]. For `rtlab results list|show|diff|
+    /// export`, `rtlab report` and Python's readers.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        match std::fs::metadata(&path) {
+            Ok(meta) => not_a_file(&path, &meta)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::Missing { path })
+            }
+            Err(source) => {
+                return Err(StoreError::Io {
+                    path,
+                    what: "cannot read it",
+                    source,
+                })
+            }
+        }
+        let err = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let (conn, version) = read_connection(&path).map_err(err)?;
+        if version > schema::VERSION {
+            return Err(StoreError::NewerSchema {
+                path,
+                found: version,
+                supported: schema::VERSION,
+            });
+        }
+        if version == 0 {
+            return Err(StoreError::NotAStore {
+                path,
+                why: "an SQLite file without rtlab's schema version".into(),
+            });
+        }
+        check_tables(&conn, version).map_err(|why| StoreError::NotAStore {
+            path: path.clone(),
+            why,
+        })?;
+        Ok(Store {
+            path,
+            conn,
+            version,
+        })
     }
 
     /// The database to use when none is named: `$RTLAB_STORE`, else
@@ -208,6 +278,10 @@ impl Store {
     /// the order saved); empty for a run saved without one.
     pub fn schedule(&self, id: i64) -> Result<Vec<ScheduleSpan>, StoreError> {
         self.require(id)?;
+        if self.version < 2 {
+            // A version-1 store read as it is: no run of it has spans.
+            return Ok(Vec::new());
+        }
         let sql = "SELECT source, lane, kind, label, start_ns, end_ns FROM schedule_spans
             WHERE run_id = ?1 ORDER BY rowid";
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
@@ -313,6 +387,110 @@ impl Store {
     }
 }
 
+/// A connection that reads the existing database at `path` and changes
+/// nothing, and its schema version.
+///
+/// Not `SQLITE_OPEN_READ_ONLY` first: reading a WAL database makes its
+/// `-wal` and `-shm` files, and a read-only connection cannot remove them
+/// when it closes, so they would stay beside the store. A read-write
+/// connection without CREATE (the file is there) under `query_only` changes
+/// nothing and, the last to close, removes them as a writer does. Where
+/// those files cannot be made (a folder or medium the user cannot write,
+/// where no rtlab can be writing either), the database is read as
+/// immutable: from its file alone, no lock, nothing made.
+fn read_connection(path: &Path) -> rusqlite::Result<(Connection, i64)> {
+    use rusqlite::OpenFlags;
+    let version = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get(0));
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let shared = Connection::open_with_flags(path, flags).and_then(|conn| {
+        conn.pragma_update(None, "query_only", true)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let v = version(&conn)?;
+        Ok((conn, v))
+    });
+    match shared {
+        Err(rusqlite::Error::SqliteFailure(f, _))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
+            ) =>
+        {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = Connection::open_with_flags(immutable_uri(path), flags)?;
+            let v = version(&conn)?;
+            Ok((conn, v))
+        }
+        other => other,
+    }
+}
+
+/// `file:PATH?immutable=1`, the path percent-encoded (RFC 3986 unreserved
+/// bytes and `/` kept), as SQLite's URI filenames want.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in absolute.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Refuses a path that is not a regular file (a device such as
+/// `/dev/null`, where SQLite would leave `/dev/null-journal`, a folder, a
+/// pipe).
+fn not_a_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_fifo() {
+        "a pipe"
+    } else {
+        "not a regular file"
+    };
+    Err(StoreError::NotAStore {
+        path: path.to_path_buf(),
+        why: what.into(),
+    })
+}
+
+/// The tables of schema `version` ([`schema`]'s list), each checked to be
+/// there: a database with other tables is not a store, said in one line
+/// (SQLite's own error quoted the whole CREATE statement).
+fn check_tables(conn: &Connection, version: i64) -> Result<(), String> {
+    let mut tables = vec!["runs", "jobs", "samples"];
+    if version >= 2 {
+        tables.push("schedule_spans");
+    }
+    for table in tables {
+        let found: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(|e| e.to_string())?;
+        if !found {
+            return Err(format!(
+                "schema version {version} without its table `{table}`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A connection in WAL mode with foreign keys on and the busy timeout set;
 /// creates the database's directory.
 pub(crate) fn connect(path: &Path) -> Result<Connection, StoreError> {
@@ -396,6 +574,8 @@ fn job_row(r: &Row<'_>) -> rusqlite::Result<JobRow> {
 enum Migration {
     Sqlite(rusqlite::Error),
     Newer(i64),
+    /// Tables without rtlab's schema version: another program's database.
+    Foreign(String),
 }
 
 impl From<rusqlite::Error> for Migration {
@@ -414,7 +594,22 @@ fn migrate(conn: &mut Connection) -> Result<(), Migration> {
         return Err(Migration::Newer(version));
     }
     if version == 0 {
+        let tables: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(Migration::Foreign(format!(
+                "an SQLite database with {tables} tables and no rtlab schema version"
+            )));
+        }
         tx.execute_batch(schema::CREATE_V1)?;
+    }
+    if version > 0 {
+        // A store of an older version is migrated from its tables: without
+        // them it is not a store (said in one line, not SQLite's error).
+        check_tables(&tx, version).map_err(Migration::Foreign)?;
     }
     if version < 2 {
         tx.execute_batch(schema::CREATE_V2)?;

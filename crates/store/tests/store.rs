@@ -414,6 +414,112 @@ fn a_version_1_store_is_migrated_and_keeps_its_runs() {
     assert_eq!(store.schedule(new).unwrap().len(), 1);
 }
 
+/// The files in `dir`, by name.
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Issue 39: reading commands opened stores as writers, so `results list
+/// --store /nonexistent/x/y.sqlite` made the folders and a database and
+/// `--store /dev/null` left `/dev/null-journal`. A read-only open makes
+/// nothing: no folder, no file, no `-wal`/`-shm` left, no migration.
+#[test]
+fn a_read_only_open_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/results.sqlite");
+    let e = Store::open_read_only(&missing).unwrap_err();
+    assert!(matches!(e, StoreError::Missing { .. }), "{e}");
+    assert!(files_in(dir.path()).is_empty());
+
+    let path = dir.path().join("s.sqlite");
+    let id = {
+        let store = Store::open(&path).unwrap();
+        let mut w = store.begin(new_run(RunKind::Sim)).unwrap();
+        w.job(&job("a", 0)).unwrap();
+        w.finish(&json!({"policy": "edf"}), RunStatus::Complete)
+            .unwrap()
+    };
+    assert_eq!(files_in(dir.path()), ["s.sqlite"]);
+    {
+        let store = Store::open_read_only(&path).unwrap();
+        assert_eq!(store.list().unwrap().len(), 1);
+        assert_eq!(store.jobs(id).unwrap(), vec![job("a", 0)]);
+        // query_only: a reader cannot change the store.
+        assert!(store.remove(id).is_err());
+    }
+    assert_eq!(files_in(dir.path()), ["s.sqlite"], "nothing left beside it");
+
+    // A version-1 store is read as it is, and stays version 1.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE schedule_spans; PRAGMA user_version = 1;")
+            .unwrap();
+    }
+    let store = Store::open_read_only(&path).unwrap();
+    assert!(store.schedule(id).unwrap().is_empty());
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 1, "not migrated by a reader");
+}
+
+/// A device, a folder or another program's database is not a store, in one
+/// line, whether read or written (a wrong schema printed SQLite's whole
+/// CREATE statement, 1,140 characters).
+#[test]
+fn what_is_not_a_store_is_said_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, why) in [
+        (std::path::PathBuf::from("/dev/null"), "(a device)"),
+        (dir.path().to_path_buf(), "(a directory)"),
+    ] {
+        for e in [
+            Store::open_read_only(&path).unwrap_err(),
+            Store::open(&path).unwrap_err(),
+        ] {
+            assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
+            assert!(e.to_string().contains(why), "{e}");
+        }
+    }
+    assert!(!std::path::Path::new("/dev/null-journal").exists());
+    let foreign = dir.path().join("other.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&foreign).unwrap();
+        conn.execute_batch("CREATE TABLE runs (x); CREATE TABLE notes (y);")
+            .unwrap();
+    }
+    let e = Store::open(&foreign).unwrap_err().to_string();
+    assert!(
+        e.ends_with("not an rtlab results store (an SQLite database with 2 tables and no rtlab schema version); name another --store"),
+        "{e}"
+    );
+    assert!(e.len() < 200, "{e}");
+    let e = Store::open_read_only(&foreign).unwrap_err().to_string();
+    assert!(e.contains("without rtlab's schema version"), "{e}");
+    {
+        let conn = rusqlite::Connection::open(&foreign).unwrap();
+        conn.execute_batch("PRAGMA user_version = 2;").unwrap();
+    }
+    for e in [
+        Store::open(&foreign).unwrap_err(),
+        Store::open_read_only(&foreign).unwrap_err(),
+    ] {
+        assert!(
+            e.to_string()
+                .contains("schema version 2 without its table `jobs`"),
+            "{e}"
+        );
+    }
+}
+
 /// A multiprocessor job: started on CPU 1, migrated twice, finished on 0.
 fn migrated_job() -> JobRow {
     JobRow {

@@ -2,9 +2,9 @@
 //! the same releases (task, job index, release instant) and ask each job
 //! for the same C, job for job. Phases mean one thing (`PhasePlan`).
 //!
-//! Needs root (SCHED_FIFO); prints why it skips without it. Asserts what
-//! must hold on a loaded 2-core machine: the releases and the C asked,
-//! never timings.
+//! The real half needs root (SCHED_FIFO): `#[ignore = "needs root"]`, run
+//! as root with `-- --ignored`. It asserts what must hold on a loaded
+//! 2-core machine: the releases and the C asked, never timings.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -81,7 +81,7 @@ fn simulated(set: &TaskSet, phases: &[Phase], duration: Nanos) -> Jobs {
 }
 
 #[test]
-fn the_simulator_and_the_executor_release_the_same_jobs_with_the_same_c() {
+fn the_simulator_releases_the_phased_jobs_counted_by_hand() {
     let (set, phases, duration) = phased();
     let sim = simulated(&set, &phases, duration);
     // By hand: a releases 15 jobs (0..280 by 20); b 0, 30, 60, 90 then
@@ -111,11 +111,14 @@ fn the_simulator_and_the_executor_release_the_same_jobs_with_the_same_c() {
     assert_eq!(sim[&(2, 0)], (ms(125), Some(ms(2))));
     assert_eq!(sim[&(0, 12)], (ms(240), Some(ms(1))));
     assert_eq!(sim[&(1, 9)], (ms(270), Some(Nanos::from_us(1500))));
+}
 
-    if !rtlab_host::policy::has_cap_sys_nice() {
-        println!("skipping the real half: needs root or CAP_SYS_NICE");
-        return;
-    }
+#[test]
+#[ignore = "needs root"]
+fn the_simulator_and_the_executor_release_the_same_jobs_with_the_same_c() {
+    rtlab_testkit::require_root();
+    let (set, phases, duration) = phased();
+    let sim = simulated(&set, &phases, duration);
     let cpu = executor::default_cpu();
     let _lock = lock_cpus(&StateDir::from_env(), &[cpu], WhenBusy::Wait, |h| {
         eprintln!("waiting for CPU {}: {h}", h.cpu)

@@ -26,12 +26,12 @@ use rtlab_model::TaskSet;
 
 use super::edf_rta::carry_in_workload;
 use super::priority::{order, GlobalPriority};
-use super::{bound, proven, sporadic, unknown, within, Sporadic};
+use super::{bound, sporadic, unknown, verdict_of, within, Sporadic, Work};
 use crate::verdict::{Response, Verdict};
 
 /// `Rk` given the more urgent tasks and their response times.
-fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128) -> Option<i128> {
-    bound(tk.c, tk.d, |r| {
+fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128, work: &Work) -> Option<i128> {
+    bound(work, hp.len(), tk.c, tk.d, |r| {
         let interference: i128 = hp
             .iter()
             .map(|(ti, ri)| carry_in_workload(ti, ti.d - ri, r).min(r - tk.c + 1))
@@ -43,16 +43,27 @@ fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128) -> Option<i128> {
 /// Response-time bounds under G-FP with `rule` on `m` processors, in task
 /// order; all unknown when the order cannot be made (e.g. `given` ties).
 pub fn response_times(set: &TaskSet, m: u32, rule: GlobalPriority) -> Vec<Response> {
-    by_priority(set, m, rule, response)
+    response_times_within(set, m, rule, &Work::default())
 }
 
-/// Runs `analyse(τk, hp(k) with response times, m)` from the most urgent
-/// task down; shared with [`super::rta_lc`].
+/// [`response_times`] within `work` (past it: [`Response::Unknown`]).
+pub fn response_times_within(
+    set: &TaskSet,
+    m: u32,
+    rule: GlobalPriority,
+    work: &Work,
+) -> Vec<Response> {
+    by_priority(set, m, rule, work, response)
+}
+
+/// Runs `analyse(τk, hp(k) with response times, m, work)` from the most
+/// urgent task down; shared with [`super::rta_lc`].
 pub(crate) fn by_priority(
     set: &TaskSet,
     m: u32,
     rule: GlobalPriority,
-    analyse: impl Fn(&Sporadic, &[(Sporadic, i128)], i128) -> Option<i128>,
+    work: &Work,
+    analyse: impl Fn(&Sporadic, &[(Sporadic, i128)], i128, &Work) -> Option<i128>,
 ) -> Vec<Response> {
     let (tasks, order) = match (sporadic(set, m, true), order(set, rule, m)) {
         (Ok(t), Ok(o)) => (t, o),
@@ -65,7 +76,7 @@ pub(crate) fn by_priority(
             return unknown(set);
         }
         let tk = tasks[k];
-        let r = analyse(&tk, &hp, i128::from(m));
+        let r = analyse(&tk, &hp, i128::from(m), work);
         if let Some(r) = r {
             out[k] = within(r);
         }
@@ -76,10 +87,7 @@ pub(crate) fn by_priority(
 
 /// The verdict: every response time within its deadline.
 pub fn verdict(set: &TaskSet, m: u32, rule: GlobalPriority) -> Verdict {
-    if let Err(v) = sporadic(set, m, true) {
-        return v;
-    }
-    proven(&response_times(set, m, rule))
+    verdict_of(set, m, &response_times(set, m, rule))
 }
 
 #[cfg(test)]

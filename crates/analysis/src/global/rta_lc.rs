@@ -23,7 +23,7 @@ use rtlab_model::TaskSet;
 
 use super::fp_rta::by_priority;
 use super::priority::GlobalPriority;
-use super::{bound, proven, sporadic, Sporadic};
+use super::{bound, verdict_of, Sporadic, Work};
 use crate::verdict::{Response, Verdict};
 
 fn no_carry_in(ti: &Sporadic, x: i128) -> i128 {
@@ -54,25 +54,34 @@ fn omega(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128, x: i128, diffs: &mut V
     total + diffs.iter().take(carried).sum::<i128>()
 }
 
-fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128) -> Option<i128> {
+fn response(tk: &Sporadic, hp: &[(Sporadic, i128)], m: i128, work: &Work) -> Option<i128> {
     if (hp.len() as i128) < m {
         return Some(tk.c);
     }
     let mut diffs = Vec::with_capacity(hp.len());
-    bound(tk.c, tk.d, |x| tk.c + omega(tk, hp, m, x, &mut diffs) / m)
+    bound(work, hp.len(), tk.c, tk.d, |x| {
+        tk.c + omega(tk, hp, m, x, &mut diffs) / m
+    })
 }
 
 /// Response-time bounds under G-FP with `rule` on `m` processors.
 pub fn response_times(set: &TaskSet, m: u32, rule: GlobalPriority) -> Vec<Response> {
-    by_priority(set, m, rule, response)
+    response_times_within(set, m, rule, &Work::default())
+}
+
+/// [`response_times`] within `work` (past it: [`Response::Unknown`]).
+pub fn response_times_within(
+    set: &TaskSet,
+    m: u32,
+    rule: GlobalPriority,
+    work: &Work,
+) -> Vec<Response> {
+    by_priority(set, m, rule, work, response)
 }
 
 /// The verdict: every response time within its deadline.
 pub fn verdict(set: &TaskSet, m: u32, rule: GlobalPriority) -> Verdict {
-    if let Err(v) = sporadic(set, m, true) {
-        return v;
-    }
-    proven(&response_times(set, m, rule))
+    verdict_of(set, m, &response_times(set, m, rule))
 }
 
 #[cfg(test)]

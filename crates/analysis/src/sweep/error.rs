@@ -74,6 +74,32 @@ impl SweepError {
         }
     }
 
+    /// Reads a JSON object into `T`, refusing any other JSON value first:
+    /// serde reads a struct from an array too, by position (`[1, 2]` as
+    /// `tasks` 1 and `from` 2), which no document of rtlab's is.
+    pub(crate) fn read_object<T: serde::de::DeserializeOwned>(
+        what: &'static str,
+        text: &str,
+    ) -> Result<T, SweepError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| SweepError::document(what, &e))?;
+        if !value.is_object() {
+            let kind = match value {
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            return Err(SweepError::whole_document(
+                what,
+                format!("must be a JSON object of keys, not {kind}"),
+            ));
+        }
+        // From the text again, so that a key's problem has its line and column.
+        serde_json::from_str(text).map_err(|e| SweepError::document(what, &e))
+    }
+
     /// A [`SweepError::Document`] about the whole document.
     pub(crate) fn whole_document(what: &'static str, problem: impl Into<String>) -> SweepError {
         SweepError::Document {

@@ -1,6 +1,8 @@
 //! Merging shards into the sweep's result, refusing any set of shards that
 //! is not exactly one run of one spec.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::shard::{sha256_hex, Shard, SHARD_FORMAT};
@@ -87,7 +89,7 @@ impl SweepResult {
 
     /// Reads [`SweepResult::to_json`]'s output back.
     pub fn from_json(text: &str) -> Result<SweepResult, SweepError> {
-        serde_json::from_str(text).map_err(|e| SweepError::document("sweep result", &e))
+        SweepError::read_object("sweep result", text)
     }
 }
 
@@ -110,12 +112,14 @@ pub fn merge(shards: &[ShardResult]) -> Result<SweepResult, SweepError> {
     let at = |position: usize, problem: String| SweepError::Merge { position, problem };
     let count = first.shard.count;
     let total = first.spec.samples()?;
-    let steps = first.spec.utilizations()?.len();
+    let utilizations = first.spec.utilizations()?;
     let tests = first.spec.tests.len();
-    let mut by_index: Vec<Option<usize>> = vec![None; usize::try_from(count).unwrap_or(0)];
-    if by_index.len() as u64 != count || count == 0 {
+    if count == 0 {
         return Err(at(0, format!("a shard count of {count} cannot be merged")));
     }
+    // Positions by shard index. The count comes from a file: nothing is
+    // sized by it (a count of 10^12 is one missing shard, not 16 TB).
+    let mut by_index: BTreeMap<u64, usize> = BTreeMap::new();
     for (position, shard) in shards.iter().enumerate() {
         if shard.format != SHARD_FORMAT {
             return Err(at(
@@ -166,26 +170,31 @@ pub fn merge(shards: &[ShardResult]) -> Result<SweepResult, SweepError> {
                 ),
             ));
         }
-        check_rows(shard, steps, tests).map_err(|problem| at(position, problem))?;
-        let slot = &mut by_index[index as usize];
-        if let Some(earlier) = *slot {
+        check_rows(shard, &utilizations, tests).map_err(|problem| at(position, problem))?;
+        if let Some(earlier) = by_index.insert(index, position) {
             return Err(at(
                 position,
                 format!("shard {index} of {count} was given twice (also as shard #{earlier})"),
             ));
         }
-        *slot = Some(position);
     }
-    let mut rows: Vec<SweepRow> = first
-        .rows
-        .iter()
-        .map(|row| SweepRow::empty(row.utilization, tests))
-        .collect();
-    for (index, position) in by_index.iter().enumerate() {
-        let position = position.ok_or_else(|| SweepError::Merge {
+    // Indices are in 0..count and distinct: all are there when there are
+    // count of them; else the first gap is the missing one.
+    if by_index.len() as u64 != count {
+        let missing = (0u64..)
+            .zip(by_index.keys())
+            .find(|&(k, &index)| k != index)
+            .map_or(by_index.len() as u64, |(k, _)| k);
+        return Err(SweepError::Merge {
             position: shards.len(),
-            problem: format!("shard {index} of {count} is missing"),
-        })?;
+            problem: format!("shard {missing} of {count} is missing"),
+        });
+    }
+    let mut rows: Vec<SweepRow> = utilizations
+        .iter()
+        .map(|&u| SweepRow::empty(u, tests))
+        .collect();
+    for &position in by_index.values() {
         for (row, add) in rows.iter_mut().zip(&shards[position].rows) {
             row.merge(add);
         }
@@ -207,9 +216,11 @@ fn differing_key(a: &SweepSpec, b: &SweepSpec) -> Option<(String, String, String
     })
 }
 
-/// One row per step; per row, the samples of the shard that fall in that
-/// step, and per test accepted + rejected + inconclusive = sets.
-fn check_rows(shard: &ShardResult, steps: usize, tests: usize) -> Result<(), String> {
+/// One row per step, at the step's utilization (the spec fixes it); per
+/// row, the samples of the shard that fall in that step, and per test
+/// accepted + rejected + inconclusive = sets.
+fn check_rows(shard: &ShardResult, utilizations: &[f64], tests: usize) -> Result<(), String> {
+    let steps = utilizations.len();
     if shard.rows.len() != steps {
         return Err(format!(
             "it has {} rows for the spec's {steps} utilization steps",
@@ -218,6 +229,12 @@ fn check_rows(shard: &ShardResult, steps: usize, tests: usize) -> Result<(), Str
     }
     let sets = shard.spec.sets;
     for (step, row) in shard.rows.iter().enumerate() {
+        if row.utilization.to_bits() != utilizations[step].to_bits() {
+            return Err(format!(
+                "its row {step} is at utilization {}, where the spec's step {step} is {}",
+                row.utilization, utilizations[step]
+            ));
+        }
         let (lo, hi) = (step as u64 * sets, (step as u64 + 1) * sets);
         let covered = shard
             .shard

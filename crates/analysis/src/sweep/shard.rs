@@ -65,18 +65,6 @@ impl Shard {
     }
 }
 
-impl SweepSpec {
-    /// The spec cut into `count` shards, in index order. `count` must be at
-    /// least 1; the spec's settings are checked (not its overheads file).
-    pub fn shards(&self, count: u64) -> Result<Vec<Shard>, SweepError> {
-        check_count(count)?;
-        let total = self.samples()?;
-        Ok((0..count)
-            .filter_map(|i| Shard::of(i, count, total))
-            .collect())
-    }
-}
-
 fn check_count(count: u64) -> Result<(), SweepError> {
     if count == 0 {
         return Err(rtlab_model::generate::GenerateError::invalid(
@@ -136,8 +124,7 @@ impl ShardResult {
     /// has unknown keys, another format, or a digest that does not match its
     /// contents.
     pub fn from_json(text: &str) -> Result<ShardResult, SweepError> {
-        let shard: ShardResult =
-            serde_json::from_str(text).map_err(|e| SweepError::document("sweep shard", &e))?;
+        let shard: ShardResult = SweepError::read_object("sweep shard", text)?;
         if shard.format != SHARD_FORMAT {
             return Err(SweepError::whole_document(
                 "sweep shard",

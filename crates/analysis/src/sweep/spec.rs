@@ -34,11 +34,12 @@ pub const MAX_SWEEP_STEPS: u64 = 10_000;
 ///  "overheads": null, "tick": null, "cpus": 1}
 /// ```
 ///
-/// and, for locking sweeps, `"sharing": {...}` ([`SharingSpec`]).
-///
-/// The utilization axis is the total utilization U of a set.
+/// The utilization axis is the total utilization U of a set. Without
+/// `tests`, the tests are the flag's default for the spec's `cpus`
+/// ([`SweepSpec::default_tests`]), as on the command line; for locking
+/// sweeps, `"sharing": {...}` ([`SharingSpec`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "SpecKeys")]
 pub struct SweepSpec {
     /// Tasks per generated set (`--tasks`).
     pub tasks: usize,
@@ -169,6 +170,70 @@ impl Default for SweepSpec {
     }
 }
 
+/// A spec as written: every key optional, unknown keys refused. A missing
+/// key takes the flag's default ([`SweepSpec::default`]); missing `tests`
+/// take the default tests of the spec's `cpus`, as `--test` does.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecKeys {
+    #[serde(default, deserialize_with = "present")]
+    tasks: Option<usize>,
+    #[serde(default, deserialize_with = "present")]
+    from: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    to: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    step: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    sets: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    seed: Option<u64>,
+    #[serde(default, deserialize_with = "as_text::present")]
+    method: Option<UtilizationMethod>,
+    #[serde(default, deserialize_with = "as_text::present")]
+    deadlines: Option<DeadlineModel>,
+    #[serde(default, deserialize_with = "present")]
+    tests: Option<Vec<SweepColumn>>,
+    #[serde(default)]
+    overheads: Option<String>,
+    #[serde(default)]
+    tick: Option<Nanos>,
+    #[serde(default, deserialize_with = "present")]
+    cpus: Option<u32>,
+    #[serde(default)]
+    sharing: Option<SharingSpec>,
+}
+
+/// A key that is there must hold a value (`null` is refused, as for a key
+/// of a plain type); a missing key is `None` (`#[serde(default)]`).
+fn present<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+impl From<SpecKeys> for SweepSpec {
+    fn from(keys: SpecKeys) -> SweepSpec {
+        let d = SweepSpec::default();
+        let cpus = keys.cpus.unwrap_or(d.cpus);
+        SweepSpec {
+            tasks: keys.tasks.unwrap_or(d.tasks),
+            from: keys.from.unwrap_or(d.from),
+            to: keys.to.unwrap_or(d.to),
+            step: keys.step.unwrap_or(d.step),
+            sets: keys.sets.unwrap_or(d.sets),
+            seed: keys.seed.unwrap_or(d.seed),
+            method: keys.method.unwrap_or(d.method),
+            deadlines: keys.deadlines.unwrap_or(d.deadlines),
+            tests: keys.tests.unwrap_or_else(|| SweepSpec::default_tests(cpus)),
+            overheads: keys.overheads,
+            tick: keys.tick,
+            cpus,
+            sharing: keys.sharing,
+        }
+    }
+}
+
 /// The tests a sweep counts when none is named.
 pub const DEFAULT_TESTS: [&str; 5] = [
     "rm:liu-layland",
@@ -207,7 +272,7 @@ impl SweepSpec {
     /// Reads a spec from JSON; unknown keys and ill-typed values are
     /// refused with serde's line and column.
     pub fn from_json(text: &str) -> Result<SweepSpec, SweepError> {
-        serde_json::from_str(text).map_err(|e| SweepError::document("sweep spec", &e))
+        SweepError::read_object("sweep spec", text)
     }
 
     /// The spec as compact JSON (keys in declaration order).
@@ -220,6 +285,14 @@ impl SweepSpec {
     pub fn utilizations(&self) -> Result<Vec<f64>, SweepError> {
         let (from, to, step) = (self.from, self.to, self.step);
         let check = |ok: bool, error: GenerateError| if ok { Ok(()) } else { Err(error) };
+        // A number as the user can read it: 1e308 in exponent form.
+        let shown = |x: f64| {
+            if x.abs() >= 1e9 {
+                format!("{x:e}")
+            } else {
+                x.to_string()
+            }
+        };
         check(
             from.is_finite() && to.is_finite() && step.is_finite(),
             GenerateError::invalid_naming("from", &["to", "step"], ", to and step must be numbers"),
@@ -233,12 +306,27 @@ impl SweepSpec {
             GenerateError::invalid_naming(
                 "to",
                 &["from"],
-                format!("({to}) must not be below from ({from})"),
+                format!("({}) must not be below from ({})", shown(to), shown(from)),
             ),
         )?;
         check(
             step > 0.0,
             GenerateError::invalid("step", format!("must be greater than 0 (got {step})")),
+        )?;
+        // A task's utilization is at most 1, so a set's at most its task
+        // count: above it the generator has nothing to draw (and near 1e308
+        // a step rounded to 9 decimals is infinite).
+        let most = self.tasks.max(1) as f64;
+        check(
+            to <= most,
+            GenerateError::invalid(
+                "to",
+                format!(
+                    "{} is above the most a set of {} tasks can reach ({most}: a task's utilization is at most 1)",
+                    shown(to),
+                    self.tasks
+                ),
+            ),
         )?;
         // Counted as a float first: a tiny step (1e-20) makes more steps
         // than a u64 holds, and the cast would saturate then overflow.
@@ -328,6 +416,35 @@ impl SweepSpec {
                 )
                 .into());
             }
+        }
+        // A setting no test reads would be ignored while looking applied.
+        if let Some(overheads) = &self.overheads {
+            if !self.tests.iter().any(has_overheads) {
+                return invalid(
+                    "overheads",
+                    format!(
+                        "{overheads} is read by none of the tests counted: only the uniprocessor \
+                         rta-overheads and edf-demand-overheads charge overheads"
+                    ),
+                );
+            }
+        }
+        let reads_priorities = |t: &SweepColumn| match t {
+            SweepColumn::Uniprocessor(t) => t.reads_priorities(),
+            SweepColumn::Multiprocessor(t) => t.reads_priorities(),
+            // The simulated tests assign RM or DM; the locking protocols'
+            // partitioned sets run under RM.
+            SweepColumn::Locking(_) | SweepColumn::Simulated(_) => false,
+        };
+        if let Some(t) = self.tests.iter().find(|t| reads_priorities(t)) {
+            return invalid(
+                "test",
+                format!(
+                    "{} reads each task's priority, and generated sets have none: use rm, dm or opa \
+                     (or gfp, gfp-dkc, pfp-rm, pfp-dm)",
+                    t.name()
+                ),
+            );
         }
         match self.tick {
             Some(_) if self.overheads.is_none() => {
@@ -463,11 +580,84 @@ mod as_text {
         let text = String::deserialize(d)?;
         text.parse().map_err(de::Error::custom)
     }
+
+    /// [`deserialize`] for a key that may be missing (`None`).
+    pub fn present<'de, T, D>(d: D) -> Result<Option<T>, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        deserialize(d).map(Some)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A spec's missing keys take the flags' defaults, the tests those of
+    /// its `cpus` (issue 39: `"cpus": 4` alone counted uniprocessor tests);
+    /// a key that is there must hold a value.
+    #[test]
+    fn missing_keys_take_the_flags_defaults_tests_by_cpus() {
+        let spec = SweepSpec::from_json(r#"{"cpus": 4}"#).unwrap();
+        assert_eq!(spec.tests, SweepSpec::default_tests(4));
+        assert_eq!(
+            SweepSpec {
+                cpus: 4,
+                tests: SweepSpec::default_tests(4),
+                ..SweepSpec::default()
+            },
+            spec
+        );
+        assert_eq!(SweepSpec::from_json("{}").unwrap(), SweepSpec::default());
+        let round = SweepSpec::from_json(&spec.to_json()).unwrap();
+        assert_eq!(round, spec);
+        assert!(SweepSpec::from_json(r#"{"tasks": null}"#).is_err());
+        assert!(SweepSpec::from_json(r#"{"task": 3}"#).is_err());
+        assert!(SweepSpec::from_json(r#"{"overheads": null, "tick": null}"#).is_ok());
+    }
+
+    /// A total utilization past what the set's tasks can reach names `to`
+    /// (issue 39: `--from 1e308` said "--utilization must be > 0").
+    #[test]
+    fn a_utilization_no_set_can_reach_names_to() {
+        let e = |from: f64, to: f64| match (SweepSpec {
+            from,
+            to,
+            ..SweepSpec::default()
+        })
+        .utilizations()
+        {
+            Err(SweepError::Setting(e)) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(1e308, 1e308),
+            "to 1e308 is above the most a set of 10 tasks can reach (10: a task's utilization is at most 1)"
+        );
+        assert!(e(0.5, 10.5).starts_with("to 10.5 is above the most a set of 10 tasks"));
+    }
+
+    /// Settings no test reads are refused, not ignored (issue 39).
+    #[test]
+    fn settings_no_test_reads_are_refused() {
+        let setting = |spec: SweepSpec| match spec.prepare().unwrap_err() {
+            SweepError::Setting(e) => e.to_string(),
+            other => panic!("{other}"),
+        };
+        let gfb = SweepSpec::from_json(
+            r#"{"cpus": 4, "tests": ["gedf:gfb"], "overheads": "builtin:rtmach"}"#,
+        )
+        .unwrap();
+        assert!(setting(gfb)
+            .starts_with("overheads builtin:rtmach is read by none of the tests counted"));
+        let given = SweepSpec::from_json(r#"{"tests": ["given:rta"]}"#).unwrap();
+        assert!(setting(given).contains("given:rta reads each task's priority"));
+        let pfp = SweepSpec::from_json(r#"{"cpus": 2, "tests": ["pfp-given:ff"]}"#).unwrap();
+        assert!(setting(pfp).contains("pfp-given:ff reads each task's priority"));
+    }
 
     #[test]
     fn utilization_steps_are_exact_and_inclusive() {

@@ -282,7 +282,7 @@ fn run_multiprocessor(args: &AnalyzeArgs, loaded: &LoadedTaskSet, m: u32) -> any
     } else {
         args.test.clone()
     };
-    let doc = multiprocessor::analyze_document(&set, &loaded.origin, m, &tests);
+    let doc = multiprocessor::analyze_document(&set, &loaded.origin, m, &tests)?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

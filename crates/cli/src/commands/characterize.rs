@@ -172,7 +172,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
         notes.push("interrupted: the figures hold what was measured before the stop".into());
     }
     if let Some(path) = &args.csv {
-        std::fs::write(path, document::csv(&measured))
+        rtlab_model::file::write_output(path, document::csv(&measured))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "one row per measured point, CSV");
     }
@@ -198,7 +198,7 @@ pub fn run(args: &CharacterizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.out {
         match &doc.overheads_toml {
             Some(text) => {
-                std::fs::write(path, text)
+                rtlab_model::file::write_output(path, text)
                     .with_context(|| format!("--out: cannot write {}", path.display()))?;
                 if !args.json {
                     crate::wrote::wrote(path, "overheads profile, TOML");

@@ -161,7 +161,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         run.host = host.clone();
     }
     let html = render_html(&runs);
-    std::fs::write(&args.report, &html)
+    rtlab_model::file::write_output(&args.report, &html)
         .with_context(|| format!("--report: cannot write {}", args.report.display()))?;
     tell(&format!(
         "\n== Report: {} ({} KiB, {} runs: analysis, 2 simulations, {} real-thread runs, a sweep, a latency run;",

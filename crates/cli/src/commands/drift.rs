@@ -135,13 +135,13 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.csv {
         let text = page::csv(&report).context("--csv")?;
-        std::fs::write(path, text)
+        rtlab_model::file::write_output(path, text)
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "lag per window, CSV");
     }
     if let Some(path) = &args.plot {
         let svg = page::plot(&report).map_err(|e| anyhow::anyhow!("--plot: {e}"))?;
-        std::fs::write(path, svg)
+        rtlab_model::file::write_output(path, svg)
             .with_context(|| format!("--plot: cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "lag against time, SVG");
     }

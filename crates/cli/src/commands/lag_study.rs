@@ -218,7 +218,7 @@ pub fn run(args: &LagStudyArgs) -> anyhow::Result<ExitCode> {
     let mut doc = lag_study_text::document(&cfg, throttling, interrupted, &warnings, &cells);
     doc.disturbance = Some(disturbance);
     if let Some(path) = &args.csv {
-        std::fs::write(path, lag_study_text::csv(&doc.cells))
+        rtlab_model::file::write_output(path, lag_study_text::csv(&doc.cells))
             .with_context(|| format!("writing {}", path.display()))?;
         crate::wrote::wrote(path, "one row per cell, CSV");
     }

@@ -37,7 +37,12 @@ pub fn run(args: &ManArgs) -> anyhow::Result<ExitCode> {
 /// The page of `cmd` and those of its subcommands, hidden commands and
 /// clap's `help` left out; how many.
 fn write_pages(cmd: &clap::Command, dir: &std::path::Path) -> std::io::Result<usize> {
-    clap_mangen::Man::new(cmd.clone()).generate_to(dir)?;
+    // Each page through the one output-file writer: a page replaced whole,
+    // a device or pipe of that name written in place, never replaced.
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut page = rtlab_model::file::OutputFile::create(dir.join(man.get_filename()))?;
+    man.render(&mut page)?;
+    page.commit()?;
     let mut written = 1;
     for sub in cmd.get_subcommands() {
         if !sub.is_hide_set() && sub.get_name() != "help" {

@@ -3,7 +3,8 @@
 //! (`rtlab_analysis::partition`), and print or write the assignment.
 //!
 //! A set that does not fit is a result, not an error: the command says
-//! which task fits no processor and exits 0 (`--json` has `"fits": false`).
+//! which task fits no processor and exits 0 (`--json` has `"fits": false`);
+//! with `--out` it writes no file and exits 1 (no partition to write).
 
 use std::path::Path;
 
@@ -13,7 +14,7 @@ use rtlab_analysis::partition::{self, Heuristic};
 use rtlab_analysis::suite::Options;
 use rtlab_analysis::sweep::SweepTest;
 use rtlab_model::file::{self, Format};
-use rtlab_model::MAX_PROCESSORS;
+use rtlab_model::{printable, MAX_PROCESSORS};
 
 use crate::usage::usage;
 
@@ -58,6 +59,19 @@ fn parse_heuristic(text: &str) -> Result<Heuristic, String> {
 
 /// Runs `rtlab partition`.
 pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
+    // `partition` takes no overheads: an overhead-aware test would admit no
+    // processor.
+    if args.test.test.has_overheads() {
+        let instead = if args.test.policy == rtlab_model::policy::AnalysedPolicy::Edf {
+            "edf:edf-demand"
+        } else {
+            "rm:rta or dm:rta"
+        };
+        return Err(usage(format!(
+            "--test {} charges scheduler overheads, and `rtlab partition` takes none: use {instead}",
+            args.test.name()
+        )));
+    }
     let loaded = file::load(&args.file)?;
     let set = &loaded.set;
     let m = match args.cpus {
@@ -80,12 +94,21 @@ pub fn run(args: &PartitionArgs) -> anyhow::Result<std::process::ExitCode> {
         out!("{}", rtlab_report::partition_text::describe(&doc, m));
     }
     if let Some(out) = &args.out {
+        // A partitioned set gives every task a `cpu`: a set that does not
+        // fit has none to write (the result above says why).
+        if let Some(task) = found.unplaced {
+            anyhow::bail!(
+                "--out {out}: not written: task `{}` fits no processor, so the set has no partition to write",
+                printable(&set.tasks[task].name)
+            );
+        }
         let placed = found.apply(set);
         let text = match Format::from_path(Path::new(out)) {
             Format::Json => file::to_json_string(&placed) + "\n",
             Format::Toml => file::to_toml_string(&placed),
         };
-        std::fs::write(out, text).with_context(|| format!("--out {out}: cannot write"))?;
+        rtlab_model::file::write_output(out, text)
+            .with_context(|| format!("--out {out}: cannot write"))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

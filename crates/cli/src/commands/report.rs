@@ -69,7 +69,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             _ => Ok::<_, anyhow::Error>(Cow::Borrowed(run)),
         }
     })?;
-    std::fs::write(&args.out, &html)
+    rtlab_model::file::write_output(&args.out, &html)
         .with_context(|| format!("--out: cannot write {}", args.out.display()))?;
     outln!(
         "report: {} run{} ({} KiB) written to {}",
@@ -88,7 +88,7 @@ fn stored_runs(args: &ReportArgs) -> anyhow::Result<(Option<Store>, Vec<RunView>
     if args.ids.is_empty() && args.last.is_none() {
         return Ok((None, Vec::new()));
     }
-    let store = args.store.open()?;
+    let store = args.store.open_read_only()?;
     let mut ids = args.ids.clone();
     if let Some(n) = args.last {
         ids.extend(store.last(n)?);
@@ -119,7 +119,8 @@ fn check_rows(id: i64, kind: &str, rows: u64, max: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One run or a list of runs from a JSON file of at most
+/// One run or a list of runs (or an export of `rtlab results export
+/// --format json`) from a JSON file of at most
 /// [`MAX_REPORT_JSON_BYTES`] (a larger file, or `/dev/zero`, is refused
 /// once that much is read); an error names file:line:col.
 fn read_runs(path: &PathBuf) -> anyhow::Result<Vec<RunView>> {
@@ -140,10 +141,6 @@ fn read_runs(path: &PathBuf) -> anyhow::Result<Vec<RunView>> {
     // Syntax errors first, with their position; then the shape.
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
-    let runs = match value {
-        serde_json::Value::Array(_) => serde_json::from_value::<Vec<RunView>>(value),
-        other => serde_json::from_value::<RunView>(other).map(|r| vec![r]),
-    }
-    .map_err(|e| anyhow::anyhow!("{}: not a stored run: {e}", path.display()))?;
-    Ok(runs)
+    rtlab_report::view::runs_from_json(value)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use rtlab_report::results_text;
-use rtlab_store::{diff, Store};
+use rtlab_store::{diff, Store, StoreError};
 
 use crate::save::StoreArg;
 use crate::usage::usage;
@@ -73,15 +73,21 @@ pub enum ResultsCommand {
 /// Runs `rtlab results ...`.
 pub fn run(command: &ResultsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        ResultsCommand::List { store, json } => list(&store.open()?, *json)?,
-        ResultsCommand::Show { id, store, json } => show(&store.open()?, *id, *json)?,
-        ResultsCommand::Diff { a, b, store, json } => diff_runs(&store.open()?, *a, *b, *json)?,
+        // Reading commands open the store read-only: they create nothing.
+        ResultsCommand::List { store, json } => match store.open_read_only() {
+            Err(StoreError::Missing { path }) => list_none(&path, *json)?,
+            opened => list(&opened?, *json)?,
+        },
+        ResultsCommand::Show { id, store, json } => show(&store.open_read_only()?, *id, *json)?,
+        ResultsCommand::Diff { a, b, store, json } => {
+            diff_runs(&store.open_read_only()?, *a, *b, *json)?
+        }
         ResultsCommand::Export { id, format, store } => {
             let format = match format.as_str() {
                 "json" | "csv" => format.as_str(),
                 other => return Err(usage(format!("--format `{other}`: write json or csv"))),
             };
-            export(&store.open()?, *id, format)?;
+            export(&store.open_read_only()?, *id, format)?;
         }
         ResultsCommand::Rm { id, store } => {
             let store = store.open()?;
@@ -90,6 +96,17 @@ pub fn run(command: &ResultsCommand) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `results list` of a store that is not there: no run, said as for an
+/// empty store (and nothing created).
+fn list_none(path: &std::path::Path, json: bool) -> anyhow::Result<()> {
+    if json {
+        outln!("[]");
+    } else {
+        outln!("no saved runs in {} (save one with --save)", path.display());
+    }
+    Ok(())
 }
 
 fn list(store: &Store, json: bool) -> anyhow::Result<()> {

@@ -252,6 +252,24 @@ fn flag_error(e: SimError) -> anyhow::Error {
     }
 }
 
+/// [`flag_error`], blaming phases from the file's modes alone (`modes_of`) on the file.
+fn phases_error(e: SimError, modes_of: Option<&str>) -> anyhow::Error {
+    match (e, modes_of) {
+        (
+            SimError::Setting {
+                setting: "phase",
+                message,
+            },
+            Some(file),
+        ) => usage(format!(
+            "{}: the file's modes run as phases, and {}",
+            printable(file),
+            printable(&message)
+        )),
+        (e, _) => flag_error(e),
+    }
+}
+
 /// Runs `rtlab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let mut loaded = file::load(&args.taskset)?;
@@ -299,7 +317,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
             }
         })) as Box<dyn JobSink>
     });
-    let outcome = simulate(args, &loaded.set, &spec, &config, sink)?;
+    let modes_of = (args.phases.is_empty() && args.overload.is_none() && !loaded.modes.is_empty())
+        .then_some(loaded.origin.as_str());
+    let outcome = simulate(args, &loaded.set, &spec, &config, sink, modes_of)?;
     let report = &outcome.report;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(report)?);
@@ -320,7 +340,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
         crate::wrote::wrote(path, "Chrome trace, open in Perfetto or chrome://tracing");
     }
     if let (Some(svg), Some(path)) = (outcome.gantt, &args.gantt) {
-        std::fs::write(path, svg?).with_context(|| format!("--gantt: cannot write {path}"))?;
+        rtlab_model::file::write_output(path, svg?)
+            .with_context(|| format!("--gantt: cannot write {path}"))?;
         let what = match plot_window {
             Some(w) => format!("Gantt chart of {}..{}, SVG", w.from, w.to),
             None => "Gantt chart, SVG".to_string(),
@@ -357,25 +378,22 @@ fn simulate(
     spec: &SchedulerSpec,
     config: &SimConfig,
     sink: Option<Box<dyn JobSink>>,
+    modes_of: Option<&str>,
 ) -> anyhow::Result<Outcome> {
-    let chrome = args.trace.clone().map(|path| -> rtlab_sim::OpenOutput {
-        Box::new(move || {
-            let file = std::fs::File::create(path)?;
-            Ok(Box::new(std::io::BufWriter::new(file)) as Box<dyn std::io::Write + Send>)
-        })
-    });
+    let (chrome, placement) = crate::trace_output::open(args.trace.clone());
     let outputs = rtlab_sim::Outputs {
         jobs: sink,
         chrome,
         keep_trace: args.gantt.is_some(),
     };
-    let out = rtlab_sim::run_with(set, spec, config, outputs).map_err(|e| match e {
-        rtlab_sim::RunError::Sim(e) => flag_error(e),
+    let mut out = rtlab_sim::run_with(set, spec, config, outputs).map_err(|e| match e {
+        rtlab_sim::RunError::Sim(e) => phases_error(e, modes_of),
         rtlab_sim::RunError::Output(e) => anyhow::Error::new(e).context(format!(
             "--trace: cannot write {}",
             args.trace.as_deref().unwrap_or_default()
         )),
     })?;
+    out.trace_written = placement.commit(out.trace_written);
     Ok(Outcome {
         gantt: args.gantt.as_ref().and(out.trace.as_ref()).map(gantt_svg),
         report: out.report,

@@ -11,6 +11,7 @@ use std::io::BufWriter;
 
 use anyhow::Context;
 use rtlab_host::{interrupt, RtThrottling};
+use rtlab_model::file::OutputFile;
 use rtlab_model::policy::LockingProtocol;
 use rtlab_model::{file, printable, Nanos, TaskSet};
 use rtlab_rt::executor::{self, JobSink, RunConfig, RunReport};
@@ -201,13 +202,21 @@ pub fn execute_loaded(
     let traced = cfg.kernel_trace.is_some();
     // With a kernel trace the executor keeps every job for the attribution,
     // and the job rows, which gain its columns, are written after the run.
+    // Each file is written beside its path and put there once complete
+    // (`OutputFile`): `pending` is in the order of `files`.
     let mut sinks = Vec::with_capacity(files.len());
+    let mut pending = Vec::with_capacity(files.len());
     for f in files {
         if traced && f.kind == JobFileKind::Jobs {
+            pending.push(None);
             continue;
         }
-        let created = File::create(f.path)
-            .and_then(|out| f.kind.open(BufWriter::new(out), &loaded.set))
+        let created = OutputFile::create(f.path)
+            .and_then(|out| {
+                let (out, place) = out.into_parts();
+                pending.push(Some(place));
+                f.kind.open(BufWriter::new(out), &loaded.set)
+            })
             .with_context(|| format!("--{}: cannot create {}", f.kind.flag(), f.path))?;
         sinks.push(created);
     }
@@ -236,10 +245,9 @@ pub fn execute_loaded(
     let (mut report, written, account) = match ran {
         Ok(done) => done,
         Err(e) => {
-            // Refused before the first release: leave no empty files behind.
-            for f in files {
-                let _ = std::fs::remove_file(f.path);
-            }
+            // Refused before the first release: no file is made (dropping
+            // `pending` removes the partial ones; a device is untouched).
+            drop(pending);
             return Err(refused(e));
         }
     };
@@ -250,12 +258,14 @@ pub fn execute_loaded(
     // below when traced, takes its place).
     let mut results = written.into_iter();
     let mut written: Vec<anyhow::Result<()>> = Vec::with_capacity(files.len() + 1);
-    for f in files {
-        if traced && f.kind == JobFileKind::Jobs {
+    for (f, place) in files.iter().zip(pending) {
+        let Some(place) = place else {
             written.push(Ok(()));
             continue;
-        }
+        };
         let result = results.next().unwrap_or(Ok(()));
+        // A file whose writer failed stays out (its partial removed).
+        let result = result.and_then(|()| place.commit());
         written
             .push(result.with_context(|| format!("--{}: cannot write {}", f.kind.flag(), f.path)));
     }

@@ -46,6 +46,10 @@ pub(super) struct Decoded {
     pub tasks: Vec<Task>,
     /// `processors` and `clusters` (validated later, with the tasks).
     pub platform: Platform,
+    /// True when `processors` and `clusters` decoded without a problem (so
+    /// the tasks' `cpu` fields can be checked against them even when other
+    /// fields have problems).
+    pub platform_decoded: bool,
     /// Each task's index among the file's tasks (tasks that could not be
     /// decoded leave gaps).
     pub indices: Vec<usize>,
@@ -58,6 +62,7 @@ pub(super) struct Decoded {
 #[derive(Debug)]
 pub(super) struct ModeEntry {
     pub name: String,
+    pub name_offset: usize,
     pub start: Nanos,
     pub start_offset: usize,
     pub tasks: Vec<(String, usize)>,
@@ -155,6 +160,7 @@ impl Decoder {
         self.check_keys(entries, DOCUMENT_FIELDS);
         let name = field(entries, "name").and_then(|n| self.string(n, "name"));
         let mut platform = Platform::default();
+        let problems_before = self.problems.len();
         if let Some(v) =
             field(entries, "processors").and_then(|n| self.whole_number(n, "processors"))
         {
@@ -163,6 +169,7 @@ impl Decoder {
         if let Some(c) = field(entries, "clusters").and_then(|n| self.clusters(n)) {
             platform.clusters = c;
         }
+        let platform_decoded = self.problems.len() == problems_before;
         // A misspelt `[[tasks]]` is reported as an unknown field above; its
         // tasks are still read, so that their own problems are reported
         // too (and not one at a time, after each fix), whether or not the
@@ -216,6 +223,7 @@ impl Decoder {
             name,
             tasks,
             platform,
+            platform_decoded,
             indices,
             modes,
         })
@@ -243,6 +251,7 @@ impl Decoder {
         let name = get(self, "name");
         let start = get(self, "start");
         let tasks = get(self, "tasks");
+        let name_offset = name.map_or(node.offset, |n| n.offset);
         let name = name.and_then(|n| self.string(n, "name"));
         let start_offset = start.map_or(node.offset, |n| n.offset);
         let start = start.and_then(|n| self.duration(n, "start"));
@@ -263,6 +272,7 @@ impl Decoder {
         };
         Some(ModeEntry {
             name: name?,
+            name_offset,
             start: start?,
             start_offset,
             tasks: tasks?,
@@ -455,6 +465,17 @@ impl Decoder {
             self.problem(node.offset, message);
             return None;
         };
+        if items.is_empty() {
+            // An empty list is not "no clusters": it names none, where
+            // leaving `clusters` out means one cluster of every processor.
+            self.problem(
+                node.offset,
+                "`clusters` is empty: it names no cluster; leave it out for one cluster of every \
+                 processor, or list them, e.g. [[0, 1], [2, 3]]"
+                    .to_string(),
+            );
+            return None;
+        }
         let mut out = Vec::with_capacity(items.len());
         let mut complete = true;
         for item in items {

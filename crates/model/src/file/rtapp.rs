@@ -366,8 +366,13 @@ impl Importer {
         }
     }
 
-    /// A whole number (of microseconds, for times) >= 0.
+    /// A whole number >= 0 (a count: `instance`, `loop`).
     fn whole(&mut self, node: &Node, key: &str) -> Option<u64> {
+        self.whole_of(node, key, "")
+    }
+
+    /// A whole number >= 0; `unit` says what it counts, after the message.
+    fn whole_of(&mut self, node: &Node, key: &str, unit: &str) -> Option<u64> {
         if let Value::Integer(n) = &node.value {
             if let Ok(v) = n.parse::<u64>() {
                 return Some(v);
@@ -375,13 +380,14 @@ impl Importer {
         }
         self.problem(
             node.offset,
-            format!("`{key}` must be a whole number >= 0 (rt-app's times are microseconds)"),
+            format!("`{key}` must be a whole number >= 0{unit}"),
         );
         None
     }
 
+    /// A time: whole microseconds >= 0.
     fn micros(&mut self, node: &Node, key: &str) -> Option<Nanos> {
-        let us = self.whole(node, key)?;
+        let us = self.whole_of(node, key, " (rt-app's times are microseconds)")?;
         match us.checked_mul(1_000) {
             Some(ns) => Some(Nanos::from_ns(ns)),
             None => {
@@ -685,6 +691,9 @@ impl Importer {
     ) -> Option<(Vec<(Step, usize)>, Nanos)> {
         let mut job = Vec::new();
         let mut timer: Option<(Nanos, usize)> = None;
+        // A timer written but refused (its period was said to be wrong): not
+        // a thread "without a timer".
+        let mut timer_refused = false;
         let mut sleep: Option<(Nanos, usize)> = None;
         let mut seen: Vec<&str> = Vec::new();
         for entry in keys {
@@ -755,8 +764,9 @@ impl Importer {
                             format!("thread `{name}`: a `sleep` beside a timer is refused: rtlab's jobs do not suspend"),
                         );
                     }
-                    if let Some(t) = self.timer(name, &entry.node) {
-                        timer = Some((t, at));
+                    match self.timer(name, &entry.node) {
+                        Some(t) => timer = Some((t, at)),
+                        None => timer_refused = true,
                     }
                 }
                 other => self.problem(at, refused_event(name, &entry.key, other)),
@@ -779,6 +789,7 @@ impl Importer {
                 );
                 busy.saturating_add(s)
             }
+            (None, None) if timer_refused => return None,
             (None, None) => {
                 self.problem(
                     node.offset,
@@ -1101,6 +1112,10 @@ mod tests {
             (format!("\"lock\": \"x\",\n{run},\n{TIMER}"), "w.json:4:1: thread `a`: `x` is locked and never unlocked in the job"),
             (format!("{run},\n\"run\": 5,\n{TIMER}"), "w.json:5:1: duplicate key `run`: rt-app keeps only one of them (number repeated events: `run0`, `run1`, as workgen does)"),
             (format!("\"run\": 1.5,\n{TIMER}"), "w.json:4:8: `run` must be a whole number >= 0 (rt-app's times are microseconds)"),
+            // Issue 39: a count is no time, and a timer whose period is
+            // refused is not a missing timer.
+            (format!("\"instance\": -1,\n{run},\n{TIMER}"), "w.json:4:13: `instance` must be a whole number >= 0"),
+            (format!("{run},\n\"timer\": {{\"ref\": \"unique\", \"period\": 0}}"), "w.json:5:38: thread `a`: timer period 0 is refused (T > 0)"),
             (format!("\"nice\": 3,\n{run},\n{TIMER}"), "w.json:4:1: unknown key `nice` in thread `a` (rtlab reads `instance`, `loop`, `policy`, `priority`, `dl-runtime`, `dl-period`, `dl-deadline`, `cpus`, `delay`, `phases` and, without `phases`, events)"),
             (format!("\"policy\": \"SCHED_BATCH\",\n{run},\n{TIMER}"), "w.json:4:11: `policy` \"SCHED_BATCH\": rtlab reads SCHED_OTHER, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE"),
             (format!("\"run\": 0,\n{TIMER}"), "w.json:3:1: thread `a` has no `run` or `runtime`: a task needs C > 0"),
@@ -1194,7 +1209,9 @@ mod tests {
     fn the_installed_examples_are_read_or_refused_in_one_line() {
         let dir = std::path::Path::new("/usr/share/doc/rt-app/examples");
         let Ok(entries) = std::fs::read_dir(dir) else {
-            println!("skipping: rt-app's examples are not installed (apt-get install rt-app)");
+            rtlab_testkit::unavailable(
+                "rt-app's examples are not installed (apt-get install rt-app)",
+            );
             return;
         };
         let mut seen = 0;

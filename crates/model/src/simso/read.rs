@@ -436,9 +436,26 @@ fn read_processors(processors: Node, found: &mut Findings) -> Vec<Option<i64>> {
             }
         }
     }
-    cpus.iter()
+    let ids: Vec<Option<i64>> = cpus
+        .iter()
         .map(|c| c.attribute("id").and_then(|v| v.trim().parse::<i64>().ok()))
-        .collect()
+        .collect();
+    // Ids name processors (Fixed_PEDF's `cpu`, SimSo's own results): two
+    // processors with one id are two processors no task can tell apart.
+    for (k, id) in ids.iter().enumerate() {
+        let Some(id) = id else { continue };
+        if let Some(first) = ids[..k].iter().position(|other| *other == Some(*id)) {
+            found.refuse(
+                attr_offset(cpus[k], "id"),
+                format!(
+                    "processor id {id} is given twice (processors #{} and #{}): each <processor> needs its own id",
+                    first + 1,
+                    k + 1
+                ),
+            );
+        }
+    }
+    ids
 }
 
 /// `0`, `0.0`, ... as SimSo's `int(float(v))` reads them (a blank is not 0).

@@ -449,6 +449,9 @@ fn refuses_multiprocessor_schedulers_rtlab_has_not_by_name() {
          "c.xml:11:113: task `T1`: cpu 3 names no <processor id=\"3\">"),
         (two_cpus("EDF").replacen("<processors>", "<processors migration_overhead=\"5\">", 1),
          "c.xml:5:34: migration_overhead `5`: rtlab takes migration costs from `rtlab sim --overheads FILE`; set it to 0 here"),
+        // Issue 39: two processors with one id were read as two processors.
+        (two_cpus("EDF").replacen("<processor id=\"7\"", "<processor id=\"1\"", 1),
+         "c.xml:7:18: processor id 1 is given twice (processors #1 and #2): each <processor> needs its own id"),
     ];
     for (text, expected) in cases {
         let got = refusals(&text);

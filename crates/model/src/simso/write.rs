@@ -87,6 +87,18 @@ pub enum ExportError {
     },
 }
 
+impl ExportError {
+    /// The command-line flag the error is about, when a flag's value (not
+    /// the task set) is what cannot be exported: a usage error there.
+    pub fn flag(&self) -> Option<&'static str> {
+        match self {
+            ExportError::Uniprocessor { .. } => Some("--scheduler"),
+            ExportError::Time { what, .. } if what == "duration" => Some("--duration"),
+            _ => None,
+        }
+    }
+}
+
 /// The configuration text and what it leaves out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimsoExport {

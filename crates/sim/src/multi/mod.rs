@@ -205,6 +205,14 @@ pub fn check(set: &TaskSet, spec: &SchedulerSpec, config: &SimConfig) -> Result<
                 .iter()
                 .any(|c| !c.is_zero())
             });
+            if config.tick.is_some() {
+                return Err(SimError::Setting {
+                    setting: "tick",
+                    message: format!(
+                        "is not modelled under {name} on m processors (the global engine takes only the overheads file's `migration` cost); use pedf/pfp, which take every overhead"
+                    ),
+                });
+            }
             if per_event || timing.tick().is_some() {
                 return Err(SimError::Setting {
                     setting: "overheads",

@@ -327,7 +327,7 @@ pub fn run(args: &HartstoneArgs) -> anyhow::Result<std::process::ExitCode> {
     doc.rankings = rankings(&doc, &tests);
     doc.interrupted = interrupted;
     if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&doc))
+        rtlab_model::file::write_output(path, csv(&doc))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "one row per test and scheduler, CSV");
     }

@@ -67,12 +67,18 @@ pub fn measure_with_tap(
             }
         );
     }
-    let series = match &args.series {
-        Some(path) => Some(Box::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("--series: cannot create {}", path.display()))?,
-        ) as Box<dyn std::io::Write + Send>),
-        None => None,
+    // Put at its path once complete (`series_place.commit()`, below).
+    let (series, series_place) = match &args.series {
+        Some(path) => {
+            let (file, place) = rtlab_model::file::OutputFile::create(path)
+                .with_context(|| format!("--series: cannot create {}", path.display()))?
+                .into_parts();
+            (
+                Some(Box::new(file) as Box<dyn std::io::Write + Send>),
+                Some(place),
+            )
+        }
+        None => (None, None),
     };
     let tap = match (saver.as_ref().map(crate::save::Saver::sample_tap), tap) {
         (Some(mut save), Some(mut extra)) => Some(Box::new(move |thread, point| {
@@ -125,7 +131,7 @@ pub fn measure_with_tap(
     let (report, series_written) = result?;
 
     if let Some(path) = &args.histogram {
-        std::fs::write(path, latency::cyclictest_histogram(&report.threads))
+        rtlab_model::file::write_output(path, latency::cyclictest_histogram(&report.threads))
             .with_context(|| format!("writing {}", path.display()))?;
         crate::wrote::wrote(path, "latency histogram in cyclictest's layout");
     }
@@ -198,8 +204,10 @@ pub fn measure_with_tap(
         let run = rtlab_report::view::RunView::unsaved("latency", doc.clone());
         crate::plot_file::write(path, &run)?;
     }
-    if let Some(path) = &args.series {
-        series_written.with_context(|| format!("--series: cannot write {}", path.display()))?;
+    if let (Some(path), Some(place)) = (&args.series, series_place) {
+        series_written
+            .and_then(|()| place.commit())
+            .with_context(|| format!("--series: cannot write {}", path.display()))?;
     }
     let lost = !report.lost_threads.is_empty();
     if let Some(path) = args.cyclictest_json() {
@@ -217,7 +225,7 @@ pub fn measure_with_tap(
         if path == std::path::Path::new("-") {
             out!("{text}");
         } else {
-            std::fs::write(path, text)
+            rtlab_model::file::write_output(path, text)
                 .with_context(|| format!("--json={}: cannot write", path.display()))?;
         }
     }

@@ -18,13 +18,13 @@ pub(super) fn write_csv(path: &Path, doc: &StudyDocument) -> anyhow::Result<()> 
             .with_context(|| format!("--csv: cannot create {}", path.display()))?;
         for (name, text) in csvs {
             let file = path.join(name);
-            std::fs::write(&file, text)
+            rtlab_model::file::write_output(&file, text)
                 .with_context(|| format!("--csv: cannot write {}", file.display()))?;
         }
         Ok(())
     } else {
         let text = csvs.into_iter().next().map(|(_, t)| t).unwrap_or_default();
-        std::fs::write(path, text)
+        rtlab_model::file::write_output(path, text)
             .with_context(|| format!("--csv: cannot write {}", path.display()))
     }
 }
@@ -35,7 +35,7 @@ pub(super) fn write_plots(dir: &Path, document: &serde_json::Value) -> anyhow::R
     for (name, svg) in rtlab_report::figures::named_svgs(&run) {
         let svg = svg.map_err(|why| anyhow::anyhow!("--plot: {why}"))?;
         let path = dir.join(name);
-        std::fs::write(&path, svg)
+        rtlab_model::file::write_output(&path, svg)
             .with_context(|| format!("--plot: cannot write {}", path.display()))?;
     }
     Ok(())

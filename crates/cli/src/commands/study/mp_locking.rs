@@ -119,14 +119,14 @@ pub fn run(args: &MpLockingArgs) -> anyhow::Result<ExitCode> {
         out!("{}", rtlab_report::mp_locking_text::study_text(&doc));
     }
     if let Some(path) = &args.csv {
-        std::fs::write(path, rtlab_report::mp_locking_text::study_csv(&doc))
+        rtlab_model::file::write_output(path, rtlab_report::mp_locking_text::study_csv(&doc))
             .with_context(|| format!("--csv: cannot write {}", path.display()))?;
         crate::wrote::wrote(path.display().to_string(), "the study's counts, CSV");
     }
     if let Some(dir) = &args.plot {
         for (name, svg) in rtlab_report::mp_locking_text::study_plots(&doc)? {
             let path = dir.join(name);
-            std::fs::write(&path, svg)
+            rtlab_model::file::write_output(&path, svg)
                 .with_context(|| format!("--plot: cannot write {}", path.display()))?;
             crate::wrote::wrote(path.display().to_string(), "plot, SVG");
         }

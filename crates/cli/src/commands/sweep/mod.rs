@@ -45,6 +45,7 @@ use rtlab_model::generate::{DeadlineModel, UtilizationMethod};
 use rtlab_model::Nanos;
 use serde_json::Value;
 
+use crate::setup::say;
 use crate::usage::usage;
 use rtlab_report::sweep_text;
 
@@ -68,27 +69,27 @@ pub struct SweepArgs {
     pub command: Option<SweepCommand>,
 
     /// Tasks per generated set.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = SweepSpec::default().tasks)]
     pub tasks: usize,
 
     /// First utilization step (total utilization U of a set).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = SweepSpec::default().from)]
     pub from: f64,
 
     /// Last utilization step (included).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = SweepSpec::default().to)]
     pub to: f64,
 
     /// Utilization increment.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = SweepSpec::default().step)]
     pub step: f64,
 
     /// Random task sets per utilization step.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = SweepSpec::default().sets)]
     pub sets: u64,
 
     /// Seed: the same seed gives the same numbers on every machine.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = SweepSpec::default().seed)]
     pub seed: u64,
 
     /// Utilization generator: uunifast, uunifast-discard or randfixedsum.
@@ -119,7 +120,7 @@ pub struct SweepArgs {
 
     /// Processors M (1 to 1024): the utilization steps are the total U (up to M), the tests
     /// multiprocessor ones, the plot against U/M.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = SweepSpec::default().cpus, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cpus: u32,
 
     #[command(flatten)]
@@ -147,8 +148,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE", requires = "shard")]
     pub out: Option<PathBuf>,
 
-    /// Worker threads (default: one per CPU). The numbers do not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads, 1 to 1024 (default: one per CPU). The numbers do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=sweep::MAX_SWEEP_THREADS as i64))]
     pub threads: Option<u16>,
 
     #[command(flatten)]
@@ -301,12 +302,14 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
         .map_err(refusal)?
         .with_simulator(rtlab_sim::sweep_test::simulator());
     let (index, count) = args.shard.unwrap_or((0, 1));
-    let shard = spec
-        .shards(count)
-        .map_err(refusal)?
-        .into_iter()
-        .nth(index as usize)
-        .context("no such shard")?;
+    // One shard is computed, not the N (N comes from the user: up to 2^64 - 1).
+    let shard = sweep::Shard::of(index, count, prepared.samples()).context("no such shard")?;
+    if shard.is_empty() {
+        say(&format!(
+            "note: shard {index}/{count} holds no sample: the sweep has {} samples for {count} shards",
+            prepared.samples()
+        ));
+    }
     let bar = ProgressBar::new(shard.len());
     if let Ok(style) =
         ProgressStyle::with_template("{bar:40} {pos}/{len} sets ({per_sec}, eta {eta})")
@@ -345,11 +348,10 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<Value> {
     }
 }
 
-/// Writes a shard file whole or not at all (a temporary file renamed).
+/// Writes a shard file whole or not at all (`write_output`: a `.partial`
+/// renamed; a device or pipe written in place, never replaced).
 fn write_shard(path: &Path, shard: &ShardResult) -> anyhow::Result<()> {
-    let temporary = path.with_extension("json.partial");
-    std::fs::write(&temporary, shard.to_json() + "\n")
-        .and_then(|()| std::fs::rename(&temporary, path))
+    rtlab_model::file::write_output(path, shard.to_json() + "\n")
         .with_context(|| format!("--out: cannot write {}", path.display()))
 }
 
@@ -380,7 +382,7 @@ fn run_merge(args: &MergeArgs) -> anyhow::Result<Value> {
 /// and `--save`.
 fn report(result: &SweepResult, output: &OutputFlags) -> anyhow::Result<Value> {
     if let Some(path) = &output.csv {
-        std::fs::write(path, sweep_text::csv(result))
+        rtlab_model::file::write_output(path, sweep_text::csv(result))
             .with_context(|| format!("cannot write {}", path.display()))?;
         crate::wrote::wrote(path, "acceptance ratio per utilization, CSV");
     }

@@ -134,7 +134,10 @@ fn simso_text(set: &TaskSet, args: &ExportArgs) -> anyhow::Result<String> {
         None => set,
     };
     let duration = crate::flags::duration_or_hyperperiod(args.duration, set)?;
-    let out = simso::to_xml_string(set, scheduler, duration)?;
+    let out = simso::to_xml_string(set, scheduler, duration).map_err(|e| match e.flag() {
+        Some(flag) => usage(format!("{flag}: {e}")),
+        None => e.into(),
+    })?;
     for note in &out.notes {
         eprintln!("note: {}", printable(note));
     }
@@ -214,7 +217,7 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<ExitCode> {
     match out {
-        Some(path) => std::fs::write(path, text)
+        Some(path) => rtlab_model::file::write_output(path, text)
             .with_context(|| format!("--out {}: cannot write", path.display()))?,
         None => out!("{text}"),
     }
