@@ -7,7 +7,8 @@
 //!
 //! The workload and rt-app's logs live in a temporary directory removed
 //! afterwards. rt-app always ends: it stops itself at `duration`; if it has
-//! not exited by `duration + GRACE`, or when `interrupt` is set (Ctrl-C),
+//! not said its calibration within [`CALIBRATION_LIMIT`], or not exited by
+//! `duration + GRACE` after it did, or when `interrupt` is set (Ctrl-C),
 //! it gets SIGINT (rt-app then stops its threads and flushes its logs) and,
 //! after another [`STOP_GRACE`], SIGKILL; it is always reaped.
 
@@ -27,9 +28,16 @@ use rtlab_host::cpuset::ExclusiveCpuset;
 use rtlab_host::policy::{self, Policy, RtThrottling, RtThrottlingOff};
 use rtlab_sys::signal::send_signal;
 
-/// How long rt-app may take beyond `duration` (calibration, thread set-up,
-/// the last period) before it is stopped.
+/// How long rt-app may take beyond `duration` once it has calibrated
+/// (thread set-up, the last period) before it is stopped.
 pub const GRACE: Duration = Duration::from_secs(30);
+
+/// How long rt-app's own calibration may take before it is stopped. It
+/// repeats its measurement of the busy loop until two agree, which on a
+/// noisy virtual machine took from 3 s to over 15 s (`rt-app` 1.0 on the
+/// project's 2-CPU VM, `timeout 15 rt-app w.json`: 3 runs in 12 past 15 s),
+/// so the run's own deadline starts only when it has said its result.
+pub const CALIBRATION_LIMIT: Duration = Duration::from_secs(120);
 
 /// How long rt-app has to exit after SIGINT before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -121,8 +129,14 @@ pub fn run(
         .stderr(err_file);
     let child = spawn_at_top_priority(&mut command)
         .map_err(|e| fail(format!("cannot start {}: {e}", binary.display())))?;
-    let deadline = Instant::now() + Duration::from(cfg.duration) + GRACE;
-    let (status, interrupted) = wait_or_stop(child, deadline, interrupt)?;
+    let calibrating = matches!(options.calibration, Calibration::Cpu(_));
+    let deadline = Deadline {
+        calibrated_by: calibrating.then(|| Instant::now() + CALIBRATION_LIMIT),
+        run: Duration::from(cfg.duration) + GRACE,
+        output: &output,
+    };
+    let (status, stopped) = wait_or_stop(child, deadline, interrupt)?;
+    let interrupted = stopped.is_some();
     drop(cpuset);
     let said = std::fs::read_to_string(&output).unwrap_or_default();
     let last_words = || {
@@ -138,6 +152,14 @@ pub fn run(
         return Err(fail(format!("exited with {status}: {}", last_words())));
     }
     let calibrated = ns_per_loop(&said);
+    if stopped == Some(Stopped::Calibrating) && !interrupt.load(Ordering::Relaxed) {
+        return Err(fail(format!(
+            "its calibration of the busy loop did not settle within {}s (it repeats until two \
+             measurements agree, which a noisy machine can delay without end): give a fixed value \
+             with --rtapp-calibration NS (a few tens of ns on a current CPU)",
+            CALIBRATION_LIMIT.as_secs()
+        )));
+    }
     if interrupted && !interrupt.load(Ordering::Relaxed) {
         return Err(fail(format!(
             "did not stop within {}s of its end and was killed: a thread never finished its job, \
@@ -196,17 +218,41 @@ fn fail(why: String) -> RtError {
     RtError::RtApp { why }
 }
 
+/// When rt-app is stopped: by `calibrated_by` if it has not said its
+/// calibration by then (when it calibrates), else `run` after it said it
+/// (read from its `output`), or at once without calibration.
+struct Deadline<'a> {
+    calibrated_by: Option<Instant>,
+    run: Duration,
+    output: &'a Path,
+}
+
+/// Why rt-app was stopped before it exited by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// Still calibrating at [`Deadline::calibrated_by`].
+    Calibrating,
+    /// Past its run's deadline, or interrupted (Ctrl-C).
+    Running,
+}
+
 /// Waits for `child` until `deadline`; on `interrupt` or past the
 /// deadline sends SIGINT, then SIGKILL after [`STOP_GRACE`]. Always reaps.
+/// Says why it stopped rt-app, if it did.
 fn wait_or_stop(
     mut child: Child,
-    deadline: Instant,
+    deadline: Deadline<'_>,
     interrupt: &AtomicBool,
-) -> Result<(std::process::ExitStatus, bool), RtError> {
-    let mut stopping: Option<Instant> = None;
+) -> Result<(std::process::ExitStatus, Option<Stopped>), RtError> {
+    let mut stopping: Option<(Instant, Stopped)> = None;
+    // The run's deadline, once known: at once without calibration.
+    let mut run_ends = match deadline.calibrated_by {
+        None => Some(Instant::now() + deadline.run),
+        Some(_) => None,
+    };
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Ok((status, stopping.is_some())),
+            Ok(Some(status)) => return Ok((status, stopping.map(|(_, why)| why))),
             Ok(None) => {}
             Err(e) => {
                 let _ = child.kill();
@@ -215,17 +261,33 @@ fn wait_or_stop(
             }
         }
         let now = Instant::now();
-        match stopping {
-            None if interrupt.load(Ordering::Relaxed) || now >= deadline => {
-                let _ = send_signal(child.id(), libc::SIGINT);
-                stopping = Some(now);
+        if run_ends.is_none() {
+            let said = std::fs::read_to_string(deadline.output).unwrap_or_default();
+            if ns_per_loop(&said).is_some() {
+                run_ends = Some(now + deadline.run);
             }
-            Some(since) if now.duration_since(since) >= STOP_GRACE => {
+        }
+        let late = match (run_ends, deadline.calibrated_by) {
+            (Some(end), _) => (now >= end).then_some(Stopped::Running),
+            (None, Some(by)) => (now >= by).then_some(Stopped::Calibrating),
+            (None, None) => None,
+        };
+        let why = if interrupt.load(Ordering::Relaxed) {
+            Some(Stopped::Running)
+        } else {
+            late
+        };
+        match (stopping, why) {
+            (None, Some(why)) => {
+                let _ = send_signal(child.id(), libc::SIGINT);
+                stopping = Some((now, why));
+            }
+            (Some((since, why)), _) if now.duration_since(since) >= STOP_GRACE => {
                 let _ = child.kill();
                 let status = child
                     .wait()
                     .map_err(|e| fail(format!("cannot reap rt-app: {e}")))?;
-                return Ok((status, true));
+                return Ok((status, Some(why)));
             }
             _ => {}
         }
