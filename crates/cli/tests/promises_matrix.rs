@@ -1421,6 +1421,41 @@ const OUTPUTS: &[Output] = &[
             ],
         )
     },
+    output(
+        "study mp-locking",
+        "--csv",
+        &[
+            "study",
+            "mp-locking",
+            "--sets",
+            "2",
+            "--lengths",
+            "100us",
+            "--resources",
+            "2",
+            "--csv",
+            "{out}",
+        ],
+    ),
+    Output {
+        kind: OutputKind::Folder,
+        ..output(
+            "study mp-locking",
+            "--plot",
+            &[
+                "study",
+                "mp-locking",
+                "--sets",
+                "2",
+                "--lengths",
+                "100us",
+                "--resources",
+                "2",
+                "--plot",
+                "{out}",
+            ],
+        )
+    },
     Output {
         kind: OutputKind::Folder,
         ..output(
