@@ -246,7 +246,7 @@ impl ProbeConfig {
         (0..self.threads)
             .map(|i| {
                 self.interval_of(i)
-                    .checked_mul(self.loops_of(i) + 1)
+                    .checked_mul(self.loops_of(i).saturating_add(1))
                     .unwrap_or(Nanos::MAX)
             })
             .max()

@@ -185,7 +185,11 @@ pub fn locking_table(section: &LockingSection) -> String {
         section.resource,
         Nanos::from_ns(section.duration_ns),
         Nanos::from_ns(section.priority_change_cost_ns),
-        Nanos::from_ns(section.priority_change_cost_ns + section.clock_read_cost_ns),
+        Nanos::from_ns(
+            section
+                .priority_change_cost_ns
+                .saturating_add(section.clock_read_cost_ns),
+        ),
     );
     let header = [
         "length",

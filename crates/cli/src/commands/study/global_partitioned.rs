@@ -71,7 +71,8 @@ pub fn run(args: &GvpArgs) -> anyhow::Result<ExitCode> {
     args.kernel.needs(args.real, "--real")?;
     use rtlab_study::global_partitioned::{self as gvp, GvpConfig};
     let cpus: Vec<usize> = match args.cpus.trim().parse::<usize>() {
-        Ok(m) if !args.cpus.contains(',') => (0..m).collect(),
+        // A count is checked before it sizes the list (1 to 64 below).
+        Ok(m) if !args.cpus.contains(',') => (0..m.min(65)).collect(),
         _ => args
             .cpus
             .split(',')
