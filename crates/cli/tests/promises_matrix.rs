@@ -1991,8 +1991,16 @@ fn check_output(bench: &Bench, o: &Output, made: Made) {
     );
     if let Some(reader) = reader {
         if code != Some(0) {
-            // Unblock a reader the run never wrote to.
-            let _ = std::fs::OpenOptions::new().write(true).open(&out);
+            // Unblock a reader the run never wrote to; without blocking
+            // here when the reader is already gone (the run opened the
+            // pipe, wrote, closed it, then failed): a FIFO opened for
+            // writing waits for a reader, and O_NONBLOCK makes that ENXIO.
+            use std::os::unix::fs::OpenOptionsExt;
+            const O_NONBLOCK: i32 = 0o4000; // Linux's, <asm-generic/fcntl.h>
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(O_NONBLOCK)
+                .open(&out);
         }
         let read = reader.join().unwrap();
         if code == Some(0) {
