@@ -337,9 +337,11 @@ fn edf_admission_refusal_is_explained_and_cleans_up() {
         .unwrap_err()
     };
     let text = e.to_string();
+    // The kernel's to_ratio per task, truncated: 6/10 and 4/10 of 2^20
+    // are 629145 and 419430, one unit short of a whole CPU.
     assert!(
         text.contains(
-            "the WCETs alone need sum C/T = 1048576 (1.000000) of 1 CPU(s) in the kernel's units"
+            "the WCETs alone need sum C/T = 1048575 (0.999999) of 1 CPU(s) in the kernel's units"
         ) && text.contains("--no-rt-throttling"),
         "{text}"
     );
