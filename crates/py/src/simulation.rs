@@ -423,9 +423,15 @@ pub fn simulate(
     config.protocol = protocol
         .parse::<LockingProtocol>()
         .map_err(|e| error(Kind::Usage, e))?;
-    config.on_miss = on_miss
-        .parse::<MissRule>()
-        .map_err(|e| error(Kind::Usage, e))?;
+    config.on_miss = on_miss.parse::<MissRule>().map_err(|_| {
+        error(
+            Kind::Usage,
+            format!(
+                "on_miss=`{on_miss}`: use {}",
+                rtlab_model::policy::MISS_RULES
+            ),
+        )
+    })?;
     config.lock_cost = optional_nanos(lock_cost, "lock_cost")?.unwrap_or(Nanos::ZERO);
     config.tick = optional_nanos(tick, "tick")?;
     config.overheads = overheads.map(Overheads::load).transpose().map_err(|e| {
