@@ -359,8 +359,9 @@ fn edf_vs_fps_real_traces_each_real_run() {
     let runs = doc["utilization"]["real"]["kernel_traces"]
         .as_array()
         .unwrap();
-    // One set at one load, under EDF and FPS.
-    assert_eq!(runs.len(), 2, "{runs:?}");
+    // One set at one load, under EDF and FPS; a cell that missed is rerun
+    // once to confirm (issue 35), and its rerun is traced too.
+    assert!((2..=4).contains(&runs.len()), "{runs:?}");
     for r in runs {
         assert_summary(&r["kernel_trace"]);
     }
