@@ -84,14 +84,8 @@ fn what_the_dispatcher_cannot_run_is_refused_in_one_line() {
 fn without_real_time_rights_the_dispatcher_is_refused_in_one_line() {
     // Root, to become nobody.
     rtlab_testkit::require_root();
-    if !Path::new("/usr/bin/setpriv").exists() {
-        common::unavailable("needs /usr/bin/setpriv");
-        return;
-    }
-    let out = Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
-        .args([
+    let Some(out) = common::unprivileged(
+        &[
             "run",
             "builtin:hartstone-ph",
             "--dispatcher",
@@ -100,13 +94,11 @@ fn without_real_time_rights_the_dispatcher_is_refused_in_one_line() {
             "-d",
             "1s",
             "--no-mlock",
-        ])
-        .env(
-            "RTLAB_STATE_DIR",
-            std::env::temp_dir().join("rtlab-dispatch-nobody"),
-        )
-        .output()
-        .unwrap();
+        ],
+        "rtlab-dispatch-nobody",
+    ) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
