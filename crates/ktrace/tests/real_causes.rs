@@ -101,6 +101,29 @@ impl Hog {
         }
     }
 
+    /// A SCHED_OTHER thread named `kt-fair` on the run's CPU that spins
+    /// until stopped: since Linux 6.12 RT throttling is the fair server,
+    /// which takes its 50 ms per second only while a fair thread is
+    /// runnable there; on a quiet CPU an RT thread is never stopped.
+    fn fair(cpu: usize) -> Hog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("kt-fair".into())
+            .spawn(move || {
+                set_current_thread_affinity(&[cpu]).unwrap();
+                set_current_thread_policy(&Policy::Other { nice: 0 }).unwrap();
+                while !flag.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+            .unwrap();
+        Hog {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
     fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread {
@@ -197,15 +220,16 @@ fn rt_throttling_above_the_limit_is_named_as_the_cause() {
             return;
         }
     }
-    // U = 0.98 > 0.95: in every full throttling period (1 s) the kernel
-    // stops the thread for ~30 ms.
+    // U = 0.98 > 0.95 with a fair thread runnable on the CPU: in every
+    // full throttling period (1 s) the kernel stops the thread for the
+    // fair server's 50 ms (or RT throttling's 50 ms on older kernels).
     let set = TaskSet::new(
         "heavy",
         vec![Task::new("heavy", ms(10), Nanos::from_us(9_800))],
     );
     let mut cfg = RunConfig::new(ms(2200), RunPolicy::RateMonotonic);
     cfg.on_miss = MissRule::Skip;
-    let Some((report, a)) = traced_run(&set, &cfg, |_| Hog::none()) else {
+    let Some((report, a)) = traced_run(&set, &cfg, Hog::fair) else {
         return;
     };
     assert!(report.deadline_misses > 0);
