@@ -8,12 +8,15 @@
 use rtlab_model::Nanos;
 
 use super::engine::{Platform, Post, Step};
+use super::global::CpuPlatform;
 
 /// Threads on a virtual clock: the running one executes as time passes,
 /// reaches its lock steps and its demand exactly.
 pub struct VirtualPlatform {
     now: Nanos,
-    running: Option<usize>,
+    /// The threads given a CPU (one on one CPU; up to m under a global
+    /// dispatcher).
+    running: Vec<usize>,
     steps: Vec<Vec<Step>>,
     threads: Vec<VirtualThread>,
     /// Stamp the cost meter with the real clock (the calibration of the
@@ -39,7 +42,7 @@ impl VirtualPlatform {
         VirtualPlatform {
             wall: false,
             now: Nanos::ZERO,
-            running: None,
+            running: Vec::with_capacity(steps.len()),
             threads: vec![VirtualThread::default(); steps.len()],
             steps,
         }
@@ -64,24 +67,39 @@ impl Platform for VirtualPlatform {
     }
 
     fn wait(&mut self, until: Nanos) {
-        if let Some(task) = self.running.filter(|&t| !self.threads[t].waiting) {
+        // Every running thread executes until the first of them posts (all
+        // that post at that instant do), or until `until`.
+        let mut first = until;
+        for &task in &self.running {
+            if !self.threads[task].waiting {
+                let left = self
+                    .target(task)
+                    .saturating_sub(self.threads[task].executed);
+                first = first.min(self.now.saturating_add(left));
+            }
+        }
+        let to = first.max(self.now);
+        for k in 0..self.running.len() {
+            let task = self.running[k];
+            if self.threads[task].waiting {
+                continue;
+            }
             let target = self.target(task);
             let t = &mut self.threads[task];
             let left = target.saturating_sub(t.executed);
-            if self.now.saturating_add(left) <= until {
-                self.now = self.now.saturating_add(left);
+            if self.now.saturating_add(left) > to {
+                t.executed = t.executed.saturating_add(to - self.now);
+            } else {
                 t.executed = target;
                 t.waiting = true;
                 t.post = Some(if target >= t.demand {
-                    Post::Finished(self.now)
+                    Post::Finished(to)
                 } else {
                     Post::Step(t.passed)
                 });
-                return;
             }
-            t.executed = t.executed.saturating_add(until.saturating_sub(self.now));
         }
-        self.now = self.now.max(until);
+        self.now = to;
     }
 
     fn executed(&self, task: usize) -> Nanos {
@@ -107,7 +125,9 @@ impl Platform for VirtualPlatform {
         }
         t.passed = steps;
         t.began = Some(self.now);
-        self.running = Some(task);
+        if !self.running.contains(&task) {
+            self.running.push(task);
+        }
     }
 
     fn pass(&mut self, task: usize, steps: usize) {
@@ -117,9 +137,7 @@ impl Platform for VirtualPlatform {
     }
 
     fn preempt(&mut self, task: usize) {
-        if self.running == Some(task) {
-            self.running = None;
-        }
+        self.running.retain(|&t| t != task);
     }
 
     fn began(&mut self, task: usize) -> Option<Nanos> {
@@ -135,6 +153,11 @@ impl Platform for VirtualPlatform {
     }
 
     fn stop(&mut self) {
-        self.running = None;
+        self.running.clear();
     }
+}
+
+impl CpuPlatform for VirtualPlatform {
+    /// Threads run wherever they are told; a CPU costs nothing here.
+    fn place(&mut self, _task: usize, _cpu: usize) {}
 }
