@@ -77,7 +77,7 @@ pub fn describe(costs: Option<&DispatcherCosts>) -> String {
     }
     if c.enact_errors > 0 {
         out.push_str(&format!(
-            "  warning: {} priority changes of task threads failed\n",
+            "  warning: {} priority or CPU changes of task threads failed\n",
             c.enact_errors
         ));
     }

@@ -207,7 +207,8 @@ pub struct DispatcherCosts {
     /// of the thread), as the simulator counts migrations.
     #[serde(skip_serializing_if = "is_zero")]
     pub migrations: u64,
-    /// `sched_setattr` calls on task threads that failed (should be 0).
+    /// `sched_setattr` (and a global dispatcher's `sched_setaffinity`)
+    /// calls on task threads that failed (should be 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub enact_errors: u64,
     /// Why the watchdog ended the run, when it did.
