@@ -377,22 +377,14 @@ impl<P: CpuPlatform> GlobalEngine<P> {
         };
         let cpu_id = |c: Option<usize>| c.map(|c| self.cpu_ids[c] as u32);
         let record = JobRecord {
-            task: i,
-            job: c.job.index,
-            release: c.job.release,
-            deadline: c.job.deadline,
             start: c.began.or(c.start.filter(|_| finish.is_some())),
             finish,
-            aborted: false,
-            voluntary_switches: 0,
             involuntary_switches: c.preemptions,
             cpu: finish.and(cpu_id(c.last_cpu)),
             start_cpu: cpu_id(c.start_cpu),
             migrations: c.migrations,
-            blocked: None,
             demand: Some(c.job.demand),
-            remote_blocked: None,
-            local_blocked: None,
+            ..JobRecord::unstarted(i, c.job.index, c.job.release, c.job.deadline)
         };
         let ended = self.ended;
         self.logs[i].job(record, ended);
@@ -518,22 +510,8 @@ impl<P: CpuPlatform> GlobalEngine<P> {
             while left > 0 && at < ended {
                 let index = self.plan.job_index(i, t.period, t.offset, at);
                 let record = JobRecord {
-                    task: i,
-                    job: index,
-                    release: at,
-                    deadline: at.saturating_add(t.deadline),
-                    start: None,
-                    finish: None,
-                    aborted: false,
-                    voluntary_switches: 0,
-                    involuntary_switches: 0,
-                    cpu: None,
-                    start_cpu: None,
-                    migrations: 0,
-                    blocked: None,
                     demand: Some(self.plan.demand(t.wcet, at)),
-                    remote_blocked: None,
-                    local_blocked: None,
+                    ..JobRecord::unstarted(i, index, at, at.saturating_add(t.deadline))
                 };
                 self.logs[i].job(record, ended);
                 left -= 1;

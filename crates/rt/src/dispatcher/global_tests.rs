@@ -14,7 +14,7 @@ use rtlab_model::{Nanos, Platform as Cpus, Task, TaskSet};
 use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use super::global::{GlobalEngine, GlobalSetup};
-use super::virtual_platform::VirtualPlatform;
+use super::virtual_cpus::VirtualCpus;
 use crate::executor::job_log::{JobLog, JobMessage};
 use crate::stream::record_ring;
 
@@ -100,8 +100,8 @@ fn dispatched(
         cpus: set.processors() as usize,
         cpu_ids: Vec::new(),
     };
-    let steps = vec![Vec::new(); set.tasks.len()];
-    let mut engine = GlobalEngine::new(setup, rule, VirtualPlatform::new(steps), logs);
+    let platform = VirtualCpus::new(set.tasks.len());
+    let mut engine = GlobalEngine::new(setup, rule, platform, logs);
     engine.run(&|| false);
     let mut records = Vec::new();
     for rx in &mut receivers {

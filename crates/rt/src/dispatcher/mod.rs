@@ -30,4 +30,6 @@ pub use run::{check, run_dispatched, run_traced, DispatchConfig, DispatchedExtra
 #[cfg(test)]
 mod global_tests;
 #[cfg(test)]
+mod virtual_cpus;
+#[cfg(test)]
 mod virtual_tests;

@@ -284,9 +284,6 @@ pub struct RealPlatform {
     began_reported: Vec<bool>,
     /// Per thread: the lock-step post last reported.
     step_reported: Vec<u64>,
-    /// Per thread: the CPU its affinity names (a global dispatcher moves
-    /// it; `usize::MAX` until it first does).
-    cpu_of: Vec<usize>,
     run_policy: Policy,
     wait_policy: Policy,
     /// Failed `sched_setattr` calls on other threads (should stay 0).
@@ -294,6 +291,9 @@ pub struct RealPlatform {
     /// Every run order as (CLOCK_MONOTONIC ns, thread id), for the kernel
     /// trace's timing of the dispatch latency (only with a trace).
     pub orders: Option<RecordSender<(u64, i32)>>,
+    /// Per thread: the CPU its affinity names (a global dispatcher moves
+    /// it; `usize::MAX` until it first does).
+    cpu_of: Vec<usize>,
 }
 
 impl RealPlatform {
@@ -308,7 +308,6 @@ impl RealPlatform {
             ordered: vec![0; n],
             began_reported: vec![true; n],
             step_reported: vec![0; n],
-            cpu_of: vec![usize::MAX; n],
             run_policy: Policy::Fifo {
                 priority: RUN_PRIORITY,
             },
@@ -317,6 +316,7 @@ impl RealPlatform {
             },
             enact_errors: 0,
             orders: None,
+            cpu_of: vec![usize::MAX; n],
         }
     }
 

@@ -8,15 +8,12 @@
 use rtlab_model::Nanos;
 
 use super::engine::{Platform, Post, Step};
-use super::global::CpuPlatform;
 
 /// Threads on a virtual clock: the running one executes as time passes,
 /// reaches its lock steps and its demand exactly.
 pub struct VirtualPlatform {
     now: Nanos,
-    /// The threads given a CPU (one on one CPU; up to m under a global
-    /// dispatcher).
-    running: Vec<usize>,
+    running: Option<usize>,
     steps: Vec<Vec<Step>>,
     threads: Vec<VirtualThread>,
     /// Stamp the cost meter with the real clock (the calibration of the
@@ -42,7 +39,7 @@ impl VirtualPlatform {
         VirtualPlatform {
             wall: false,
             now: Nanos::ZERO,
-            running: Vec::with_capacity(steps.len()),
+            running: None,
             threads: vec![VirtualThread::default(); steps.len()],
             steps,
         }
@@ -67,39 +64,24 @@ impl Platform for VirtualPlatform {
     }
 
     fn wait(&mut self, until: Nanos) {
-        // Every running thread executes until the first of them posts (all
-        // that post at that instant do), or until `until`.
-        let mut first = until;
-        for &task in &self.running {
-            if !self.threads[task].waiting {
-                let left = self
-                    .target(task)
-                    .saturating_sub(self.threads[task].executed);
-                first = first.min(self.now.saturating_add(left));
-            }
-        }
-        let to = first.max(self.now);
-        for k in 0..self.running.len() {
-            let task = self.running[k];
-            if self.threads[task].waiting {
-                continue;
-            }
+        if let Some(task) = self.running.filter(|&t| !self.threads[t].waiting) {
             let target = self.target(task);
             let t = &mut self.threads[task];
             let left = target.saturating_sub(t.executed);
-            if self.now.saturating_add(left) > to {
-                t.executed = t.executed.saturating_add(to - self.now);
-            } else {
+            if self.now.saturating_add(left) <= until {
+                self.now = self.now.saturating_add(left);
                 t.executed = target;
                 t.waiting = true;
                 t.post = Some(if target >= t.demand {
-                    Post::Finished(to)
+                    Post::Finished(self.now)
                 } else {
                     Post::Step(t.passed)
                 });
+                return;
             }
+            t.executed = t.executed.saturating_add(until.saturating_sub(self.now));
         }
-        self.now = to;
+        self.now = self.now.max(until);
     }
 
     fn executed(&self, task: usize) -> Nanos {
@@ -125,9 +107,7 @@ impl Platform for VirtualPlatform {
         }
         t.passed = steps;
         t.began = Some(self.now);
-        if !self.running.contains(&task) {
-            self.running.push(task);
-        }
+        self.running = Some(task);
     }
 
     fn pass(&mut self, task: usize, steps: usize) {
@@ -137,7 +117,9 @@ impl Platform for VirtualPlatform {
     }
 
     fn preempt(&mut self, task: usize) {
-        self.running.retain(|&t| t != task);
+        if self.running == Some(task) {
+            self.running = None;
+        }
     }
 
     fn began(&mut self, task: usize) -> Option<Nanos> {
@@ -153,11 +135,6 @@ impl Platform for VirtualPlatform {
     }
 
     fn stop(&mut self) {
-        self.running.clear();
+        self.running = None;
     }
-}
-
-impl CpuPlatform for VirtualPlatform {
-    /// Threads run wherever they are told; a CPU costs nothing here.
-    fn place(&mut self, _task: usize, _cpu: usize) {}
 }
