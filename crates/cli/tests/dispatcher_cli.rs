@@ -318,7 +318,8 @@ fn a_sigkilled_dispatched_run_leaves_settings_that_doctor_restore_puts_back() {
 /// never preempts (a and b start, c takes b's CPU when b ends). Every
 /// release is recorded; per the records no job was preempted, each ran on
 /// one CPU, and no CPU ran two of the set's jobs at once (a job starts on
-/// a CPU only after the one before it there finished).
+/// a CPU only after the one before it there finished); `compare` matches
+/// a run with the simulator's G-EDF job for job.
 #[test]
 #[ignore = "needs root"]
 fn a_global_dispatcher_runs_gedf_over_two_cpus_every_job_recorded_one_job_per_cpu() {
@@ -403,4 +404,22 @@ fn a_global_dispatcher_runs_gedf_over_two_cpus_every_job_recorded_one_job_per_cp
             );
         }
     }
+    // `compare` matches it with the simulator's global EDF job for job.
+    let c = json_of(&[
+        "compare",
+        set.to_str().unwrap(),
+        "--dispatcher",
+        "-s",
+        "gedf",
+        "--cpus",
+        "0,1",
+        "-d",
+        "200ms",
+        "--json",
+    ]);
+    let jobs = &c["jobs"];
+    assert_eq!(jobs["real_jobs"], 60, "{jobs}");
+    assert_eq!(jobs["sim_jobs"], 60, "{jobs}");
+    assert_eq!(jobs["matched"], 60, "{jobs}");
+    assert_eq!(jobs["releases_agree"], 60, "{jobs}");
 }

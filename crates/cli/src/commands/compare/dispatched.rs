@@ -81,7 +81,11 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     let mut comparison = Comparison::new(
         set.name.clone(),
         format!("dispatcher {spec}"),
-        format!("{spec} with the dispatcher's measured costs"),
+        if global {
+            format!("{spec} (no overheads: the global engine models none)")
+        } else {
+            format!("{spec} with the dispatcher's measured costs")
+        },
         tasks,
         real,
         sim,
