@@ -927,8 +927,15 @@ fn run_inner(
     }
     // The disturbance account's window opens with every thread made and
     // closes once they have reported (nothing is read during the run); the
-    // dispatchers and the task threads are the run's own.
+    // dispatchers and the task threads are the run's own. Under a global
+    // scheduler the threads move between the CPUs, so where each was seen
+    // at the window's ends says nothing of where its time went: the
+    // process's CPU time is shared evenly among the CPUs instead.
+    let global = is_global(&d.scheduler);
     let window = first_error.is_none().then(|| {
+        if global {
+            return rtlab_host::disturbance::Window::open_process(&measured);
+        }
         let own: Vec<i32> = shareds
             .iter()
             .flat_map(|s| {
