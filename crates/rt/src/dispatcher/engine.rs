@@ -16,7 +16,9 @@
 //!    a tick the next multiple of it), in the order of the simulator's
 //!    event queue: notice time, then the order they were scheduled in;
 //! 4. **call-back**: the time [`Scheduler::callback_at`] asked for (with a
-//!    tick, the next multiple of the tick at or after it);
+//!    tick, the next multiple of the tick at or after it); tickless on a
+//!    platform whose threads end their bursts ([`Platform::budgets`]),
+//!    when the running thread has executed the burst asked for;
 //! 5. **decide**: when anything of 2-4 happened, [`Scheduler::pick`] once,
 //!    and the platform enacts the choice ([`Platform::run`],
 //!    [`Platform::preempt`]);
