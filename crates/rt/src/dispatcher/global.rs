@@ -276,6 +276,7 @@ impl<P: CpuPlatform> GlobalEngine<P> {
         let release = c.job.release;
         match self.platform.posted(i, c.job.index) {
             Some(Post::Finished(at)) => {
+                self.meter.post(now.saturating_sub(at));
                 self.complete(i, at.min(now.max(release)), now);
                 true
             }
