@@ -20,8 +20,15 @@
 //! scheduling point (O(n) per decision plus a sort); now a decision reads
 //! `top` as it is.
 //!
+//! Between two decisions the set also notes which ids entered `top` and
+//! which an insertion pushed out of it ([`ReadySet::entered`],
+//! [`ReadySet::evicted`], cleared by [`ReadySet::take_changed`]): the
+//! engine then preempts and places only those, and skips a decision when
+//! `top` did not change ([`ReadySet::changed`]).
+//!
 //! Nothing allocates after the first decisions: `top` holds at most m
-//! entries and the heap at most one per task.
+//! entries, the heap at most one per task, and the two notes at most one
+//! id per insertion or removal between two decisions.
 
 /// Ready tasks' keys: the `m` smallest in order, the rest in a heap; ids
 /// are task indices `0..n`.
