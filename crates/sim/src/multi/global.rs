@@ -294,9 +294,9 @@ impl GlobalSim {
                 if let Payload::Deadline { slot, uid } = payload {
                     self.handle_deadline(slot as usize, uid);
                 }
-            } else if let Some((task, at)) = self.releases.first_at(t) {
+            } else if let Some((task, at, index)) = self.releases.first_at(t) {
                 self.events += 1;
-                self.handle_release(task, at);
+                self.handle_release(task, at, index);
             } else {
                 break;
             }
@@ -372,12 +372,12 @@ impl GlobalSim {
         }
     }
 
-    /// The first pending release, `task`'s at `at`: replaced in the queue
-    /// by the task's next one.
-    fn handle_release(&mut self, task: usize, at: Nanos) {
+    /// The first pending release, `task`'s `index`-th at `at` (its offset
+    /// plus `index` periods): replaced in the queue by the task's next one.
+    fn handle_release(&mut self, task: usize, at: Nanos, index: u64) {
         let t = &self.tasks[task];
-        let (period, deadline, offset) = (t.period, t.deadline, t.offset);
-        let index = at.saturating_sub(offset).div_floor(period);
+        let (period, deadline) = (t.period, t.deadline);
+        debug_assert_eq!(index, at.saturating_sub(t.offset).div_floor(period));
         let next = at.checked_add(period);
         match next.and_then(|next| Some((self.release_time(task, next)?, next))) {
             Some((time, next)) => self.releases.replace_first(time, next),
@@ -670,9 +670,10 @@ impl GlobalSim {
         let m = self.cpus.len();
         let idle = |c: usize| self.cpus[c].job.is_none();
         let last = self.jobs[slot].last_cpu.map(|c| c as usize);
+        let not_freed = |c: usize| freed.is_empty() || !freed.iter().any(|f| f.1 == c);
         let cpu = last
             .filter(|&c| idle(c))
-            .or_else(|| (0..m).find(|&c| idle(c) && !freed.iter().any(|f| f.1 == c)))
+            .or_else(|| (0..m).find(|&c| idle(c) && not_freed(c)))
             .or_else(|| freed.iter().map(|f| f.1).find(|&c| idle(c)));
         // At most m jobs are chosen and every processor not keeping its
         // job is idle or freed, so one is always found.

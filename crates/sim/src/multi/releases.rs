@@ -62,6 +62,9 @@ pub(super) struct Releases {
     /// Per task: the true release time of its pending release (the event
     /// time adds the release jitter).
     at: Vec<Nanos>,
+    /// Per task: which release of the task the pending one is (counted
+    /// here, where `(at - offset) / period` would cost a division each).
+    index: Vec<u64>,
     seq: u64,
 }
 
@@ -71,15 +74,17 @@ impl Releases {
         Releases {
             heap: BinaryHeap::with_capacity(n),
             at: vec![Nanos::ZERO; n],
+            index: vec![0; n],
             seq: 0,
         }
     }
 
-    /// Schedules `task`'s release at `at`, handled at `time`; `task` has
-    /// none pending.
+    /// Schedules `task`'s first release, at `at`, handled at `time`;
+    /// `task` has none pending.
     pub(super) fn push(&mut self, time: Nanos, task: usize, at: Nanos) {
         self.seq += 1;
         self.at[task] = at;
+        self.index[task] = 0;
         self.heap.push(Reverse(Entry::new(time, self.seq, task)));
     }
 
@@ -88,12 +93,15 @@ impl Releases {
         self.heap.peek().map(|Reverse(e)| Nanos::from_ns(e.time()))
     }
 
-    /// The first pending release if it is handled at `time`: its task and
-    /// true release time. It stays pending until
-    /// [`Releases::replace_first`] or [`Releases::remove_first`].
-    pub(super) fn first_at(&self, time: Nanos) -> Option<(usize, Nanos)> {
+    /// The first pending release if it is handled at `time`: its task,
+    /// true release time and index (0 for the task's first). It stays
+    /// pending until [`Releases::replace_first`] or
+    /// [`Releases::remove_first`].
+    pub(super) fn first_at(&self, time: Nanos) -> Option<(usize, Nanos, u64)> {
         match self.heap.peek() {
-            Some(Reverse(e)) if e.time() == time.as_ns() => Some((e.task, self.at[e.task])),
+            Some(Reverse(e)) if e.time() == time.as_ns() => {
+                Some((e.task, self.at[e.task], self.index[e.task]))
+            }
             _ => None,
         }
     }
@@ -107,6 +115,7 @@ impl Releases {
         if let Some(mut first) = self.heap.peek_mut() {
             let task = first.0.task;
             self.at[task] = at;
+            self.index[task] += 1;
             *first = Reverse(Entry::new(time, seq, task));
         }
     }
@@ -130,16 +139,16 @@ mod tests {
         q.push(ms(1), 0, ms(1));
         assert_eq!(q.peek_time(), Some(ms(1)));
         assert_eq!(q.first_at(ms(0)), None);
-        assert_eq!(q.first_at(ms(1)), Some((1, ms(1))));
+        assert_eq!(q.first_at(ms(1)), Some((1, ms(1), 0)));
         // Task 1's next at 2 ms is scheduled after task 2's: it comes after.
         q.replace_first(ms(2), ms(2));
-        assert_eq!(q.first_at(ms(1)), Some((0, ms(1))));
+        assert_eq!(q.first_at(ms(1)), Some((0, ms(1), 0)));
         q.remove_first();
-        assert_eq!(q.first_at(ms(2)), Some((2, ms(2))));
+        assert_eq!(q.first_at(ms(2)), Some((2, ms(2), 0)));
         q.remove_first();
-        assert_eq!(q.first_at(ms(2)), Some((1, ms(2))));
+        assert_eq!(q.first_at(ms(2)), Some((1, ms(2), 1)));
         q.replace_first(ms(5), ms(4));
-        assert_eq!(q.first_at(ms(5)), Some((1, ms(4))));
+        assert_eq!(q.first_at(ms(5)), Some((1, ms(4), 2)));
         q.remove_first();
         assert_eq!(q.peek_time(), None);
     }
