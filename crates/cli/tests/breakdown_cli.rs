@@ -144,23 +144,35 @@ fn a_tiny_set_measured_on_real_threads_has_every_breakdown_and_step() {
             alpha(sim) <= alpha(ideal) && sim["confirmed"] == true,
             "{sim}"
         );
+        for key in ["ideal_pp", "overhead_aware_pp", "simulated_pp"] {
+            assert!(s["prediction_error"][key].is_number(), "{key}");
+        }
+        // Every step with its misses and jobs, below the cap.
         let m = &s["measured"];
         let steps = m["steps"].as_array().unwrap();
         assert!(!steps.is_empty());
-        assert!(m["utilization"].is_number(), "{m}");
-        // The search's structure: a confirming run last, every step below
-        // the cap, every step with its misses and jobs. (Where passes may
-        // fall is the search's logic, tested exactly against scripted
-        // runners in measured_breakdown; on this noisy machine a stall can
-        // fail a lower α after a higher one passed, so it is not asserted
-        // here.)
-        assert_eq!(steps.last().unwrap()["phase"], "confirm", "{m}");
         for step in steps {
             assert!(step["jobs"].as_u64().unwrap() > 0, "{step}");
             assert!(step["misses"].is_u64(), "{step}");
             assert_eq!(step["pass"], step["misses"] == 0, "{step}");
             assert!(alpha(step) <= 2.0 / 1.0 + 0.05 + 1e-9, "{step}");
         }
+        if m["alpha"].is_null() {
+            // A disturbance on this shared VM can fail even the smallest
+            // α the search may try: then it says no α passed, ending on
+            // that failed step, with no utilization and nothing confirmed.
+            assert_eq!(steps.last().unwrap()["pass"], false, "{m}");
+            assert!(m["utilization"].is_null(), "{m}");
+            assert_eq!(m["confirmed"], false, "{m}");
+            continue;
+        }
+        assert!(m["utilization"].is_number(), "{m}");
+        // The search's structure: a confirming run last. (Where passes may
+        // fall is the search's logic, tested exactly against scripted
+        // runners in measured_breakdown; on this noisy machine a stall can
+        // fail a lower α after a higher one passed, so it is not asserted
+        // here.)
+        assert_eq!(steps.last().unwrap()["phase"], "confirm", "{m}");
         assert!(
             steps
                 .iter()
@@ -170,9 +182,6 @@ fn a_tiny_set_measured_on_real_threads_has_every_breakdown_and_step() {
         if m["confirmed"] == true {
             let failing = m["failing_alpha"].as_f64().unwrap_or(f64::INFINITY);
             assert!(failing - alpha(m) <= 0.05 + 1e-9, "{m}");
-        }
-        for key in ["ideal_pp", "overhead_aware_pp", "simulated_pp"] {
-            assert!(s["prediction_error"][key].is_number(), "{key}");
         }
     }
     let svg = std::fs::read_to_string(&plot).unwrap();

@@ -194,6 +194,16 @@ fn a_tiny_search_on_real_threads_is_recorded_beside_its_simulation() {
         .args([
             "study",
             "edf-vs-fps",
+            // Overload at one level with short runs (by default 5 s at
+            // each of six levels, twice: minutes of CI).
+            "--sections",
+            "utilization,overload",
+            "--overload-levels",
+            "120",
+            "--overload-duration",
+            "4s",
+            "--real-overload-duration",
+            "3500ms",
             "--sets",
             "1",
             "--tasks",
@@ -250,6 +260,29 @@ fn a_tiny_search_on_real_threads_is_recorded_beside_its_simulation() {
         }
         assert!(set["decisive_load_ppm"].is_u64());
     }
+    // Overload on real threads: each profile under each scheduler, every
+    // job released as in its simulation (the misses may differ).
+    let overload = &doc["overload"]["real"];
+    let rows = |world: &str| -> Vec<(String, String, u64)> {
+        let w = &overload[world];
+        assert_eq!(w["duration_ns"], 3_500_000_000u64, "{world}");
+        w["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["profile"].as_str().unwrap().to_owned(),
+                    r["scheduler"].as_str().unwrap().to_owned(),
+                    r["released"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let measured = rows("measured");
+    assert_eq!(measured.len(), 4, "{measured:?}");
+    assert!(measured.iter().all(|r| r.2 > 0), "{measured:?}");
+    assert_eq!(measured, rows("simulated"));
     // Every real run is announced on standard error.
     assert!(
         err.contains("under edf") && err.contains("under fps"),

@@ -89,6 +89,8 @@ fn hartstone_runs_under_edf_and_multiburst_every_job_recorded_with_the_dispatche
         assert!(costs.decisions > 0 && costs.dispatches > 0);
         assert!(costs.dispatch_latency.count > 0);
         assert!(costs.dispatch_latency.p50_ns <= costs.dispatch_latency.p999_ns);
+        // Every completion reached the dispatcher as a post, and was timed.
+        assert_eq!(costs.post_latency.count, report.totals.completed);
         assert!(costs.cpu_share > 0.0 && costs.cpu_share < 1.0);
         assert_eq!(costs.watchdog, None);
         assert_eq!(report.context_switches, costs.context_switches);

@@ -18,6 +18,7 @@ use crate::stats::{new_histogram, Extremes, Summary};
 /// The running measurements of one dispatcher.
 pub struct CostMeter {
     wake: (Histogram<u64>, Extremes),
+    post: (Histogram<u64>, Extremes),
     latency: (Histogram<u64>, Extremes),
     decide: (Histogram<u64>, Extremes),
     enact: (Histogram<u64>, Extremes),
@@ -36,6 +37,7 @@ impl CostMeter {
         let pair = || (new_histogram(), Extremes::default());
         CostMeter {
             wake: pair(),
+            post: pair(),
             latency: pair(),
             decide: pair(),
             enact: pair(),
@@ -48,6 +50,14 @@ impl CostMeter {
     pub fn wake(&mut self, d: Nanos) {
         self.wake.0.saturating_record(d.as_ns());
         self.wake.1.record(d);
+    }
+
+    /// The dispatcher began its turn `d` after a thread posted the end of
+    /// its job.
+    #[inline]
+    pub fn post(&mut self, d: Nanos) {
+        self.post.0.saturating_record(d.as_ns());
+        self.post.1.record(d);
     }
 
     /// A thread began `d` after the decision that ordered it to run.
@@ -74,6 +84,7 @@ impl CostMeter {
     pub fn merge(&mut self, other: &CostMeter) {
         for (mine, theirs) in [
             (&mut self.wake, &other.wake),
+            (&mut self.post, &other.post),
             (&mut self.latency, &other.latency),
             (&mut self.decide, &other.decide),
             (&mut self.enact, &other.enact),
@@ -91,6 +102,12 @@ impl CostMeter {
     /// How late the dispatcher's timer wake-ups were.
     pub fn wake_summary(&self) -> Summary {
         self.wake.1.summary(&self.wake.0)
+    }
+
+    /// How long after a thread's post of its job's end the dispatcher
+    /// began its turn.
+    pub fn post_summary(&self) -> Summary {
+        self.post.1.summary(&self.post.0)
     }
 
     /// The dispatch latencies.
@@ -186,6 +203,10 @@ pub struct DispatcherCosts {
     /// How late the dispatcher woke for its timer (a release, a burst end,
     /// a tick): the kernel's timer and wake-up latency.
     pub wake_latency: Percentiles,
+    /// How late the dispatcher began its turn after a thread posted its
+    /// job's end (the completion's notification: the doorbell's
+    /// `futex_wake` and the switch to the dispatcher).
+    pub post_latency: Percentiles,
     /// A deciding turn: wake-up to `pick` done, plus the system calls.
     pub decision_cost: Percentiles,
     /// Wake-up to `pick` done (the scheduler's hooks and `pick`).
@@ -216,7 +237,8 @@ impl DispatcherCosts {
     /// constant in the number of threads): a release costs the timer's
     /// wake-up latency (`release`), each switch to another job, after a
     /// preemption or a completion, the decide part of a turn plus the
-    /// dispatch latency (`preempt`, `exit`). A turn that keeps the running
+    /// dispatch latency (`preempt`, `exit`), and a completion also the
+    /// time its post took to reach the dispatcher (`exit`). A turn that keeps the running
     /// job costs nothing in the model: charged as the simulator's
     /// `schedule`, a burst end sooner than it would come back before the
     /// job ran again, forever (the simulator charges the overhead before
@@ -225,17 +247,16 @@ impl DispatcherCosts {
     pub fn as_overheads(&self) -> rtlab_model::overheads::Overheads {
         use rtlab_model::overheads::{LinearCost, Overheads};
         let cost = |ns: u64| LinearCost::from_ps(0, ns.saturating_mul(1000));
-        let switch = cost(
-            self.decide_cost
-                .p50_ns
-                .saturating_add(self.dispatch_latency.p50_ns),
-        );
+        let switch = self
+            .decide_cost
+            .p50_ns
+            .saturating_add(self.dispatch_latency.p50_ns);
         Overheads {
             name: format!("dispatcher running {}", self.scheduler),
             source: "measured on this run".into(),
             release: cost(self.wake_latency.p50_ns),
-            preempt: switch,
-            exit: switch,
+            preempt: cost(switch),
+            exit: cost(switch.saturating_add(self.post_latency.p50_ns)),
             ..Overheads::zero()
         }
     }

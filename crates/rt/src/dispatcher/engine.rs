@@ -16,7 +16,9 @@
 //!    a tick the next multiple of it), in the order of the simulator's
 //!    event queue: notice time, then the order they were scheduled in;
 //! 4. **call-back**: the time [`Scheduler::callback_at`] asked for (with a
-//!    tick, the next multiple of the tick at or after it);
+//!    tick, the next multiple of the tick at or after it); tickless on a
+//!    platform whose threads end their bursts ([`Platform::budgets`]),
+//!    when the running thread has executed the burst asked for;
 //! 5. **decide**: when anything of 2-4 happened, [`Scheduler::pick`] once,
 //!    and the platform enacts the choice ([`Platform::run`],
 //!    [`Platform::preempt`]);
@@ -102,6 +104,25 @@ pub trait Platform {
     /// [`Platform::run`], once it has.
     fn began(&mut self, task: usize) -> Option<Nanos>;
 
+    /// True when the threads end a burst themselves: told a limit of
+    /// execution ([`Platform::limit`]), a thread posts once its own CPU
+    /// clock reaches it. The engine then ends the bursts the scheduler asks
+    /// for (`callback_at`) at the thread's limit, not on its own timer:
+    /// a timer counts from the decision, so the dispatch latency would be
+    /// taken from the burst and the timer's lateness added to it.
+    fn budgets(&self) -> bool {
+        false
+    }
+
+    /// Task `task`'s thread posts once its current job has executed `at`
+    /// in all (`None`: no limit). Only where [`Platform::budgets`].
+    fn limit(&mut self, _task: usize, _at: Option<Nanos>) {}
+
+    /// True when task `task`'s thread reached the limit last set for it.
+    fn limit_reached(&mut self, _task: usize) -> bool {
+        false
+    }
+
     /// A wall-clock reading for the cost meter (ns, any origin; 0 where
     /// time does not pass while the engine works).
     fn stamp(&mut self) -> Nanos {
@@ -153,6 +174,13 @@ pub struct EngineSetup {
 /// sleep waits for it. A few decisions' worth (a turn costs 2-10 us), so
 /// a job always runs between two turns; bursts are enforced to within it.
 pub const MIN_SLICE: Nanos = Nanos::from_us(20);
+
+/// Where the threads end their bursts themselves ([`Platform::budgets`]),
+/// the dispatcher's timer for a burst end is only a backstop, this much
+/// after the burst's end counted from when it gave the CPU back: the
+/// thread's post ends the burst unless interrupts or other processes took
+/// the CPU for longer than this meanwhile.
+pub const BUDGET_BACKSTOP: Nanos = Nanos::from_us(500);
 
 /// The locking protocols the engine applies itself: `none`, `ipcp` and
 /// `dfp` (the dispatcher takes and releases resources; `pip`, `srp` and
@@ -266,6 +294,8 @@ pub struct Engine<P: Platform> {
     last_task: Option<usize>,
     ids: Vec<usize>,
     min_slice: Nanos,
+    /// The threads end the bursts (tickless on a platform with budgets).
+    budgets: bool,
     /// Per task: its jobs' records and summary.
     pub logs: Vec<JobLog>,
     /// What the decisions cost and how late the threads began.
@@ -340,7 +370,9 @@ impl<P: Platform> Engine<P> {
                 j
             })
             .collect();
+        let budgets = platform.budgets() && setup.tick.is_none();
         let mut engine = Engine {
+            budgets,
             platform,
             plan: setup.plan,
             duration: setup.duration,
@@ -414,7 +446,11 @@ impl<P: Platform> Engine<P> {
             self.account();
             acted |= self.milestone(at);
             acted |= self.releases(at);
-            if self.callback.is_some_and(|c| c <= at) {
+            let spent = self.budgets
+                && self
+                    .running
+                    .is_some_and(|id| self.platform.limit_reached(id.index()));
+            if spent || self.callback.is_some_and(|c| c <= at) {
                 self.callback = None;
                 let sys = view!(self, at);
                 self.scheduler.on_callback(&sys);
@@ -481,6 +517,7 @@ impl<P: Platform> Engine<P> {
             acted = true;
             match post {
                 Post::Finished(at) => {
+                    self.meter.post(now.saturating_sub(at));
                     let finish = at.min(now.max(self.jobs[task].release));
                     self.complete(task, finish, now);
                     return true;
@@ -691,10 +728,23 @@ impl<P: Platform> Engine<P> {
         // platform's least slice (else a burst left shorter than a turn
         // would wake the dispatcher again before the job could run).
         let asked = self.scheduler.callback_at().filter(|&c| c > now);
+        // Where the threads end their bursts, the chosen job's thread
+        // posts once it has executed the burst asked for (on its own CPU
+        // clock, from when it gets the CPU), and the timer is a backstop.
+        let limited = self.budgets && choice.is_some();
+        if let Some(c) = choice.filter(|_| self.budgets) {
+            let task = c.index();
+            let credited = self.state[task].credited;
+            let limit = asked.map(|a| credited.saturating_add(a - now));
+            self.platform.limit(task, limit);
+        }
         let enacted = self.platform.stamp();
         self.callback = asked.map(|c| {
             let from = self.platform.now().max(now);
-            let delay = (c - now).max(self.min_slice);
+            let mut delay = (c - now).max(self.min_slice);
+            if limited {
+                delay = delay.saturating_add(BUDGET_BACKSTOP);
+            }
             self.notice(from.saturating_add(delay))
         });
         self.meter.decision(

@@ -975,6 +975,7 @@ fn report(
     }
     costs.dispatch_latency = Percentiles::from(meter.latency_summary());
     costs.wake_latency = Percentiles::from(meter.wake_summary());
+    costs.post_latency = Percentiles::from(meter.post_summary());
     costs.decision_cost = Percentiles::from(meter.decision_summary());
     costs.decide_cost = Percentiles::from(meter.decide_summary());
     costs.enact_cost = Percentiles::from(meter.enact_summary());

@@ -71,6 +71,10 @@ pub struct Slot {
     passed: AtomicU32,
     /// Sequence number of the latest run order.
     ordered: AtomicU32,
+    /// The execution of its current job at which it posts the end of its
+    /// burst (ns; `u64::MAX`: none), and that limit's sequence number.
+    limit: AtomicU64,
+    limit_seq: AtomicU32,
     // ---- thread -> dispatcher
     /// Its kernel thread id (0 until it is known).
     pub tid: AtomicI32,
@@ -86,6 +90,8 @@ pub struct Slot {
     waiting_step: AtomicU64,
     /// It is blocked on `order` (the dispatcher then wakes it).
     parked: AtomicBool,
+    /// The sequence number of the last limit it reached.
+    limit_reached: AtomicU32,
 }
 
 /// Steps per job a thread can post (the encoding of `waiting_step`).
@@ -174,6 +180,8 @@ pub fn run_task_thread(shared: &Shared, me: usize, steps: &[Step]) -> ThreadOutc
     let mut cpu_start = Nanos::ZERO;
     let mut next_step = 0usize;
     let mut acked = 0u32;
+    // The last limit it posted (sequence number; 0: none is ever set).
+    let mut limit_posted = 0u32;
     let mut x = 1.0f64;
     'outer: loop {
         if shared.stop.load(Ordering::Relaxed) {
@@ -221,6 +229,14 @@ pub fn run_task_thread(shared: &Shared, me: usize, steps: &[Step]) -> ThreadOutc
                 finished_last = Some(job);
                 shared.ring();
                 continue 'outer;
+            }
+            // The end of its burst: post it and go on (the dispatcher, woken
+            // on this CPU at a higher priority, takes the CPU at once).
+            let seq = slot.limit_seq.load(Ordering::Acquire);
+            if seq != limit_posted && used.as_ns() >= slot.limit.load(Ordering::Relaxed) {
+                limit_posted = seq;
+                slot.limit_reached.store(seq, Ordering::Release);
+                shared.ring();
             }
             while next_step < steps.len() && reached(steps, next_step, demand, slot) {
                 if next_step < slot.passed.load(Ordering::Acquire) as usize {
@@ -283,6 +299,8 @@ pub struct RealPlatform {
     began_reported: Vec<bool>,
     /// Per thread: the lock-step post last reported.
     step_reported: Vec<u64>,
+    /// Per thread: the sequence number of its latest limit.
+    limit_seq: Vec<u32>,
     run_policy: Policy,
     wait_policy: Policy,
     /// Failed `sched_setattr` calls on other threads (should stay 0).
@@ -304,6 +322,7 @@ impl RealPlatform {
             ordered: vec![0; n],
             began_reported: vec![true; n],
             step_reported: vec![0; n],
+            limit_seq: vec![0; n],
             run_policy: Policy::Fifo {
                 priority: RUN_PRIORITY,
             },
@@ -428,6 +447,31 @@ impl Platform for RealPlatform {
         }
         self.began_reported[task] = true;
         Some(Nanos::from_ns(slot.began_ns.load(Ordering::Relaxed)))
+    }
+
+    fn budgets(&self) -> bool {
+        true
+    }
+
+    fn limit(&mut self, task: usize, at: Option<Nanos>) {
+        let slot = &self.shared.slots[task];
+        let seq = match self.limit_seq[task].wrapping_add(1) {
+            0 => 1,
+            s => s,
+        };
+        self.limit_seq[task] = seq;
+        slot.limit
+            .store(at.map_or(u64::MAX, Nanos::as_ns), Ordering::Relaxed);
+        slot.limit_seq.store(seq, Ordering::Release);
+    }
+
+    fn limit_reached(&mut self, task: usize) -> bool {
+        let seq = self.limit_seq[task];
+        seq != 0
+            && self.shared.slots[task]
+                .limit_reached
+                .load(Ordering::Acquire)
+                == seq
     }
 
     #[inline]

@@ -19,6 +19,9 @@ pub struct VirtualPlatform {
     /// Stamp the cost meter with the real clock (the calibration of the
     /// decision cost); else time does not pass while the engine works.
     pub wall: bool,
+    /// The threads end their bursts themselves, as real ones do
+    /// ([`Platform::budgets`]); else the engine's timer ends them.
+    pub budgets: bool,
 }
 
 #[derive(Default, Clone)]
@@ -31,6 +34,9 @@ struct VirtualThread {
     /// Waiting at a lock step or done: it does not execute.
     waiting: bool,
     began: Option<Nanos>,
+    /// The execution at which it posts the end of its burst.
+    limit: Option<Nanos>,
+    limit_reached: bool,
 }
 
 impl VirtualPlatform {
@@ -38,6 +44,7 @@ impl VirtualPlatform {
     pub fn new(steps: Vec<Vec<Step>>) -> VirtualPlatform {
         VirtualPlatform {
             wall: false,
+            budgets: false,
             now: Nanos::ZERO,
             running: None,
             threads: vec![VirtualThread::default(); steps.len()],
@@ -67,6 +74,17 @@ impl Platform for VirtualPlatform {
         if let Some(task) = self.running.filter(|&t| !self.threads[t].waiting) {
             let target = self.target(task);
             let t = &mut self.threads[task];
+            // The end of its burst comes first: it posts it and runs on.
+            if let Some(limit) = t.limit.filter(|&l| l < target) {
+                let left = limit.saturating_sub(t.executed);
+                if self.now.saturating_add(left) <= until {
+                    self.now = self.now.saturating_add(left);
+                    t.executed = t.executed.max(limit);
+                    t.limit = None;
+                    t.limit_reached = true;
+                    return;
+                }
+            }
             let left = target.saturating_sub(t.executed);
             if self.now.saturating_add(left) <= until {
                 self.now = self.now.saturating_add(left);
@@ -124,6 +142,20 @@ impl Platform for VirtualPlatform {
 
     fn began(&mut self, task: usize) -> Option<Nanos> {
         self.threads[task].began.take()
+    }
+
+    fn budgets(&self) -> bool {
+        self.budgets
+    }
+
+    fn limit(&mut self, task: usize, at: Option<Nanos>) {
+        let t = &mut self.threads[task];
+        t.limit = at;
+        t.limit_reached = false;
+    }
+
+    fn limit_reached(&mut self, task: usize) -> bool {
+        std::mem::take(&mut self.threads[task].limit_reached)
     }
 
     fn stamp(&mut self) -> Nanos {

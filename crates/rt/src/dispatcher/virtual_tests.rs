@@ -67,6 +67,22 @@ fn dispatched(
     phases: &[Phase],
     protocol: LockingProtocol,
 ) -> (Vec<Key>, u64) {
+    dispatched_with(set, spec, duration, tick, on_miss, phases, protocol, false)
+}
+
+/// [`dispatched`], with threads that end their bursts themselves when
+/// `budgets` (as the real ones).
+#[allow(clippy::too_many_arguments)]
+fn dispatched_with(
+    set: &TaskSet,
+    spec: &SchedulerSpec,
+    duration: Nanos,
+    tick: Option<Nanos>,
+    on_miss: MissRule,
+    phases: &[Phase],
+    protocol: LockingProtocol,
+    budgets: bool,
+) -> (Vec<Key>, u64) {
     let tasks = PhasePlan::tasks(set, phases);
     let plan = PhasePlan::new(set, phases, duration).expect("phases");
     let scheduler = spec.build(&tasks).expect("builds");
@@ -90,7 +106,9 @@ fn dispatched(
         ids: Vec::new(),
         min_slice: Nanos::ZERO,
     };
-    let mut engine = Engine::new(setup, scheduler, VirtualPlatform::new(steps), logs);
+    let mut platform = VirtualPlatform::new(steps);
+    platform.budgets = budgets;
+    let mut engine = Engine::new(setup, scheduler, platform, logs);
     engine.run(&|| false);
     let mut records = Vec::new();
     for rx in &mut receivers {
@@ -250,5 +268,42 @@ fn critical_sections_under_ipcp_dfp_and_plain_locks_give_the_simulators_schedule
         let sim = simulated(&set, &spec, d, None, MissRule::Continue, &[], sim_protocol);
         let real = dispatched(&set, &spec, d, None, MissRule::Continue, &[], rule);
         assert_eq!(real, sim, "{spec} {rule:?}");
+    }
+}
+
+/// Threads that end their bursts themselves (the real platform's way: a
+/// burst counted on the thread's CPU clock, the engine's timer only a
+/// backstop 500 us later) give the simulator's schedule too, for every
+/// scheduler that asks for burst or quantum ends, tickless. (A backstop
+/// taken for a burst end would show as a job run 500 us too long.)
+#[test]
+fn bursts_ended_by_the_threads_give_the_simulators_schedule() {
+    for spec in [
+        "rr:2ms",
+        "rr:1ms:linux",
+        "ipi",
+        "multiburst",
+        "multiburst:wake=immediate",
+        "multiburst:wake=next-burst,burst=1ms",
+        "edf",
+    ] {
+        let spec: SchedulerSpec = spec.parse().unwrap();
+        for (set, d) in [(hartstone(), Nanos::from_secs(2)), (overloaded(), ms(300))] {
+            let run = |budgets| {
+                let on_miss = MissRule::Continue;
+                let none = LockingProtocol::None;
+                dispatched_with(&set, &spec, d, None, on_miss, &[], none, budgets)
+            };
+            let sim = simulated(
+                &set,
+                &spec,
+                d,
+                None,
+                MissRule::Continue,
+                &[],
+                LockingProtocol::None,
+            );
+            assert_eq!(run(true), sim, "{spec} on {}", set.name);
+        }
     }
 }

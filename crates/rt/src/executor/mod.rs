@@ -223,6 +223,8 @@ pub(crate) const START_DELAY: Nanos = Nanos::from_ms(50);
 /// priority-inversion example's high task started 45 ms late). A first
 /// release at least T after the policy was set is at or past that period,
 /// so it runs at once and restarts the kernel's timeline at the release.
+/// The delay is counted from the gate, which [`gate_delay`] opens at or
+/// past every thread's first period, where the kernel's timeline restarts.
 pub fn first_release_delay(set: &TaskSet, policy: RunPolicy) -> Nanos {
     if policy != RunPolicy::Edf {
         return START_DELAY;
@@ -232,6 +234,29 @@ pub fn first_release_delay(set: &TaskSet, policy: RunPolicy) -> Nanos {
         .filter(|t| t.deadline < t.period)
         .map(|t| t.period.saturating_sub(t.offset))
         .fold(START_DELAY, Nanos::max)
+}
+
+/// How long the threads, set up, wait before the gate opens: under
+/// SCHED_DEADLINE, the longest period T of a task with D < T; else zero.
+///
+/// The gate's wake-up is a wake-up in the kernel's eyes: a constrained
+/// thread woken between its kernel deadline (`sched_setattr` + D) and its
+/// next period (+ T) is throttled until that period and comes back with a
+/// deadline a period later (`dl_check_constrained_dl`), behind tasks with
+/// later deadlines at its first release (seen on a loaded machine, where
+/// the other threads' set-up took longer than D). Opened T after the last
+/// `sched_setattr`, the gate wakes every thread at or past its period, so
+/// the kernel starts its timeline afresh at the gate, and
+/// [`first_release_delay`] puts the first release a period after that.
+pub fn gate_delay(set: &TaskSet, policy: RunPolicy) -> Nanos {
+    if policy != RunPolicy::Edf {
+        return Nanos::ZERO;
+    }
+    set.tasks
+        .iter()
+        .filter(|t| t.deadline < t.period)
+        .map(|t| t.period)
+        .fold(Nanos::ZERO, Nanos::max)
 }
 
 /// How long a refused SCHED_DEADLINE admission is retried, beyond one
@@ -546,12 +571,18 @@ fn run_untraced(
             .stack_size(TASK_STACK)
             .spawn(move || {
                 ids[i].store(rtlab_sys::sched::gettid(), Ordering::SeqCst);
-                let setup = thread.set_up();
-                let ok = setup.is_ok();
+                // Allocate and fault in before the policy is set: under
+                // SCHED_DEADLINE this work would be charged to the task's
+                // runtime, and a set-up slowed past it (page reclaim on a
+                // loaded machine) leaves the thread throttled with a
+                // deadline a period later, behind later-deadline tasks at
+                // its first release.
                 let pending =
                     Pending::with_capacity(Pending::capacity_for(&thread.task, thread.duration));
                 let log = JobLog::new(ring);
                 prefault_stack();
+                let setup = thread.set_up();
+                let ok = setup.is_ok();
                 let _ = setup_tx.send(setup);
                 shared.gate.wait();
                 if !ok || shared.abort.load(Ordering::SeqCst) {
@@ -577,6 +608,9 @@ fn run_untraced(
             Ok(Ok(())) => {}
             Err(_) => break,
         }
+    }
+    if first_error.is_none() {
+        std::thread::sleep(gate_delay(set, cfg.policy).into());
     }
     // The disturbance account's window opens with every thread made and
     // closes once they have reported (read here, before the first release
@@ -1395,6 +1429,8 @@ mod tests {
             .set;
         // high: T 100, offset 5, D 20; mid: T 100, offset 8, D 60; low: D = T.
         assert_eq!(first_release_delay(&set, RunPolicy::Edf), ms(95));
+        assert_eq!(gate_delay(&set, RunPolicy::Edf), ms(100));
+        assert_eq!(gate_delay(&set, RunPolicy::RateMonotonic), Nanos::ZERO);
         assert_eq!(
             first_release_delay(&set, RunPolicy::DeadlineMonotonic),
             START_DELAY
