@@ -145,6 +145,17 @@ struct Instant {
     other: bool,
 }
 
+impl Instant {
+    /// Nothing happened yet (the releases' buffer kept for the next instant).
+    fn clear(&mut self) {
+        self.releases.clear();
+        self.ticks = 0;
+        self.completions = 0;
+        self.lock_ops = 0;
+        self.other = false;
+    }
+}
+
 /// A simulation in progress. [`Simulator::run`] to the end, or
 /// [`Simulator::step`] one instant at a time.
 pub struct Simulator {
@@ -176,6 +187,13 @@ pub struct Simulator {
     callback: Option<Nanos>,
     /// Execution-time and jitter draws.
     draws: Draws,
+    /// Per task: true when the phases leave its releases alone (no window,
+    /// no suspension), so that its releases are `offset + k T` in order and
+    /// the `k`-th handled is job `k` ([`Simulator::handle_release`] counts
+    /// instead of dividing).
+    regular: Vec<bool>,
+    /// Per task: the index of its next job, for the regular tasks.
+    next_index: Vec<u64>,
     resources: Vec<Resource>,
     ops: Vec<Vec<LockOp>>,
     srp_levels: Vec<u64>,
@@ -298,6 +316,7 @@ impl Simulator {
             );
             (None, Some(why))
         };
+        let regular = (0..n).map(|i| !phases.changes_releases_of(i)).collect();
         let mut sim = Simulator {
             servers,
             servers_skipped,
@@ -322,6 +341,8 @@ impl Simulator {
             last_task: None,
             callback: None,
             draws: Draws::new(config.seed, n),
+            regular,
+            next_index: vec![0; n],
             resources,
             ops,
             srp_levels,
@@ -385,7 +406,10 @@ impl Simulator {
         if self.finished {
             return false;
         }
-        let t = match self.next_time() {
+        // Crediting the running job up to `t` (`advance`) leaves its
+        // milestone where it was, so it is computed once.
+        let milestone = self.milestone();
+        let t = match self.next_time_from(milestone) {
             Some(t) if t <= self.config.duration => t,
             _ => {
                 self.finish();
@@ -394,7 +418,7 @@ impl Simulator {
         };
         self.advance(t);
         self.now = t;
-        if self.running.is_some() && self.milestone() == Some(t) {
+        if milestone == Some(t) {
             self.events += 1;
             self.instant.other = true;
             self.handle_milestone();
@@ -424,7 +448,13 @@ impl Simulator {
     }
 
     fn next_time(&self) -> Option<Nanos> {
-        let mut next = earliest(self.milestone(), self.queue.peek_time());
+        self.next_time_from(self.milestone())
+    }
+
+    /// The next instant, the running job's milestone being `milestone`.
+    #[inline]
+    fn next_time_from(&self, milestone: Option<Nanos>) -> Option<Nanos> {
+        let mut next = earliest(milestone, self.queue.peek_time());
         next = earliest(next, self.callback);
         if let Some(servers) = &self.servers {
             next = earliest(
@@ -443,6 +473,7 @@ impl Simulator {
     /// ([`Nanos::MAX`]): a saturated milestone at `Nanos::MAX` would be
     /// handled without the job reaching it, then found again, forever
     /// (issue 24: `-d 18446744073709551615ns` spun at 100 % CPU).
+    #[inline]
     fn milestone(&self) -> Option<Nanos> {
         let id = self.running?;
         let job = &self.jobs[id.index()];
@@ -455,6 +486,7 @@ impl Simulator {
     }
 
     /// Credits the running job with the processor time up to `t`.
+    #[inline]
     fn advance(&mut self, t: Nanos) {
         if let Some(servers) = &mut self.servers {
             let start = self.run_from.max(self.busy_until);
@@ -508,9 +540,16 @@ impl Simulator {
         }
     }
 
+    #[inline]
     fn schedule_release(&mut self, task: usize, at: Nanos) {
-        let period = self.tasks[task].period;
-        if let Some(at) = self.phases.release(task, period, at, self.config.duration) {
+        let release = if self.regular[task] {
+            // What `PhasePlan::release` gives a task no phase moves.
+            (at < self.config.duration).then_some(at)
+        } else {
+            let period = self.tasks[task].period;
+            self.phases.release(task, period, at, self.config.duration)
+        };
+        if let Some(at) = release {
             let ready = self
                 .draws
                 .ready_at(task, &self.tasks[task], at, self.config.jitter);
@@ -534,7 +573,15 @@ impl Simulator {
     fn handle_release(&mut self, task: usize, at: Nanos) {
         let t = &self.tasks[task];
         let (period, deadline) = (t.period, t.deadline);
-        let index = self.phases.job_index(task, period, t.offset, at);
+        let index = if self.regular[task] {
+            // Its releases come in order, one per period from its offset.
+            let k = self.next_index[task];
+            self.next_index[task] = k + 1;
+            debug_assert_eq!(k, self.phases.job_index(task, period, t.offset, at));
+            k
+        } else {
+            self.phases.job_index(task, period, t.offset, at)
+        };
         if let Some(next) = at.checked_add(period) {
             self.schedule_release(task, next);
         }
@@ -549,17 +596,18 @@ impl Simulator {
         let demand = self.draw_demand(task, at);
         let uid = self.next_uid;
         self.next_uid += 1;
-        let job = Job {
-            uid,
-            ..Job::new(task, index, at, at.saturating_add(deadline), demand)
-        };
-        let abs_deadline = job.deadline;
+        let abs_deadline = at.saturating_add(deadline);
         let id = match self.free.pop() {
             Some(slot) => {
-                self.jobs[slot as usize] = job;
+                // Written in place: no job moved, no lock list dropped.
+                self.jobs[slot as usize].reuse(task, index, at, abs_deadline, demand, uid);
                 JobId(slot)
             }
             None => {
+                let job = Job {
+                    uid,
+                    ..Job::new(task, index, at, abs_deadline, demand)
+                };
                 self.jobs.push(job);
                 JobId((self.jobs.len() - 1) as u32)
             }
@@ -588,6 +636,7 @@ impl Simulator {
         }
     }
 
+    #[inline]
     fn make_ready(&mut self, id: JobId) {
         let task = self.jobs[id.index()].task;
         self.backlog.set_head(task, id);
@@ -598,8 +647,13 @@ impl Simulator {
         self.scheduler.on_release(id, &sys);
     }
 
+    #[inline]
     fn draw_demand(&mut self, task: usize, at: Nanos) -> Nanos {
         let demand = self.draws.demand(task, &self.tasks[task], self.config.exec);
+        if self.phases.is_empty() {
+            // No phase scales it.
+            return demand;
+        }
         self.phases.demand(demand, at)
     }
 
@@ -692,6 +746,7 @@ impl Simulator {
     /// Folds job `id` into its task's summary as it leaves the system:
     /// completed at `finish`, aborted at its deadline, or (neither) still
     /// unfinished when the run ends; then hands the record to the job sink.
+    #[inline]
     fn record_job(&mut self, id: JobId, finish: Option<Nanos>, aborted: bool) {
         let j = &self.jobs[id.index()];
         let record = JobRecord {
@@ -719,7 +774,7 @@ impl Simulator {
     /// job of its task.
     fn retire(&mut self, id: JobId) {
         let task = self.jobs[id.index()].task;
-        self.ready.retain(|&j| j != id);
+        remove_ready(&mut self.ready, id);
         if self.running == Some(id) {
             self.running = None;
         }
@@ -926,7 +981,7 @@ impl Simulator {
     // ------------------------------------------------------------ dispatch
 
     fn reschedule(&mut self) {
-        let inst = std::mem::take(&mut self.instant);
+        let inst = &self.instant;
         let invoked = inst.other || !inst.releases.is_empty() || inst.completions > 0;
         let previous = self
             .running
@@ -958,6 +1013,7 @@ impl Simulator {
             job.start = job.start.or(Some(self.now));
         }
         if self.has_overheads {
+            let inst = &self.instant;
             let n_rel = inst.releases.len() as u64;
             let mut cost = Nanos::ZERO;
             let mul = |c: Nanos, k: u64| c.checked_mul(k).unwrap_or(Nanos::MAX);
@@ -976,13 +1032,7 @@ impl Simulator {
             self.charge(cost);
         }
         self.running = choice;
-        // The releases' buffer goes back for the next instant, emptied
-        // (taking `instant` left a fresh one without capacity).
-        let mut releases = inst.releases;
-        if self.instant.releases.is_empty() {
-            releases.clear();
-            std::mem::swap(&mut self.instant.releases, &mut releases);
-        }
+        self.instant.clear();
         self.callback = if invoked {
             self.scheduler
                 .callback_at()
@@ -1128,6 +1178,19 @@ impl Simulator {
     /// many jobs waiting (see [`MAX_PENDING_JOBS`]).
     pub fn stopped(&self) -> Option<BacklogStop> {
         self.backlog.stopped()
+    }
+}
+
+/// Removes `id` (there at most once) from the ready jobs, keeping their order.
+#[inline]
+fn remove_ready(ready: &mut Vec<JobId>, id: JobId) {
+    if let Some(i) = ready.iter().position(|&j| j == id) {
+        // Shifted by hand: a handful of ids, where `Vec::remove` calls
+        // `memmove`.
+        for k in i + 1..ready.len() {
+            ready[k - 1] = ready[k];
+        }
+        ready.pop();
     }
 }
 

@@ -107,6 +107,38 @@ impl Job {
         }
     }
 
+    /// Makes this finished job's slot the new job `Job { uid,
+    /// ..Job::new(task, index, release, deadline, demand) }` in place,
+    /// keeping the (empty) lock lists' memory.
+    #[inline]
+    pub(crate) fn reuse(
+        &mut self,
+        task: usize,
+        index: u64,
+        release: Nanos,
+        deadline: Nanos,
+        demand: Nanos,
+        uid: u64,
+    ) {
+        self.task = task;
+        self.index = index;
+        self.release = release;
+        self.deadline = deadline;
+        self.demand = demand;
+        self.executed = Nanos::ZERO;
+        self.start = None;
+        self.preemptions = 0;
+        self.state = JobState::Pending;
+        self.boost = None;
+        self.uid = uid;
+        self.op_cursor = 0;
+        self.held.clear();
+        self.boost_stack.clear();
+        self.blocked_on = None;
+        self.blocked_since = None;
+        self.blocked = Nanos::ZERO;
+    }
+
     /// Its lock wait at `now`: the waits that ended plus the current one.
     pub fn lock_wait(&self, now: Nanos) -> Nanos {
         let current = self
@@ -130,5 +162,36 @@ impl Job {
     /// True while it holds at least one lock.
     pub fn holds_locks(&self) -> bool {
         !self.held.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reused_slot_is_the_new_job() {
+        let (ms, s) = (Nanos::from_ms, Nanos::from_secs);
+        let mut slot = Job {
+            uid: 3,
+            ..Job::new(1, 4, ms(10), ms(20), ms(2))
+        };
+        slot.executed = ms(1);
+        slot.start = Some(ms(11));
+        slot.preemptions = 2;
+        slot.state = JobState::Done;
+        slot.boost = Some(Priority(9));
+        slot.op_cursor = 2;
+        slot.held.push(0);
+        slot.boost_stack.push(None);
+        slot.blocked_on = Some(1);
+        slot.blocked_since = Some(ms(12));
+        slot.blocked = ms(3);
+        slot.reuse(2, 7, s(1), s(2), ms(5), 8);
+        let fresh = Job {
+            uid: 8,
+            ..Job::new(2, 7, s(1), s(2), ms(5))
+        };
+        assert_eq!(format!("{slot:?}"), format!("{fresh:?}"));
     }
 }

@@ -48,6 +48,7 @@ impl Draws {
     /// When the job of task `i` (`task`) arriving at `at` is made ready:
     /// `at` plus its release jitter under `model`, never before the task's
     /// previous job.
+    #[inline]
     pub(crate) fn ready_at(
         &mut self,
         i: usize,
@@ -69,6 +70,7 @@ impl Draws {
 
     /// The execution time of the next job of task `i`: its WCET, or under
     /// [`ExecModel::Uniform`] a draw in `[BCET, WCET]`.
+    #[inline]
     pub(crate) fn demand(&mut self, i: usize, task: &Task, model: ExecModel) -> Nanos {
         match task.bcet.filter(|&b| b < task.wcet) {
             Some(bcet) if model == ExecModel::Uniform => {
@@ -102,6 +104,7 @@ impl<S: Copy + PartialEq> Backlog<S> {
     }
 
     /// The job of `task` that is ready (or blocked), if any.
+    #[inline]
     pub(crate) fn head(&self, task: usize) -> Option<S> {
         self.head[task]
     }
@@ -112,6 +115,7 @@ impl<S: Copy + PartialEq> Backlog<S> {
     }
 
     /// Marks `slot` as its task's ready job.
+    #[inline]
     pub(crate) fn set_head(&mut self, task: usize, slot: S) {
         self.head[task] = Some(slot);
     }
@@ -120,6 +124,7 @@ impl<S: Copy + PartialEq> Backlog<S> {
     /// unfinished job), false when it waits behind that job. Past
     /// [`MAX_PENDING_JOBS`] waiting jobs the run must stop at `now`
     /// ([`Backlog::stopped`]; the caller ends its run there).
+    #[inline]
     pub(crate) fn arrive(&mut self, task: usize, slot: S, now: Nanos) -> bool {
         if self.head[task].is_none() {
             return true;
@@ -136,6 +141,7 @@ impl<S: Copy + PartialEq> Backlog<S> {
     }
 
     /// The task's ready job left: the next one to make ready, if any.
+    #[inline]
     pub(crate) fn retire(&mut self, task: usize) -> Option<S> {
         self.head[task] = None;
         let next = self.pending[task].pop_front();
@@ -184,6 +190,7 @@ impl Ledger {
 
     /// Folds `record` into its task's summary (a run of `duration`) and
     /// hands it to the sink.
+    #[inline]
     pub(crate) fn record(&mut self, record: &JobRecord, duration: Nanos) {
         self.summaries[record.task].record(record, duration);
         if let (Some(sink), Ok(())) = (&mut self.sink, &self.written) {

@@ -40,8 +40,9 @@ pub fn processor_for(
     idle: impl Fn(usize) -> bool,
     freed: &[(Key, usize)],
 ) -> Option<usize> {
+    let not_freed = |c: usize| freed.is_empty() || !freed.iter().any(|f| f.1 == c);
     last.filter(|&c| idle(c))
-        .or_else(|| (0..m).find(|&c| idle(c) && !freed.iter().any(|f| f.1 == c)))
+        .or_else(|| (0..m).find(|&c| idle(c) && not_freed(c)))
         .or_else(|| freed.iter().map(|f| f.1).find(|&c| idle(c)))
 }
 

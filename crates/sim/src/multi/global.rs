@@ -21,6 +21,7 @@ use rtlab_model::{Nanos, Task};
 
 use super::decision;
 use super::ready_set::ReadySet;
+use super::releases::Releases;
 use crate::config::{MissRule, SimConfig};
 use crate::engine::{earliest, BacklogStop};
 use crate::lifecycle::{Backlog, Draws, Ledger};
@@ -101,8 +102,16 @@ impl GlobalJob {
 struct Processor {
     /// The slot of the job it runs.
     job: Option<usize>,
-    /// Since when that job is credited.
+    /// Since when that job is credited (its execution up to here is in
+    /// [`GlobalJob::executed`]).
     run_from: Nanos,
+    /// When its job completes if nothing happens before (`None`: no job,
+    /// or beyond [`Nanos::MAX`]); set at dispatch, it stays right while
+    /// the job runs, however often the job is credited.
+    completion: Option<Nanos>,
+    /// From when its job's remaining work is zero: the completion, or the
+    /// dispatch instant of a job that needs nothing more.
+    due: Option<Nanos>,
     /// Overheads (a migration cost) occupy it until then.
     busy_until: Nanos,
     last_task: Option<usize>,
@@ -111,16 +120,29 @@ struct Processor {
 }
 
 impl Processor {
-    /// When its job completes, if nothing happens before.
-    /// `None` when that lies beyond the last representable instant
-    /// ([`Nanos::MAX`]): a saturated completion at `Nanos::MAX` would be
-    /// handled without the job completing, then found again, forever (as
-    /// the uniprocessor engine's milestone, issue 39).
-    fn completion(&self, jobs: &[GlobalJob]) -> Option<Nanos> {
-        let job = &jobs[self.job?];
-        self.run_from
-            .max(self.busy_until)
-            .checked_add(job.remaining())
+    /// Runs `job` (its execution credited up to `now`) from `now`: the
+    /// completion is `max(now, busy_until) + remaining`, `None` when that
+    /// lies beyond the last representable instant ([`Nanos::MAX`]): a
+    /// saturated completion at `Nanos::MAX` would be handled without the
+    /// job completing, then found again, forever (as the uniprocessor
+    /// engine's milestone, issue 39).
+    fn run(&mut self, slot: usize, job: &GlobalJob, now: Nanos) {
+        let remaining = job.remaining();
+        self.job = Some(slot);
+        self.run_from = now;
+        self.completion = now.max(self.busy_until).checked_add(remaining);
+        self.due = if remaining.is_zero() {
+            Some(now)
+        } else {
+            self.completion
+        };
+    }
+
+    /// Leaves its job (credited first).
+    fn clear(&mut self) {
+        self.job = None;
+        self.completion = None;
+        self.due = None;
     }
 }
 
@@ -133,7 +155,10 @@ pub struct GlobalSim {
     config: SimConfig,
     migration_cost: Nanos,
     now: Nanos,
+    /// Deadline checks (`--on-miss abort`).
     queue: EventQueue,
+    /// Releases, handled after the deadline checks of their instant.
+    releases: Releases,
     jobs: Vec<GlobalJob>,
     free: Vec<usize>,
     /// Each task's ready job and the jobs waiting behind it.
@@ -154,6 +179,16 @@ pub struct GlobalSim {
     /// indexed heap), so a decision reads them without collecting and
     /// sorting every ready job.
     ready: ReadySet<Key>,
+    /// The rule's [`GlobalRule::is_static`], read once.
+    static_rule: bool,
+    /// The rule's [`GlobalRule::watches_time`], read once.
+    watches_time: bool,
+    /// Running jobs are credited only when they leave a processor (a
+    /// completion, a preemption, an abort, the end) instead of at every
+    /// instant: under a static rule with no trace nothing reads a running
+    /// job's execution in between (a dynamic rule's key does; a trace
+    /// records one interval per instant).
+    lazy: bool,
     trace: Option<Trace>,
     finished: bool,
 }
@@ -179,7 +214,13 @@ impl GlobalSim {
             t.per_processor = true;
             t
         });
+        let static_rule = rule.is_static();
+        let watches_time = rule.watches_time();
+        let lazy = static_rule && trace.is_none();
         let mut sim = GlobalSim {
+            static_rule,
+            watches_time,
+            lazy,
             draws: Draws::new(config.seed, n),
             ledger: Ledger::new(n),
             backlog: Backlog::new(n),
@@ -192,6 +233,7 @@ impl GlobalSim {
             migration_cost,
             now: Nanos::ZERO,
             queue: EventQueue::default(),
+            releases: Releases::new(n),
             jobs: Vec::new(),
             free: Vec::new(),
             context_switches: 0,
@@ -234,6 +276,8 @@ impl GlobalSim {
             if steps.is_multiple_of(crate::engine::CANCEL_POLL_STEPS)
                 && rtlab_model::cancel::requested()
             {
+                // The report is of the part run: credit the running jobs.
+                self.advance(self.now);
                 break;
             }
         }
@@ -260,22 +304,31 @@ impl GlobalSim {
                 return false;
             }
         };
-        self.advance(t);
+        if !self.lazy {
+            self.advance(t);
+        }
         self.now = t;
         for c in 0..self.cpus.len() {
-            if let Some(slot) = self.cpus[c].job {
-                if self.jobs[slot].remaining().is_zero() {
+            if self.cpus[c].due.is_some_and(|due| due <= t) {
+                if let Some(slot) = self.cpus[c].job {
                     self.events += 1;
                     self.complete(slot);
                 }
             }
         }
-        while let Some(payload) = self.queue.pop_at(t) {
-            self.events += 1;
-            match payload {
-                Payload::Deadline { slot, uid } => self.handle_deadline(slot as usize, uid),
-                Payload::Release { task, at } => self.handle_release(task, at),
-                Payload::Tick => {}
+        // The events of `t`: deadline checks, then releases (a deadline
+        // check scheduled at `t` meanwhile goes before the releases left).
+        loop {
+            if let Some(payload) = self.queue.pop_at(t) {
+                self.events += 1;
+                if let Payload::Deadline { slot, uid } = payload {
+                    self.handle_deadline(slot as usize, uid);
+                }
+            } else if let Some((task, at, index)) = self.releases.first_at(t) {
+                self.events += 1;
+                self.handle_release(task, at, index);
+            } else {
+                break;
             }
         }
         self.reschedule();
@@ -283,11 +336,11 @@ impl GlobalSim {
     }
 
     fn next_time(&self) -> Option<Nanos> {
-        let mut next = self.queue.peek_time();
+        let mut next = earliest(self.queue.peek_time(), self.releases.peek_time());
         for cpu in &self.cpus {
-            next = earliest(next, cpu.completion(&self.jobs));
+            next = earliest(next, cpu.completion);
         }
-        if self.rule.watches_time() {
+        if self.watches_time {
             next = earliest(next, self.change_time());
         }
         next
@@ -305,40 +358,60 @@ impl GlobalSim {
         next
     }
 
+    /// Credits every running job up to `t`.
     fn advance(&mut self, t: Nanos) {
-        for (c, cpu) in self.cpus.iter_mut().enumerate() {
-            let Some(slot) = cpu.job else { continue };
-            let start = cpu.run_from.max(cpu.busy_until);
-            if t > start {
-                let amount = t - start;
-                let job = &mut self.jobs[slot];
-                job.executed += amount;
-                cpu.executed_ns += amount.as_ns();
-                if let Some(trace) = &mut self.trace {
-                    trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
-                }
-            }
-            cpu.run_from = t;
+        for c in 0..self.cpus.len() {
+            self.credit(c, t);
         }
+    }
+
+    /// Credits processor `c`'s job with its execution from `run_from`
+    /// (or the end of a migration's cost) to `t`. Crediting at every
+    /// instant or once when the job leaves gives the same sums.
+    fn credit(&mut self, c: usize, t: Nanos) {
+        let cpu = &mut self.cpus[c];
+        let Some(slot) = cpu.job else { return };
+        let start = cpu.run_from.max(cpu.busy_until);
+        if t > start {
+            let amount = t - start;
+            let job = &mut self.jobs[slot];
+            job.executed += amount;
+            cpu.executed_ns += amount.as_ns();
+            if let Some(trace) = &mut self.trace {
+                trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
+            }
+        }
+        cpu.run_from = t;
+    }
+
+    /// The instant `task`'s release at `at` is handled (after its
+    /// jitter), when it falls within the run.
+    fn release_time(&mut self, task: usize, at: Nanos) -> Option<Nanos> {
+        if at >= self.config.duration {
+            return None;
+        }
+        Some(
+            self.draws
+                .ready_at(task, &self.tasks[task], at, self.config.jitter),
+        )
     }
 
     fn schedule_release(&mut self, task: usize, at: Nanos) {
-        if at >= self.config.duration {
-            return;
+        if let Some(time) = self.release_time(task, at) {
+            self.releases.push(time, task, at);
         }
-        let ready = self
-            .draws
-            .ready_at(task, &self.tasks[task], at, self.config.jitter);
-        self.queue
-            .push(ready, Class::Release, Payload::Release { task, at });
     }
 
-    fn handle_release(&mut self, task: usize, at: Nanos) {
+    /// The first pending release, `task`'s `index`-th at `at` (its offset
+    /// plus `index` periods): replaced in the queue by the task's next one.
+    fn handle_release(&mut self, task: usize, at: Nanos, index: u64) {
         let t = &self.tasks[task];
-        let (period, deadline, offset) = (t.period, t.deadline, t.offset);
-        let index = at.saturating_sub(offset).div_floor(period);
-        if let Some(next) = at.checked_add(period) {
-            self.schedule_release(task, next);
+        let (period, deadline) = (t.period, t.deadline);
+        debug_assert_eq!(index, at.saturating_sub(t.offset).div_floor(period));
+        let next = at.checked_add(period);
+        match next.and_then(|next| Some((self.release_time(task, next)?, next))) {
+            Some((time, next)) => self.releases.replace_first(time, next),
+            None => self.releases.remove_first(),
         }
         if self.config.on_miss == MissRule::Skip {
             if let Some(h) = self.backlog.head(task) {
@@ -396,7 +469,7 @@ impl GlobalSim {
         self.backlog.set_head(job.task, slot);
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
-        if self.rule.is_static() {
+        if self.static_rule {
             self.ready.insert(job.task, self.rule.key(job, false));
         }
     }
@@ -480,7 +553,8 @@ impl GlobalSim {
     fn retire(&mut self, slot: usize) {
         let task = self.jobs[slot].task;
         if let Some(c) = self.jobs[slot].on_cpu.take() {
-            self.cpus[c as usize].job = None;
+            self.credit(c as usize, self.now);
+            self.cpus[c as usize].clear();
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
@@ -492,73 +566,128 @@ impl GlobalSim {
 
     /// Picks the m most urgent ready jobs and places them on processors.
     fn reschedule(&mut self) {
+        if self.static_rule {
+            self.reschedule_static();
+        } else {
+            self.reschedule_dynamic();
+        }
+    }
+
+    /// Under a static rule: the m most urgent, in order, as the ready set
+    /// keeps them; a running job is preempted when it is no longer among
+    /// them. When they are those placed at the last decision, every one of
+    /// them runs and nothing else does: nothing to do.
+    fn reschedule_static(&mut self) {
+        if !self.ready.changed() {
+            return;
+        }
+        let now = self.now;
+        let mut freed = std::mem::take(&mut self.freed);
+        freed.clear();
+        // Only a job pushed out of the m most urgent by a newer one can
+        // have to leave its processor: a running job is among them and
+        // leaves them otherwise only when it completes or is aborted.
+        for i in 0..self.ready.evicted().len() {
+            let task = self.ready.evicted()[i];
+            if self.ready.is_top(task) {
+                continue;
+            }
+            let Some(slot) = self.backlog.head(task) else {
+                continue;
+            };
+            let Some(c) = self.jobs[slot].on_cpu.map(|c| c as usize) else {
+                continue;
+            };
+            self.credit(c, now);
+            self.cpus[c].clear();
+            let job = &mut self.jobs[slot];
+            job.on_cpu = None;
+            job.preemptions += 1;
+            freed.push((self.rule.key(job, false), c));
+        }
+        // The preempted jobs' processors go least urgent job first.
+        if freed.len() > 1 {
+            decision::least_urgent_first(&mut freed);
+        }
+        // Only a job that entered the m most urgent since the last
+        // decision can be waiting; one such is placed at once, several
+        // in priority order.
+        if let &[task] = self.ready.entered() {
+            self.place_waiting(task, &freed);
+        } else {
+            for i in 0..self.ready.top().len() {
+                self.place_waiting(self.ready.top()[i].1, &freed);
+            }
+        }
+        self.ready.take_changed();
+        self.freed = freed;
+    }
+
+    /// Places `task`'s ready job if it is among the m most urgent and not
+    /// running.
+    fn place_waiting(&mut self, task: usize, freed: &[(Key, usize)]) {
+        if !self.ready.is_top(task) {
+            return;
+        }
+        if let Some(slot) = self.backlog.head(task) {
+            if self.jobs[slot].on_cpu.is_none() {
+                self.place(slot, freed);
+            }
+        }
+    }
+
+    /// Under a dynamic rule: every ready job's key built anew.
+    fn reschedule_dynamic(&mut self) {
         let m = self.cpus.len();
         let now = self.now;
         let mut order = std::mem::take(&mut self.order);
         let mut freed = std::mem::take(&mut self.freed);
         order.clear();
         freed.clear();
-        let chosen;
-        if self.rule.is_static() {
-            // The m most urgent, in order, as the ready set keeps them; a
-            // running job is preempted when it is no longer among them.
-            for &(key, task) in self.ready.top() {
-                if let Some(slot) = self.backlog.head(task) {
-                    order.push((key, slot));
-                }
-            }
-            chosen = order.len();
-            for c in 0..m {
-                let Some(slot) = self.cpus[c].job else {
-                    continue;
-                };
-                let job = &mut self.jobs[slot];
-                if self.ready.is_top(job.task) {
-                    continue;
-                }
-                job.on_cpu = None;
-                job.preemptions += 1;
-                self.cpus[c].job = None;
-                freed.push((self.rule.key(&self.jobs[slot], false), c));
-            }
-        } else {
-            for task in 0..self.tasks.len() {
-                let Some(slot) = self.backlog.head(task) else {
-                    continue;
-                };
-                let job = &mut self.jobs[slot];
-                let running = job.on_cpu.is_some();
-                self.rule.update(job, running, now);
-                order.push((self.rule.key(job, running), slot));
-            }
-            // The m most urgent first, in order; the rest in any order.
-            chosen = decision::choose(&mut order, m);
-            // Preempt the running jobs that were not chosen.
-            for &(key, slot) in &order[chosen..] {
-                if let Some(c) = self.jobs[slot].on_cpu.take() {
-                    self.jobs[slot].preemptions += 1;
-                    self.cpus[c as usize].job = None;
-                    freed.push((key, c as usize));
-                }
+        for task in 0..self.tasks.len() {
+            let Some(slot) = self.backlog.head(task) else {
+                continue;
+            };
+            let job = &mut self.jobs[slot];
+            let running = job.on_cpu.is_some();
+            self.rule.update(job, running, now);
+            order.push((self.rule.key(job, running), slot));
+        }
+        // The m most urgent first, in order; the rest in any order.
+        let chosen = decision::choose(&mut order, m);
+        // Preempt the running jobs that were not chosen.
+        for &(key, slot) in &order[chosen..] {
+            if let Some(c) = self.jobs[slot].on_cpu.take() {
+                self.jobs[slot].preemptions += 1;
+                self.cpus[c as usize].clear();
+                freed.push((key, c as usize));
             }
         }
-        // The preempted jobs' processors go least urgent job first.
         decision::least_urgent_first(&mut freed);
         for &(_, slot) in &order[..chosen] {
-            if self.jobs[slot].on_cpu.is_some() {
-                continue;
-            }
-            let idle = |c: usize| self.cpus[c].job.is_none();
-            let last = self.jobs[slot].last_cpu.map(|c| c as usize);
-            let cpu = decision::processor_for(last, m, idle, &freed);
-            // At most m jobs are chosen and every processor not keeping
-            // its job is idle or freed, so one is always found.
-            if let Some(cpu) = cpu {
-                self.dispatch(slot, cpu);
+            if self.jobs[slot].on_cpu.is_none() {
+                self.place(slot, &freed);
             }
         }
         self.order = order;
         self.freed = freed;
+    }
+
+    /// Dispatches a newly chosen job (chosen in priority order): on the
+    /// processor it last ran on if that one is idle, else on the
+    /// lowest-numbered idle processor no preemption freed, else on the
+    /// processor of the least urgent preempted job (`freed`: the preempted
+    /// jobs' keys and processors, least urgent first).
+    fn place(&mut self, slot: usize, freed: &[(Key, usize)]) {
+        let m = self.cpus.len();
+        let idle = |c: usize| self.cpus[c].job.is_none();
+        let last = self.jobs[slot].last_cpu.map(|c| c as usize);
+        let cpu = decision::processor_for(last, m, idle, freed);
+        // At most m jobs are chosen and every processor not keeping its
+        // job is idle or freed, so one is always found.
+        if let Some(cpu) = cpu {
+            self.dispatch(slot, cpu);
+        }
     }
 
     fn dispatch(&mut self, slot: usize, c: usize) {
@@ -592,8 +721,7 @@ impl GlobalSim {
             self.context_switches += 1;
             cpu.last_task = Some(job.task);
         }
-        cpu.job = Some(slot);
-        cpu.run_from = now;
+        cpu.run(slot, job, now);
         job.on_cpu = Some(c as u32);
     }
 
@@ -603,10 +731,10 @@ impl GlobalSim {
         }
         self.finished = true;
         let end = self.config.duration;
-        if self.now < end {
-            self.advance(end);
-            self.now = end;
-        }
+        // `now <= end`; with `now == end` this credits what a lazy run
+        // has not yet.
+        self.advance(end);
+        self.now = end;
         for slot in 0..self.jobs.len() {
             let job = &self.jobs[slot];
             if job.done {

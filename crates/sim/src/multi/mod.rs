@@ -41,6 +41,7 @@ pub mod gllf;
 pub mod global;
 pub mod linux_dl;
 pub mod ready_set;
+mod releases;
 pub mod rule;
 
 pub use rule::GlobalRule;

@@ -20,8 +20,15 @@
 //! scheduling point (O(n) per decision plus a sort); now a decision reads
 //! `top` as it is.
 //!
+//! Between two decisions the set also notes which ids entered `top` and
+//! which an insertion pushed out of it ([`ReadySet::entered`],
+//! [`ReadySet::evicted`], cleared by [`ReadySet::take_changed`]): the
+//! engine then preempts and places only those, and skips a decision when
+//! `top` did not change ([`ReadySet::changed`]).
+//!
 //! Nothing allocates after the first decisions: `top` holds at most m
-//! entries and the heap at most one per task.
+//! entries, the heap at most one per task, and the two notes at most one
+//! id per insertion or removal between two decisions.
 
 /// Ready tasks' keys: the `m` smallest in order, the rest in a heap; ids
 /// are task indices `0..n`.
@@ -34,6 +41,14 @@ pub struct ReadySet<K> {
     heap: Vec<(K, usize)>,
     /// Per id: [`ABSENT`], [`IN_TOP`], or its index in `heap`.
     position: Vec<usize>,
+    /// `top` changed since [`ReadySet::take_changed`] last read it.
+    changed: bool,
+    /// Ids pushed down from `top` into the heap by an insertion since
+    /// [`ReadySet::take_changed`] (at most one per insertion).
+    evicted: Vec<usize>,
+    /// Ids that entered `top` (inserted or lifted from the heap) since
+    /// [`ReadySet::take_changed`].
+    entered: Vec<usize>,
 }
 
 const ABSENT: usize = usize::MAX;
@@ -47,6 +62,9 @@ impl<K: Ord + Copy> ReadySet<K> {
             top: Vec::with_capacity(m + 1),
             heap: Vec::with_capacity(n),
             position: vec![ABSENT; n],
+            changed: false,
+            evicted: Vec::with_capacity(n),
+            entered: Vec::with_capacity(n),
         }
     }
 
@@ -75,6 +93,36 @@ impl<K: Ord + Copy> ReadySet<K> {
         &self.top
     }
 
+    /// True when `top` changed (an entry entered or left it) since the
+    /// last call; clears the mark and [`ReadySet::evicted`]. The global
+    /// engine skips a decision when the m most urgent are those it placed
+    /// last time.
+    pub fn take_changed(&mut self) -> bool {
+        self.evicted.clear();
+        self.entered.clear();
+        std::mem::replace(&mut self.changed, false)
+    }
+
+    /// The ids that entered `top` since [`ReadySet::take_changed`] (some
+    /// may have left it since): after a decision that placed every entry
+    /// of `top`, only these can be waiting for a processor.
+    pub fn entered(&self) -> &[usize] {
+        &self.entered
+    }
+
+    /// True when `top` changed since [`ReadySet::take_changed`].
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    /// The ids an insertion pushed out of `top` since
+    /// [`ReadySet::take_changed`] (some may be back in it, or gone): an
+    /// entry leaves `top` only so or by its removal, so these are the only
+    /// running jobs a decision may have to preempt.
+    pub fn evicted(&self) -> &[usize] {
+        &self.evicted
+    }
+
     /// The key of `id`, when it is in the set.
     pub fn key(&self, id: usize) -> Option<K> {
         match *self.position.get(id)? {
@@ -97,6 +145,7 @@ impl<K: Ord + Copy> ReadySet<K> {
             self.insert_top(entry);
             if let Some(last) = self.top.pop() {
                 self.heap_push(last);
+                self.evicted.push(last.1);
             }
         } else {
             self.heap_push(entry);
@@ -109,11 +158,19 @@ impl<K: Ord + Copy> ReadySet<K> {
             ABSENT => None,
             IN_TOP => {
                 let at = self.top.iter().position(|e| e.1 == id)?;
-                let (key, _) = self.top.remove(at);
+                // Shifted by hand: m is small, a call to `memmove` costs
+                // more than the few moves.
+                let (key, _) = self.top[at];
+                for i in at + 1..self.top.len() {
+                    self.top[i - 1] = self.top[i];
+                }
+                self.top.pop();
                 self.position[id] = ABSENT;
+                self.changed = true;
                 if let Some(least) = self.heap_pop() {
                     self.position[least.1] = IN_TOP;
                     self.top.push(least);
+                    self.entered.push(least.1);
                 }
                 Some(key)
             }
@@ -125,9 +182,18 @@ impl<K: Ord + Copy> ReadySet<K> {
     }
 
     fn insert_top(&mut self, entry: (K, usize)) {
-        let at = self.top.partition_point(|&e| e < entry);
-        self.top.insert(at, entry);
+        // From the end: m is small, and a new job's key (a later
+        // deadline) is mostly the largest.
+        self.top.push(entry);
+        let mut at = self.top.len() - 1;
+        while at > 0 && entry < self.top[at - 1] {
+            self.top[at] = self.top[at - 1];
+            at -= 1;
+        }
+        self.top[at] = entry;
         self.position[entry.1] = IN_TOP;
+        self.entered.push(entry.1);
+        self.changed = true;
     }
 
     fn heap_push(&mut self, entry: (K, usize)) {
@@ -239,10 +305,17 @@ mod tests {
         fn agrees_with_sorting_everything(m in 0..14usize, ops in proptest::collection::vec(op(), 1..200)) {
             let mut set = ReadySet::new(12, m);
             let mut model: Vec<Option<u8>> = vec![None; 12];
+            let mut last_top: Vec<(u8, usize)> = Vec::new();
             for op in ops {
+                // An id given a new key leaves `top` by its removal, not
+                // by eviction (the engine never re-keys a ready task).
+                let mut rekeyed = None;
                 match op {
                     Op::Insert(id, k) => {
                         set.insert(id, k);
+                        if model[id].is_some() {
+                            rekeyed = Some(id);
+                        }
                         model[id] = Some(k);
                     }
                     Op::Remove(id) => prop_assert_eq!(set.remove(id), model[id].take()),
@@ -254,6 +327,25 @@ mod tests {
                 prop_assert_eq!(set.len(), all.len());
                 all.truncate(m);
                 prop_assert_eq!(set.top(), &all[..]);
+                // Every id that left the m most urgent but is still ready
+                // was evicted.
+                for &(_, id) in &last_top {
+                    if model[id].is_some() && !set.is_top(id) && rekeyed != Some(id) {
+                        prop_assert!(set.evicted().contains(&id));
+                    }
+                }
+                // Every id new among the m most urgent entered.
+                for &(_, id) in &all {
+                    if !last_top.iter().any(|e| e.1 == id) {
+                        prop_assert!(set.entered().contains(&id));
+                    }
+                }
+                // Unmarked, the m most urgent are those read last time.
+                if !set.take_changed() {
+                    prop_assert_eq!(&last_top, &all);
+                }
+                prop_assert!(set.evicted().is_empty() && set.entered().is_empty());
+                last_top = all.clone();
                 for (id, &key) in model.iter().enumerate() {
                     prop_assert_eq!(set.key(id), key);
                     prop_assert_eq!(set.is_top(id), all.iter().any(|e| e.1 == id));

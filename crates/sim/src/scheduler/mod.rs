@@ -225,6 +225,7 @@ pub trait Scheduler {
 /// Ties go to the running job (no needless preemption), then to the earlier
 /// release, then to the task declared first, then to the earlier job. A
 /// non-preemptive policy keeps the running job whatever its priority.
+#[inline]
 pub fn pick_highest(
     sys: &System<'_>,
     preemptive: bool,
