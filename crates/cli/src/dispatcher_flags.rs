@@ -17,9 +17,10 @@ use crate::usage::usage;
 pub struct DispatcherFlags {
     /// Run the scheduler named by --scheduler/-s (any uniprocessor scheduler of `rtlab sim`:
     /// edf, fp:ORDER, fifo, np-edf, rr:Q, ipi, multiburst, hybrid; on --cpus pedf or pfp:ORDER,
-    /// one dispatcher per CPU) on real threads through rtlab's user-space dispatcher instead of a
-    /// Linux policy: a SCHED_FIFO 99 thread per CPU runs the simulator's scheduler and raises
-    /// the chosen thread (guide: explanation/dispatcher.md).
+    /// one dispatcher per CPU, or gedf, gfp:ORDER or edzl, one dispatcher for all of them) on real
+    /// threads through rtlab's user-space dispatcher instead of a Linux policy: a SCHED_FIFO 99
+    /// thread runs the simulator's scheduler and raises the chosen thread (guide:
+    /// explanation/dispatcher.md).
     #[arg(long)]
     pub dispatcher: bool,
     /// With --dispatcher: decide only at multiples of this tick (the ticked kernel of Golchin

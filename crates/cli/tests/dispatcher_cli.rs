@@ -52,9 +52,14 @@ fn what_the_dispatcher_cannot_run_is_refused_in_one_line() {
         err.contains("--tick 1ns") && err.contains("shorter than one decision"),
         "{err}"
     );
-    let (code, err) = run(&["-s", "gedf", "--cpus", "0,1"]);
+    // Global schedulers are one dispatcher's over --cpus: gedf, gfp and
+    // edzl, tickless; linux-dl is not dispatched yet.
+    let (code, err) = run(&["-s", "linux-dl", "--cpus", "0,1"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("global schedulers"), "{err}");
+    assert!(err.contains("global schedulers gedf"), "{err}");
+    let (code, err) = run(&["-s", "gedf", "--cpus", "0,1", "--tick", "4ms"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("tickless only"), "{err}");
     let (code, err) = run(&["-s", "fp:dm", "--protocol", "pip"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--protocol `pip`"), "{err}");
@@ -305,4 +310,116 @@ fn a_sigkilled_dispatched_run_leaves_settings_that_doctor_restore_puts_back() {
     );
     assert_eq!(read(RT_RUNTIME), before, "doctor --restore put it back");
     let _ = std::fs::write(RT_RUNTIME, &before);
+}
+
+/// Global EDF by one dispatcher over two CPUs. Three tasks of one period
+/// (C 4, 3 and 5 ms, T 10 ms, U 1.2): every job is released with the
+/// others and none has an earlier deadline than a running one, so G-EDF
+/// never preempts (a and b start, c takes b's CPU when b ends). Every
+/// release is recorded; per the records no job was preempted, each ran on
+/// one CPU, and no CPU ran two of the set's jobs at once (a job starts on
+/// a CPU only after the one before it there finished); `compare` matches
+/// a run with the simulator's G-EDF job for job.
+#[test]
+#[ignore = "needs root"]
+fn a_global_dispatcher_runs_gedf_over_two_cpus_every_job_recorded_one_job_per_cpu() {
+    let _one = common::real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("three.toml");
+    std::fs::write(
+        &set,
+        "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nwcet = \"4ms\"\n\
+         [[task]]\nname = \"b\"\nperiod = \"10ms\"\nwcet = \"3ms\"\n\
+         [[task]]\nname = \"c\"\nperiod = \"10ms\"\nwcet = \"5ms\"\n",
+    )
+    .unwrap();
+    let jobs = dir.path().join("jobs.csv");
+    let r = json_of(&[
+        "run",
+        set.to_str().unwrap(),
+        "--dispatcher",
+        "-s",
+        "gedf",
+        "--cpus",
+        "0,1",
+        "-d",
+        "500ms",
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(r["dispatcher"]["scheduler"], "gedf");
+    assert_eq!(r["dispatcher"]["dispatchers"], 1);
+    assert_eq!(r["cpus"], serde_json::json!([0, 1]));
+    assert!(
+        r["dispatcher"].get("watchdog").is_none(),
+        "{}",
+        r["dispatcher"]
+    );
+    // 50 releases of each task.
+    assert_eq!(r["released"], 150);
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (task, job, release, start, finish, preempted, cpu) = (
+        col("task"),
+        col("job"),
+        col("release_ns"),
+        col("start_ns"),
+        col("finish_ns"),
+        col("involuntary_switches"),
+        col("cpu"),
+    );
+    let mut per_cpu: Vec<Vec<(u64, u64)>> = vec![Vec::new(), Vec::new()];
+    let mut rows = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        rows += 1;
+        let k: u64 = f[job].parse().unwrap();
+        assert_eq!(f[release].parse::<u64>().unwrap(), k * 10_000_000, "{line}");
+        assert_eq!(f[preempted], "0", "G-EDF never preempts here: {line}");
+        let (Ok(s), Ok(e), Ok(c)) = (
+            f[start].parse::<u64>(),
+            f[finish].parse::<u64>(),
+            f[cpu].parse::<usize>(),
+        ) else {
+            // The last jobs may still run at the end.
+            assert!(k >= 48, "{} job {k} unfinished: {line}", f[task]);
+            continue;
+        };
+        assert!(s <= e, "{line}");
+        per_cpu[c].push((s, e));
+    }
+    assert_eq!(rows, 150, "every release has its record");
+    for (c, jobs) in per_cpu.iter_mut().enumerate() {
+        assert!(!jobs.is_empty(), "CPU {c} ran jobs");
+        jobs.sort_unstable();
+        for w in jobs.windows(2) {
+            assert!(
+                w[0].1 <= w[1].0,
+                "CPU {c} ran two jobs at once: {:?} and {:?}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+    // `compare` matches it with the simulator's global EDF job for job.
+    let c = json_of(&[
+        "compare",
+        set.to_str().unwrap(),
+        "--dispatcher",
+        "-s",
+        "gedf",
+        "--cpus",
+        "0,1",
+        "-d",
+        "200ms",
+        "--json",
+    ]);
+    let jobs = &c["jobs"];
+    assert_eq!(jobs["real_jobs"], 60, "{jobs}");
+    assert_eq!(jobs["sim_jobs"], 60, "{jobs}");
+    assert_eq!(jobs["matched"], 60, "{jobs}");
+    assert_eq!(jobs["releases_agree"], 60, "{jobs}");
 }

@@ -69,9 +69,15 @@ pub fn describe(costs: Option<&DispatcherCosts>) -> String {
             .map_or(String::new(), |k| format!(", {k} in the kernel's trace")),
         c.kernel_context_switches
     ));
+    if c.migrations > 0 {
+        out.push_str(&format!(
+            "  migrations: {} (jobs moved to another CPU by the global dispatcher)\n",
+            c.migrations
+        ));
+    }
     if c.enact_errors > 0 {
         out.push_str(&format!(
-            "  warning: {} priority changes of task threads failed\n",
+            "  warning: {} priority or CPU changes of task threads failed\n",
             c.enact_errors
         ));
     }

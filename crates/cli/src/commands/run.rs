@@ -22,7 +22,8 @@ const EXAMPLES: &str = "Examples:\n  \
     rtlab run builtin:dhall-linux --cpus 0,1 --policy pedf --partition wf-decreasing --duration 1s\n  \
     rtlab run builtin:hartstone-ph --policy edf -d 10s --kernel-trace --jobs j.csv\n  \
     rtlab run builtin:hartstone-ph --dispatcher -s multiburst -d 10s\n  \
-    rtlab run builtin:hartstone-ph --dispatcher -s ipi --tick 4ms -d 10s --json\n\n\
+    rtlab run builtin:hartstone-ph --dispatcher -s ipi --tick 4ms -d 10s --json\n  \
+    rtlab run builtin:dhall-linux --dispatcher -s gedf --cpus 0,1 -d 5s\n\n\
     Policies: other (SCHED_OTHER), fifo-order (SCHED_FIFO, one priority), rm, dm, given\n\
     (SCHED_FIFO, distinct priorities), rr (SCHED_RR, one priority), edf (SCHED_DEADLINE).\n\
     Threads are pinned to --cpu (default 1); edf on one CPU uses an exclusive cpuset.\n\
@@ -30,7 +31,9 @@ const EXAMPLES: &str = "Examples:\n  \
     exclusive cpuset, a root domain, per CPU or cluster), gfp[:ORDER] (SCHED_FIFO floating),\n\
     pfp[:ORDER] (SCHED_FIFO pinned per the file's cpu fields or --partition HEURISTIC).\n\
     With --dispatcher, -s names any scheduler of `rtlab sim` (I+PI, Multiburst, the hybrid, rr:Q...):\n\
-    rtlab's dispatcher runs it on the real threads (guide: explanation/dispatcher.md).\n\
+    rtlab's dispatcher runs it on the real threads (on --cpus: one dispatcher per CPU for pedf,\n\
+    pfp:ORDER or a uniprocessor scheduler, one for all of them for gedf, gfp:ORDER and edzl;\n\
+    guide: explanation/dispatcher.md).\n\
     The run always ends at --duration; Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) ends it early and\n\
     prints what was recorded. Kernel settings it changes are recorded in /run/rtlab first and\n\
     restored, even after a SIGKILL (by the next run, or `rtlab doctor --restore`).\n\

@@ -224,7 +224,12 @@ pub struct DispatcherCosts {
     /// dispatcher: each is a wake-up and a decision.
     #[serde(skip_serializing_if = "is_zero")]
     pub lock_operations: u64,
-    /// `sched_setattr` calls on task threads that failed (should be 0).
+    /// Jobs a global dispatcher moved to another CPU (`sched_setaffinity`
+    /// of the thread), as the simulator counts migrations.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub migrations: u64,
+    /// `sched_setattr` (and a global dispatcher's `sched_setaffinity`)
+    /// calls on task threads that failed (should be 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub enact_errors: u64,
     /// Why the watchdog ended the run, when it did.

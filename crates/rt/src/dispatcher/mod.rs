@@ -18,6 +18,7 @@
 
 pub mod costs;
 pub mod engine;
+pub mod global;
 pub mod run;
 pub mod threads;
 pub mod virtual_platform;
@@ -26,5 +27,9 @@ pub mod watchdog;
 pub use costs::DispatcherCosts;
 pub use run::{check, run_dispatched, run_traced, DispatchConfig, DispatchedExtras};
 
+#[cfg(test)]
+mod global_tests;
+#[cfg(test)]
+mod virtual_cpus;
 #[cfg(test)]
 mod virtual_tests;

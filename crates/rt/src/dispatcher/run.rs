@@ -31,6 +31,7 @@ use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 
 use super::costs::{CostMeter, DispatcherCosts, Percentiles};
 use super::engine::{check_lock_rule, steps_of, Engine, EngineSetup, Step};
+use super::global::{GlobalEngine, GlobalSetup};
 use super::threads::{
     run_task_thread, RealPlatform, Shared, ThreadOutcome, DISPATCHER_PRIORITY, MAX_STEPS,
     RUN_PRIORITY, WAIT_PRIORITY,
@@ -97,24 +98,29 @@ fn refused(setting: &'static str, value: Option<String>, why: String) -> RtError
     }
 }
 
+/// True for the global schedulers one dispatcher runs over several CPUs
+/// ([`super::global`]).
+fn is_global(spec: &SchedulerSpec) -> bool {
+    matches!(
+        spec,
+        SchedulerSpec::Gedf | SchedulerSpec::Gfp(_) | SchedulerSpec::Edzl
+    )
+}
+
 /// The schedulers a dispatcher runs: every uniprocessor one of the
-/// registry, and on several CPUs the partitioned ones (each CPU's
-/// dispatcher runs EDF or fixed priorities for its tasks).
+/// registry, on several CPUs the partitioned ones (each CPU's dispatcher
+/// runs EDF or fixed priorities for its tasks), and the global ones gedf,
+/// gfp and edzl (returned as they are: one dispatcher runs the rule).
 fn per_cpu_scheduler(spec: &SchedulerSpec) -> Result<SchedulerSpec, RtError> {
     match spec {
         SchedulerSpec::Pedf => Ok(SchedulerSpec::Edf),
         SchedulerSpec::Pfp(order) => Ok(SchedulerSpec::Fp(*order)),
-        SchedulerSpec::Gedf
-        | SchedulerSpec::Gfp(_)
-        | SchedulerSpec::Edzl
-        | SchedulerSpec::LinuxDl
-        | SchedulerSpec::Gllf
-        | SchedulerSpec::Cedf => Err(refused(
+        SchedulerSpec::LinuxDl | SchedulerSpec::Gllf | SchedulerSpec::Cedf => Err(refused(
             "scheduler",
             Some(spec.to_string()),
-            "the dispatcher does not run global schedulers yet (one dispatcher per CPU runs \
-             partitioned ones: pedf, pfp:ORDER, or any uniprocessor scheduler with --cpus and \
-             the tasks' cpu or --partition); for global EDF on real threads use --policy gedf"
+            "the dispatcher runs the global schedulers gedf, gfp:ORDER and edzl (one dispatcher \
+             for the run's CPUs) and partitioned ones (pedf, pfp:ORDER, or any uniprocessor \
+             scheduler with --cpus and the tasks' cpu or --partition), not this one yet"
                 .into(),
         )),
         other => Ok(other.clone()),
@@ -176,7 +182,11 @@ pub fn may_set_rt_priorities() -> bool {
 /// One dispatcher's CPU and tasks (indices into the set).
 #[derive(Debug, Clone)]
 struct Domain {
+    /// The dispatcher's CPU (and its tasks' first one).
     cpu: usize,
+    /// The CPUs it decides for: its own, or under a global scheduler all
+    /// the run's.
+    cpus: Vec<usize>,
     tasks: Vec<usize>,
 }
 
@@ -192,19 +202,31 @@ fn domains(set: &TaskSet, cfg: &RunConfig) -> Result<Vec<Domain>, RtError> {
                 let tasks = p.tasks_of(d);
                 (!tasks.is_empty()).then(|| Domain {
                     cpu: cpus[0],
+                    cpus: vec![cpus[0]],
                     tasks,
                 })
             })
             .collect()),
+        Some(p) if p.scope == Scope::Global && !p.cpus.is_empty() => Ok(vec![Domain {
+            cpu: p.cpus[0],
+            cpus: p.cpus.clone(),
+            tasks: (0..set.tasks.len()).collect(),
+        }]),
         Some(_) => Err(refused(
             "cpus",
             None,
-            "the dispatcher runs one CPU, or one per CPU under a partitioned placement".into(),
+            "the dispatcher runs one CPU, one per CPU under a partitioned placement, or one over \
+             the run's CPUs under a global scheduler"
+                .into(),
         )),
-        None => Ok(vec![Domain {
-            cpu: cfg.cpu.unwrap_or_else(crate::executor::default_cpu),
-            tasks: (0..set.tasks.len()).collect(),
-        }]),
+        None => {
+            let cpu = cfg.cpu.unwrap_or_else(crate::executor::default_cpu);
+            Ok(vec![Domain {
+                cpu,
+                cpus: vec![cpu],
+                tasks: (0..set.tasks.len()).collect(),
+            }])
+        }
     }
 }
 
@@ -276,7 +298,27 @@ fn prepare(
             format!("a job has more than {MAX_STEPS} lock steps"),
         ));
     }
-    for domain in &domains {
+    let global = is_global(&d.scheduler);
+    if global
+        != cfg
+            .placement
+            .as_ref()
+            .is_some_and(|p| p.scope == Scope::Global)
+    {
+        return Err(refused(
+            "cpus",
+            None,
+            format!(
+                "{} with a global placement: gedf, gfp:ORDER and edzl run over the run's CPUs, \
+                 every other scheduler on one CPU or partitioned",
+                d.scheduler
+            ),
+        ));
+    }
+    if global {
+        check_global(&phased, cfg, d)?;
+    }
+    for domain in domains.iter().filter(|_| !global) {
         let tasks: Vec<Task> = domain
             .tasks
             .iter()
@@ -333,6 +375,48 @@ fn prepare(
     Ok((phased, plan, domains))
 }
 
+/// What one global dispatcher refuses (as the simulator's global engine
+/// does, or because it is not built yet): a tick, phases, critical
+/// sections or a locking protocol; and a rule the registry cannot build
+/// for the set.
+fn check_global(set: &TaskSet, cfg: &RunConfig, d: &DispatchConfig) -> Result<(), RtError> {
+    let spec = Some(d.scheduler.to_string());
+    if let Some(tick) = d.tick {
+        return Err(refused(
+            "tick",
+            Some(tick.to_string()),
+            format!("{}: the global dispatcher is tickless only", d.scheduler),
+        ));
+    }
+    if !cfg.phases.is_empty() {
+        return Err(refused(
+            "phase",
+            None,
+            "phases on several CPUs are not modelled (as in the simulator): run them on one CPU"
+                .into(),
+        ));
+    }
+    if d.protocol != LockingProtocol::None
+        || set.tasks.iter().any(|t| !t.critical_sections.is_empty())
+    {
+        return Err(refused(
+            "protocol",
+            None,
+            "critical sections under a global scheduler (MrsP, FMLP) are not implemented: run them on one CPU"
+                .into(),
+        ));
+    }
+    match d.scheduler.global_rule(&set.tasks) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(refused(
+            "scheduler",
+            spec,
+            "is not a global scheduler".into(),
+        )),
+        Err(e) => Err(refused("scheduler", spec, e.to_string())),
+    }
+}
+
 /// Folds the writer's copy of every record into per-task summaries: what
 /// the report uses if a dispatcher never returns its own.
 #[derive(Clone)]
@@ -357,6 +441,8 @@ struct DomainResult {
     wakes: u64,
     dispatches: u64,
     lock_operations: u64,
+    /// Jobs a global dispatcher moved to another CPU.
+    migrations: u64,
     cpu_ns: u64,
     /// The dispatcher thread's CPU time at its end (the disturbance
     /// account's own time).
@@ -367,6 +453,114 @@ struct DomainResult {
     data: Option<serde_json::Value>,
     /// The scheduler panicked: its message.
     died: Option<String>,
+}
+
+/// A dispatcher thread's engine: a uniprocessor scheduler for its CPU's
+/// tasks, or a global rule deciding for all the run's CPUs.
+enum Dispatcher {
+    Uni(Box<Engine<RealPlatform>>),
+    Global(Box<GlobalEngine<RealPlatform>>),
+}
+
+impl Dispatcher {
+    /// The engine of `spec` (each CPU's scheduler, or a global one) for
+    /// `setup`, deciding for `cpus`.
+    fn build(
+        spec: &SchedulerSpec,
+        setup: EngineSetup,
+        cpus: &[usize],
+        platform: RealPlatform,
+        logs: Vec<JobLog>,
+    ) -> Result<Dispatcher, RtError> {
+        let bad =
+            |e: rtlab_sim::SimError| refused("scheduler", Some(spec.to_string()), e.to_string());
+        if !is_global(spec) {
+            let scheduler = spec.build(&setup.tasks).map_err(bad)?;
+            let engine = Engine::new(setup, scheduler, platform, logs);
+            return Ok(Dispatcher::Uni(Box::new(engine)));
+        }
+        let rule = spec
+            .global_rule(&setup.tasks)
+            .map_err(bad)?
+            .ok_or_else(|| {
+                refused(
+                    "scheduler",
+                    Some(spec.to_string()),
+                    "is not a global scheduler".into(),
+                )
+            })?;
+        let global = GlobalSetup {
+            tasks: setup.tasks,
+            duration: setup.duration,
+            on_miss: setup.on_miss,
+            cpus: cpus.len(),
+            cpu_ids: cpus.to_vec(),
+        };
+        let engine = GlobalEngine::new(global, rule, platform, logs);
+        Ok(Dispatcher::Global(Box::new(engine)))
+    }
+
+    fn platform(&mut self) -> &mut RealPlatform {
+        match self {
+            Dispatcher::Uni(e) => &mut e.platform,
+            Dispatcher::Global(e) => &mut e.platform,
+        }
+    }
+
+    fn hang_at(&mut self, at: Option<Nanos>) {
+        match self {
+            Dispatcher::Uni(e) => e.hang_at = at,
+            Dispatcher::Global(e) => e.hang_at = at,
+        }
+    }
+
+    fn run(&mut self, stop: &dyn Fn() -> bool) {
+        match self {
+            Dispatcher::Uni(e) => e.run(stop),
+            Dispatcher::Global(e) => e.run(stop),
+        }
+    }
+
+    /// What it hands back (its own CPU time and death filled in by the
+    /// caller).
+    fn result(&mut self) -> DomainResult {
+        let (meter, logs) = match self {
+            Dispatcher::Uni(e) => (std::mem::take(&mut e.meter), std::mem::take(&mut e.logs)),
+            Dispatcher::Global(e) => (std::mem::take(&mut e.meter), std::mem::take(&mut e.logs)),
+        };
+        let mut r = DomainResult {
+            logs,
+            meter,
+            context_switches: 0,
+            decisions: 0,
+            wakes: 0,
+            dispatches: 0,
+            lock_operations: 0,
+            migrations: 0,
+            cpu_ns: 0,
+            cpu_end_ns: 0,
+            enact_errors: 0,
+            ended: Nanos::ZERO,
+            data: None,
+            died: None,
+        };
+        match self {
+            Dispatcher::Uni(e) => {
+                r.data = e.scheduler().data();
+                (r.context_switches, r.decisions, r.wakes) =
+                    (e.context_switches, e.decisions, e.wakes);
+                (r.dispatches, r.lock_operations) = (e.dispatches, e.lock_operations);
+                (r.enact_errors, r.ended) = (e.platform.enact_errors, e.ended);
+            }
+            Dispatcher::Global(e) => {
+                (r.context_switches, r.decisions, r.wakes) =
+                    (e.context_switches, e.decisions, e.wakes);
+                (r.dispatches, r.migrations) = (e.dispatches, e.migrations);
+                (r.enact_errors, r.ended) = (e.platform.enact_errors, e.ended);
+            }
+        }
+        r
+    }
 }
 
 /// What [`run_dispatched`] returns besides the report: the kernel thread
@@ -400,7 +594,7 @@ pub fn run_traced(
     let all_jobs = crate::executor::JobList::new();
     sinks.push(Box::new(all_jobs.clone()));
     let (_, _, domains) = prepare(set, cfg, d)?;
-    let cpus: Vec<usize> = domains.iter().map(|d| d.cpu).collect();
+    let cpus: Vec<usize> = domains.iter().flat_map(|d| d.cpus.clone()).collect();
     let recording = request.start(Some(&cpus))?;
     let (mut report, mut written, extras) = run_inner(set, cfg, d, interrupt, sinks, true)?;
     written.pop();
@@ -556,7 +750,7 @@ fn run_inner(
     let sink_count = sinks.len();
     sinks.push(Box::new(backup.clone()));
     let writer_sink = JobWriter::new(set, run_end.clone(), sinks);
-    let measured: Vec<usize> = domains.iter().map(|d| d.cpu).collect();
+    let measured: Vec<usize> = domains.iter().flat_map(|d| d.cpus.clone()).collect();
     let (rings, writer) = start_streams(
         "rtlab-jobs-writer",
         job_ring_capacities(set),
@@ -648,6 +842,7 @@ fn run_inner(
         let (shared_d, gate_d, abort_d) = (shared.clone(), gate.clone(), abort.clone());
         let (setup_tx, domain_tx) = (setup_tx.clone(), domain_tx.clone());
         let cpu = domain.cpu;
+        let cpu_ids = domain.cpus.clone();
         let hang_at = d.hang_at;
         let orders = order_rings[k].take();
         let name = format!("rtlab-dispatch{cpu}");
@@ -667,33 +862,29 @@ fn run_inner(
                     .map_err(RtError::from);
                 // Built on its own thread (a scheduler is not Send); the
                 // build was checked before anything started.
-                let scheduler = spec.build(&setup_engine.tasks);
-                let (setup, scheduler) = match (setup, scheduler) {
-                    (Ok(()), Ok(s)) => (Ok(()), Some(s)),
-                    (Err(e), _) => (Err(e), None),
-                    (Ok(()), Err(e)) => (
-                        Err(refused("scheduler", Some(spec.to_string()), e.to_string())),
-                        None,
-                    ),
+                let platform = RealPlatform::new(shared_d.clone(), Nanos::ZERO);
+                let engine = Dispatcher::build(&spec, setup_engine, &cpu_ids, platform, logs);
+                let (setup, engine) = match (setup, engine) {
+                    (Ok(()), Ok(e)) => (Ok(()), Some(e)),
+                    (Err(e), _) | (Ok(()), Err(e)) => (Err(e), None),
                 };
                 let ok = setup.is_ok();
                 let _ = setup_tx.send(setup);
                 drop(setup_tx);
-                let Some(scheduler) = scheduler else {
+                let Some(mut engine) = engine else {
                     gate_d.wait();
                     return;
                 };
-                let platform = RealPlatform::new(shared_d.clone(), Nanos::ZERO);
-                let mut engine = Engine::new(setup_engine, scheduler, platform, logs);
-                engine.hang_at = hang_at;
+                engine.hang_at(hang_at);
                 crate::executor::prefault_stack();
                 gate_d.wait();
                 if !ok || abort_d.load(Ordering::SeqCst) {
                     return;
                 }
                 let start = Nanos::from_ns(shared_d.start_ns.load(Ordering::SeqCst));
-                engine.platform = RealPlatform::new(shared_d.clone(), start);
-                engine.platform.orders = orders;
+                let mut platform = RealPlatform::new(shared_d.clone(), start);
+                platform.orders = orders;
+                *engine.platform() = platform;
                 let cpu_before = thread_cpu_time();
                 // Until the first release.
                 rtlab_sys::clock::wait_until(start);
@@ -712,21 +903,10 @@ fn run_inner(
                 });
                 let cpu_end = thread_cpu_time();
                 let cpu_ns = cpu_end.saturating_sub(cpu_before).as_ns();
-                let result = DomainResult {
-                    data: engine.scheduler().data(),
-                    meter: std::mem::take(&mut engine.meter),
-                    context_switches: engine.context_switches,
-                    decisions: engine.decisions,
-                    wakes: engine.wakes,
-                    dispatches: engine.dispatches,
-                    lock_operations: engine.lock_operations,
-                    enact_errors: engine.platform.enact_errors,
-                    ended: engine.ended,
-                    cpu_ns,
-                    cpu_end_ns: cpu_end.as_ns(),
-                    died,
-                    logs: std::mem::take(&mut engine.logs),
-                };
+                let mut result = engine.result();
+                result.cpu_ns = cpu_ns;
+                result.cpu_end_ns = cpu_end.as_ns();
+                result.died = died;
                 let _ = domain_tx.send((k, result));
             })
             .map_err(|source| {
@@ -747,8 +927,15 @@ fn run_inner(
     }
     // The disturbance account's window opens with every thread made and
     // closes once they have reported (nothing is read during the run); the
-    // dispatchers and the task threads are the run's own.
+    // dispatchers and the task threads are the run's own. Under a global
+    // scheduler the threads move between the CPUs, so where each was seen
+    // at the window's ends says nothing of where its time went: the
+    // process's CPU time is shared evenly among the CPUs instead.
+    let global = is_global(&d.scheduler);
     let window = first_error.is_none().then(|| {
+        if global {
+            return rtlab_host::disturbance::Window::open_process(&measured);
+        }
         let own: Vec<i32> = shareds
             .iter()
             .flat_map(|s| {
@@ -916,6 +1103,8 @@ fn report(
     thread_ids: Vec<Option<i32>>,
 ) -> RunReport {
     let n = set.tasks.len();
+    let global = is_global(&d.scheduler);
+    let multi = domains.len() > 1 || global;
     let mut summaries: Vec<Option<TaskSummary>> = vec![None; n];
     let mut meter = CostMeter::new();
     let mut costs = DispatcherCosts {
@@ -943,6 +1132,7 @@ fn report(
                 costs.decisions += r.decisions;
                 costs.dispatches += r.dispatches;
                 costs.lock_operations += r.lock_operations;
+                costs.migrations += r.migrations;
                 costs.context_switches += r.context_switches;
                 costs.cpu_ns += r.cpu_ns;
                 costs.enact_errors += r.enact_errors;
@@ -998,11 +1188,11 @@ fn report(
                 &s.unwrap_or_default(),
                 thread_policy.clone(),
             );
-            if domains.len() > 1 {
+            if multi {
                 m.cpus = domains
                     .iter()
                     .find(|d| d.tasks.contains(&i))
-                    .map(|d| vec![d.cpu]);
+                    .map(|d| d.cpus.clone());
             }
             m
         })
@@ -1023,19 +1213,21 @@ fn report(
         // `dispatcher.scheduler` (no model scheduler names it).
         policy: RealScheduler {
             policy: RunPolicy::FifoOrder,
-            scope: if domains.len() > 1 {
+            scope: if global {
+                Scope::Global
+            } else if multi {
                 Scope::Partitioned
             } else {
                 Scope::Uni
             },
         },
         scheduler: None,
-        cpus: (domains.len() > 1).then(|| domains.iter().map(|d| d.cpu).collect()),
+        cpus: multi.then(|| domains.iter().flat_map(|d| d.cpus.clone()).collect()),
         taskset: set.name.clone(),
         duration_ns: cfg.duration.as_ns(),
         ended_ns: ended.as_ns(),
         interrupted,
-        cpu: (domains.len() == 1).then(|| domains[0].cpu),
+        cpu: (!multi).then(|| domains[0].cpu),
         protocol: d.protocol,
         on_miss: cfg.on_miss,
         tick_ns: d.tick.map(Nanos::as_ns),

@@ -39,6 +39,7 @@ use rtlab_sys::clock::{monotonic_now, thread_cpu_time};
 use rtlab_sys::futex::{futex_wait, futex_wait_until, futex_wake};
 
 use super::engine::{Platform, Post, Step};
+use super::global::CpuPlatform;
 use crate::stream::RecordSender;
 
 /// The dispatcher's SCHED_FIFO priority: the top one.
@@ -308,6 +309,9 @@ pub struct RealPlatform {
     /// Every run order as (CLOCK_MONOTONIC ns, thread id), for the kernel
     /// trace's timing of the dispatch latency (only with a trace).
     pub orders: Option<RecordSender<(u64, i32)>>,
+    /// Per thread: the CPU its affinity names (a global dispatcher moves
+    /// it; `usize::MAX` until it first does).
+    cpu_of: Vec<usize>,
 }
 
 impl RealPlatform {
@@ -331,6 +335,7 @@ impl RealPlatform {
             },
             enact_errors: 0,
             orders: None,
+            cpu_of: vec![usize::MAX; n],
         }
     }
 
@@ -408,6 +413,11 @@ impl Platform for RealPlatform {
 
     fn run(&mut self, task: usize, job: u64, demand: Nanos, steps: usize) {
         let slot = &self.shared.slots[task];
+        if slot.job.load(Ordering::Relaxed) != job {
+            // A new job has executed nothing yet: the thread's reading is
+            // its previous job's until it begins this one.
+            slot.executed.store(0, Ordering::Relaxed);
+        }
         slot.job.store(job, Ordering::Relaxed);
         slot.demand.store(demand.as_ns(), Ordering::Relaxed);
         slot.passed.store(steps as u32, Ordering::Relaxed);
@@ -485,5 +495,20 @@ impl Platform for RealPlatform {
             slot.run.store(false, Ordering::SeqCst);
         }
         self.shared.wake_all();
+    }
+}
+
+impl CpuPlatform for RealPlatform {
+    /// One `sched_setaffinity` when the thread changes CPU (a migration),
+    /// before it is raised: the kernel then runs it on its new CPU.
+    fn place(&mut self, task: usize, cpu: usize) {
+        if self.cpu_of[task] == cpu {
+            return;
+        }
+        self.cpu_of[task] = cpu;
+        let tid = self.shared.slots[task].tid.load(Ordering::Relaxed);
+        if tid == 0 || !policy::move_thread_to(tid, cpu) {
+            self.enact_errors += 1;
+        }
     }
 }

@@ -19,6 +19,7 @@
 use rtlab_model::results::{JobRecord, JobSink, Totals};
 use rtlab_model::{Nanos, Task};
 
+use super::decision;
 use super::ready_set::ReadySet;
 use super::releases::Releases;
 use crate::config::{MissRule, SimConfig};
@@ -61,6 +62,35 @@ pub struct GlobalJob {
 }
 
 impl GlobalJob {
+    /// A job just released, as a rule sees it (another engine's job: the
+    /// dispatcher's, [`super::decision`]).
+    pub fn new(
+        task: usize,
+        index: u64,
+        release: Nanos,
+        deadline: Nanos,
+        demand: Nanos,
+    ) -> GlobalJob {
+        GlobalJob {
+            task,
+            index,
+            release,
+            deadline,
+            demand,
+            executed: Nanos::ZERO,
+            start: None,
+            start_cpu: None,
+            last_cpu: None,
+            migrations: 0,
+            preemptions: 0,
+            uid: 0,
+            ready_seq: 0,
+            zero_laxity: false,
+            on_cpu: None,
+            done: false,
+        }
+    }
+
     /// Execution time still needed.
     pub fn remaining(&self) -> Nanos {
         self.demand.saturating_sub(self.executed)
@@ -395,22 +425,8 @@ impl GlobalSim {
         let uid = self.next_uid;
         self.next_uid += 1;
         let job = GlobalJob {
-            task,
-            index,
-            release: at,
-            deadline: at.saturating_add(deadline),
-            demand,
-            executed: Nanos::ZERO,
-            start: None,
-            start_cpu: None,
-            last_cpu: None,
-            migrations: 0,
-            preemptions: 0,
             uid,
-            ready_seq: 0,
-            zero_laxity: false,
-            on_cpu: None,
-            done: false,
+            ..GlobalJob::new(task, index, at, at.saturating_add(deadline), demand)
         };
         let abs_deadline = job.deadline;
         let slot = match self.free.pop() {
@@ -591,7 +607,7 @@ impl GlobalSim {
         }
         // The preempted jobs' processors go least urgent job first.
         if freed.len() > 1 {
-            freed.sort_unstable_by(|a, b| b.cmp(a));
+            decision::least_urgent_first(&mut freed);
         }
         // Only a job that entered the m most urgent since the last
         // decision can be waiting; one such is placed at once, several
@@ -638,11 +654,7 @@ impl GlobalSim {
             order.push((self.rule.key(job, running), slot));
         }
         // The m most urgent first, in order; the rest in any order.
-        if order.len() > m {
-            order.select_nth_unstable(m);
-        }
-        let chosen = order.len().min(m);
-        order[..chosen].sort_unstable();
+        let chosen = decision::choose(&mut order, m);
         // Preempt the running jobs that were not chosen.
         for &(key, slot) in &order[chosen..] {
             if let Some(c) = self.jobs[slot].on_cpu.take() {
@@ -651,7 +663,7 @@ impl GlobalSim {
                 freed.push((key, c as usize));
             }
         }
-        freed.sort_unstable_by(|a, b| b.cmp(a));
+        decision::least_urgent_first(&mut freed);
         for &(_, slot) in &order[..chosen] {
             if self.jobs[slot].on_cpu.is_none() {
                 self.place(slot, &freed);
@@ -670,11 +682,7 @@ impl GlobalSim {
         let m = self.cpus.len();
         let idle = |c: usize| self.cpus[c].job.is_none();
         let last = self.jobs[slot].last_cpu.map(|c| c as usize);
-        let not_freed = |c: usize| freed.is_empty() || !freed.iter().any(|f| f.1 == c);
-        let cpu = last
-            .filter(|&c| idle(c))
-            .or_else(|| (0..m).find(|&c| idle(c) && not_freed(c)))
-            .or_else(|| freed.iter().map(|f| f.1).find(|&c| idle(c)));
+        let cpu = decision::processor_for(last, m, idle, freed);
         // At most m jobs are chosen and every processor not keeping its
         // job is idle or freed, so one is always found.
         if let Some(cpu) = cpu {

@@ -33,6 +33,7 @@
 //! multiprocessor schedulers run too: `gedf` is then uniprocessor EDF with
 //! gedf's tie rule (task order), `pedf` is `edf`.
 
+pub mod decision;
 pub mod edzl;
 pub mod gedf;
 pub mod gfp;
