@@ -521,7 +521,20 @@ fn stop_signals_end_a_command_cleanly_without_root() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // Once its load threads run the command handles stops (a signal
+        // before that, while the process starts, has its default action:
+        // 300 ms was not always enough on a loaded machine).
+        let tasks = format!("/proc/{}/task", child.id());
+        wait_for(Duration::from_secs(20), "the load threads", || {
+            std::fs::read_dir(&tasks)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("rtlab-load"))
+                })
+        });
         send(child.id(), signal);
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "SIG{signal}: {out:?}");
