@@ -55,6 +55,7 @@ use rtlab_sim::{Job, JobId, JobState, PolicyKind, Priority, Scheduler, System};
 use crate::executor::job_log::JobLog;
 use rtlab_model::policy::{LockingProtocol, MissRule};
 
+use super::backlog::Backlog;
 use super::costs::CostMeter;
 
 /// The scheduler's read-only view (a macro so that the borrows of the
@@ -249,10 +250,8 @@ struct TaskState {
     /// The next release not yet handled: its time and the sequence number
     /// it was scheduled with (the event queue's tie-break).
     upcoming: Option<(Nanos, u64)>,
-    /// Releases handled while the task's job was unfinished: the first and
-    /// how many (consecutive releases of the task).
-    waiting_first: Nanos,
-    waiting: u64,
+    /// Releases handled while the task's job was unfinished.
+    waiting: Backlog,
     /// Execution of the current job already credited to the scheduler.
     credited: Nanos,
     /// When its current job first got the CPU (the thread's own reading).
@@ -351,8 +350,7 @@ impl<P: Platform> Engine<P> {
             .iter()
             .map(|s| TaskState {
                 upcoming: None,
-                waiting_first: Nanos::ZERO,
-                waiting: 0,
+                waiting: Backlog::default(),
                 credited: Nanos::ZERO,
                 began: None,
                 ordered_at: None,
@@ -585,11 +583,7 @@ impl<P: Platform> Engine<P> {
             return;
         }
         if busy {
-            let s = &mut self.state[i];
-            if s.waiting == 0 {
-                s.waiting_first = at;
-            }
-            s.waiting += 1;
+            self.state[i].waiting.push(at);
         } else {
             self.make_ready(i, at, now);
         }
@@ -643,18 +637,11 @@ impl<P: Platform> Engine<P> {
             self.scheduler.on_complete(id, &sys);
         }
         self.jobs[i].state = JobState::Done;
-        let s = &mut self.state[i];
-        if s.waiting > 0 {
-            let at = s.waiting_first;
-            s.waiting -= 1;
-            if s.waiting > 0 {
-                let period = self.tasks[i].period;
-                let next = at.saturating_add(period);
-                s.waiting_first = self
-                    .plan
-                    .release(i, period, next, self.duration)
-                    .unwrap_or(next);
-            }
+        let period = self.tasks[i].period;
+        if let Some(at) = self.state[i]
+            .waiting
+            .pop(&self.plan, i, period, self.duration)
+        {
             self.make_ready(i, at, now);
         }
     }
@@ -664,22 +651,12 @@ impl<P: Platform> Engine<P> {
         let j = &self.jobs[i];
         let s = &self.state[i];
         let record = JobRecord {
-            task: self.ids[i],
-            job: j.index,
-            release: j.release,
-            deadline: j.deadline,
             start: s.began.or(j.start.filter(|_| finish.is_some())),
             finish,
-            aborted: false,
-            voluntary_switches: 0,
             involuntary_switches: j.preemptions,
-            cpu: None,
-            start_cpu: None,
-            migrations: 0,
             blocked: (!self.steps[i].is_empty()).then_some(s.blocked),
             demand: Some(j.demand),
-            remote_blocked: None,
-            local_blocked: None,
+            ..JobRecord::unstarted(self.ids[i], j.index, j.release, j.deadline)
         };
         let ended = self.ended;
         self.logs[i].job(record, ended);
@@ -785,38 +762,23 @@ impl<P: Platform> Engine<P> {
                 self.record(i, None);
                 self.jobs[i].state = JobState::Done;
             }
-            let s = &mut self.state[i];
-            let (mut at, mut left) = (s.waiting_first, s.waiting);
-            s.waiting = 0;
-            let t = &self.tasks[i];
-            while left > 0 && at < ended {
-                let index = self.plan.job_index(i, t.period, t.offset, at);
-                let record = JobRecord {
-                    task: self.ids[i],
-                    job: index,
-                    release: at,
-                    deadline: at.saturating_add(t.deadline),
-                    start: None,
-                    finish: None,
-                    aborted: false,
-                    voluntary_switches: 0,
-                    involuntary_switches: 0,
-                    cpu: None,
-                    start_cpu: None,
-                    migrations: 0,
-                    blocked: (!self.steps[i].is_empty()).then_some(Nanos::ZERO),
-                    demand: Some(self.plan.demand(t.wcet, at)),
-                    remote_blocked: None,
-                    local_blocked: None,
-                };
-                self.logs[i].job(record, ended);
-                left -= 1;
-                let next = at.saturating_add(t.period);
-                match self.plan.release(i, t.period, next, self.duration) {
-                    Some(r) => at = r,
-                    None => break,
-                }
-            }
+            let (t, id, log) = (&self.tasks[i], self.ids[i], &mut self.logs[i]);
+            let blocked = (!self.steps[i].is_empty()).then_some(Nanos::ZERO);
+            self.state[i].waiting.drain(
+                &self.plan,
+                i,
+                t,
+                self.duration,
+                ended,
+                |index, at, demand| {
+                    let record = JobRecord {
+                        blocked,
+                        demand: Some(demand),
+                        ..JobRecord::unstarted(id, index, at, at.saturating_add(t.deadline))
+                    };
+                    log.job(record, ended);
+                },
+            );
         }
     }
 

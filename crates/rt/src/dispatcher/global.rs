@@ -31,6 +31,7 @@ use rtlab_sim::multi::decision;
 use rtlab_sim::multi::global::{GlobalJob, Key};
 use rtlab_sim::multi::GlobalRule;
 
+use super::backlog::Backlog;
 use super::costs::CostMeter;
 use super::engine::{Platform, Post};
 use crate::executor::job_log::JobLog;
@@ -80,9 +81,8 @@ struct TaskState {
     current: Option<Current>,
     /// The next release not yet handled, and its event sequence number.
     upcoming: Option<(Nanos, u64)>,
-    /// Releases that found the task's job unfinished: the first, how many.
-    waiting_first: Nanos,
-    waiting: u64,
+    /// Releases that found the task's job unfinished.
+    waiting: Backlog,
     /// The decision time of the latest run order not yet acknowledged.
     ordered_at: Option<Nanos>,
 }
@@ -148,8 +148,7 @@ impl<P: CpuPlatform> GlobalEngine<P> {
                 .map(|_| TaskState {
                     current: None,
                     upcoming: None,
-                    waiting_first: Nanos::ZERO,
-                    waiting: 0,
+                    waiting: Backlog::default(),
                     ordered_at: None,
                 })
                 .collect(),
@@ -313,13 +312,7 @@ impl<P: CpuPlatform> GlobalEngine<P> {
                 Some(c) if self.on_miss == MissRule::Skip && c.job.deadline <= at => {
                     self.logs[i].summary.record_skipped(1);
                 }
-                Some(_) => {
-                    let s = &mut self.state[i];
-                    if s.waiting == 0 {
-                        s.waiting_first = at;
-                    }
-                    s.waiting += 1;
-                }
+                Some(_) => self.state[i].waiting.push(at),
                 None => self.make_ready(i, at),
             }
         }
@@ -353,19 +346,12 @@ impl<P: CpuPlatform> GlobalEngine<P> {
             }
         }
         self.record(i, Some(finish));
-        let s = &mut self.state[i];
-        s.current = None;
-        if s.waiting > 0 {
-            let at = s.waiting_first;
-            s.waiting -= 1;
-            if s.waiting > 0 {
-                let period = self.tasks[i].period;
-                let next = at.saturating_add(period);
-                s.waiting_first = self
-                    .plan
-                    .release(i, period, next, self.duration)
-                    .unwrap_or(next);
-            }
+        self.state[i].current = None;
+        let period = self.tasks[i].period;
+        if let Some(at) = self.state[i]
+            .waiting
+            .pop(&self.plan, i, period, self.duration)
+        {
             self.make_ready(i, at);
         }
     }
@@ -504,24 +490,21 @@ impl<P: CpuPlatform> GlobalEngine<P> {
                 self.record(i, None);
                 self.state[i].current = None;
             }
-            let s = &mut self.state[i];
-            let (mut at, mut left) = (s.waiting_first, s.waiting);
-            s.waiting = 0;
-            let t = &self.tasks[i];
-            while left > 0 && at < ended {
-                let index = self.plan.job_index(i, t.period, t.offset, at);
-                let record = JobRecord {
-                    demand: Some(self.plan.demand(t.wcet, at)),
-                    ..JobRecord::unstarted(i, index, at, at.saturating_add(t.deadline))
-                };
-                self.logs[i].job(record, ended);
-                left -= 1;
-                let next = at.saturating_add(t.period);
-                match self.plan.release(i, t.period, next, self.duration) {
-                    Some(r) => at = r,
-                    None => break,
-                }
-            }
+            let (t, log) = (&self.tasks[i], &mut self.logs[i]);
+            self.state[i].waiting.drain(
+                &self.plan,
+                i,
+                t,
+                self.duration,
+                ended,
+                |index, at, demand| {
+                    let record = JobRecord {
+                        demand: Some(demand),
+                        ..JobRecord::unstarted(i, index, at, at.saturating_add(t.deadline))
+                    };
+                    log.job(record, ended);
+                },
+            );
         }
     }
 }

@@ -16,6 +16,7 @@
 //! dispatcher stalls or dies ([`watchdog`]). What it costs is measured on
 //! every run ([`costs`]).
 
+mod backlog;
 pub mod costs;
 pub mod engine;
 pub mod global;
