@@ -15,8 +15,7 @@ use rtlab_sim::{SchedulerSpec, SimConfig};
 
 use super::global::{GlobalEngine, GlobalSetup};
 use super::virtual_cpus::VirtualCpus;
-use crate::executor::job_log::{JobLog, JobMessage};
-use crate::stream::record_ring;
+use super::virtual_tests::{job_logs, recorded};
 
 /// What must agree: the job, its times, its CPUs, its preemptions and
 /// migrations.
@@ -83,16 +82,7 @@ fn dispatched(
         .global_rule(&set.tasks)
         .expect("builds")
         .expect("a global rule");
-    let mut receivers = Vec::new();
-    let logs = set
-        .tasks
-        .iter()
-        .map(|_| {
-            let (tx, rx) = record_ring(100_000, JobMessage::FILLER);
-            receivers.push(rx);
-            JobLog::new(Some(tx))
-        })
-        .collect();
+    let (logs, mut receivers) = job_logs(set.tasks.len());
     let setup = GlobalSetup {
         tasks: set.tasks.clone(),
         duration: d,
@@ -103,15 +93,11 @@ fn dispatched(
     let platform = VirtualCpus::new(set.tasks.len());
     let mut engine = GlobalEngine::new(setup, rule, platform, logs);
     engine.run(&|| false);
-    let mut records = Vec::new();
-    for rx in &mut receivers {
-        rx.drain(|m| match m {
-            JobMessage::Job(r) => records.push(key(&r)),
-            JobMessage::Unstarted { .. } => panic!("the engine records every job one by one"),
-        });
-    }
-    records.sort();
-    (records, engine.context_switches, engine.migrations)
+    (
+        recorded(&mut receivers, key),
+        engine.context_switches,
+        engine.migrations,
+    )
 }
 
 fn same_schedule(set: &TaskSet, spec: &str, d: Nanos, on_miss: MissRule) {

@@ -16,7 +16,7 @@ use rtlab_sim::{SchedulerSpec, SimConfig, Simulator};
 use super::engine::{steps_of, Engine, EngineSetup};
 use super::virtual_platform::VirtualPlatform;
 use crate::executor::job_log::{JobLog, JobMessage};
-use crate::stream::record_ring;
+use crate::stream::{record_ring, RecordReceiver};
 
 type Key = (usize, u64, Nanos, Nanos, Option<Nanos>, Option<Nanos>, u64);
 
@@ -87,15 +87,7 @@ fn dispatched_with(
     let plan = PhasePlan::new(set, phases, duration).expect("phases");
     let scheduler = spec.build(&tasks).expect("builds");
     let (steps, _) = steps_of(&tasks);
-    let mut receivers = Vec::new();
-    let logs = tasks
-        .iter()
-        .map(|_| {
-            let (tx, rx) = record_ring(100_000, JobMessage::FILLER);
-            receivers.push(rx);
-            JobLog::new(Some(tx))
-        })
-        .collect();
+    let (logs, mut receivers) = job_logs(tasks.len());
     let setup = EngineSetup {
         tasks,
         plan,
@@ -110,15 +102,36 @@ fn dispatched_with(
     platform.budgets = budgets;
     let mut engine = Engine::new(setup, scheduler, platform, logs);
     engine.run(&|| false);
+    (recorded(&mut receivers, key), engine.context_switches)
+}
+
+/// One job log per task, each writing to a ring the test reads.
+pub(super) fn job_logs(n: usize) -> (Vec<JobLog>, Vec<RecordReceiver<JobMessage>>) {
+    let mut receivers = Vec::with_capacity(n);
+    let logs = (0..n)
+        .map(|_| {
+            let (tx, rx) = record_ring(100_000, JobMessage::FILLER);
+            receivers.push(rx);
+            JobLog::new(Some(tx))
+        })
+        .collect();
+    (logs, receivers)
+}
+
+/// Every job the engine recorded, as `key` sees it, sorted.
+pub(super) fn recorded<K: Ord>(
+    receivers: &mut [RecordReceiver<JobMessage>],
+    key: impl Fn(&JobRecord) -> K,
+) -> Vec<K> {
     let mut records = Vec::new();
-    for rx in &mut receivers {
+    for rx in receivers {
         rx.drain(|m| match m {
             JobMessage::Job(r) => records.push(key(&r)),
             JobMessage::Unstarted { .. } => panic!("the engine records every job one by one"),
         });
     }
     records.sort();
-    (records, engine.context_switches)
+    records
 }
 
 fn same_schedule(set: &TaskSet, spec: &str, duration: Nanos, tick: Option<Nanos>, skip: bool) {
