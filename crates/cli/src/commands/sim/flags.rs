@@ -1,10 +1,11 @@
 //! `rtlab sim`'s flags as the user wrote them: `--window`, and the
 //! simulator's errors told in the words of the flags that caused them.
 
+use rtlab_model::phase::PhaseError;
 use rtlab_model::{printable, Nanos};
 use rtlab_sim::{SimError, TraceWindow};
 
-use crate::flags::parse_nanos;
+use crate::flags::{parse_nanos, phase_usage};
 use crate::usage::usage;
 
 /// `--window FROM..TO` within a run of `duration`: one that starts after
@@ -67,12 +68,14 @@ pub(super) fn flag_error(e: SimError) -> anyhow::Error {
             phase,
             start,
             duration,
-        } => usage(format!(
-            "--phase {phase} starts at {start}, at or after the end of the run (--duration {duration})"
-        )),
-        SimError::PhasesOverlap { phase, other } => usage(format!(
-            "--phase {phase} overlaps --phase {other}: phases must not overlap"
-        )),
+        } => phase_usage(PhaseError::AfterEnd {
+            phase,
+            start,
+            duration,
+        }),
+        SimError::PhasesOverlap { phase, other } => {
+            phase_usage(PhaseError::Overlap { phase, other })
+        }
         SimError::Config(_) => usage(e),
         other => other.into(),
     }
