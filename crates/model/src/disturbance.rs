@@ -233,6 +233,13 @@ impl Rerun {
                 "{first}, rerun missed {} ({}): the miss is the scheduler's",
                 self.rerun_misses, self.rerun_verdict
             )
+        } else if self.first_verdict == "clean" {
+            // The account saw nothing: a disturbance below its thresholds
+            // (or one it does not measure, such as a late host timer).
+            format!(
+                "{first}, rerun passed ({}): the miss did not repeat, so it is not counted as the scheduler's (a disturbance the account did not see)",
+                self.rerun_verdict
+            )
         } else {
             format!(
                 "{first}, rerun passed ({}): the first run was disturbed",

@@ -58,7 +58,7 @@ use crate::kernel_servers::{KernelServers, ThrottlingReport};
 use crate::lifecycle::{Backlog, Draws, Ledger};
 use crate::metrics::{Deadlock, DeadlockLink, SimReport};
 use crate::queue::{Class, EventQueue, Payload};
-use crate::scheduler::{PolicyKind, Priority, Scheduler, SchedulerSpec, System};
+use crate::scheduler::{Hooks, PolicyKind, Priority, Scheduler, SchedulerSpec, System};
 use crate::trace::{Trace, TraceRecord};
 use rtlab_model::results::{EachJob, JobRecord, JobSink, Totals};
 
@@ -171,6 +171,8 @@ pub struct Simulator {
     /// The periodic tick that costs `timer` (either model).
     periodic_tick: Option<Nanos>,
     scheduler: Box<dyn Scheduler>,
+    /// The scheduler's [`Scheduler::hooks`], read once.
+    hooks: Hooks,
     scheduler_name: String,
     taskset_name: String,
     now: Nanos,
@@ -322,6 +324,7 @@ impl Simulator {
             servers_skipped,
             ledger: Ledger::new(n),
             scheduler_name: scheduler.name(),
+            hooks: scheduler.hooks(),
             taskset_name: set.name.clone(),
             phases,
             overheads,
@@ -505,7 +508,9 @@ impl Simulator {
                 job.executed += amount;
                 self.executed_ns += amount.as_ns();
                 let (task, index) = (job.task, job.index);
-                self.scheduler.on_executed(id, amount);
+                if self.hooks.executed {
+                    self.scheduler.on_executed(id, amount);
+                }
                 if let Some(trace) = &mut self.trace {
                     trace.interval(Some((task, index)), start, t);
                 }
@@ -643,8 +648,10 @@ impl Simulator {
         self.jobs[id.index()].state = JobState::Ready;
         self.ready.push(id);
         self.instant.releases.push(id);
-        let sys = view!(self);
-        self.scheduler.on_release(id, &sys);
+        if self.hooks.job_events {
+            let sys = view!(self);
+            self.scheduler.on_release(id, &sys);
+        }
     }
 
     #[inline]
@@ -778,7 +785,7 @@ impl Simulator {
         if self.running == Some(id) {
             self.running = None;
         }
-        {
+        if self.hooks.job_events {
             let sys = view!(self);
             self.scheduler.on_complete(id, &sys);
         }
@@ -810,8 +817,10 @@ impl Simulator {
             if self.running == Some(id) {
                 self.running = None;
             }
-            let sys = view!(self);
-            self.scheduler.on_block(id, &sys);
+            if self.hooks.job_events {
+                let sys = view!(self);
+                self.scheduler.on_block(id, &sys);
+            }
             if let Some(owner) = self.resources[r].owner {
                 self.recompute_inheritance(owner);
             }
@@ -927,8 +936,10 @@ impl Simulator {
             job.state = JobState::Ready;
             self.ready.push(w);
             self.instant.other = true;
-            let sys = view!(self);
-            self.scheduler.on_unblock(w, &sys);
+            if self.hooks.job_events {
+                let sys = view!(self);
+                self.scheduler.on_unblock(w, &sys);
+            }
             if self.config.protocol == LockingProtocol::Pip {
                 self.recompute_inheritance(w);
             }

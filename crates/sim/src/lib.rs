@@ -58,5 +58,5 @@ pub use job::{Job, JobId, JobState};
 pub use metrics::{Deadlock, DeadlockLink, ProcessorMetrics, SimReport, TaskMetrics};
 pub use registry::{SchedulerEntry, SchedulerSpec, SCHEDULERS};
 pub use run::{run, run_with, Finished, OpenOutput, Outputs, RunError};
-pub use scheduler::{PolicyKind, Priority, Scheduler, System};
+pub use scheduler::{Hooks, PolicyKind, Priority, Scheduler, System};
 pub use trace::{Trace, TraceRecord, MAX_KEPT_RECORDS};

@@ -140,7 +140,7 @@ mod tests {
         assert!(!r.confirmed);
         assert_eq!(
             r.describe(),
-            "missed 2 (clean), rerun passed (clean): the first run was disturbed"
+            "missed 2 (clean), rerun passed (clean): the miss did not repeat, so it is not counted as the scheduler's (a disturbance the account did not see)"
         );
     }
 

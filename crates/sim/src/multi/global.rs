@@ -174,11 +174,12 @@ pub struct GlobalSim {
     order: Vec<(Key, usize)>,
     /// Processors freed by preemption in the last pick, reused likewise.
     freed: Vec<(Key, usize)>,
-    /// Under a static rule (EDF, FP): each ready task under its job's key
-    /// ([`ReadySet`]: the m most urgent kept in order, the rest in an
-    /// indexed heap), so a decision reads them without collecting and
-    /// sorting every ready job.
-    ready: ReadySet<Key>,
+    /// Under a static rule (EDF, FP): each ready task under its job's
+    /// urgency, the key's first element, ties to the lower task as the
+    /// whole key orders them ([`GlobalRule::is_static`]; [`ReadySet`]: the
+    /// m most urgent kept in order, the rest in an indexed heap), so a
+    /// decision reads them without collecting and sorting every ready job.
+    ready: ReadySet<u64>,
     /// The rule's [`GlobalRule::is_static`], read once.
     static_rule: bool,
     /// The rule's [`GlobalRule::watches_time`], read once.
@@ -297,7 +298,8 @@ impl GlobalSim {
         if self.finished {
             return false;
         }
-        let t = match self.next_time() {
+        let (next, first_due) = self.next_time();
+        let t = match next {
             Some(t) if t <= self.config.duration => t,
             _ => {
                 self.finish();
@@ -308,11 +310,13 @@ impl GlobalSim {
             self.advance(t);
         }
         self.now = t;
-        for c in 0..self.cpus.len() {
-            if self.cpus[c].due.is_some_and(|due| due <= t) {
-                if let Some(slot) = self.cpus[c].job {
-                    self.events += 1;
-                    self.complete(slot);
+        if first_due.is_some_and(|due| due <= t) {
+            for c in 0..self.cpus.len() {
+                if self.cpus[c].due.is_some_and(|due| due <= t) {
+                    if let Some(slot) = self.cpus[c].job {
+                        self.events += 1;
+                        self.complete(slot);
+                    }
                 }
             }
         }
@@ -335,15 +339,20 @@ impl GlobalSim {
         true
     }
 
-    fn next_time(&self) -> Option<Nanos> {
+    /// The next instant something happens, and the earliest instant a
+    /// processor's job has no work left ([`Processor::due`]; when it is
+    /// later than the next instant, no job completes there).
+    fn next_time(&self) -> (Option<Nanos>, Option<Nanos>) {
         let mut next = earliest(self.queue.peek_time(), self.releases.peek_time());
+        let mut first_due = None;
         for cpu in &self.cpus {
             next = earliest(next, cpu.completion);
+            first_due = earliest(first_due, cpu.due);
         }
         if self.watches_time {
             next = earliest(next, self.change_time());
         }
-        next
+        (next, first_due)
     }
 
     /// The next instant a ready job's key changes with no event (EDZL: a
@@ -470,7 +479,12 @@ impl GlobalSim {
         job.ready_seq = self.next_ready_seq;
         self.next_ready_seq += 1;
         if self.static_rule {
-            self.ready.insert(job.task, self.rule.key(job, false));
+            let key = self.rule.key(job, false);
+            debug_assert_eq!(
+                key.1, job.task as u64,
+                "a static rule's key is (urgency, task, ..)"
+            );
+            self.ready.insert(job.task, key.0);
         }
     }
 
@@ -527,6 +541,7 @@ impl GlobalSim {
         self.retire(slot);
     }
 
+    #[inline]
     fn record_job(&mut self, slot: usize, finish: Option<Nanos>, aborted: bool) {
         let j = &self.jobs[slot];
         let record = JobRecord {

@@ -18,6 +18,11 @@ pub trait GlobalRule {
 
     /// True when a job's key never changes while it is ready (EDF, FP): it
     /// is then computed once, when the job becomes ready.
+    ///
+    /// A static rule's key is `(urgency, task, ..)`: among the ready jobs,
+    /// one per task, its order is the first element's, then the task's, and
+    /// the global engine's ready set keeps only the first element (one
+    /// integer compared instead of a tuple; checked in debug builds).
     fn is_static(&self) -> bool {
         false
     }

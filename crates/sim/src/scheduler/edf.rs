@@ -6,7 +6,7 @@
 //! first. Optimal on one processor: no deadline is missed whenever the
 //! processor-demand test passes. The EDF side of paper 001.
 
-use super::{pick_highest, PolicyKind, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, PolicyKind, Priority, Scheduler, System};
 use crate::job::{Job, JobId};
 
 /// Preemptive EDF.
@@ -16,6 +16,10 @@ pub struct Edf;
 impl Scheduler for Edf {
     fn name(&self) -> String {
         "edf".into()
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {

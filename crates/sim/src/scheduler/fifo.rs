@@ -7,7 +7,7 @@
 //! declaration is the only priority there is — which is why scenario 1 meets
 //! its deadlines only when the tight task is declared first.
 
-use super::{pick_highest, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, Priority, Scheduler, System};
 use crate::job::JobId;
 
 /// Non-preemptive FIFO by release time.
@@ -17,6 +17,10 @@ pub struct Fifo;
 impl Scheduler for Fifo {
     fn name(&self) -> String {
         "fifo".into()
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {

@@ -9,7 +9,7 @@
 
 use rtlab_model::Task;
 
-use super::{pick_highest, PolicyKind, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, PolicyKind, Priority, Scheduler, System};
 use crate::error::SimError;
 use crate::job::{Job, JobId};
 use rtlab_model::policy::PriorityAssignment;
@@ -44,6 +44,10 @@ impl FixedPriority {
 impl Scheduler for FixedPriority {
     fn name(&self) -> String {
         format!("fp:{}", self.policy.name())
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {

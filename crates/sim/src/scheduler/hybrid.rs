@@ -16,7 +16,7 @@
 use rtlab_model::{Nanos, Task};
 use serde::Serialize;
 
-use super::{pick_highest, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, Priority, Scheduler, System};
 use crate::error::SimError;
 use crate::job::JobId;
 use rtlab_model::policy::PriorityAssignment;
@@ -83,6 +83,10 @@ struct HybridData {
 impl Scheduler for Hybrid {
     fn name(&self) -> String {
         format!("hybrid:{}", self.policy.name())
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {

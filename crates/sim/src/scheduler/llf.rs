@@ -14,7 +14,7 @@
 //! crossing makes two jobs of equal laxity swap every nanosecond). SimSo's
 //! `LLF` re-decides on a 1 ms timer besides its events instead.
 
-use super::{pick_highest, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, Priority, Scheduler, System};
 use crate::job::JobId;
 
 /// Least laxity first at every scheduling point.
@@ -24,6 +24,10 @@ pub struct Llf;
 impl Scheduler for Llf {
     fn name(&self) -> String {
         "llf".into()
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {

@@ -156,6 +156,31 @@ impl<'a> System<'a> {
     }
 }
 
+/// The event hooks a scheduler implements ([`Scheduler::hooks`]); the
+/// simulator does not call the others, nor build their view of the system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hooks {
+    /// [`Scheduler::on_release`], [`Scheduler::on_complete`],
+    /// [`Scheduler::on_block`], [`Scheduler::on_unblock`].
+    pub job_events: bool,
+    /// [`Scheduler::on_executed`].
+    pub executed: bool,
+}
+
+impl Hooks {
+    /// Every hook called: the default.
+    pub const ALL: Hooks = Hooks {
+        job_events: true,
+        executed: true,
+    };
+    /// No hook called: a scheduler that decides from [`System`] alone
+    /// (EDF, FP, FIFO, LLF, NP-EDF, the hybrid).
+    pub const NONE: Hooks = Hooks {
+        job_events: false,
+        executed: false,
+    };
+}
+
 /// A scheduling policy. Every hook has a default no-op; only
 /// [`Scheduler::pick`] is required.
 ///
@@ -164,6 +189,15 @@ impl<'a> System<'a> {
 pub trait Scheduler {
     /// The spec it was built from, e.g. `fp:rm`.
     fn name(&self) -> String;
+
+    /// The hooks it implements. The simulator skips the calls to the
+    /// others (on the busiest path: a release, a completion, each credit of
+    /// execution). Default: every hook, so a scheduler that overrides one
+    /// is never skipped by mistake; `the_declared_hooks_change_nothing`
+    /// runs every registry scheduler with and without its declaration.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
+    }
 
     /// `job` became ready for the first time (released, and its task's
     /// earlier jobs are finished).

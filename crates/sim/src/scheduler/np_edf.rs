@@ -6,7 +6,7 @@
 //! discusses it as what the Lingua Franca GEDF scheduler amounts to on one
 //! worker without preemption.
 
-use super::{pick_highest, PolicyKind, Priority, Scheduler, System};
+use super::{pick_highest, Hooks, PolicyKind, Priority, Scheduler, System};
 use crate::job::{Job, JobId};
 
 /// Non-preemptive EDF.
@@ -16,6 +16,10 @@ pub struct NpEdf;
 impl Scheduler for NpEdf {
     fn name(&self) -> String {
         "np-edf".into()
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
     }
 
     fn pick(&mut self, sys: &System<'_>) -> Option<JobId> {
