@@ -150,6 +150,8 @@ fn a_dispatched_run_records_every_release_with_the_dispatchers_costs() {
 #[ignore = "needs root"]
 fn compare_matches_a_dispatched_run_job_for_job() {
     let _one = common::real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.csv");
     let c = json_of(&[
         "compare",
         "builtin:hartstone-ph",
@@ -159,6 +161,8 @@ fn compare_matches_a_dispatched_run_job_for_job() {
         "-d",
         "1s",
         "--json",
+        "--jobs",
+        pairs.to_str().unwrap(),
     ]);
     let jobs = &c["jobs"];
     assert_eq!(jobs["real_jobs"], 62, "{jobs}");
@@ -169,6 +173,20 @@ fn compare_matches_a_dispatched_run_job_for_job() {
     assert_eq!(jobs["releases_agree"], 62);
     assert!(jobs["tolerance_ns"].as_u64().unwrap() > 0);
     assert_eq!(c["scheduler"], "edf with the dispatcher's measured costs");
+    // `--jobs`: every job on one row, both sides filled, the difference
+    // the real response less the simulated one.
+    let csv = std::fs::read_to_string(&pairs).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 62, "{csv}");
+    for row in &rows {
+        let n = |i: usize| row[i].parse::<i64>().unwrap();
+        assert_eq!(n(12), n(6) - n(10), "{row:?}");
+        assert_eq!(n(6), n(5) - n(2), "{row:?}");
+    }
 }
 
 #[test]

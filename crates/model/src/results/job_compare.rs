@@ -77,6 +77,45 @@ impl JobAgreement {
     }
 }
 
+/// Every job of either side, paired by task and number (each side's
+/// records in any order), in task then number order: `(real, simulated)`,
+/// `None` where a side has no such job.
+pub fn pair_jobs<'a>(
+    real: &'a [JobRecord],
+    sim: &'a [JobRecord],
+) -> Vec<(Option<&'a JobRecord>, Option<&'a JobRecord>)> {
+    let key = |j: &&JobRecord| (j.task, j.job);
+    let mut r: Vec<&JobRecord> = real.iter().collect();
+    let mut s: Vec<&JobRecord> = sim.iter().collect();
+    r.sort_by_key(key);
+    s.sort_by_key(key);
+    let mut pairs = Vec::with_capacity(r.len().max(s.len()));
+    let (mut i, mut k) = (0, 0);
+    while i < r.len() || k < s.len() {
+        let order = match (r.get(i), s.get(k)) {
+            (Some(a), Some(b)) => (a.task, a.job).cmp(&(b.task, b.job)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                pairs.push((Some(r[i]), None));
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                pairs.push((None, Some(s[k])));
+                k += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                pairs.push((Some(r[i]), Some(s[k])));
+                i += 1;
+                k += 1;
+            }
+        }
+    }
+    pairs
+}
+
 /// Compares `real` and `sim` job for job (each side's records in any
 /// order); `ended` is how long the runs lasted (an unfinished job missed
 /// when its deadline was reached), `tolerance` the response tolerance.
@@ -86,56 +125,42 @@ pub fn compare_jobs(
     ended: Nanos,
     tolerance: Nanos,
 ) -> JobAgreement {
-    let key = |j: &&JobRecord| (j.task, j.job);
-    let mut r: Vec<&JobRecord> = real.iter().collect();
-    let mut s: Vec<&JobRecord> = sim.iter().collect();
-    r.sort_by_key(key);
-    s.sort_by_key(key);
     let mut out = JobAgreement {
-        real_jobs: r.len() as u64,
-        sim_jobs: s.len() as u64,
+        real_jobs: real.len() as u64,
+        sim_jobs: sim.len() as u64,
         tolerance_ns: tolerance.as_ns(),
         ..JobAgreement::default()
     };
-    let (mut i, mut k) = (0, 0);
     let mut deltas: Vec<u64> = Vec::new();
-    while i < r.len() && k < s.len() {
-        let (a, b) = (r[i], s[k]);
-        match (a.task, a.job).cmp(&(b.task, b.job)) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => k += 1,
-            std::cmp::Ordering::Equal => {
-                i += 1;
-                k += 1;
-                out.matched += 1;
-                out.releases_agree += u64::from(a.release == b.release);
-                let d = JobDifference {
-                    task: a.task,
-                    job: a.job,
-                    real_response_ns: a.response().map(Nanos::as_ns),
-                    sim_response_ns: b.response().map(Nanos::as_ns),
-                    real_missed: a.missed(ended),
-                    sim_missed: b.missed(ended),
-                };
-                if d.real_missed == d.sim_missed {
-                    out.misses_agree += 1;
-                } else if out.first_miss_difference.is_none() {
-                    out.first_miss_difference = Some(d);
-                }
-                if let Some(delta) = d.delta_ns() {
-                    deltas.push(delta.unsigned_abs());
-                    out.responses_compared += 1;
-                    if delta.unsigned_abs() <= tolerance.as_ns() {
-                        out.responses_within += 1;
-                    }
-                    let larger = out
-                        .largest
-                        .and_then(|l| l.delta_ns())
-                        .is_none_or(|l| delta.unsigned_abs() > l.unsigned_abs());
-                    if larger {
-                        out.largest = Some(d);
-                    }
-                }
+    for pair in pair_jobs(real, sim) {
+        let (Some(a), Some(b)) = pair else { continue };
+        out.matched += 1;
+        out.releases_agree += u64::from(a.release == b.release);
+        let d = JobDifference {
+            task: a.task,
+            job: a.job,
+            real_response_ns: a.response().map(Nanos::as_ns),
+            sim_response_ns: b.response().map(Nanos::as_ns),
+            real_missed: a.missed(ended),
+            sim_missed: b.missed(ended),
+        };
+        if d.real_missed == d.sim_missed {
+            out.misses_agree += 1;
+        } else if out.first_miss_difference.is_none() {
+            out.first_miss_difference = Some(d);
+        }
+        if let Some(delta) = d.delta_ns() {
+            deltas.push(delta.unsigned_abs());
+            out.responses_compared += 1;
+            if delta.unsigned_abs() <= tolerance.as_ns() {
+                out.responses_within += 1;
+            }
+            let larger = out
+                .largest
+                .and_then(|l| l.delta_ns())
+                .is_none_or(|l| delta.unsigned_abs() > l.unsigned_abs());
+            if larger {
+                out.largest = Some(d);
             }
         }
     }
@@ -195,5 +220,20 @@ mod tests {
         assert!(!a.agrees());
         let same = compare_jobs(&sim, &sim, ms(30), Nanos::ZERO);
         assert!(same.agrees(), "{same:?}");
+        // Paired in task then number order, the real-only job with nothing
+        // beside it.
+        let pairs: Vec<_> = pair_jobs(&real, &sim)
+            .into_iter()
+            .map(|(a, b)| (a.map(|j| (j.task, j.job)), b.map(|j| (j.task, j.job))))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (Some((0, 0)), Some((0, 0))),
+                (Some((0, 1)), Some((0, 1))),
+                (Some((1, 0)), Some((1, 0))),
+                (Some((1, 1)), None),
+            ]
+        );
     }
 }

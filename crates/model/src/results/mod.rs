@@ -19,7 +19,7 @@ mod summary;
 
 pub use compare::{compare_task, compare_tasks, Comparison, TaskComparison};
 pub use job::JobRecord;
-pub use job_compare::{compare_jobs, JobAgreement, JobDifference};
+pub use job_compare::{compare_jobs, pair_jobs, JobAgreement, JobDifference};
 pub use metrics::{TaskMetrics, Totals};
 pub use schedule::{ScheduleSpan, ScheduleWindow, SpanKind, SpanSource};
 pub use series::SeriesPoint;

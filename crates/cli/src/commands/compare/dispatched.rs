@@ -10,9 +10,10 @@
 //! every job is matched by task and number: the same release, the same
 //! verdict (met or missed), responses within the dispatch latency's p99.9.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::process::ExitCode;
 
+use rtlab_model::file::OutputFile;
 use rtlab_model::results::{compare_jobs, compare_tasks, EachJob, JobRecord};
 use rtlab_model::{printable, Nanos};
 use rtlab_rt::dispatcher::DispatchConfig;
@@ -38,6 +39,16 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
             printable(&e.to_string())
         ))
     })?;
+    // `--jobs` is opened before the run: a path that cannot be written is
+    // refused before anything is measured.
+    let jobs_file = args
+        .jobs
+        .as_ref()
+        .map(|p| {
+            OutputFile::create(p)
+                .map_err(|e| anyhow::anyhow!("--jobs: cannot write {}: {e}", p.display()))
+        })
+        .transpose()?;
     let saver = args
         .save
         .begin(rtlab_store::RunKind::Compare, Some(&args.flags.taskset))?;
@@ -77,7 +88,20 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
         &sim.tasks,
         args.tolerance / 100.0,
     );
-    let agreement = compare_jobs(&real_jobs.take(), &sim_jobs, ended, costs.latency_p999());
+    let real_jobs = real_jobs.take();
+    let agreement = compare_jobs(&real_jobs, &sim_jobs, ended, costs.latency_p999());
+    // A write that fails is reported at the end: the results are still
+    // printed and saved.
+    let jobs_written = match (jobs_file, &args.jobs) {
+        (Some(mut file), Some(path)) => {
+            let csv = rtlab_report::compare_text::job_pairs_csv(&real_jobs, &sim_jobs, ended, &set);
+            file.write_all(csv.as_bytes())
+                .and_then(|()| file.commit())
+                .map(|()| crate::wrote::wrote(path, "each job, real beside simulated, CSV"))
+                .map_err(|e| anyhow::anyhow!("--jobs: cannot write {}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    };
     let mut comparison = Comparison::new(
         set.name.clone(),
         format!("dispatcher {spec}"),
@@ -118,6 +142,7 @@ pub fn run(args: &CompareArgs, d: &DispatchConfig) -> anyhow::Result<ExitCode> {
     }
     crate::usage::all_of([
         saved,
+        jobs_written,
         crate::real_run::lost_threads(&comparison.real),
         crate::real_run::watchdog_ended(&comparison.real),
     ])?;

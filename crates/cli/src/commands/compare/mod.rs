@@ -51,6 +51,10 @@ pub struct CompareArgs {
     /// Print the JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// With --dispatcher: write every job of both sides as CSV, paired by task and number (real
+    /// and simulated start, finish, response, verdict, and their difference)
+    #[arg(long, value_name = "FILE.csv", conflicts_with = "with")]
+    pub jobs: Option<std::path::PathBuf>,
     /// Compare with another tool instead of the simulator: `rt-app` runs the set under rt-app
     /// with the same policy and pinning (the guide "rtlab compare --with rt-app").
     #[arg(long, value_name = "TOOL", conflicts_with_all = ["save", "store"])]
@@ -94,6 +98,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ));
         }
         return dispatched::run(args, &d);
+    }
+    if args.jobs.is_some() {
+        return Err(usage(
+            "--jobs pairs the jobs of a --dispatcher run with the simulator's; give --dispatcher -s SCHEDULER (`rtlab run --jobs` writes a Linux policy run's jobs)",
+        ));
     }
     // The set is loaded once: placed here for the simulator's refusals,
     // run as loaded (the run places it the same way).
