@@ -57,6 +57,7 @@ use rtlab_model::policy::{LockingProtocol, MissRule};
 
 use super::backlog::Backlog;
 use super::costs::CostMeter;
+use super::upcoming::Upcoming;
 
 /// The scheduler's read-only view (a macro so that the borrows of the
 /// scheduler and of the job table stay disjoint, as in the simulator).
@@ -170,6 +171,15 @@ pub struct EngineSetup {
     pub min_slice: Nanos,
 }
 
+/// When an event at `t` is noticed: at once, or with a tick at the next
+/// multiple of it.
+fn notice_at(tick: Option<Nanos>, t: Nanos) -> Nanos {
+    match tick {
+        Some(tick) => tick.checked_mul(t.div_ceil(tick)).unwrap_or(Nanos::MAX),
+        None => t,
+    }
+}
+
 /// The least slice a call-back gives the running job on real threads: a
 /// burst end asked for sooner than this after the dispatcher goes back to
 /// sleep waits for it. A few decisions' worth (a turn costs 2-10 us), so
@@ -247,9 +257,6 @@ struct Resource {
 /// Per task, what the engine tracks besides its job.
 #[derive(Debug, Clone)]
 struct TaskState {
-    /// The next release not yet handled: its time and the sequence number
-    /// it was scheduled with (the event queue's tie-break).
-    upcoming: Option<(Nanos, u64)>,
     /// Releases handled while the task's job was unfinished.
     waiting: Backlog,
     /// Execution of the current job already credited to the scheduler.
@@ -292,7 +299,8 @@ pub struct Engine<P: Platform> {
     steps: Vec<Vec<Step>>,
     resources: Vec<Resource>,
     callback: Option<Nanos>,
-    next_seq: u64,
+    /// Each task's next release.
+    upcoming: Upcoming,
     last_task: Option<usize>,
     ids: Vec<usize>,
     min_slice: Nanos,
@@ -359,7 +367,6 @@ impl<P: Platform> Engine<P> {
         let state = steps
             .iter()
             .map(|s| TaskState {
-                upcoming: None,
                 waiting: Backlog::default(),
                 credited: Nanos::ZERO,
                 credited_to: Nanos::ZERO,
@@ -398,7 +405,7 @@ impl<P: Platform> Engine<P> {
             steps,
             resources,
             callback: None,
-            next_seq: 0,
+            upcoming: Upcoming::new(n),
             last_task: None,
             logs,
             meter: CostMeter::new(),
@@ -578,41 +585,25 @@ impl<P: Platform> Engine<P> {
     /// suspensions by the phase plan), unless it is at or after the end.
     fn schedule_release(&mut self, i: usize, at: Nanos) {
         let period = self.tasks[i].period;
-        self.state[i].upcoming = self.plan.release(i, period, at, self.duration).map(|r| {
-            self.next_seq += 1;
-            (r, self.next_seq)
-        });
+        self.upcoming
+            .schedule(&self.plan, i, period, at, self.duration);
     }
 
     /// When a release (or call-back) at `t` is noticed: at once, or at the
     /// next tick.
     fn notice(&self, t: Nanos) -> Nanos {
-        match self.tick {
-            Some(tick) => tick.checked_mul(t.div_ceil(tick)).unwrap_or(Nanos::MAX),
-            None => t,
-        }
+        notice_at(self.tick, t)
     }
 
     /// Handles every release noticed by `now`, in the event queue's order.
     fn releases(&mut self, now: Nanos) -> bool {
+        let tick = self.tick;
         let mut acted = false;
-        loop {
-            let mut best: Option<(Nanos, u64, usize)> = None;
-            for (i, s) in self.state.iter().enumerate() {
-                if let Some((r, seq)) = s.upcoming {
-                    let key = (self.notice(r), seq, i);
-                    if key.0 <= now && best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
-                        best = Some(key);
-                    }
-                }
-            }
-            let Some((_, _, i)) = best else {
-                return acted;
-            };
+        while let Some((i, at)) = self.upcoming.take_due(now, |t| notice_at(tick, t)) {
             acted = true;
-            let (at, _) = self.state[i].upcoming.take().unwrap_or_default();
             self.release(i, at, now);
         }
+        acted
     }
 
     /// Task `i` releases a job at `at` (the simulator's `handle_release`).
@@ -782,12 +773,11 @@ impl<P: Platform> Engine<P> {
     /// When to wake next: the next release or call-back notice, the next
     /// tick, the end.
     fn next_wake(&self, now: Nanos) -> Nanos {
-        let mut next = self.duration;
-        for s in &self.state {
-            if let Some((r, _)) = s.upcoming {
-                next = next.min(self.notice(r));
-            }
-        }
+        let tick = self.tick;
+        let mut next = self
+            .upcoming
+            .first_notice(|t| notice_at(tick, t))
+            .map_or(self.duration, |r| r.min(self.duration));
         if let Some(c) = self.callback {
             next = next.min(c);
         }

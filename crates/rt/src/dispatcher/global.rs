@@ -34,6 +34,7 @@ use rtlab_sim::multi::GlobalRule;
 use super::backlog::Backlog;
 use super::costs::CostMeter;
 use super::engine::{Platform, Post};
+use super::upcoming::Upcoming;
 use crate::executor::job_log::JobLog;
 
 /// A platform whose threads can run on any of m CPUs.
@@ -79,8 +80,6 @@ struct Current {
 #[derive(Debug, Clone)]
 struct TaskState {
     current: Option<Current>,
-    /// The next release not yet handled, and its event sequence number.
-    upcoming: Option<(Nanos, u64)>,
     /// Releases that found the task's job unfinished.
     waiting: Backlog,
     /// The decision time of the latest run order not yet acknowledged.
@@ -106,7 +105,8 @@ pub struct GlobalEngine<P: CpuPlatform> {
     freed: Vec<(Key, usize)>,
     /// The next instant a waiting job's key changes with no event.
     change: Option<Nanos>,
-    next_seq: u64,
+    /// Each task's next release.
+    upcoming: Upcoming,
     /// Per task: its jobs' records and summary.
     pub logs: Vec<JobLog>,
     /// What the decisions cost and how late the threads began.
@@ -147,7 +147,6 @@ impl<P: CpuPlatform> GlobalEngine<P> {
             state: (0..n)
                 .map(|_| TaskState {
                     current: None,
-                    upcoming: None,
                     waiting: Backlog::default(),
                     ordered_at: None,
                 })
@@ -162,7 +161,7 @@ impl<P: CpuPlatform> GlobalEngine<P> {
             order: Vec::with_capacity(n),
             freed: Vec::with_capacity(m),
             change: None,
-            next_seq: 0,
+            upcoming: Upcoming::new(n),
             logs,
             meter: CostMeter::new(),
             context_switches: 0,
@@ -286,25 +285,15 @@ impl<P: CpuPlatform> GlobalEngine<P> {
 
     fn schedule_release(&mut self, i: usize, at: Nanos) {
         let period = self.tasks[i].period;
-        self.state[i].upcoming = self.plan.release(i, period, at, self.duration).map(|r| {
-            self.next_seq += 1;
-            (r, self.next_seq)
-        });
+        self.upcoming
+            .schedule(&self.plan, i, period, at, self.duration);
     }
 
     /// Handles every release due by `now`, in the event queue's order.
     fn releases(&mut self, now: Nanos) -> bool {
         let mut acted = false;
-        loop {
-            let best = (0..self.state.len())
-                .filter_map(|i| self.state[i].upcoming.map(|(r, seq)| (r, seq, i)))
-                .filter(|&(r, _, _)| r <= now)
-                .min();
-            let Some((at, _, i)) = best else {
-                return acted;
-            };
+        while let Some((i, at)) = self.upcoming.take_due(now, |t| t) {
             acted = true;
-            self.state[i].upcoming = None;
             if let Some(next) = at.checked_add(self.tasks[i].period) {
                 self.schedule_release(i, next);
             }
@@ -316,6 +305,7 @@ impl<P: CpuPlatform> GlobalEngine<P> {
                 None => self.make_ready(i, at),
             }
         }
+        acted
     }
 
     /// Task `i`'s job released at `at` becomes its current job.
@@ -471,12 +461,10 @@ impl<P: CpuPlatform> GlobalEngine<P> {
     /// When to wake next: the next release, an EDZL zero-laxity instant,
     /// the end.
     fn next_wake(&self) -> Nanos {
-        let mut next = self.duration;
-        for s in &self.state {
-            if let Some((r, _)) = s.upcoming {
-                next = next.min(r);
-            }
-        }
+        let next = self
+            .upcoming
+            .first_notice(|t| t)
+            .map_or(self.duration, |r| r.min(self.duration));
         self.change.map_or(next, |c| next.min(c))
     }
 

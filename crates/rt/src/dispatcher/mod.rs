@@ -22,6 +22,7 @@ pub mod engine;
 pub mod global;
 pub mod run;
 pub mod threads;
+mod upcoming;
 pub mod virtual_platform;
 pub mod watchdog;
 
