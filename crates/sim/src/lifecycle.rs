@@ -198,6 +198,39 @@ impl Ledger {
         }
     }
 
+    /// True when a job sink takes the records (then every job leaves
+    /// through [`Ledger::record`]).
+    #[inline]
+    pub(crate) fn has_sink(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Folds a completed job into `task`'s summary without building its
+    /// record ([`TaskSummary::record_completed`]: the same figures); only
+    /// when no sink takes the records ([`Ledger::has_sink`]).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn record_completed(
+        &mut self,
+        task: usize,
+        release: Nanos,
+        deadline: Nanos,
+        start: Nanos,
+        finish: Nanos,
+        preemptions: u64,
+        migrations: u64,
+    ) {
+        debug_assert!(self.sink.is_none());
+        self.summaries[task].record_completed(
+            release,
+            deadline,
+            start,
+            finish,
+            preemptions,
+            migrations,
+        );
+    }
+
     /// A release of `task` skipped while its job was late.
     pub(crate) fn skipped(&mut self, task: usize) {
         self.summaries[task].record_skipped(1);
