@@ -97,6 +97,13 @@ impl GlobalJob {
     }
 }
 
+/// Records that processor `c` ran `job` from `start` to `t` (out of the
+/// busiest path: only a traced run does).
+#[cold]
+fn trace_interval(trace: &mut Trace, c: usize, job: &GlobalJob, start: Nanos, t: Nanos) {
+    trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
+}
+
 /// One processor.
 #[derive(Clone, Debug, Default)]
 struct Processor {
@@ -413,7 +420,7 @@ impl GlobalSim {
     /// Credits processor `c`'s job with its execution from `run_from`
     /// (or the end of a migration's cost) to `t`. Crediting at every
     /// instant or once when the job leaves gives the same sums.
-    #[inline]
+    #[inline(always)]
     fn credit(&mut self, c: usize, t: Nanos) {
         let cpu = &mut self.cpus[c];
         let Some(slot) = cpu.job else { return };
@@ -424,7 +431,7 @@ impl GlobalSim {
             job.executed += amount;
             cpu.executed_ns += amount.as_ns();
             if let Some(trace) = &mut self.trace {
-                trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
+                trace_interval(trace, c, job, start, t);
             }
         }
         cpu.run_from = t;
@@ -687,15 +694,18 @@ impl GlobalSim {
     }
 
     /// Only a job that entered the m most urgent since the last decision
-    /// can be waiting; one such is placed at once, several in priority
-    /// order.
+    /// can be waiting (every one of them was placed then); none when none
+    /// entered (a job left them and none came up), one such is placed at
+    /// once, several in priority order.
     #[inline(always)]
     fn place_entered(&mut self, freed: &[(Key, usize)]) {
-        if let &[task] = self.ready.entered() {
-            self.place_waiting(task, freed);
-        } else {
-            for i in 0..self.ready.top().len() {
-                self.place_waiting(self.ready.top()[i].1, freed);
+        match *self.ready.entered() {
+            [] => {}
+            [task] => self.place_waiting(task, freed),
+            _ => {
+                for i in 0..self.ready.top().len() {
+                    self.place_waiting(self.ready.top()[i].1, freed);
+                }
             }
         }
     }
