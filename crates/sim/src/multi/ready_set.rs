@@ -214,7 +214,13 @@ impl<K: Ord + Copy> ReadySet<K> {
         if self.heap.is_empty() {
             return None;
         }
-        Some(self.heap_remove(0))
+        // The last entry moves to the root: it can only go down.
+        let least = self.heap.swap_remove(0);
+        self.position[least.1] = ABSENT;
+        if !self.heap.is_empty() {
+            self.sift_down(0);
+        }
+        Some(least)
     }
 
     fn heap_remove(&mut self, at: usize) -> (K, usize) {
