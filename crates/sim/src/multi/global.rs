@@ -620,6 +620,7 @@ impl GlobalSim {
         self.ledger.record(&record, self.config.duration);
     }
 
+    #[inline(always)]
     fn retire(&mut self, slot: usize) {
         let task = self.jobs[slot].task;
         if let Some(c) = self.jobs[slot].on_cpu.take() {
@@ -791,6 +792,7 @@ impl GlobalSim {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, slot: usize, c: usize) {
         let now = self.now;
         if c < 64 {
