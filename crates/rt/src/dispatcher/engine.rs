@@ -254,6 +254,9 @@ struct TaskState {
     waiting: Backlog,
     /// Execution of the current job already credited to the scheduler.
     credited: Nanos,
+    /// With a tick: the turn's time up to which the running job's
+    /// execution is credited (the ticked kernel's accounting, in its clock).
+    credited_to: Nanos,
     /// When its current job first got the CPU (the thread's own reading).
     began: Option<Nanos>,
     /// The decision time of the latest run order not yet acknowledged.
@@ -295,6 +298,13 @@ pub struct Engine<P: Platform> {
     min_slice: Nanos,
     /// The threads end the bursts (tickless on a platform with budgets).
     budgets: bool,
+    /// With a tick: the tick instant the timer woke the dispatcher for,
+    /// when it did (the turn's time in the ticked kernel's clock).
+    woke_for: Option<Nanos>,
+    /// With a tick: how late the dispatcher woke for the last tick; the
+    /// ticked kernel's clock is the platform's less this (see
+    /// [`Engine::clock`]).
+    clock_lag: Nanos,
     /// Per task: its jobs' records and summary.
     pub logs: Vec<JobLog>,
     /// What the decisions cost and how late the threads began.
@@ -352,6 +362,7 @@ impl<P: Platform> Engine<P> {
                 upcoming: None,
                 waiting: Backlog::default(),
                 credited: Nanos::ZERO,
+                credited_to: Nanos::ZERO,
                 began: None,
                 ordered_at: None,
                 steps_done: 0,
@@ -371,6 +382,8 @@ impl<P: Platform> Engine<P> {
         let budgets = platform.budgets() && setup.tick.is_none();
         let mut engine = Engine {
             budgets,
+            woke_for: None,
+            clock_lag: Nanos::ZERO,
             platform,
             plan: setup.plan,
             duration: setup.duration,
@@ -437,12 +450,13 @@ impl<P: Platform> Engine<P> {
                     std::hint::spin_loop();
                 }
             }
-            let at = now.min(self.duration);
+            let real = now.min(self.duration);
+            let at = self.clock(real);
             let stopping = stop();
             self.collect_begins();
             let mut acted = false;
-            self.account();
-            acted |= self.milestone(at);
+            self.account(at);
+            acted |= self.milestone(at, real);
             acted |= self.releases(at);
             let spent = self.budgets
                 && self
@@ -461,15 +475,36 @@ impl<P: Platform> Engine<P> {
                 self.ended = if stopping { at } else { self.duration };
                 break;
             }
-            let next = self.next_wake(now);
+            let next = self.next_wake(at);
             self.platform.wait(next);
             let woke_at = self.platform.now();
             if woke_at >= next && next < self.duration {
                 self.meter.wake(woke_at - next);
+                if self.tick.is_some() {
+                    self.woke_for = Some(next);
+                }
             }
         }
         self.platform.stop();
         self.finish();
+    }
+
+    /// The scheduler's clock at platform time `real`: the same, or with a
+    /// tick the ticked kernel's, which reads the tick itself at a turn the
+    /// timer woke the dispatcher for however late it woke, and between two
+    /// ticks runs at the platform's pace from there (`real` less that
+    /// lateness). So a quantum or burst asked for at a tick ends at the
+    /// tick the simulator ends it, not one tick later for the few
+    /// microseconds the dispatcher woke late; the running job's execution
+    /// is counted in it ([`Engine::account`]).
+    fn clock(&mut self, real: Nanos) -> Nanos {
+        if self.tick.is_none() {
+            return real;
+        }
+        if let Some(tick) = self.woke_for.take() {
+            self.clock_lag = real.saturating_sub(tick);
+        }
+        real.saturating_sub(self.clock_lag)
     }
 
     /// Records when threads ordered to run began (the dispatch latency).
@@ -489,23 +524,32 @@ impl<P: Platform> Engine<P> {
     }
 
     /// Credits the running job with what its thread executed since the
-    /// last turn.
-    fn account(&mut self) {
+    /// last turn: read from its CPU clock, or with a tick the time since
+    /// the last turn in the ticked kernel's clock (`now`), as the
+    /// simulator's ticked model counts it.
+    fn account(&mut self, now: Nanos) {
         let Some(id) = self.running else { return };
         let task = id.index();
-        let executed = self.platform.executed(task);
-        let credited = self.state[task].credited;
-        if executed > credited {
-            let amount = executed - credited;
-            self.state[task].credited = executed;
+        let amount = if self.tick.is_some() {
+            let since = std::mem::replace(&mut self.state[task].credited_to, now);
+            now.saturating_sub(since)
+        } else {
+            let executed = self.platform.executed(task);
+            let credited = &mut self.state[task].credited;
+            let amount = executed.saturating_sub(*credited);
+            *credited = (*credited).max(executed);
+            amount
+        };
+        if !amount.is_zero() {
             self.jobs[task].executed = self.jobs[task].executed.saturating_add(amount);
             self.scheduler.on_executed(id, amount);
         }
     }
 
-    /// Handles what the running job's thread posted. True when anything
-    /// happened.
-    fn milestone(&mut self, now: Nanos) -> bool {
+    /// Handles what the running job's thread posted, at the turn's time
+    /// `now` in the scheduler's clock (`real`: on the platform's). True when
+    /// anything happened.
+    fn milestone(&mut self, now: Nanos, real: Nanos) -> bool {
         let Some(id) = self.running else {
             return false;
         };
@@ -515,8 +559,8 @@ impl<P: Platform> Engine<P> {
             acted = true;
             match post {
                 Post::Finished(at) => {
-                    self.meter.post(now.saturating_sub(at));
-                    let finish = at.min(now.max(self.jobs[task].release));
+                    self.meter.post(real.saturating_sub(at));
+                    let finish = at.min(real.max(self.jobs[task].release));
                     self.complete(task, finish, now);
                     return true;
                 }
@@ -692,6 +736,7 @@ impl<P: Platform> Engine<P> {
             job.start = job.start.or(Some(now));
             if choice != previous {
                 self.dispatches += 1;
+                self.state[task].credited_to = now;
                 let (index, demand) = (job.index, job.demand);
                 let steps = self.state[task].steps_done;
                 self.state[task].ordered_at = Some(decided_at);
@@ -717,7 +762,11 @@ impl<P: Platform> Engine<P> {
         }
         let enacted = self.platform.stamp();
         self.callback = asked.map(|c| {
-            let from = self.platform.now().max(now);
+            // With a tick the call-back is in the ticked kernel's clock.
+            let from = match self.tick {
+                Some(_) => now,
+                None => self.platform.now().max(now),
+            };
             let mut delay = (c - now).max(self.min_slice);
             if limited {
                 delay = delay.saturating_add(BUDGET_BACKSTOP);

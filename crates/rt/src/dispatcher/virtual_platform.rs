@@ -22,6 +22,10 @@ pub struct VirtualPlatform {
     /// The threads end their bursts themselves, as real ones do
     /// ([`Platform::budgets`]); else the engine's timer ends them.
     pub budgets: bool,
+    /// The timer wakes the engine this long after the time it asked for
+    /// (a thread's post still wakes it at once); the running thread
+    /// executes meanwhile.
+    pub timer_lateness: Nanos,
 }
 
 #[derive(Default, Clone)]
@@ -45,6 +49,7 @@ impl VirtualPlatform {
         VirtualPlatform {
             wall: false,
             budgets: false,
+            timer_lateness: Nanos::ZERO,
             now: Nanos::ZERO,
             running: None,
             threads: vec![VirtualThread::default(); steps.len()],
@@ -71,6 +76,7 @@ impl Platform for VirtualPlatform {
     }
 
     fn wait(&mut self, until: Nanos) {
+        let until = until.saturating_add(self.timer_lateness);
         if let Some(task) = self.running.filter(|&t| !self.threads[t].waiting) {
             let target = self.target(task);
             let t = &mut self.threads[task];

@@ -67,11 +67,11 @@ fn dispatched(
     phases: &[Phase],
     protocol: LockingProtocol,
 ) -> (Vec<Key>, u64) {
-    dispatched_with(set, spec, duration, tick, on_miss, phases, protocol, false)
+    dispatched_with(set, spec, duration, tick, on_miss, phases, protocol, |_| {})
 }
 
-/// [`dispatched`], with threads that end their bursts themselves when
-/// `budgets` (as the real ones).
+/// [`dispatched`] on a platform `adjust` sets up (threads that end their
+/// bursts themselves as the real ones, a late timer).
 #[allow(clippy::too_many_arguments)]
 fn dispatched_with(
     set: &TaskSet,
@@ -81,7 +81,7 @@ fn dispatched_with(
     on_miss: MissRule,
     phases: &[Phase],
     protocol: LockingProtocol,
-    budgets: bool,
+    adjust: impl FnOnce(&mut VirtualPlatform),
 ) -> (Vec<Key>, u64) {
     let tasks = PhasePlan::tasks(set, phases);
     let plan = PhasePlan::new(set, phases, duration).expect("phases");
@@ -99,7 +99,7 @@ fn dispatched_with(
         min_slice: Nanos::ZERO,
     };
     let mut platform = VirtualPlatform::new(steps);
-    platform.budgets = budgets;
+    adjust(&mut platform);
     let mut engine = Engine::new(setup, scheduler, platform, logs);
     engine.run(&|| false);
     (recorded(&mut receivers, key), engine.context_switches)
@@ -305,7 +305,9 @@ fn bursts_ended_by_the_threads_give_the_simulators_schedule() {
             let run = |budgets| {
                 let on_miss = MissRule::Continue;
                 let none = LockingProtocol::None;
-                dispatched_with(&set, &spec, d, None, on_miss, &[], none, budgets)
+                dispatched_with(&set, &spec, d, None, on_miss, &[], none, |p| {
+                    p.budgets = budgets
+                })
             };
             let sim = simulated(
                 &set,
@@ -317,6 +319,40 @@ fn bursts_ended_by_the_threads_give_the_simulators_schedule() {
                 LockingProtocol::None,
             );
             assert_eq!(run(true), sim, "{spec} on {}", set.name);
+        }
+    }
+}
+
+/// A ticked kernel counts time in ticks: a dispatcher whose timer wakes it
+/// 7 us after each tick still ends a 2 ms quantum or a burst at the tick
+/// the simulator does, not one tick later (its clock is the tick it woke
+/// for, and the running job is credited in it). Every job, its preemptions
+/// and the task switches are the simulator's; a finish moves by at most
+/// the lateness (the thread runs on until the dispatcher is awake).
+#[test]
+fn a_late_timer_does_not_lengthen_a_ticked_quantum() {
+    let late = Nanos::from_us(7);
+    for spec in ["rr:2ms", "multiburst", "ipi", "edf", "fp:rm"] {
+        let spec: SchedulerSpec = spec.parse().unwrap();
+        let (set, d, tick) = (hartstone(), Nanos::from_secs(2), Some(ms(1)));
+        let (on_miss, none) = (MissRule::Continue, LockingProtocol::None);
+        let (real, real_switches) =
+            dispatched_with(&set, &spec, d, tick, on_miss, &[], none, |p| {
+                p.timer_lateness = late
+            });
+        let (sim, sim_switches) = simulated(&set, &spec, d, tick, on_miss, &[], none);
+        assert_eq!(real_switches, sim_switches, "{spec}: task switches");
+        assert_eq!(real.len(), sim.len(), "{spec}: jobs");
+        for (r, s) in real.iter().zip(&sim) {
+            let same = (r.0, r.1, r.2, r.3, r.6) == (s.0, s.1, s.2, s.3, s.6);
+            let near = |a: Option<Nanos>, b: Option<Nanos>| match (a, b) {
+                (Some(a), Some(b)) => a.max(b) - a.min(b) <= late,
+                (a, b) => a == b,
+            };
+            assert!(
+                same && near(r.4, s.4) && near(r.5, s.5),
+                "{spec}: {r:?} against {s:?}"
+            );
         }
     }
 }
