@@ -205,30 +205,13 @@ impl Ledger {
         self.sink.is_some()
     }
 
-    /// Folds a completed job into `task`'s summary without building its
-    /// record ([`TaskSummary::record_completed`]: the same figures); only
-    /// when no sink takes the records ([`Ledger::has_sink`]).
+    /// `task`'s summary, for a completed job folded in without its record
+    /// ([`TaskSummary::record_completed`]: the same figures); only when no
+    /// sink takes the records ([`Ledger::has_sink`]).
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn record_completed(
-        &mut self,
-        task: usize,
-        release: Nanos,
-        deadline: Nanos,
-        start: Nanos,
-        finish: Nanos,
-        preemptions: u64,
-        migrations: u64,
-    ) {
+    pub(crate) fn summary_without_sink(&mut self, task: usize) -> &mut TaskSummary {
         debug_assert!(self.sink.is_none());
-        self.summaries[task].record_completed(
-            release,
-            deadline,
-            start,
-            finish,
-            preemptions,
-            migrations,
-        );
+        &mut self.summaries[task]
     }
 
     /// A release of `task` skipped while its job was late.

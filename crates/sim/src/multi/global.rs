@@ -543,15 +543,10 @@ impl GlobalSim {
         match j.start {
             // A completed job started; with no sink nothing reads its
             // record, the summary takes the few figures it needs.
-            Some(start) if !self.ledger.has_sink() => self.ledger.record_completed(
-                task,
-                j.release,
-                deadline,
-                start,
-                now,
-                j.preemptions,
-                j.migrations,
-            ),
+            Some(start) if !self.ledger.has_sink() => self
+                .ledger
+                .summary_without_sink(task)
+                .record_completed(j.release, deadline, start, now, j.preemptions, j.migrations),
             _ => self.record_job(slot, Some(now), false),
         }
         if let Some(trace) = &mut self.trace {
