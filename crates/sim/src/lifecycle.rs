@@ -198,6 +198,22 @@ impl Ledger {
         }
     }
 
+    /// True when a job sink takes the records (then every job leaves
+    /// through [`Ledger::record`]).
+    #[inline]
+    pub(crate) fn has_sink(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// `task`'s summary, for a completed job folded in without its record
+    /// ([`TaskSummary::record_completed`]: the same figures); only when no
+    /// sink takes the records ([`Ledger::has_sink`]).
+    #[inline]
+    pub(crate) fn summary_without_sink(&mut self, task: usize) -> &mut TaskSummary {
+        debug_assert!(self.sink.is_none());
+        &mut self.summaries[task]
+    }
+
     /// A release of `task` skipped while its job was late.
     pub(crate) fn skipped(&mut self, task: usize) {
         self.summaries[task].record_skipped(1);

@@ -46,6 +46,24 @@ pub fn processor_for(
         .or_else(|| freed.iter().map(|f| f.1).find(|&c| idle(c)))
 }
 
+/// [`processor_for`] with the idle processors as a bit set (processor
+/// `c` is idle when bit `c` of `idle` is set; m <= 64): the same choice,
+/// found with a few bit operations instead of a scan of every processor.
+pub fn processor_for_mask(last: Option<usize>, idle: u64, freed: &[(Key, usize)]) -> Option<usize> {
+    let is_idle = |c: usize| c < 64 && (idle >> c) & 1 == 1;
+    if let Some(c) = last.filter(|&c| is_idle(c)) {
+        return Some(c);
+    }
+    let freed_mask = freed
+        .iter()
+        .filter(|f| f.1 < 64)
+        .fold(0u64, |mask, f| mask | (1 << f.1));
+    match idle & !freed_mask {
+        0 => freed.iter().map(|f| f.1).find(|&c| is_idle(c)),
+        unfreed => Some(unfreed.trailing_zeros() as usize),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +93,26 @@ mod tests {
         let mut two = [(key(3), 0), (key(8), 1)];
         least_urgent_first(&mut two);
         assert_eq!(two[0].1, 1);
+    }
+
+    #[test]
+    fn the_bit_set_choice_is_the_scanning_one() {
+        for m in 1..=5usize {
+            for idle in 0u64..(1 << m) {
+                for freed_set in 0u64..(1 << m) {
+                    let up: Vec<(Key, usize)> = (0..m)
+                        .filter(|&c| (freed_set >> c) & 1 == 1)
+                        .map(|c| (key(c as u64), c))
+                        .collect();
+                    let down: Vec<(Key, usize)> = up.iter().rev().copied().collect();
+                    for freed in [&up, &down] {
+                        for last in std::iter::once(None).chain((0..m).map(Some)) {
+                            let scan = processor_for(last, m, |c| (idle >> c) & 1 == 1, freed);
+                            assert_eq!(processor_for_mask(last, idle, freed), scan);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -97,6 +97,13 @@ impl GlobalJob {
     }
 }
 
+/// Records that processor `c` ran `job` from `start` to `t` (out of the
+/// busiest path: only a traced run does).
+#[cold]
+fn trace_interval(trace: &mut Trace, c: usize, job: &GlobalJob, start: Nanos, t: Nanos) {
+    trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
+}
+
 /// One processor.
 #[derive(Clone, Debug, Default)]
 struct Processor {
@@ -164,6 +171,14 @@ pub struct GlobalSim {
     /// Each task's ready job and the jobs waiting behind it.
     backlog: Backlog<usize>,
     cpus: Vec<Processor>,
+    /// Per processor: its [`Processor::completion`] and
+    /// [`Processor::due`] in nanoseconds, `u64::MAX` for `None`
+    /// ([`GlobalSim::set_cpu_times`] keeps them).
+    cpu_times: Vec<[u64; 2]>,
+    /// The least of `cpu_times`, each column: kept as a processor's times
+    /// change (scanned again only when the one that held a least changes)
+    /// instead of scanned at every instant ([`GlobalSim::next_time`]).
+    least_cpu_times: [u64; 2],
     draws: Draws,
     ledger: Ledger,
     context_switches: u64,
@@ -180,6 +195,12 @@ pub struct GlobalSim {
     /// m most urgent kept in order, the rest in an indexed heap), so a
     /// decision reads them without collecting and sorting every ready job.
     ready: ReadySet<u64>,
+    /// Bit `c` set when processor `c` runs no job (kept when m <= 64,
+    /// [`GlobalSim::few_cpus`]): a newly chosen job finds its processor
+    /// with a few bit operations ([`decision::processor_for_mask`]).
+    idle: u64,
+    /// m <= 64: [`GlobalSim::idle`] is kept.
+    few_cpus: bool,
     /// The rule's [`GlobalRule::is_static`], read once.
     static_rule: bool,
     /// The rule's [`GlobalRule::watches_time`], read once.
@@ -222,10 +243,14 @@ impl GlobalSim {
             static_rule,
             watches_time,
             lazy,
+            idle: u64::MAX.checked_shr(64 - m.min(64)).unwrap_or(0),
+            few_cpus: m <= 64,
             draws: Draws::new(config.seed, n),
             ledger: Ledger::new(n),
             backlog: Backlog::new(n),
             cpus: vec![Processor::default(); m as usize],
+            cpu_times: vec![[u64::MAX; 2]; m as usize],
+            least_cpu_times: [u64::MAX; 2],
             tasks,
             rule,
             name,
@@ -312,7 +337,10 @@ impl GlobalSim {
         self.now = t;
         if first_due.is_some_and(|due| due <= t) {
             for c in 0..self.cpus.len() {
-                if self.cpus[c].due.is_some_and(|due| due <= t) {
+                // The integer is a filter; the option is exact (it tells
+                // `None` from `Nanos::MAX`).
+                if self.cpu_times[c][1] <= t.as_ns() && self.cpus[c].due.is_some_and(|due| due <= t)
+                {
                     if let Some(slot) = self.cpus[c].job {
                         self.events += 1;
                         self.complete(slot);
@@ -343,6 +371,21 @@ impl GlobalSim {
     /// processor's job has no work left ([`Processor::due`]; when it is
     /// later than the next instant, no job completes there).
     fn next_time(&self) -> (Option<Nanos>, Option<Nanos>) {
+        // As plain integers, `None` as `u64::MAX`: the least is exact
+        // when it is below `u64::MAX` (then a due instant of `None` or of
+        // `Nanos::MAX` is alike: later than the next instant). Else, the
+        // same with the options, which tell `None` from `Nanos::MAX`.
+        let ns = |t: Option<Nanos>| t.map_or(u64::MAX, Nanos::as_ns);
+        let mut next = ns(self.queue.peek_time()).min(ns(self.releases.peek_time()));
+        let [next_completion, first_due] = self.least_cpu_times;
+        next = next.min(next_completion);
+        if self.watches_time {
+            next = next.min(ns(self.change_time()));
+        }
+        if next < u64::MAX {
+            let first_due = (first_due < u64::MAX).then(|| Nanos::from_ns(first_due));
+            return (Some(Nanos::from_ns(next)), first_due);
+        }
         let mut next = earliest(self.queue.peek_time(), self.releases.peek_time());
         let mut first_due = None;
         for cpu in &self.cpus {
@@ -377,6 +420,7 @@ impl GlobalSim {
     /// Credits processor `c`'s job with its execution from `run_from`
     /// (or the end of a migration's cost) to `t`. Crediting at every
     /// instant or once when the job leaves gives the same sums.
+    #[inline(always)]
     fn credit(&mut self, c: usize, t: Nanos) {
         let cpu = &mut self.cpus[c];
         let Some(slot) = cpu.job else { return };
@@ -387,7 +431,7 @@ impl GlobalSim {
             job.executed += amount;
             cpu.executed_ns += amount.as_ns();
             if let Some(trace) = &mut self.trace {
-                trace.interval_on(c as u32, Some((job.task, job.index)), start, t);
+                trace_interval(trace, c, job, start, t);
             }
         }
         cpu.run_from = t;
@@ -494,11 +538,17 @@ impl GlobalSim {
 
     fn complete(&mut self, slot: usize) {
         let now = self.now;
-        let (task, index, deadline) = {
-            let j = &self.jobs[slot];
-            (j.task, j.index, j.deadline)
-        };
-        self.record_job(slot, Some(now), false);
+        let j = &self.jobs[slot];
+        let (task, index, deadline) = (j.task, j.index, j.deadline);
+        match j.start {
+            // A completed job started; with no sink nothing reads its
+            // record, the summary takes the few figures it needs.
+            Some(start) if !self.ledger.has_sink() => self
+                .ledger
+                .summary_without_sink(task)
+                .record_completed(j.release, deadline, start, now, j.preemptions, j.migrations),
+            _ => self.record_job(slot, Some(now), false),
+        }
         if let Some(trace) = &mut self.trace {
             trace.point(TraceRecord::Complete {
                 task,
@@ -565,11 +615,12 @@ impl GlobalSim {
         self.ledger.record(&record, self.config.duration);
     }
 
+    #[inline(always)]
     fn retire(&mut self, slot: usize) {
         let task = self.jobs[slot].task;
         if let Some(c) = self.jobs[slot].on_cpu.take() {
             self.credit(c as usize, self.now);
-            self.cpus[c as usize].clear();
+            self.vacate(c as usize);
         }
         self.jobs[slot].done = true;
         self.free.push(slot);
@@ -596,12 +647,25 @@ impl GlobalSim {
         if !self.ready.changed() {
             return;
         }
-        let now = self.now;
-        let mut freed = std::mem::take(&mut self.freed);
-        freed.clear();
         // Only a job pushed out of the m most urgent by a newer one can
         // have to leave its processor: a running job is among them and
         // leaves them otherwise only when it completes or is aborted.
+        if self.ready.evicted().is_empty() {
+            self.place_entered(&[]);
+        } else {
+            let mut freed = std::mem::take(&mut self.freed);
+            freed.clear();
+            self.preempt_evicted(&mut freed);
+            self.place_entered(&freed);
+            self.freed = freed;
+        }
+        self.ready.take_changed();
+    }
+
+    /// Preempts the running jobs an insertion pushed out of the m most
+    /// urgent; their processors go to `freed`, least urgent job first.
+    fn preempt_evicted(&mut self, freed: &mut Vec<(Key, usize)>) {
+        let now = self.now;
         for i in 0..self.ready.evicted().len() {
             let task = self.ready.evicted()[i];
             if self.ready.is_top(task) {
@@ -614,32 +678,37 @@ impl GlobalSim {
                 continue;
             };
             self.credit(c, now);
-            self.cpus[c].clear();
+            self.vacate(c);
             let job = &mut self.jobs[slot];
             job.on_cpu = None;
             job.preemptions += 1;
             freed.push((self.rule.key(job, false), c));
         }
-        // The preempted jobs' processors go least urgent job first.
         if freed.len() > 1 {
-            decision::least_urgent_first(&mut freed);
+            decision::least_urgent_first(freed);
         }
-        // Only a job that entered the m most urgent since the last
-        // decision can be waiting; one such is placed at once, several
-        // in priority order.
-        if let &[task] = self.ready.entered() {
-            self.place_waiting(task, &freed);
-        } else {
-            for i in 0..self.ready.top().len() {
-                self.place_waiting(self.ready.top()[i].1, &freed);
+    }
+
+    /// Only a job that entered the m most urgent since the last decision
+    /// can be waiting (every one of them was placed then); none when none
+    /// entered (a job left them and none came up), one such is placed at
+    /// once, several in priority order.
+    #[inline(always)]
+    fn place_entered(&mut self, freed: &[(Key, usize)]) {
+        match *self.ready.entered() {
+            [] => {}
+            [task] => self.place_waiting(task, freed),
+            _ => {
+                for i in 0..self.ready.top().len() {
+                    self.place_waiting(self.ready.top()[i].1, freed);
+                }
             }
         }
-        self.ready.take_changed();
-        self.freed = freed;
     }
 
     /// Places `task`'s ready job if it is among the m most urgent and not
     /// running.
+    #[inline]
     fn place_waiting(&mut self, task: usize, freed: &[(Key, usize)]) {
         if !self.ready.is_top(task) {
             return;
@@ -674,7 +743,7 @@ impl GlobalSim {
         for &(key, slot) in &order[chosen..] {
             if let Some(c) = self.jobs[slot].on_cpu.take() {
                 self.jobs[slot].preemptions += 1;
-                self.cpus[c as usize].clear();
+                self.vacate(c as usize);
                 freed.push((key, c as usize));
             }
         }
@@ -693,11 +762,15 @@ impl GlobalSim {
     /// lowest-numbered idle processor no preemption freed, else on the
     /// processor of the least urgent preempted job (`freed`: the preempted
     /// jobs' keys and processors, least urgent first).
+    #[inline(always)]
     fn place(&mut self, slot: usize, freed: &[(Key, usize)]) {
-        let m = self.cpus.len();
-        let idle = |c: usize| self.cpus[c].job.is_none();
         let last = self.jobs[slot].last_cpu.map(|c| c as usize);
-        let cpu = decision::processor_for(last, m, idle, freed);
+        let cpu = if self.few_cpus {
+            decision::processor_for_mask(last, self.idle, freed)
+        } else {
+            let idle = |c: usize| self.cpus[c].job.is_none();
+            decision::processor_for(last, self.cpus.len(), idle, freed)
+        };
         // At most m jobs are chosen and every processor not keeping its
         // job is idle or freed, so one is always found.
         if let Some(cpu) = cpu {
@@ -705,8 +778,21 @@ impl GlobalSim {
         }
     }
 
+    /// Processor `c` leaves its job (credited first).
+    fn vacate(&mut self, c: usize) {
+        self.cpus[c].clear();
+        self.set_cpu_times(c, [u64::MAX; 2]);
+        if c < 64 {
+            self.idle |= 1 << c;
+        }
+    }
+
+    #[inline(always)]
     fn dispatch(&mut self, slot: usize, c: usize) {
         let now = self.now;
+        if c < 64 {
+            self.idle &= !(1 << c);
+        }
         let job = &mut self.jobs[slot];
         let cpu = &mut self.cpus[c];
         if job.last_cpu.is_some_and(|l| l as usize != c) {
@@ -737,7 +823,29 @@ impl GlobalSim {
             cpu.last_task = Some(job.task);
         }
         cpu.run(slot, job, now);
+        let ns = |t: Option<Nanos>| t.map_or(u64::MAX, Nanos::as_ns);
+        let times = [ns(cpu.completion), ns(cpu.due)];
         job.on_cpu = Some(c as u32);
+        self.set_cpu_times(c, times);
+    }
+
+    /// Processor `c`'s completion and due instants are now `times`
+    /// ([`GlobalSim::cpu_times`]); their least kept.
+    #[inline]
+    fn set_cpu_times(&mut self, c: usize, times: [u64; 2]) {
+        let old = std::mem::replace(&mut self.cpu_times[c], times);
+        let least = &mut self.least_cpu_times;
+        if old[0] == least[0] || old[1] == least[1] {
+            // A least may have gone: found again.
+            *least = [u64::MAX; 2];
+            for &[completion, due] in &self.cpu_times {
+                least[0] = least[0].min(completion);
+                least[1] = least[1].min(due);
+            }
+        } else {
+            least[0] = least[0].min(times[0]);
+            least[1] = least[1].min(times[1]);
+        }
     }
 
     fn finish(&mut self) {

@@ -141,12 +141,20 @@ impl<K: Ord + Copy> ReadySet<K> {
         if self.top.len() < self.m {
             // The heap is empty while `top` is not full.
             self.insert_top(entry);
-        } else if self.top.last().is_some_and(|&last| entry < last) {
-            self.insert_top(entry);
-            if let Some(last) = self.top.pop() {
-                self.heap_push(last);
-                self.evicted.push(last.1);
+        } else if let Some(&last) = self.top.last().filter(|&&last| entry < last) {
+            // `top` is full: the new entry takes its place in order, the
+            // last one goes down to the heap.
+            let mut at = self.top.len() - 1;
+            while at > 0 && entry < self.top[at - 1] {
+                self.top[at] = self.top[at - 1];
+                at -= 1;
             }
+            self.top[at] = entry;
+            self.position[id] = IN_TOP;
+            self.entered.push(id);
+            self.changed = true;
+            self.heap_push(last);
+            self.evicted.push(last.1);
         } else {
             self.heap_push(entry);
         }
@@ -199,7 +207,6 @@ impl<K: Ord + Copy> ReadySet<K> {
     fn heap_push(&mut self, entry: (K, usize)) {
         let at = self.heap.len();
         self.heap.push(entry);
-        self.position[entry.1] = at;
         self.sift_up(at);
     }
 
@@ -207,14 +214,19 @@ impl<K: Ord + Copy> ReadySet<K> {
         if self.heap.is_empty() {
             return None;
         }
-        Some(self.heap_remove(0))
+        // The last entry moves to the root: it can only go down.
+        let least = self.heap.swap_remove(0);
+        self.position[least.1] = ABSENT;
+        if !self.heap.is_empty() {
+            self.sift_down(0);
+        }
+        Some(least)
     }
 
     fn heap_remove(&mut self, at: usize) -> (K, usize) {
         let entry = self.heap.swap_remove(at);
         self.position[entry.1] = ABSENT;
         if at < self.heap.len() {
-            self.position[self.heap[at].1] = at;
             // The moved entry may belong above or below `at`.
             let at = self.sift_up(at);
             self.sift_down(at);
@@ -222,41 +234,51 @@ impl<K: Ord + Copy> ReadySet<K> {
         entry
     }
 
+    /// Moves the entry at `at` up to its place (a hole moves down past
+    /// the greater parents, each entry written once); returns where it
+    /// went, its position noted.
     fn sift_up(&mut self, mut at: usize) -> usize {
+        let entry = self.heap[at];
         while at > 0 {
             let parent = (at - 1) / 2;
-            if self.heap[parent] <= self.heap[at] {
+            let above = self.heap[parent];
+            if above <= entry {
                 break;
             }
-            self.swap(at, parent);
+            self.heap[at] = above;
+            self.position[above.1] = at;
             at = parent;
         }
+        self.heap[at] = entry;
+        self.position[entry.1] = at;
         at
     }
 
+    /// Moves the entry at `at` down to its place, as [`ReadySet::sift_up`].
     fn sift_down(&mut self, mut at: usize) {
         let n = self.heap.len();
+        let entry = self.heap[at];
         loop {
-            let (left, right) = (2 * at + 1, 2 * at + 2);
-            let mut least = at;
-            if left < n && self.heap[left] < self.heap[least] {
-                least = left;
+            let left = 2 * at + 1;
+            if left >= n {
+                break;
             }
-            if right < n && self.heap[right] < self.heap[least] {
-                least = right;
+            let right = left + 1;
+            let child = if right < n && self.heap[right] < self.heap[left] {
+                right
+            } else {
+                left
+            };
+            let below = self.heap[child];
+            if entry <= below {
+                break;
             }
-            if least == at {
-                return;
-            }
-            self.swap(at, least);
-            at = least;
+            self.heap[at] = below;
+            self.position[below.1] = at;
+            at = child;
         }
-    }
-
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.position[self.heap[a].1] = a;
-        self.position[self.heap[b].1] = b;
+        self.heap[at] = entry;
+        self.position[entry.1] = at;
     }
 }
 

@@ -62,6 +62,7 @@ impl Releases {
     /// every pending one. When the sequence would overflow its bits (after
     /// 2^(64 - task_bits) releases: never in practice), the pending entries
     /// are renumbered first, keeping their order.
+    #[inline]
     fn entry(&mut self, time: Nanos, task: usize) -> Entry {
         if self.seq >= (u64::MAX >> self.task_bits) {
             self.renumber();
