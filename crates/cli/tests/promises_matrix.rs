@@ -1603,6 +1603,25 @@ const OUTPUTS: &[Output] = &[
             "{out}",
         ],
     ),
+    // Pairs a dispatched run's jobs with the simulator's: real threads.
+    Output {
+        root: true,
+        ..output(
+            "compare",
+            "--jobs",
+            &[
+                "compare",
+                "builtin:lf-scenario-1",
+                "--dispatcher",
+                "-s",
+                "edf",
+                "-d",
+                "200ms",
+                "--jobs",
+                "{out}",
+            ],
+        )
+    },
     output(
         "run",
         "--jobs",
