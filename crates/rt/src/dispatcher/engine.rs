@@ -171,8 +171,8 @@ pub struct EngineSetup {
     pub min_slice: Nanos,
 }
 
-/// When an event at `t` is noticed: at once, or with a tick at the next
-/// multiple of it.
+/// When an event at `t` (a release, a call-back) is noticed: at once, or
+/// with a tick at the next multiple of it.
 fn notice_at(tick: Option<Nanos>, t: Nanos) -> Nanos {
     match tick {
         Some(tick) => tick.checked_mul(t.div_ceil(tick)).unwrap_or(Nanos::MAX),
@@ -589,12 +589,6 @@ impl<P: Platform> Engine<P> {
             .schedule(&self.plan, i, period, at, self.duration);
     }
 
-    /// When a release (or call-back) at `t` is noticed: at once, or at the
-    /// next tick.
-    fn notice(&self, t: Nanos) -> Nanos {
-        notice_at(self.tick, t)
-    }
-
     /// Handles every release noticed by `now`, in the event queue's order.
     fn releases(&mut self, now: Nanos) -> bool {
         let tick = self.tick;
@@ -762,7 +756,7 @@ impl<P: Platform> Engine<P> {
             if limited {
                 delay = delay.saturating_add(BUDGET_BACKSTOP);
             }
-            self.notice(from.saturating_add(delay))
+            notice_at(self.tick, from.saturating_add(delay))
         });
         self.meter.decision(
             decided.saturating_sub(woke),
