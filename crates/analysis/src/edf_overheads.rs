@@ -120,7 +120,9 @@ impl Charges {
         let o = platform.overheads;
         let ns = |c: LinearCost| u128::from(c.at(threads).as_ns());
         let (schedule, exit) = (ns(o.schedule), ns(o.exit));
-        let per_release = ns(o.release) + ns(o.preempt).max(ns(o.nonpreempt)) + schedule;
+        // `wake` is the simulator's once per instant; per release bounds it.
+        let per_release =
+            ns(o.release) + ns(o.wake) + ns(o.preempt).max(ns(o.nonpreempt)) + schedule;
         Charges {
             per_release,
             per_job: per_release + exit + schedule,

@@ -145,6 +145,7 @@ pub fn leaves_free(
     let ns = |c: rtlab_model::overheads::LinearCost| c.at(threads).as_ns();
     let o = overheads;
     let per_job = ns(o.release)
+        .saturating_add(ns(o.wake))
         .saturating_add(ns(o.preempt).max(ns(o.nonpreempt)))
         .saturating_add(ns(o.exit))
         .saturating_add(ns(o.schedule).saturating_mul(2));

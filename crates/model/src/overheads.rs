@@ -14,8 +14,9 @@
 //! | `system`     | C_system       | the longest non-preemptible kernel section (default: `exit`, as in §3) |
 //! | `schedule`   | —              | one scheduler invocation (simulator; default 0)                   |
 //! | `release`    | —              | one job release handled by the kernel (simulator; default 0)      |
+//! | `wake`       | —              | a scheduler that sleeps on one timer waking for releases: once per instant with releases, however many (simulator; default 0) |
 //! | `migration`  | —              | a job resuming on another CPU (multiprocessor simulator; default 0) |
-//! | `[dispatcher]` | —            | rtlab's user-space dispatcher: `decision` (a wake-up that decides, with its priority changes) and `latency` (a decision to the chosen thread running); optional, written by `rtlab characterize --dispatcher` |
+//! | `[dispatcher]` | —            | rtlab's user-space dispatcher: `decision` (a wake-up that decides, with its priority changes), `latency` (a decision to the chosen thread running) and `wake` (how late its timer wakes it for releases; optional, default 0); optional, written by `rtlab characterize --dispatcher` |
 //!
 //! # Representation
 //!
@@ -46,7 +47,7 @@
 //! per_thread = "0.39us"
 //! base = "7.12us"
 //!
-//! # system, schedule and release are optional (see the table above)
+//! # system, schedule, release, wake and migration are optional (see the table above)
 //!
 //! # optional: how the platform times releases (see "Timer model" below)
 //! releases = "hrtimer"                  # or "tick"
@@ -201,8 +202,15 @@ pub struct Overheads {
     pub system: LinearCost,
     /// One scheduler invocation (used by the simulator).
     pub schedule: LinearCost,
-    /// One job release handled by the kernel (used by the simulator).
+    /// One job release handled by the kernel (used by the simulator),
+    /// charged per release: Linux times each sleeping thread with its own
+    /// high-resolution timer.
     pub release: LinearCost,
+    /// A scheduler that sleeps on one timer waking for releases (rtlab's
+    /// dispatcher): charged once at an instant with releases, however
+    /// many coincide (used by the simulator; the analyses count it per
+    /// release, a safe bound). Default 0.
+    pub wake: LinearCost,
     /// A job resuming on another processor than the one it last ran on
     /// (cache refill, run-queue transfer): charged on the destination
     /// processor by the multiprocessor simulator. Default 0.
@@ -228,13 +236,17 @@ pub struct DispatcherModel {
     pub decision: LinearCost,
     /// From a decision to the chosen thread running.
     pub latency: LinearCost,
+    /// How late its timer wakes it for releases (0 in files written
+    /// before it was learnt).
+    pub wake: LinearCost,
 }
 
 impl Overheads {
     /// These costs with the dispatcher's added, as the simulator charges
     /// them (`rtlab sim --dispatcher`): every switch to another job, after
     /// a preemption (`preempt`) or a completion (`exit`), also costs a
-    /// decision and the dispatch latency. A turn that keeps the running job
+    /// decision and the dispatch latency, and an instant with releases the
+    /// dispatcher's wake-up for them (`wake`). A turn that keeps the running job
     /// is not charged (as the simulator's `schedule` it would come before
     /// the job's burst resumes, so a burst end sooner than it would never
     /// let the job run). Unchanged without a `[dispatcher]` table.
@@ -250,6 +262,7 @@ impl Overheads {
         Overheads {
             preempt: add(self.preempt, switch),
             exit: add(self.exit, switch),
+            wake: add(self.wake, d.wake),
             ..self.clone()
         }
     }
@@ -372,6 +385,7 @@ impl Overheads {
             system: LinearCost::ZERO,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            wake: LinearCost::ZERO,
             migration: LinearCost::ZERO,
             dispatcher: None,
             timing: Timing::Unstated,
@@ -392,6 +406,7 @@ impl Overheads {
             system: exit,
             schedule: LinearCost::ZERO,
             release: LinearCost::ZERO,
+            wake: LinearCost::ZERO,
             migration: LinearCost::ZERO,
             dispatcher: None,
             timing: Timing::Unstated,
@@ -476,10 +491,12 @@ impl Overheads {
             system: doc.system.map_or(doc.exit.0, |c| c.0),
             schedule: doc.schedule.map_or(LinearCost::ZERO, |c| c.0),
             release: doc.release.map_or(LinearCost::ZERO, |c| c.0),
+            wake: doc.wake.map_or(LinearCost::ZERO, |c| c.0),
             migration: doc.migration.map_or(LinearCost::ZERO, |c| c.0),
             dispatcher: doc.dispatcher.map(|d| DispatcherModel {
                 decision: d.decision.0,
                 latency: d.latency.0,
+                wake: d.wake.map_or(LinearCost::ZERO, |c| c.0),
             }),
         })
     }
@@ -501,10 +518,11 @@ impl Overheads {
             ("system", &self.system),
             ("schedule", &self.schedule),
             ("release", &self.release),
+            ("wake", &self.wake),
             ("migration", &self.migration),
         ];
         for (key, cost) in costs {
-            if key == "migration" && cost.is_zero() {
+            if matches!(key, "migration" | "wake") && cost.is_zero() {
                 continue; // optional, and absent from files written before it
             }
             out.push_str(&format!(
@@ -527,7 +545,14 @@ impl Overheads {
         }
         if let Some(d) = &self.dispatcher {
             out.push_str("\n[dispatcher]\n");
-            for (key, cost) in [("decision", &d.decision), ("latency", &d.latency)] {
+            for (key, cost) in [
+                ("decision", &d.decision),
+                ("latency", &d.latency),
+                ("wake", &d.wake),
+            ] {
+                if key == "wake" && cost.is_zero() {
+                    continue; // optional, and absent from files written before it
+                }
                 out.push_str(&format!(
                     "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
                     format_ps(cost.per_thread_ps),
@@ -674,6 +699,7 @@ struct OverheadsDocument {
     system: Option<CostEntry>,
     schedule: Option<CostEntry>,
     release: Option<CostEntry>,
+    wake: Option<CostEntry>,
     migration: Option<CostEntry>,
     releases: Option<String>,
     tick: Option<TickEntry>,
@@ -687,6 +713,7 @@ struct OverheadsDocument {
 struct DispatcherDocument {
     decision: CostEntry,
     latency: CostEntry,
+    wake: Option<CostEntry>,
 }
 
 /// The `[throttling]` table (module docs, "Throttling").
@@ -929,6 +956,7 @@ base = "7.12us"
     fn round_trips_through_toml() {
         let mut o = Overheads::rtmach();
         o.schedule = LinearCost::from_ps(12_500, 1_000_001);
+        o.wake = LinearCost::from_ps(0, 50_000_000);
         let back = Overheads::parse_toml(&o.to_toml_string(), "x", "x").unwrap();
         assert_eq!(back, o);
     }
@@ -939,8 +967,9 @@ base = "7.12us"
         assert_eq!(plain.dispatcher, None);
         assert_eq!(plain.with_dispatcher(), plain);
         assert!(!plain.to_toml_string().contains("[dispatcher]"));
+        assert!(!plain.to_toml_string().contains("wake"));
         let text = format!(
-            "{RTMACH_TOML}\n[dispatcher]\ndecision = {{ per_thread = \"0.1us\", base = \"4us\" }}\nlatency = \"6us\"\n"
+            "{RTMACH_TOML}\n[dispatcher]\ndecision = {{ per_thread = \"0.1us\", base = \"4us\" }}\nlatency = \"6us\"\nwake = \"50us\"\n"
         );
         let o = Overheads::parse_toml(&text, "d.toml", "d").unwrap();
         let d = o.dispatcher.unwrap();
@@ -953,6 +982,12 @@ base = "7.12us"
         assert_eq!(with.preempt.at(10), o.preempt.at(10) + Nanos::from_us(11));
         assert_eq!(with.exit.at(10), o.exit.at(10) + Nanos::from_us(11));
         assert_eq!(with.schedule, o.schedule);
+        // The wake-up is once per instant with releases; a table without
+        // it (files written before it was learnt) adds none.
+        assert_eq!(with.wake.at(10), Nanos::from_us(50));
+        let old = format!("{RTMACH_TOML}\n[dispatcher]\ndecision = \"4us\"\nlatency = \"6us\"\n");
+        let old = Overheads::parse_toml(&old, "old.toml", "o").unwrap();
+        assert!(old.with_dispatcher().wake.is_zero());
         // A table missing a key names the line.
         let bad = format!("{RTMACH_TOML}\n[dispatcher]\ndecision = \"4us\"\n");
         let e = Overheads::parse_toml(&bad, "bad.toml", "b")

@@ -183,7 +183,7 @@ pub fn describe(doc: &CharacterizeDocument) -> String {
     table::fit_text(&out.join("\n"))
 }
 
-/// `--dispatcher`: the decision cost and dispatch latency per n, and the
+/// `--dispatcher`: the decision cost, dispatch latency and timer wake-up per n, and the
 /// lines of the `[dispatcher]` table.
 fn describe_dispatcher(d: &DispatcherCharacterization) -> String {
     let header = [
@@ -199,7 +199,11 @@ fn describe_dispatcher(d: &DispatcherCharacterization) -> String {
     ];
     let mut t = table::new(&header, &header[1..]);
     for p in &d.points {
-        for (name, s) in [("decision", &p.decision), ("latency", &p.latency)] {
+        for (name, s) in [
+            ("decision", &p.decision),
+            ("latency", &p.latency),
+            ("wake", &p.wake),
+        ] {
             t.add_row(vec![
                 name.to_string(),
                 p.n.to_string(),
@@ -214,13 +218,15 @@ fn describe_dispatcher(d: &DispatcherCharacterization) -> String {
         }
     }
     format!(
-        "rtlab's dispatcher (EDF, U = 0.4, one second per n):\n{}\nfitted to {}: decision {} (R² {}), latency {} (R² {})",
+        "rtlab's dispatcher (EDF, U = 0.4, one second per n):\n{}\nfitted to {}: decision {} (R² {}), latency {} (R² {}), wake {} (R² {})",
         table::render(&t),
         d.stat,
         line(d.decision.as_ref()),
         r2(d.decision.as_ref()),
         line(d.latency.as_ref()),
         r2(d.latency.as_ref()),
+        line(d.wake.as_ref()),
+        r2(d.wake.as_ref()),
     )
 }
 

@@ -296,6 +296,7 @@ impl Simulator {
             overheads.nonpreempt,
             overheads.schedule,
             overheads.release,
+            overheads.wake,
         ]
         .iter()
         .any(|c| !c.is_zero())
@@ -1046,6 +1047,9 @@ impl Simulator {
             let mut cost = Nanos::ZERO;
             let mul = |c: Nanos, k: u64| c.checked_mul(k).unwrap_or(Nanos::MAX);
             cost = cost.saturating_add(mul(self.cost(self.overheads.release), n_rel));
+            // One wake-up of a scheduler on one timer serves every release
+            // that coincides.
+            cost = cost.saturating_add(mul(self.cost(self.overheads.wake), n_rel.min(1)));
             cost = cost.saturating_add(mul(self.cost(self.overheads.timer), inst.ticks));
             cost = cost.saturating_add(mul(self.cost(self.overheads.exit), inst.completions));
             cost = cost.saturating_add(mul(self.config.lock_cost, inst.lock_ops));

@@ -108,26 +108,29 @@ fn millisecond_task_sets() -> impl Strategy<Value = TaskSet> {
 fn overheads(profile: usize) -> Overheads {
     let us = |v: u64| LinearCost::constant(Nanos::from_us(v));
     let custom =
-        |name: &str, [timer, preempt, exit, nonpreempt, schedule, release]: [u64; 6]| Overheads {
-            name: name.into(),
-            source: String::new(),
-            timer: us(timer),
-            preempt: us(preempt),
-            exit: us(exit),
-            nonpreempt: us(nonpreempt),
-            system: us(0),
-            schedule: us(schedule),
-            release: us(release),
-            migration: us(0),
-            timing: Default::default(),
-            throttling: Default::default(),
-            dispatcher: None,
+        |name: &str, [timer, preempt, exit, nonpreempt, schedule, release, wake]: [u64; 7]| {
+            Overheads {
+                name: name.into(),
+                source: String::new(),
+                timer: us(timer),
+                preempt: us(preempt),
+                exit: us(exit),
+                nonpreempt: us(nonpreempt),
+                system: us(0),
+                schedule: us(schedule),
+                release: us(release),
+                wake: us(wake),
+                migration: us(0),
+                timing: Default::default(),
+                throttling: Default::default(),
+                dispatcher: None,
+            }
         };
     match profile {
         0 => Overheads::rtmach(),
-        1 => custom("heavy", [20, 100, 80, 40, 5, 10]),
-        2 => custom("nonpreempt-heavy", [5, 10, 20, 150, 0, 0]),
-        _ => custom("exit-heavy", [5, 10, 300, 5, 20, 0]),
+        1 => custom("heavy", [20, 100, 80, 40, 5, 10, 30]),
+        2 => custom("nonpreempt-heavy", [5, 10, 20, 150, 0, 0, 0]),
+        _ => custom("exit-heavy", [5, 10, 300, 5, 20, 0, 0]),
     }
 }
 

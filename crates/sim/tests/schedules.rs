@@ -1363,3 +1363,39 @@ fn an_outside_engine_drives_a_scheduler_through_the_public_view() {
     let mut llf = spec("llf").build(&tasks).unwrap();
     assert_eq!(llf.pick(&view), Some(ready[0]));
 }
+
+/// `wake` is charged once per instant with releases, `release` per
+/// release (the dispatcher's one timer against Linux's per-thread ones).
+/// a (T = 10 ms, C = 1 ms) and b (T = 20 ms, C = 1 ms) under fp:rm with
+/// release = 10 us and wake = 100 us: at 0 and 20 ms both are released
+/// (2 x 10 + 100 = 120 us before a runs), at 10 ms a alone (110 us). So a
+/// finishes at 1.12, 11.11 and 21.12 ms, b at 2.12 and 22.12 ms.
+#[test]
+fn a_wake_up_is_charged_once_however_many_releases_coincide() {
+    use rtlab_model::overheads::{LinearCost, Overheads};
+    let (ms, us) = (Nanos::from_ms, Nanos::from_us);
+    let set = TaskSet::new(
+        "two",
+        vec![Task::new("a", ms(10), ms(1)), Task::new("b", ms(20), ms(1))],
+    );
+    let mut config = SimConfig::new(ms(30));
+    config.overheads = Some(Overheads {
+        release: LinearCost::from_ps(0, 10_000_000),
+        wake: LinearCost::from_ps(0, 100_000_000),
+        ..Overheads::zero()
+    });
+    let (_, records) = job_records(&set, "fp:rm", config);
+    let mut ends: Vec<_> = records.iter().map(|j| (j.task, j.job, j.finish)).collect();
+    ends.sort();
+    let at = |m: u64, u: u64| Some(ms(m) + us(u));
+    assert_eq!(
+        ends,
+        vec![
+            (0, 0, at(1, 120)),
+            (0, 1, at(11, 110)),
+            (0, 2, at(21, 120)),
+            (1, 0, at(2, 120)),
+            (1, 1, at(22, 120)),
+        ]
+    );
+}

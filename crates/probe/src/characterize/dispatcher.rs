@@ -7,8 +7,9 @@
 //! n tasks with periods 2(i+2) ms and U = 0.4 in all, released together
 //! at 0 so that every hyperperiod has preemptions, completions and idle
 //! dispatches): the cost of each deciding turn (wake-up, hooks, `pick`,
-//! the priority changes) and the dispatch latency (decision to the chosen
-//! thread running, its own clock reading), summarised as the other
+//! the priority changes), the dispatch latency (decision to the chosen
+//! thread running, its own clock reading) and how late its timer woke it
+//! for releases, summarised as the other
 //! scenarios are ([`CostStats`], the histogram's three significant
 //! digits). The statistic `--stat` picks is fitted `a*n + b` by least
 //! squares ([`fit_line`]), as C_preempt is.
@@ -39,6 +40,8 @@ pub struct DispatcherPoint {
     pub decision: CostStats,
     /// A decision to the chosen thread running.
     pub latency: CostStats,
+    /// How late the dispatcher's timer woke it for releases.
+    pub wake: CostStats,
     /// The dispatcher's share of the CPU.
     pub cpu_share: f64,
 }
@@ -54,6 +57,8 @@ pub struct DispatcherCharacterization {
     pub decision: Option<LineFit>,
     /// The dispatch latency's line.
     pub latency: Option<LineFit>,
+    /// The timer wake-up's line.
+    pub wake: Option<LineFit>,
 }
 
 impl DispatcherCharacterization {
@@ -62,7 +67,16 @@ impl DispatcherCharacterization {
         let (decision, mut notes) = self.decision.as_ref()?.to_cost("dispatcher decision");
         let (latency, more) = self.latency.as_ref()?.to_cost("dispatcher latency");
         notes.extend(more);
-        Some((DispatcherModel { decision, latency }, notes))
+        let (wake, more) = self.wake.as_ref()?.to_cost("dispatcher wake");
+        notes.extend(more);
+        Some((
+            DispatcherModel {
+                decision,
+                latency,
+                wake,
+            },
+            notes,
+        ))
     }
 }
 
@@ -111,13 +125,17 @@ pub fn measure(
         let Some(costs) = report.dispatcher else {
             continue;
         };
-        if costs.decision_cost.count == 0 || costs.dispatch_latency.count == 0 {
+        if costs.decision_cost.count == 0
+            || costs.dispatch_latency.count == 0
+            || costs.wake_latency.count == 0
+        {
             continue;
         }
         points.push(DispatcherPoint {
             n,
             decision: stats(&costs.decision_cost),
             latency: stats(&costs.dispatch_latency),
+            wake: stats(&costs.wake_latency),
             cpu_share: costs.cpu_share,
         });
     }
@@ -131,6 +149,7 @@ pub fn measure(
     Ok(DispatcherCharacterization {
         decision: line(|p| &p.decision),
         latency: line(|p| &p.latency),
+        wake: line(|p| &p.wake),
         stat,
         points,
     })

@@ -310,6 +310,7 @@ impl Fits {
                 schedule: LinearCost::ZERO,
                 migration: LinearCost::ZERO,
                 release: LinearCost::ZERO,
+                wake: LinearCost::ZERO,
                 timing: Timing::Hrtimer { tick },
                 throttling: rtlab_model::overheads::Throttling::NONE,
                 dispatcher: None,

@@ -239,8 +239,11 @@ pub struct DispatcherCosts {
 
 impl DispatcherCosts {
     /// The dispatcher's costs as the simulator charges overheads (medians,
-    /// constant in the number of threads): a release costs the timer's
-    /// wake-up latency (`release`), each switch to another job, after a
+    /// constant in the number of threads): an instant with releases costs
+    /// the timer's wake-up latency once however many releases coincide
+    /// (`wake`: the dispatcher sleeps on one timer; charged per release,
+    /// Hartstone's harmonic releases made every simulated job start 50-150
+    /// us later than the real one), each switch to another job, after a
     /// preemption or a completion, the decide part of a turn plus the
     /// dispatch latency (`preempt`, `exit`), and a completion also the
     /// time its post took to reach the dispatcher (`exit`). A turn that keeps the running
@@ -259,7 +262,7 @@ impl DispatcherCosts {
         Overheads {
             name: format!("dispatcher running {}", self.scheduler),
             source: "measured on this run".into(),
-            release: cost(self.wake_latency.p50_ns),
+            wake: cost(self.wake_latency.p50_ns),
             preempt: cost(switch),
             exit: cost(switch.saturating_add(self.post_latency.p50_ns)),
             ..Overheads::zero()
