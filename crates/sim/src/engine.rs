@@ -1065,11 +1065,20 @@ impl Simulator {
         }
         self.running = choice;
         self.instant.clear();
+        // A call-back asks for an amount of the chosen job's time from now
+        // (a burst, a quantum): the overheads charged before the job runs
+        // are no part of it, as on real threads, where rtlab's dispatcher
+        // counts it on the thread's CPU clock from when the job gets the CPU.
+        let held = if choice.is_some() {
+            self.busy_until.saturating_sub(self.now)
+        } else {
+            Nanos::ZERO
+        };
         self.callback = if invoked {
             self.scheduler
                 .callback_at()
                 .filter(|&c| c > self.now)
-                .map(|c| self.notice_time(c))
+                .map(|c| self.notice_time(c.saturating_add(held)))
         } else {
             self.callback
         };
