@@ -1399,3 +1399,37 @@ fn a_wake_up_is_charged_once_however_many_releases_coincide() {
         ]
     );
 }
+
+/// A call-back's amount counts from when the job gets the CPU, after the
+/// overheads charged at the instant (as rtlab's dispatcher counts it on the
+/// thread's CPU clock). a and b (C = 3 ms, T = 20 ms) under rr:2ms with
+/// C_preempt = 100 us: a runs [0.1, 2.1] (a whole quantum after the switch's
+/// cost), b [2.2, 4.2], a [4.3, 5.3] and ends, b [5.3, 6.3]. Counted from
+/// the decision the quantum would lose the switch: a would end at 5.2.
+#[test]
+fn a_quantum_is_the_jobs_time_after_the_switch_is_charged() {
+    use rtlab_model::overheads::{LinearCost, Overheads};
+    let us = Nanos::from_us;
+    let set = TaskSet::new(
+        "two",
+        vec![
+            Task::new("a", Nanos::from_ms(20), Nanos::from_ms(3)),
+            Task::new("b", Nanos::from_ms(20), Nanos::from_ms(3)),
+        ],
+    );
+    let mut config = SimConfig::new(Nanos::from_ms(20));
+    config.overheads = Some(Overheads {
+        preempt: LinearCost::from_ps(0, 100_000_000),
+        ..Overheads::zero()
+    });
+    let (_, records) = job_records(&set, "rr:2ms", config);
+    let mut ends: Vec<_> = records.iter().map(|j| (j.task, j.start, j.finish)).collect();
+    ends.sort();
+    assert_eq!(
+        ends,
+        vec![
+            (0, Some(us(0)), Some(us(5300))),
+            (1, Some(us(2100)), Some(us(6300))),
+        ]
+    );
+}
