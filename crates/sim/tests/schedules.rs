@@ -1423,7 +1423,10 @@ fn a_quantum_is_the_jobs_time_after_the_switch_is_charged() {
         ..Overheads::zero()
     });
     let (_, records) = job_records(&set, "rr:2ms", config);
-    let mut ends: Vec<_> = records.iter().map(|j| (j.task, j.start, j.finish)).collect();
+    let mut ends: Vec<_> = records
+        .iter()
+        .map(|j| (j.task, j.start, j.finish))
+        .collect();
     ends.sort();
     assert_eq!(
         ends,

@@ -73,7 +73,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub overheads: Option<String>,
     /// Model rtlab's user-space dispatcher (`run --dispatcher`): every switch to another job also
-    /// costs the overheads file's [dispatcher] decision and latency (`characterize --dispatcher`).
+    /// costs the overheads file's [dispatcher] decision and latency, and an instant with releases
+    /// its wake (`characterize --dispatcher`).
     #[arg(long, requires = "overheads")]
     pub dispatcher: bool,
     /// Locking protocol for critical sections: none, npp, pip, ipcp (fixed priority), srp, dfp
