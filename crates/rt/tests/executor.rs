@@ -163,7 +163,11 @@ fn sched_other_runs_without_privileges_and_records_every_job() {
 
 /// paper 000 scenario 1 under fifo-order: both tasks are released together
 /// every 50 ms; t1 is declared first, so it runs first and t2 (23 ms, D =
-/// 25 ms) cannot finish before 15 + 23 = 38 ms: every t2 job misses.
+/// 25 ms) cannot finish before 15 + 23 = 38 ms: every t2 job misses. The
+/// order is FIFO's only for a release both threads sleep until: when a
+/// stall of the machine ends t2's previous job past it, t2 goes on to its
+/// next job at once, ahead of t1 waiting behind it (seen in CI), so those
+/// releases are not checked (at least half of them must be).
 #[test]
 #[ignore = "needs root"]
 fn fifo_order_runs_simultaneous_releases_in_declaration_order() {
@@ -175,14 +179,28 @@ fn fifo_order_runs_simultaneous_releases_in_declaration_order() {
     let report = &recorded.report;
     let t1: Vec<_> = recorded.jobs.iter().filter(|j| j.task == 0).collect();
     let t2: Vec<_> = recorded.jobs.iter().filter(|j| j.task == 1).collect();
-    for (a, b) in t1.iter().zip(&t2) {
+    let mut checked = 0;
+    for (k, (a, b)) in t1.iter().zip(&t2).enumerate() {
         assert_eq!(a.release, b.release);
+        let waited_for_release = k == 0
+            || [t1[k - 1], t2[k - 1]]
+                .iter()
+                .all(|p| p.finish.is_some_and(|f| f <= a.release));
+        if !waited_for_release {
+            continue;
+        }
+        checked += 1;
         assert!(
             b.start.unwrap() >= a.finish.unwrap(),
             "t2 job {} started before t1's job of the same release finished",
             b.job
         );
     }
+    assert!(
+        2 * checked >= t1.len(),
+        "{checked} of {} releases",
+        t1.len()
+    );
     assert_eq!(report.tasks[1].misses, report.tasks[1].released);
     assert_eq!(report.tasks[0].misses, 0);
 }
