@@ -521,16 +521,21 @@ impl Overheads {
             ("wake", &self.wake),
             ("migration", &self.migration),
         ];
-        for (key, cost) in costs {
-            if matches!(key, "migration" | "wake") && cost.is_zero() {
-                continue; // optional, and absent from files written before it
+        // `migration` and `wake` are optional, and absent from files
+        // written before them: written only when set.
+        let write_costs = |out: &mut String, costs: &[(&str, &LinearCost)]| {
+            for &(key, cost) in costs {
+                if matches!(key, "migration" | "wake") && cost.is_zero() {
+                    continue;
+                }
+                out.push_str(&format!(
+                    "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
+                    format_ps(cost.per_thread_ps),
+                    format_ps(cost.base_ps)
+                ));
             }
-            out.push_str(&format!(
-                "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
-                format_ps(cost.per_thread_ps),
-                format_ps(cost.base_ps)
-            ));
-        }
+        };
+        write_costs(&mut out, &costs);
         match self.timing {
             Timing::Unstated => {}
             Timing::Tick(tick) => {
@@ -545,20 +550,14 @@ impl Overheads {
         }
         if let Some(d) = &self.dispatcher {
             out.push_str("\n[dispatcher]\n");
-            for (key, cost) in [
-                ("decision", &d.decision),
-                ("latency", &d.latency),
-                ("wake", &d.wake),
-            ] {
-                if key == "wake" && cost.is_zero() {
-                    continue; // optional, and absent from files written before it
-                }
-                out.push_str(&format!(
-                    "{key} = {{ per_thread = \"{}\", base = \"{}\" }}\n",
-                    format_ps(cost.per_thread_ps),
-                    format_ps(cost.base_ps)
-                ));
-            }
+            write_costs(
+                &mut out,
+                &[
+                    ("decision", &d.decision),
+                    ("latency", &d.latency),
+                    ("wake", &d.wake),
+                ],
+            );
         }
         if !self.throttling.is_none() {
             out.push_str("\n[throttling]\n");
